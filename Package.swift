@@ -1,0 +1,49 @@
+// swift-tools-version:6.1
+// KeyFrameKit: capture → encode → mux → demux → decode → play, for audio, in Swift.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "KeyFrameKit",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "KeyFrameKit", targets: ["KeyFrameKit"]),
+        .library(name: "MediaCore", targets: ["MediaCore"]),
+        .library(name: "AACBitstream", targets: ["AACBitstream"]),
+        .executable(name: "keyframe", targets: ["keyframe"]),
+        .executable(name: "keyframe-fuzz", targets: ["keyframe-fuzz"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    ],
+    targets: [
+        // Pure Swift: no C modules below this line until the codec and ALSA targets.
+        .target(
+            name: "MediaCore",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
+        .target(name: "AACBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
+        .executableTarget(
+            name: "keyframe",
+            dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+
+        // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
+        // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
+        .target(name: "CLibFuzzer"),
+        .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
+
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strict),
+        .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
+        .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,103 @@
+public import MediaCore
+
+/// Writes raw AAC packets as an ADTS stream: each packet gets a header made from a template,
+/// with its own `aac_frame_length`.
+///
+/// Frames are written without CRC (`protection_absent` = 1), as FFmpeg, libfaac and voaacenc
+/// do: computing `crc_check` needs a parse of the raw data block's channel elements.
+public struct ADTSWriter<Sink: ByteSink> {
+    /// The header every frame starts from; only the frame length changes.
+    public let template: ADTSHeader
+    /// The sink written to.
+    public private(set) var sink: Sink
+    /// Frames written so far.
+    public private(set) var frameCount = 0
+    /// Bytes written so far.
+    public private(set) var byteCount: Int64 = 0
+    private var scratch: [UInt8] = []
+
+    /// A writer whose frames use `template`'s fixed header fields.
+    ///
+    /// - Throws: ``AACBitstreamError/unrepresentable(structure:field:value:allowed:)`` if the
+    ///   template asks for a CRC or for several raw data blocks per frame.
+    public init(sink: Sink, template: ADTSHeader) throws(AACBitstreamError) {
+        guard template.protectionAbsent else {
+            throw .unrepresentable(structure: "ADTS header", field: "protection_absent", value: 0, allowed: "1 (CRC writing is not supported)")
+        }
+        guard template.rawDataBlockCountMinusOne == 0 else {
+            throw .unrepresentable(structure: "ADTS header", field: "number_of_raw_data_blocks_in_frame",
+                                   value: Int64(template.rawDataBlockCountMinusOne), allowed: "0")
+        }
+        self.sink = sink
+        self.template = template
+        scratch.reserveCapacity(ADTSHeader.maximumFrameLength)
+    }
+
+    /// A writer for packets of the stream `config` describes (MPEG-4 ID, as FFmpeg writes).
+    ///
+    /// - Throws: ``AACBitstreamError/unrepresentable(structure:field:value:allowed:)`` when ADTS
+    ///   cannot describe the configuration: an object type above 4 (ADTS's 2-bit profile), a rate
+    ///   without a sampling frequency index, or channel configuration 0 (a PCE).
+    public init(sink: Sink, audioSpecificConfig config: AudioSpecificConfig) throws(AACBitstreamError) {
+        try self.init(sink: sink, template: try ADTSHeader(audioSpecificConfig: config, frameLength: 7))
+    }
+
+    /// Writes one raw data block as a frame.
+    ///
+    /// - Throws: ``AACBitstreamError/unrepresentable(structure:field:value:allowed:)`` for a
+    ///   packet that makes the frame longer than 8191 bytes; ``AACBitstreamError/stream(_:)``.
+    public mutating func write(rawDataBlock: some Collection<UInt8>) throws(AACBitstreamError) {
+        var header = template
+        header.frameLength = header.headerLength + rawDataBlock.count
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: try header.serialized())
+        scratch.append(contentsOf: rawDataBlock)
+        do { try sink.write(scratch) } catch { throw .stream(error) }
+        frameCount += 1
+        byteCount += Int64(scratch.count)
+    }
+}
+
+extension ADTSHeader {
+    /// The header of an unprotected frame of `frameLength` bytes for the stream `config` describes.
+    public init(audioSpecificConfig config: AudioSpecificConfig, frameLength: Int) throws(AACBitstreamError) {
+        let core = config.audioObjectType
+        guard (1...4).contains(core.rawValue) else {
+            throw .unrepresentable(structure: "ADTS header", field: "profile_ObjectType (object type)",
+                                   value: Int64(core.rawValue), allowed: "1...4 (Main, LC, SSR, LTP)")
+        }
+        guard config.samplingFrequencyIndex != .escape, config.samplingFrequencyIndex.frequency != nil else {
+            throw .unrepresentable(structure: "ADTS header", field: "sampling frequency", value: Int64(config.samplingFrequency),
+                                   allowed: SamplingFrequencyIndex.frequencies.map(String.init).joined(separator: ", "))
+        }
+        guard (1...7).contains(config.channelConfiguration) else {
+            throw .unrepresentable(structure: "ADTS header", field: "channel_configuration",
+                                   value: Int64(config.channelConfiguration), allowed: "1...7")
+        }
+        self.init(profile: core.rawValue - 1, samplingFrequencyIndex: config.samplingFrequencyIndex,
+                  channelConfiguration: config.channelConfiguration, frameLength: frameLength)
+    }
+
+    /// The seeds' `+[KFAudioTools adtsDataWithChannels:sampleRate:rawDataLength:]`: the 7-byte
+    /// header of an AAC-LC frame, MPEG-2 ID, no CRC, VBR fullness — byte for byte what the seed
+    /// writes for valid input.
+    ///
+    /// Unlike the seed, a rate without a sampling frequency index, a channel count ADTS cannot
+    /// describe, or a frame over 8191 bytes is an error instead of index 15 or a wrapped length.
+    public static func adtsData(channels: Int, sampleRate: Int, rawDataLength: Int) throws(AACBitstreamError) -> [UInt8] {
+        guard let index = SamplingFrequencyIndex(frequency: sampleRate) else {
+            throw .unrepresentable(structure: "ADTS header", field: "sample rate", value: Int64(sampleRate),
+                                   allowed: SamplingFrequencyIndex.frequencies.map(String.init).joined(separator: ", "))
+        }
+        guard (1...7).contains(channels) else {
+            throw .unrepresentable(structure: "ADTS header", field: "channel_configuration", value: Int64(channels), allowed: "1...7")
+        }
+        guard rawDataLength >= 0, rawDataLength <= maximumFrameLength - 7 else {
+            throw .unrepresentable(structure: "ADTS header", field: "aac_frame_length", value: Int64(rawDataLength) + 7,
+                                   allowed: "7...\(maximumFrameLength)")
+        }
+        let header = ADTSHeader(mpegVersion: .mpeg2, profile: 1, samplingFrequencyIndex: index,
+                                channelConfiguration: UInt8(channels), frameLength: 7 + rawDataLength)
+        return try header.serialized()
+    }
+}

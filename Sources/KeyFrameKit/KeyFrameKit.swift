@@ -1,0 +1,4 @@
+// KeyFrameKit: the umbrella module. Importing it gives the media core and the AAC bitstream layer,
+// and the pipelines built on them.
+@_exported public import MediaCore
+@_exported public import AACBitstream

@@ -1,0 +1,172 @@
+public import SystemPackage
+
+/// Why reading or writing a byte stream failed.
+public enum ByteStreamError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The operating system refused `operation` on `path`.
+    case system(operation: String, path: String, errno: Errno)
+
+    public var description: String {
+        switch self {
+        case .system(let operation, let path, let errno): "cannot \(operation) \(path): \(errno)"
+        }
+    }
+}
+
+/// Where a stream reader gets its bytes: a file, a pipe, memory.
+public protocol ByteSource {
+    /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.
+    mutating func read(into buffer: inout [UInt8], maxCount: Int) throws(ByteStreamError) -> Int
+}
+
+/// Where a stream writer puts its bytes.
+public protocol ByteSink {
+    /// Writes all of `bytes`.
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(ByteStreamError)
+}
+
+extension ByteSink {
+    /// Writes all of `bytes`.
+    public mutating func write(_ bytes: [UInt8]) throws(ByteStreamError) {
+        // withUnsafeBytes is rethrows-untyped; carry the typed error out by hand.
+        var failure: ByteStreamError?
+        bytes.withUnsafeBytes { buffer in
+            do throws(ByteStreamError) { try self.write(buffer) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+}
+
+/// Bytes held in memory, read as a stream.
+public struct ArrayByteSource: ByteSource, Sendable {
+    private let bytes: [UInt8]
+    private var position = 0
+
+    /// A source that yields `bytes`.
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    public mutating func read(into buffer: inout [UInt8], maxCount: Int) throws(ByteStreamError) -> Int {
+        let count = min(max(maxCount, 0), bytes.count - position)
+        buffer.append(contentsOf: bytes[position..<(position + count)])
+        position += count
+        return count
+    }
+}
+
+/// A sink that collects what is written in memory.
+public struct ArrayByteSink: ByteSink, Sendable {
+    /// Everything written so far.
+    public private(set) var bytes: [UInt8] = []
+
+    /// An empty sink.
+    public init() {}
+
+    public mutating func write(_ buffer: UnsafeRawBufferPointer) throws(ByteStreamError) {
+        bytes.append(contentsOf: buffer)
+    }
+}
+
+/// A file opened for reading, closed when the value is released.
+public final class FileByteSource: ByteSource {
+    private let descriptor: FileDescriptor
+    /// The path the file was opened from.
+    public let path: String
+
+    /// Opens `path` for reading.
+    public init(path: String) throws(ByteStreamError) {
+        self.path = path
+        do {
+            descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+        } catch {
+            throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
+        }
+    }
+
+    deinit { try? descriptor.close() }
+
+    /// The file's size in bytes, or `nil` for a pipe or device.
+    public func size() -> Int64? {
+        guard let current = try? descriptor.seek(offset: 0, from: .current),
+              let end = try? descriptor.seek(offset: 0, from: .end) else { return nil }
+        _ = try? descriptor.seek(offset: current, from: .start)
+        return end
+    }
+
+    public func read(into buffer: inout [UInt8], maxCount: Int) throws(ByteStreamError) -> Int {
+        guard maxCount > 0 else { return 0 }
+        let oldCount = buffer.count
+        var failure: Errno?
+        buffer.append(contentsOf: repeatElement(0, count: maxCount))
+        let readCount = buffer.withUnsafeMutableBytes { raw -> Int in
+            let target = UnsafeMutableRawBufferPointer(rebasing: raw[oldCount...])
+            do { return try descriptor.read(into: target, retryOnInterrupt: true) } catch {
+                failure = error as? Errno ?? .ioError
+                return 0
+            }
+        }
+        buffer.removeLast(maxCount - readCount)
+        if let failure { throw .system(operation: "read", path: path, errno: failure) }
+        return readCount
+    }
+}
+
+/// A file written under a temporary name and renamed to its own only by ``commit()``, so that
+/// an error, a crash or a cancelled job never leaves a half-written file under the output name.
+public final class FileByteSink: ByteSink {
+    private let descriptor: FileDescriptor
+    /// The name the file gets on ``commit()``.
+    public let path: String
+    private let temporaryPath: String
+    private var isOpen = true
+
+    /// Creates `path`'s temporary sibling for writing.
+    public init(path: String) throws(ByteStreamError) {
+        self.path = path
+        let filePath = FilePath(path)
+        let directory = filePath.removingLastComponent()
+        let name = ".\(filePath.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
+        temporaryPath = (directory.isEmpty ? FilePath(name) : directory.appending(name)).string
+        do {
+            descriptor = try FileDescriptor.open(
+                FilePath(temporaryPath), .writeOnly, options: [.create, .truncate, .closeOnExec],
+                permissions: [.ownerReadWrite, .groupRead, .otherRead])
+        } catch {
+            throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
+        }
+    }
+
+    private static func uniqueSuffix() -> String {
+        String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    }
+
+    deinit { cancel() }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(ByteStreamError) {
+        do { _ = try descriptor.writeAll(bytes) } catch {
+            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
+        }
+    }
+
+    /// Closes the file and gives it its name.
+    public func commit() throws(ByteStreamError) {
+        guard isOpen else { return }
+        isOpen = false
+        do {
+            try descriptor.close()
+        } catch {
+            _ = FileRemoval.remove(temporaryPath)
+            throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
+        }
+        if let errno = FileRemoval.rename(temporaryPath, to: path) {
+            _ = FileRemoval.remove(temporaryPath)
+            throw .system(operation: "rename into place", path: path, errno: errno)
+        }
+    }
+
+    /// Closes and deletes the temporary file; nothing appears under ``path``.
+    public func cancel() {
+        guard isOpen else { return }
+        isOpen = false
+        try? descriptor.close()
+        _ = FileRemoval.remove(temporaryPath)
+    }
+}

@@ -1,0 +1,164 @@
+/// What the bytes of a ``MediaSample`` are: the counterpart of the seeds' `CMFormatDescription`.
+///
+/// A value type; two samples of the same track carry equal format descriptions, and a muxer
+/// treats a change of format mid-track as an error.
+public enum FormatDescription: Sendable, Hashable {
+    /// Uncompressed audio.
+    case pcm(PCMFormat)
+    /// Compressed audio with its decoder configuration (for AAC, the AudioSpecificConfig).
+    case audio(EncodedAudioFormat)
+    /// Compressed video with its parameter sets.
+    case video(VideoFormat)
+
+    /// Audio or video.
+    public var mediaType: MediaType {
+        switch self {
+        case .pcm, .audio: .audio
+        case .video: .video
+        }
+    }
+}
+
+/// The sample types PCM can have.
+public enum PCMSampleFormat: String, Sendable, Hashable, CaseIterable {
+    /// Unsigned 8-bit (WAV's 8-bit format).
+    case uint8
+    /// Signed 16-bit little-endian.
+    case int16
+    /// Signed 24-bit little-endian, packed in 3 bytes.
+    case int24
+    /// Signed 32-bit little-endian.
+    case int32
+    /// IEEE float, 32-bit little-endian.
+    case float32
+    /// IEEE float, 64-bit little-endian.
+    case float64
+
+    /// Bytes one sample of one channel occupies.
+    public var bytesPerSample: Int {
+        switch self {
+        case .uint8: 1
+        case .int16: 2
+        case .int24: 3
+        case .int32, .float32: 4
+        case .float64: 8
+        }
+    }
+}
+
+/// The layout of PCM audio: the seeds' `AudioStreamBasicDescription` for linear PCM.
+public struct PCMFormat: Sendable, Hashable {
+    /// Frames per second.
+    public var sampleRate: Int
+    /// Channels per frame.
+    public var channelCount: Int
+    /// The type of one sample.
+    public var sampleFormat: PCMSampleFormat
+    /// Interleaved (`L R L R`) or planar (all of `L`, then all of `R`).
+    public var isInterleaved: Bool
+
+    /// A PCM layout.
+    public init(sampleRate: Int, channelCount: Int, sampleFormat: PCMSampleFormat, isInterleaved: Bool = true) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.sampleFormat = sampleFormat
+        self.isInterleaved = isInterleaved
+    }
+
+    /// Bytes of one frame (one sample of every channel).
+    public var bytesPerFrame: Int { sampleFormat.bytesPerSample * channelCount }
+}
+
+/// Compressed audio codecs that KeyFrameKit names.
+public enum AudioCodec: Sendable, Hashable, CustomStringConvertible {
+    /// MPEG-4 AAC (any profile); the configuration is an AudioSpecificConfig.
+    case aac
+    /// Opus.
+    case opus
+    /// Dolby AC-3.
+    case ac3
+    /// Dolby E-AC-3.
+    case eac3
+    /// Apple Lossless.
+    case alac
+    /// MPEG-1/2 Layer III.
+    case mp3
+    /// Anything else, by its sample entry or codec tag.
+    case other(FourCharacterCode)
+
+    /// The short name `probe --json` prints.
+    public var description: String {
+        switch self {
+        case .aac: "aac"
+        case .opus: "opus"
+        case .ac3: "ac3"
+        case .eac3: "eac3"
+        case .alac: "alac"
+        case .mp3: "mp3"
+        case .other(let code): code.description
+        }
+    }
+}
+
+/// Compressed audio: codec, output rate and channels, and the decoder configuration
+/// (the AudioQueue "magic cookie" of seed 004; for AAC the AudioSpecificConfig bytes).
+public struct EncodedAudioFormat: Sendable, Hashable {
+    /// The codec.
+    public var codec: AudioCodec
+    /// Output frames per second.
+    public var sampleRate: Int
+    /// Output channels.
+    public var channelCount: Int
+    /// PCM frames one packet decodes to (1024 for AAC-LC), 0 if it varies.
+    public var framesPerPacket: Int
+    /// The codec's configuration bytes; for AAC an ISO/IEC 14496-3 AudioSpecificConfig.
+    public var decoderConfiguration: [UInt8]
+
+    /// A compressed audio format.
+    public init(codec: AudioCodec, sampleRate: Int, channelCount: Int, framesPerPacket: Int, decoderConfiguration: [UInt8]) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.framesPerPacket = framesPerPacket
+        self.decoderConfiguration = decoderConfiguration
+    }
+}
+
+/// Video codecs that KeyFrameKit names.
+public enum VideoCodec: Sendable, Hashable, CustomStringConvertible {
+    /// ITU-T H.264 / MPEG-4 AVC.
+    case h264
+    /// ITU-T H.265 / HEVC.
+    case hevc
+    /// Anything else, by its sample entry.
+    case other(FourCharacterCode)
+
+    /// The short name `probe --json` prints.
+    public var description: String {
+        switch self {
+        case .h264: "h264"
+        case .hevc: "hevc"
+        case .other(let code): code.description
+        }
+    }
+}
+
+/// Compressed video: codec, coded size and parameter sets (SPS/PPS, and VPS for HEVC).
+public struct VideoFormat: Sendable, Hashable {
+    /// The codec.
+    public var codec: VideoCodec
+    /// Width in pixels, before any transform.
+    public var width: Int
+    /// Height in pixels, before any transform.
+    public var height: Int
+    /// The parameter set NAL units, without start codes, in decoding order (VPS, SPS, PPS).
+    public var parameterSets: [[UInt8]]
+
+    /// A compressed video format.
+    public init(codec: VideoCodec, width: Int, height: Int, parameterSets: [[UInt8]]) {
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.parameterSets = parameterSets
+    }
+}

@@ -1,0 +1,13 @@
+/// Which kinds of media a component handles: the seeds' `KFMediaType` (audio, video, both).
+public struct MediaType: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// Sound.
+    public static let audio = MediaType(rawValue: 1 << 0)
+    /// Pictures.
+    public static let video = MediaType(rawValue: 1 << 1)
+    /// Both, as in the seeds' `KFMediaAV`.
+    public static let audioVideo: MediaType = [.audio, .video]
+}
