@@ -203,6 +203,11 @@ public struct AudioSpecificConfig: Sendable, Hashable {
             writer.write(index.rawValue, bits: 4)
             if index == .escape { writer.write(explicit ?? 0, bits: 24) }
         }
+        for rate in [explicitSamplingFrequency, explicitExtension?.explicitSamplingFrequency, syncExtension?.explicitSamplingFrequency] {
+            if let rate, !(0..<(1 << 24)).contains(rate) {
+                throw .unrepresentable(structure: "AudioSpecificConfig", field: "samplingFrequency", value: Int64(rate), allowed: "0...16777215")
+            }
+        }
         guard audioObjectType.rawValue <= 95 else {
             throw .unrepresentable(structure: "AudioSpecificConfig", field: "audioObjectType", value: Int64(audioObjectType.rawValue), allowed: "1...95")
         }

@@ -1,0 +1,138 @@
+public import MediaCore
+
+/// `DecoderConfigDescriptor` of ISO/IEC 14496-1, 7.2.6.6: the codec, buffer size and bitrates
+/// of an elementary stream, and its DecoderSpecificInfo (for AAC, the AudioSpecificConfig).
+public struct DecoderConfigDescriptor: Sendable, Hashable {
+    /// `objectTypeIndication` 0x40: ISO/IEC 14496-3 audio.
+    public static let mpeg4Audio: UInt8 = 0x40
+
+    /// `objectTypeIndication` (14496-1, Table 5): 0x40 MPEG-4 audio, 0x66–0x68 MPEG-2 AAC, 0x6B MP3, …
+    public var objectTypeIndication: UInt8
+    /// `streamType` (6 bits): 5 is an audio stream.
+    public var streamType: UInt8
+    /// `upStream`.
+    public var upStream: Bool
+    /// The reserved bit after `upStream` (1 in valid files), kept as read.
+    public var reservedBit: Bool
+    /// `bufferSizeDB` (24 bits): the decoder buffer size in bytes.
+    public var bufferSizeDB: UInt32
+    /// `maxBitrate` in bits per second.
+    public var maxBitrate: UInt32
+    /// `avgBitrate` in bits per second; 0 for a variable rate.
+    public var averageBitrate: UInt32
+    /// The DecoderSpecificInfo payload, when present.
+    public var decoderSpecificInfo: [UInt8]?
+    /// The DecoderSpecificInfo's size field length, as read.
+    public var decoderSpecificInfoSizeFieldLength: Int
+    /// Other descriptors (profileLevelIndicationIndexDescriptor), kept whole.
+    public var otherDescriptors: [OpaqueDescriptor]
+    /// This descriptor's size field length, as read.
+    public var sizeFieldLength: Int
+
+    /// A DecoderConfigDescriptor for MPEG-4 audio carrying `audioSpecificConfig`.
+    public init(audioSpecificConfig: [UInt8], bufferSizeDB: UInt32 = 0, maxBitrate: UInt32 = 0, averageBitrate: UInt32 = 0) {
+        self.objectTypeIndication = Self.mpeg4Audio
+        self.streamType = 5
+        self.upStream = false
+        self.reservedBit = true
+        self.bufferSizeDB = bufferSizeDB
+        self.maxBitrate = maxBitrate
+        self.averageBitrate = averageBitrate
+        self.decoderSpecificInfo = audioSpecificConfig
+        self.decoderSpecificInfoSizeFieldLength = 1
+        self.otherDescriptors = []
+        self.sizeFieldLength = 1
+    }
+
+    /// Parses the descriptor, tag included, at the reader's position.
+    public init(from reader: inout ByteReader) throws(AACBitstreamError) {
+        let structure = "DecoderConfigDescriptor"
+        let start = reader.offset
+        let header = try DescriptorHeader(from: &reader, structure: structure)
+        guard header.tag == DescriptorHeader.decoderConfigTag else {
+            throw .invalidField(structure: structure, field: "tag", value: Int64(header.tag), offset: start, allowed: "0x04")
+        }
+        sizeFieldLength = header.sizeFieldLength
+        var body = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try reader.readReader(header.size) }
+        let fields = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) -> (UInt8, UInt8, UInt32, UInt32, UInt32) in
+            (try body.readUInt8(), try body.readUInt8(), try body.readUInt24(), try body.readUInt32(), try body.readUInt32())
+        }
+        objectTypeIndication = fields.0
+        streamType = fields.1 >> 2
+        upStream = fields.1 & 0x02 != 0
+        reservedBit = fields.1 & 0x01 != 0
+        bufferSizeDB = fields.2
+        maxBitrate = fields.3
+        averageBitrate = fields.4
+        decoderSpecificInfo = nil
+        decoderSpecificInfoSizeFieldLength = 1
+        otherDescriptors = []
+        while !body.isAtEnd {
+            let child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            let payload = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try body.readBytes(child.size) }
+            if child.tag == DescriptorHeader.decoderSpecificInfoTag && decoderSpecificInfo == nil {
+                decoderSpecificInfo = payload
+                decoderSpecificInfoSizeFieldLength = child.sizeFieldLength
+            } else {
+                otherDescriptors.append(OpaqueDescriptor(tag: child.tag, payload: payload, sizeFieldLength: child.sizeFieldLength))
+            }
+        }
+    }
+
+    /// Writes the descriptor, tag included.
+    public func write(to writer: inout ByteWriter) throws(AACBitstreamError) {
+        guard streamType < 64, bufferSizeDB < 1 << 24 else {
+            throw .unrepresentable(structure: "DecoderConfigDescriptor", field: streamType >= 64 ? "streamType" : "bufferSizeDB",
+                                   value: Int64(streamType >= 64 ? UInt32(streamType) : bufferSizeDB),
+                                   allowed: streamType >= 64 ? "0...63" : "0...16777215")
+        }
+        try writer.writeDescriptor(tag: DescriptorHeader.decoderConfigTag, sizeFieldLength: sizeFieldLength) { (body: inout ByteWriter) throws(AACBitstreamError) in
+            body.write(objectTypeIndication)
+            body.write(streamType << 2 | (upStream ? 0x02 : 0) | (reservedBit ? 0x01 : 0))
+            body.writeBigEndian(UInt64(bufferSizeDB), byteCount: 3)
+            body.write(maxBitrate)
+            body.write(averageBitrate)
+            if let info = decoderSpecificInfo {
+                try OpaqueDescriptor(tag: DescriptorHeader.decoderSpecificInfoTag, payload: info,
+                                     sizeFieldLength: decoderSpecificInfoSizeFieldLength).write(to: &body)
+            }
+            for descriptor in otherDescriptors { try descriptor.write(to: &body) }
+        }
+    }
+
+    /// The AudioSpecificConfig in the DecoderSpecificInfo, for MPEG-4 audio (0x40) and
+    /// MPEG-2 AAC (0x66–0x68); `nil` when there is none.
+    public func audioSpecificConfig() throws(AACBitstreamError) -> AudioSpecificConfig? {
+        guard let info = decoderSpecificInfo, [0x40, 0x66, 0x67, 0x68].contains(objectTypeIndication) else { return nil }
+        return try AudioSpecificConfig(bytes: info)
+    }
+}
+
+/// `SLConfigDescriptor` of ISO/IEC 14496-1, 7.3.2.3.1. MP4 files carry `predefined` = 2; the
+/// fields of a custom (`predefined` = 0) configuration are kept as bytes.
+public struct SLConfigDescriptor: Sendable, Hashable {
+    /// The descriptor's payload: `predefined` and, for a custom configuration, its fields.
+    public var payload: [UInt8]
+    /// The size field length, as read.
+    public var sizeFieldLength: Int
+
+    /// The SLConfigDescriptor of MP4 files: `predefined` = 2.
+    public init(predefined: UInt8 = 2) {
+        self.payload = [predefined]
+        self.sizeFieldLength = 1
+    }
+
+    /// A descriptor with the payload as read.
+    public init(payload: [UInt8], sizeFieldLength: Int) {
+        self.payload = payload
+        self.sizeFieldLength = sizeFieldLength
+    }
+
+    /// `predefined`: 2 means "reserved for use in MP4 files"; `nil` if the payload is empty.
+    public var predefined: UInt8? { payload.first }
+
+    /// Writes the descriptor, tag included.
+    public func write(to writer: inout ByteWriter) throws(AACBitstreamError) {
+        try OpaqueDescriptor(tag: DescriptorHeader.slConfigTag, payload: payload, sizeFieldLength: sizeFieldLength).write(to: &writer)
+    }
+}

@@ -1,0 +1,70 @@
+/// What `keyframe probe --json` prints: one object describing a media file (DESIGN.md, "The
+/// command line").
+public struct ProbeReport: Codable, Sendable, Hashable {
+    /// One track of the file.
+    public struct Track: Codable, Sendable, Hashable {
+        /// Track id (1 for an elementary stream).
+        public var id: Int
+        /// `"audio"` or `"video"`.
+        public var type: String
+        /// `"aac"`, `"h264"`, `"hevc"`, `"opus"`, …
+        public var codec: String
+        /// Packets (ADTS frames, MP4 samples).
+        public var sampleCount: Int
+        /// Seconds, computed exactly from the packets.
+        public var duration: Double
+        /// Audio: output sample rate in Hz.
+        public var sampleRate: Int?
+        /// Audio: output channels.
+        public var channels: Int?
+        /// Audio: `"LC"`, `"HE-AAC"`, `"Main"`, …
+        public var profile: String?
+        /// Audio: PCM frames of encoder delay at the start, when known.
+        public var priming: Int?
+        /// Audio: PCM frames of padding at the end, when known.
+        public var remainder: Int?
+        /// Audio: PCM frames the packets decode to, before any trimming.
+        public var decodedFrames: Int64?
+        /// Average bitrate in bits per second over the packets.
+        public var bitrate: Int?
+
+        /// A track.
+        public init(id: Int, type: String, codec: String, sampleCount: Int, duration: Double) {
+            self.id = id
+            self.type = type
+            self.codec = codec
+            self.sampleCount = sampleCount
+            self.duration = duration
+        }
+    }
+
+    /// `"adts"`, `"mp4"`.
+    public var format: String
+    /// Seconds: the longest track's.
+    public var duration: Double
+    /// The tracks.
+    public var tracks: [Track]
+    /// Bytes skipped because they were not part of the format (garbage between frames).
+    public var bytesSkipped: Int64
+    /// Bytes of metadata tags skipped (ID3v2 before ADTS).
+    public var tagBytes: Int64
+    /// Damage found, one sentence each naming the byte offset (at most ``damageLimit`` listed).
+    public var damage: [String]
+    /// How many damage events there were in all.
+    public var damageCount: Int
+
+    /// How many damage sentences a report lists.
+    public static let damageLimit = 100
+
+    /// A report.
+    public init(format: String, duration: Double, tracks: [Track], bytesSkipped: Int64 = 0, tagBytes: Int64 = 0,
+                damage: [String] = [], damageCount: Int = 0) {
+        self.format = format
+        self.duration = duration
+        self.tracks = tracks
+        self.bytesSkipped = bytesSkipped
+        self.tagBytes = tagBytes
+        self.damage = damage
+        self.damageCount = damageCount
+    }
+}
