@@ -36,6 +36,7 @@ public struct ADTSReader<Source: ByteSource> {
     private var bufferOffset: Int64 = 0
     private var sourceEnded = false
     private var synchronised = false
+    private var lastFixedHeader: UInt32?
     private var pendingSkip: (offset: Int64, count: Int64)?
     private var events: [ADTSStreamEvent] = []
 
@@ -102,33 +103,39 @@ public struct ADTSReader<Source: ByteSource> {
         var headerReader = ByteReader(buffer, range: start..<(start + min(available, 16)), baseOffset: bufferOffset)
         guard let header = try? ADTSHeader(from: &headerReader) else { return nil }
         let length = header.frameLength
+        let fixed = fixedHeaderKey(at: start)
+        // Believe a header without looking further only in step with frames already read and
+        // with their fixed header; anything else must be confirmed by the header after it.
+        let needsConfirmation = !synchronised || fixed != lastFixedHeader
         let haveFrame = try ensure(length)
         let frameStart = offset
         if !haveFrame {
-            // The stream ends inside this frame.
-            guard synchronised || available >= 7 else { return nil }
+            // The stream ends inside this frame: a cut recording if we were in step, else junk.
+            guard !needsConfirmation else { return nil }
             record(.truncatedFrame(offset: frameStart, declaredLength: length, availableLength: available))
             flushSkip()
             discardRest()
             return nil
         }
-        if !synchronised {
-            // Resynchronising: believe the header only if the next one agrees with it.
+        if needsConfirmation {
             _ = try ensure(length + 4)
-            let after = available - length
-            if after >= 4 {
+            if available - length >= 4 {
                 let next = start + length
-                let agrees = ADTSHeader.hasSyncword(buffer[next], buffer[next + 1])
-                    && buffer[next + 1] == buffer[start + 1]
-                    && (buffer[next + 2] & 0xFD) == (buffer[start + 2] & 0xFD)
-                    && (buffer[next + 3] & 0xF0) == (buffer[start + 3] & 0xF0)
+                let agrees = ADTSHeader.hasSyncword(buffer[next], buffer[next + 1]) && fixedHeaderKey(at: next) == fixed
                 if !agrees && !isID3Tag(at: next) { return nil }
             }
         }
+        lastFixedHeader = fixed
         let frameBytes = Array(buffer[start..<(start + length)])
         start += length
         let status = ADTSCRC.status(of: header, frame: frameBytes[...])
         return ADTSFrame(header: header, offset: frameStart, bytes: frameBytes, crcStatus: status)
+    }
+
+    /// The fixed-header bits that stay the same from frame to frame (ID, layer, protection,
+    /// profile, rate, channels; not the private, original and home bits).
+    private func fixedHeaderKey(at index: Int) -> UInt32 {
+        UInt32(buffer[index + 1]) << 16 | UInt32(buffer[index + 2] & 0xFD) << 8 | UInt32(buffer[index + 3] & 0xC0)
     }
 
     // MARK: - ID3v2
