@@ -14,6 +14,7 @@ public enum AACBitstreamError: Error, Hashable, Sendable, CustomStringConvertibl
     /// Reading or writing the underlying stream failed.
     case stream(ByteStreamError)
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         switch self {
         case .truncated(let structure, let read):

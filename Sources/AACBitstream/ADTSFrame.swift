@@ -40,6 +40,7 @@ public enum ADTSStreamEvent: Sendable, Hashable, CustomStringConvertible {
         return true
     }
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         switch self {
         case .id3Tag(let offset, let length):

@@ -3,6 +3,7 @@ public struct AudioObjectType: RawRepresentable, Sendable, Hashable, CustomStrin
     /// The object type number, 0–95 (values above 30 are written with the escape 31).
     public let rawValue: UInt8
 
+    /// The value with this raw representation.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// AAC Main.

@@ -26,6 +26,7 @@ public struct SamplingFrequencyIndex: RawRepresentable, Sendable, Hashable, Cust
         Int(rawValue) < Self.frequencies.count ? Self.frequencies[Int(rawValue)] : nil
     }
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         frequency.map { "\($0) Hz" } ?? (rawValue == 15 ? "escape" : "reserved (\(rawValue))")
     }

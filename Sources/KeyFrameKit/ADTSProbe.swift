@@ -8,6 +8,7 @@ public enum ADTSProbe {
         /// Reading failed.
         case bitstream(AACBitstreamError)
 
+        /// A sentence for people: what it is and, for errors, where.
         public var description: String {
             switch self {
             case .noFrames(let count): "no ADTS frames found in \(count) bytes"

@@ -53,6 +53,7 @@ public enum AudioConfigurationError: Error, Hashable, Sendable, CustomStringConv
     /// A bit depth not in ``AudioConfiguration/supportedBitDepths``.
     case unsupportedBitDepth(Int)
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         switch self {
         case .unsupportedChannelCount(let count):

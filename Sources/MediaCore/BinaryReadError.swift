@@ -27,6 +27,7 @@ public struct BinaryReadError: Error, Hashable, Sendable, CustomStringConvertibl
         self.unit = unit
     }
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         "needed \(needed) \(unit.rawValue) at byte \(offset) but only \(available) remain"
     }

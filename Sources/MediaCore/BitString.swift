@@ -34,6 +34,7 @@ public struct BitString: Sendable, Hashable, CustomStringConvertible {
     /// Whether every bit is zero.
     public var isAllZero: Bool { bytes.allSatisfy { $0 == 0 } }
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         var text = ""
         for index in 0..<count {

@@ -5,6 +5,7 @@ public enum ByteStreamError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The operating system refused `operation` on `path`.
     case system(operation: String, path: String, errno: Errno)
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         switch self {
         case .system(let operation, let path, let errno): "cannot \(operation) \(path): \(errno)"
@@ -44,6 +45,7 @@ public struct ArrayByteSource: ByteSource, Sendable {
     /// A source that yields `bytes`.
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
+    /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.
     public mutating func read(into buffer: inout [UInt8], maxCount: Int) throws(ByteStreamError) -> Int {
         let count = min(max(maxCount, 0), bytes.count - position)
         buffer.append(contentsOf: bytes[position..<(position + count)])
@@ -60,6 +62,7 @@ public struct ArrayByteSink: ByteSink, Sendable {
     /// An empty sink.
     public init() {}
 
+    /// Writes all of `buffer`.
     public mutating func write(_ buffer: UnsafeRawBufferPointer) throws(ByteStreamError) {
         bytes.append(contentsOf: buffer)
     }
@@ -91,6 +94,7 @@ public final class FileByteSource: ByteSource {
         return end
     }
 
+    /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.
     public func read(into buffer: inout [UInt8], maxCount: Int) throws(ByteStreamError) -> Int {
         guard maxCount > 0 else { return 0 }
         let oldCount = buffer.count
@@ -140,6 +144,7 @@ public final class FileByteSink: ByteSink {
 
     deinit { cancel() }
 
+    /// Writes all of `bytes` to the temporary file.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ByteStreamError) {
         do { _ = try descriptor.writeAll(bytes) } catch {
             throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)

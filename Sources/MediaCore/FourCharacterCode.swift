@@ -2,8 +2,10 @@
 /// codec tag, stored as the big-endian 32-bit value the file holds.
 public struct FourCharacterCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible,
     ExpressibleByStringLiteral {
+    /// The raw representation.
     public let rawValue: UInt32
 
+    /// The value with this raw representation.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The code for four ASCII characters; other lengths are a programming error.

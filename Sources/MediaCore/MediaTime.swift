@@ -33,6 +33,7 @@ public struct MediaTime: Sendable, CustomStringConvertible {
     /// The time in seconds, as a floating-point approximation.
     public var seconds: Double { Double(value) / Double(timescale) }
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String { "\(value)/\(timescale)" }
 }
 
@@ -43,6 +44,7 @@ public enum MediaTimeError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The result of `operation` does not fit in 64-bit value / 32-bit timescale.
     case overflow(operation: String)
 
+    /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         switch self {
         case .invalidTimescale(let scale): "invalid timescale \(scale): must be 1...\(Int32.max)"
@@ -52,14 +54,17 @@ public enum MediaTimeError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension MediaTime: Comparable, Hashable {
+    /// Whether `lhs` is earlier than `rhs`, compared exactly.
     public static func < (lhs: MediaTime, rhs: MediaTime) -> Bool {
         Int128(lhs.value) * Int128(rhs.timescale) < Int128(rhs.value) * Int128(lhs.timescale)
     }
 
+    /// Whether the two denote the same instant (`1/2 == 2/4`).
     public static func == (lhs: MediaTime, rhs: MediaTime) -> Bool {
         Int128(lhs.value) * Int128(rhs.timescale) == Int128(rhs.value) * Int128(lhs.timescale)
     }
 
+    /// Hashes the reduced fraction, so equal instants hash alike.
     public func hash(into hasher: inout Hasher) {
         let divisor = greatestCommonDivisor(value.magnitude, UInt64(timescale))
         hasher.combine(value / Int64(divisor))

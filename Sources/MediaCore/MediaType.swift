@@ -1,7 +1,9 @@
 /// Which kinds of media a component handles: the seeds' `KFMediaType` (audio, video, both).
 public struct MediaType: OptionSet, Sendable, Hashable {
+    /// The raw representation.
     public let rawValue: UInt8
 
+    /// The value with this raw representation.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// Sound.
