@@ -70,6 +70,9 @@ public struct ADTSReader<Source: ByteSource> {
                 flushSkip()
                 return nil
             }
+            // Look as far ahead as the longest header (16 bytes) or an ID3v2 header (10) needs,
+            // so that what is found never depends on how the stream was chunked.
+            _ = try ensure(16)
             if isID3Tag(at: start), try skipID3Tag() { continue }
             if let frame = try frameAtCursor() {
                 flushSkip()
@@ -86,8 +89,8 @@ public struct ADTSReader<Source: ByteSource> {
             // Not a frame here: skip one byte (and any run without a sync byte) and look again.
             synchronised = false
             skip(1)
-            let slice = buffer[start...]
-            if let next = slice.firstIndex(of: 0xFF) {
+            // Stop at every byte that could start a frame (0xFF) or an ID3v2 tag ("I").
+            if let next = buffer[start...].firstIndex(where: { $0 == 0xFF || $0 == 0x49 }) {
                 skip(next - start)
             } else {
                 skip(available)
@@ -118,7 +121,7 @@ public struct ADTSReader<Source: ByteSource> {
             return nil
         }
         if needsConfirmation {
-            _ = try ensure(length + 4)
+            _ = try ensure(length + 10)
             if available - length >= 4 {
                 let next = start + length
                 let agrees = ADTSHeader.hasSyncword(buffer[next], buffer[next + 1]) && fixedHeaderKey(at: next) == fixed

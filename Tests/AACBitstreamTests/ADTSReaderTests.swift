@@ -80,6 +80,26 @@ struct ADTSStreamFixture {
         #expect(result.frames.first?.offset == 265)
     }
 
+    @Test func findsTheSameThingsWhateverTheChunking() throws {
+        // Garbage, an ID3v2 tag after it, protected headers: nothing may depend on chunk size.
+        let stream = try ADTSStreamFixture(frameCount: 4)
+        let tag: [UInt8] = Array("ID3".utf8) + [3, 0, 0x10, 0, 0, 0, 5] + [1, 2, 3, 4, 5] + Array("3DI".utf8) + [3, 0, 0, 0, 0, 0, 5]
+        let protected = ADTSHeader(protectionAbsent: false, profile: 1, samplingFrequencyIndex: SamplingFrequencyIndex(rawValue: 4),
+                                   channelConfiguration: 2, frameLength: 15 + 20, rawDataBlockCountMinusOne: 3,
+                                   rawDataBlockPositions: [1, 2, 3], crc: 0x1234)
+        let protectedFrame = try protected.serialized() + [UInt8](repeating: 0x22, count: 20)
+        let bytes = [0x49, 0x49, 0x44] + tag + stream.bytes + [0x13, 0x49] + protectedFrame + protectedFrame
+        let reference = try ADTSStreamFixture.read(bytes)
+        #expect(reference.frames.count == 6)
+        #expect(reference.events.first == .skippedBytes(offset: 0, count: 3))      // "IID"
+        #expect(reference.events.dropFirst().first == .id3Tag(offset: 3, length: 25))  // 10 + 5 + footer 10
+        for chunkSize in 1...17 {
+            let result = try ADTSStreamFixture.read(bytes, chunkSize: chunkSize)
+            #expect(result.frames == reference.frames, "chunk size \(chunkSize)")
+            #expect(result.events == reference.events, "chunk size \(chunkSize)")
+        }
+    }
+
     @Test func reportsATruncatedLastFrameInsteadOfInventingData() throws {
         let stream = try ADTSStreamFixture(frameCount: 6)
         let last = stream.frameOffsets[5]
