@@ -24,13 +24,16 @@ public struct ADTSFrame: Sendable, Hashable {
 
 /// Something an ``ADTSReader`` met in the stream besides good frames: skipped data and damage.
 public enum ADTSStreamEvent: Sendable, Hashable, CustomStringConvertible {
-    /// An ID3v2 tag of `length` bytes at `offset`, skipped.
+    /// An ID3v2 tag of `length` bytes at `offset`, skipped (only the bytes present are counted).
     case id3Tag(offset: Int64, length: Int64)
     /// `count` bytes at `offset` that are not ADTS frames, skipped while resynchronising.
     case skippedBytes(offset: Int64, count: Int64)
     /// A frame at `offset` that declares `declaredLength` bytes but the stream ends after
     /// `availableLength`: reported, not delivered.
     case truncatedFrame(offset: Int64, declaredLength: Int, availableLength: Int)
+    /// An ID3v2 tag at `offset` that declares `declaredLength` bytes but the stream ends after
+    /// `availableLength`.
+    case truncatedTag(offset: Int64, declaredLength: Int64, availableLength: Int64)
     /// A frame whose CRC was checked and does not match (the frame is still delivered).
     case crcMismatch(offset: Int64, stored: UInt16, computed: UInt16)
 
@@ -49,6 +52,8 @@ public enum ADTSStreamEvent: Sendable, Hashable, CustomStringConvertible {
             "\(count) bytes that are not ADTS skipped at byte \(offset)"
         case .truncatedFrame(let offset, let declared, let available):
             "frame at byte \(offset) truncated: declares \(declared) bytes, stream ends after \(available)"
+        case .truncatedTag(let offset, let declared, let available):
+            "ID3v2 tag at byte \(offset) truncated: declares \(declared) bytes, stream ends after \(available)"
         case .crcMismatch(let offset, let stored, let computed):
             "frame at byte \(offset): CRC mismatch (stored 0x\(String(stored, radix: 16)), computed 0x\(String(computed, radix: 16)))"
         }

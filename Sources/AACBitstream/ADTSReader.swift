@@ -156,14 +156,20 @@ public struct ADTSReader<Source: ByteSource> {
         let hasFooter = buffer[start + 5] & 0x10 != 0
         let length = 10 + size + (hasFooter ? 10 : 0)
         flushSkip()
-        record(.id3Tag(offset: offset, length: length))
-        statistics.id3Bytes += length
+        let tagOffset = offset
         var left = length
         while left > 0 {
             guard try ensure(1) else { break }
             let step = Int(min(left, Int64(available)))
             start += step
             left -= Int64(step)
+        }
+        // Count what was there: a stream may end inside a tag that declares more.
+        let skipped = length - left
+        record(.id3Tag(offset: tagOffset, length: skipped))
+        statistics.id3Bytes += skipped
+        if left > 0 {
+            record(.truncatedTag(offset: tagOffset, declaredLength: length, availableLength: skipped))
         }
         return true
     }

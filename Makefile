@@ -1,0 +1,196 @@
+# KeyFrameKit — every target installs what it needs (see `deps`).
+#
+#   make deps        Debian packages (FFmpeg, ALSA, mediainfo) and the Python venv (.venv)
+#   make build       debug build of everything, tests included
+#   make test        build, swift test, then a bounded fuzz run (fuzz-smoke, ~30 s)
+#   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
+#   make fuzz-replay re-run saved findings (fuzz-findings/TARGET/) without libFuzzer
+#   make demo        encode a tone with ffmpeg, probe it with keyframe and ffprobe (demo-out/)
+#   make bench       benchmarks against FFmpeg
+#   make clean       remove build output (keeps .venv and fuzz-findings; `make distclean` removes them)
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+MAKEFLAGS += --no-print-directory
+
+SWIFT ?= swift
+PYTHON3 ?= python3
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# --- dependencies -------------------------------------------------------------------------------
+
+APT_PACKAGES := libavcodec-dev libavutil-dev libswresample-dev libasound2-dev alsa-utils ffmpeg \
+                mediainfo pkg-config
+VENV := .venv
+PIP_PACKAGES := mutagen
+# More PyPI packages for the venv (the perceptual-quality tools come in a later issue).
+PIP_EXTRA_PACKAGES ?=
+
+# The debug build's products (keyframe, keyframe-fuzz); evaluated where used.
+BIN = $(shell $(SWIFT) build --show-bin-path)
+
+# --- fuzzing ------------------------------------------------------------------------------------
+
+FUZZ_TARGETS := adts asc esds
+FUZZ_SCRATCH := .build-fuzz
+FUZZ_CONFIG := release
+FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
+# Release is 3-4x faster than debug under the sanitizers; -assert-config Debug keeps assert()
+# checks and the precondition messages that -O drops (same speed). lld (shipped with the
+# toolchain) links the sanitized binary quietly; gold works too but prints ~140 "Cannot export
+# local symbol '__asan_...'" warnings.
+FUZZ_BUILD_FLAGS := --scratch-path $(FUZZ_SCRATCH) -c $(FUZZ_CONFIG) --product keyframe-fuzz \
+                    -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING \
+                    -Xswiftc -assert-config -Xswiftc Debug -Xswiftc -use-ld=lld
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 10
+FUZZ_FLAGS ?= -max_len=4096 -timeout=5 -rss_limit_mb=2048
+FUZZ_FINDINGS := fuzz-findings
+REGRESSIONS := Tests/AACBitstreamTests/Regressions
+
+.PHONY: deps apt-deps venv build test fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-replay demo bench \
+        clean distclean
+
+deps: apt-deps venv
+
+apt-deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "apt-get install$$missing"; \
+	    $(SUDO) apt-get update -qq; \
+	    $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+venv:
+	@if ! $(VENV)/bin/python -m pip --version >/dev/null 2>&1; then \
+	    echo "$(PYTHON3) -m venv $(VENV)"; \
+	    rm -rf $(VENV); \
+	    if ! $(PYTHON3) -m venv $(VENV) >/dev/null 2>&1; then \
+	        echo "apt-get install python3-venv"; \
+	        rm -rf $(VENV); \
+	        $(SUDO) apt-get update -qq; \
+	        $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+	        /usr/bin/python3 -m venv $(VENV); \
+	    fi; \
+	fi
+	@if ! $(VENV)/bin/python -c 'import sys, importlib.metadata as m; import mutagen; [m.distribution(n) for n in sys.argv[1:]]' \
+	        $(PIP_PACKAGES) $(PIP_EXTRA_PACKAGES) >/dev/null 2>&1; then \
+	    echo "pip install $(strip $(PIP_PACKAGES) $(PIP_EXTRA_PACKAGES))"; \
+	    $(VENV)/bin/python -m pip install -q --disable-pip-version-check $(PIP_PACKAGES) $(PIP_EXTRA_PACKAGES); \
+	fi
+
+# --- build and test -----------------------------------------------------------------------------
+
+build:
+	$(SWIFT) build
+	$(SWIFT) build --build-tests
+
+# The interop tests run the `keyframe` executable: build it with the tests and name it in
+# KEYFRAME_BIN. The venv comes first on PATH so that the tests find its tools (mutagen).
+test: deps
+	$(SWIFT) build --build-tests
+	@test -x "$(BIN)/keyframe" || $(SWIFT) build --product keyframe
+	KEYFRAME_BIN="$(BIN)/keyframe" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(SWIFT) test --skip-build
+	@$(MAKE) fuzz-smoke
+
+# --- fuzzing ------------------------------------------------------------------------------------
+
+fuzz-build:
+	@echo "$(SWIFT) build $(FUZZ_BUILD_FLAGS)"
+	@log=$(FUZZ_SCRATCH)/build.log; mkdir -p $(FUZZ_SCRATCH); \
+	if ! $(SWIFT) build $(FUZZ_BUILD_FLAGS) >"$$log" 2>&1; then \
+	    grep -v "Cannot export local symbol" "$$log" | tail -40; exit 1; \
+	fi
+
+# Seeds: made by scripts/fuzz-seeds.sh into the scratch folder (never into the repository).
+$(FUZZ_SCRATCH)/seeds/%.stamp: scripts/fuzz-seeds.sh
+	@rm -rf $(FUZZ_SCRATCH)/seeds/$*
+	@scripts/fuzz-seeds.sh $* $(FUZZ_SCRATCH)/seeds/$*
+	@touch $@
+
+fuzz-seeds: $(FUZZ_TARGETS:%=$(FUZZ_SCRATCH)/seeds/%.stamp)
+
+# Runs every target for $(1) seconds. The working corpus grows in .build-fuzz/corpus/TARGET;
+# a finding is written to fuzz-findings/TARGET/ and fails the run (after all targets have run).
+define run_fuzz
+	@failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+	    corpus=$(FUZZ_SCRATCH)/corpus/$$t; findings=$(FUZZ_FINDINGS)/$$t; log=$(FUZZ_SCRATCH)/fuzz-$$t.log; \
+	    mkdir -p "$$corpus" "$$findings"; \
+	    extra=""; [ -d $(REGRESSIONS)/$$t ] && extra=$(REGRESSIONS)/$$t; \
+	    status=0; \
+	    SWIFT_BACKTRACE=enable=no $(FUZZ_BIN) $$t "$$corpus" $(FUZZ_SCRATCH)/seeds/$$t $$extra \
+	        -max_total_time=$(1) $(FUZZ_FLAGS) -artifact_prefix="$$findings/" -print_final_stats=1 \
+	        >"$$log" 2>&1 || status=$$?; \
+	    runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' "$$log"); \
+	    rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' "$$log"); \
+	    cov=$$(grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+' "$$log" | tail -1 || true); \
+	    if [ "$$status" = 0 ]; then \
+	        echo "fuzz $$t: $${runs:-?} runs, $${rate:-?} exec/s, $$cov: no finding"; \
+	    else \
+	        echo "fuzz $$t: FAILED (exit $$status) after $${runs:-?} runs; log $$log"; \
+	        grep -E 'failed:|Fatal error|ERROR: |^(READ|WRITE) of size|SUMMARY: | in .*/Sources/|Test unit written' "$$log" \
+	            | grep -v -E '/Sources/keyframe-fuzz/|NEW_FUNC' | head -30 | sed 's/^/    /' || true; \
+	        failed="$$failed $$t"; \
+	    fi; \
+	    rmdir "$$findings" 2>/dev/null || true; \
+	done; \
+	rmdir $(FUZZ_FINDINGS) 2>/dev/null || true; \
+	nfailed=$$(wc -w <<<"$$failed"); \
+	echo "fuzz: $$(( $(words $(FUZZ_TARGETS)) - nfailed )) passed, $$nfailed failed"; \
+	if [ -n "$$failed" ]; then \
+	    echo "fuzz findings in:$$failed (see $(FUZZ_FINDINGS)/; replay with 'make fuzz-replay')"; exit 1; \
+	fi
+endef
+
+fuzz-smoke: fuzz-build fuzz-seeds
+	$(call run_fuzz,$(FUZZ_SMOKE_SECONDS))
+
+fuzz: fuzz-build fuzz-seeds
+	$(call run_fuzz,$(FUZZ_SECONDS))
+
+# Replays each saved finding through the plain (debug, no libFuzzer) build of keyframe-fuzz and
+# prints what it trips; fails if any still does.
+fuzz-replay:
+	@$(SWIFT) build --product keyframe-fuzz >/dev/null
+	@failed=0; \
+	for t in $(FUZZ_TARGETS); do \
+	    for f in $(FUZZ_FINDINGS)/$$t/*; do \
+	        [ -f "$$f" ] || continue; \
+	        status=0; out=$$(SWIFT_BACKTRACE=enable=no "$(BIN)/keyframe-fuzz" $$t "$$f" 2>&1) || status=$$?; \
+	        if [ $$status = 0 ]; then \
+	            echo "$$t $$f: passes now"; \
+	        else \
+	            echo "$$t $$f: $$(grep -m1 -E 'failed|error|Fatal' <<<"$$out" || echo "exit status $$status")"; failed=1; \
+	        fi; \
+	    done; \
+	done; \
+	exit $$failed
+
+# --- demo and benchmarks ------------------------------------------------------------------------
+
+DEMO := demo-out
+
+demo: deps build
+	@mkdir -p $(DEMO)
+	ffmpeg -nostdin -v error -y -f lavfi -i sine=frequency=440:sample_rate=44100:duration=5 \
+	    -ac 2 -c:a aac -b:a 96k $(DEMO)/tone.aac
+	"$(BIN)/keyframe" probe $(DEMO)/tone.aac
+	"$(BIN)/keyframe" probe --json $(DEMO)/tone.aac
+	ffprobe -v error -count_packets -show_entries stream=codec_name,sample_rate,channels,nb_read_packets \
+	    -of default=noprint_wrappers=1 $(DEMO)/tone.aac
+
+bench:
+	@echo "no benchmarks yet: the codec issue adds them"
+
+# --- housekeeping -------------------------------------------------------------------------------
+
+clean:
+	rm -rf .build $(FUZZ_SCRATCH) $(DEMO) bench-out
+
+distclean: clean
+	rm -rf $(VENV) $(FUZZ_FINDINGS)

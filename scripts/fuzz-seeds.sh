@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Writes seed inputs for one fuzz target into a directory.
+#
+#   scripts/fuzz-seeds.sh adts|asc|esds DIR
+#
+# adts: short ADTS files made with ffmpeg, plus the ADTS files of ../shared/corpus when it is there.
+# asc:  AudioSpecificConfigs, from a list and from the esds boxes of the files below.
+# esds: ES_Descriptors (the esds box payload after version/flags) from M4A files made with ffmpeg
+#       and from ../shared/corpus, plus an Apple-style one with 4-byte size fields.
+# Corpus files are copied into DIR (a build folder), never into the repository.
+set -euo pipefail
+
+usage() { echo "usage: $0 adts|asc|esds DIR" >&2; exit 2; }
+[[ $# -eq 2 ]] || usage
+target=$1
+dir=$2
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+corpus=$root/../shared/corpus
+
+mkdir -p "$dir"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# 0.2 s of AAC made by ffmpeg: make_aac RATE CHANNELS BITRATE FORMAT(adts|ipod) OUTPUT
+make_aac() {
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=$1:duration=0.2" \
+        -ac "$2" -c:a aac -b:a "$3" -f "$4" "$5"
+}
+
+# The esds payloads (after the 4-byte version/flags) of the given MP4 files, each written to
+# OUTDIR/PREFIX-N.bin; with --asc, the DecoderSpecificInfo (AudioSpecificConfig) inside instead.
+extract_esds() {
+    python3 - "$@" <<'PY'
+import os, sys
+
+args = sys.argv[1:]
+want_asc = args[0] == "--asc"
+if want_asc:
+    args = args[1:]
+outdir, prefix, files = args[0], args[1], args[2:]
+
+def descriptor(data, pos):
+    """(tag, body start, body end) of the descriptor at pos, or None."""
+    if pos >= len(data):
+        return None
+    tag, pos, size = data[pos], pos + 1, 0
+    for _ in range(4):
+        if pos >= len(data):
+            return None
+        b = data[pos]; pos += 1
+        size = size << 7 | (b & 0x7F)
+        if not b & 0x80:
+            break
+    return tag, pos, min(pos + size, len(data))
+
+def asc_of(es):
+    d = descriptor(es, 0)
+    if not d or d[0] != 0x03:
+        return None
+    _, pos, end = d
+    flags = es[pos + 2]; pos += 3
+    if flags & 0x80: pos += 2
+    if flags & 0x40: pos += 1 + es[pos]
+    if flags & 0x20: pos += 2
+    d = descriptor(es, pos)
+    if not d or d[0] != 0x04:
+        return None
+    d = descriptor(es, d[1] + 13)
+    if not d or d[0] != 0x05:
+        return None
+    return es[d[1]:d[2]]
+
+seen, n = set(), 0
+for path in files:
+    data = open(path, "rb").read()
+    at = data.find(b"esds")
+    while at >= 4:
+        size = int.from_bytes(data[at - 4:at], "big")
+        payload = data[at + 8:at - 4 + size]  # after size, type and version/flags
+        blob = asc_of(payload) if want_asc else payload
+        if blob and blob not in seen:
+            seen.add(blob)
+            n += 1
+            with open(os.path.join(outdir, f"{prefix}-{n}.bin"), "wb") as f:
+                f.write(blob)
+        at = data.find(b"esds", at + 4)
+PY
+}
+
+# hex strings -> binary files DIR/PREFIX-HEX.bin
+write_hex() {
+    local prefix=$1; shift
+    local hex
+    for hex in "$@"; do
+        python3 -c 'import sys; open(sys.argv[1], "wb").write(bytes.fromhex(sys.argv[2]))' \
+            "$dir/$prefix-${hex:0:24}.bin" "$hex"
+    done
+}
+
+# Makes a few M4A files and sets `files` to them and the MP4 files of the corpus.
+m4a_files() {
+    make_aac 8000 1 24k ipod "$work/mono8k.m4a"
+    make_aac 48000 2 128k ipod "$work/stereo48k.m4a"
+    make_aac 44100 2 96k ipod "$work/stereo44k.m4a"
+    files=("$work"/*.m4a)
+    if [[ -d $corpus ]]; then
+        local more
+        mapfile -t more < <(find "$corpus" -type f \( -name '*.mp4' -o -name '*.m4a' -o -name '*.m4s' -o -name '*.mov' \) | sort)
+        files+=("${more[@]}")
+    fi
+}
+
+case $target in
+adts)
+    make_aac 8000 1 24k adts "$dir/ffmpeg-mono-8k.aac"
+    make_aac 8000 2 32k adts "$dir/ffmpeg-stereo-8k.aac"
+    make_aac 48000 1 64k adts "$dir/ffmpeg-mono-48k.aac"
+    make_aac 48000 2 128k adts "$dir/ffmpeg-stereo-48k.aac"
+    if [[ -d $corpus ]]; then
+        find "$corpus" -type f \( -name '*.aac' -o -name '*.adts' \) -exec cp -f {} "$dir/" \;
+        chmod u+w "$dir"/*
+    fi
+    ;;
+asc)
+    # LC 44.1 kHz stereo; LC 44.1 kHz stereo + explicit no-SBR extension (FFmpeg's extradata);
+    # 0x2B7 sync extensions; LC 48 kHz mono; escape-coded object type; LC with a PCE.
+    write_hex asc 1210 121056e500 2b920800 eb8a0800 1190 f8e85000 1408 1588 \
+        1390 2b8a0800 11b056e598 0a1a 1200050800 \
+        12000000000000
+    m4a_files
+    extract_esds --asc "$dir" asc-mp4 "${files[@]}"
+    ;;
+esds)
+    write_hex esds 038080802200000004808080144015000000000001f4000001f40005808080021210068080800102
+    m4a_files
+    extract_esds "$dir" esds-mp4 "${files[@]}"
+    ;;
+*)
+    usage
+    ;;
+esac
