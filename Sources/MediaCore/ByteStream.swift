@@ -37,6 +37,15 @@ extension ByteSink {
     }
 }
 
+/// A sink whose earlier bytes can be rewritten: for headers whose sizes are known only at the end
+/// (WAV and RF64, MP4 box sizes).
+public protocol SeekableByteSink: ByteSink {
+    /// Bytes written so far (the length of the output).
+    var byteCount: Int64 { get }
+    /// Overwrites `bytes` already written, starting at absolute `offset`.
+    mutating func overwrite(_ bytes: [UInt8], at offset: Int64) throws(ByteStreamError)
+}
+
 /// Bytes held in memory, read as a stream.
 public struct ArrayByteSource: ByteSource, Sendable {
     private let bytes: [UInt8]
@@ -55,7 +64,7 @@ public struct ArrayByteSource: ByteSource, Sendable {
 }
 
 /// A sink that collects what is written in memory.
-public struct ArrayByteSink: ByteSink, Sendable {
+public struct ArrayByteSink: SeekableByteSink, Sendable {
     /// Everything written so far.
     public private(set) var bytes: [UInt8] = []
 
@@ -65,6 +74,17 @@ public struct ArrayByteSink: ByteSink, Sendable {
     /// Writes all of `buffer`.
     public mutating func write(_ buffer: UnsafeRawBufferPointer) throws(ByteStreamError) {
         bytes.append(contentsOf: buffer)
+    }
+
+    /// Bytes written so far.
+    public var byteCount: Int64 { Int64(bytes.count) }
+
+    /// Overwrites bytes already written.
+    public mutating func overwrite(_ data: [UInt8], at offset: Int64) throws(ByteStreamError) {
+        guard offset >= 0, offset + Int64(data.count) <= Int64(bytes.count) else {
+            throw .system(operation: "overwrite", path: "memory", errno: .invalidArgument)
+        }
+        bytes.replaceSubrange(Int(offset)..<(Int(offset) + data.count), with: data)
     }
 }
 
@@ -115,12 +135,18 @@ public final class FileByteSource: ByteSource {
 
 /// A file written under a temporary name and renamed to its own only by ``commit()``, so that
 /// an error, a crash or a cancelled job never leaves a half-written file under the output name.
-public final class FileByteSink: ByteSink {
+///
+/// Writes are gathered in a 256 KiB buffer, so writing many small packets costs few system calls.
+public final class FileByteSink: SeekableByteSink {
     private let descriptor: FileDescriptor
     /// The name the file gets on ``commit()``.
     public let path: String
-    private let temporaryPath: String
+    /// Where the bytes go until ``commit()``.
+    public let temporaryPath: String
     private var isOpen = true
+    private var buffer: [UInt8] = []
+    private var flushedCount: Int64 = 0
+    private static let bufferCapacity = 256 * 1024
 
     /// Creates `path`'s temporary sibling for writing.
     public init(path: String) throws(ByteStreamError) {
@@ -136,6 +162,7 @@ public final class FileByteSink: ByteSink {
         } catch {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
         }
+        buffer.reserveCapacity(Self.bufferCapacity)
     }
 
     private static func uniqueSuffix() -> String {
@@ -144,16 +171,59 @@ public final class FileByteSink: ByteSink {
 
     deinit { cancel() }
 
-    /// Writes all of `bytes` to the temporary file.
+    /// Bytes written so far, buffered or not.
+    public var byteCount: Int64 { flushedCount + Int64(buffer.count) }
+
+    /// Writes all of `bytes` (buffered).
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ByteStreamError) {
-        do { _ = try descriptor.writeAll(bytes) } catch {
+        if buffer.count + bytes.count > Self.bufferCapacity { try flush() }
+        if bytes.count >= Self.bufferCapacity {
+            try writeThrough(bytes)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    /// Overwrites bytes already written (flushing the buffer first).
+    public func overwrite(_ bytes: [UInt8], at offset: Int64) throws(ByteStreamError) {
+        try flush()
+        guard offset >= 0, offset + Int64(bytes.count) <= flushedCount else {
+            throw .system(operation: "overwrite", path: path, errno: .invalidArgument)
+        }
+        do {
+            _ = try bytes.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: offset, $0) }
+        } catch {
             throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
         }
     }
 
-    /// Closes the file and gives it its name.
+    /// Writes the buffered bytes to the file.
+    public func flush() throws(ByteStreamError) {
+        guard !buffer.isEmpty else { return }
+        var failure: ByteStreamError?
+        buffer.withUnsafeBytes { raw in
+            do throws(ByteStreamError) { try writeThrough(raw) } catch { failure = error }
+        }
+        buffer.removeAll(keepingCapacity: true)
+        if let failure { throw failure }
+    }
+
+    private func writeThrough(_ bytes: UnsafeRawBufferPointer) throws(ByteStreamError) {
+        do {
+            _ = try descriptor.writeAll(toAbsoluteOffset: flushedCount, bytes)
+            flushedCount += Int64(bytes.count)
+        } catch {
+            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
+        }
+    }
+
+    /// Flushes, closes the file and gives it its name.
     public func commit() throws(ByteStreamError) {
         guard isOpen else { return }
+        do throws(ByteStreamError) { try flush() } catch {
+            cancel()
+            throw error
+        }
         isOpen = false
         do {
             try descriptor.close()

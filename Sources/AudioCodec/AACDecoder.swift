@@ -1,0 +1,150 @@
+internal import CFFmpeg
+public import AACBitstream
+public import MediaCore
+internal import PCMAudio
+
+/// AAC decoder on libavcodec: the series' next step after the seeds' encoder. Packets in — raw
+/// with an AudioSpecificConfig, or whole ADTS frames — and interleaved PCM out (s16, s32 or f32,
+/// converted as `ffmpeg` converts).
+///
+/// Given ``Trim``, it drops the encoder's priming at the start and stops after the valid length,
+/// so decoding a file with a sample-exact edit list gives exactly the samples that were encoded.
+public final class AACDecoder {
+    /// Which decoded samples to keep.
+    public struct Trim: Sendable, Hashable {
+        /// Samples to drop at the start (the encoder's priming).
+        public var priming: Int
+        /// Samples to keep after that; `nil` keeps everything.
+        public var validFrameCount: Int64?
+
+        /// A trim.
+        public init(priming: Int, validFrameCount: Int64? = nil) {
+            self.priming = priming
+            self.validFrameCount = validFrameCount
+        }
+
+        /// Keep every sample.
+        public static let none = Trim(priming: 0)
+    }
+
+    /// The PCM sample type the decoder writes.
+    public let outputSampleFormat: PCMSampleFormat
+    /// What to drop and keep.
+    public let trim: Trim
+    /// The PCM layout of the output, known after the first decoded frame.
+    public private(set) var outputFormat: PCMFormat?
+    /// Output frames delivered so far (after trimming).
+    public private(set) var deliveredFrameCount: Int64 = 0
+
+    private let context: CodecContext
+    private let frame: Frame
+    private let packet: Packet
+    private var decodedFrameCount: Int64 = 0
+    private var flushed = false
+    private var scratch: [UInt8] = []
+
+    /// A decoder for raw AAC packets described by `config`, or — with `nil` — for whole ADTS
+    /// frames, whose headers configure it.
+    ///
+    /// - Parameter outputSampleFormat: `.int16` (default), `.int32` or `.float32`.
+    public init(audioSpecificConfig config: AudioSpecificConfig?, outputSampleFormat: PCMSampleFormat = .int16,
+                trim: Trim = .none) throws(CodecError) {
+        _ = FFmpegLog.quiet
+        guard [.int16, .int32, .float32].contains(outputSampleFormat) else {
+            throw .unsupportedInput("decoder output \(outputSampleFormat.rawValue): use int16, int32 or float32")
+        }
+        guard trim.priming >= 0, (trim.validFrameCount ?? 0) >= 0 else {
+            throw .unsupportedInput("a negative trim (priming \(trim.priming), length \(trim.validFrameCount ?? 0))")
+        }
+        self.outputSampleFormat = outputSampleFormat
+        self.trim = trim
+        guard let codec = avcodec_find_decoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC decoder") }
+        context = try CodecContext(codec: codec)
+        frame = try Frame()
+        packet = try Packet()
+        if let config {
+            let bytes: [UInt8]
+            do { bytes = try config.serialized() } catch { throw .bitstream(error) }
+            guard let extradata = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+                throw .ffmpeg(operation: "av_mallocz", code: kf_averror_enomem(), message: "out of memory")
+            }
+            extradata.copyMemory(from: bytes, byteCount: bytes.count)
+            context.pointer.pointee.extradata = extradata.assumingMemoryBound(to: UInt8.self)
+            context.pointer.pointee.extradata_size = Int32(bytes.count)
+        }
+        context.pointer.pointee.request_sample_fmt = AV_SAMPLE_FMT_FLTP
+        try context.open()
+    }
+
+    /// Decodes one packet (a raw data block, or an ADTS frame with its header) and returns the
+    /// PCM it gives after trimming, as interleaved bytes of ``outputFormat``.
+    public func decode(packet bytes: some Collection<UInt8>) throws(CodecError) -> [UInt8] {
+        guard !flushed else { throw .invalidState("decode after flush: make a new decoder") }
+        scratch.removeAll(keepingCapacity: true)
+        let p = packet.pointer
+        try CodecError.check(av_new_packet(p, Int32(bytes.count)), "av_new_packet")
+        defer { av_packet_unref(p) }
+        _ = UnsafeMutableBufferPointer(start: p.pointee.data, count: bytes.count).initialize(from: bytes)
+        try CodecError.check(avcodec_send_packet(context.pointer, p), "decoding AAC")
+        try receive()
+        return scratch
+    }
+
+    /// Decodes one packet sample and returns its PCM as a sample (nil when trimming left nothing).
+    public func decode(_ sample: MediaSample) throws(CodecError) -> MediaSample? {
+        let pcm = try decode(packet: sample.data)
+        guard let format = outputFormat, !pcm.isEmpty else { return nil }
+        let frames = pcm.count / format.bytesPerFrame
+        let start = deliveredFrameCount - Int64(frames)
+        let scale = Int32(format.sampleRate)
+        return MediaSample(data: pcm, presentationTime: MediaTime(value: start, timescale: scale),
+                           duration: MediaTime(value: Int64(frames), timescale: scale), format: .pcm(format))
+    }
+
+    /// Drains the decoder and returns the last PCM.
+    public func flush() throws(CodecError) -> [UInt8] {
+        guard !flushed else { return [] }
+        flushed = true
+        scratch.removeAll(keepingCapacity: true)
+        try CodecError.check(avcodec_send_packet(context.pointer, nil), "flushing the AAC decoder")
+        try receive()
+        return scratch
+    }
+
+    private func receive() throws(CodecError) {
+        let f = frame.pointer
+        while true {
+            let status = avcodec_receive_frame(context.pointer, f)
+            if status == kf_averror_eagain() || status == kf_averror_eof() { return }
+            try CodecError.check(status, "decoding AAC")
+            defer { av_frame_unref(f) }
+            let channels = Int(f.pointee.ch_layout.nb_channels)
+            let count = Int(f.pointee.nb_samples)
+            guard f.pointee.format == AV_SAMPLE_FMT_FLTP.rawValue else {
+                throw .unsupportedInput("the AAC decoder gave sample format \(f.pointee.format), expected planar float")
+            }
+            let format = PCMFormat(sampleRate: Int(f.pointee.sample_rate), channelCount: channels,
+                                   sampleFormat: outputSampleFormat, isInterleaved: true)
+            if let outputFormat, outputFormat != format {
+                throw .unsupportedInput("the stream changes to \(format.sampleRate) Hz, \(channels) channels mid-stream")
+            }
+            outputFormat = format
+            // Which of this frame's samples survive the trim.
+            let first = decodedFrameCount
+            decodedFrameCount += Int64(count)
+            var keepStart = max(0, Int64(trim.priming) - first)
+            var keepEnd = Int64(count)
+            if let valid = trim.validFrameCount {
+                keepEnd = min(keepEnd, Int64(trim.priming) + valid - first)
+            }
+            keepStart = min(keepStart, Int64(count))
+            guard keepEnd > keepStart else { continue }
+            let planes = (0..<channels).map { channel in
+                UnsafePointer(UnsafeRawPointer(f.pointee.extended_data[channel]!).assumingMemoryBound(to: Float.self))
+            }
+            PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(keepStart), frameCount: Int(keepEnd - keepStart),
+                                            as: outputSampleFormat, to: &scratch)
+            deliveredFrameCount += keepEnd - keepStart
+        }
+    }
+}

@@ -1,0 +1,229 @@
+internal import CFFmpeg
+public import AACBitstream
+public import MediaCore
+internal import PCMAudio
+
+/// AAC-LC encoder on libavcodec's native `aac` encoder: the seeds' `KFAudioEncoder`
+/// (AudioConverter) made real on Linux.
+///
+/// - Takes PCM samples of any length — s16, s32, f32 (or u8, s24, f64), interleaved or planar —
+///   and re-chunks them into 1024-frame codec frames, as the seed's `_leftBuffer` does; each
+///   input sample is converted once, straight into the codec's frame.
+/// - The sample rate and channel count come from the first PCM sample, as in the seed, or from
+///   ``init(format:bitrate:)``.
+/// - Every packet has its own time: `pts = first input pts + (1024·k − priming)/rate`, the time
+///   of the first input sample the packet's output stands for once the decoder drops the
+///   ``priming``. (The seed stamps every packet cut from one buffer with that buffer's time.)
+/// - ``flush()`` encodes the short last frame and drains the encoder; after it ``padding`` says
+///   how many samples at the end are not input, so a muxer can write a sample-exact edit list.
+public final class AACEncoder {
+    /// Sample rates the encoder takes (ISO/IEC 14496-3 Table 1.18, 8–96 kHz).
+    public static let supportedSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
+    /// Channel counts with an AAC channel configuration that libavcodec's encoder takes.
+    public static let supportedChannelCounts = [1, 2, 3, 4, 5, 6, 8]
+    /// PCM frames per AAC-LC packet.
+    public static let framesPerPacket = 1024
+
+    /// The target bitrate in bits per second.
+    public let bitrate: Int
+    /// The PCM layout of the input (set by the first sample or the initializer).
+    public private(set) var inputFormat: PCMFormat?
+    /// The stream's AudioSpecificConfig (libavcodec's extradata), once the encoder is open.
+    public private(set) var audioSpecificConfig: AudioSpecificConfig?
+    /// Samples of encoder delay at the start of the decoded output (`initial_padding`; 1024).
+    public private(set) var priming = 0
+    /// Samples after the input's end in the decoded output; known after ``flush()``.
+    public private(set) var padding: Int?
+    /// Input frames taken so far.
+    public private(set) var inputFrameCount: Int64 = 0
+    /// Packets produced so far.
+    public private(set) var packetCount: Int64 = 0
+
+    private var context: CodecContext?
+    private var frame: Frame?
+    private let packet: Packet
+    private var filled = 0
+    private var framesSent: Int64 = 0
+    private var firstTime: MediaTime?
+    private var outputFormat: FormatDescription?
+    private var flushed = false
+
+    /// An encoder that opens on the first PCM sample, with its rate and channel count.
+    ///
+    /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
+    ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
+    public init(bitrate: Int = 96_000) throws(CodecError) {
+        _ = FFmpegLog.quiet
+        guard (8000...Self.maximumBitrate(channels: 8, sampleRate: 96000)).contains(bitrate) else {
+            throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 8, sampleRate: 96000))
+        }
+        self.bitrate = bitrate
+        self.packet = try Packet()
+    }
+
+    /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
+    /// error before any work starts.
+    public convenience init(format: PCMFormat, bitrate: Int = 96_000) throws(CodecError) {
+        try self.init(bitrate: bitrate)
+        try open(format)
+    }
+
+    /// The most bits per second AAC can carry: 6144 bits per channel per 1024-sample frame.
+    public static func maximumBitrate(channels: Int, sampleRate: Int) -> Int {
+        6144 * channels * sampleRate / 1024
+    }
+
+    /// The compressed format of the packets, once the encoder is open.
+    public var formatDescription: FormatDescription? { outputFormat }
+
+    /// Encodes one PCM sample (any number of frames) and returns the packets that are ready.
+    public func encode(_ sample: MediaSample) throws(CodecError) -> [MediaSample] {
+        guard case .pcm(let format) = sample.format else {
+            throw .unsupportedInput("the encoder takes PCM samples, got \(sample.format.mediaType == .video ? "video" : "compressed audio")")
+        }
+        var packets: [MediaSample] = []
+        var failure: CodecError?
+        sample.data.withUnsafeBytes { raw in
+            do throws(CodecError) {
+                packets = try encode(pcm: raw, format: format, presentationTime: sample.presentationTime)
+            } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return packets
+    }
+
+    /// Encodes PCM bytes laid out as `format` says (whole frames; a planar buffer holds
+    /// `byteCount / bytesPerFrame` frames per plane). `presentationTime` is used for the first
+    /// call only; later times follow from the samples counted.
+    public func encode(pcm: UnsafeRawBufferPointer, format: PCMFormat, presentationTime: MediaTime? = nil) throws(CodecError) -> [MediaSample] {
+        guard !flushed else { throw .invalidState("encode after flush: make a new encoder") }
+        if inputFormat == nil { try open(format) }
+        guard let inputFormat, inputFormat.sampleRate == format.sampleRate, inputFormat.channelCount == format.channelCount else {
+            throw .unsupportedInput("PCM format changed mid-stream to \(format.sampleRate) Hz, \(format.channelCount) channels")
+        }
+        if firstTime == nil {
+            firstTime = (try? presentationTime?.converted(to: Int32(format.sampleRate), rounding: .nearest))
+                ?? MediaTime(value: 0, timescale: Int32(format.sampleRate))
+        }
+        guard pcm.count % format.bytesPerFrame == 0 else {
+            throw .unsupportedInput("\(pcm.count) bytes is not a whole number of \(format.bytesPerFrame)-byte frames")
+        }
+        let total = pcm.count / format.bytesPerFrame
+        var done = 0
+        var packets: [MediaSample] = []
+        while done < total {
+            let (codecFrame, planes) = try writableFrame()
+            let count = min(Self.framesPerPacket - filled, total - done)
+            PCMConversion.toPlanarFloat(source: pcm, format: format, sourceFrameCount: total, frameOffset: done, frameCount: count,
+                                        destination: planes, destinationOffset: filled)
+            filled += count
+            done += count
+            if filled == Self.framesPerPacket {
+                try send(codecFrame, frameCount: filled)
+                try receive(into: &packets)
+            }
+        }
+        inputFrameCount += Int64(total)
+        return packets
+    }
+
+    /// Encodes the short last frame and drains the encoder; sets ``padding``.
+    public func flush() throws(CodecError) -> [MediaSample] {
+        guard !flushed else { return [] }
+        flushed = true
+        guard let context else { return [] }
+        var packets: [MediaSample] = []
+        if filled > 0, let frame {
+            try send(frame, frameCount: filled)
+            try receive(into: &packets)
+        }
+        try CodecError.check(avcodec_send_frame(context.pointer, nil), "flushing the AAC encoder")
+        try receive(into: &packets)
+        padding = Int(packetCount * Int64(Self.framesPerPacket) - Int64(priming) - inputFrameCount)
+        return packets
+    }
+
+    // MARK: - Codec
+
+    private func open(_ format: PCMFormat) throws(CodecError) {
+        guard Self.supportedSampleRates.contains(format.sampleRate) else {
+            throw .unsupportedSampleRate(format.sampleRate, supported: Self.supportedSampleRates)
+        }
+        guard Self.supportedChannelCounts.contains(format.channelCount) else {
+            throw .unsupportedChannelCount(format.channelCount, supported: Self.supportedChannelCounts)
+        }
+        let limit = Self.maximumBitrate(channels: format.channelCount, sampleRate: format.sampleRate)
+        guard (8000...limit).contains(bitrate) else { throw .bitrateOutOfRange(bitrate, allowed: 8000...limit) }
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC encoder") }
+        let context = try CodecContext(codec: codec)
+        let c = context.pointer
+        c.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        c.pointee.sample_rate = Int32(format.sampleRate)
+        kf_default_channel_layout(&c.pointee.ch_layout, Int32(format.channelCount))
+        c.pointee.bit_rate = Int64(bitrate)
+        c.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
+        c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        try context.open()
+
+        let frame = try Frame()
+        let f = frame.pointer
+        f.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        f.pointee.nb_samples = Int32(Self.framesPerPacket)
+        f.pointee.sample_rate = Int32(format.sampleRate)
+        try CodecError.check(av_channel_layout_copy(&f.pointee.ch_layout, &c.pointee.ch_layout), "av_channel_layout_copy")
+        try CodecError.check(av_frame_get_buffer(f, 0), "av_frame_get_buffer")
+
+        let extradata = c.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(c.pointee.extradata_size))) } ?? []
+        let config: AudioSpecificConfig
+        do { config = try AudioSpecificConfig(bytes: extradata) } catch { throw .bitstream(error) }
+        self.context = context
+        self.frame = frame
+        self.inputFormat = format
+        self.priming = Int(c.pointee.initial_padding)
+        self.audioSpecificConfig = config
+        self.outputFormat = .audio(EncodedAudioFormat(codec: .aac, sampleRate: format.sampleRate, channelCount: format.channelCount,
+                                                      framesPerPacket: Self.framesPerPacket, decoderConfiguration: extradata))
+    }
+
+    /// The frame being filled, made writable when a new one starts, and its channel planes.
+    private func writableFrame() throws(CodecError) -> (Frame, [UnsafeMutablePointer<Float>]) {
+        guard let frame, let inputFormat else { throw .invalidState("the encoder is not open") }
+        let f = frame.pointer
+        if filled == 0 {
+            try CodecError.check(av_frame_make_writable(f), "av_frame_make_writable")
+            f.pointee.nb_samples = Int32(Self.framesPerPacket)
+        }
+        let planes = (0..<inputFormat.channelCount).map { channel in
+            UnsafeMutableRawPointer(f.pointee.extended_data[channel]!).assumingMemoryBound(to: Float.self)
+        }
+        return (frame, planes)
+    }
+
+    private func send(_ frame: Frame, frameCount: Int) throws(CodecError) {
+        guard let context else { return }
+        frame.pointer.pointee.nb_samples = Int32(frameCount)
+        frame.pointer.pointee.pts = framesSent
+        framesSent += Int64(frameCount)
+        filled = 0
+        try CodecError.check(avcodec_send_frame(context.pointer, frame.pointer), "encoding AAC")
+    }
+
+    private func receive(into packets: inout [MediaSample]) throws(CodecError) {
+        guard let context, let inputFormat, let outputFormat, let firstTime else { return }
+        let p = packet.pointer
+        while true {
+            let status = avcodec_receive_packet(context.pointer, p)
+            if status == kf_averror_eagain() || status == kf_averror_eof() { return }
+            try CodecError.check(status, "receiving AAC packets")
+            defer { av_packet_unref(p) }
+            let data = Array(UnsafeBufferPointer(start: p.pointee.data, count: Int(p.pointee.size)))
+            let scale = Int32(inputFormat.sampleRate)
+            let start = packetCount * Int64(Self.framesPerPacket) - Int64(priming)
+            let time = MediaTime(value: firstTime.value + start, timescale: scale)
+            packets.append(MediaSample(data: data, presentationTime: time,
+                                       duration: MediaTime(value: Int64(Self.framesPerPacket), timescale: scale),
+                                       format: outputFormat))
+            packetCount += 1
+        }
+    }
+}

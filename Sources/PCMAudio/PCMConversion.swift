@@ -1,0 +1,142 @@
+public import MediaCore
+
+/// Conversions between the PCM layouts capture, files and the codec use, with the same
+/// arithmetic as FFmpeg's libswresample, so that our encoder sees the same floats as
+/// `ffmpeg -c:a aac` and our decoder writes the same integers as `ffmpeg -i IN OUT.wav`:
+///
+/// - to float: `u8` → `(x − 128) / 128`, `s16` → `x / 32768`, `s24`/`s32` → `x / 2³¹`;
+/// - from float: `s16` → `clip(lrint(x · 32768))`, `s32` → `clip(llrint(x · 2³¹))`.
+///
+/// Each function converts straight from the source buffer into the destination: one pass, no
+/// intermediate copy.
+public enum PCMConversion {
+    /// Converts `frameCount` frames starting at frame `frameOffset` of `source` (laid out as
+    /// `format` says; a planar source holds `sourceFrameCount` frames per plane) into planar
+    /// Float32 channel buffers, writing at `destinationOffset` of each.
+    ///
+    /// - Precondition: `destination.count == format.channelCount`, each buffer has room, and the
+    ///   source holds the frames (the caller sized them; nothing here reads from a file).
+    @inlinable
+    public static func toPlanarFloat(
+        source: UnsafeRawBufferPointer, format: PCMFormat, sourceFrameCount: Int,
+        frameOffset: Int, frameCount: Int,
+        destination: [UnsafeMutablePointer<Float>], destinationOffset: Int
+    ) {
+        let channels = format.channelCount
+        let width = format.sampleFormat.bytesPerSample
+        precondition(destination.count == channels, "one destination plane per channel")
+        precondition(frameOffset >= 0 && frameCount >= 0 && frameOffset + frameCount <= sourceFrameCount)
+        precondition(source.count >= sourceFrameCount * channels * width, "source shorter than its frame count")
+        guard frameCount > 0, let base = source.baseAddress else { return }
+        for channel in 0..<channels {
+            // Byte position of sample (frame f, channel c) = start + f * step.
+            let start: Int
+            let step: Int
+            if format.isInterleaved {
+                start = (frameOffset * channels + channel) * width
+                step = channels * width
+            } else {
+                start = (channel * sourceFrameCount + frameOffset) * width
+                step = width
+            }
+            let out = destination[channel] + destinationOffset
+            var position = base + start
+            switch format.sampleFormat {
+            case .uint8:
+                for index in 0..<frameCount {
+                    out[index] = Float(Int(position.load(as: UInt8.self)) - 0x80) * (1.0 / 128.0)
+                    position += step
+                }
+            case .int16:
+                for index in 0..<frameCount {
+                    out[index] = Float(Int16(littleEndian: position.loadUnaligned(as: Int16.self))) * (1.0 / 32768.0)
+                    position += step
+                }
+            case .int24:
+                for index in 0..<frameCount {
+                    let value = Int32(position.load(fromByteOffset: 0, as: UInt8.self)) << 8
+                        | Int32(position.load(fromByteOffset: 1, as: UInt8.self)) << 16
+                        | Int32(position.load(fromByteOffset: 2, as: UInt8.self)) << 24
+                    out[index] = Float(value) * (1.0 / 2_147_483_648.0)
+                    position += step
+                }
+            case .int32:
+                for index in 0..<frameCount {
+                    out[index] = Float(Int32(littleEndian: position.loadUnaligned(as: Int32.self))) * (1.0 / 2_147_483_648.0)
+                    position += step
+                }
+            case .float32:
+                for index in 0..<frameCount {
+                    out[index] = Float(bitPattern: UInt32(littleEndian: position.loadUnaligned(as: UInt32.self)))
+                    position += step
+                }
+            case .float64:
+                for index in 0..<frameCount {
+                    out[index] = Float(Double(bitPattern: UInt64(littleEndian: position.loadUnaligned(as: UInt64.self))))
+                    position += step
+                }
+            }
+        }
+    }
+
+    /// Appends `frameCount` frames from planar Float32 channel buffers (starting at
+    /// `frameOffset`) to `output` as interleaved little-endian `sampleFormat`.
+    ///
+    /// Supports `.int16`, `.int32` and `.float32` (what a decoder writes).
+    @inlinable
+    public static func appendInterleaved(
+        planes: [UnsafePointer<Float>], frameOffset: Int, frameCount: Int,
+        as sampleFormat: PCMSampleFormat, to output: inout [UInt8]
+    ) {
+        precondition([.int16, .int32, .float32].contains(sampleFormat), "decoder output is s16, s32 or f32")
+        let channels = planes.count
+        guard frameCount > 0, channels > 0 else { return }
+        let width = sampleFormat.bytesPerSample
+        let oldCount = output.count
+        let added = frameCount * channels * width
+        output.append(contentsOf: repeatElement(0, count: added))
+        output.withUnsafeMutableBytes { raw in
+            let base = raw.baseAddress! + oldCount
+            for channel in 0..<channels {
+                let input = planes[channel] + frameOffset
+                var position = base + channel * width
+                let step = channels * width
+                switch sampleFormat {
+                case .int16:
+                    for index in 0..<frameCount {
+                        position.storeBytes(of: int16(input[index]).littleEndian, as: Int16.self)
+                        position += step
+                    }
+                case .int32:
+                    for index in 0..<frameCount {
+                        position.storeBytes(of: int32(input[index]).littleEndian, as: Int32.self)
+                        position += step
+                    }
+                default:
+                    for index in 0..<frameCount {
+                        position.storeBytes(of: input[index].bitPattern.littleEndian, as: UInt32.self)
+                        position += step
+                    }
+                }
+            }
+        }
+    }
+
+    /// `av_clip_int16(lrintf(x * 32768))`, with NaN as 0.
+    @inlinable
+    public static func int16(_ sample: Float) -> Int16 {
+        let scaled = (sample * 32768).rounded(.toNearestOrEven)
+        if scaled >= 32767 { return .max }
+        if scaled <= -32768 { return .min }
+        return scaled.isNaN ? 0 : Int16(scaled)
+    }
+
+    /// `av_clipl_int32(llrintf(x * 2³¹))`, with NaN as 0.
+    @inlinable
+    public static func int32(_ sample: Float) -> Int32 {
+        let scaled = (Double(sample) * 2_147_483_648).rounded(.toNearestOrEven)
+        if scaled >= 2_147_483_647 { return .max }
+        if scaled <= -2_147_483_648 { return .min }
+        return scaled.isNaN ? 0 : Int32(scaled)
+    }
+}

@@ -1,0 +1,88 @@
+import AACBitstream
+import AudioCodec
+import Foundation
+import MediaCore
+import Testing
+
+@Suite struct AACDecoderTests {
+    /// Goertzel power of `frequency` relative to the signal's total power.
+    static func toneShare(_ samples: [Double], rate: Int, frequency: Double) -> Double {
+        let k = 2 * cos(2 * Double.pi * frequency / Double(rate))
+        var (s1, s2) = (0.0, 0.0)
+        for x in samples { (s1, s2) = (x + k * s1 - s2, s1) }
+        let power = s1 * s1 + s2 * s2 - k * s1 * s2
+        let total = samples.reduce(0) { $0 + $1 * $1 }
+        return 2 * power / (Double(samples.count) * total)
+    }
+
+    static func rms(_ samples: [Double]) -> Double {
+        (samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count)).squareRoot()
+    }
+
+    @Test(arguments: [4096, 10_000, 44_100])
+    func trimmedDecodeHasExactlyTheInputLengthAndLinesUp(frames: Int) throws {
+        let format = PCMFormat(sampleRate: 44100, channelCount: 2, sampleFormat: .int16)
+        let input = Signal.sine(frames: frames, channels: 2, rate: 44100, frequency: 1000, amplitude: 0.5)
+        let (encoder, packets) = try Signal.encode(Signal.int16Interleaved(input), format: format, chunks: [4410], bitrate: 128_000)
+        let decoder = try AACDecoder(audioSpecificConfig: encoder.audioSpecificConfig,
+                                     trim: .init(priming: encoder.priming, validFrameCount: Int64(frames)))
+        var pcm: [UInt8] = []
+        for packet in packets { pcm += try decoder.decode(packet: packet.data) }
+        pcm += try decoder.flush()
+        #expect(decoder.outputFormat == format)
+        #expect(pcm.count == frames * 4, "exactly the input's length")
+        #expect(decoder.deliveredFrameCount == Int64(frames))
+
+        // Left channel: the 1 kHz tone at the input's level, lined up (lag 0 beats lags ±1…±20).
+        let left = Signal.int16Samples(pcm).enumerated().filter { $0.offset % 2 == 0 }.map { Double($0.element) / 32768 }
+        let reference = input[0].map(Double.init)
+        let body = 2048..<(frames - 1024)
+        #expect(Self.toneShare(Array(left[body]), rate: 44100, frequency: 1000) > 0.99)
+        let level = 20 * log10(Self.rms(Array(left[body])) / Self.rms(Array(reference[body])))
+        #expect(abs(level) < 0.5, "level differs by \(level) dB")
+        func correlation(_ lag: Int) -> Double {
+            body.reduce(0) { $0 + left[$1] * reference[$1 + lag] }
+        }
+        let atZero = correlation(0)
+        for lag in [-20, -5, -2, -1, 1, 2, 5, 20] { #expect(atZero > correlation(lag)) }
+    }
+
+    @Test func untrimmedDecodeKeepsPrimingAndPadding() throws {
+        let format = PCMFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16)
+        let (encoder, packets) = try Signal.encode(Signal.int16Interleaved(Signal.sine(frames: 5000, channels: 1, rate: 48000)),
+                                                   format: format, chunks: [5000])
+        let decoder = try AACDecoder(audioSpecificConfig: encoder.audioSpecificConfig, outputSampleFormat: .float32)
+        var pcm: [UInt8] = []
+        for packet in packets { pcm += try decoder.decode(packet: packet.data) }
+        pcm += try decoder.flush()
+        #expect(pcm.count == packets.count * 1024 * 4)
+        #expect(decoder.outputFormat?.sampleFormat == .float32)
+    }
+
+    @Test func decodesADTSFramesWithoutAConfig() throws {
+        let format = PCMFormat(sampleRate: 22050, channelCount: 2, sampleFormat: .int16)
+        let (encoder, packets) = try Signal.encode(Signal.int16Interleaved(Signal.sine(frames: 8000, channels: 2, rate: 22050)),
+                                                   format: format, chunks: [8000])
+        var writer = try ADTSWriter(sink: ArrayByteSink(), audioSpecificConfig: try #require(encoder.audioSpecificConfig))
+        for packet in packets { try writer.write(rawDataBlock: packet.data) }
+        var reader = ADTSReader(source: ArrayByteSource(writer.sink.bytes))
+        let decoder = try AACDecoder(audioSpecificConfig: nil)
+        var frames = 0
+        while let frame = try reader.nextFrame() { frames += try decoder.decode(packet: frame.bytes).count / 4 }
+        frames += try decoder.flush().count / 4
+        #expect(frames == packets.count * 1024)
+        #expect(decoder.outputFormat?.sampleRate == 22050 && decoder.outputFormat?.channelCount == 2)
+    }
+
+    @Test func garbageIsATypedErrorNotACrash() throws {
+        let decoder = try AACDecoder(audioSpecificConfig: try AudioSpecificConfig(bytes: [0x12, 0x10]))
+        var failures = 0
+        var generator = SystemRandomNumberGenerator()
+        for length in [1, 7, 100, 2000] {
+            let junk = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            do { _ = try decoder.decode(packet: junk) } catch { failures += 1 }
+        }
+        #expect(failures > 0)
+        #expect(throws: CodecError.self) { try AACDecoder(audioSpecificConfig: nil, outputSampleFormat: .uint8) }
+    }
+}
