@@ -2,3 +2,5 @@
 // and the pipelines built on them.
 @_exported public import MediaCore
 @_exported public import AACBitstream
+@_exported public import PCMAudio
+@_exported public import AudioCodec

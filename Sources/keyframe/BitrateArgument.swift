@@ -1,0 +1,18 @@
+import ArgumentParser
+
+/// A bitrate on the command line: `96000`, `96k` or `0.5M`.
+struct Bitrate: ExpressibleByArgument {
+    let bitsPerSecond: Int
+
+    init?(argument: String) {
+        let text = argument.lowercased()
+        var multiplier = 1.0
+        var number = Substring(text)
+        if text.hasSuffix("k") { multiplier = 1000; number = number.dropLast() }
+        if text.hasSuffix("m") { multiplier = 1_000_000; number = number.dropLast() }
+        guard let value = Double(number), value > 0, value * multiplier < Double(Int32.max) else { return nil }
+        bitsPerSecond = Int((value * multiplier).rounded())
+    }
+
+    static var defaultValueDescription: String { "96k" }
+}

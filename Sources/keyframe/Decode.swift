@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import KeyFrameKit
+
+/// `keyframe decode INPUT -o OUTPUT`: AAC to PCM (the series' decode step).
+struct Decode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode an AAC file to WAV or raw PCM.",
+        discussion: """
+            INPUT .aac (ADTS) is decoded whole, like `ffmpeg -i IN.aac OUT.wav`: ADTS cannot say how \
+            much of the start is encoder priming. (.m4a/.mp4 — with its edit list applied — arrives \
+            with the MP4 demuxer.) OUTPUT .wav is 16-bit (or 32-bit float with --format f32le); \
+            .pcm is raw interleaved. Damage in the input is reported on stderr. Nothing is left under \
+            OUTPUT if decoding fails.
+            """
+    )
+
+    @Argument(help: "The .aac file to decode.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The output file: .wav or .pcm.")
+    var output: String
+
+    @Option(help: "Output sample type.")
+    var format: RawSampleFormat = .s16le
+
+    func run() throws {
+        try checkDistinct(input: input, output: output)
+        switch fileExtension(input) {
+        case "aac", "adts": break
+        case "m4a", "mp4", "mov": throw CommandFailure("\(input): decoding MP4/M4A needs the MP4 demuxer, which is not built yet")
+        default: throw CommandFailure("\(input): unknown input type; use .aac")
+        }
+        let destination: Transcode.PCMDestination
+        switch fileExtension(output) {
+        case "wav", "wave": destination = .wav(path: output)
+        case "pcm", "raw": destination = .raw(path: output)
+        default: throw CommandFailure("\(output): unknown output type; use .wav or .pcm")
+        }
+        let line = ProgressLine(label: "decoding")
+        let summary = try Transcode.decodeADTS(inputPath: input, to: destination, sampleFormat: format.sampleFormat) { progress in
+            line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
+        }
+        let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
+        line.finish(mediaSeconds: seconds, totalSeconds: seconds)
+        for damage in summary.damage { FileHandle.standardError.write(Data("warning: \(input): \(damage)\n".utf8)) }
+        print(String(format: "%@: %.3f s, %d Hz, %d ch, %lld frames from %d AAC packets",
+                     output, seconds, summary.format.sampleRate, summary.format.channelCount, summary.frames, summary.packets))
+    }
+}

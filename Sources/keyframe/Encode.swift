@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import KeyFrameKit
+
+/// `keyframe encode INPUT -o OUTPUT [--bitrate 96k]`: PCM to AAC-LC (seed 003's encoder).
+struct Encode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Encode a WAV or raw PCM file to AAC-LC.",
+        discussion: """
+            INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
+            or raw interleaved .pcm (give --sample-rate, --channels, --format). OUTPUT .aac is ADTS. \
+            (.m4a arrives with the MP4 muxer.) The encoder is libavcodec's native AAC encoder; sample \
+            rate and channels come from the input. Nothing is left under OUTPUT if encoding fails.
+            """
+    )
+
+    @Argument(help: "The .wav or .pcm file to encode.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS).")
+    var output: String
+
+    @Option(help: "Target bitrate: 96000, 96k or 0.128M.")
+    var bitrate = Bitrate(argument: "96k")!
+
+    @OptionGroup var layout: PCMLayoutOptions
+
+    func run() throws {
+        try checkDistinct(input: input, output: output)
+        switch fileExtension(output) {
+        case "aac", "adts": break
+        case "m4a", "mp4": throw CommandFailure("\(output): encoding to MP4/M4A needs the MP4 muxer, which is not built yet; write .aac")
+        default: throw CommandFailure("\(output): unknown output type; use .aac")
+        }
+        var reader: PCMFileReader
+        switch fileExtension(input) {
+        case "wav", "wave": reader = try PCMFileReader(wavPath: input)
+        case "pcm", "raw": reader = try PCMFileReader(rawPath: input, format: try layout.rawLayout(for: input))
+        default: throw CommandFailure("\(input): unknown input type; use .wav or .pcm")
+        }
+        let line = ProgressLine(label: "encoding")
+        let summary = try Transcode.encodeToADTS(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond) { progress in
+            line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
+        }
+        let seconds = Double(summary.inputFrames) / Double(reader.format.sampleRate)
+        line.finish(mediaSeconds: seconds, totalSeconds: seconds)
+        for warning in summary.warnings { FileHandle.standardError.write(Data("warning: \(input): \(warning)\n".utf8)) }
+        print(String(format: "%@: %.3f s, %d Hz, %d ch → %lld AAC packets at %d b/s (priming %d, padding %d)",
+                     output, seconds, reader.format.sampleRate, reader.format.channelCount, summary.packets,
+                     bitrate.bitsPerSecond, summary.priming, summary.padding))
+    }
+}
