@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Writes seed inputs for one fuzz target into a directory.
 #
-#   scripts/fuzz-seeds.sh adts|asc|esds DIR
+#   scripts/fuzz-seeds.sh adts|asc|esds|wav DIR
 #
 # adts: short ADTS files made with ffmpeg, plus the ADTS files of ../shared/corpus when it is there.
 # asc:  AudioSpecificConfigs, from a list and from the esds boxes of the files below.
 # esds: ES_Descriptors (the esds box payload after version/flags) from M4A files made with ffmpeg
 #       and from ../shared/corpus, plus an Apple-style one with 4-byte size fields.
+# wav:  0.05 s WAV files made with ffmpeg (5.1 and 96 kHz shorter, to stay under -max_len): every
+#       PCM sample format, mono to 5.1, RF64, LIST metadata, a bext chunk, and the streaming
+#       header ffmpeg writes to a pipe.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -134,6 +137,28 @@ esds)
     write_hex esds 038080802200000004808080144015000000000001f4000001f40005808080021210068080800102
     m4a_files
     extract_esds "$dir" esds-mp4 "${files[@]}"
+    ;;
+wav)
+    # make_wav NAME CODEC RATE CHANNELS [ffmpeg output options]
+    make_wav() {
+        local name=$1 codec=$2 rate=$3 channels=$4; shift 4
+        ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=$rate:duration=0.05" \
+            -ac "$channels" -c:a "$codec" "$@" "$dir/$name"
+    }
+    make_wav u8-mono.wav pcm_u8 8000 1
+    make_wav s16-stereo.wav pcm_s16le 8000 2
+    make_wav s24-stereo.wav pcm_s24le 8000 2
+    make_wav s32-mono.wav pcm_s32le 8000 1
+    make_wav f32-mono.wav pcm_f32le 8000 1
+    make_wav f64-mono.wav pcm_f64le 8000 1
+    make_wav s16-5.1.wav pcm_s16le 8000 6 -t 0.02
+    make_wav s16-rf64.wav pcm_s16le 8000 1 -rf64 always
+    make_wav s16-rf64-auto.wav pcm_s16le 8000 1 -rf64 auto -fflags +bitexact
+    make_wav u8-title.wav pcm_u8 8000 1 -metadata title=x -metadata artist=y
+    make_wav s16-96k.wav pcm_s16le 96000 1 -t 0.01
+    make_wav s16-bext.wav pcm_s16le 8000 1 -write_bext 1 -fflags +bitexact
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=8000:duration=0.05" \
+        -c:a pcm_s16le -f wav - >"$dir/s16-streamed.wav"
     ;;
 *)
     usage

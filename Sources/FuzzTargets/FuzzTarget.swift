@@ -1,5 +1,6 @@
 import AACBitstream
 import MediaCore
+import PCMAudio
 
 /// The fuzz targets: one per parser. Each takes arbitrary bytes, must never trap or hang, and
 /// checks a property that only a correct parser keeps (a `precondition` failure is a finding).
@@ -15,6 +16,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// ``ESDescriptor`` (and the magic-cookie path): what parses writes back to bytes that parse
     /// to the same value and write back to themselves.
     case esds
+    /// ``WAVReader`` and ``RawPCMReader``: parsing never traps; reading one frame at a time and
+    /// 4096 at a time gives the same bytes and warnings; what is read is whole frames and no
+    /// more than the input; what is read writes (``WAVWriter``, as RIFF or RF64) and reads back
+    /// to the same format and bytes.
+    case wav
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -22,6 +28,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)
+        case .wav: Self.wav(data)
         }
     }
 
@@ -77,5 +84,65 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         let again = try? ESDescriptor(bytes: written)
         precondition(again == descriptor, "ES_Descriptor changes through write and parse")
         precondition((try? again?.serialized()) == written, "ES_Descriptor writing is not stable")
+    }
+
+    private static func wav(_ data: [UInt8]) {
+        // Raw PCM in a layout picked by the first byte: whole frames, all of them.
+        let formats = PCMSampleFormat.allCases
+        let selector = Int(data.first ?? 0)
+        let raw = PCMFormat(sampleRate: 8000, channelCount: selector / formats.count % 8 + 1,
+                            sampleFormat: formats[selector % formats.count])
+        if var reader = try? RawPCMReader(source: ArrayByteSource(data), format: raw) {
+            var total = 0
+            while let chunk = try? reader.read(maxFrames: 7) {
+                precondition(chunk.count % raw.bytesPerFrame == 0, "raw PCM read is not whole frames")
+                total += chunk.count
+            }
+            precondition(total == data.count / raw.bytesPerFrame * raw.bytesPerFrame, "raw PCM reader lost or invented bytes")
+            precondition(reader.warnings.isEmpty == (data.count % raw.bytesPerFrame == 0), "raw PCM partial frame not reported")
+        }
+
+        guard let one = readWAV(data, maxFrames: 1) else { return }
+        guard let many = readWAV(data, maxFrames: 4096) else {
+            preconditionFailure("WAV header parses once but not twice")
+        }
+        precondition(one.format == many.format, "WAV format depends on the read size")
+        precondition(one.bytes == many.bytes, "WAV frames depend on the read size")
+        precondition(one.warnings == many.warnings, "WAV warnings depend on the read size")
+        precondition(one.bytes.count % one.format.bytesPerFrame == 0, "WAV read is not whole frames")
+        precondition(one.bytes.count <= data.count, "WAV reader delivered more bytes than it was given")
+        if let frameCount = one.frameCount {
+            precondition(Int64(one.bytes.count / one.format.bytesPerFrame) <= frameCount, "WAV reader delivered more than frameCount")
+        }
+
+        // What was read writes and reads back to itself, as RIFF or (odd inputs) forced RF64.
+        guard var writer = try? WAVWriter(sink: ArrayByteSink(), format: one.format,
+                                          rf64Threshold: data.count % 2 == 1 ? 0 : Int64(UInt32.max) - 1) else {
+            preconditionFailure("a format WAVReader accepts cannot be written")
+        }
+        do {
+            try writer.write(one.bytes)
+            try writer.finish()
+        } catch {
+            preconditionFailure("WAVWriter failed: \(error)")
+        }
+        guard let again = readWAV(writer.sink.bytes, maxFrames: 4096) else {
+            preconditionFailure("WAVReader cannot read what WAVWriter wrote")
+        }
+        precondition(again.format == one.format && again.bytes == one.bytes, "WAV changes through write and read")
+        precondition(again.warnings.isEmpty, "WAVReader warns about what WAVWriter wrote")
+        precondition(again.frameCount == Int64(one.bytes.count / one.format.bytesPerFrame) || (one.bytes.isEmpty && again.frameCount == nil),
+                     "WAVWriter's frame count reads back wrong")
+    }
+
+    private static func readWAV(_ data: [UInt8], maxFrames: Int)
+        -> (format: PCMFormat, frameCount: Int64?, bytes: [UInt8], warnings: [String])? {
+        guard var reader = try? WAVReader(source: ArrayByteSource(data)) else { return nil }
+        var bytes: [UInt8] = []
+        while let chunk = try? reader.read(maxFrames: maxFrames) {
+            precondition(chunk.count <= maxFrames * reader.format.bytesPerFrame, "WAV read returned more than asked")
+            bytes += chunk
+        }
+        return (reader.format, reader.frameCount, bytes, reader.warnings)
     }
 }

@@ -13,9 +13,17 @@ public struct PCMFileReader {
     public let frameCount: Int64?
 
     /// Opens a WAV file.
-    public init(wavPath path: String) throws(PipelineError) {
+    ///
+    /// - Parameter allowTruncated: accept a file that ends before its data chunk does (a cut
+    ///   recording) and read what is there; by default that header lie is an error.
+    public init(wavPath path: String, allowTruncated: Bool = false) throws(PipelineError) {
         do {
-            let wav = try WAVReader(source: try FileByteSource(path: path))
+            let source = try FileByteSource(path: path)
+            let wav = try WAVReader(source: source)
+            if !allowTruncated, let declared = wav.declaredDataByteCount, let size = source.size(),
+               declared > size - wav.dataOffset {
+                throw WAVError.dataBeyondFile(declared: declared, available: max(0, size - wav.dataOffset), offset: wav.dataOffset)
+            }
             reader = .wav(wav)
             format = wav.format
             frameCount = wav.frameCount

@@ -19,6 +19,15 @@ public protocol ByteSource {
     mutating func read(into buffer: inout [UInt8], maxCount: Int) throws(ByteStreamError) -> Int
 }
 
+/// A source read at any offset: a file, or bytes in memory. The MP4 demuxer reads boxes and
+/// samples through it, so memory holds what is being parsed, never the whole file.
+public protocol RandomAccessByteSource {
+    /// The source's length in bytes.
+    var byteCount: Int64 { get }
+    /// Reads up to `count` bytes at `offset`; fewer only at the end of the source.
+    func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8]
+}
+
 /// Where a stream writer puts its bytes.
 public protocol ByteSink {
     /// Writes all of `bytes`.
@@ -63,6 +72,26 @@ public struct ArrayByteSource: ByteSource, Sendable {
     }
 }
 
+/// Bytes in memory, read at any offset.
+public struct ArrayRandomAccessSource: RandomAccessByteSource, Sendable {
+    private let bytes: [UInt8]
+
+    /// A source over `bytes`.
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The number of bytes.
+    public var byteCount: Int64 { Int64(bytes.count) }
+
+    /// Reads up to `count` bytes at `offset`.
+    public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
+        guard offset >= 0, count >= 0, offset <= Int64(bytes.count) else {
+            throw .system(operation: "read at \(offset)", path: "memory", errno: .invalidArgument)
+        }
+        let start = Int(offset)
+        return Array(bytes[start..<min(bytes.count, start + count)])
+    }
+}
+
 /// A sink that collects what is written in memory.
 public struct ArrayByteSink: SeekableByteSink, Sendable {
     /// Everything written so far.
@@ -89,7 +118,7 @@ public struct ArrayByteSink: SeekableByteSink, Sendable {
 }
 
 /// A file opened for reading, closed when the value is released.
-public final class FileByteSource: ByteSource {
+public final class FileByteSource: ByteSource, RandomAccessByteSource {
     private let descriptor: FileDescriptor
     /// The path the file was opened from.
     public let path: String
@@ -106,12 +135,43 @@ public final class FileByteSource: ByteSource {
 
     deinit { try? descriptor.close() }
 
+    /// The file's size in bytes (0 for a pipe or device).
+    public var byteCount: Int64 { size() ?? 0 }
+
     /// The file's size in bytes, or `nil` for a pipe or device.
     public func size() -> Int64? {
         guard let current = try? descriptor.seek(offset: 0, from: .current),
               let end = try? descriptor.seek(offset: 0, from: .end) else { return nil }
         _ = try? descriptor.seek(offset: current, from: .start)
         return end
+    }
+
+    /// Reads up to `count` bytes at absolute `offset` without moving the stream position (pread);
+    /// fewer only at the end of the file.
+    public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
+        guard offset >= 0, count >= 0 else {
+            throw .system(operation: "read at \(offset)", path: path, errno: .invalidArgument)
+        }
+        var result = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        var failure: Errno?
+        result.withUnsafeMutableBytes { raw in
+            while filled < count {
+                do {
+                    let got = try descriptor.read(fromAbsoluteOffset: offset + Int64(filled),
+                                                  into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]),
+                                                  retryOnInterrupt: true)
+                    if got == 0 { break }
+                    filled += got
+                } catch {
+                    failure = error as? Errno ?? .ioError
+                    break
+                }
+            }
+        }
+        if let failure { throw .system(operation: "read", path: path, errno: failure) }
+        if filled < count { result.removeLast(count - filled) }
+        return result
     }
 
     /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.

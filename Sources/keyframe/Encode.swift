@@ -23,6 +23,9 @@ struct Encode: ParsableCommand {
     @Option(help: "Target bitrate: 96000, 96k or 0.128M.")
     var bitrate = Bitrate(argument: "96k")!
 
+    @Flag(help: "Encode what there is of a WAV that ends before its data chunk says (a cut recording).")
+    var allowTruncated = false
+
     @OptionGroup var layout: PCMLayoutOptions
 
     func run() throws {
@@ -34,7 +37,15 @@ struct Encode: ParsableCommand {
         }
         var reader: PCMFileReader
         switch fileExtension(input) {
-        case "wav", "wave": reader = try PCMFileReader(wavPath: input)
+        case "wav", "wave":
+            do {
+                reader = try PCMFileReader(wavPath: input, allowTruncated: allowTruncated)
+            } catch PipelineError.wav(let error) {
+                if case .dataBeyondFile = error {
+                    throw CommandFailure("\(input): \(error) (a cut recording? --allow-truncated encodes what is there)")
+                }
+                throw CommandFailure("\(input): \(error)")
+            }
         case "pcm", "raw": reader = try PCMFileReader(rawPath: input, format: try layout.rawLayout(for: input))
         default: throw CommandFailure("\(input): unknown input type; use .wav or .pcm")
         }
