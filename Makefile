@@ -6,7 +6,8 @@
 #   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
 #   make fuzz-replay re-run saved findings (fuzz-findings/TARGET/) without libFuzzer
 #   make demo        encode a tone with ffmpeg, probe it with keyframe and ffprobe (demo-out/)
-#   make bench       benchmarks against FFmpeg
+#   make bench       benchmarks against FFmpeg (BENCHMARKS.md)
+#   make quality     perceptual quality of our AAC against ffmpeg's (BENCHMARKS.md)
 #   make clean       remove build output (keeps .venv and fuzz-findings; `make distclean` removes them)
 
 SHELL := /bin/bash
@@ -23,8 +24,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libavcodec-dev libavutil-dev libswresample-dev libasound2-dev alsa-utils ffmpeg \
                 mediainfo pkg-config
 VENV := .venv
+# mutagen: the tests' peer reader of durations.
 PIP_PACKAGES := mutagen
-# More PyPI packages for the venv (the perceptual-quality tools come in a later issue).
+# The perceptual metrics of `make quality` (scripts/quality.py), installed by that target only:
+# they add ~220 MB to the venv and CI's `make test` does not need them. visqol-python builds
+# libsvm-official from source.
+QUALITY_PIP_PACKAGES := zimtohrli visqol-python
+# More PyPI packages for the venv, e.g. PIP_EXTRA_PACKAGES='visqol-python[accel]' (numba).
 PIP_EXTRA_PACKAGES ?=
 
 # The debug build's products (keyframe, keyframe-fuzz); evaluated where used.
@@ -32,7 +38,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 
 # --- fuzzing ------------------------------------------------------------------------------------
 
-FUZZ_TARGETS := adts asc esds
+FUZZ_TARGETS := adts asc esds wav
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
@@ -184,8 +190,32 @@ demo: deps build
 	ffprobe -v error -count_packets -show_entries stream=codec_name,sample_rate,channels,nb_read_packets \
 	    -of default=noprint_wrappers=1 $(DEMO)/tone.aac
 
-bench:
-	@echo "no benchmarks yet: the codec issue adds them"
+# Benchmarks (scripts/bench.py): each job times keyframe and the matching ffmpeg command on the
+# same input in the same run, alternating, BENCH_RUNS times after a warm-up; prints the table and
+# the ratio to ffmpeg and rewrites the job's section of BENCHMARKS.md. Never fails on speed.
+# BENCH_JOBS=encode,decode selects jobs (default: every job in the script's table).
+BENCH_RUNS ?= 5
+BENCH_JOBS ?=
+RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)
+
+bench: deps
+	$(SWIFT) build -c release --product keyframe
+	$(VENV)/bin/python scripts/bench.py --runs $(BENCH_RUNS) $(if $(BENCH_JOBS),--jobs $(BENCH_JOBS)) \
+	    --keyframe "$(RELEASE_BIN)/keyframe" \
+	    --invoked-as "make bench$(if $(filter-out 5,$(BENCH_RUNS)), BENCH_RUNS=$(BENCH_RUNS))$(if $(BENCH_JOBS), BENCH_JOBS=$(BENCH_JOBS))"
+
+# Quality parity (scripts/quality.py): keyframe's and ffmpeg's AAC at 96k and 128k scored against
+# the original by Zimtohrli (lower is better) and ViSQOL (MOS-LQO, higher is better); rewrites the
+# "Quality parity" section of BENCHMARKS.md. Fails only when a tool fails, never on a score.
+# QUALITY_FLAGS=--no-visqol skips ViSQOL (the slow one); --json prints the full record.
+QUALITY_FLAGS ?=
+.PHONY: quality
+
+quality: deps
+	@$(MAKE) venv PIP_EXTRA_PACKAGES="$(QUALITY_PIP_PACKAGES) $(PIP_EXTRA_PACKAGES)"
+	$(SWIFT) build -c release --product keyframe
+	$(VENV)/bin/python scripts/quality.py --keyframe "$(RELEASE_BIN)/keyframe" $(QUALITY_FLAGS) \
+	    --invoked-as "make quality$(if $(QUALITY_FLAGS), QUALITY_FLAGS='$(QUALITY_FLAGS)')"
 
 # --- housekeeping -------------------------------------------------------------------------------
 
