@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "AACBitstream", targets: ["AACBitstream"]),
         .library(name: "PCMAudio", targets: ["PCMAudio"]),
+        .library(name: "MP4", targets: ["MP4"]),
         .library(name: "AudioCodec", targets: ["AudioCodec"]),
         .executable(name: "keyframe", targets: ["keyframe"]),
         .executable(name: "keyframe-fuzz", targets: ["keyframe-fuzz"]),
@@ -32,6 +33,7 @@ let package = Package(
         ),
         .target(name: "AACBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
         .target(name: "PCMAudio", dependencies: ["MediaCore"], swiftSettings: strict),
+        .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
 
         // C libraries: FFmpeg's codec (libavcodec, libavutil, libswresample).
         .systemLibrary(
@@ -41,7 +43,7 @@ let package = Package(
         ),
         .target(name: "AudioCodec", dependencies: ["CFFmpeg", "MediaCore", "AACBitstream", "PCMAudio"], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "AudioCodec"], swiftSettings: strict),
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec"], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
             dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -50,13 +52,14 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio"], swiftSettings: strict),
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4"], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strict),
         .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio"], swiftSettings: strict),
+        .testTarget(name: "MP4Tests", dependencies: ["MP4"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit"], swiftSettings: strict),
     ]

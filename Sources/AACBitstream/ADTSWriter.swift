@@ -15,6 +15,8 @@ public struct ADTSWriter<Sink: ByteSink> {
     /// Bytes written so far.
     public private(set) var byteCount: Int64 = 0
     private var scratch: [UInt8] = []
+    /// The template's 7 bytes; each frame patches only `aac_frame_length` into them.
+    private let templateBytes: [UInt8]
 
     /// A writer whose frames use `template`'s fixed header fields.
     ///
@@ -30,6 +32,9 @@ public struct ADTSWriter<Sink: ByteSink> {
         }
         self.sink = sink
         self.template = template
+        var sized = template
+        sized.frameLength = 7
+        templateBytes = try sized.serialized()
         scratch.reserveCapacity(ADTSHeader.maximumFrameLength)
     }
 
@@ -47,10 +52,18 @@ public struct ADTSWriter<Sink: ByteSink> {
     /// - Throws: ``AACBitstreamError/unrepresentable(structure:field:value:allowed:)`` for a
     ///   packet that makes the frame longer than 8191 bytes; ``AACBitstreamError/stream(_:)``.
     public mutating func write(rawDataBlock: some Collection<UInt8>) throws(AACBitstreamError) {
-        var header = template
-        header.frameLength = header.headerLength + rawDataBlock.count
+        let length = 7 + rawDataBlock.count
+        guard length <= ADTSHeader.maximumFrameLength else {
+            throw .unrepresentable(structure: "ADTS header", field: "aac_frame_length", value: Int64(length),
+                                   allowed: "7...\(ADTSHeader.maximumFrameLength)")
+        }
+        // aac_frame_length is bits 30–42 of the header: the low 2 bits of byte 3, byte 4, and
+        // the high 3 bits of byte 5.
         scratch.removeAll(keepingCapacity: true)
-        scratch.append(contentsOf: try header.serialized())
+        scratch.append(contentsOf: templateBytes)
+        scratch[3] = (templateBytes[3] & 0xFC) | UInt8(length >> 11)
+        scratch[4] = UInt8((length >> 3) & 0xFF)
+        scratch[5] = UInt8((length & 0x7) << 5) | (templateBytes[5] & 0x1F)
         scratch.append(contentsOf: rawDataBlock)
         do { try sink.write(scratch) } catch { throw .stream(error) }
         frameCount += 1

@@ -4,3 +4,4 @@
 @_exported public import AACBitstream
 @_exported public import PCMAudio
 @_exported public import AudioCodec
+@_exported public import MP4

@@ -9,6 +9,8 @@ public enum PipelineError: Error, CustomStringConvertible {
     case wav(WAVError)
     /// Reading or writing failed.
     case stream(ByteStreamError)
+    /// The MP4/MOV container is malformed.
+    case container(MP4Error)
     /// The request cannot be carried out (an unsupported extension, a missing option, …).
     case unsupported(String)
 
@@ -19,6 +21,7 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .bitstream(let error): error.description
         case .wav(let error): error.description
         case .stream(let error): error.description
+        case .container(let error): error.description
         case .unsupported(let what): what
         }
     }

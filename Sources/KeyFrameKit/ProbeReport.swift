@@ -27,6 +27,14 @@ public struct ProbeReport: Codable, Sendable, Hashable {
         public var decodedFrames: Int64?
         /// Average bitrate in bits per second over the packets.
         public var bitrate: Int?
+        /// Video: width in pixels after the track's transform.
+        public var width: Int?
+        /// Video: height in pixels after the track's transform.
+        public var height: Int?
+        /// Video: the track matrix as words (`identity`, `rotate 90`, `rotate 270, mirrored`, …).
+        public var transform: String?
+        /// Why the track cannot be read, when it cannot.
+        public var damage: String?
 
         /// A track.
         public init(id: Int, type: String, codec: String, sampleCount: Int, duration: Double) {
@@ -52,6 +60,12 @@ public struct ProbeReport: Codable, Sendable, Hashable {
     public var damage: [String]
     /// How many damage events there were in all.
     public var damageCount: Int
+    /// MP4: the `ftyp` major brand.
+    public var brand: String?
+    /// MP4: whether samples come from movie fragments.
+    public var fragmented: Bool?
+    /// MP4: `udta/meta/ilst` tags (`©nam`, `©ART`, `©too`, `----:com.apple.iTunes:iTunSMPB`, …).
+    public var tags: [String: String]?
 
     /// How many damage sentences a report lists.
     public static let damageLimit = 100

@@ -8,14 +8,15 @@ struct Decode: ParsableCommand {
         abstract: "Decode an AAC file to WAV or raw PCM.",
         discussion: """
             INPUT .aac (ADTS) is decoded whole, like `ffmpeg -i IN.aac OUT.wav`: ADTS cannot say how \
-            much of the start is encoder priming. (.m4a/.mp4 — with its edit list applied — arrives \
-            with the MP4 demuxer.) OUTPUT .wav is 16-bit (or 32-bit float with --format f32le); \
+            much of the start is encoder priming. INPUT .m4a/.mp4/.mov has its edit list applied: the \
+            encoder's priming is dropped and decoding ends where the edit ends, so our own files \
+            decode to exactly the samples encoded. OUTPUT .wav is 16-bit (or 32-bit float with --format f32le); \
             .pcm is raw interleaved. Damage in the input is reported on stderr. Nothing is left under \
             OUTPUT if decoding fails.
             """
     )
 
-    @Argument(help: "The .aac file to decode.")
+    @Argument(help: "The .aac, .m4a or .mp4 file to decode.")
     var input: String
 
     @Option(name: .shortAndLong, help: "The output file: .wav or .pcm.")
@@ -26,10 +27,11 @@ struct Decode: ParsableCommand {
 
     func run() throws {
         try checkDistinct(input: input, output: output)
+        let isMP4: Bool
         switch fileExtension(input) {
-        case "aac", "adts": break
-        case "m4a", "mp4", "mov": throw CommandFailure("\(input): decoding MP4/M4A needs the MP4 demuxer, which is not built yet")
-        default: throw CommandFailure("\(input): unknown input type; use .aac")
+        case "aac", "adts": isMP4 = false
+        case "m4a", "mp4", "mov", "m4v", "3gp": isMP4 = true
+        default: isMP4 = try Probe.isContainer(input)
         }
         let destination: Transcode.PCMDestination
         switch fileExtension(output) {
@@ -38,9 +40,12 @@ struct Decode: ParsableCommand {
         default: throw CommandFailure("\(output): unknown output type; use .wav or .pcm")
         }
         let line = ProgressLine(label: "decoding")
-        let summary = try Transcode.decodeADTS(inputPath: input, to: destination, sampleFormat: format.sampleFormat) { progress in
+        let report: (Transcode.Progress) -> Void = { progress in
             line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
         }
+        let summary = isMP4
+            ? try Transcode.decodeMP4(inputPath: input, to: destination, sampleFormat: format.sampleFormat, progress: report)
+            : try Transcode.decodeADTS(inputPath: input, to: destination, sampleFormat: format.sampleFormat, progress: report)
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { FileHandle.standardError.write(Data("warning: \(input): \(damage)\n".utf8)) }

@@ -9,7 +9,10 @@ struct Probe: ParsableCommand {
         discussion: """
             ADTS (.aac, .adts) is read frame by frame: the duration is computed from the frames, \
             not estimated from the bitrate; bytes skipped while resynchronising, ID3v2 tags and a \
-            truncated last frame are reported. MP4/M4A/MOV probing arrives with the demuxer.
+            truncated last frame are reported. MP4, M4A, MOV and fragmented MP4 are read from their \
+            box structure: every track with codec, sample count, duration, priming and remainder \
+            (from the edit list or iTunSMPB), video size after the track matrix, and tags. A broken \
+            file is an error naming the box path and byte offset.
             """
     )
 
@@ -19,7 +22,14 @@ struct Probe: ParsableCommand {
     @Flag(help: "Print one JSON object (format, duration, tracks, damage) instead of text.")
     var json = false
 
+    @Flag(help: "MP4: print the box tree (type, offset, size, key fields), like mp4dump.")
+    var boxes = false
+
     func run() throws {
+        if boxes {
+            try printBoxTree()
+            return
+        }
         let report = try Self.report(for: input)
         if json {
             let encoder = JSONEncoder()
@@ -33,8 +43,8 @@ struct Probe: ParsableCommand {
     static func report(for path: String) throws -> ProbeReport {
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
-        if let kind = try containerKind(path) {
-            throw CommandFailure("\(path): \(kind) files are not supported by probe yet (the MP4 demuxer is issue 4)")
+        if try isContainer(path) {
+            do { return try MP4Probe.probe(source) } catch { throw CommandFailure("\(path): \(error)") }
         }
         do {
             return try ADTSProbe.probe(source)
@@ -43,29 +53,47 @@ struct Probe: ParsableCommand {
         }
     }
 
-    /// Recognises ISO BMFF / QuickTime by their first box, so they get an honest message.
-    private static func containerKind(_ path: String) throws -> String? {
+    /// Recognises ISO BMFF / QuickTime by their first box type.
+    static func isContainer(_ path: String) throws -> Bool {
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
-        var head: [UInt8] = []
-        while head.count < 8, (try? source.read(into: &head, maxCount: 8 - head.count)) ?? 0 > 0 {}
-        guard head.count == 8 else { return nil }
+        let head = (try? source.read(at: 0, count: 8)) ?? []
+        guard head.count == 8 else { return false }
         let type = String(decoding: head[4..<8], as: UTF8.self)
-        return ["ftyp", "moov", "mdat", "free", "wide", "skip", "styp"].contains(type) ? "MP4/MOV" : nil
+        return ["ftyp", "moov", "mdat", "free", "wide", "skip", "styp", "moof", "sidx", "pnot"].contains(type)
+    }
+
+    private func printBoxTree() throws {
+        let source: FileByteSource
+        do { source = try FileByteSource(path: input) } catch { throw CommandFailure(error.description) }
+        let (nodes, error): ([BoxTreeNode], MP4Error?)
+        do { (nodes, error) = try BoxTree.nodes(of: source) } catch { throw CommandFailure("\(input): \(error)") }
+        for node in nodes {
+            let indent = String(repeating: "  ", count: node.depth)
+            let fields = node.fields.map { "\($0.0)=\($0.1)" }.joined(separator: " ")
+            print("\(indent)[\(node.header.type)] offset=\(node.header.offset) size=\(node.header.size)" + (fields.isEmpty ? "" : " " + fields))
+        }
+        if let error { throw CommandFailure("\(input): \(error)") }
     }
 
     static func text(of report: ProbeReport, path: String) -> String {
-        var lines = ["\(path): \(report.format.uppercased()), \(formatSeconds(report.duration))"]
+        var lines = ["\(path): \(report.format.uppercased())\(report.brand.map { " (\($0))" } ?? "")\(report.fragmented == true ? ", fragmented" : ""), \(formatSeconds(report.duration))"]
         for track in report.tracks {
             var parts = ["track \(track.id)", track.type, track.codec]
             if let profile = track.profile { parts.append(profile) }
             if let rate = track.sampleRate { parts.append("\(rate) Hz") }
             if let channels = track.channels { parts.append("\(channels) ch") }
+            if let width = track.width, let height = track.height { parts.append("\(width)x\(height)") }
+            if let transform = track.transform, transform != "identity" { parts.append(transform) }
             parts.append("\(track.sampleCount) packets")
             parts.append(formatSeconds(track.duration))
             if let bitrate = track.bitrate { parts.append(String(format: "%.1f kb/s", Double(bitrate) / 1000)) }
+            if let priming = track.priming { parts.append("priming \(priming)") }
+            if let remainder = track.remainder { parts.append("remainder \(remainder)") }
             lines.append("  " + parts.joined(separator: "  "))
+            if let damage = track.damage { lines.append("    unreadable: \(damage)") }
         }
+        for (key, value) in (report.tags ?? [:]).sorted(by: { $0.key < $1.key }) { lines.append("  tag \(key): \(value)") }
         if report.tagBytes > 0 { lines.append("  tags: \(report.tagBytes) bytes skipped") }
         if report.bytesSkipped > 0 { lines.append("  skipped: \(report.bytesSkipped) bytes that are not \(report.format.uppercased())") }
         if report.damageCount == 0 {

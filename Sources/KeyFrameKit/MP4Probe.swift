@@ -1,0 +1,90 @@
+/// Describes an MP4/M4A/MOV file: every track with its codec, sample count, durations, audio
+/// configuration, gapless priming and remainder, video size after the track matrix, and tags.
+public enum MP4Probe {
+    /// Probes `source`.
+    public static func probe(_ source: some RandomAccessByteSource) throws(MP4Error) -> ProbeReport {
+        let file = try MP4File(source: source)
+        var tracks: [ProbeReport.Track] = []
+        let movieScale = Double(file.movieTimescale)
+        var damage = file.damage
+        for track in file.tracks {
+            var entry = ProbeReport.Track(id: Int(track.id), type: track.typeName, codec: track.codecName,
+                                          sampleCount: track.sampleCount, duration: 0)
+            let mediaSeconds = Double(track.mediaDuration) / Double(max(track.timescale, 1))
+            if let edit = track.mediaEdit, edit.segmentDuration > 0 {
+                entry.duration = Double(edit.segmentDuration) / movieScale
+            } else {
+                entry.duration = mediaSeconds
+            }
+            if let problem = track.damage {
+                entry.damage = problem
+            }
+            if track.mediaType == .audio {
+                describeAudio(track, into: &entry, movieTimescale: file.movieTimescale, damage: &damage)
+            } else if track.mediaType == .video, let video = track.sampleEntry?.video {
+                let transform = TrackTransform(matrix: track.trackHeader.matrix) ?? .identity
+                let size = transform.displaySize(width: video.width, height: video.height)
+                entry.width = size.width
+                entry.height = size.height
+                entry.transform = transform.description
+            }
+            tracks.append(entry)
+        }
+        var report = ProbeReport(format: "mp4", duration: 0, tracks: tracks, damage: Array(damage.prefix(ProbeReport.damageLimit)),
+                                 damageCount: damage.count)
+        if let header = file.movieHeader, header.duration > 0 {
+            report.duration = Double(header.duration) / movieScale
+        } else {
+            report.duration = tracks.map(\.duration).max() ?? 0
+        }
+        report.brand = file.fileType?.majorBrand.description
+        report.fragmented = file.isFragmented
+        if let userData = file.userData, let tags = try? MetadataTags.parse(udta: userData, path: BoxPath(components: ["moov", "udta"])) {
+            report.tags = Dictionary(tags.all.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        }
+        return report
+    }
+
+    private static func describeAudio(_ track: MP4Track, into entry: inout ProbeReport.Track, movieTimescale: Int, damage: inout [String]) {
+        guard let sampleEntry = track.sampleEntry else { return }
+        var config: AudioSpecificConfig?
+        do { config = try track.audioSpecificConfig() } catch { damage.append("track \(track.id): \(error)") }
+        if let config {
+            entry.sampleRate = config.outputSampleRate
+            entry.channels = config.channelCount
+            entry.profile = config.profileName
+        } else if let audio = sampleEntry.audio {
+            entry.sampleRate = audio.sampleRate
+            entry.channels = audio.channelCount
+        }
+        entry.decodedFrames = track.mediaDuration
+        if let edit = track.mediaEdit, track.timescale > 0 {
+            let valid = Int64((Double(edit.segmentDuration) * Double(track.timescale) / Double(movieTimescale)).rounded())
+            entry.priming = Int(edit.mediaTime)
+            entry.remainder = Int(max(0, track.mediaDuration - edit.mediaTime - valid))
+        } else if let userData = track.userData ?? nil, let tags = try? MetadataTags.parse(udta: userData, path: track.path),
+                  let gapless = tags.gapless {
+            entry.priming = gapless.priming
+            entry.remainder = gapless.padding
+        }
+        if entry.duration > 0 {
+            let bytes = track.sampleTable.sampleSizes.totalBytes + track.fragmentRuns.reduce(Int64(0)) { $0 + $1.byteCountForReport }
+            entry.bitrate = Int((Double(bytes * 8) / (Double(track.mediaDuration) / Double(max(track.timescale, 1)))).rounded())
+        }
+    }
+}
+
+extension SampleSizes {
+    var totalBytes: Int64 {
+        switch self {
+        case .constant(let size, let count): Int64(size) * Int64(count)
+        case .table(let sizes): sizes.reduce(Int64(0)) { $0 + Int64($1) }
+        }
+    }
+}
+
+extension FragmentRun {
+    var byteCountForReport: Int64 {
+        sizes.map { $0.reduce(Int64(0)) { $0 + Int64($1) } } ?? Int64(sampleCount) * Int64(defaultSize)
+    }
+}

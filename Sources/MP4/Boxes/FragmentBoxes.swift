@@ -1,0 +1,218 @@
+internal import MediaCore
+
+/// `trex` (ISO/IEC 14496-12, 8.8.3 TrackExtendsBox): the defaults of a track's fragments.
+public struct TrackExtendsBox: Sendable, Hashable {
+    /// `track_ID`.
+    public var trackID: UInt32
+    /// `default_sample_description_index`.
+    public var descriptionIndex: UInt32
+    /// `default_sample_duration`.
+    public var duration: UInt32
+    /// `default_sample_size`.
+    public var size: UInt32
+    /// `default_sample_flags`.
+    public var flags: UInt32
+
+    /// Parses the payload.
+    init(from reader: inout ByteReader, path: BoxPath) throws(MP4Error) {
+        _ = try FullBoxHeader.parse(from: &reader, path: path)
+        (trackID, descriptionIndex, duration, size, flags) = try MP4Error.reading(path) {
+            () throws(BinaryReadError) -> (UInt32, UInt32, UInt32, UInt32, UInt32) in
+            (try reader.readUInt32(), try reader.readUInt32(), try reader.readUInt32(), try reader.readUInt32(), try reader.readUInt32())
+        }
+    }
+}
+
+/// One `trun` of one `traf` (8.8.8 TrackRunBox), with its data offset resolved to the file and
+/// its defaults from `tfhd` and `trex`: samples stored as compactly as the file stores them.
+public struct FragmentRun: Sendable, Hashable {
+    /// The track.
+    public var trackID: UInt32
+    /// Absolute offset of the run's first sample.
+    public var dataOffset: Int64
+    /// Decode time of the run's first sample, in media timescale units.
+    public var firstDecodeTime: Int64
+    /// Samples in the run.
+    public var sampleCount: Int
+    /// 1-based sample entry index.
+    public var descriptionIndex: Int
+    /// Defaults for samples without their own field.
+    public var defaultDuration: UInt32
+    /// Default size.
+    public var defaultSize: UInt32
+    /// Default flags.
+    public var defaultFlags: UInt32
+    /// `first_sample_flags`, when present.
+    public var firstSampleFlags: UInt32?
+    /// Per-sample durations, when present.
+    public var durations: [UInt32]?
+    /// Per-sample sizes, when present.
+    public var sizes: [UInt32]?
+    /// Per-sample flags, when present.
+    public var flags: [UInt32]?
+    /// Per-sample composition offsets, when present.
+    public var compositionOffsets: [Int32]?
+
+    /// Bytes of all the run's samples.
+    var byteCount: Int64 {
+        sizes.map { $0.reduce(Int64(0)) { $0 + Int64($1) } } ?? Int64(sampleCount) * Int64(defaultSize)
+    }
+
+    /// Duration of all the run's samples.
+    var duration: Int64 {
+        durations.map { $0.reduce(Int64(0)) { $0 + Int64($1) } } ?? Int64(sampleCount) * Int64(defaultDuration)
+    }
+
+    /// `sample_is_non_sync_sample` is bit 16 of the sample flags (8.8.3.1).
+    static func isSync(_ flags: UInt32) -> Bool { flags & 0x0001_0000 == 0 }
+}
+
+/// Reads one `moof` (8.8.4) into runs.
+struct MovieFragmentParser {
+    /// Per-track defaults from `mvex/trex`.
+    var trackDefaults: [UInt32: TrackExtendsBox]
+    /// The decode time where each track's samples end so far (for a `traf` without `tfdt`).
+    var decodeEnd: [UInt32: Int64]
+    /// The file's size: a run's samples must lie inside it.
+    let fileSize: Int64
+
+    mutating func parse(moof payload: ByteReader, moofOffset: Int64, path: BoxPath) throws(MP4Error) -> [FragmentRun] {
+        var runs: [FragmentRun] = []
+        var children = try BoxIterator(payload, path: path)
+        var previousTrafEnd: Int64?
+        while let child = try children.next() {
+            guard child.header.type == "traf" else { continue }
+            let trafRuns = try parseTrackFragment(child.payload, path: child.path, moofOffset: moofOffset, previousTrafEnd: previousTrafEnd)
+            if let last = trafRuns.last { previousTrafEnd = last.dataOffset + last.byteCount }
+            runs += trafRuns
+        }
+        return runs
+    }
+
+    private mutating func parseTrackFragment(_ payload: ByteReader, path: BoxPath, moofOffset: Int64,
+                                             previousTrafEnd: Int64?) throws(MP4Error) -> [FragmentRun] {
+        var children = try BoxIterator(payload, path: path)
+        var header: (flags: UInt32, trackID: UInt32, base: Int64?, description: UInt32?, duration: UInt32?, size: UInt32?, sampleFlags: UInt32?)?
+        var baseDecodeTime: Int64?
+        var runs: [FragmentRun] = []
+        var nextDataOffset: Int64?
+        while let child = try children.next() {
+            var reader = child.payload
+            switch child.header.type {
+            case "tfhd":
+                let full = try FullBoxHeader.parse(from: &reader, path: child.path)
+                let f = full.flags
+                header = try MP4Error.reading(child.path) {
+                    () throws(BinaryReadError) -> (UInt32, UInt32, Int64?, UInt32?, UInt32?, UInt32?, UInt32?) in
+                    let id = try reader.readUInt32()
+                    let base: Int64? = f & 0x01 != 0 ? Int64(bitPattern: try reader.readUInt64()) : nil
+                    let description: UInt32? = f & 0x02 != 0 ? try reader.readUInt32() : nil
+                    let duration: UInt32? = f & 0x08 != 0 ? try reader.readUInt32() : nil
+                    let size: UInt32? = f & 0x10 != 0 ? try reader.readUInt32() : nil
+                    let flags: UInt32? = f & 0x20 != 0 ? try reader.readUInt32() : nil
+                    return (f, id, base, description, duration, size, flags)
+                }
+            case "tfdt":
+                let full = try FullBoxHeader.parse(from: &reader, path: child.path)
+                let time = try MP4Error.reading(child.path) { () throws(BinaryReadError) -> UInt64 in
+                    full.version == 1 ? try reader.readUInt64() : UInt64(try reader.readUInt32())
+                }
+                baseDecodeTime = Int64(bitPattern: min(time, UInt64(Int64.max)))
+            case "trun":
+                guard let tfhd = header else { throw .missingBox(path: path, type: "tfhd") }
+                let defaults = trackDefaults[tfhd.trackID]
+                let base: Int64 = tfhd.base ?? ((tfhd.flags & 0x02_0000 != 0 || previousTrafEnd == nil) ? moofOffset : previousTrafEnd!)
+                var run = try parseRun(&reader, path: child.path, base: base, continuing: nextDataOffset, trackID: tfhd.trackID)
+                run.descriptionIndex = Int(tfhd.description ?? defaults?.descriptionIndex ?? 1)
+                run.defaultDuration = tfhd.duration ?? defaults?.duration ?? 0
+                run.defaultSize = tfhd.size ?? defaults?.size ?? 0
+                run.defaultFlags = tfhd.sampleFlags ?? defaults?.flags ?? 0
+                let start = baseDecodeTime ?? decodeEnd[tfhd.trackID] ?? 0
+                run.firstDecodeTime = start
+                try checkInsideFile(run, path: child.path)
+                baseDecodeTime = start + run.duration
+                decodeEnd[tfhd.trackID] = baseDecodeTime
+                nextDataOffset = run.dataOffset + run.byteCount
+                runs.append(run)
+            default:
+                continue
+            }
+        }
+        return runs
+    }
+
+    private func parseRun(_ reader: inout ByteReader, path: BoxPath, base: Int64, continuing: Int64?, trackID: UInt32) throws(MP4Error) -> FragmentRun {
+        let start = reader.offset
+        let full = try FullBoxHeader.parse(from: &reader, path: path)
+        let f = full.flags
+        let (count, dataOffset, firstFlags) = try MP4Error.reading(path) { () throws(BinaryReadError) -> (UInt32, Int32?, UInt32?) in
+            let count = try reader.readUInt32()
+            let offset: Int32? = f & 0x001 != 0 ? Int32(bitPattern: try reader.readUInt32()) : nil
+            let first: UInt32? = f & 0x004 != 0 ? try reader.readUInt32() : nil
+            return (count, offset, first)
+        }
+        let fields = [0x100, 0x200, 0x400, 0x800].filter { f & UInt32($0) != 0 }.count
+        if fields > 0 {
+            try reader.checkTable(count: count, entrySize: 4 * fields, path: path, field: "sample_count")
+        } else if count > 1 << 24 {
+            throw .invalidField(path: path, field: "sample_count", value: Int64(count), offset: start + 4, allowed: "at most 16777216 without per-sample fields")
+        }
+        var run = FragmentRun(trackID: trackID, dataOffset: dataOffset.map { base + Int64($0) } ?? continuing ?? base,
+                              firstDecodeTime: 0, sampleCount: Int(count), descriptionIndex: 1, defaultDuration: 0,
+                              defaultSize: 0, defaultFlags: 0, firstSampleFlags: firstFlags)
+        guard fields > 0 else { return run }
+        var durations: [UInt32] = [], sizes: [UInt32] = [], flags: [UInt32] = [], offsets: [Int32] = []
+        try MP4Error.reading(path) { () throws(BinaryReadError) in
+            for _ in 0..<count {
+                if f & 0x100 != 0 { durations.append(try reader.readUInt32()) }
+                if f & 0x200 != 0 { sizes.append(try reader.readUInt32()) }
+                if f & 0x400 != 0 { flags.append(try reader.readUInt32()) }
+                if f & 0x800 != 0 { offsets.append(Int32(bitPattern: try reader.readUInt32())) }
+            }
+        }
+        if f & 0x100 != 0 { run.durations = durations }
+        if f & 0x200 != 0 { run.sizes = sizes }
+        if f & 0x400 != 0 { run.flags = flags }
+        if f & 0x800 != 0 { run.compositionOffsets = offsets }
+        return run
+    }
+
+    private func checkInsideFile(_ run: FragmentRun, path: BoxPath) throws(MP4Error) {
+        let end = run.dataOffset + run.byteCount
+        guard run.dataOffset >= 0, end <= fileSize || run.sampleCount == 0 else {
+            throw .sampleOutsideFile(trackID: run.trackID, sampleIndex: 0, offset: run.dataOffset, size: run.byteCount, fileSize: fileSize)
+        }
+    }
+}
+
+/// Walks a track's fragment runs sample by sample.
+struct FragmentCursor: Sendable {
+    private var runIndex = 0
+    private var sampleInRun = 0
+    private var offset: Int64 = 0
+    private var decodeTime: Int64 = 0
+
+    mutating func next(in runs: [FragmentRun], index: Int) -> SampleLocation? {
+        while runIndex < runs.count && sampleInRun >= runs[runIndex].sampleCount {
+            runIndex += 1
+            sampleInRun = 0
+        }
+        guard runIndex < runs.count else { return nil }
+        let run = runs[runIndex]
+        if sampleInRun == 0 {
+            offset = run.dataOffset
+            decodeTime = run.firstDecodeTime
+        }
+        let i = sampleInRun
+        let duration = run.durations?[i] ?? run.defaultDuration
+        let size = run.sizes?[i] ?? run.defaultSize
+        let flags = (i == 0 ? run.firstSampleFlags : nil) ?? run.flags?[i] ?? run.defaultFlags
+        let location = SampleLocation(index: index, offset: offset, size: Int(size), decodeTime: decodeTime,
+                                      compositionOffset: run.compositionOffsets?[i] ?? 0, duration: duration,
+                                      isSync: FragmentRun.isSync(flags), descriptionIndex: run.descriptionIndex)
+        offset += Int64(size)
+        decodeTime += Int64(duration)
+        sampleInRun += 1
+        return location
+    }
+}

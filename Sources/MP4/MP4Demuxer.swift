@@ -1,0 +1,262 @@
+public import MediaCore
+
+/// What an ``MP4Demuxer`` reads: which media types, and optionally which tracks — the seeds'
+/// `KFDemuxerConfig`.
+public struct DemuxerConfiguration: Sendable, Hashable {
+    /// The kinds of track to deliver (the seed's `demuxerType`).
+    public var mediaTypes: MediaType
+    /// The audio track to read; by default the first AAC track (else the first audio track).
+    public var audioTrackID: UInt32?
+    /// The video track to read; by default the first video track.
+    public var videoTrackID: UInt32?
+
+    /// A configuration.
+    public init(mediaTypes: MediaType = .audioVideo, audioTrackID: UInt32? = nil, videoTrackID: UInt32? = nil) {
+        self.mediaTypes = mediaTypes
+        self.audioTrackID = audioTrackID
+        self.videoTrackID = videoTrackID
+    }
+}
+
+/// The seeds' `KFMP4Demuxer` without AVAssetReader: pull samples out of an MP4/M4A/MOV —
+/// progressive or fragmented — one track at a time, with a bounded read-ahead (the seed's queue
+/// of 3). Memory holds the sample tables and one read window per track, never `mdat`.
+///
+/// After an I/O error a read can simply be retried: the demuxer goes on from the sample that
+/// failed, without repeating or skipping one (the seed's `_resumeLastTime`).
+public final class MP4Demuxer<Source: RandomAccessByteSource> {
+    /// The seed's `KFMP4DemuxerStatus`.
+    public enum Status: Sendable, Equatable {
+        /// Not started.
+        case unknown
+        /// Started, samples left.
+        case running
+        /// The file could not be read.
+        case failed(MP4Error)
+        /// Every selected track has ended.
+        case completed
+        /// ``MP4Demuxer/cancel()`` was called.
+        case cancelled
+    }
+
+    /// The read-ahead bound per track, as in the seed.
+    public static var queueCapacity: Int { 3 }
+
+    /// What to read.
+    public let configuration: DemuxerConfiguration
+    /// The state.
+    public private(set) var status: Status = .unknown
+    /// The file's structure, once started.
+    public private(set) var file: MP4File?
+    /// The audio track chosen, once started.
+    public private(set) var audioTrack: MP4Track?
+    /// The video track chosen, once started.
+    public private(set) var videoTrack: MP4Track?
+
+    private let source: Source
+    private var readers: [UInt32: TrackSampleReader] = [:]
+
+    /// A demuxer of `source`.
+    public init(source: Source, configuration: DemuxerConfiguration = DemuxerConfiguration()) {
+        self.source = source
+        self.configuration = configuration
+    }
+
+    /// Reads the file's structure and chooses the tracks (the seed's `startReading`).
+    public func start() throws(MP4Error) {
+        guard status == .unknown else { return }
+        do throws(MP4Error) {
+            let file = try MP4File(source: source)
+            self.file = file
+            if configuration.mediaTypes.contains(.audio) {
+                let usable = file.tracks.filter { $0.mediaType == .audio && $0.damage == nil }
+                if let id = configuration.audioTrackID {
+                    guard let track = file.track(id: id), track.mediaType == .audio else { throw MP4Error.noSuchTrack("audio track with id \(id)") }
+                    if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage) }
+                    audioTrack = track
+                } else {
+                    audioTrack = usable.first { $0.codecName == "aac" } ?? usable.first
+                }
+            }
+            if configuration.mediaTypes.contains(.video) {
+                let usable = file.tracks.filter { $0.mediaType == .video && $0.damage == nil }
+                if let id = configuration.videoTrackID {
+                    guard let track = file.track(id: id), track.mediaType == .video else { throw MP4Error.noSuchTrack("video track with id \(id)") }
+                    if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage) }
+                    videoTrack = track
+                } else {
+                    videoTrack = usable.first
+                }
+            }
+            for track in [audioTrack, videoTrack].compactMap({ $0 }) {
+                readers[track.id] = try TrackSampleReader(track: track, fileSize: file.fileSize)
+            }
+            status = readers.isEmpty ? .completed : .running
+        } catch {
+            status = .failed(error)
+            throw error
+        }
+    }
+
+    /// Stops reading; later pulls return `nil`.
+    public func cancel() {
+        if status == .running || status == .unknown { status = .cancelled }
+        readers.removeAll()
+    }
+
+    /// Whether there is an audio track to read.
+    public var hasAudioTrack: Bool { audioTrack != nil }
+    /// Whether there is a video track to read.
+    public var hasVideoTrack: Bool { videoTrack != nil }
+    /// Whether the audio track has ended (or there is none).
+    public var audioEOF: Bool { audioTrack.map { readers[$0.id]?.isFinished ?? true } ?? true }
+    /// Whether the video track has ended (or there is none).
+    public var videoEOF: Bool { videoTrack.map { readers[$0.id]?.isFinished ?? true } ?? true }
+
+    /// The movie's duration: the longest track's (after edits when the movie header says).
+    public var duration: MediaTime? {
+        guard let file else { return nil }
+        if let header = file.movieHeader, header.duration > 0, header.duration <= UInt64(Int64.max) {
+            return try? MediaTime(validatingValue: Int64(header.duration), timescale: Int64(header.timescale))
+        }
+        let longest = file.tracks.filter { $0.damage == nil }.map { Double($0.mediaDuration) / Double(max($0.timescale, 1)) }.max() ?? 0
+        return MediaTime(value: Int64((longest * 1000).rounded()), timescale: 1000)
+    }
+
+    /// The next audio sample, `nil` at the end (the seed's `copyNextAudioSampleBuffer`).
+    public func nextAudioSample() throws(MP4Error) -> MediaSample? {
+        guard let id = audioTrack?.id else { return nil }
+        return try nextSample(trackID: id)
+    }
+
+    /// The next video sample, `nil` at the end (the seed's `copyNextVideoSampleBuffer`).
+    public func nextVideoSample() throws(MP4Error) -> MediaSample? {
+        guard let id = videoTrack?.id else { return nil }
+        return try nextSample(trackID: id)
+    }
+
+    /// The next sample of a chosen track. A sample that lies outside the file ends its track
+    /// with that error; an I/O error can be retried.
+    public func nextSample(trackID: UInt32) throws(MP4Error) -> MediaSample? {
+        guard status == .running, var reader = readers[trackID] else { return nil }
+        defer {
+            readers[trackID] = reader
+            if readers.values.allSatisfy(\.isFinished) { status = .completed }
+        }
+        return try reader.next(from: source)
+    }
+}
+
+/// Reads one track's samples in order: a cursor over its tables and fragments, a bounded queue
+/// of locations read ahead, and one window of file bytes that consecutive samples share.
+struct TrackSampleReader {
+    let track: MP4Track
+    let fileSize: Int64
+    let format: FormatDescription
+    private var tableCursor = SampleTableCursor()
+    private var fragmentCursor = FragmentCursor()
+    private var nextIndex = 0
+    private var queue: [SampleLocation] = []
+    private var window: [UInt8] = []
+    private var windowOffset: Int64 = -1
+    private(set) var isFinished = false
+    static let windowSize = 256 * 1024
+
+    init(track: MP4Track, fileSize: Int64) throws(MP4Error) {
+        self.track = track
+        self.fileSize = fileSize
+        self.format = try track.formatDescription()
+        queue.reserveCapacity(MP4Demuxer<ArrayRandomAccessSource>.queueCapacity)
+    }
+
+    mutating func next(from source: some RandomAccessByteSource) throws(MP4Error) -> MediaSample? {
+        guard !isFinished else { return nil }
+        if queue.isEmpty {
+            do {
+                try fillQueue()
+            } catch {
+                isFinished = true
+                throw error
+            }
+        }
+        guard let location = queue.first else {
+            isFinished = true
+            return nil
+        }
+        guard location.offset >= 0, location.offset + Int64(location.size) <= fileSize else {
+            isFinished = true
+            throw .sampleOutsideFile(trackID: track.id, sampleIndex: location.index, offset: location.offset,
+                                     size: Int64(location.size), fileSize: fileSize)
+        }
+        // Read first, then consume: a failed read leaves the sample at the head of the queue.
+        let bytes = try read(location, from: source)
+        queue.removeFirst()
+        let scale = Int32(clamping: track.timescale)
+        let decode = MediaTime(value: location.decodeTime, timescale: scale)
+        return MediaSample(data: bytes,
+                           presentationTime: MediaTime(value: location.decodeTime + Int64(location.compositionOffset), timescale: scale),
+                           decodeTime: decode, duration: MediaTime(value: Int64(location.duration), timescale: scale),
+                           isSync: location.isSync, format: format, trackID: track.id)
+    }
+
+    private mutating func fillQueue() throws(MP4Error) {
+        while queue.count < MP4Demuxer<ArrayRandomAccessSource>.queueCapacity {
+            if let location = try tableCursor.next(in: track.sampleTable, path: track.path) {
+                queue.append(location)
+            } else if let location = fragmentCursor.next(in: track.fragmentRuns, index: track.sampleTable.sampleCount + nextIndex) {
+                nextIndex += 1
+                queue.append(location)
+            } else {
+                break
+            }
+        }
+    }
+
+    private mutating func read(_ location: SampleLocation, from source: some RandomAccessByteSource) throws(MP4Error) -> [UInt8] {
+        let start = location.offset
+        let end = start + Int64(location.size)
+        if windowOffset < 0 || start < windowOffset || end > windowOffset + Int64(window.count) {
+            let length = Int(min(max(Int64(Self.windowSize), Int64(location.size)), fileSize - start))
+            do { window = try source.read(at: start, count: length) } catch { throw .stream(error) }
+            windowOffset = start
+            guard Int64(window.count) >= Int64(location.size) else {
+                windowOffset = -1
+                throw .sampleOutsideFile(trackID: track.id, sampleIndex: location.index, offset: start, size: Int64(location.size), fileSize: fileSize)
+            }
+        }
+        let from = Int(start - windowOffset)
+        return Array(window[from..<(from + location.size)])
+    }
+}
+
+extension MP4Track {
+    /// The format description of the track's samples.
+    public func formatDescription() throws(MP4Error) -> FormatDescription {
+        guard let entry = sampleEntry else { throw .missingBox(path: path, type: "stsd") }
+        if let config = try audioSpecificConfig() {
+            do { return try config.formatDescription() } catch { throw .bitstream(path: path, error) }
+        }
+        if let audio = entry.audio {
+            let codec: AudioCodec = switch entry.codecName {
+            case "opus": .opus
+            case "ac3": .ac3
+            case "eac3": .eac3
+            case "alac": .alac
+            case "mp3": .mp3
+            default: .other(entry.type)
+            }
+            let configuration = entry.configurationBoxes.values.first ?? []
+            return .audio(EncodedAudioFormat(codec: codec, sampleRate: audio.sampleRate, channelCount: audio.channelCount,
+                                             framesPerPacket: 0, decoderConfiguration: configuration))
+        }
+        if let video = entry.video {
+            let codec: VideoCodec = switch entry.codecName {
+            case "h264": .h264
+            case "hevc": .hevc
+            default: .other(entry.type)
+            }
+            return .video(VideoFormat(codec: codec, width: video.width, height: video.height, parameterSets: try videoParameterSets()))
+        }
+        return .audio(EncodedAudioFormat(codec: .other(entry.type), sampleRate: 0, channelCount: 0, framesPerPacket: 0, decoderConfiguration: []))
+    }
+}

@@ -1,0 +1,262 @@
+public import MediaCore
+
+/// The structure of an ISO BMFF file — MP4, M4A, MOV, fragmented MP4, or a CMAF init segment
+/// followed by its media segments — read through random access: the top-level boxes are found
+/// by their headers, `moov` and each `moof` are read whole (they are small), `mdat` is never read
+/// here. Memory holds the sample tables, a few bytes per sample, never the media.
+///
+/// Damage that players play through — an `mdat` longer than the file, a broken track beside a
+/// good one, trailing garbage — is reported in ``damage``; anything else is a thrown ``MP4Error``.
+public struct MP4File: Sendable {
+    /// The source's size in bytes.
+    public let fileSize: Int64
+    /// `ftyp` (or the first `styp`).
+    public var fileType: FileTypeBox?
+    /// `mvhd`.
+    public var movieHeader: MovieHeaderBox?
+    /// Every track, broken ones included (with their ``MP4Track/damage``).
+    public var tracks: [MP4Track] = []
+    /// `moov/udta` payload, when present.
+    public var userData: ByteReader?
+    /// The top-level boxes, in file order.
+    public var topLevelBoxes: [BoxHeader] = []
+    /// Movie fragments (`moof`) read.
+    public var fragmentCount = 0
+    /// Damage found that does not stop playback, one sentence each with its offset.
+    public var damage: [String] = []
+
+    /// The largest `moov` or `moof` read into memory.
+    public static let maximumHeaderBoxSize: Int64 = 1 << 30
+
+    /// Reads the structure of `source`.
+    public init(source: some RandomAccessByteSource) throws(MP4Error) {
+        fileSize = source.byteCount
+        var offset: Int64 = 0
+        var moovSeen = false
+        var defaults: [UInt32: TrackExtendsBox] = [:]
+        var fragments: MovieFragmentParser?
+        while offset + 8 <= fileSize {
+            let head = try Self.read(source, at: offset, count: Int(min(32, fileSize - offset)))
+            var reader = ByteReader(head, baseOffset: offset)
+            let header: BoxHeader
+            do {
+                header = try BoxHeader.parse(from: &reader, containerRemaining: fileSize - offset, path: .root,
+                                             allowOverrun: { $0 == "mdat" })
+            } catch {
+                // Garbage after a complete movie is damage; before it, the file is broken.
+                guard moovSeen else { throw error }
+                damage.append("\(error); the rest of the file (\(fileSize - offset) bytes) is ignored")
+                break
+            }
+            topLevelBoxes.append(header)
+            let path = BoxPath.root.appending(header.type)
+            switch header.type {
+            case "ftyp", "styp":
+                if fileType == nil {
+                    var payload = try Self.payload(source, header, path: path)
+                    fileType = try FileTypeBox(from: &payload, path: path)
+                }
+            case "moov":
+                guard !moovSeen else {
+                    damage.append("a second moov at byte \(header.offset) is ignored")
+                    break
+                }
+                moovSeen = true
+                try parseMovie(try Self.payload(source, header, path: path), path: path, defaults: &defaults)
+                fragments = MovieFragmentParser(trackDefaults: defaults, decodeEnd: Dictionary(uniqueKeysWithValues: tracks.map {
+                    ($0.id, $0.sampleTable.totalDuration)
+                }), fileSize: fileSize)
+            case "moof":
+                guard var parser = fragments else {
+                    damage.append("a moof at byte \(header.offset) comes before any moov and is ignored")
+                    break
+                }
+                let payload = try Self.payload(source, header, path: path)
+                do {
+                    let runs = try parser.parse(moof: payload, moofOffset: header.offset, path: path)
+                    fragments = parser
+                    fragmentCount += 1
+                    for run in runs {
+                        guard let index = tracks.firstIndex(where: { $0.id == run.trackID }) else {
+                            damage.append("moof at byte \(header.offset): a run for track \(run.trackID), which moov does not declare")
+                            continue
+                        }
+                        tracks[index].fragmentRuns.append(run)
+                    }
+                } catch {
+                    damage.append("\(error); this fragment is skipped")
+                }
+            default:
+                break
+            }
+            if header.end > fileSize {
+                damage.append("\(header.type) at byte \(header.offset) declares \(header.size) bytes but the file ends after \(fileSize - header.offset)")
+                break
+            }
+            offset = header.end
+        }
+        if offset < fileSize && offset + 8 > fileSize && damage.isEmpty && offset > 0 {
+            damage.append("\(fileSize - offset) stray bytes at the end of the file (byte \(offset))")
+        }
+        guard moovSeen else { throw .noMovie(offset: offset) }
+    }
+
+    /// The movie timescale (`mvhd`), 1000 when absent.
+    public var movieTimescale: Int { Int(movieHeader?.timescale ?? 1000) }
+
+    /// Whether samples come from movie fragments.
+    public var isFragmented: Bool { fragmentCount > 0 || tracks.contains { !$0.fragmentRuns.isEmpty } }
+
+    /// The track with `id`.
+    public func track(id: UInt32) -> MP4Track? { tracks.first { $0.id == id } }
+
+    // MARK: - Reading
+
+    static func read(_ source: some RandomAccessByteSource, at offset: Int64, count: Int) throws(MP4Error) -> [UInt8] {
+        do { return try source.read(at: offset, count: count) } catch { throw .stream(error) }
+    }
+
+    /// The payload of a small top-level box, read whole.
+    static func payload(_ source: some RandomAccessByteSource, _ header: BoxHeader, path: BoxPath) throws(MP4Error) -> ByteReader {
+        guard header.payloadSize <= maximumHeaderBoxSize else {
+            throw .invalidBoxSize(path: path, offset: header.offset, size: header.size, reason: "is larger than the \(maximumHeaderBoxSize) bytes a header box may have")
+        }
+        let bytes = try read(source, at: header.payloadOffset, count: Int(header.payloadSize))
+        guard bytes.count == Int(header.payloadSize) else {
+            throw .truncated(path: path, BinaryReadError(offset: header.payloadOffset, needed: Int(header.payloadSize), available: bytes.count, unit: .bytes))
+        }
+        return ByteReader(bytes, baseOffset: header.payloadOffset)
+    }
+
+    // MARK: - moov
+
+    private mutating func parseMovie(_ payload: ByteReader, path: BoxPath, defaults: inout [UInt32: TrackExtendsBox]) throws(MP4Error) {
+        var children = try BoxIterator(payload, path: path)
+        var trakIndex = 0
+        while let child = try children.next() {
+            var reader = child.payload
+            switch child.header.type {
+            case "mvhd":
+                movieHeader = try MovieHeaderBox(from: &reader, path: child.path)
+            case "trak":
+                trakIndex += 1
+                tracks.append(Self.parseTrack(child.payload, path: child.path, damage: &damage))
+            case "mvex":
+                var inner = try BoxIterator(child.payload, path: child.path)
+                while let box = try inner.next() {
+                    guard box.header.type == "trex" else { continue }
+                    var trexReader = box.payload
+                    let trex = try TrackExtendsBox(from: &trexReader, path: box.path)
+                    defaults[trex.trackID] = trex
+                }
+            case "udta":
+                userData = child.payload
+            default:
+                continue
+            }
+        }
+        _ = trakIndex
+    }
+
+    /// Parses a `trak`; a broken track is returned with its damage instead of failing the file.
+    static func parseTrack(_ payload: ByteReader, path: BoxPath, damage: inout [String]) -> MP4Track {
+        var track = MP4Track(id: 0, path: path, handlerType: FourCharacterCode(rawValue: 0),
+                             trackHeader: TrackHeaderBox.empty, mediaHeader: MediaHeaderBox.empty,
+                             sampleEntries: [], editList: [], sampleTable: SampleTable(), fragmentRuns: [])
+        do throws(MP4Error) {
+            try parseTrackBoxes(payload, path: path, into: &track)
+            if track.mediaHeader.timescale == 0 { throw MP4Error.missingBox(path: path.appending("mdia"), type: "mdhd") }
+            if track.sampleEntries.isEmpty { throw MP4Error.missingBox(path: path.appending("mdia").appending("minf").appending("stbl"), type: "stsd") }
+            if let problem = track.sampleTable.consistencyProblem {
+                damage.append("\(path): \(problem)")
+            }
+        } catch {
+            track.damage = error.description
+            damage.append("track \(track.id) is unreadable: \(error)")
+        }
+        return track
+    }
+
+    private static func parseTrackBoxes(_ payload: ByteReader, path: BoxPath, into track: inout MP4Track) throws(MP4Error) {
+        var children = try BoxIterator(payload, path: path)
+        var sawHeader = false
+        while let child = try children.next() {
+            var reader = child.payload
+            switch child.header.type {
+            case "tkhd":
+                track.trackHeader = try TrackHeaderBox(from: &reader, path: child.path)
+                track.id = track.trackHeader.trackID
+                sawHeader = true
+            case "edts":
+                var inner = try BoxIterator(child.payload, path: child.path)
+                while let box = try inner.next() {
+                    guard box.header.type == "elst" else { continue }
+                    var elst = box.payload
+                    track.editList = try EditListEntry.parseList(from: &elst, path: box.path)
+                }
+            case "mdia":
+                try parseMedia(child.payload, path: child.path, into: &track)
+            case "udta":
+                track.userData = child.payload
+            default:
+                continue
+            }
+        }
+        guard sawHeader else { throw .missingBox(path: path, type: "tkhd") }
+    }
+
+    private static func parseMedia(_ payload: ByteReader, path: BoxPath, into track: inout MP4Track) throws(MP4Error) {
+        // hdlr first: the sample entries are read by media type.
+        var scan = try BoxIterator(payload, path: path)
+        while let child = try scan.next() {
+            guard child.header.type == "hdlr" else { continue }
+            var reader = child.payload
+            track.handlerType = try HandlerBox(from: &reader, path: child.path).handlerType
+            break
+        }
+        var children = try BoxIterator(payload, path: path)
+        while let child = try children.next() {
+            var reader = child.payload
+            switch child.header.type {
+            case "mdhd":
+                track.mediaHeader = try MediaHeaderBox(from: &reader, path: child.path)
+            case "minf":
+                var inner = try BoxIterator(child.payload, path: child.path)
+                while let box = try inner.next() {
+                    guard box.header.type == "stbl" else { continue }
+                    try parseSampleTable(box.payload, path: box.path, into: &track)
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    private static func parseSampleTable(_ payload: ByteReader, path: BoxPath, into track: inout MP4Track) throws(MP4Error) {
+        var children = try BoxIterator(payload, path: path)
+        let handler: FourCharacterCode? = track.handlerType.rawValue == 0 ? nil : track.handlerType
+        while let child = try children.next() {
+            var reader = child.payload
+            switch child.header.type {
+            case "stsd": track.sampleEntries = try SampleDescriptionBox.entries(&reader, path: child.path, handler: handler)
+            case "stts": track.sampleTable.timeToSample = try SampleTableBoxes.timeToSample(&reader, path: child.path)
+            case "ctts": track.sampleTable.compositionOffsets = try SampleTableBoxes.compositionOffsets(&reader, path: child.path)
+            case "stsc": track.sampleTable.sampleToChunk = try SampleTableBoxes.sampleToChunk(&reader, path: child.path)
+            case "stsz": track.sampleTable.sampleSizes = try SampleTableBoxes.sampleSizes(&reader, path: child.path)
+            case "stz2": track.sampleTable.sampleSizes = try SampleTableBoxes.compactSampleSizes(&reader, path: child.path)
+            case "stco": track.sampleTable.chunkOffsets = try SampleTableBoxes.chunkOffsets(&reader, path: child.path, wide: false)
+            case "co64": track.sampleTable.chunkOffsets = try SampleTableBoxes.chunkOffsets(&reader, path: child.path, wide: true)
+            case "stss": track.sampleTable.syncSamples = try SampleTableBoxes.syncSamples(&reader, path: child.path)
+            default: continue
+            }
+        }
+    }
+}
+
+extension TrackHeaderBox {
+    static let empty = TrackHeaderBox(flags: 0, trackID: 0, duration: 0, matrix: [0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x4000_0000], width: 0, height: 0)
+}
+
+extension MediaHeaderBox {
+    static let empty = MediaHeaderBox(timescale: 0, duration: 0, language: "und")
+}

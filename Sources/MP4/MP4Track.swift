@@ -1,0 +1,85 @@
+public import MediaCore
+public import AACBitstream
+
+/// One track of an MP4/MOV file (ISO/IEC 14496-12, 8.3 `trak`): its headers, sample entries,
+/// edit list, sample tables and fragment runs. A track whose boxes are broken is kept with its
+/// ``damage`` so the rest of the file still plays.
+public struct MP4Track: Sendable {
+    /// `track_ID`.
+    public var id: UInt32
+    /// Where the track's `trak` box is.
+    public var path: BoxPath
+    /// `hdlr` handler type: `soun`, `vide`, …
+    public var handlerType: FourCharacterCode
+    /// `tkhd`.
+    public var trackHeader: TrackHeaderBox
+    /// `mdhd`.
+    public var mediaHeader: MediaHeaderBox
+    /// `stsd` entries.
+    public var sampleEntries: [SampleEntry]
+    /// `edts/elst` entries (empty when there is no edit list).
+    public var editList: [EditListEntry]
+    /// `stbl` tables.
+    public var sampleTable: SampleTable
+    /// Runs from movie fragments, in file order.
+    public var fragmentRuns: [FragmentRun]
+    /// `trak/udta` payload, when present.
+    public var userData: ByteReader?
+    /// Why the track cannot be read, when it cannot (a missing `stsd`, tables that disagree).
+    public var damage: String?
+
+    /// Audio, video, or neither.
+    public var mediaType: MediaType? {
+        switch handlerType {
+        case "soun": .audio
+        case "vide": .video
+        default: nil
+        }
+    }
+
+    /// `"audio"`, `"video"`, or the handler type.
+    public var typeName: String {
+        switch handlerType {
+        case "soun": "audio"
+        case "vide": "video"
+        default: handlerType.description
+        }
+    }
+
+    /// The first sample entry.
+    public var sampleEntry: SampleEntry? { sampleEntries.first }
+
+    /// The codec's short name (`aac`, `h264`, `hevc`, `opus`, `ac3`, …).
+    public var codecName: String { sampleEntry?.codecName ?? "none" }
+
+    /// Samples in the tables and the fragments.
+    public var sampleCount: Int {
+        sampleTable.sampleCount + fragmentRuns.reduce(0) { $0 + $1.sampleCount }
+    }
+
+    /// Media timescale (units per second of sample times).
+    public var timescale: Int { Int(mediaHeader.timescale) }
+
+    /// The sum of sample durations in media timescale units.
+    public var mediaDuration: Int64 {
+        sampleTable.totalDuration + fragmentRuns.reduce(Int64(0)) { $0 + $1.duration }
+    }
+
+    /// The AudioSpecificConfig of an AAC track.
+    public func audioSpecificConfig() throws(MP4Error) -> AudioSpecificConfig? {
+        try sampleEntry?.audioSpecificConfig()
+    }
+
+    /// The track's edit, read the way players read an audio edit list: an optional empty edit,
+    /// then one media edit. `nil` when there is no edit list or it has another shape.
+    public var mediaEdit: (emptyDuration: UInt64, mediaTime: Int64, segmentDuration: UInt64)? {
+        var entries = editList[...]
+        var empty: UInt64 = 0
+        while let first = entries.first, first.mediaTime == -1 {
+            empty += first.segmentDuration
+            entries = entries.dropFirst()
+        }
+        guard let edit = entries.first, edit.mediaTime >= 0 else { return nil }
+        return (empty, edit.mediaTime, edit.segmentDuration)
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import KeyFrameKit
+
+/// `keyframe demux INPUT -o OUTPUT.aac [--video-output OUTPUT.h264|.h265]`: the seeds' demuxer demo.
+struct Demux: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the audio of an MP4/M4A/MOV as ADTS, and its video as Annex-B.",
+        discussion: """
+            The audio track (the first AAC track, or --track) is written as ADTS, byte-identical to \\
+            `ffmpeg -i IN -map 0:a:N -c:a copy -f adts OUT`. ADTS cannot carry the encoder priming \\
+            and end trim of the edit list; a warning says how many samples that is. --video-output \\
+            writes the first video track (H.264 or HEVC) as an Annex-B stream with the parameter sets \\
+            before each sync sample. Fragmented MP4 and CMAF (init segment then media segments, \\
+            concatenated) are read too. Nothing is left under an output name if demuxing fails.
+            """
+    )
+
+    @Argument(help: "The .mp4, .m4a or .mov file.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The ADTS output (.aac).")
+    var output: String?
+
+    @Option(help: "The Annex-B video output (.h264, .h265, .hevc).")
+    var videoOutput: String?
+
+    @Option(help: "The audio track id to write (default: the first AAC track).")
+    var track: UInt32?
+
+    func validate() throws {
+        guard output != nil || videoOutput != nil else { throw ValidationError("give -o OUTPUT.aac and/or --video-output OUTPUT.h264") }
+    }
+
+    func run() throws {
+        for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path) }
+        let summary = try Remux.demux(inputPath: input, audioPath: output, videoPath: videoOutput, audioTrackID: track)
+        for damage in summary.damage { FileHandle.standardError.write(Data("warning: \(input): \(damage)\n".utf8)) }
+        if let output, let track = summary.audioTrackID {
+            if let (priming, remainder) = summary.droppedGapless, priming > 0 || remainder > 0 {
+                FileHandle.standardError.write(Data(("warning: ADTS cannot carry the edit list: \(output) keeps the \(priming) samples " +
+                    "of priming at the start and \(remainder) of padding at the end (decode the MP4 itself for sample-exact audio)\n").utf8))
+            }
+            print("\(output): track \(track), \(summary.audioPackets) AAC packets")
+        }
+        if let videoOutput, let track = summary.videoTrackID {
+            print("\(videoOutput): track \(track), \(summary.videoSamples) video samples")
+        }
+    }
+}
