@@ -20,7 +20,7 @@ public enum MP4Probe {
                 entry.damage = problem
             }
             if track.mediaType == .audio {
-                describeAudio(track, into: &entry, movieTimescale: file.movieTimescale, damage: &damage)
+                describeAudio(track, file: file, into: &entry, damage: &damage)
             } else if track.mediaType == .video, let video = track.sampleEntry?.video {
                 let transform = TrackTransform(matrix: track.trackHeader.matrix) ?? .identity
                 let size = transform.displaySize(width: video.width, height: video.height)
@@ -45,7 +45,8 @@ public enum MP4Probe {
         return report
     }
 
-    private static func describeAudio(_ track: MP4Track, into entry: inout ProbeReport.Track, movieTimescale: Int, damage: inout [String]) {
+    private static func describeAudio(_ track: MP4Track, file: MP4File, into entry: inout ProbeReport.Track, damage: inout [String]) {
+        let movieTimescale = file.movieTimescale
         guard let sampleEntry = track.sampleEntry else { return }
         var config: AudioSpecificConfig?
         do { config = try track.audioSpecificConfig() } catch { damage.append("track \(track.id): \(error)") }
@@ -61,11 +62,17 @@ public enum MP4Probe {
         if let edit = track.mediaEdit, track.timescale > 0 {
             let valid = Int64((Double(edit.segmentDuration) * Double(track.timescale) / Double(movieTimescale)).rounded())
             entry.priming = Int(edit.mediaTime)
-            entry.remainder = Int(max(0, track.mediaDuration - edit.mediaTime - valid))
-        } else if let userData = track.userData ?? nil, let tags = try? MetadataTags.parse(udta: userData, path: track.path),
-                  let gapless = tags.gapless {
-            entry.priming = gapless.priming
-            entry.remainder = gapless.padding
+            // A segment_duration of 0 (fragmented files) leaves the end open: no remainder known.
+            if edit.segmentDuration > 0 { entry.remainder = Int(max(0, track.mediaDuration - edit.mediaTime - valid)) }
+        } else {
+            // No edit list: iTunes' gapless tag, in the track's or the movie's udta.
+            for userData in [track.userData, file.userData].compactMap({ $0 }) {
+                if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless {
+                    entry.priming = gapless.priming
+                    entry.remainder = gapless.padding
+                    break
+                }
+            }
         }
         if entry.duration > 0 {
             let bytes = track.sampleTable.sampleSizes.totalBytes + track.fragmentRuns.reduce(Int64(0)) { $0 + $1.byteCountForReport }

@@ -19,11 +19,10 @@ public enum Remux {
     /// Writes the audio track of the MP4 at `inputPath` as ADTS to `audioPath`, and optionally its
     /// video track as an Annex-B stream to `videoPath`. Outputs are written under temporary names
     /// and renamed when complete.
-    public static func demux(inputPath: String, audioPath: String?, videoPath: String?,
+    public static func demux(inputPath: String, segments: [String] = [], audioPath: String?, videoPath: String?,
                              audioTrackID: UInt32? = nil,
                              progress: (Double) -> Void = { _ in }) throws(PipelineError) -> DemuxSummary {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: inputPath) } catch { throw .stream(error) }
+        let source = try MediaInput.open(inputPath, segments: segments)
         var types: MediaType = []
         if audioPath != nil { types.insert(.audio) }
         if videoPath != nil { types.insert(.video) }
@@ -64,7 +63,7 @@ public enum Remux {
             summary.audioTrackID = track.id
             if let edit = track.mediaEdit {
                 let valid = Int64((Double(edit.segmentDuration) * Double(track.timescale) / Double(file.movieTimescale)).rounded())
-                summary.droppedGapless = (Int(edit.mediaTime), Int(max(0, track.mediaDuration - edit.mediaTime - valid)))
+                summary.droppedGapless = (Int(edit.mediaTime), edit.segmentDuration > 0 ? Int(max(0, track.mediaDuration - edit.mediaTime - valid)) : 0)
             }
         }
         if let videoPath {
@@ -82,7 +81,7 @@ public enum Remux {
         return summary
     }
 
-    private static func writeAnnexB(track: MP4Track, demuxer: MP4Demuxer<FileByteSource>, sink: FileByteSink,
+    private static func writeAnnexB(track: MP4Track, demuxer: MP4Demuxer<MediaInput.Source>, sink: FileByteSink,
                                     damage: inout [String]) throws(PipelineError) -> Int {
         var converter: AnnexBConverter
         do { converter = try track.annexBConverter() } catch { throw .container(error) }

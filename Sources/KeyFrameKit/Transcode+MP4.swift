@@ -3,11 +3,10 @@ extension Transcode {
     /// list: the encoder's priming (the edit's `media_time`) is dropped at the start and decoding
     /// stops where the edit ends, so a file with a sample-exact edit list gives exactly its valid
     /// samples. Without an edit list, iTunes' `iTunSMPB` gapless tag is used when present.
-    public static func decodeMP4(inputPath: String, to destination: PCMDestination, sampleFormat: PCMSampleFormat = .int16,
+    public static func decodeMP4(inputPath: String, segments: [String] = [], to destination: PCMDestination, sampleFormat: PCMSampleFormat = .int16,
                                  trackID: UInt32? = nil,
                                  progress: (Progress) -> Void = { _ in }) throws(PipelineError) -> DecodeSummary {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: inputPath) } catch { throw .stream(error) }
+        let source = try MediaInput.open(inputPath, segments: segments)
         let demuxer = MP4Demuxer(source: source, configuration: DemuxerConfiguration(mediaTypes: .audio, audioTrackID: trackID))
         do { try demuxer.start() } catch { throw .container(error) }
         guard let file = demuxer.file, let track = demuxer.audioTrack else { throw .unsupported("\(inputPath): no audio track") }

@@ -92,6 +92,51 @@ public struct ArrayRandomAccessSource: RandomAccessByteSource, Sendable {
     }
 }
 
+/// Several sources read as one, end to end: a CMAF init segment followed by its media segments.
+public struct ConcatenatedByteSource<Part: RandomAccessByteSource>: RandomAccessByteSource {
+    private let parts: [Part]
+    private let starts: [Int64]
+    /// The total length.
+    public let byteCount: Int64
+
+    /// The parts, in order.
+    public init(_ parts: [Part]) {
+        self.parts = parts
+        var starts: [Int64] = []
+        var total: Int64 = 0
+        for part in parts {
+            starts.append(total)
+            total += part.byteCount
+        }
+        self.starts = starts
+        self.byteCount = total
+    }
+
+    /// Reads up to `count` bytes at `offset`, across part boundaries.
+    public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
+        guard offset >= 0, count >= 0 else {
+            throw .system(operation: "read at \(offset)", path: "concatenated source", errno: .invalidArgument)
+        }
+        var result: [UInt8] = []
+        var position = offset
+        var left = Int64(count)
+        var index = (starts.lastIndex { $0 <= position }) ?? 0
+        while left > 0, index < parts.count {
+            let local = position - starts[index]
+            let available = parts[index].byteCount - local
+            if available > 0 {
+                let chunk = try parts[index].read(at: local, count: Int(min(left, available)))
+                result += chunk
+                position += Int64(chunk.count)
+                left -= Int64(chunk.count)
+                if Int64(chunk.count) < min(left + Int64(chunk.count), available) { break }
+            }
+            index += 1
+        }
+        return result
+    }
+}
+
 /// A sink that collects what is written in memory.
 public struct ArrayByteSink: SeekableByteSink, Sendable {
     /// Everything written so far.

@@ -22,6 +22,9 @@ struct Decode: ParsableCommand {
     @Option(name: .shortAndLong, help: "The output file: .wav or .pcm.")
     var output: String
 
+    @Option(name: .customLong("segment"), help: "A CMAF/DASH media segment to read after INPUT (its init segment); repeatable.")
+    var segments: [String] = []
+
     @Option(help: "Output sample type.")
     var format: RawSampleFormat = .s16le
 
@@ -31,7 +34,7 @@ struct Decode: ParsableCommand {
         switch fileExtension(input) {
         case "aac", "adts": isMP4 = false
         case "m4a", "mp4", "mov", "m4v", "3gp": isMP4 = true
-        default: isMP4 = try Probe.isContainer(input)
+        default: isMP4 = try Probe.isContainer(input) || !segments.isEmpty
         }
         let destination: Transcode.PCMDestination
         switch fileExtension(output) {
@@ -44,7 +47,7 @@ struct Decode: ParsableCommand {
             line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
         }
         let summary = isMP4
-            ? try Transcode.decodeMP4(inputPath: input, to: destination, sampleFormat: format.sampleFormat, progress: report)
+            ? try Transcode.decodeMP4(inputPath: input, segments: segments, to: destination, sampleFormat: format.sampleFormat, progress: report)
             : try Transcode.decodeADTS(inputPath: input, to: destination, sampleFormat: format.sampleFormat, progress: report)
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)

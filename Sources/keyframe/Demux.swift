@@ -25,6 +25,9 @@ struct Demux: ParsableCommand {
     @Option(help: "The Annex-B video output (.h264, .h265, .hevc).")
     var videoOutput: String?
 
+    @Option(name: .customLong("segment"), help: "A CMAF/DASH media segment to read after INPUT (its init segment); repeatable.")
+    var segments: [String] = []
+
     @Option(help: "The audio track id to write (default: the first AAC track).")
     var track: UInt32?
 
@@ -34,7 +37,7 @@ struct Demux: ParsableCommand {
 
     func run() throws {
         for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path) }
-        let summary = try Remux.demux(inputPath: input, audioPath: output, videoPath: videoOutput, audioTrackID: track)
+        let summary = try Remux.demux(inputPath: input, segments: segments, audioPath: output, videoPath: videoOutput, audioTrackID: track)
         for damage in summary.damage { FileHandle.standardError.write(Data("warning: \(input): \(damage)\n".utf8)) }
         if let output, let track = summary.audioTrackID {
             if let (priming, remainder) = summary.droppedGapless, priming > 0 || remainder > 0 {

@@ -22,6 +22,9 @@ struct Probe: ParsableCommand {
     @Flag(help: "Print one JSON object (format, duration, tracks, damage) instead of text.")
     var json = false
 
+    @Option(name: .customLong("segment"), help: "A CMAF/DASH media segment to read after INPUT (its init segment); repeatable.")
+    var segments: [String] = []
+
     @Flag(help: "MP4: print the box tree (type, offset, size, key fields), like mp4dump.")
     var boxes = false
 
@@ -30,7 +33,7 @@ struct Probe: ParsableCommand {
             try printBoxTree()
             return
         }
-        let report = try Self.report(for: input)
+        let report = try Self.report(for: input, segments: segments)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -40,12 +43,12 @@ struct Probe: ParsableCommand {
         }
     }
 
-    static func report(for path: String) throws -> ProbeReport {
+    static func report(for path: String, segments: [String] = []) throws -> ProbeReport {
+        if try isContainer(path) || !segments.isEmpty {
+            do { return try MP4Probe.probe(try MediaInput.open(path, segments: segments)) } catch { throw CommandFailure("\(path): \(error)") }
+        }
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
-        if try isContainer(path) {
-            do { return try MP4Probe.probe(source) } catch { throw CommandFailure("\(path): \(error)") }
-        }
         do {
             return try ADTSProbe.probe(source)
         } catch {
@@ -64,8 +67,7 @@ struct Probe: ParsableCommand {
     }
 
     private func printBoxTree() throws {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: input) } catch { throw CommandFailure(error.description) }
+        let source = try MediaInput.open(input, segments: segments)
         let (nodes, error): ([BoxTreeNode], MP4Error?)
         do { (nodes, error) = try BoxTree.nodes(of: source) } catch { throw CommandFailure("\(input): \(error)") }
         for node in nodes {

@@ -10,7 +10,8 @@ public import MediaCore
 /// skipped; a `udta`, `meta` or `ilst` whose boxes do not fit is an error naming the box and
 /// the byte offset.
 public struct MetadataTags: Sendable, Hashable {
-    /// `©nam` (or the 3GPP `titl`, or QuickTime's `com.apple.quicktime.title`).
+    /// `©nam` (or the 3GPP `titl`, or an `mdta` key `com.apple.quicktime.title` or `title`, as
+    /// FFmpeg's `-movflags use_metadata_tags` writes it; likewise for the other fields).
     public var title: String?
     /// `©ART` (or `perf`, or `com.apple.quicktime.artist`).
     public var artist: String?
@@ -33,12 +34,12 @@ public struct MetadataTags: Sendable, Hashable {
     public init(all: [MetadataTag] = []) {
         self.all = all
         func first(_ keys: Set<String>) -> String? { all.first { keys.contains($0.key) }?.value }
-        title = first(["©nam", "titl", "com.apple.quicktime.title"])
-        artist = first(["©ART", "perf", "com.apple.quicktime.artist"])
-        album = first(["©alb", "albm", "com.apple.quicktime.album"])
-        encoder = first(["©too", "©enc", "©swr", "com.apple.quicktime.software"])
-        comment = first(["©cmt", "com.apple.quicktime.comment"])
-        date = first(["©day", "yrrc", "com.apple.quicktime.creationdate"])
+        title = first(["©nam", "titl", "com.apple.quicktime.title", "title"])
+        artist = first(["©ART", "perf", "com.apple.quicktime.artist", "artist"])
+        album = first(["©alb", "albm", "com.apple.quicktime.album", "album"])
+        encoder = first(["©too", "©enc", "©swr", "com.apple.quicktime.software", "encoder"])
+        comment = first(["©cmt", "com.apple.quicktime.comment", "comment"])
+        date = first(["©day", "yrrc", "com.apple.quicktime.creationdate", "date"])
         gapless = first([Self.gaplessKey]).flatMap { ITunesGaplessInfo(text: $0) }
     }
 

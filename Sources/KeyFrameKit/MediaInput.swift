@@ -1,0 +1,15 @@
+/// Opens the input of a container job: one file, or a CMAF init segment followed by its media
+/// segments, read as one stream.
+public enum MediaInput {
+    /// What the jobs read.
+    public typealias Source = ConcatenatedByteSource<FileByteSource>
+
+    /// `path`, then each of `segments`, end to end.
+    public static func open(_ path: String, segments: [String] = []) throws(PipelineError) -> Source {
+        var parts: [FileByteSource] = []
+        for part in [path] + segments {
+            do { parts.append(try FileByteSource(path: part)) } catch { throw .stream(error) }
+        }
+        return ConcatenatedByteSource(parts)
+    }
+}
