@@ -22,7 +22,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # --- dependencies -------------------------------------------------------------------------------
 
 APT_PACKAGES := libavcodec-dev libavutil-dev libswresample-dev libasound2-dev alsa-utils ffmpeg \
-                mediainfo pkg-config
+                mediainfo pkg-config time
 VENV := .venv
 # mutagen: the tests' peer reader of durations.
 PIP_PACKAGES := mutagen

@@ -35,12 +35,9 @@ let package = Package(
         .target(name: "PCMAudio", dependencies: ["MediaCore"], swiftSettings: strict),
         .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
 
-        // C libraries: FFmpeg's codec (libavcodec, libavutil, libswresample).
-        .systemLibrary(
-            name: "CFFmpeg",
-            pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavutil-dev", "libswresample-dev"])]
-        ),
+        // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
+        // commands that never encode or decode never load libavcodec's ~110 libraries.
+        .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "AudioCodec", dependencies: ["CFFmpeg", "MediaCore", "AACBitstream", "PCMAudio"], swiftSettings: strict),
 
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec"], swiftSettings: strict),

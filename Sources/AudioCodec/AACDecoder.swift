@@ -49,7 +49,7 @@ public final class AACDecoder {
     /// - Parameter outputSampleFormat: `.int16` (default), `.int32` or `.float32`.
     public init(audioSpecificConfig config: AudioSpecificConfig?, outputSampleFormat: PCMSampleFormat = .int16,
                 trim: Trim = .none) throws(CodecError) {
-        _ = FFmpegLog.quiet
+        try FFmpegLibrary.load()
         guard [.int16, .int32, .float32].contains(outputSampleFormat) else {
             throw .unsupportedInput("decoder output \(outputSampleFormat.rawValue): use int16, int32 or float32")
         }
@@ -58,14 +58,14 @@ public final class AACDecoder {
         }
         self.outputSampleFormat = outputSampleFormat
         self.trim = trim
-        guard let codec = avcodec_find_decoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC decoder") }
+        guard let codec = kf_avcodec_find_decoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC decoder") }
         context = try CodecContext(codec: codec)
         frame = try Frame()
         packet = try Packet()
         if let config {
             let bytes: [UInt8]
             do { bytes = try config.serialized() } catch { throw .bitstream(error) }
-            guard let extradata = av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
+            guard let extradata = kf_av_mallocz(bytes.count + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {
                 throw .ffmpeg(operation: "av_mallocz", code: kf_averror_enomem(), message: "out of memory")
             }
             extradata.copyMemory(from: bytes, byteCount: bytes.count)
@@ -82,10 +82,10 @@ public final class AACDecoder {
         guard !flushed else { throw .invalidState("decode after flush: make a new decoder") }
         scratch.removeAll(keepingCapacity: true)
         let p = packet.pointer
-        try CodecError.check(av_new_packet(p, Int32(bytes.count)), "av_new_packet")
-        defer { av_packet_unref(p) }
+        try CodecError.check(kf_av_new_packet(p, Int32(bytes.count)), "av_new_packet")
+        defer { kf_av_packet_unref(p) }
         _ = UnsafeMutableBufferPointer(start: p.pointee.data, count: bytes.count).initialize(from: bytes)
-        try CodecError.check(avcodec_send_packet(context.pointer, p), "decoding AAC")
+        try CodecError.check(kf_avcodec_send_packet(context.pointer, p), "decoding AAC")
         try receive()
         return scratch
     }
@@ -106,7 +106,7 @@ public final class AACDecoder {
         guard !flushed else { return [] }
         flushed = true
         scratch.removeAll(keepingCapacity: true)
-        try CodecError.check(avcodec_send_packet(context.pointer, nil), "flushing the AAC decoder")
+        try CodecError.check(kf_avcodec_send_packet(context.pointer, nil), "flushing the AAC decoder")
         try receive()
         return scratch
     }
@@ -114,10 +114,10 @@ public final class AACDecoder {
     private func receive() throws(CodecError) {
         let f = frame.pointer
         while true {
-            let status = avcodec_receive_frame(context.pointer, f)
+            let status = kf_avcodec_receive_frame(context.pointer, f)
             if status == kf_averror_eagain() || status == kf_averror_eof() { return }
             try CodecError.check(status, "decoding AAC")
-            defer { av_frame_unref(f) }
+            defer { kf_av_frame_unref(f) }
             let channels = Int(f.pointee.ch_layout.nb_channels)
             let count = Int(f.pointee.nb_samples)
             guard f.pointee.format == AV_SAMPLE_FMT_FLTP.rawValue else {

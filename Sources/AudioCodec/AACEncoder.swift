@@ -53,7 +53,7 @@ public final class AACEncoder {
     /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
     ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
     public init(bitrate: Int = 96_000) throws(CodecError) {
-        _ = FFmpegLog.quiet
+        try FFmpegLibrary.load()
         guard (8000...Self.maximumBitrate(channels: 8, sampleRate: 96000)).contains(bitrate) else {
             throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 8, sampleRate: 96000))
         }
@@ -137,7 +137,7 @@ public final class AACEncoder {
             try send(frame, frameCount: filled)
             try receive(into: &packets)
         }
-        try CodecError.check(avcodec_send_frame(context.pointer, nil), "flushing the AAC encoder")
+        try CodecError.check(kf_avcodec_send_frame(context.pointer, nil), "flushing the AAC encoder")
         try receive(into: &packets)
         padding = Int(packetCount * Int64(Self.framesPerPacket) - Int64(priming) - inputFrameCount)
         return packets
@@ -154,7 +154,7 @@ public final class AACEncoder {
         }
         let limit = Self.maximumBitrate(channels: format.channelCount, sampleRate: format.sampleRate)
         guard (8000...limit).contains(bitrate) else { throw .bitrateOutOfRange(bitrate, allowed: 8000...limit) }
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC encoder") }
+        guard let codec = kf_avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC encoder") }
         let context = try CodecContext(codec: codec)
         let c = context.pointer
         c.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
@@ -170,8 +170,8 @@ public final class AACEncoder {
         f.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
         f.pointee.nb_samples = Int32(Self.framesPerPacket)
         f.pointee.sample_rate = Int32(format.sampleRate)
-        try CodecError.check(av_channel_layout_copy(&f.pointee.ch_layout, &c.pointee.ch_layout), "av_channel_layout_copy")
-        try CodecError.check(av_frame_get_buffer(f, 0), "av_frame_get_buffer")
+        try CodecError.check(kf_av_channel_layout_copy(&f.pointee.ch_layout, &c.pointee.ch_layout), "av_channel_layout_copy")
+        try CodecError.check(kf_av_frame_get_buffer(f, 0), "av_frame_get_buffer")
 
         let extradata = c.pointee.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(c.pointee.extradata_size))) } ?? []
         let config: AudioSpecificConfig
@@ -190,7 +190,7 @@ public final class AACEncoder {
         guard let frame, let inputFormat else { throw .invalidState("the encoder is not open") }
         let f = frame.pointer
         if filled == 0 {
-            try CodecError.check(av_frame_make_writable(f), "av_frame_make_writable")
+            try CodecError.check(kf_av_frame_make_writable(f), "av_frame_make_writable")
             f.pointee.nb_samples = Int32(Self.framesPerPacket)
         }
         let planes = (0..<inputFormat.channelCount).map { channel in
@@ -205,17 +205,17 @@ public final class AACEncoder {
         frame.pointer.pointee.pts = framesSent
         framesSent += Int64(frameCount)
         filled = 0
-        try CodecError.check(avcodec_send_frame(context.pointer, frame.pointer), "encoding AAC")
+        try CodecError.check(kf_avcodec_send_frame(context.pointer, frame.pointer), "encoding AAC")
     }
 
     private func receive(into packets: inout [MediaSample]) throws(CodecError) {
         guard let context, let inputFormat, let outputFormat, let firstTime else { return }
         let p = packet.pointer
         while true {
-            let status = avcodec_receive_packet(context.pointer, p)
+            let status = kf_avcodec_receive_packet(context.pointer, p)
             if status == kf_averror_eagain() || status == kf_averror_eof() { return }
             try CodecError.check(status, "receiving AAC packets")
-            defer { av_packet_unref(p) }
+            defer { kf_av_packet_unref(p) }
             let data = Array(UnsafeBufferPointer(start: p.pointee.data, count: Int(p.pointee.size)))
             let scale = Int32(inputFormat.sampleRate)
             let start = packetCount * Int64(Self.framesPerPacket) - Int64(priming)

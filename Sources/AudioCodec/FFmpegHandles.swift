@@ -6,7 +6,8 @@ final class CodecContext {
     let codec: UnsafePointer<AVCodec>
 
     init(codec: UnsafePointer<AVCodec>) throws(CodecError) {
-        guard let context = avcodec_alloc_context3(codec) else {
+        try FFmpegLibrary.load()
+        guard let context = kf_avcodec_alloc_context3(codec) else {
             throw .ffmpeg(operation: "avcodec_alloc_context3", code: kf_averror_enomem(), message: "out of memory")
         }
         self.pointer = context
@@ -15,12 +16,12 @@ final class CodecContext {
 
     deinit {
         var context: UnsafeMutablePointer<AVCodecContext>? = pointer
-        avcodec_free_context(&context)
+        kf_avcodec_free_context(&context)
     }
 
     /// Opens the codec with the parameters set on the context.
     func open() throws(CodecError) {
-        try CodecError.check(avcodec_open2(pointer, codec, nil), "opening \(String(cString: codec.pointee.name))")
+        try CodecError.check(kf_avcodec_open2(pointer, codec, nil), "opening \(String(cString: codec.pointee.name))")
     }
 }
 
@@ -29,7 +30,8 @@ final class Frame {
     let pointer: UnsafeMutablePointer<AVFrame>
 
     init() throws(CodecError) {
-        guard let frame = av_frame_alloc() else {
+        try FFmpegLibrary.load()
+        guard let frame = kf_av_frame_alloc() else {
             throw .ffmpeg(operation: "av_frame_alloc", code: kf_averror_enomem(), message: "out of memory")
         }
         pointer = frame
@@ -37,7 +39,7 @@ final class Frame {
 
     deinit {
         var frame: UnsafeMutablePointer<AVFrame>? = pointer
-        av_frame_free(&frame)
+        kf_av_frame_free(&frame)
     }
 }
 
@@ -46,7 +48,8 @@ final class Packet {
     let pointer: UnsafeMutablePointer<AVPacket>
 
     init() throws(CodecError) {
-        guard let packet = av_packet_alloc() else {
+        try FFmpegLibrary.load()
+        guard let packet = kf_av_packet_alloc() else {
             throw .ffmpeg(operation: "av_packet_alloc", code: kf_averror_enomem(), message: "out of memory")
         }
         pointer = packet
@@ -54,11 +57,17 @@ final class Packet {
 
     deinit {
         var packet: UnsafeMutablePointer<AVPacket>? = pointer
-        av_packet_free(&packet)
+        kf_av_packet_free(&packet)
     }
 }
 
-/// FFmpeg's logging: errors only, so the encoder's notes do not reach the terminal.
-enum FFmpegLog {
-    static let quiet: Void = { av_log_set_level(AV_LOG_ERROR) }()
+/// libavcodec and libavutil, opened on first use (see CFFmpeg.h); logging set to errors only,
+/// so the encoder's notes do not reach the terminal.
+enum FFmpegLibrary {
+    /// Opens FFmpeg once; an error names the library or symbol that is missing.
+    static func load() throws(CodecError) {
+        guard kf_ffmpeg_load() == 0 else {
+            throw .codecNotFound(String(cString: kf_ffmpeg_load_error()))
+        }
+    }
 }

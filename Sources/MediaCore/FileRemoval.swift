@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+internal import FoundationEssentials
+#else
 internal import Foundation
+#endif
 import SystemPackage
 
 /// The two file-system verbs swift-system does not wrap: rename and remove.
@@ -7,11 +11,8 @@ enum FileRemoval {
     static func rename(_ source: String, to destination: String) -> Errno? {
         let manager = FileManager.default
         do {
-            if manager.fileExists(atPath: destination) {
-                _ = try manager.replaceItemAt(URL(fileURLWithPath: destination), withItemAt: URL(fileURLWithPath: source))
-            } else {
-                try manager.moveItem(atPath: source, toPath: destination)
-            }
+            if manager.fileExists(atPath: destination) { try manager.removeItem(atPath: destination) }
+            try manager.moveItem(atPath: source, toPath: destination)
             return nil
         } catch {
             return .ioError

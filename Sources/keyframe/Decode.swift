@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyFrameKit
 
 /// `keyframe decode INPUT -o OUTPUT`: AAC to PCM (the series' decode step).
@@ -51,8 +50,8 @@ struct Decode: ParsableCommand {
             : try Transcode.decodeADTS(inputPath: input, to: destination, sampleFormat: format.sampleFormat, progress: report)
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        for damage in summary.damage { FileHandle.standardError.write(Data("warning: \(input): \(damage)\n".utf8)) }
-        print(String(format: "%@: %.3f s, %d Hz, %d ch, %lld frames from %d AAC packets",
-                     output, seconds, summary.format.sampleRate, summary.format.channelCount, summary.frames, summary.packets))
+        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
+        print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, \(summary.format.channelCount) ch, "
+              + "\(summary.frames) frames from \(summary.packets) AAC packets")
     }
 }

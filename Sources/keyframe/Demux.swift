@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyFrameKit
 
 /// `keyframe demux INPUT -o OUTPUT.aac [--video-output OUTPUT.h264|.h265]`: the seeds' demuxer demo.
@@ -38,11 +37,11 @@ struct Demux: ParsableCommand {
     func run() throws {
         for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path) }
         let summary = try Remux.demux(inputPath: input, segments: segments, audioPath: output, videoPath: videoOutput, audioTrackID: track)
-        for damage in summary.damage { FileHandle.standardError.write(Data("warning: \(input): \(damage)\n".utf8)) }
+        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         if let output, let track = summary.audioTrackID {
             if let (priming, remainder) = summary.droppedGapless, priming > 0 || remainder > 0 {
-                FileHandle.standardError.write(Data(("warning: ADTS cannot carry the edit list: \(output) keeps the \(priming) samples " +
-                    "of priming at the start and \(remainder) of padding at the end (decode the MP4 itself for sample-exact audio)\n").utf8))
+                Terminal.error("warning: ADTS cannot carry the edit list: \(output) keeps the \(priming) samples " +
+                    "of priming at the start and \(remainder) of padding at the end (decode the MP4 itself for sample-exact audio)\n")
             }
             print("\(output): track \(track), \(summary.audioPackets) AAC packets")
         }

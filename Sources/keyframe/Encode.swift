@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import KeyFrameKit
 
 /// `keyframe encode INPUT -o OUTPUT [--bitrate 96k]`: PCM to AAC-LC (seed 003's encoder).
@@ -55,9 +54,8 @@ struct Encode: ParsableCommand {
         }
         let seconds = Double(summary.inputFrames) / Double(reader.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        for warning in summary.warnings { FileHandle.standardError.write(Data("warning: \(input): \(warning)\n".utf8)) }
-        print(String(format: "%@: %.3f s, %d Hz, %d ch → %lld AAC packets at %d b/s (priming %d, padding %d)",
-                     output, seconds, reader.format.sampleRate, reader.format.channelCount, summary.packets,
-                     bitrate.bitsPerSecond, summary.priming, summary.padding))
+        for warning in summary.warnings { Terminal.warning("\(input): \(warning)") }
+        print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(reader.format.sampleRate) Hz, \(reader.format.channelCount) ch → "
+              + "\(summary.packets) AAC packets at \(bitrate.bitsPerSecond) b/s (priming \(summary.priming), padding \(summary.padding))")
     }
 }

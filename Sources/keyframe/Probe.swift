@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyFrameKit
 
 /// `keyframe probe INPUT [--json]`: describes a media file.
@@ -89,7 +93,7 @@ struct Probe: ParsableCommand {
             if let transform = track.transform, transform != "identity" { parts.append(transform) }
             parts.append("\(track.sampleCount) packets")
             parts.append(formatSeconds(track.duration))
-            if let bitrate = track.bitrate { parts.append(String(format: "%.1f kb/s", Double(bitrate) / 1000)) }
+            if let bitrate = track.bitrate { parts.append(Terminal.fixed(Double(bitrate) / 1000, digits: 1) + " kb/s") }
             if let priming = track.priming { parts.append("priming \(priming)") }
             if let remainder = track.remainder { parts.append("remainder \(remainder)") }
             lines.append("  " + parts.joined(separator: "  "))
@@ -111,6 +115,6 @@ struct Probe: ParsableCommand {
     }
 
     private static func formatSeconds(_ seconds: Double) -> String {
-        String(format: "%.6f s", seconds)
+        Terminal.fixed(seconds, digits: 6) + " s"
     }
 }

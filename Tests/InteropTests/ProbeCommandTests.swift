@@ -34,13 +34,17 @@ import Testing
         #expect(result.standardError.contains("/nonexistent/x.aac"))
     }
 
-    @Test func mp4IsAnHonestNotYet() throws {
+    @Test func mp4ProbesWithItsTracksAndTheBoxTree() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("tone.m4a").path
         try ADTSInteropTests.encode(rate: 44100, channels: 1, to: file)
-        let result = try ExternalTool.run(try ExternalTool.keyframe, ["probe", file])
-        #expect(result.status != 0)
-        #expect(result.standardError.contains("not supported by probe yet"), "\(result.standardError)")
+        let text = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", file])
+        #expect(text.standardOutput.contains("MP4"))
+        #expect(text.standardOutput.contains("aac  LC  44100 Hz  1 ch"))
+        #expect(text.standardOutput.contains("priming 1024"))
+        let boxes = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--boxes", file])
+        #expect(boxes.standardOutput.contains("[esds]"))
+        #expect(boxes.standardOutput.contains("decoder_specific_info=1208"))
     }
 }

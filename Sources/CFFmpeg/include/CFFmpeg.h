@@ -1,0 +1,63 @@
+// FFmpeg 5.1 (Debian 12) for KeyFrameKit's AudioCodec module.
+//
+// libavcodec pulls in ~110 shared libraries (~17 MB of resident memory before any work), so it is
+// not linked: kf_ffmpeg_load() opens libavcodec and libavutil with dlopen() the first time a codec
+// is made, and the kf_ functions below call through the resolved symbols. Commands that never
+// encode or decode (probe, demux, mux) never load it. The types and constants come from FFmpeg's
+// own headers (libavcodec-dev, libavutil-dev).
+#ifndef KEYFRAME_CFFMPEG_H
+#define KEYFRAME_CFFMPEG_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <libavutil/log.h>
+#include <libavutil/samplefmt.h>
+
+/// Loads libavcodec and libavutil once (thread-safe). Returns 0, or -1 with kf_ffmpeg_load_error().
+int kf_ffmpeg_load(void);
+/// Why kf_ffmpeg_load() failed: the library or symbol that could not be found.
+const char *kf_ffmpeg_load_error(void);
+
+// The FFmpeg functions AudioCodec calls, by the same signatures. Call kf_ffmpeg_load() first.
+const AVCodec *kf_avcodec_find_encoder(enum AVCodecID id);
+const AVCodec *kf_avcodec_find_decoder(enum AVCodecID id);
+AVCodecContext *kf_avcodec_alloc_context3(const AVCodec *codec);
+void kf_avcodec_free_context(AVCodecContext **context);
+int kf_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options);
+int kf_avcodec_send_frame(AVCodecContext *context, const AVFrame *frame);
+int kf_avcodec_receive_packet(AVCodecContext *context, AVPacket *packet);
+int kf_avcodec_send_packet(AVCodecContext *context, const AVPacket *packet);
+int kf_avcodec_receive_frame(AVCodecContext *context, AVFrame *frame);
+AVFrame *kf_av_frame_alloc(void);
+void kf_av_frame_free(AVFrame **frame);
+int kf_av_frame_get_buffer(AVFrame *frame, int align);
+int kf_av_frame_make_writable(AVFrame *frame);
+void kf_av_frame_unref(AVFrame *frame);
+AVPacket *kf_av_packet_alloc(void);
+void kf_av_packet_free(AVPacket **packet);
+void kf_av_packet_unref(AVPacket *packet);
+int kf_av_new_packet(AVPacket *packet, int size);
+void *kf_av_mallocz(size_t size);
+void kf_av_log_set_level(int level);
+int kf_av_channel_layout_copy(AVChannelLayout *destination, const AVChannelLayout *source);
+/// The default (native-order) layout for a channel count: stereo, 5.1, …
+void kf_default_channel_layout(AVChannelLayout *layout, int channels);
+/// FFmpeg's own message for an error code (av_strerror).
+void kf_error_string(int code, char *buffer, size_t size);
+
+/// AVERROR(EAGAIN): the codec wants input (receive) or output to be drained (send).
+static inline int kf_averror_eagain(void) { return AVERROR(EAGAIN); }
+/// AVERROR_EOF: the codec is fully drained.
+static inline int kf_averror_eof(void) { return AVERROR_EOF; }
+/// AVERROR(ENOMEM).
+static inline int kf_averror_enomem(void) { return AVERROR(ENOMEM); }
+/// AV_NOPTS_VALUE.
+static inline int64_t kf_nopts_value(void) { return AV_NOPTS_VALUE; }
+
+#endif

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Standard error and the few number formats the commands print, without Foundation.
+enum Terminal {
+    /// Writes `text` to stderr.
+    static func error(_ text: String) {
+        var bytes = Array(text.utf8)
+        bytes.withUnsafeMutableBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let written = write(STDERR_FILENO, raw.baseAddress! + offset, raw.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+    }
+
+    /// Writes a `warning: …` line to stderr.
+    static func warning(_ text: String) {
+        error("warning: \(text)\n")
+    }
+
+    /// Whether stderr is a terminal (and not a dumb one).
+    static var standardErrorIsTerminal: Bool {
+        guard isatty(STDERR_FILENO) == 1 else { return false }
+        if let term = getenv("TERM"), String(cString: term) == "dumb" { return false }
+        return true
+    }
+
+    /// `value` with exactly `digits` digits after the point.
+    static func fixed(_ value: Double, digits: Int) -> String {
+        guard value.isFinite else { return "\(value)" }
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let whole = Int(scaled / scale)
+        let fraction = Int(scaled - Double(whole) * scale)
+        let sign = value < 0 && scaled > 0 ? "-" : ""
+        guard digits > 0 else { return "\(sign)\(whole)" }
+        let fractionText = String(fraction)
+        return "\(sign)\(whole)." + String(repeating: "0", count: max(0, digits - fractionText.count)) + fractionText
+    }
+
+    /// `value` right-aligned in `width` characters.
+    static func padded(_ value: String, width: Int) -> String {
+        String(repeating: " ", count: max(0, width - value.count)) + value
+    }
+}
