@@ -38,7 +38,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 
 # --- fuzzing ------------------------------------------------------------------------------------
 
-FUZZ_TARGETS := adts asc esds wav
+FUZZ_TARGETS := adts asc esds wav mp4
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
@@ -51,7 +51,10 @@ FUZZ_BUILD_FLAGS := --scratch-path $(FUZZ_SCRATCH) -c $(FUZZ_CONFIG) --product k
                     -Xswiftc -assert-config -Xswiftc Debug -Xswiftc -use-ld=lld
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 10
-FUZZ_FLAGS ?= -max_len=4096 -timeout=5 -rss_limit_mb=2048
+FUZZ_FLAGS ?= -timeout=5 -rss_limit_mb=2048
+# Inputs up to 4 KiB, except MP4, whose smallest real files (moov, sample tables) are larger.
+FUZZ_MAX_LEN ?= 4096
+FUZZ_MAX_LEN_mp4 ?= 65536
 FUZZ_FINDINGS := fuzz-findings
 REGRESSIONS := Tests/AACBitstreamTests/Regressions
 
@@ -128,9 +131,10 @@ define run_fuzz
 	    corpus=$(FUZZ_SCRATCH)/corpus/$$t; findings=$(FUZZ_FINDINGS)/$$t; log=$(FUZZ_SCRATCH)/fuzz-$$t.log; \
 	    mkdir -p "$$corpus" "$$findings"; \
 	    extra=""; [ -d $(REGRESSIONS)/$$t ] && extra=$(REGRESSIONS)/$$t; \
+	    maxlen=$(FUZZ_MAX_LEN); [ $$t = mp4 ] && maxlen=$(FUZZ_MAX_LEN_mp4); \
 	    status=0; \
 	    SWIFT_BACKTRACE=enable=no $(FUZZ_BIN) $$t "$$corpus" $(FUZZ_SCRATCH)/seeds/$$t $$extra \
-	        -max_total_time=$(1) $(FUZZ_FLAGS) -artifact_prefix="$$findings/" -print_final_stats=1 \
+	        -max_total_time=$(1) -max_len=$$maxlen $(FUZZ_FLAGS) -artifact_prefix="$$findings/" -print_final_stats=1 \
 	        >"$$log" 2>&1 || status=$$?; \
 	    runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' "$$log"); \
 	    rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' "$$log"); \

@@ -13,7 +13,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4 DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -159,6 +159,21 @@ wav)
     make_wav s16-bext.wav pcm_s16le 8000 1 -write_bext 1 -fflags +bitexact
     ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=8000:duration=0.05" \
         -c:a pcm_s16le -f wav - >"$dir/s16-streamed.wav"
+    ;;
+mp4)
+    # Small files of every shape the demuxer reads: progressive (with and without faststart),
+    # fragmented, QuickTime, video + audio, and the corpus files under 32 KiB (the fuzzer's
+    # -max_len keeps inputs small; bigger seeds are cut).
+    src=(-f lavfi -i "sine=frequency=440:sample_rate=8000:duration=0.3")
+    ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k "$dir/aac.m4a"
+    ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k -movflags +faststart "$dir/aac-faststart.m4a"
+    ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k -movflags frag_keyframe+empty_moov+default_base_moof         -frag_duration 100000 "$dir/aac-fragmented.mp4"
+    ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k "$dir/aac.mov"
+    ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=32x32:rate=5:duration=0.4" "${src[@]}"         -c:v libx264 -preset ultrafast -g 2 -bf 1 -c:a aac -b:a 16k -shortest "$dir/h264-aac.mp4"
+    if [[ -d $corpus ]]; then
+        find "$corpus" -type f \( -name '*.mp4' -o -name '*.m4a' \) -size -32k -exec cp -f {} "$dir/" \;
+        chmod u+w "$dir"/*
+    fi
     ;;
 *)
     usage

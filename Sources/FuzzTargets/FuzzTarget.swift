@@ -1,5 +1,6 @@
 import AACBitstream
 import MediaCore
+import MP4
 import PCMAudio
 
 /// The fuzz targets: one per parser. Each takes arbitrary bytes, must never trap or hang, and
@@ -22,12 +23,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// to the same format and bytes.
     case wav
 
+    /// ``MP4File`` and ``MP4Demuxer``: any bytes give a structure or a typed error; a demuxer pulls
+    /// every sample of every track it chose, each inside the file, and a track that ends without
+    /// an error delivered exactly the samples its tables declare; ``BoxTree`` walks any bytes.
+    case mp4
+
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
         switch self {
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)
+        case .mp4: Self.mp4(data)
         case .wav: Self.wav(data)
         }
     }
@@ -144,5 +151,37 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
             bytes += chunk
         }
         return (reader.format, reader.frameCount, bytes, reader.warnings)
+    }
+
+extension FuzzTarget {
+    fileprivate static func mp4(_ data: [UInt8]) {
+        let source = ArrayRandomAccessSource(data)
+        _ = try? BoxTree.nodes(of: source)
+        guard let file = try? MP4File(source: source) else { return }
+        for track in file.tracks where track.damage == nil {
+            _ = try? track.formatDescription()
+            _ = track.mediaEdit
+            let types: MediaType = track.mediaType == .video ? .video : .audio
+            let configuration = types == .video
+                ? DemuxerConfiguration(mediaTypes: .video, videoTrackID: track.id)
+                : DemuxerConfiguration(mediaTypes: .audio, audioTrackID: track.id)
+            guard track.mediaType != nil else { continue }
+            let demuxer = MP4Demuxer(source: source, configuration: configuration)
+            guard (try? demuxer.start()) != nil else { continue }
+            var delivered = 0
+            var failed = false
+            while true {
+                do {
+                    guard let sample = try demuxer.nextSample(trackID: track.id) else { break }
+                    precondition(sample.data.count <= data.count, "a sample larger than the file")
+                    delivered += 1
+                    precondition(delivered <= track.sampleCount, "more samples than the track declares")
+                } catch {
+                    failed = true
+                    break
+                }
+            }
+            precondition(failed || delivered == track.sampleCount, "a track ended early without an error")
+        }
     }
 }

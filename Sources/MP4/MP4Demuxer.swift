@@ -138,18 +138,17 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     /// The next sample of a chosen track. A sample that lies outside the file ends its track
     /// with that error; an I/O error can be retried.
     public func nextSample(trackID: UInt32) throws(MP4Error) -> MediaSample? {
-        guard status == .running, var reader = readers[trackID] else { return nil }
-        defer {
-            readers[trackID] = reader
-            if readers.values.allSatisfy(\.isFinished) { status = .completed }
-        }
-        return try reader.next(from: source)
+        guard status == .running, let reader = readers[trackID] else { return nil }
+        let sample = try reader.next(from: source)
+        if sample == nil, readers.values.allSatisfy(\.isFinished) { status = .completed }
+        return sample
     }
 }
 
 /// Reads one track's samples in order: a cursor over its tables and fragments, a bounded queue
 /// of locations read ahead, and one window of file bytes that consecutive samples share.
-struct TrackSampleReader {
+/// A class, so that pulling a sample mutates it in place.
+final class TrackSampleReader {
     let track: MP4Track
     let fileSize: Int64
     let format: FormatDescription
@@ -169,7 +168,7 @@ struct TrackSampleReader {
         queue.reserveCapacity(MP4Demuxer<ArrayRandomAccessSource>.queueCapacity)
     }
 
-    mutating func next(from source: some RandomAccessByteSource) throws(MP4Error) -> MediaSample? {
+    func next(from source: some RandomAccessByteSource) throws(MP4Error) -> MediaSample? {
         guard !isFinished else { return nil }
         if queue.isEmpty {
             do {
@@ -199,7 +198,7 @@ struct TrackSampleReader {
                            isSync: location.isSync, format: format, trackID: track.id)
     }
 
-    private mutating func fillQueue() throws(MP4Error) {
+    private func fillQueue() throws(MP4Error) {
         while queue.count < MP4Demuxer<ArrayRandomAccessSource>.queueCapacity {
             if let location = try tableCursor.next(in: track.sampleTable, path: track.path) {
                 queue.append(location)
@@ -212,7 +211,7 @@ struct TrackSampleReader {
         }
     }
 
-    private mutating func read(_ location: SampleLocation, from source: some RandomAccessByteSource) throws(MP4Error) -> [UInt8] {
+    private func read(_ location: SampleLocation, from source: some RandomAccessByteSource) throws(MP4Error) -> [UInt8] {
         let start = location.offset
         let end = start + Int64(location.size)
         if windowOffset < 0 || start < windowOffset || end > windowOffset + Int64(window.count) {
