@@ -152,6 +152,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         return (reader.format, reader.frameCount, bytes, reader.warnings)
     }
+}
 
 extension FuzzTarget {
     fileprivate static func mp4(_ data: [UInt8]) {
@@ -184,4 +185,3 @@ extension FuzzTarget {
             precondition(failed || delivered == track.sampleCount, "a track ended early without an error")
         }
     }
-}
