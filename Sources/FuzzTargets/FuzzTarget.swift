@@ -185,3 +185,4 @@ extension FuzzTarget {
             precondition(failed || delivered == track.sampleCount, "a track ended early without an error")
         }
     }
+}
