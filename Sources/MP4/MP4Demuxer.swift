@@ -63,8 +63,14 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     }
 
     /// Reads the file's structure and chooses the tracks (the seed's `startReading`).
+    ///
+    /// After an I/O error (``MP4Error/stream(_:)``) it can be called again.
     public func start() throws(MP4Error) {
-        guard status == .unknown else { return }
+        switch status {
+        case .unknown: break
+        case .failed(.stream): status = .unknown
+        default: return
+        }
         do throws(MP4Error) {
             let file = try MP4File(source: source)
             self.file = file
@@ -159,6 +165,7 @@ final class TrackSampleReader {
     private var window: [UInt8] = []
     private var windowOffset: Int64 = -1
     private(set) var isFinished = false
+    private var pendingError: MP4Error?
     static let windowSize = 256 * 1024
 
     init(track: MP4Track, fileSize: Int64) throws(MP4Error) {
@@ -171,15 +178,15 @@ final class TrackSampleReader {
     func next(from source: some RandomAccessByteSource) throws(MP4Error) -> MediaSample? {
         guard !isFinished else { return nil }
         if queue.isEmpty {
-            do {
-                try fillQueue()
-            } catch {
+            if let error = pendingError {
                 isFinished = true
                 throw error
             }
+            fillQueue()
         }
         guard let location = queue.first else {
             isFinished = true
+            if let error = pendingError { throw error }
             return nil
         }
         guard location.offset >= 0, location.offset + Int64(location.size) <= fileSize else {
@@ -198,9 +205,16 @@ final class TrackSampleReader {
                            isSync: location.isSync, format: format, trackID: track.id)
     }
 
-    private func fillQueue() throws(MP4Error) {
-        while queue.count < MP4Demuxer<ArrayRandomAccessSource>.queueCapacity {
-            if let location = try tableCursor.next(in: track.sampleTable, path: track.path) {
+    /// Reads locations ahead; an error that stops the tables is held until the samples before it
+    /// have been delivered.
+    private func fillQueue() {
+        while queue.count < MP4Demuxer<ArrayRandomAccessSource>.queueCapacity && pendingError == nil {
+            let next: SampleLocation?
+            do { next = try tableCursor.next(in: track.sampleTable, path: track.path) } catch {
+                pendingError = error
+                return
+            }
+            if let location = next {
                 queue.append(location)
             } else if let location = fragmentCursor.next(in: track.fragmentRuns, index: track.sampleTable.sampleCount + nextIndex) {
                 nextIndex += 1

@@ -63,9 +63,9 @@ public struct MP4File: Sendable {
                 }
                 moovSeen = true
                 try parseMovie(try Self.payload(source, header, path: path), path: path, defaults: &defaults)
-                fragments = MovieFragmentParser(trackDefaults: defaults, decodeEnd: Dictionary(uniqueKeysWithValues: tracks.map {
-                    ($0.id, $0.sampleTable.totalDuration)
-                }), fileSize: fileSize)
+                // Track ids should be unique; a file where they are not keeps the first track's.
+                let ends = Dictionary(tracks.map { ($0.id, $0.sampleTable.totalDuration) }, uniquingKeysWith: { first, _ in first })
+                fragments = MovieFragmentParser(trackDefaults: defaults, decodeEnd: ends, fileSize: fileSize)
             case "moof":
                 guard var parser = fragments else {
                     damage.append("a moof at byte \(header.offset) comes before any moov and is ignored")

@@ -124,6 +124,11 @@ public struct TrackTransform: Sendable, Hashable, CustomStringConvertible {
 
     /// `atan2` without Foundation: the angle of `(x, y)` in −π...π.
     static func atan2(_ y: Double, _ x: Double) -> Double {
+        // The diagonals exactly, as the C library gives them (FFmpeg's 45° matrices).
+        if y.magnitude == x.magnitude, x != 0 {
+            let quarter = Double.pi / 4
+            return x > 0 ? (y > 0 ? quarter : -quarter) : (y > 0 ? 3 * quarter : -3 * quarter)
+        }
         if x > 0 { return atan(y / x) }
         if x < 0 { return y >= 0 ? atan(y / x) + .pi : atan(y / x) - .pi }
         if y > 0 { return .pi / 2 }
