@@ -60,10 +60,12 @@ public enum MP4Probe {
         }
         entry.decodedFrames = track.mediaDuration
         if let edit = track.mediaEdit, track.timescale > 0 {
-            let valid = Int64((Double(edit.segmentDuration) * Double(track.timescale) / Double(movieTimescale)).rounded())
+            let valid = Int64(saturating: Double(edit.segmentDuration) * Double(track.timescale) / Double(movieTimescale))
             entry.priming = Int(edit.mediaTime)
             // A segment_duration of 0 (fragmented files) leaves the end open: no remainder known.
-            if edit.segmentDuration > 0 { entry.remainder = Int(max(0, track.mediaDuration - edit.mediaTime - valid)) }
+            if edit.segmentDuration > 0 {
+                entry.remainder = Int(max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting(valid)))
+            }
         } else {
             // No edit list: iTunes' gapless tag, in the track's or the movie's udta.
             for userData in [track.userData, file.userData].compactMap({ $0 }) {
@@ -76,7 +78,7 @@ public enum MP4Probe {
         }
         if entry.duration > 0 {
             let bytes = track.sampleTable.sampleSizes.totalBytes + track.fragmentRuns.reduce(Int64(0)) { $0 + $1.byteCountForReport }
-            entry.bitrate = Int((Double(bytes * 8) / (Double(track.mediaDuration) / Double(max(track.timescale, 1)))).rounded())
+            entry.bitrate = Int(Int64(saturating: Double(bytes) * 8 / (Double(track.mediaDuration) / Double(max(track.timescale, 1)))))
         }
     }
 }
@@ -84,14 +86,14 @@ public enum MP4Probe {
 extension SampleSizes {
     var totalBytes: Int64 {
         switch self {
-        case .constant(let size, let count): Int64(size) * Int64(count)
-        case .table(let sizes): sizes.reduce(Int64(0)) { $0 + Int64($1) }
+        case .constant(let size, let count): Int64(size).saturatingMultiplied(by: Int64(count))
+        case .table(let sizes): sizes.reduce(Int64(0)) { $0.saturatingAdding(Int64($1)) }
         }
     }
 }
 
 extension FragmentRun {
     var byteCountForReport: Int64 {
-        sizes.map { $0.reduce(Int64(0)) { $0 + Int64($1) } } ?? Int64(sampleCount) * Int64(defaultSize)
+        sizes.map { $0.reduce(Int64(0)) { $0.saturatingAdding(Int64($1)) } } ?? Int64(sampleCount).saturatingMultiplied(by: Int64(defaultSize))
     }
 }

@@ -62,8 +62,8 @@ public enum Remux {
             }
             summary.audioTrackID = track.id
             if let edit = track.mediaEdit {
-                let valid = Int64((Double(edit.segmentDuration) * Double(track.timescale) / Double(file.movieTimescale)).rounded())
-                summary.droppedGapless = (Int(edit.mediaTime), edit.segmentDuration > 0 ? Int(max(0, track.mediaDuration - edit.mediaTime - valid)) : 0)
+                let valid = Int64(saturating: Double(edit.segmentDuration) * Double(track.timescale) / Double(file.movieTimescale))
+                summary.droppedGapless = (Int(edit.mediaTime), edit.segmentDuration > 0 ? Int(max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting(valid))) : 0)
             }
         }
         if let videoPath {

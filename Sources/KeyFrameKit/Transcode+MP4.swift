@@ -59,8 +59,8 @@ extension Transcode {
         let scale = Double(max(track.timescale, 1))
         let toOutput = Double(outputRate) / scale
         if let edit = track.mediaEdit {
-            let priming = Int((Double(edit.mediaTime) * toOutput).rounded())
-            let valid = Int64((Double(edit.segmentDuration) / Double(file.movieTimescale) * Double(outputRate)).rounded())
+            let priming = Int(Int64(saturating: Double(edit.mediaTime) * toOutput))
+            let valid = Int64(saturating: Double(edit.segmentDuration) / Double(file.movieTimescale) * Double(outputRate))
             return AACDecoder.Trim(priming: priming, validFrameCount: edit.segmentDuration > 0 ? valid : nil)
         }
         for userData in [track.userData, file.userData].compactMap({ $0 }) {

@@ -32,7 +32,7 @@ public struct BoxHeader: Sendable, Hashable {
     /// Bytes of payload.
     public var payloadSize: Int64 { size - Int64(headerSize) }
     /// Offset just past the box.
-    public var end: Int64 { offset + size }
+    public var end: Int64 { offset.saturatingAdding(size) }
 
     /// Reads a header at the reader's position. `containerRemaining` is how many bytes remain in
     /// the container from the header's first byte (the file, or the parent's payload): the size

@@ -126,7 +126,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
             return try? MediaTime(validatingValue: Int64(header.duration), timescale: Int64(header.timescale))
         }
         let longest = file.tracks.filter { $0.damage == nil }.map { Double($0.mediaDuration) / Double(max($0.timescale, 1)) }.max() ?? 0
-        return MediaTime(value: Int64((longest * 1000).rounded()), timescale: 1000)
+        return MediaTime(value: Int64(saturating: longest * 1000), timescale: 1000)
     }
 
     /// The next audio sample, `nil` at the end (the seed's `copyNextAudioSampleBuffer`).
@@ -189,7 +189,7 @@ final class TrackSampleReader {
             if let error = pendingError { throw error }
             return nil
         }
-        guard location.offset >= 0, location.offset + Int64(location.size) <= fileSize else {
+        guard location.offset >= 0, location.offset.saturatingAdding(Int64(location.size)) <= fileSize else {
             isFinished = true
             throw .sampleOutsideFile(trackID: track.id, sampleIndex: location.index, offset: location.offset,
                                      size: Int64(location.size), fileSize: fileSize)
@@ -200,7 +200,7 @@ final class TrackSampleReader {
         let scale = Int32(clamping: track.timescale)
         let decode = MediaTime(value: location.decodeTime, timescale: scale)
         return MediaSample(data: bytes,
-                           presentationTime: MediaTime(value: location.decodeTime + Int64(location.compositionOffset), timescale: scale),
+                           presentationTime: MediaTime(value: location.decodeTime.saturatingAdding(Int64(location.compositionOffset)), timescale: scale),
                            decodeTime: decode, duration: MediaTime(value: Int64(location.duration), timescale: scale),
                            isSync: location.isSync, format: format, trackID: track.id)
     }
@@ -227,7 +227,7 @@ final class TrackSampleReader {
 
     private func read(_ location: SampleLocation, from source: some RandomAccessByteSource) throws(MP4Error) -> [UInt8] {
         let start = location.offset
-        let end = start + Int64(location.size)
+        let end = start.saturatingAdding(Int64(location.size))
         if windowOffset < 0 || start < windowOffset || end > windowOffset + Int64(window.count) {
             let length = Int(min(max(Int64(Self.windowSize), Int64(location.size)), fileSize - start))
             do { window = try source.read(at: start, count: length) } catch { throw .stream(error) }

@@ -68,7 +68,7 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
         case .inconsistentTables(let path, let reason):
             "\(path): \(reason)"
         case .sampleOutsideFile(let track, let index, let offset, let size, let fileSize):
-            "track \(track) sample \(index): bytes \(offset)..<\(offset + size) lie outside the \(fileSize)-byte file"
+            "track \(track) sample \(index): bytes \(offset)..<\(offset.saturatingAdding(size)) lie outside the \(fileSize)-byte file"
         case .noMovie(let offset):
             "no moov box (file scanned to byte \(offset))"
         case .noSuchTrack(let what):

@@ -54,7 +54,7 @@ public struct MP4Track: Sendable {
 
     /// Samples in the tables and the fragments.
     public var sampleCount: Int {
-        sampleTable.sampleCount + fragmentRuns.reduce(0) { $0 + $1.sampleCount }
+        sampleTable.sampleCount &+ fragmentRuns.reduce(0) { $0 &+ $1.sampleCount }
     }
 
     /// Media timescale (units per second of sample times).
@@ -62,7 +62,7 @@ public struct MP4Track: Sendable {
 
     /// The sum of sample durations in media timescale units.
     public var mediaDuration: Int64 {
-        sampleTable.totalDuration + fragmentRuns.reduce(Int64(0)) { $0 + $1.duration }
+        sampleTable.totalDuration.saturatingAdding(fragmentRuns.reduce(Int64(0)) { $0.saturatingAdding($1.duration) })
     }
 
     /// The AudioSpecificConfig of an AAC track.

@@ -46,7 +46,7 @@ public struct SampleTable: Sendable, Hashable {
     }
 
     var timedSampleCount: Int {
-        timeToSample.reduce(0) { $0 + Int($1.count) }
+        timeToSample.reduce(0) { $0 &+ Int($1.count) }
     }
 
     /// A sentence about tables that disagree, or `nil`.
@@ -63,7 +63,7 @@ public struct SampleTable: Sendable, Hashable {
         var total: Int64 = 0
         for entry in timeToSample where left > 0 {
             let count = min(Int(entry.count), left)
-            total += Int64(count) * Int64(entry.delta)
+            total = total.saturatingAdding(Int64(count).saturatingMultiplied(by: Int64(entry.delta)))
             left -= count
         }
         return total
@@ -136,7 +136,7 @@ struct SampleTableCursor: Sendable {
                                       descriptionIndex: Int(table.sampleToChunk[stscIndex].sampleDescriptionIndex))
         offsetInChunk += UInt64(size)
         samplesLeftInChunk -= 1
-        decodeTime += Int64(delta)
+        decodeTime = decodeTime.saturatingAdding(Int64(delta))
         nextIndex += 1
         return location
     }

@@ -55,12 +55,12 @@ public struct FragmentRun: Sendable, Hashable {
 
     /// Bytes of all the run's samples.
     var byteCount: Int64 {
-        sizes.map { $0.reduce(Int64(0)) { $0 + Int64($1) } } ?? Int64(sampleCount) * Int64(defaultSize)
+        sizes.map { $0.reduce(Int64(0)) { $0.saturatingAdding(Int64($1)) } } ?? Int64(sampleCount).saturatingMultiplied(by: Int64(defaultSize))
     }
 
     /// Duration of all the run's samples.
     var duration: Int64 {
-        durations.map { $0.reduce(Int64(0)) { $0 + Int64($1) } } ?? Int64(sampleCount) * Int64(defaultDuration)
+        durations.map { $0.reduce(Int64(0)) { $0.saturatingAdding(Int64($1)) } } ?? Int64(sampleCount).saturatingMultiplied(by: Int64(defaultDuration))
     }
 
     /// `sample_is_non_sync_sample` is bit 16 of the sample flags (8.8.3.1).
@@ -83,7 +83,7 @@ struct MovieFragmentParser {
         while let child = try children.next() {
             guard child.header.type == "traf" else { continue }
             let trafRuns = try parseTrackFragment(child.payload, path: child.path, moofOffset: moofOffset, previousTrafEnd: previousTrafEnd)
-            if let last = trafRuns.last { previousTrafEnd = last.dataOffset + last.byteCount }
+            if let last = trafRuns.last { previousTrafEnd = last.dataOffset.saturatingAdding(last.byteCount) }
             runs += trafRuns
         }
         return runs
@@ -130,9 +130,9 @@ struct MovieFragmentParser {
                 let start = baseDecodeTime ?? decodeEnd[tfhd.trackID] ?? 0
                 run.firstDecodeTime = start
                 try checkInsideFile(run, path: child.path)
-                baseDecodeTime = start + run.duration
+                baseDecodeTime = start.saturatingAdding(run.duration)
                 decodeEnd[tfhd.trackID] = baseDecodeTime
-                nextDataOffset = run.dataOffset + run.byteCount
+                nextDataOffset = run.dataOffset.saturatingAdding(run.byteCount)
                 runs.append(run)
             default:
                 continue
@@ -157,7 +157,7 @@ struct MovieFragmentParser {
         } else if count > 1 << 24 {
             throw .invalidField(path: path, field: "sample_count", value: Int64(count), offset: start + 4, allowed: "at most 16777216 without per-sample fields")
         }
-        var run = FragmentRun(trackID: trackID, dataOffset: dataOffset.map { base + Int64($0) } ?? continuing ?? base,
+        var run = FragmentRun(trackID: trackID, dataOffset: dataOffset.map { base.saturatingAdding(Int64($0)) } ?? continuing ?? base,
                               firstDecodeTime: 0, sampleCount: Int(count), descriptionIndex: 1, defaultDuration: 0,
                               defaultSize: 0, defaultFlags: 0, firstSampleFlags: firstFlags)
         guard fields > 0 else { return run }
@@ -178,7 +178,7 @@ struct MovieFragmentParser {
     }
 
     private func checkInsideFile(_ run: FragmentRun, path: BoxPath) throws(MP4Error) {
-        let end = run.dataOffset + run.byteCount
+        let end = run.dataOffset.saturatingAdding(run.byteCount)
         guard run.dataOffset >= 0, end <= fileSize || run.sampleCount == 0 else {
             throw .sampleOutsideFile(trackID: run.trackID, sampleIndex: 0, offset: run.dataOffset, size: run.byteCount, fileSize: fileSize)
         }
@@ -210,8 +210,8 @@ struct FragmentCursor: Sendable {
         let location = SampleLocation(index: index, offset: offset, size: Int(size), decodeTime: decodeTime,
                                       compositionOffset: run.compositionOffsets?[i] ?? 0, duration: duration,
                                       isSync: FragmentRun.isSync(flags), descriptionIndex: run.descriptionIndex)
-        offset += Int64(size)
-        decodeTime += Int64(duration)
+        offset = offset.saturatingAdding(Int64(size))
+        decodeTime = decodeTime.saturatingAdding(Int64(duration))
         sampleInRun += 1
         return location
     }
