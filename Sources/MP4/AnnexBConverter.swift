@@ -53,8 +53,8 @@ public struct AnnexBConverter: Sendable {
     /// For H.264 the units whose type is 8 are the PPSs and all others the SPSs (both keep their
     /// order); pass ``AVCDecoderConfigurationRecord/parameterSets``. For HEVC all units are put
     /// in front of IRAP pictures in the order given; to match FFmpeg pass
-    /// ``HEVCDecoderConfigurationRecord/allNALUnits`` (SEI included), or use
-    /// ``init(configuration:)-(HEVCDecoderConfigurationRecord)``.
+    /// ``HEVCDecoderConfigurationRecord/allNALUnits`` (SEI included), or build the converter
+    /// from the record itself.
     ///
     /// - Throws: ``MP4Error/unsupportedCodec(trackID:codec:reason:)`` (with track 0) for a codec
     ///   other than H.264 and HEVC; ``MP4Error/invalidField(path:field:value:offset:allowed:)``
