@@ -119,6 +119,23 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     /// Whether the video track has ended (or there is none).
     public var videoEOF: Bool { videoTrack.map { readers[$0.id]?.isFinished ?? true } ?? true }
 
+    /// The video track's transform (the seed's `preferredTransform`), from its `tkhd` matrix.
+    public var preferredTransform: TrackTransform? {
+        videoTrack.map { TrackTransform(matrix: $0.trackHeader.matrix) ?? .identity }
+    }
+
+    /// The video size after the track's transform (the seed's `videoSize`).
+    public var videoSize: (width: Int, height: Int)? {
+        guard let track = videoTrack, let video = track.sampleEntry?.video else { return nil }
+        return (preferredTransform ?? .identity).displaySize(width: video.width, height: video.height)
+    }
+
+    /// The video codec (the seed's `codecType`).
+    public var videoCodec: VideoCodec? {
+        guard let track = videoTrack, case .video(let format)? = try? track.formatDescription() else { return nil }
+        return format.codec
+    }
+
     /// The movie's duration: the longest track's (after edits when the movie header says).
     public var duration: MediaTime? {
         guard let file else { return nil }
