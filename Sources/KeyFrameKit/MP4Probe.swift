@@ -32,10 +32,12 @@ public enum MP4Probe {
         }
         var report = ProbeReport(format: "mp4", duration: 0, tracks: tracks, damage: Array(damage.prefix(ProbeReport.damageLimit)),
                                  damageCount: damage.count)
+        // mvhd covers only the samples in moov; fragments can add more.
+        let longest = tracks.map(\.duration).max() ?? 0
         if let header = file.movieHeader, header.duration > 0 {
-            report.duration = Double(header.duration) / movieScale
+            report.duration = file.isFragmented ? max(Double(header.duration) / movieScale, longest) : Double(header.duration) / movieScale
         } else {
-            report.duration = tracks.map(\.duration).max() ?? 0
+            report.duration = longest
         }
         report.brand = file.fileType?.majorBrand.description
         report.fragmented = file.isFragmented
@@ -60,10 +62,9 @@ public enum MP4Probe {
         }
         entry.decodedFrames = track.mediaDuration
         if let edit = track.mediaEdit, track.timescale > 0 {
-            let valid = Int64(saturating: Double(edit.segmentDuration) * Double(track.timescale) / Double(movieTimescale))
             entry.priming = Int(edit.mediaTime)
             // A segment_duration of 0 (fragmented files) leaves the end open: no remainder known.
-            if edit.segmentDuration > 0 {
+            if let valid = track.editedMediaDuration(movieTimescale: movieTimescale) {
                 entry.remainder = Int(max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting(valid)))
             }
         } else {

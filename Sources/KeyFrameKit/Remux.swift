@@ -62,8 +62,9 @@ public enum Remux {
             }
             summary.audioTrackID = track.id
             if let edit = track.mediaEdit {
-                let valid = Int64(saturating: Double(edit.segmentDuration) * Double(track.timescale) / Double(file.movieTimescale))
-                summary.droppedGapless = (Int(edit.mediaTime), edit.segmentDuration > 0 ? Int(max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting(valid))) : 0)
+                let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale)
+                let remainder = valid.map { max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting($0)) } ?? 0
+                summary.droppedGapless = (Int(edit.mediaTime), Int(remainder))
             }
         }
         if let videoPath {

@@ -60,8 +60,8 @@ extension Transcode {
         let toOutput = Double(outputRate) / scale
         if let edit = track.mediaEdit {
             let priming = Int(Int64(saturating: Double(edit.mediaTime) * toOutput))
-            let valid = Int64(saturating: Double(edit.segmentDuration) / Double(file.movieTimescale) * Double(outputRate))
-            return AACDecoder.Trim(priming: priming, validFrameCount: edit.segmentDuration > 0 ? valid : nil)
+            let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale).map { Int64(saturating: Double($0) * toOutput) }
+            return AACDecoder.Trim(priming: priming, validFrameCount: valid)
         }
         for userData in [track.userData, file.userData].compactMap({ $0 }) {
             if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless {

@@ -36,7 +36,7 @@ public enum BoxTree {
                     nodes.append(BoxTreeNode(header: header, depth: 0, fields: []))
                 } else {
                     let payload = try MP4File.payload(source, header, path: path)
-                    try walk(header: header, payload: payload, path: path, depth: 0, into: &nodes)
+                    try walk(header: header, payload: payload, path: path, depth: 0, parent: nil, into: &nodes)
                 }
                 if header.end > size { break }
                 offset = header.end
@@ -47,7 +47,8 @@ public enum BoxTree {
         }
     }
 
-    private static func walk(header: BoxHeader, payload: ByteReader, path: BoxPath, depth: Int, into nodes: inout [BoxTreeNode]) throws(MP4Error) {
+    private static func walk(header: BoxHeader, payload: ByteReader, path: BoxPath, depth: Int, parent: FourCharacterCode?,
+                             into nodes: inout [BoxTreeNode]) throws(MP4Error) {
         var fields: [(String, String)] = []
         var children: ByteReader?
         var reader = payload
@@ -114,7 +115,8 @@ public enum BoxTree {
                 fields.append(("base_media_decode_time", "\(time)"))
             }
         default:
-            if SampleEntry.audioTypes.contains(header.type) || SampleEntry.videoTypes.contains(header.type) {
+            // Sample entries live in stsd; an `mp4a` inside QuickTime's `wave` is a 12-byte leaf.
+            if parent == "stsd", SampleEntry.audioTypes.contains(header.type) || SampleEntry.videoTypes.contains(header.type) {
                 let handler: FourCharacterCode = SampleEntry.audioTypes.contains(header.type) ? "soun" : "vide"
                 let entry = try SampleEntry(header: header, payload: payload, path: path, handler: handler)
                 if let audio = entry.audio {
@@ -131,7 +133,7 @@ public enum BoxTree {
         guard depth < maximumDepth else { throw .nestingTooDeep(path: path, offset: header.offset) }
         var iterator = try BoxIterator(inner, path: path)
         while let child = try iterator.next() {
-            try walk(header: child.header, payload: child.payload, path: child.path, depth: depth + 1, into: &nodes)
+            try walk(header: child.header, payload: child.payload, path: child.path, depth: depth + 1, parent: header.type, into: &nodes)
         }
         inner = ByteReader([])
         _ = inner

@@ -70,6 +70,20 @@ public struct MP4Track: Sendable {
         try sampleEntry?.audioSpecificConfig()
     }
 
+    /// The length of the edit's media in media timescale units, or `nil` for an open-ended edit.
+    ///
+    /// Writers that keep the movie timescale at 1000 (FFmpeg) round `segment_duration` down to
+    /// the millisecond; when the media that follows `media_time` is longer than the edit by less
+    /// than one movie tick, the media's own end is the exact one.
+    public func editedMediaDuration(movieTimescale: Int) -> Int64? {
+        guard let edit = mediaEdit, edit.segmentDuration > 0, movieTimescale > 0 else { return nil }
+        let fromEdit = Int64(saturating: Double(edit.segmentDuration) * Double(timescale) / Double(movieTimescale))
+        let media = mediaDuration.saturatingSubtracting(edit.mediaTime)
+        let tick = Int64((Double(timescale) / Double(movieTimescale)).rounded(.up))
+        if media >= fromEdit && media - fromEdit < max(tick, 1) { return media }
+        return fromEdit
+    }
+
     /// The track's edit, read the way players read an audio edit list: an optional empty edit,
     /// then one media edit. `nil` when there is no edit list or it has another shape.
     public var mediaEdit: (emptyDuration: UInt64, mediaTime: Int64, segmentDuration: UInt64)? {

@@ -178,6 +178,12 @@ struct MovieFragmentParser {
     }
 
     private func checkInsideFile(_ run: FragmentRun, path: BoxPath) throws(MP4Error) {
+        // Samples of zero bytes with no per-sample sizes: millions of them would cost time for
+        // nothing (a real run has sizes, or a default size).
+        if run.sizes == nil && run.defaultSize == 0 && run.sampleCount > 0 {
+            throw .invalidField(path: path, field: "sample_count with default_sample_size 0", value: Int64(run.sampleCount),
+                                offset: run.dataOffset, allowed: "0 (samples of no bytes)")
+        }
         let end = run.dataOffset.saturatingAdding(run.byteCount)
         guard run.dataOffset >= 0, end <= fileSize || run.sampleCount == 0 else {
             throw .sampleOutsideFile(trackID: run.trackID, sampleIndex: 0, offset: run.dataOffset, size: run.byteCount, fileSize: fileSize)
