@@ -5,3 +5,4 @@
 @_exported public import PCMAudio
 @_exported public import AudioCodec
 @_exported public import MP4
+@_exported public import VideoBitstream

@@ -87,7 +87,7 @@ public enum Remux {
         var converter: AnnexBConverter
         do { converter = try track.annexBConverter() } catch { throw .container(error) }
         var count = 0
-        var output = sink
+        let output = sink
         while true {
             let sample: MediaSample?
             do { sample = try demuxer.nextVideoSample() } catch {

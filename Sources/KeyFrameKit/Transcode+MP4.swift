@@ -100,8 +100,7 @@ struct PCMOutput {
                 throw .wav(error)
             }
         } else {
-            var raw = sink
-            do { try raw.write(pcm) } catch { throw .stream(error) }
+            do { try sink.write(pcm) } catch { throw .stream(error) }
         }
     }
 

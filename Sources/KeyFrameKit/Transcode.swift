@@ -124,8 +124,7 @@ public enum Transcode {
                         throw .wav(error)
                     }
                 } else {
-                    var raw = sink
-                    do { try raw.write(pcm) } catch { throw .stream(error) }
+                    do { try sink.write(pcm) } catch { throw .stream(error) }
                 }
             }
             while true {

@@ -285,7 +285,9 @@ extension MP4Track {
             case "hevc": .hevc
             default: .other(entry.type)
             }
-            return .video(VideoFormat(codec: codec, width: video.width, height: video.height, parameterSets: try videoParameterSets()))
+            let record = entry.configurationBoxes["avcC"] ?? entry.configurationBoxes["hvcC"] ?? []
+            return .video(VideoFormat(codec: codec, width: video.width, height: video.height, parameterSets: try videoParameterSets(),
+                                      configurationRecord: record))
         }
         return .audio(EncodedAudioFormat(codec: .other(entry.type), sampleRate: 0, channelCount: 0, framesPerPacket: 0, decoderConfiguration: []))
     }

@@ -249,17 +249,20 @@ public final class FileByteSink: SeekableByteSink {
     /// Where the bytes go until ``commit()``.
     public let temporaryPath: String
     private var isOpen = true
+    private let isAtomic: Bool
     private var buffer: [UInt8] = []
     private var flushedCount: Int64 = 0
     private static let bufferCapacity = 256 * 1024
 
-    /// Creates `path`'s temporary sibling for writing.
-    public init(path: String) throws(ByteStreamError) {
+    /// Creates `path`'s temporary sibling for writing; with `atomic` false, writes `path` itself
+    /// from the start (for crash-safe recording, where what is written must survive a kill).
+    public init(path: String, atomic: Bool = true) throws(ByteStreamError) {
         self.path = path
         let filePath = FilePath(path)
         let directory = filePath.removingLastComponent()
         let name = ".\(filePath.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
-        temporaryPath = (directory.isEmpty ? FilePath(name) : directory.appending(name)).string
+        temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)).string : path
+        isAtomic = atomic
         do {
             descriptor = try FileDescriptor.open(
                 FilePath(temporaryPath), .writeOnly, options: [.create, .truncate, .closeOnExec],
@@ -274,7 +277,16 @@ public final class FileByteSink: SeekableByteSink {
         String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 
-    deinit { cancel() }
+    /// An atomic sink left without ``commit()`` deletes its temporary file; a non-atomic one keeps
+    /// what it wrote (flushing its buffer), which is the point of writing in place.
+    deinit {
+        if isAtomic {
+            cancel()
+        } else if isOpen {
+            try? flush()
+            try? descriptor.close()
+        }
+    }
 
     /// Bytes written so far, buffered or not.
     public var byteCount: Int64 { flushedCount + Int64(buffer.count) }
@@ -287,6 +299,15 @@ public final class FileByteSink: SeekableByteSink {
         } else {
             buffer.append(contentsOf: bytes)
         }
+    }
+
+    /// Writes all of `bytes` (buffered).
+    public func write(_ bytes: [UInt8]) throws(ByteStreamError) {
+        var failure: ByteStreamError?
+        bytes.withUnsafeBytes { raw in
+            do throws(ByteStreamError) { try self.write(raw) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// Overwrites bytes already written (flushing the buffer first).
@@ -336,7 +357,7 @@ public final class FileByteSink: SeekableByteSink {
             _ = FileRemoval.remove(temporaryPath)
             throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
         }
-        if let errno = FileRemoval.rename(temporaryPath, to: path) {
+        if isAtomic, let errno = FileRemoval.rename(temporaryPath, to: path) {
             _ = FileRemoval.remove(temporaryPath)
             throw .system(operation: "rename into place", path: path, errno: errno)
         }

@@ -153,12 +153,15 @@ public struct VideoFormat: Sendable, Hashable {
     public var height: Int
     /// The parameter set NAL units, without start codes, in decoding order (VPS, SPS, PPS).
     public var parameterSets: [[UInt8]]
+    /// The codec's configuration record as MP4 carries it (`avcC` or `hvcC` payload), when known.
+    public var configurationRecord: [UInt8]
 
     /// A compressed video format.
-    public init(codec: VideoCodec, width: Int, height: Int, parameterSets: [[UInt8]]) {
+    public init(codec: VideoCodec, width: Int, height: Int, parameterSets: [[UInt8]], configurationRecord: [UInt8] = []) {
         self.codec = codec
         self.width = width
         self.height = height
         self.parameterSets = parameterSets
+        self.configurationRecord = configurationRecord
     }
 }

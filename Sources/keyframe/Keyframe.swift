@@ -11,6 +11,6 @@ struct Keyframe: ParsableCommand {
             decode → play. Commands arrive issue by issue; see README.md.
             """,
         version: "0.1.0",
-        subcommands: [Probe.self, Encode.self, Decode.self, Demux.self]
+        subcommands: [Probe.self, Encode.self, Decode.self, Mux.self, Demux.self]
     )
 }

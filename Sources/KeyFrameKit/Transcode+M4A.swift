@@ -1,0 +1,47 @@
+extension Transcode {
+    /// Encodes PCM from `input` to an M4A at `outputPath` with a sample-exact edit list: its
+    /// `media_time` is the encoder's priming and its duration exactly the input's length (in a
+    /// movie timescale equal to the sample rate), with iTunSMPB and the encoder tag.
+    ///
+    /// - Parameter fragmentDuration: write fragmented (crash-safe) with a fragment this long.
+    public static func encodeToM4A(_ input: inout PCMFileReader, outputPath: String, bitrate: Int,
+                                   fragmentDuration: MediaTime? = nil,
+                                   progress: (Progress) -> Void = { _ in }) throws(PipelineError) -> EncodeSummary {
+        let format = input.format
+        let encoder: AACEncoder
+        do { encoder = try AACEncoder(format: format, bitrate: bitrate) } catch { throw .codec(error) }
+        let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: outputPath, mediaTypes: .audio,
+                                                               fragmentDuration: fragmentDuration,
+                                                               encoderName: "KeyFrameKit (libavcodec aac)"))
+        do { try muxer.start() } catch { throw .container(error) }
+        let total = input.frameCount.map { Double($0) / Double(format.sampleRate) }
+        var frames: Int64 = 0
+        do throws(PipelineError) {
+            while let chunk = try input.read(maxFrames: chunkFrames) {
+                var packets: [MediaSample] = []
+                var failure: CodecError?
+                chunk.withUnsafeBytes { raw in
+                    do throws(CodecError) { packets = try encoder.encode(pcm: raw, format: format) } catch { failure = error }
+                }
+                if let failure { throw PipelineError.codec(failure) }
+                for packet in packets {
+                    do { try muxer.append(packet) } catch { throw .container(error) }
+                }
+                frames += Int64(chunk.count / format.bytesPerFrame)
+                progress(Progress(mediaSeconds: Double(frames) / Double(format.sampleRate), totalSeconds: total))
+            }
+            let last: [MediaSample]
+            do { last = try encoder.flush() } catch { throw .codec(error) }
+            for packet in last {
+                do { try muxer.append(packet) } catch { throw .container(error) }
+            }
+            muxer.setGapless(priming: encoder.priming, validFrameCount: frames)
+            do { try muxer.finish() } catch { throw .container(error) }
+        } catch {
+            muxer.cancel()
+            throw error
+        }
+        return EncodeSummary(inputFrames: frames, packets: encoder.packetCount, priming: encoder.priming,
+                             padding: encoder.padding ?? 0, warnings: input.warnings)
+    }
+}

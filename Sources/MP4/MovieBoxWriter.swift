@@ -1,0 +1,272 @@
+internal import MediaCore
+internal import AACBitstream
+
+/// Writes `ftyp` and `moov` for the muxer (ISO/IEC 14496-12 8.2–8.7, 14496-14 for `mp4a`/`esds`,
+/// 14496-15 for `avc1`/`hvc1`), and the `roll` sample groups and iTunes tags of gapless AAC.
+struct MovieBoxWriter {
+    let tracks: [MuxerTrack]
+    let movieTimescale: Int32
+    let transform: TrackTransform
+    let encoderName: String
+    /// Added to every chunk offset (the bytes a faststart layout puts before `mdat`).
+    var chunkOffsetShift: Int64 = 0
+    /// Write `mvex` and empty sample tables (fragmented files).
+    var fragmented = false
+
+    static let one16: UInt32 = 0x0001_0000
+
+    static func fileType(hasVideo: Bool, fragmented: Bool) -> [UInt8] {
+        var box = BoxWriter()
+        box.box("ftyp") { b in
+            if hasVideo || fragmented {
+                b.fourCC("isom"); b.u32(512)
+                for brand: FourCharacterCode in (fragmented ? ["isom", "iso6", "iso2", "mp41"] : ["isom", "iso2", "mp41"]) { b.fourCC(brand) }
+                if hasVideo { b.fourCC("avc1") }
+            } else {
+                b.fourCC("M4A "); b.u32(512)
+                for brand: FourCharacterCode in ["M4A ", "isom", "iso2"] { b.fourCC(brand) }
+            }
+        }
+        return box.bytes
+    }
+
+    /// Whether a chunk offset needs `co64`.
+    func needsLargeOffsets() -> Bool {
+        tracks.contains { track in track.chunkOffsets.contains { Int64($0) + chunkOffsetShift > Int64(UInt32.max) } }
+    }
+
+    /// A track's duration in movie timescale units: its edit when it has one, else its media.
+    func movieDuration(of track: MuxerTrack) -> UInt64 {
+        if let gapless = track.gapless {
+            return UInt64(max(0, Int64(saturating: Double(gapless.validFrameCount) * Double(movieTimescale) / Double(track.timescale))))
+        }
+        return UInt64(max(0, Int64(saturating: Double(track.mediaDuration) * Double(movieTimescale) / Double(track.timescale))))
+    }
+
+    func movie() -> [UInt8] {
+        let large = needsLargeOffsets()
+        var box = BoxWriter()
+        box.box("moov") { moov in
+            let duration = fragmented ? 0 : tracks.map(movieDuration).max() ?? 0
+            moov.fullBox("mvhd", version: duration > UInt64(UInt32.max) ? 1 : 0) { b in
+                if duration > UInt64(UInt32.max) {
+                    b.u64(0); b.u64(0); b.u32(UInt32(movieTimescale)); b.u64(duration)
+                } else {
+                    b.u32(0); b.u32(0); b.u32(UInt32(movieTimescale)); b.u32(UInt32(duration))
+                }
+                b.u32(Self.one16); b.u16(0x0100); b.zeros(10)
+                for value in TrackTransform.identity.matrix { b.i32(value) }
+                b.zeros(24)
+                b.u32((tracks.map(\.id).max() ?? 0) + 1)
+            }
+            for track in tracks { writeTrack(track, into: &moov, largeOffsets: large) }
+            if fragmented {
+                moov.box("mvex") { mvex in
+                    for track in tracks {
+                        mvex.fullBox("trex") { b in
+                            b.u32(track.id); b.u32(1); b.u32(0); b.u32(0); b.u32(0)
+                        }
+                    }
+                }
+            }
+            writeUserData(into: &moov)
+        }
+        return box.bytes
+    }
+
+    private func writeTrack(_ track: MuxerTrack, into moov: inout BoxWriter, largeOffsets: Bool) {
+        let isVideo = track.mediaType == .video
+        moov.box("trak") { trak in
+            let duration = fragmented ? 0 : movieDuration(of: track)
+            let wide = duration > UInt64(UInt32.max)
+            trak.fullBox("tkhd", version: wide ? 1 : 0, flags: 3) { b in
+                if wide { b.u64(0); b.u64(0) } else { b.u32(0); b.u32(0) }
+                b.u32(track.id); b.u32(0)
+                if wide { b.u64(duration) } else { b.u32(UInt32(duration)) }
+                b.zeros(8); b.u16(0); b.u16(isVideo ? 0 : 1); b.u16(isVideo ? 0 : 0x0100); b.u16(0)
+                for value in (isVideo ? transform : .identity).matrix { b.i32(value) }
+                if case .video(let video) = track.format {
+                    b.u32(UInt32(video.width) << 16); b.u32(UInt32(video.height) << 16)
+                } else {
+                    b.u32(0); b.u32(0)
+                }
+            }
+            if let gapless = track.gapless, !fragmented {
+                trak.box("edts") { edts in
+                    edts.fullBox("elst") { b in
+                        b.u32(1); b.u32(UInt32(clamping: duration)); b.i32(Int32(clamping: gapless.priming)); b.u32(Self.one16)
+                    }
+                }
+            }
+            trak.box("mdia") { mdia in
+                let mediaDuration = fragmented ? 0 : UInt64(max(0, track.mediaDuration))
+                let wideMedia = mediaDuration > UInt64(UInt32.max)
+                mdia.fullBox("mdhd", version: wideMedia ? 1 : 0) { b in
+                    if wideMedia { b.u64(0); b.u64(0); b.u32(UInt32(track.timescale)); b.u64(mediaDuration) } else {
+                        b.u32(0); b.u32(0); b.u32(UInt32(track.timescale)); b.u32(UInt32(mediaDuration))
+                    }
+                    b.u16(0x55C4); b.u16(0)   // "und"
+                }
+                mdia.fullBox("hdlr") { b in
+                    b.u32(0); b.fourCC(isVideo ? "vide" : "soun"); b.zeros(12)
+                    b.raw(Array((isVideo ? "VideoHandler" : "SoundHandler").utf8)); b.u8(0)
+                }
+                mdia.box("minf") { minf in
+                    if isVideo {
+                        minf.fullBox("vmhd", flags: 1) { b in b.zeros(8) }
+                    } else {
+                        minf.fullBox("smhd") { b in b.zeros(4) }
+                    }
+                    minf.box("dinf") { dinf in
+                        dinf.fullBox("dref") { b in
+                            b.u32(1)
+                            b.fullBox("url ", flags: 1) { _ in }
+                        }
+                    }
+                    writeSampleTable(track, into: &minf, largeOffsets: largeOffsets)
+                }
+            }
+        }
+    }
+
+    private func writeSampleTable(_ track: MuxerTrack, into minf: inout BoxWriter, largeOffsets: Bool) {
+        minf.box("stbl") { stbl in
+            stbl.fullBox("stsd") { b in
+                b.u32(1)
+                writeSampleEntry(track, into: &b)
+            }
+            let entries = fragmented ? [] : track.timeToSample
+            stbl.fullBox("stts") { b in
+                b.u32(UInt32(entries.count))
+                for entry in entries { b.u32(entry.count); b.u32(entry.delta) }
+            }
+            if track.hasCompositionOffsets && !fragmented {
+                let signed = track.compositionOffsets.contains { $0.offset < 0 }
+                stbl.fullBox("ctts", version: signed ? 1 : 0) { b in
+                    b.u32(UInt32(track.compositionOffsets.count))
+                    for entry in track.compositionOffsets { b.u32(entry.count); b.i32(entry.offset) }
+                }
+            }
+            if !track.allSync && !fragmented {
+                stbl.fullBox("stss") { b in
+                    b.u32(UInt32(track.syncSamples.count))
+                    for number in track.syncSamples { b.u32(number) }
+                }
+            }
+            let chunks = fragmented ? [] : track.sampleToChunk
+            stbl.fullBox("stsc") { b in
+                b.u32(UInt32(chunks.count))
+                for entry in chunks { b.u32(entry.firstChunk); b.u32(entry.samplesPerChunk); b.u32(entry.sampleDescriptionIndex) }
+            }
+            let sizes = fragmented ? [] : track.sampleSizes
+            stbl.fullBox("stsz") { b in
+                b.u32(0); b.u32(UInt32(sizes.count))
+                for size in sizes { b.u32(size) }
+            }
+            let offsets = fragmented ? [] : track.chunkOffsets
+            stbl.fullBox(largeOffsets ? "co64" : "stco") { b in
+                b.u32(UInt32(offsets.count))
+                for offset in offsets {
+                    let shifted = UInt64(Int64(offset) + chunkOffsetShift)
+                    if largeOffsets { b.u64(shifted) } else { b.u32(UInt32(shifted)) }
+                }
+            }
+            if track.audioSpecificConfig != nil, track.sampleCount > 0 || fragmented {
+                // AAC's pre-roll, as FFmpeg and Apple write it: every sample needs the one before.
+                stbl.fullBox("sgpd", version: 1) { b in
+                    b.fourCC("roll"); b.u32(2); b.u32(1); b.u16(UInt16(bitPattern: -1))
+                }
+                if !fragmented {
+                    stbl.fullBox("sbgp") { b in
+                        b.fourCC("roll"); b.u32(1); b.u32(UInt32(track.sampleCount)); b.u32(1)
+                    }
+                }
+            }
+        }
+    }
+
+    private func writeSampleEntry(_ track: MuxerTrack, into b: inout BoxWriter) {
+        switch track.format {
+        case .audio(let audio):
+            let config = track.audioSpecificConfig
+            b.box("mp4a") { entry in
+                entry.zeros(6); entry.u16(1); entry.zeros(8)
+                entry.u16(UInt16(clamping: min(audio.channelCount, 2) == 1 ? 1 : 2)); entry.u16(16); entry.u16(0); entry.u16(0)
+                entry.u32(audio.sampleRate <= 65535 ? UInt32(audio.sampleRate) << 16 : 0)
+                let seconds = Double(track.mediaDuration) / Double(track.timescale)
+                let average = seconds > 0 ? UInt32(clamping: Int64(saturating: Double(track.totalBytes) * 8 / seconds)) : 0
+                let descriptor = config.flatMap { try? ESDescriptor(audioSpecificConfig: $0, bufferSizeDB: track.maxSampleSize,
+                                                                    maxBitrate: max(average, peakBitrate(track)), averageBitrate: average) }
+                var esds = descriptor.flatMap { try? $0.esdsBoxPayload() } ?? []
+                if var withID = descriptor {
+                    withID.esID = UInt16(clamping: track.id)
+                    esds = (try? withID.esdsBoxPayload()) ?? esds
+                }
+                entry.box("esds") { e in e.raw(esds) }
+            }
+        case .video(let video):
+            let isHEVC = video.codec == .hevc
+            b.box(isHEVC ? "hvc1" : "avc1") { entry in
+                entry.zeros(6); entry.u16(1); entry.zeros(16)
+                entry.u16(UInt16(clamping: video.width)); entry.u16(UInt16(clamping: video.height))
+                entry.u32(0x0048_0000); entry.u32(0x0048_0000); entry.u32(0); entry.u16(1)
+                entry.zeros(32); entry.u16(0x0018); entry.u16(0xFFFF)
+                entry.box(isHEVC ? "hvcC" : "avcC") { c in c.raw(Self.configurationRecord(video)) }
+            }
+        case .pcm:
+            break
+        }
+    }
+
+    /// The avcC/hvcC payload: the format's record, or an avcC built from SPS and PPS.
+    static func configurationRecord(_ video: VideoFormat) -> [UInt8] {
+        if !video.configurationRecord.isEmpty { return video.configurationRecord }
+        let sps = video.parameterSets.filter { ($0.first ?? 0) & 0x1F == 7 }
+        let pps = video.parameterSets.filter { ($0.first ?? 0) & 0x1F == 8 }
+        guard let first = sps.first, first.count >= 4 else { return [] }
+        var b = BoxWriter()
+        b.u8(1); b.u8(first[1]); b.u8(first[2]); b.u8(first[3]); b.u8(0xFF); b.u8(0xE0 | UInt8(sps.count))
+        for set in sps { b.u16(UInt16(set.count)); b.raw(set) }
+        b.u8(UInt8(pps.count))
+        for set in pps { b.u16(UInt16(set.count)); b.raw(set) }
+        return b.bytes
+    }
+
+    /// The largest bitrate over any one-second window of the track's samples.
+    private func peakBitrate(_ track: MuxerTrack) -> UInt32 {
+        guard case .audio(let audio) = track.format, audio.framesPerPacket > 0 else { return 0 }
+        let perSecond = max(1, Int((Double(track.timescale) / Double(audio.framesPerPacket)).rounded(.up)))
+        var window: Int64 = 0
+        var peak: Int64 = 0
+        for (index, size) in track.sampleSizes.enumerated() {
+            window += Int64(size)
+            if index >= perSecond { window -= Int64(track.sampleSizes[index - perSecond]) }
+            peak = max(peak, window)
+        }
+        return UInt32(clamping: peak * 8)
+    }
+
+    private func writeUserData(into moov: inout BoxWriter) {
+        moov.box("udta") { udta in
+            udta.fullBox("meta") { meta in
+                meta.fullBox("hdlr") { b in
+                    b.u32(0); b.fourCC("mdir"); b.fourCC("appl"); b.zeros(8); b.u8(0)
+                }
+                meta.box("ilst") { ilst in
+                    ilst.box(FourCharacterCode(rawValue: 0xA974_6F6F)) { item in   // ©too
+                        item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(encoderName.utf8)) }
+                    }
+                    if let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless {
+                        let padding = max(0, Int(audio.mediaDuration) - gapless.priming - Int(gapless.validFrameCount))
+                        let info = ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
+                        ilst.box("----") { item in
+                            item.fullBox("mean") { d in d.raw(Array("com.apple.iTunes".utf8)) }
+                            item.fullBox("name") { d in d.raw(Array("iTunSMPB".utf8)) }
+                            item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(info.text.utf8)) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import ArgumentParser
+import KeyFrameKit
+
+/// `keyframe mux IN.aac [--video IN.h264|IN.h265 [--frame-rate 30]] -o OUT.m4a|OUT.mp4 [--fragmented]`.
+struct Mux: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Put an ADTS stream (and an H.264/HEVC stream) into an MP4/M4A.",
+        discussion: """
+            The seeds' muxer demo without AVAssetWriter. Audio comes from ADTS (one AAC packet per \\
+            frame), video from an Annex-B elementary stream with --frame-rate (presentation order from \\
+            the slice headers' picture order count, so B-frames get correct pts and ctts). The file is \\
+            faststart (moov first) unless --no-fast-start, and appears under its name only when \\
+            complete. --fragmented writes moof+mdat every --fragment-duration seconds in place, so \\
+            a killed process leaves a file that plays up to the last fragment.
+            """
+    )
+
+    @Argument(help: "The ADTS audio (.aac); optional when --video is given.")
+    var input: String?
+
+    @Option(help: "An Annex-B video stream (.h264, .h265, .hevc).")
+    var video: String?
+
+    @Option(help: "Frames per second of the video stream (30, 29.97, 30000/1001).")
+    var frameRate = "30"
+
+    @Option(name: .shortAndLong, help: "The output (.m4a, .mp4, .mov).")
+    var output: String
+
+    @Flag(inversion: .prefixedNo, help: "Write moov before mdat.")
+    var fastStart = true
+
+    @Flag(help: "Fragmented, crash-safe output.")
+    var fragmented = false
+
+    @Option(help: "Seconds per fragment with --fragmented.")
+    var fragmentDuration = 1.0
+
+    func run() throws {
+        for path in [input, video].compactMap({ $0 }) { try checkDistinct(input: path, output: output) }
+        guard input != nil || video != nil else { throw ValidationError("give an ADTS file and/or --video") }
+        let videoInput = try video.map { path in
+            VideoInput(path: path, codec: ["h265", "hevc", "265"].contains(fileExtension(path)) ? .hevc : .h264,
+                       frameDuration: try Self.frameDuration(frameRate))
+        }
+        let fragment = fragmented ? MediaTime(value: Int64((fragmentDuration * 1000).rounded()), timescale: 1000) : nil
+        let summary = try Remux.mux(audioPath: input, video: videoInput, outputPath: output, fastStart: fastStart, fragmentDuration: fragment)
+        for damage in summary.damage { Terminal.warning(damage) }
+        var parts: [String] = []
+        if input != nil { parts.append("\(summary.audioPackets) AAC packets") }
+        if video != nil { parts.append("\(summary.videoSamples) video samples") }
+        print("\(output): " + parts.joined(separator: ", "))
+    }
+
+    /// `30`, `29.97`, `30000/1001` → the duration of one frame.
+    static func frameDuration(_ text: String) throws -> MediaTime {
+        if let slash = text.firstIndex(of: "/"), let num = Int64(text[..<slash]), let den = Int64(text[text.index(after: slash)...]), num > 0, den > 0 {
+            return try MediaTime(validatingValue: den, timescale: num)
+        }
+        guard let rate = Double(text), rate > 0, rate <= 1000 else { throw ValidationError("--frame-rate \(text): give e.g. 30, 29.97 or 30000/1001") }
+        if abs(rate - 29.97) < 0.001 { return MediaTime(value: 1001, timescale: 30000) }
+        if abs(rate - 59.94) < 0.001 { return MediaTime(value: 1001, timescale: 60000) }
+        if abs(rate - 23.976) < 0.001 { return MediaTime(value: 1001, timescale: 24000) }
+        if rate == rate.rounded() { return MediaTime(value: 1, timescale: Int32(rate)) }
+        return MediaTime(value: 1000, timescale: Int32((rate * 1000).rounded()))
+    }
+}
