@@ -14,26 +14,11 @@ extension Transcode {
                                                                fragmentDuration: fragmentDuration,
                                                                encoderName: "KeyFrameKit (libavcodec aac)"))
         do { try muxer.start() } catch { throw .container(error) }
-        let total = input.frameCount.map { Double($0) / Double(format.sampleRate) }
-        var frames: Int64 = 0
         do throws(PipelineError) {
-            while let chunk = try input.read(maxFrames: chunkFrames) {
-                var packets: [MediaSample] = []
-                var failure: CodecError?
-                chunk.withUnsafeBytes { raw in
-                    do throws(CodecError) { packets = try encoder.encode(pcm: raw, format: format) } catch { failure = error }
-                }
-                if let failure { throw PipelineError.codec(failure) }
+            let frames = try encode(&input, with: encoder, progress: progress) { packets throws(PipelineError) in
                 for packet in packets {
-                    do { try muxer.append(packet) } catch { throw .container(error) }
+                    do throws(MP4Error) { try muxer.append(packet) } catch { throw .container(error) }
                 }
-                frames += Int64(chunk.count / format.bytesPerFrame)
-                progress(Progress(mediaSeconds: Double(frames) / Double(format.sampleRate), totalSeconds: total))
-            }
-            let last: [MediaSample]
-            do { last = try encoder.flush() } catch { throw .codec(error) }
-            for packet in last {
-                do { try muxer.append(packet) } catch { throw .container(error) }
             }
             muxer.setGapless(priming: encoder.priming, validFrameCount: frames)
             do { try muxer.finish() } catch { throw .container(error) }
@@ -41,7 +26,7 @@ extension Transcode {
             muxer.cancel()
             throw error
         }
-        return EncodeSummary(inputFrames: frames, packets: encoder.packetCount, priming: encoder.priming,
+        return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
                              padding: encoder.padding ?? 0, warnings: input.warnings)
     }
 }

@@ -38,23 +38,11 @@ public enum Transcode {
         do { sink = try FileByteSink(path: outputPath) } catch { throw .stream(error) }
         var writer: ADTSWriter<FileByteSink>
         do { writer = try ADTSWriter(sink: sink, audioSpecificConfig: config) } catch { throw .bitstream(error) }
-        let total = input.frameCount.map { Double($0) / Double(format.sampleRate) }
-        var frames: Int64 = 0
+        let frames: Int64
         do throws(PipelineError) {
-            while let chunk = try input.read(maxFrames: chunkFrames) {
-                var packets: [MediaSample] = []
-                var failure: CodecError?
-                chunk.withUnsafeBytes { raw in
-                    do throws(CodecError) { packets = try encoder.encode(pcm: raw, format: format) } catch { failure = error }
-                }
-                if let failure { throw PipelineError.codec(failure) }
+            frames = try encode(&input, with: encoder, progress: progress) { packets throws(PipelineError) in
                 try write(packets, to: &writer)
-                frames += Int64(chunk.count / format.bytesPerFrame)
-                progress(Progress(mediaSeconds: Double(frames) / Double(format.sampleRate), totalSeconds: total))
             }
-            let last: [MediaSample]
-            do { last = try encoder.flush() } catch { throw .codec(error) }
-            try write(last, to: &writer)
             do { try sink.commit() } catch { throw .stream(error) }
         } catch {
             sink.cancel()
@@ -62,6 +50,30 @@ public enum Transcode {
         }
         return EncodeSummary(inputFrames: frames, packets: encoder.packetCount, priming: encoder.priming,
                              padding: encoder.padding ?? 0, warnings: input.warnings)
+    }
+
+    /// Feeds every chunk of `input` to `encoder`, then flushes it, handing each batch of packets
+    /// to `deliver`; returns the input frames encoded. The loop ADTS and M4A encoding share.
+    static func encode(_ input: inout PCMFileReader, with encoder: AACEncoder, progress: (Progress) -> Void,
+                       deliver: ([MediaSample]) throws(PipelineError) -> Void) throws(PipelineError) -> Int64 {
+        let format = input.format
+        let total = input.frameCount.map { Double($0) / Double(format.sampleRate) }
+        var frames: Int64 = 0
+        while let chunk = try input.read(maxFrames: chunkFrames) {
+            var packets: [MediaSample] = []
+            var failure: CodecError?
+            chunk.withUnsafeBytes { raw in
+                do throws(CodecError) { packets = try encoder.encode(pcm: raw, format: format) } catch { failure = error }
+            }
+            if let failure { throw PipelineError.codec(failure) }
+            try deliver(packets)
+            frames += Int64(chunk.count / format.bytesPerFrame)
+            progress(Progress(mediaSeconds: Double(frames) / Double(format.sampleRate), totalSeconds: total))
+        }
+        let last: [MediaSample]
+        do { last = try encoder.flush() } catch { throw .codec(error) }
+        try deliver(last)
+        return frames
     }
 
     private static func write(_ packets: [MediaSample], to writer: inout ADTSWriter<FileByteSink>) throws(PipelineError) {
@@ -103,30 +115,10 @@ public enum Transcode {
         var reader = ADTSReader(source: source)
         let decoder: AACDecoder
         do { decoder = try AACDecoder(audioSpecificConfig: nil, outputSampleFormat: sampleFormat) } catch { throw .codec(error) }
-        let path: String
-        switch destination {
-        case .wav(let wavPath): path = wavPath
-        case .raw(let rawPath): path = rawPath
-        }
-        let sink: FileByteSink
-        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
-        var wav: WAVWriter<FileByteSink>?
+        var output = try PCMOutput(destination: destination)
         var damage: [String] = []
         var packets = 0
         do throws(PipelineError) {
-            func emit(_ pcm: [UInt8]) throws(PipelineError) {
-                guard !pcm.isEmpty, let format = decoder.outputFormat else { return }
-                if case .wav = destination {
-                    do {
-                        if wav == nil { wav = try WAVWriter(sink: sink, format: format) }
-                        try wav?.write(pcm)
-                    } catch {
-                        throw .wav(error)
-                    }
-                } else {
-                    do { try sink.write(pcm) } catch { throw .stream(error) }
-                }
-            }
             while true {
                 let frame: ADTSFrame?
                 do { frame = try reader.nextFrame() } catch { throw .bitstream(error) }
@@ -135,7 +127,7 @@ public enum Transcode {
                 packets += 1
                 let pcm: [UInt8]
                 do { pcm = try decoder.decode(packet: frame.bytes) } catch { throw .codec(error) }
-                try emit(pcm)
+                try output.write(pcm, format: decoder.outputFormat)
                 if let rate = decoder.outputFormat?.sampleRate, packets % 64 == 0 {
                     let seconds = Double(decoder.deliveredFrameCount) / Double(rate)
                     let total = totalBytes.map { bytes in seconds * Double(bytes) / Double(max(reader.offset, 1)) }
@@ -144,17 +136,14 @@ public enum Transcode {
             }
             let last: [UInt8]
             do { last = try decoder.flush() } catch { throw .codec(error) }
-            try emit(last)
+            try output.write(last, format: decoder.outputFormat)
             guard let format = decoder.outputFormat else {
                 throw .unsupported("\(inputPath): no AAC frames could be decoded")
             }
-            if case .wav = destination {
-                do { try wav?.finish() } catch { throw .wav(error) }
-            }
-            do { try sink.commit() } catch { throw .stream(error) }
+            try output.finish()
             return DecodeSummary(format: format, frames: decoder.deliveredFrameCount, packets: packets, damage: damage)
         } catch {
-            sink.cancel()
+            output.cancel()
             throw error
         }
     }
