@@ -139,7 +139,7 @@ public final class AACEncoder {
         }
         try CodecError.check(kf_avcodec_send_frame(context.pointer, nil), "flushing the AAC encoder")
         try receive(into: &packets)
-        padding = Int(packetCount * Int64(Self.framesPerPacket) - Int64(priming) - inputFrameCount)
+        padding = inputFrameCount == 0 ? 0 : max(0, Int(packetCount * Int64(Self.framesPerPacket) - Int64(priming) - inputFrameCount))
         return packets
     }
 

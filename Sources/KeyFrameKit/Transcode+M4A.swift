@@ -14,6 +14,8 @@ extension Transcode {
                                                                fragmentDuration: fragmentDuration,
                                                                encoderName: "KeyFrameKit (libavcodec aac)"))
         do { try muxer.start() } catch { throw .container(error) }
+        // The priming is known now; a fragmented file writes its edit list before the first sample.
+        muxer.setGapless(priming: encoder.priming, validFrameCount: 0)
         do throws(PipelineError) {
             let frames = try encode(&input, with: encoder, progress: progress) { packets throws(PipelineError) in
                 for packet in packets {

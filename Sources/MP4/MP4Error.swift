@@ -49,6 +49,8 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
     case unsupportedCodec(trackID: UInt32, codec: String, reason: String)
     /// A configuration record (esds, avcC, hvcC) is malformed.
     case bitstream(path: BoxPath, AACBitstreamError)
+    /// The muxer was asked to finish a movie without a single sample.
+    case nothingToWrite
     /// Reading the file failed.
     case stream(ByteStreamError)
 
@@ -77,6 +79,8 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
             "track \(track) (\(codec)): \(reason)"
         case .bitstream(let path, let error):
             "\(path): \(error)"
+        case .nothingToWrite:
+            "no samples were appended: there is nothing to write, and no file was left"
         case .stream(let error):
             error.description
         }

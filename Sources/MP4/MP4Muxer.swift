@@ -72,6 +72,8 @@ public final class MP4Muxer {
     private var fragmentSequence: UInt32 = 0
     private var fragmentStart: MediaTime?
     private var movieWritten = false
+    /// Where the fragmented moov starts, to rewrite it with the durations on finish.
+    private var fragmentedMovieOffset: Int64 = 0
 
     /// A muxer for `configuration`.
     public init(configuration: MuxerConfiguration) {
@@ -131,12 +133,16 @@ public final class MP4Muxer {
         }
         do throws(MP4Error) {
             try drain(final: true)
+            guard tracks.contains(where: { $0.sampleCount > 0 }) else {
+                throw MP4Error.nothingToWrite
+            }
             for track in tracks {
                 track.closeChunk()
                 track.closeLastDuration()
             }
             if isFragmented {
                 try writeFragment()
+                try rewriteFragmentedMovie(sink)
                 do { try sink.commit() } catch { throw MP4Error.stream(error) }
                 if configuration.rewriteFragmentedOnFinish { try rewriteAsFastStart() }
             } else if configuration.fastStart {
@@ -339,6 +345,7 @@ public final class MP4Muxer {
         writer.fragmented = true
         do {
             try sink.write(MovieBoxWriter.fileType(hasVideo: configuration.mediaTypes.contains(.video), fragmented: true))
+            fragmentedMovieOffset = sink.byteCount
             try sink.write(writer.movie())
             try sink.flush()
         } catch { throw .stream(error) }
@@ -396,6 +403,20 @@ public final class MP4Muxer {
             track.fragmentEntries.removeAll(keepingCapacity: true)
         }
         fragmentStart = nil
+    }
+
+    /// On a clean finish, the moov written first gets the durations (mvhd, mehd, tkhd, mdhd, the
+    /// edit list and iTunSMPB): the same boxes with the same sizes, overwritten in place. A killed
+    /// recording keeps the first moov, whose zero durations mean "as long as the fragments".
+    private func rewriteFragmentedMovie(_ sink: FileByteSink) throws(MP4Error) {
+        var initial = MovieBoxWriter(tracks: tracks, movieTimescale: movieTimescale, transform: configuration.preferredTransform,
+                                     encoderName: configuration.encoderName)
+        initial.fragmented = true
+        var final = initial
+        final.fragmentedMediaDurations = Dictionary(tracks.map { ($0.id, $0.mediaDuration) }, uniquingKeysWith: { first, _ in first })
+        let bytes = final.movie()
+        guard bytes.count == initial.movie().count else { return }   // cannot happen: every field is fixed-width
+        do { try sink.overwrite(bytes, at: fragmentedMovieOffset) } catch { throw .stream(error) }
     }
 
     /// Reads the finished fragmented file back and writes it again as a normal faststart file.

@@ -10,8 +10,12 @@ struct MovieBoxWriter {
     let encoderName: String
     /// Added to every chunk offset (the bytes a faststart layout puts before `mdat`).
     var chunkOffsetShift: Int64 = 0
-    /// Write `mvex` and empty sample tables (fragmented files).
+    /// Write `mvex` and empty sample tables (fragmented files). Fragmented movies use 64-bit
+    /// fields throughout, so that the moov written first can be rewritten in place, with the same
+    /// size, once the durations are known.
     var fragmented = false
+    /// Fragmented: the durations known so far (0 while recording), per track id, in media units.
+    var fragmentedMediaDurations: [UInt32: Int64] = [:]
 
     static let one16: UInt32 = 0x0001_0000
 
@@ -37,6 +41,12 @@ struct MovieBoxWriter {
 
     /// A track's duration in movie timescale units: its edit when it has one, else its media.
     func movieDuration(of track: MuxerTrack) -> UInt64 {
+        if fragmented {
+            let media = fragmentedMediaDurations[track.id] ?? 0
+            guard media > 0 else { return 0 }
+            let valid = track.gapless.map { $0.validFrameCount > 0 ? $0.validFrameCount : media - Int64($0.priming) } ?? media
+            return UInt64(max(0, Int64(saturating: Double(valid) * Double(movieTimescale) / Double(track.timescale))))
+        }
         if let gapless = track.gapless {
             return UInt64(max(0, Int64(saturating: Double(gapless.validFrameCount) * Double(movieTimescale) / Double(track.timescale))))
         }
@@ -47,9 +57,9 @@ struct MovieBoxWriter {
         let large = needsLargeOffsets()
         var box = BoxWriter()
         box.box("moov") { moov in
-            let duration = fragmented ? 0 : tracks.map(movieDuration).max() ?? 0
-            moov.fullBox("mvhd", version: duration > UInt64(UInt32.max) ? 1 : 0) { b in
-                if duration > UInt64(UInt32.max) {
+            let duration = tracks.map(movieDuration).max() ?? 0
+            moov.fullBox("mvhd", version: duration > UInt64(UInt32.max) || fragmented ? 1 : 0) { b in
+                if duration > UInt64(UInt32.max) || fragmented {
                     b.u64(0); b.u64(0); b.u32(UInt32(movieTimescale)); b.u64(duration)
                 } else {
                     b.u32(0); b.u32(0); b.u32(UInt32(movieTimescale)); b.u32(UInt32(duration))
@@ -62,6 +72,7 @@ struct MovieBoxWriter {
             for track in tracks { writeTrack(track, into: &moov, largeOffsets: large) }
             if fragmented {
                 moov.box("mvex") { mvex in
+                    mvex.fullBox("mehd", version: 1) { b in b.u64(duration) }
                     for track in tracks {
                         mvex.fullBox("trex") { b in
                             b.u32(track.id); b.u32(1); b.u32(0); b.u32(0); b.u32(0)
@@ -77,8 +88,8 @@ struct MovieBoxWriter {
     private func writeTrack(_ track: MuxerTrack, into moov: inout BoxWriter, largeOffsets: Bool) {
         let isVideo = track.mediaType == .video
         moov.box("trak") { trak in
-            let duration = fragmented ? 0 : movieDuration(of: track)
-            let wide = duration > UInt64(UInt32.max)
+            let duration = movieDuration(of: track)
+            let wide = duration > UInt64(UInt32.max) || fragmented
             trak.fullBox("tkhd", version: wide ? 1 : 0, flags: 3) { b in
                 if wide { b.u64(0); b.u64(0) } else { b.u32(0); b.u32(0) }
                 b.u32(track.id); b.u32(0)
@@ -91,16 +102,20 @@ struct MovieBoxWriter {
                     b.u32(0); b.u32(0)
                 }
             }
-            if let gapless = track.gapless, !fragmented {
+            if let gapless = track.gapless {
                 trak.box("edts") { edts in
-                    edts.fullBox("elst") { b in
-                        b.u32(1); b.u32(UInt32(clamping: duration)); b.i32(Int32(clamping: gapless.priming)); b.u32(Self.one16)
+                    edts.fullBox("elst", version: wide ? 1 : 0) { b in
+                        b.u32(1)
+                        if wide { b.u64(duration); b.u64(UInt64(gapless.priming)) } else {
+                            b.u32(UInt32(clamping: duration)); b.i32(Int32(clamping: gapless.priming))
+                        }
+                        b.u32(Self.one16)
                     }
                 }
             }
             trak.box("mdia") { mdia in
-                let mediaDuration = fragmented ? 0 : UInt64(max(0, track.mediaDuration))
-                let wideMedia = mediaDuration > UInt64(UInt32.max)
+                let mediaDuration = UInt64(max(0, fragmented ? fragmentedMediaDurations[track.id] ?? 0 : track.mediaDuration))
+                let wideMedia = mediaDuration > UInt64(UInt32.max) || fragmented
                 mdia.fullBox("mdhd", version: wideMedia ? 1 : 0) { b in
                     if wideMedia { b.u64(0); b.u64(0); b.u32(UInt32(track.timescale)); b.u64(mediaDuration) } else {
                         b.u32(0); b.u32(0); b.u32(UInt32(track.timescale)); b.u32(UInt32(mediaDuration))
@@ -257,7 +272,8 @@ struct MovieBoxWriter {
                         item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(encoderName.utf8)) }
                     }
                     if let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless {
-                        let padding = max(0, Int(audio.mediaDuration) - gapless.priming - Int(gapless.validFrameCount))
+                        let media = fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration
+                        let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
                         let info = ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
                         ilst.box("----") { item in
                             item.fullBox("mean") { d in d.raw(Array("com.apple.iTunes".utf8)) }

@@ -6,11 +6,11 @@ struct Demux: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write the audio of an MP4/M4A/MOV as ADTS, and its video as Annex-B.",
         discussion: """
-            The audio track (the first AAC track, or --track) is written as ADTS, byte-identical to \\
-            `ffmpeg -i IN -map 0:a:N -c:a copy -f adts OUT`. ADTS cannot carry the encoder priming \\
-            and end trim of the edit list; a warning says how many samples that is. --video-output \\
-            writes the first video track (H.264 or HEVC) as an Annex-B stream with the parameter sets \\
-            before each sync sample. Fragmented MP4 and CMAF (init segment then media segments, \\
+            The audio track (the first AAC track, or --track) is written as ADTS, byte-identical to \
+            `ffmpeg -i IN -map 0:a:N -c:a copy -f adts OUT`. ADTS cannot carry the encoder priming \
+            and end trim of the edit list; a warning says how many samples that is. --video-output \
+            writes the first video track (H.264 or HEVC) as an Annex-B stream with the parameter sets \
+            before each sync sample. Fragmented MP4 and CMAF (init segment then media segments, \
             concatenated) are read too. Nothing is left under an output name if demuxing fails.
             """
     )

@@ -6,11 +6,11 @@ struct Mux: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Put an ADTS stream (and an H.264/HEVC stream) into an MP4/M4A.",
         discussion: """
-            The seeds' muxer demo without AVAssetWriter. Audio comes from ADTS (one AAC packet per \\
-            frame), video from an Annex-B elementary stream with --frame-rate (presentation order from \\
-            the slice headers' picture order count, so B-frames get correct pts and ctts). The file is \\
-            faststart (moov first) unless --no-fast-start, and appears under its name only when \\
-            complete. --fragmented writes moof+mdat every --fragment-duration seconds in place, so \\
+            The seeds' muxer demo without AVAssetWriter. Audio comes from ADTS (one AAC packet per \
+            frame), video from an Annex-B elementary stream with --frame-rate (presentation order from \
+            the slice headers' picture order count, so B-frames get correct pts and ctts). The file is \
+            faststart (moov first) unless --no-fast-start, and appears under its name only when \
+            complete. --fragmented writes moof+mdat every --fragment-duration seconds in place, so \
             a killed process leaves a file that plays up to the last fragment.
             """
     )
