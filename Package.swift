@@ -34,13 +34,14 @@ let package = Package(
         .target(name: "AACBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
         .target(name: "PCMAudio", dependencies: ["MediaCore"], swiftSettings: strict),
         .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
+        .target(name: "VideoBitstream", dependencies: ["MediaCore", "MP4"], swiftSettings: strict),
 
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "AudioCodec", dependencies: ["CFFmpeg", "MediaCore", "AACBitstream", "PCMAudio"], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec"], swiftSettings: strict),
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream"], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
             dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -57,6 +58,7 @@ let package = Package(
         .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4"], swiftSettings: strict),
+        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit"], swiftSettings: strict),
     ]

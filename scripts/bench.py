@@ -14,7 +14,7 @@ and non-zero only when a command fails or an input cannot be made.
 Standard library only. Inputs are generated deterministically with ffmpeg into bench-out/
 (gitignored) once, and reused while they exist.
 
-To add a job (mux, demux, ...), add an Input it needs to INPUTS and a Job to JOBS.
+To add a job, add an Input it needs to INPUTS and a Job to JOBS.
 """
 
 from __future__ import annotations
@@ -157,6 +157,13 @@ def make_inputs(seconds: int = BENCH_SECONDS, rate: int = BENCH_RATE) -> dict[st
             needs=["adts"],
             make=lambda path, inputs: make_hour_m4a(path, inputs["adts"]),
         ),
+        Input(
+            name="adts-hour",
+            filename=f"input-v1-3600s-{rate}-stereo-96k.aac",
+            description=f"1-hour stereo ADTS AAC-LC 96 kb/s: six concatenations of the {length} ADTS",
+            needs=["adts"],
+            make=lambda path, inputs: make_hour_adts(path, inputs["adts"]),
+        ),
     ]}
 
 
@@ -169,6 +176,16 @@ def make_hour_m4a(path: Path, adts: Path) -> None:
     run_checked(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(joined), "-c", "copy",
                  "-movflags", "+faststart", str(path)])
     joined.unlink()
+
+
+def make_hour_adts(path: Path, adts: Path) -> None:
+    """Six copies of the ADTS file end to end (one valid ADTS stream), written atomically."""
+    tmp = path.with_name(path.name + ".part")
+    data = adts.read_bytes()
+    with open(tmp, "wb") as out:
+        for _ in range(6):
+            out.write(data)
+    tmp.replace(path)
 
 
 INPUTS: dict[str, Input] = make_inputs()
@@ -198,6 +215,15 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         ours=["{keyframe}", "demux", "{in}", "-o", "{out}"],
         ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-map", "0:a:0", "-c:a", "copy", "-f", "adts", "{out}"],
         out_ext=".aac",
+        target=0.5,
+    ),
+    Job(
+        name="mux",
+        input="adts-hour",
+        what="1-hour ADTS → faststart M4A (stream copy, no decoding)",
+        ours=["{keyframe}", "mux", "{in}", "-o", "{out}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c", "copy", "-movflags", "+faststart", "{out}"],
+        out_ext=".m4a",
         target=0.5,
     ),
 ]}
