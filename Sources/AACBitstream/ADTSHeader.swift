@@ -130,40 +130,38 @@ extension ADTSHeader {
     public init(from reader: inout ByteReader) throws(AACBitstreamError) {
         let start = reader.offset
         let structure = "ADTS header"
-        // Read the 7 fixed + variable bytes first; the error-check fields depend on them.
-        var fixed = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) -> BitReader in
+        // The 56 bits of adts_fixed_header and adts_variable_header sit at fixed positions: read
+        // them as one integer and take the fields out with shifts.
+        let word = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) -> UInt64 in
             var peek = reader
-            let header = try peek.readReader(7)
-            return header.bitReader()
+            return try peek.readBigEndian(byteCount: 7)
         }
-        func field(_ count: Int) throws(AACBitstreamError) -> UInt64 {
-            try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try fixed.readBits(count) }
-        }
-        let syncword = try field(12)
+        func bits(_ from: Int, _ count: Int) -> UInt64 { (word >> UInt64(56 - from - count)) & ((1 << UInt64(count)) - 1) }
+        let syncword = bits(0, 12)
         guard syncword == 0xFFF else {
             throw .invalidField(structure: structure, field: "syncword", value: Int64(syncword), offset: start, allowed: "0xFFF")
         }
-        mpegVersion = try field(1) == 0 ? .mpeg4 : .mpeg2
-        layer = UInt8(try field(2))
+        mpegVersion = bits(12, 1) == 0 ? .mpeg4 : .mpeg2
+        layer = UInt8(bits(13, 2))
         guard layer == 0 else {
             throw .invalidField(structure: structure, field: "layer", value: Int64(layer), offset: start + 1, allowed: "0")
         }
-        protectionAbsent = try field(1) == 1
-        profile = UInt8(try field(2))
-        samplingFrequencyIndex = SamplingFrequencyIndex(rawValue: UInt8(try field(4)))
+        protectionAbsent = bits(15, 1) == 1
+        profile = UInt8(bits(16, 2))
+        samplingFrequencyIndex = SamplingFrequencyIndex(rawValue: UInt8(bits(18, 4)))
         guard samplingFrequencyIndex.frequency != nil else {
             throw .invalidField(structure: structure, field: "sampling_frequency_index",
                                 value: Int64(samplingFrequencyIndex.rawValue), offset: start + 2, allowed: "0...12")
         }
-        privateBit = try field(1) == 1
-        channelConfiguration = UInt8(try field(3))
-        originalCopy = try field(1) == 1
-        home = try field(1) == 1
-        copyrightIdentificationBit = try field(1) == 1
-        copyrightIdentificationStart = try field(1) == 1
-        frameLength = Int(try field(13))
-        bufferFullness = UInt16(try field(11))
-        rawDataBlockCountMinusOne = UInt8(try field(2))
+        privateBit = bits(22, 1) == 1
+        channelConfiguration = UInt8(bits(23, 3))
+        originalCopy = bits(26, 1) == 1
+        home = bits(27, 1) == 1
+        copyrightIdentificationBit = bits(28, 1) == 1
+        copyrightIdentificationStart = bits(29, 1) == 1
+        frameLength = Int(bits(30, 13))
+        bufferFullness = UInt16(bits(43, 11))
+        rawDataBlockCountMinusOne = UInt8(bits(54, 2))
         rawDataBlockPositions = []
         crc = nil
         let needed = headerLength

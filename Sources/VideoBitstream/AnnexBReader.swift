@@ -10,8 +10,10 @@ public import MediaCore
 /// the parameter sets (VPS, SPS, PPS), which go in the configuration record, and without access
 /// unit delimiters; SEI and everything else stay, bytes unchanged. `isSync` marks IDR pictures
 /// (H.264) and IRAP pictures (H.265). The format is `.video` with the codec, the cropped size of
-/// the SPS in force, and the parameter sets seen so far (VPS, SPS, PPS); it changes only when
-/// the stream's parameter sets do. Track id as given (1 by default).
+/// the SPS in force, the parameter sets seen so far (VPS, SPS, PPS) and the configuration
+/// record built from them (``DecoderConfiguration``: the `avcC` FFmpeg writes, or an `hvcC` with
+/// `array_completeness` 1); it changes only when the stream's parameter sets do. Track id as
+/// given (1 by default).
 ///
 /// **Timing.** The stream has no timestamps. With a frame duration `T` (given, or from the first
 /// SPS's VUI timing, or 1/25 s as FFmpeg assumes for raw streams), the access unit of decode
@@ -21,14 +23,15 @@ public import MediaCore
 /// the delay is the reorder depth, which keeps `pts ≥ dts`: the depth the SPS declares (VUI
 /// `max_num_reorder_frames`, `sps_max_num_reorder_pics`), as x264 and FFmpeg offset composition
 /// times, else the largest `d − rank` seen (1 with B-frames, 2 with a B-pyramid, 0 without
-/// B-frames, where `pts == dts`; see ``PresentationOrderBuffer`` for how it may grow). All
+/// B-frames, where `pts == dts`; without a declared depth it is learnt from the first window and
+/// may grow for later units, leaving a gap in presentation times rather than a `pts < dts`). All
 /// times use `T`'s timescale: pass `MediaTime(value: 1, timescale: 30)` for 30 fps,
 /// `MediaTime(value: 1001, timescale: 30000)` for 29.97.
 ///
 /// **Memory.** The source is read in chunks; a NAL unit is held while it is assembled. Ranks
 /// need look-ahead, so access units are held until the next IDR/IRAP picture that starts a
 /// sequence, or until `reorderWindow` (64) units wait for a rank; then all but the SPS's
-/// reordering bound are ranked (see the reorder bound in ``PresentationOrderBuffer``). Memory
+/// reordering bound (16 when it gives none) are ranked, lowest picture order count first. Memory
 /// is therefore bounded by about `reorderWindow` access units plus one chunk; NAL units and
 /// access units larger than `maximumAccessUnitSize` are errors.
 ///

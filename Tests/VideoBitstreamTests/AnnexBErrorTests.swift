@@ -133,11 +133,12 @@ struct AnnexBErrorTests {
         let original = annexB(try Self.units(codec).map(\.bytes))
         var generator = SystemRandomNumberGenerator()
         var failures = 0
-        for round in 0..<20000 {
+        for round in 0..<1000 {
             var bytes = original
             if round % 3 == 0 {
                 bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &generator)))
             } else {
+                // One round in three damages the first 200 bytes: the parameter sets and first slice headers.
                 let limit = round % 3 == 1 ? min(bytes.count, 200) : bytes.count
                 for _ in 0..<Int.random(in: 1...8, using: &generator) {
                     bytes[Int.random(in: 0..<limit, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
@@ -152,6 +153,6 @@ struct AnnexBErrorTests {
                 #expect(!error.description.isEmpty)
             }
         }
-        #expect(failures < 20000)
+        #expect(failures < 1000)
     }
 }

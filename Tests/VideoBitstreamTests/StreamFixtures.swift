@@ -120,6 +120,12 @@ struct StreamFixture: CustomTestStringConvertible, Sendable {
         StreamFixture(name: "x265-bf4-opengop-keyint20", codec: .hevc, rate: "30", seconds: 2, size: "208x120",
                       encoder: ["-c:v", "libx265", "-x265-params", "bframes=4:keyint=20:min-keyint=20:scenecut=0:log-level=error"],
                       expectedDelay: 2, expectedPOCType: nil),
+        // Longer than the 64-unit reorder window in one coded video sequence: ranks come from
+        // the window and the SPS's reorder bound, not from the next IDR.
+        StreamFixture(name: "x264-defaults-150f", codec: .h264, rate: "30", seconds: 5, size: "160x96",
+                      encoder: ["-c:v", "libx264"], expectedDelay: 2, expectedPOCType: 0),
+        StreamFixture(name: "x265-defaults-120f", codec: .hevc, rate: "30", seconds: 4, size: "160x96",
+                      encoder: ["-c:v", "libx265", "-x265-params", "log-level=error"], expectedDelay: 2, expectedPOCType: nil),
     ]
 }
 
