@@ -15,13 +15,25 @@ public struct VideoInput: Sendable {
     }
 }
 
-/// Video samples out of an Annex-B stream (the Annex-B reader of the VideoBitstream module).
+/// Video samples out of an Annex-B stream, timed by the frame rate, in presentation order from
+/// the slice headers' picture order count (``AnnexBReader``).
 struct VideoSampleSource {
+    private var reader: AnnexBReader<FileByteSource>
     private(set) var damage: [String] = []
+    private let path: String
 
     init(_ input: VideoInput) throws(PipelineError) {
-        throw .unsupported("\(input.path): muxing Annex-B video is not available yet (the Annex-B reader is in progress)")
+        path = input.path
+        let source: FileByteSource
+        do { source = try FileByteSource(path: input.path) } catch { throw .stream(error) }
+        do {
+            reader = try AnnexBReader(source: source, codec: input.codec, frameDuration: input.frameDuration)
+        } catch {
+            throw .unsupported("\(input.path): \(error)")
+        }
     }
 
-    mutating func next() throws(PipelineError) -> MediaSample? { nil }
+    mutating func next() throws(PipelineError) -> MediaSample? {
+        do { return try reader.nextSample() } catch { throw .unsupported("\(path): \(error)") }
+    }
 }

@@ -102,6 +102,16 @@ struct MovieBoxWriter {
                     b.u32(0); b.u32(0)
                 }
             }
+            if track.gapless == nil, !fragmented, let delay = track.earliestPresentation, delay > 0 {
+                // Reordered video: present from the first picture shown, not the first decoded.
+                trak.box("edts") { edts in
+                    edts.fullBox("elst") { b in
+                        // Presentation runs from `delay` for the whole media duration.
+                        let shown = UInt64(max(0, Int64(saturating: Double(track.mediaDuration) * Double(movieTimescale) / Double(track.timescale))))
+                        b.u32(1); b.u32(UInt32(clamping: shown)); b.i32(Int32(clamping: delay)); b.u32(Self.one16)
+                    }
+                }
+            }
             if let gapless = track.gapless {
                 trak.box("edts") { edts in
                     edts.fullBox("elst", version: wide ? 1 : 0) { b in

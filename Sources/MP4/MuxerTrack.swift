@@ -25,6 +25,9 @@ final class MuxerTrack {
     var lastDecodeTime: Int64?
     var pendingDuration: Int64 = 0
     var totalBytes: Int64 = 0
+    /// The earliest presentation time, in ticks from the first decode time (the composition
+    /// delay of a stream with B-frames).
+    var earliestPresentation: Int64?
     var maxSampleSize: UInt32 = 0
 
     /// Samples waiting to be interleaved.
@@ -88,6 +91,7 @@ final class MuxerTrack {
         maxSampleSize = max(maxSampleSize, size)
         if !sample.isSync { allSync = false } else { syncSamples.append(UInt32(sampleSizes.count)) }
         let offset = pts - dts
+        earliestPresentation = min(earliestPresentation ?? pts, pts)
         if offset != 0 { hasCompositionOffsets = true }
         let clamped = Int32(clamping: offset)
         if let last = compositionOffsets.last, last.offset == clamped {
