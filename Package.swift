@@ -55,11 +55,13 @@ let package = Package(
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strict),
+        // Shared by the test targets: running peer tools as subprocesses.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
-        .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio"], swiftSettings: strict),
-        .testTarget(name: "MP4Tests", dependencies: ["MP4"], swiftSettings: strict),
-        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream"], swiftSettings: strict),
+        .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
-        .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit"], swiftSettings: strict),
+        .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
     ]
 )

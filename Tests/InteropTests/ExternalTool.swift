@@ -1,68 +1,21 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs peer tools (ffmpeg, ffprobe, mediainfo) and our own `keyframe` as subprocesses.
 /// A missing tool is a failure, not a skip: `make test` installs them.
 enum ExternalTool {
-    struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-        var outputData: Data
-    }
+    typealias Result = Subprocess.Result
+    typealias ToolFailure = Subprocess.Failure
 
     /// Runs `executable` (a path, or a name looked up on PATH) and waits for it.
-    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path(of: executable))
-        process.arguments = arguments
-        // Output goes to files, so a chatty tool can never block on a full pipe.
-        let directory = FileManager.default.temporaryDirectory
-        let outURL = directory.appendingPathComponent("keyframe-tool-\(UUID().uuidString).out")
-        let errURL = directory.appendingPathComponent("keyframe-tool-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let output = try FileHandle(forWritingTo: outURL)
-        let error = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try output.close()
-        try error.close()
-        let outData = try Data(contentsOf: outURL)
-        let errData = try Data(contentsOf: errURL)
-        return Result(status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
-                      standardError: String(decoding: errData, as: UTF8.self), outputData: outData)
-    }
+    static func run(_ executable: String, _ arguments: [String]) throws -> Result { try Subprocess.run(executable, arguments) }
 
     /// Runs a tool that must succeed; its stderr is part of the failure message.
     @discardableResult
-    static func succeed(_ executable: String, _ arguments: [String]) throws -> Result {
-        let result = try run(executable, arguments)
-        if result.status != 0 {
-            throw ToolFailure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(result.status): \(result.standardError)")
-        }
-        return result
-    }
+    static func succeed(_ executable: String, _ arguments: [String]) throws -> Result { try Subprocess.succeed(executable, arguments) }
 
-    struct ToolFailure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func path(of executable: String) throws -> String {
-        if executable.contains("/") { return executable }
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(executable)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw ToolFailure(description: "\(executable) is not installed (make test installs it: run `make deps`)")
-    }
+    static func path(of executable: String) throws -> String { try Subprocess.path(of: executable) }
 
     /// The `keyframe` executable: `$KEYFRAME_BIN`, or the one built beside the test bundle.
     static var keyframe: String {

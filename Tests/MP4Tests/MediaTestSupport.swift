@@ -2,54 +2,21 @@ import Foundation
 import MediaCore
 @testable import MP4
 import Testing
+import TestSupport
 
 /// Runs ffmpeg, ffprobe and mediainfo as subprocesses for the interop tests. A missing tool is a
 /// failure, not a skip.
 enum MediaTool {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias Failure = Subprocess.Failure
 
-    /// Runs `executable` (looked up on PATH) and returns its standard output; a non-zero exit is
-    /// an error carrying its standard error.
+    /// Runs `executable` and returns its standard output; a non-zero exit is an error carrying
+    /// its standard error.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path(of: executable))
-        process.arguments = arguments
-        let directory = FileManager.default.temporaryDirectory
-        let outURL = directory.appendingPathComponent("mp4tests-\(UUID().uuidString).out")
-        let errURL = directory.appendingPathComponent("mp4tests-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let output = try FileHandle(forWritingTo: outURL)
-        let error = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try output.close()
-        try error.close()
-        let outData = try Data(contentsOf: outURL)
-        guard process.terminationStatus == 0 else {
-            let message = String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
-            throw Failure(description: "\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(message)")
-        }
-        return outData
+        try Subprocess.succeed(executable, arguments).outputData
     }
 
-    static func path(of executable: String) throws -> String {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(executable)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw Failure(description: "\(executable) is not installed (make deps installs it)")
-    }
+    static func path(of executable: String) throws -> String { try Subprocess.path(of: executable) }
 
     /// `ffmpeg -v error -y ARGS`.
     static func ffmpeg(_ arguments: [String]) throws {

@@ -2,6 +2,7 @@ import Foundation
 import MediaCore
 import PCMAudio
 import Testing
+import TestSupport
 
 /// Hand-built RIFF/WAVE files: chunks are assembled from their fields, so a test can lie in any
 /// one of them.
@@ -92,64 +93,18 @@ enum PCMRead {
 /// Runs ffmpeg, ffprobe and mediainfo. A missing tool is a failure, not a skip: `make test`
 /// installs them.
 enum Tool {
-    struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-        var outputData: Data
-    }
-
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias Result = Subprocess.Result
+    typealias Failure = Subprocess.Failure
 
     /// The executable `name` on PATH, or a thrown ``Failure``.
-    static func path(of name: String) throws -> String {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw Failure(description: "\(name) is not installed (make test installs it: run `make deps`)")
-    }
+    static func path(of name: String) throws -> String { try Subprocess.path(of: name) }
 
-    /// Runs `name` with `arguments`; output goes through temporary files, never a pipe that can fill.
-    static func run(_ name: String, _ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path(of: name))
-        process.arguments = arguments
-        let directory = FileManager.default.temporaryDirectory
-        let outURL = directory.appendingPathComponent("pcmaudio-tool-\(UUID().uuidString).out")
-        let errURL = directory.appendingPathComponent("pcmaudio-tool-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let output = try FileHandle(forWritingTo: outURL)
-        let error = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try output.close()
-        try error.close()
-        let outData = try Data(contentsOf: outURL)
-        let errData = try Data(contentsOf: errURL)
-        return Result(status: process.terminationStatus, standardOutput: String(decoding: outData, as: UTF8.self),
-                      standardError: String(decoding: errData, as: UTF8.self), outputData: outData)
-    }
+    /// Runs `name` with `arguments`.
+    static func run(_ name: String, _ arguments: [String]) throws -> Result { try Subprocess.run(name, arguments) }
 
     /// Runs a tool that must succeed.
     @discardableResult
-    static func succeed(_ name: String, _ arguments: [String]) throws -> Result {
-        let result = try run(name, arguments)
-        guard result.status == 0 else {
-            throw Failure(description: "\(name) \(arguments.joined(separator: " ")) exited \(result.status): \(result.standardError)")
-        }
-        return result
-    }
+    static func succeed(_ name: String, _ arguments: [String]) throws -> Result { try Subprocess.succeed(name, arguments) }
 
     /// A new empty directory for one test's files.
     static func scratchDirectory() throws -> URL {

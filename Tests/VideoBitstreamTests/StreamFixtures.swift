@@ -1,55 +1,21 @@
 import Foundation
 import MediaCore
 import Testing
+import TestSupport
 @testable import VideoBitstream
 
 /// Runs ffmpeg and ffprobe as subprocesses. A missing tool is a failure, not a skip: `make test`
 /// installs them.
 enum Tool {
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
+    typealias Failure = Subprocess.Failure
 
-    /// Runs `name` (looked up on PATH) and returns its standard output; a non-zero exit throws
-    /// with its standard error.
+    /// Runs `name` and returns its standard output; a non-zero exit throws with its standard error.
     @discardableResult
     static func run(_ name: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path(of: name))
-        process.arguments = arguments
-        let directory = FileManager.default.temporaryDirectory
-        let outURL = directory.appendingPathComponent("vb-tool-\(UUID().uuidString).out")
-        let errURL = directory.appendingPathComponent("vb-tool-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let output = try FileHandle(forWritingTo: outURL)
-        let error = try FileHandle(forWritingTo: errURL)
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        try output.close()
-        try error.close()
-        let data = try Data(contentsOf: outURL)
-        guard process.terminationStatus == 0 else {
-            let message = String(decoding: try Data(contentsOf: errURL), as: UTF8.self)
-            throw Failure(description: "\(name) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(message)")
-        }
-        return data
+        try Subprocess.succeed(name, arguments).outputData
     }
 
-    static func path(of name: String) throws -> String {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        throw Failure(description: "\(name) is not installed (make test installs it: run `make deps`)")
-    }
+    static func path(of name: String) throws -> String { try Subprocess.path(of: name) }
 
     /// `ffprobe -of json` output, decoded.
     static func probe(_ arguments: [String]) throws -> [String: Any] {
