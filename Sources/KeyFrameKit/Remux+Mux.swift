@@ -12,14 +12,18 @@ extension Remux {
     /// Muxes an ADTS stream (and optionally an Annex-B video stream) into an MP4/M4A.
     ///
     /// ADTS carries no priming, so no gapless edit list is written for it (as `ffmpeg -c copy`).
+    ///
+    /// - Parameter defragment: with `fragmentDuration`, rewrite the finished file as a normal
+    ///   faststart file (the fragments protect the recording until then).
     public static func mux(audioPath: String?, video: VideoInput? = nil, outputPath: String, fastStart: Bool = true,
-                           fragmentDuration: MediaTime? = nil) throws(PipelineError) -> MuxSummary {
+                           fragmentDuration: MediaTime? = nil, defragment: Bool = false) throws(PipelineError) -> MuxSummary {
         var types: MediaType = []
         if audioPath != nil { types.insert(.audio) }
         if video != nil { types.insert(.video) }
         guard !types.isEmpty else { throw .unsupported("nothing to mux: give an ADTS file and/or a video stream") }
         let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: outputPath, mediaTypes: types, fastStart: fastStart,
-                                                               fragmentDuration: fragmentDuration, encoderName: "KeyFrameKit"))
+                                                               fragmentDuration: fragmentDuration, rewriteFragmentedOnFinish: defragment,
+                                                               encoderName: "KeyFrameKit"))
         do { try muxer.start() } catch { throw .container(error) }
         var summary = MuxSummary(audioPackets: 0, videoSamples: 0, damage: [])
         do throws(PipelineError) {

@@ -36,6 +36,9 @@ struct Mux: ParsableCommand {
     @Option(help: "Seconds per fragment with --fragmented.")
     var fragmentDuration = 1.0
 
+    @Flag(help: "With --fragmented: on a clean finish, rewrite the file as a normal faststart MP4.")
+    var defragment = false
+
     func run() throws {
         for path in [input, video].compactMap({ $0 }) { try checkDistinct(input: path, output: output) }
         guard input != nil || video != nil else { throw ValidationError("give an ADTS file and/or --video") }
@@ -44,7 +47,8 @@ struct Mux: ParsableCommand {
                        frameDuration: try Self.frameDuration(frameRate))
         }
         let fragment = fragmented ? MediaTime(value: Int64((fragmentDuration * 1000).rounded()), timescale: 1000) : nil
-        let summary = try Remux.mux(audioPath: input, video: videoInput, outputPath: output, fastStart: fastStart, fragmentDuration: fragment)
+        let summary = try Remux.mux(audioPath: input, video: videoInput, outputPath: output, fastStart: fastStart,
+                                    fragmentDuration: fragment, defragment: defragment)
         for damage in summary.damage { Terminal.warning(damage) }
         var parts: [String] = []
         if input != nil { parts.append("\(summary.audioPackets) AAC packets") }
