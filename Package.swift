@@ -41,6 +41,10 @@ let package = Package(
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "AudioCodec", dependencies: ["CFFmpeg", "MediaCore", "AACBitstream", "PCMAudio"], swiftSettings: strict),
 
+        // ALSA capture and playback (libasound2-dev).
+        .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
+        .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore"], swiftSettings: strict),
+
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream"], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
@@ -62,6 +66,7 @@ let package = Package(
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
     ]
 )

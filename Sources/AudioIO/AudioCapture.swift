@@ -1,0 +1,211 @@
+internal import CALSA
+public import MediaCore
+internal import Synchronization
+
+/// Records PCM from an ALSA device: the seeds' `KFAudioCapture` (seed 002), with ALSA in place
+/// of an `AudioQueue` input.
+///
+/// ``start()`` opens and configures the device (so a missing or busy device, or an unsupported
+/// rate or format, is an error there) and starts a dedicated capture thread. That thread only
+/// reads periods and hands them on without waiting: to the `onSample` callback through a bounded
+/// queue and a delivery thread, or, without a callback, to ``samples``. When the consumer falls
+/// behind, the newest periods are dropped and counted in ``Statistics/consumerOverruns``,
+/// separately from the device's own xruns.
+///
+/// Each ``MediaSample`` holds one period of interleaved PCM in ``AudioConfiguration/pcmFormat``.
+/// Its presentation time, in units of the sample rate, is `CLOCK_MONOTONIC` at the return of the
+/// read minus the period's duration (the seed uses host time the same way), but never earlier
+/// than the end of the previous period, so samples never overlap; a device xrun shows as a gap.
+public final class AudioCapture: Sendable {
+    /// Counters since ``start()``.
+    public struct Statistics: Sendable, Hashable {
+        /// Periods read from the device.
+        public var periods = 0
+        /// Frames read from the device.
+        public var frames = 0
+        /// Device overruns (the capture thread did not read in time; frames lost in ALSA).
+        public var deviceXruns = 0
+        /// System suspends recovered from.
+        public var deviceSuspends = 0
+        /// Periods dropped because the consumer had not taken the earlier ones.
+        public var consumerOverruns = 0
+    }
+
+    /// The capture format.
+    public let configuration: AudioConfiguration
+    /// The ALSA PCM name.
+    public let device: String
+    /// Samples as they are captured, when no `onSample` callback was given; finishes at ``stop()``
+    /// or when capture fails (see ``failure``).
+    public let samples: AsyncStream<MediaSample>
+
+    private let requestedPeriodFrames: Int
+    private let periodCount: Int
+    private let queueCapacity: Int
+    private let alsaConfiguration: ALSAConfiguration?
+    private let onSample: (@Sendable (MediaSample) -> Void)?
+    private let continuation: AsyncStream<MediaSample>.Continuation
+    private let stopRequested = Atomic<Bool>(false)
+    private let shared = Mutex(Shared())
+
+    private struct Shared {
+        var started = false
+        var parameters: PCMDevice.Parameters?
+        var statistics = Statistics()
+        var failure: ALSAError?
+        var captureThread: JoinableThread?
+        var deliveryThread: JoinableThread?
+        var queue: SampleQueue?
+    }
+
+    /// A capture that has not started.
+    ///
+    /// - Parameters:
+    ///   - periodFrames: frames per delivered sample; default 20 ms. The device may round it.
+    ///   - periodCount: periods in the device's buffer (how long the capture thread may stall).
+    ///   - queueCapacity: periods the consumer may fall behind before periods are dropped.
+    ///   - alsaConfiguration: where to look `device` up instead of the system configuration.
+    ///   - onSample: called on a delivery thread for each sample; `nil` to use ``samples``.
+    public init(
+        configuration: AudioConfiguration,
+        device: String = "default",
+        periodFrames: Int? = nil,
+        periodCount: Int = 4,
+        queueCapacity: Int = 64,
+        alsaConfiguration: ALSAConfiguration? = nil,
+        onSample: (@Sendable (MediaSample) -> Void)? = nil
+    ) {
+        self.configuration = configuration
+        self.device = device
+        self.requestedPeriodFrames = periodFrames ?? configuration.sampleRate / 50
+        self.periodCount = periodCount
+        self.queueCapacity = max(1, queueCapacity)
+        self.alsaConfiguration = alsaConfiguration
+        self.onSample = onSample
+        (samples, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, queueCapacity)))
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// What the device granted (period and buffer size), once started.
+    public var parameters: PCMDevice.Parameters? { shared.withLock { $0.parameters } }
+    /// Counters so far.
+    public var statistics: Statistics { shared.withLock { $0.statistics } }
+    /// The error that ended capture early, if one did.
+    public var failure: ALSAError? { shared.withLock { $0.failure } }
+
+    /// Opens and configures the device, then starts capturing. A capture starts once.
+    ///
+    /// - Throws: ``ALSAError/deviceNotFound(_:)``, ``ALSAError/deviceBusy(_:)``,
+    ///   ``ALSAError/unsupportedSampleRate(device:requested:nearest:)``, … or
+    ///   ``ALSAError/invalidState(_:)`` when already started.
+    public func start() throws(ALSAError) {
+        let alreadyStarted = shared.withLock { state in
+            defer { state.started = true }
+            return state.started
+        }
+        guard !alreadyStarted else { throw .invalidState("AudioCapture on '\(device)' was already started") }
+        let pcm = try PCMDevice(name: device, direction: .capture, configuration: alsaConfiguration)
+        let granted = try pcm.configure(format: configuration.pcmFormat, periodFrames: requestedPeriodFrames, periodCount: periodCount)
+        let owned = DeviceOwnership(pcm)
+        let queue = onSample.map { _ in SampleQueue(capacity: queueCapacity) }
+        let deliveryThread = zip(queue, onSample).map { queue, onSample in
+            JoinableThread {
+                while let sample = queue.take() { onSample(sample) }
+            }
+        }
+        let captureThread = JoinableThread { [self] in
+            capture(owned.take(), parameters: granted, queue: queue)
+        }
+        shared.withLock { state in
+            state.parameters = granted
+            state.queue = queue
+            state.deliveryThread = deliveryThread
+            state.captureThread = captureThread
+        }
+    }
+
+    /// Stops capturing and waits for the capture thread to end; delivers what was already
+    /// queued, then finishes ``samples``. Safe to call more than once.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        let (captureThread, deliveryThread, queue) = shared.withLock { state in
+            defer { (state.captureThread, state.deliveryThread) = (nil, nil) }
+            return (state.captureThread, state.deliveryThread, state.queue)
+        }
+        captureThread?.join()
+        queue?.close()
+        deliveryThread?.join()
+        continuation.finish()
+    }
+
+    /// The capture thread: reads periods until stopped or failed; never waits on the consumer.
+    private func capture(_ pcm: PCMDevice, parameters: PCMDevice.Parameters, queue: SampleQueue?) {
+        let format = FormatDescription.pcm(parameters.format)
+        let rate = parameters.format.sampleRate
+        let frameBytes = parameters.format.bytesPerFrame
+        let periodFrames = parameters.periodFrames
+        let timescale = Int32(clamping: rate)
+        var nextPTS = Int64.min
+        while !stopRequested.load(ordering: .acquiring) {
+            var bytes = [UInt8](repeating: 0, count: periodFrames * frameBytes)
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                Result { () throws(ALSAError) in try pcm.read(into: buffer) }
+            }
+            let now = kf_alsa_monotonic_nanoseconds()
+            let frames: Int
+            do {
+                frames = try result.get()
+            } catch {
+                shared.withLock { $0.failure = error }
+                break
+            }
+            let clockPTS = Int64(Int128(now) * Int128(rate) / 1_000_000_000) - Int64(frames)
+            let pts = max(clockPTS, nextPTS)
+            nextPTS = pts + Int64(frames)
+            let sample = MediaSample(
+                data: bytes,
+                presentationTime: MediaTime(value: pts, timescale: timescale),
+                duration: MediaTime(value: Int64(frames), timescale: timescale),
+                format: format
+            )
+            let delivered = if let queue {
+                queue.offer(sample)
+            } else {
+                switch continuation.yield(sample) {
+                case .dropped: false
+                default: true
+                }
+            }
+            shared.withLock { state in
+                state.statistics.periods += 1
+                state.statistics.frames += frames
+                state.statistics.deviceXruns = pcm.xrunCount
+                state.statistics.deviceSuspends = pcm.suspendCount
+                if !delivered { state.statistics.consumerOverruns += 1 }
+            }
+        }
+        try? pcm.drop()
+        if queue == nil { continuation.finish() }
+    }
+}
+
+/// Hands a ``PCMDevice`` to the capture thread, which becomes its only user.
+private final class DeviceOwnership: @unchecked Sendable {
+    // @unchecked: the device is taken once, by the capture thread, and used there only.
+    private var device: PCMDevice?
+
+    init(_ device: PCMDevice) { self.device = device }
+
+    func take() -> PCMDevice {
+        defer { device = nil }
+        return device!
+    }
+}
+
+private func zip<A, B>(_ a: A?, _ b: B?) -> (A, B)? {
+    guard let a, let b else { return nil }
+    return (a, b)
+}
