@@ -117,8 +117,13 @@ public final class MP4Muxer {
         }
         do throws(MP4Error) {
             let track = try track(for: sample)
-            track.queue.append(sample)
-            try drain(final: false)
+            if tracks.count == 1, !configuration.mediaTypes.contains(.audioVideo), track.queue.isEmpty {
+                // One track: nothing to interleave, write it now.
+                if isFragmented { try bufferForFragment(sample, track: track) } else { try write(sample, track: track) }
+            } else {
+                track.queue.append(sample)
+                try drain(final: false)
+            }
         } catch {
             fail(error)
             throw error

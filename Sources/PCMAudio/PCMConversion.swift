@@ -95,6 +95,32 @@ public enum PCMConversion {
         let oldCount = output.count
         let added = frameCount * channels * width
         output.append(contentsOf: repeatElement(0, count: added))
+        if sampleFormat == .int16 {
+            // The hot path of decoding: frame by frame, sequential writes, no libm call.
+            output.withUnsafeMutableBytes { raw in
+                let out = (raw.baseAddress! + oldCount).assumingMemoryBound(to: Int16.self)
+                switch channels {
+                case 1:
+                    let mono = planes[0] + frameOffset
+                    for frame in 0..<frameCount { out[frame] = int16(mono[frame]).littleEndian }
+                case 2:
+                    let left = planes[0] + frameOffset, right = planes[1] + frameOffset
+                    for frame in 0..<frameCount {
+                        out[2 * frame] = int16(left[frame]).littleEndian
+                        out[2 * frame + 1] = int16(right[frame]).littleEndian
+                    }
+                default:
+                    var index = 0
+                    for frame in frameOffset..<(frameOffset + frameCount) {
+                        for channel in 0..<channels {
+                            out[index] = int16(planes[channel][frame]).littleEndian
+                            index += 1
+                        }
+                    }
+                }
+            }
+            return
+        }
         output.withUnsafeMutableBytes { raw in
             let base = raw.baseAddress! + oldCount
             for channel in 0..<channels {
@@ -123,12 +149,18 @@ public enum PCMConversion {
     }
 
     /// `av_clip_int16(lrintf(x * 32768))`, with NaN as 0.
+    ///
+    /// Clamping first and rounding after gives the same result (the bounds are integers), and for
+    /// |v| < 2²² adding and subtracting 1.5·2²³ rounds half to even in the FPU's default mode,
+    /// as `lrintf` does, without a libm call.
     @inlinable
     public static func int16(_ sample: Float) -> Int16 {
-        let scaled = (sample * 32768).rounded(.toNearestOrEven)
-        if scaled >= 32767 { return .max }
-        if scaled <= -32768 { return .min }
-        return scaled.isNaN ? 0 : Int16(scaled)
+        var scaled = sample * 32768
+        scaled = scaled == scaled ? scaled : 0          // NaN → 0
+        scaled = scaled < -32768 ? -32768 : scaled
+        scaled = scaled > 32767 ? 32767 : scaled
+        let magic: Float = 12_582_912   // 1.5 × 2^23
+        return Int16(truncatingIfNeeded: Int32((scaled + magic) - magic))
     }
 
     /// `av_clipl_int32(llrintf(x * 2³¹))`, with NaN as 0.
