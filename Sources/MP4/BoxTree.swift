@@ -129,14 +129,12 @@ public enum BoxTree {
             }
         }
         nodes.append(BoxTreeNode(header: header, depth: depth, fields: fields))
-        guard var inner = children else { return }
+        guard let inner = children else { return }
         guard depth < maximumDepth else { throw .nestingTooDeep(path: path, offset: header.offset) }
         var iterator = try BoxIterator(inner, path: path)
         while let child = try iterator.next() {
             try walk(header: child.header, payload: child.payload, path: child.path, depth: depth + 1, parent: header.type, into: &nodes)
         }
-        inner = ByteReader([])
-        _ = inner
     }
 
     private static func skipping(_ payload: ByteReader, bytes: Int, path: BoxPath) throws(MP4Error) -> ByteReader {

@@ -132,14 +132,12 @@ public struct MP4File: Sendable {
 
     private mutating func parseMovie(_ payload: ByteReader, path: BoxPath, defaults: inout [UInt32: TrackExtendsBox]) throws(MP4Error) {
         var children = try BoxIterator(payload, path: path)
-        var trakIndex = 0
         while let child = try children.next() {
             var reader = child.payload
             switch child.header.type {
             case "mvhd":
                 movieHeader = try MovieHeaderBox(from: &reader, path: child.path)
             case "trak":
-                trakIndex += 1
                 tracks.append(Self.parseTrack(child.payload, path: child.path, damage: &damage))
             case "mvex":
                 var inner = try BoxIterator(child.payload, path: child.path)
@@ -155,7 +153,6 @@ public struct MP4File: Sendable {
                 continue
             }
         }
-        _ = trakIndex
     }
 
     /// Parses a `trak`; a broken track is returned with its damage instead of failing the file.

@@ -331,10 +331,8 @@ public final class MP4Muxer {
             try writeFragment()
         }
         if fragmentStart == nil { fragmentStart = sample.decodeTime }
-        let before = track.sampleCount
         let dts = try track.record(sample)
         if track.fragmentEntries.isEmpty { track.fragmentStartDecodeTime = dts }
-        _ = before
         track.fragmentData.append(contentsOf: sample.data)
         let pts = try track.ticks(sample.presentationTime)
         let duration = max(0, (try? sample.duration.converted(to: track.timescale, rounding: .nearest).value) ?? 0)
