@@ -192,7 +192,7 @@ public struct AudioSpecificConfig: Sendable, Hashable {
     public func serialized() throws(AACBitstreamError) -> [UInt8] {
         var writer = BitWriter()
         func objectType(_ type: AudioObjectType) {
-            if type.rawValue >= 31 {
+            if type.rawValue > 31 {
                 writer.write(31, bits: 5)
                 writer.write(type.rawValue - 32, bits: 6)
             } else {
@@ -207,6 +207,9 @@ public struct AudioSpecificConfig: Sendable, Hashable {
             if let rate, !(0..<(1 << 24)).contains(rate) {
                 throw .unrepresentable(structure: "AudioSpecificConfig", field: "samplingFrequency", value: Int64(rate), allowed: "0...16777215")
             }
+        }
+        for type in [audioObjectType, explicitExtension?.signalledObjectType, syncExtension?.objectType].compactMap({ $0 }) where type == .escape {
+            throw .unrepresentable(structure: "AudioSpecificConfig", field: "audioObjectType", value: 31, allowed: "1...30 or 32...95 (31 is the escape)")
         }
         guard audioObjectType.rawValue <= 95 else {
             throw .unrepresentable(structure: "AudioSpecificConfig", field: "audioObjectType", value: Int64(audioObjectType.rawValue), allowed: "1...95")

@@ -26,8 +26,9 @@ public struct ESDescriptor: Sendable, Hashable {
     /// This descriptor's size field length, as read.
     public var sizeFieldLength: Int
 
-    /// The ES_Descriptor an MP4 muxer writes for an AAC track: ES_ID 0 (14496-14, 3.1.2), the
-    /// ASC in the DecoderSpecificInfo, `predefined` = 2.
+    /// The ES_Descriptor of an AAC track: ES_ID 0 (14496-14, 3.1.2, "set to 0 when stored";
+    /// KeyFrameKit's muxer sets the track id, as FFmpeg does), the ASC in the
+    /// DecoderSpecificInfo, `predefined` = 2.
     public init(audioSpecificConfig: AudioSpecificConfig, bufferSizeDB: UInt32 = 0, maxBitrate: UInt32 = 0,
                 averageBitrate: UInt32 = 0) throws(AACBitstreamError) {
         self.esID = 0

@@ -132,10 +132,12 @@ public final class AACDecoder {
             // Which of this frame's samples survive the trim.
             let first = decodedFrameCount
             decodedFrameCount += Int64(count)
+            // Trim values come from files (edit lists, iTunSMPB): add without overflowing.
             var keepStart = max(0, Int64(trim.priming) - first)
             var keepEnd = Int64(count)
             if let valid = trim.validFrameCount {
-                keepEnd = min(keepEnd, Int64(trim.priming) + valid - first)
+                let (end, overflow) = Int64(trim.priming).addingReportingOverflow(valid)
+                if !overflow { keepEnd = min(keepEnd, end - first) }
             }
             keepStart = min(keepStart, Int64(count))
             guard keepEnd > keepStart else { continue }

@@ -60,6 +60,7 @@ struct ADTSPacketSource {
     private var reader: ADTSReader<FileByteSource>
     private var format: FormatDescription?
     private var config: AudioSpecificConfig?
+    private var firstHeader: ADTSHeader?
     private var count: Int64 = 0
     private(set) var damage: [String] = []
 
@@ -75,6 +76,14 @@ struct ADTSPacketSource {
         let header = frame.header
         guard header.rawDataBlockCount == 1 else {
             throw .unsupported("ADTS frame at byte \(frame.offset) holds \(header.rawDataBlockCount) raw data blocks; MP4 needs one per sample")
+        }
+        if let first = firstHeader {
+            guard header.profile == first.profile, header.samplingFrequencyIndex == first.samplingFrequencyIndex,
+                  header.channelConfiguration == first.channelConfiguration else {
+                throw .unsupported("ADTS frame at byte \(frame.offset) changes the stream's configuration; an MP4 track has one")
+            }
+        } else {
+            firstHeader = header
         }
         if format == nil {
             guard let rate = header.sampleRate, (1...7).contains(header.channelConfiguration) else {

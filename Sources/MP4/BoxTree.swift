@@ -15,6 +15,7 @@ public struct BoxTreeNode: Sendable {
 /// Walks every box of a file, descending into the containers ISO/IEC 14496-12 defines (and the
 /// sample entries, `meta`, QuickTime `wave`), never into `mdat`.
 public enum BoxTree {
+    static let shown: Set<FourCharacterCode> = ["moov", "moof", "mfra", "meta", "ftyp", "styp", "sidx"]
     static let containers: Set<FourCharacterCode> = ["moov", "trak", "mdia", "minf", "stbl", "edts", "dinf", "udta", "mvex",
                                                      "moof", "traf", "mfra", "ilst", "sinf", "schi", "wave", "tref", "meco", "gmhd"]
     /// The deepest level walked.
@@ -32,7 +33,8 @@ public enum BoxTree {
                 var reader = ByteReader(head, baseOffset: offset)
                 let header = try BoxHeader.parse(from: &reader, containerRemaining: size - offset, path: .root, allowOverrun: { $0 == "mdat" })
                 let path = BoxPath.root.appending(header.type)
-                if header.type == "mdat" || header.payloadSize > MP4File.maximumHeaderBoxSize {
+                // Read a payload only for the boxes walked or shown; `free`, `skip`, `uuid`, … are listed.
+                if header.type == "mdat" || header.payloadSize > MP4File.maximumHeaderBoxSize || !shown.contains(header.type) {
                     nodes.append(BoxTreeNode(header: header, depth: 0, fields: []))
                 } else {
                     let payload = try MP4File.payload(source, header, path: path)

@@ -275,7 +275,14 @@ extension MP4Track {
             case "mp3": .mp3
             default: .other(entry.type)
             }
-            let configuration = entry.configurationBoxes.values.first ?? []
+            let configurationType: FourCharacterCode? = switch codec {
+            case .opus: "dOps"
+            case .ac3: "dac3"
+            case .eac3: "dec3"
+            case .alac: "alac"
+            default: nil
+            }
+            let configuration = configurationType.flatMap { entry.configurationBoxes[$0] } ?? []
             return .audio(EncodedAudioFormat(codec: codec, sampleRate: audio.sampleRate, channelCount: audio.channelCount,
                                              framesPerPacket: 0, decoderConfiguration: configuration))
         }

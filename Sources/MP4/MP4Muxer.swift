@@ -14,7 +14,10 @@ public struct MuxerConfiguration: Sendable {
     public var movieTimescale: Int32?
     /// `moov` before `mdat` (the seed's `shouldOptimizeForNetworkUse`), by a streamed second pass.
     public var fastStart: Bool
-    /// Fragmented, crash-safe mode: `moof`+`mdat` every this long; `nil` writes a normal file.
+    /// Fragmented, crash-safe mode: `moof`+`mdat` every this long (cut at a video sync sample
+    /// when there is video); `nil` writes a normal file. With audio and video, both tracks must
+    /// start within ``MP4Muxer/queueLimit`` samples of each other: the moov is written when the
+    /// first fragment is, and a track cannot be added after it.
     public var fragmentDuration: MediaTime?
     /// In fragmented mode, rewrite the file as a normal faststart file on a clean finish.
     public var rewriteFragmentedOnFinish: Bool
@@ -49,11 +52,13 @@ public final class MP4Muxer {
         case unknown
         /// Accepting samples.
         case running
-        /// An error stopped it; the output was removed.
+        /// An error stopped it; the output was removed (a fragmented file, written in place,
+        /// keeps the fragments written so far).
         case failed(MP4Error)
         /// The file is complete.
         case completed
-        /// ``MP4Muxer/cancel()`` was called; the output was removed.
+        /// ``MP4Muxer/cancel()`` was called; the output was removed (a fragmented file keeps
+        /// the fragments written so far).
         case cancelled
     }
 
@@ -74,6 +79,8 @@ public final class MP4Muxer {
     private var movieWritten = false
     /// Where the fragmented moov starts, to rewrite it with the durations on finish.
     private var fragmentedMovieOffset: Int64 = 0
+    /// The size of the moov as written, which its rewrite must keep.
+    private var fragmentedMovieSize = 0
 
     /// A muxer for `configuration`.
     public init(configuration: MuxerConfiguration) {
@@ -101,6 +108,8 @@ public final class MP4Muxer {
     /// Gapless information for an audio track: the encoder's priming and the number of valid
     /// samples after it. Written as the edit list (exact, in the movie timescale), and iTunSMPB.
     public func setGapless(trackID: UInt32 = 1, priming: Int, validFrameCount: Int64) {
+        let priming = max(0, priming)
+        let validFrameCount = max(0, validFrameCount)
         if let track = tracks.first(where: { $0.id == trackID }) {
             track.gapless = (priming, validFrameCount)
         } else {
@@ -172,18 +181,28 @@ public final class MP4Muxer {
     /// Stops and removes the output (the seed's `cancelWriting`).
     public func cancel() {
         guard status == .running || status == .unknown else { return }
-        sink?.cancel()
-        sink = nil
+        closeOutput()
         status = .cancelled
     }
 
     private func fail(_ error: MP4Error) {
-        sink?.cancel()
-        sink = nil
+        closeOutput()
         status = .failed(error)
     }
 
+    /// Removes the output, except the fragments a fragmented recording has already written.
+    private func closeOutput() {
+        if isFragmented && fragmentSequence > 0 { sink?.cancel() } else { sink?.discard() }
+        sink = nil
+    }
+
     // MARK: - Tracks and interleaving
+
+    /// `ftyp` for the tracks known so far (the `avc1` brand only with an H.264 track).
+    private func fileTypeBox(fragmented: Bool) -> [UInt8] {
+        let hasH264 = tracks.contains { if case .video(let video) = $0.format { video.codec == .h264 } else { false } }
+        return MovieBoxWriter.fileType(hasVideo: configuration.mediaTypes.contains(.video), fragmented: fragmented, hasH264: hasH264)
+    }
 
     private var movieTimescale: Int32 {
         if let scale = configuration.movieTimescale, scale > 0 { return scale }
@@ -238,7 +257,7 @@ public final class MP4Muxer {
         do {
             if !movieWritten {
                 movieWritten = true
-                try sink.write(MovieBoxWriter.fileType(hasVideo: configuration.mediaTypes.contains(.video), fragmented: false))
+                try sink.write(fileTypeBox(fragmented: false))
                 // An 8-byte `free` that becomes a 64-bit mdat header if the media passes 4 GiB.
                 try sink.write([0, 0, 0, 8] + Array("free".utf8))
                 mdatStart = sink.byteCount
@@ -266,7 +285,7 @@ public final class MP4Muxer {
         if !movieWritten {
             movieWritten = true
             do {
-                try sink.write(MovieBoxWriter.fileType(hasVideo: configuration.mediaTypes.contains(.video), fragmented: false))
+                try sink.write(fileTypeBox(fragmented: false))
                 try sink.write([0, 0, 0, 8] + Array("free".utf8))
                 mdatStart = sink.byteCount
                 try sink.write([0, 0, 0, 8] + Array("mdat".utf8))
@@ -289,7 +308,7 @@ public final class MP4Muxer {
     private func finishFastStart(_ first: FileByteSink) throws(MP4Error) {
         try patchMediaDataSize(first)
         do { try first.flush() } catch { throw .stream(error) }
-        let ftyp = MovieBoxWriter.fileType(hasVideo: configuration.mediaTypes.contains(.video), fragmented: false)
+        let ftyp = fileTypeBox(fragmented: false)
         var writer = MovieBoxWriter(tracks: tracks, movieTimescale: movieTimescale, transform: configuration.preferredTransform,
                                     encoderName: configuration.encoderName)
         // First pass: ftyp, free(8), mdat. Final: ftyp, moov, free(8), mdat. Offsets move by the moov's size.
@@ -325,14 +344,24 @@ public final class MP4Muxer {
             // Every expected track must be known before the moov can be written.
             try writeFragmentedHeader()
         }
+        // Cut a fragment once it is long enough: at a video sync sample when there is video (so
+        // every fragment starts decodable), else at any audio sample.
+        let hasVideo = tracks.contains { $0.mediaType == .video }
         if let start = fragmentStart, let limit = configuration.fragmentDuration,
            let elapsed = try? sample.decodeTime.subtracting(start), elapsed >= limit,
-           track.mediaType == (tracks.first?.mediaType ?? .audio) {
+           hasVideo ? (track.mediaType == .video && sample.isSync) : true {
             try writeFragment()
         }
         if fragmentStart == nil { fragmentStart = sample.decodeTime }
         let dts = try track.record(sample)
-        if track.fragmentEntries.isEmpty { track.fragmentStartDecodeTime = dts }
+        if track.fragmentEntries.isEmpty {
+            track.fragmentStartDecodeTime = dts
+        } else {
+            // As in stts: a sample lasts until the next one starts.
+            let index = track.fragmentEntries.count - 1
+            track.fragmentEntries[index].duration = UInt32(clamping: dts - track.fragmentLastDecodeTime)
+        }
+        track.fragmentLastDecodeTime = dts
         track.fragmentData.append(contentsOf: sample.data)
         let pts = try track.ticks(sample.presentationTime)
         let duration = max(0, (try? sample.duration.converted(to: track.timescale, rounding: .nearest).value) ?? 0)
@@ -347,9 +376,11 @@ public final class MP4Muxer {
                                     encoderName: configuration.encoderName)
         writer.fragmented = true
         do {
-            try sink.write(MovieBoxWriter.fileType(hasVideo: configuration.mediaTypes.contains(.video), fragmented: true))
+            try sink.write(fileTypeBox(fragmented: true))
             fragmentedMovieOffset = sink.byteCount
-            try sink.write(writer.movie())
+            let movie = writer.movie()
+            fragmentedMovieSize = movie.count
+            try sink.write(movie)
             try sink.flush()
         } catch { throw .stream(error) }
     }
@@ -412,13 +443,14 @@ public final class MP4Muxer {
     /// edit list and iTunSMPB): the same boxes with the same sizes, overwritten in place. A killed
     /// recording keeps the first moov, whose zero durations mean "as long as the fragments".
     private func rewriteFragmentedMovie(_ sink: FileByteSink) throws(MP4Error) {
-        var initial = MovieBoxWriter(tracks: tracks, movieTimescale: movieTimescale, transform: configuration.preferredTransform,
-                                     encoderName: configuration.encoderName)
-        initial.fragmented = true
-        var final = initial
+        var final = MovieBoxWriter(tracks: tracks, movieTimescale: movieTimescale, transform: configuration.preferredTransform,
+                                   encoderName: configuration.encoderName)
+        final.fragmented = true
         final.fragmentedMediaDurations = Dictionary(tracks.map { ($0.id, $0.mediaDuration) }, uniquingKeysWith: { first, _ in first })
         let bytes = final.movie()
-        guard bytes.count == initial.movie().count else { return }   // cannot happen: every field is fixed-width
+        // Every field is fixed-width; a layout change (gapless set only after the first sample)
+        // would not fit, and the first moov is then kept rather than overwrite the first moof.
+        guard bytes.count == fragmentedMovieSize else { return }
         do { try sink.overwrite(bytes, at: fragmentedMovieOffset) } catch { throw .stream(error) }
     }
 
@@ -435,8 +467,10 @@ public final class MP4Muxer {
         settings.fastStart = true
         let muxer = MP4Muxer(configuration: settings)
         try muxer.start()
-        for track in tracks {
-            if let gapless = track.gapless { muxer.setGapless(trackID: track.id, priming: gapless.priming, validFrameCount: gapless.validFrameCount) }
+        // The new file numbers its tracks audio first: carry the gapless edit by media type.
+        if let audio = tracks.first(where: { $0.mediaType == .audio }), let gapless = audio.gapless,
+           let newID = demuxer.audioTrack.map({ _ in UInt32(1) }) {
+            muxer.setGapless(trackID: newID, priming: gapless.priming, validFrameCount: gapless.validFrameCount)
         }
         var audioDone = !demuxer.hasAudioTrack
         var videoDone = !demuxer.hasVideoTrack

@@ -90,7 +90,7 @@ public struct MP4Track: Sendable {
         var entries = editList[...]
         var empty: UInt64 = 0
         while let first = entries.first, first.mediaTime == -1 {
-            empty += first.segmentDuration
+            empty = empty.addingReportingOverflow(first.segmentDuration).overflow ? .max : empty + first.segmentDuration
             entries = entries.dropFirst()
         }
         guard let edit = entries.first, edit.mediaTime >= 0 else { return nil }

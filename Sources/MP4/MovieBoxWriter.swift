@@ -19,13 +19,13 @@ struct MovieBoxWriter {
 
     static let one16: UInt32 = 0x0001_0000
 
-    static func fileType(hasVideo: Bool, fragmented: Bool) -> [UInt8] {
+    static func fileType(hasVideo: Bool, fragmented: Bool, hasH264: Bool = false) -> [UInt8] {
         var box = BoxWriter()
         box.box("ftyp") { b in
             if hasVideo || fragmented {
                 b.fourCC("isom"); b.u32(512)
                 for brand: FourCharacterCode in (fragmented ? ["isom", "iso6", "iso2", "mp41"] : ["isom", "iso2", "mp41"]) { b.fourCC(brand) }
-                if hasVideo { b.fourCC("avc1") }
+                if hasH264 { b.fourCC("avc1") }
             } else {
                 b.fourCC("M4A "); b.u32(512)
                 for brand: FourCharacterCode in ["M4A ", "isom", "iso2"] { b.fourCC(brand) }
@@ -220,14 +220,11 @@ struct MovieBoxWriter {
                 entry.u32(audio.sampleRate <= 65535 ? UInt32(audio.sampleRate) << 16 : 0)
                 let seconds = Double(track.mediaDuration) / Double(track.timescale)
                 let average = seconds > 0 ? UInt32(clamping: Int64(saturating: Double(track.totalBytes) * 8 / seconds)) : 0
-                let descriptor = config.flatMap { try? ESDescriptor(audioSpecificConfig: $0, bufferSizeDB: track.maxSampleSize,
+                // bufferSizeDB is 24 bits; the ASC was checked when the track was made.
+                var descriptor = config.flatMap { try? ESDescriptor(audioSpecificConfig: $0, bufferSizeDB: min(track.maxSampleSize, 0xFF_FFFF),
                                                                     maxBitrate: max(average, peakBitrate(track)), averageBitrate: average) }
-                var esds = descriptor.flatMap { try? $0.esdsBoxPayload() } ?? []
-                if var withID = descriptor {
-                    withID.esID = UInt16(clamping: track.id)
-                    esds = (try? withID.esdsBoxPayload()) ?? esds
-                }
-                entry.box("esds") { e in e.raw(esds) }
+                descriptor?.esID = UInt16(clamping: track.id)
+                entry.box("esds") { e in e.raw((try? descriptor?.esdsBoxPayload()) ?? []) }
             }
         case .video(let video):
             let isHEVC = video.codec == .hevc
@@ -236,25 +233,23 @@ struct MovieBoxWriter {
                 entry.u16(UInt16(clamping: video.width)); entry.u16(UInt16(clamping: video.height))
                 entry.u32(0x0048_0000); entry.u32(0x0048_0000); entry.u32(0); entry.u16(1)
                 entry.zeros(32); entry.u16(0x0018); entry.u16(0xFFFF)
-                entry.box(isHEVC ? "hvcC" : "avcC") { c in c.raw(Self.configurationRecord(video)) }
+                entry.box(isHEVC ? "hvcC" : "avcC") { c in c.raw((try? Self.configurationRecord(video)) ?? []) }
             }
         case .pcm:
             break
         }
     }
 
-    /// The avcC/hvcC payload: the format's record, or an avcC built from SPS and PPS.
-    static func configurationRecord(_ video: VideoFormat) -> [UInt8] {
+    /// The avcC/hvcC payload: the format's record, or an avcC built from its SPS and PPS.
+    static func configurationRecord(_ video: VideoFormat) throws(MP4Error) -> [UInt8] {
         if !video.configurationRecord.isEmpty { return video.configurationRecord }
         let sps = video.parameterSets.filter { ($0.first ?? 0) & 0x1F == 7 }
         let pps = video.parameterSets.filter { ($0.first ?? 0) & 0x1F == 8 }
-        guard let first = sps.first, first.count >= 4 else { return [] }
-        var b = BoxWriter()
-        b.u8(1); b.u8(first[1]); b.u8(first[2]); b.u8(first[3]); b.u8(0xFF); b.u8(0xE0 | UInt8(sps.count))
-        for set in sps { b.u16(UInt16(set.count)); b.raw(set) }
-        b.u8(UInt8(pps.count))
-        for set in pps { b.u16(UInt16(set.count)); b.raw(set) }
-        return b.bytes
+        guard video.codec == .h264, let first = sps.first, first.count >= 4, !pps.isEmpty else {
+            throw .unsupportedCodec(trackID: 0, codec: video.codec.description, reason: "no configuration record, and no SPS and PPS to build one")
+        }
+        return try AVCDecoderConfigurationRecord(profileIndication: first[1], profileCompatibility: first[2], levelIndication: first[3],
+                                                 sequenceParameterSets: sps, pictureParameterSets: pps).serialized()
     }
 
     /// The largest bitrate over any one-second window of the track's samples.

@@ -39,6 +39,7 @@ final class MuxerTrack {
     var fragmentData: [UInt8] = []
     var fragmentEntries: [(size: UInt32, duration: UInt32, flags: UInt32, compositionOffset: Int32)] = []
     var fragmentStartDecodeTime: Int64 = 0
+    var fragmentLastDecodeTime: Int64 = 0
 
     init(id: UInt32, format: FormatDescription) {
         self.id = id
@@ -89,7 +90,13 @@ final class MuxerTrack {
         sampleSizes.append(size)
         totalBytes += Int64(size)
         maxSampleSize = max(maxSampleSize, size)
-        if !sample.isSync { allSync = false } else { syncSamples.append(UInt32(sampleSizes.count)) }
+        // stss is needed only once a sample is not sync: until then the numbers are 1...n.
+        if !sample.isSync {
+            if allSync { syncSamples = (1..<UInt32(sampleSizes.count)).map { $0 } }
+            allSync = false
+        } else if !allSync {
+            syncSamples.append(UInt32(sampleSizes.count))
+        }
         let offset = pts - dts
         earliestPresentation = min(earliestPresentation ?? pts, pts)
         if offset != 0 { hasCompositionOffsets = true }
@@ -156,9 +163,7 @@ final class MuxerTrack {
             guard video.codec == .h264 || video.codec == .hevc else {
                 throw .unsupportedCodec(trackID: 0, codec: video.codec.description, reason: "the muxer writes H.264 and HEVC video")
             }
-            guard !video.configurationRecord.isEmpty || video.codec == .h264 && video.parameterSets.count >= 2 else {
-                throw .unsupportedCodec(trackID: 0, codec: video.codec.description, reason: "no configuration record or parameter sets")
-            }
+            _ = try MovieBoxWriter.configurationRecord(video)
         case .pcm:
             throw .unsupportedCodec(trackID: 0, codec: "pcm", reason: "encode PCM to AAC first")
         }

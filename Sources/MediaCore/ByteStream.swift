@@ -363,11 +363,22 @@ public final class FileByteSink: SeekableByteSink {
         }
     }
 
-    /// Closes and deletes the temporary file; nothing appears under ``path``.
-    public func cancel() {
+    /// Closes and deletes what was written, atomic or not.
+    public func discard() {
         guard isOpen else { return }
         isOpen = false
         try? descriptor.close()
         _ = FileRemoval.remove(temporaryPath)
+    }
+
+    /// Atomic: closes and deletes the temporary file; nothing appears under ``path``.
+    /// Writing in place: flushes and closes, keeping what was written (it is the point of
+    /// writing in place that a recording survives).
+    public func cancel() {
+        guard isOpen else { return }
+        if !isAtomic { try? flush() }
+        isOpen = false
+        try? descriptor.close()
+        if isAtomic { _ = FileRemoval.remove(temporaryPath) }
     }
 }

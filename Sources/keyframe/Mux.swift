@@ -39,6 +39,13 @@ struct Mux: ParsableCommand {
     @Flag(help: "With --fragmented: on a clean finish, rewrite the file as a normal faststart MP4.")
     var defragment = false
 
+    func validate() throws {
+        guard fragmentDuration.isFinite, (0.1...3600).contains(fragmentDuration) else {
+            throw ValidationError("--fragment-duration \(fragmentDuration): give 0.1 to 3600 seconds")
+        }
+        _ = try Self.frameDuration(frameRate)
+    }
+
     func run() throws {
         for path in [input, video].compactMap({ $0 }) { try checkDistinct(input: path, output: output) }
         guard input != nil || video != nil else { throw ValidationError("give an ADTS file and/or --video") }
@@ -61,7 +68,7 @@ struct Mux: ParsableCommand {
         if let slash = text.firstIndex(of: "/"), let num = Int64(text[..<slash]), let den = Int64(text[text.index(after: slash)...]), num > 0, den > 0 {
             return try MediaTime(validatingValue: den, timescale: num)
         }
-        guard let rate = Double(text), rate > 0, rate <= 1000 else { throw ValidationError("--frame-rate \(text): give e.g. 30, 29.97 or 30000/1001") }
+        guard let rate = Double(text), rate.isFinite, rate >= 1, rate <= 1000 else { throw ValidationError("--frame-rate \(text): give e.g. 30, 29.97 or 30000/1001") }
         if abs(rate - 29.97) < 0.001 { return MediaTime(value: 1001, timescale: 30000) }
         if abs(rate - 59.94) < 0.001 { return MediaTime(value: 1001, timescale: 60000) }
         if abs(rate - 23.976) < 0.001 { return MediaTime(value: 1001, timescale: 24000) }

@@ -117,11 +117,13 @@ enum SampleTableBoxes {
         }
         // first_chunk starts at 1 and increases.
         var previous: UInt32 = 0
-        for (index, entry) in entries.enumerated() where entry.firstChunk <= previous {
-            throw .invalidField(path: path, field: "first_chunk of entry \(index + 1)", value: Int64(entry.firstChunk),
-                                offset: start + 4 + Int64(index * 12), allowed: "greater than \(previous)")
+        for (index, entry) in entries.enumerated() {
+            guard entry.firstChunk > previous else {
+                throw .invalidField(path: path, field: "first_chunk of entry \(index + 1)", value: Int64(entry.firstChunk),
+                                    offset: start + 4 + Int64(index * 12), allowed: "greater than \(previous)")
+            }
+            previous = entry.firstChunk
         }
-        for entry in entries { previous = entry.firstChunk }
         if let first = entries.first, first.firstChunk != 1 {
             throw .invalidField(path: path, field: "first_chunk of entry 1", value: Int64(first.firstChunk), offset: start + 4, allowed: "1")
         }
