@@ -23,6 +23,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.1.0"),
     ],
     targets: [
         // Pure Swift: no C modules below this line until the codec and ALSA targets.
@@ -32,7 +33,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "AACBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
-        .target(name: "PCMAudio", dependencies: ["MediaCore"], swiftSettings: strict),
+        .target(
+            name: "PCMAudio",
+            dependencies: ["MediaCore", .product(name: "RealModule", package: "swift-numerics")],
+            swiftSettings: strict
+        ),
         .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
         .target(name: "VideoBitstream", dependencies: ["MediaCore", "MP4"], swiftSettings: strict),
 
@@ -45,7 +50,7 @@ let package = Package(
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore"], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream"], swiftSettings: strict),
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO"], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
             dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],

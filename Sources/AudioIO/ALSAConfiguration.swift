@@ -7,10 +7,34 @@ internal import CALSA
 /// Definitions are parsed with `snd_config_load` into a private tree, which
 /// ``PCMDevice`` passes to `snd_pcm_open_lconf`. Built-in plugin types (`file`, `null`, `hw`,
 /// `plug`, …) need nothing else; to refer to the system's definitions (`default`, cards,
-/// `pcm_type` plugins such as `pulse`), start from ``system(appending:)``.
+/// `pcm_type` plugins such as `pulse`), use ``init(systemConfigurationAnd:)``, which reads files
+/// the way `ALSA_CONFIG_PATH` does, hooks (`alsa.conf.d`) included.
 public final class ALSAConfiguration: @unchecked Sendable {
     // @unchecked: the tree is only read after init (snd_pcm_open_lconf does not modify it).
     let tree: OpaquePointer
+    /// The file list's modification record, for a tree made by `snd_config_update_r`.
+    private let update: OpaquePointer?
+
+    /// The system configuration (`/usr/share/alsa/alsa.conf`, its hooks and the files they
+    /// include, such as `alsa.conf.d/pulse.conf`), then each of `files` (asound.conf syntax),
+    /// read in that order as alsa-lib reads `ALSA_CONFIG_PATH`: a PCM defined in `files` can be
+    /// opened by name next to `default`, `pulse` and the cards.
+    ///
+    /// - Throws: ``ALSAError/invalidConfiguration(message:)`` naming the file list when a file is
+    ///   missing or does not parse.
+    public init(systemConfigurationAnd files: [String]) throws(ALSAError) {
+        let path = (["/usr/share/alsa/alsa.conf"] + files).joined(separator: ":")
+        var top: OpaquePointer?
+        var update: OpaquePointer?
+        let code = snd_config_update_r(&top, &update, path)
+        guard code >= 0, let top else {
+            if let top { snd_config_delete(top) }
+            if let update { snd_config_update_free(update) }
+            throw .invalidConfiguration(message: "\(files.joined(separator: ", ")): \(ALSAError.message(for: code))")
+        }
+        self.tree = top
+        self.update = update
+    }
 
     /// A configuration holding only `text` (ALSA configuration syntax, as in `asound.conf`).
     public convenience init(_ text: String) throws(ALSAError) {
@@ -30,6 +54,7 @@ public final class ALSAConfiguration: @unchecked Sendable {
             throw .invalidConfiguration(message: "snd_config_top: \(ALSAError.message(for: code))")
         }
         tree = top
+        update = nil
         if let path {
             code = Self.load(top) { input in snd_input_stdio_open(&input, path, "r") }
             guard code >= 0 else {
@@ -50,6 +75,7 @@ public final class ALSAConfiguration: @unchecked Sendable {
 
     deinit {
         snd_config_delete(tree)
+        if let update { snd_config_update_free(update) }
     }
 
     /// Opens an input with `open` and loads it into `top`; returns the first negative code, or 0.

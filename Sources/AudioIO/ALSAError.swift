@@ -4,7 +4,8 @@ public import MediaCore
 /// Everything that can go wrong in ALSA capture, playback or device listing: the one error type
 /// of AudioIO. Negative ALSA return codes become Swift errors in one place,
 /// ``ALSAError/check(_:device:operation:)``, carrying `snd_strerror`'s text, the device and the
-/// operation; `-ENOENT` and `-EBUSY` become ``deviceNotFound(_:)`` and ``deviceBusy(_:)``.
+/// operation. When opening a device, `-ENOENT` and `-EBUSY` become ``deviceNotFound(_:)`` and
+/// ``deviceBusy(_:)``; from any other call they stay ``alsa(device:operation:code:message:)``.
 public enum ALSAError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No PCM of that name (`-ENOENT`): not in the configuration, or its card is absent.
     case deviceNotFound(String)
@@ -58,17 +59,21 @@ extension ALSAError {
     }
 
     /// The one place ALSA return codes become Swift errors: throws for a negative `code`.
+    ///
+    /// - Parameter opening: whether `code` came from opening the device, where `-ENOENT` means
+    ///   "no such PCM" and `-EBUSY` "in use".
     @discardableResult
-    static func check(_ code: Int32, device: String, operation: @autoclosure () -> String) throws(ALSAError) -> Int32 {
+    static func check(_ code: Int32, device: String, opening: Bool = false,
+                      operation: @autoclosure () -> String) throws(ALSAError) -> Int32 {
         guard code < 0 else { return code }
-        throw error(code, device: device, operation: operation())
+        throw error(code, device: device, opening: opening, operation: operation())
     }
 
     /// The error for the negative return code `code`.
-    static func error(_ code: Int32, device: String, operation: String) -> ALSAError {
-        switch -code {
-        case ENOENT: .deviceNotFound(device)
-        case EBUSY: .deviceBusy(device)
+    static func error(_ code: Int32, device: String, opening: Bool = false, operation: String) -> ALSAError {
+        switch (-code, opening) {
+        case (ENOENT, true): .deviceNotFound(device)
+        case (EBUSY, true): .deviceBusy(device)
         default: .alsa(device: device, operation: operation, code: code, message: message(for: code))
         }
     }

@@ -21,22 +21,37 @@ public final class AudioCapture: Sendable {
     public struct Statistics: Sendable, Hashable {
         /// Periods read from the device.
         public var periods = 0
-        /// Frames read from the device.
+        /// Frames read from the device (delivered or dropped; up to the frame limit).
         public var frames = 0
         /// Device overruns (the capture thread did not read in time; frames lost in ALSA).
         public var deviceXruns = 0
+        /// Frames lost to device overruns and suspends: the monotonic clock's advance beyond the
+        /// frames read, measured across each read that had to recover.
+        public var lostFrames = 0
         /// System suspends recovered from.
         public var deviceSuspends = 0
         /// Periods dropped because the consumer had not taken the earlier ones.
         public var consumerOverruns = 0
     }
 
+    /// Why the capture thread ended.
+    public enum Ending: Sendable, Hashable {
+        /// ``stop()`` was called.
+        case stopped
+        /// The frame limit given at `init` was reached.
+        case frameLimitReached
+        /// The device failed (unplugged, an unrecoverable error); see ``failure``.
+        case failed(ALSAError)
+    }
+
     /// The capture format.
     public let configuration: AudioConfiguration
     /// The ALSA PCM name.
     public let device: String
-    /// Samples as they are captured, when no `onSample` callback was given; finishes at ``stop()``
-    /// or when capture fails (see ``failure``).
+    /// Frames after which capture ends on its own (the last period is cut to fit), if any.
+    public let frameLimit: Int?
+    /// Samples as they are captured, when no `onSample` callback was given; finishes at ``stop()``,
+    /// at the frame limit, or when capture fails (see ``failure``).
     public let samples: AsyncStream<MediaSample>
 
     private let requestedPeriodFrames: Int
@@ -44,45 +59,45 @@ public final class AudioCapture: Sendable {
     private let queueCapacity: Int
     private let alsaConfiguration: ALSAConfiguration?
     private let onSample: (@Sendable (MediaSample) -> Void)?
-    private let continuation: AsyncStream<MediaSample>.Continuation
-    private let stopRequested = Atomic<Bool>(false)
-    private let shared = Mutex(Shared())
-
-    private struct Shared {
-        var started = false
-        var parameters: PCMDevice.Parameters?
-        var statistics = Statistics()
-        var failure: ALSAError?
-        var captureThread: JoinableThread?
-        var deliveryThread: JoinableThread?
-        var queue: SampleQueue?
-    }
+    /// What the capture thread shares with this object. The thread holds this, never the
+    /// capture itself, so dropping the last reference to an ``AudioCapture`` stops it.
+    private let state: CaptureState
 
     /// A capture that has not started.
     ///
     /// - Parameters:
+    ///   - device: the ALSA PCM name; `"default"` is the system's default input.
     ///   - periodFrames: frames per delivered sample; default 20 ms. The device may round it.
     ///   - periodCount: periods in the device's buffer (how long the capture thread may stall).
     ///   - queueCapacity: periods the consumer may fall behind before periods are dropped.
+    ///   - frameLimit: capture exactly this many frames, then end (``Ending/frameLimitReached``).
     ///   - alsaConfiguration: where to look `device` up instead of the system configuration.
     ///   - onSample: called on a delivery thread for each sample; `nil` to use ``samples``.
+    ///   - onEnd: called once on the capture thread when it ends, for any reason; samples
+    ///     already queued may still be in delivery (``stop()`` waits for them).
     public init(
         configuration: AudioConfiguration,
         device: String = "default",
         periodFrames: Int? = nil,
         periodCount: Int = 4,
         queueCapacity: Int = 64,
+        frameLimit: Int? = nil,
         alsaConfiguration: ALSAConfiguration? = nil,
-        onSample: (@Sendable (MediaSample) -> Void)? = nil
+        onSample: (@Sendable (MediaSample) -> Void)? = nil,
+        onEnd: (@Sendable (Ending) -> Void)? = nil
     ) {
         self.configuration = configuration
         self.device = device
         self.requestedPeriodFrames = periodFrames ?? configuration.sampleRate / 50
         self.periodCount = periodCount
         self.queueCapacity = max(1, queueCapacity)
+        self.frameLimit = frameLimit.map { max(0, $0) }
         self.alsaConfiguration = alsaConfiguration
         self.onSample = onSample
-        (samples, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingOldest(max(1, queueCapacity)))
+        let (samples, continuation) = AsyncStream.makeStream(of: MediaSample.self,
+                                                             bufferingPolicy: .bufferingOldest(max(1, queueCapacity)))
+        self.samples = samples
+        self.state = CaptureState(continuation: continuation, onEnd: onEnd)
     }
 
     deinit {
@@ -90,11 +105,11 @@ public final class AudioCapture: Sendable {
     }
 
     /// What the device granted (period and buffer size), once started.
-    public var parameters: PCMDevice.Parameters? { shared.withLock { $0.parameters } }
+    public var parameters: PCMDevice.Parameters? { state.shared.withLock { $0.parameters } }
     /// Counters so far.
-    public var statistics: Statistics { shared.withLock { $0.statistics } }
+    public var statistics: Statistics { state.shared.withLock { $0.statistics } }
     /// The error that ended capture early, if one did.
-    public var failure: ALSAError? { shared.withLock { $0.failure } }
+    public var failure: ALSAError? { state.shared.withLock { $0.failure } }
 
     /// Opens and configures the device, then starts capturing. A capture starts once.
     ///
@@ -102,9 +117,9 @@ public final class AudioCapture: Sendable {
     ///   ``ALSAError/unsupportedSampleRate(device:requested:nearest:)``, … or
     ///   ``ALSAError/invalidState(_:)`` when already started.
     public func start() throws(ALSAError) {
-        let alreadyStarted = shared.withLock { state in
-            defer { state.started = true }
-            return state.started
+        let alreadyStarted = state.shared.withLock { shared in
+            defer { shared.started = true }
+            return shared.started
         }
         guard !alreadyStarted else { throw .invalidState("AudioCapture on '\(device)' was already started") }
         let pcm = try PCMDevice(name: device, direction: .capture, configuration: alsaConfiguration)
@@ -116,41 +131,76 @@ public final class AudioCapture: Sendable {
                 while let sample = queue.take() { onSample(sample) }
             }
         }
-        let captureThread = JoinableThread { [self] in
-            capture(owned.take(), parameters: granted, queue: queue)
+        let state = self.state
+        let frameLimit = self.frameLimit
+        let captureThread = JoinableThread {
+            state.capture(owned.take(), parameters: granted, queue: queue, frameLimit: frameLimit)
         }
-        shared.withLock { state in
-            state.parameters = granted
-            state.queue = queue
-            state.deliveryThread = deliveryThread
-            state.captureThread = captureThread
+        state.shared.withLock { shared in
+            shared.parameters = granted
+            shared.queue = queue
+            shared.deliveryThread = deliveryThread
+            shared.captureThread = captureThread
         }
     }
 
     /// Stops capturing and waits for the capture thread to end; delivers what was already
-    /// queued, then finishes ``samples``. Safe to call more than once.
+    /// queued, then finishes ``samples``. Safe to call more than once, from any thread but the
+    /// capture's own (not from `onSample` or `onEnd`).
     public func stop() {
-        stopRequested.store(true, ordering: .releasing)
-        let (captureThread, deliveryThread, queue) = shared.withLock { state in
-            defer { (state.captureThread, state.deliveryThread) = (nil, nil) }
-            return (state.captureThread, state.deliveryThread, state.queue)
+        state.stopRequested.store(true, ordering: .releasing)
+        let (captureThread, deliveryThread, queue) = state.shared.withLock { shared in
+            defer { (shared.captureThread, shared.deliveryThread) = (nil, nil) }
+            return (shared.captureThread, shared.deliveryThread, shared.queue)
         }
         captureThread?.join()
         queue?.close()
         deliveryThread?.join()
-        continuation.finish()
+        state.continuation.finish()
+    }
+}
+
+/// The part of an ``AudioCapture`` its capture thread uses.
+private final class CaptureState: Sendable {
+    struct Shared {
+        var started = false
+        var parameters: PCMDevice.Parameters?
+        var statistics = AudioCapture.Statistics()
+        var failure: ALSAError?
+        var captureThread: JoinableThread?
+        var deliveryThread: JoinableThread?
+        var queue: SampleQueue?
     }
 
-    /// The capture thread: reads periods until stopped or failed; never waits on the consumer.
-    private func capture(_ pcm: PCMDevice, parameters: PCMDevice.Parameters, queue: SampleQueue?) {
+    let stopRequested = Atomic<Bool>(false)
+    let shared = Mutex(Shared())
+    let continuation: AsyncStream<MediaSample>.Continuation
+    let onEnd: (@Sendable (AudioCapture.Ending) -> Void)?
+
+    init(continuation: AsyncStream<MediaSample>.Continuation, onEnd: (@Sendable (AudioCapture.Ending) -> Void)?) {
+        self.continuation = continuation
+        self.onEnd = onEnd
+    }
+
+    /// The capture thread: reads periods until stopped, at the frame limit, or failed; never
+    /// waits on the consumer.
+    func capture(_ pcm: PCMDevice, parameters: PCMDevice.Parameters, queue: SampleQueue?, frameLimit: Int?) {
         let format = FormatDescription.pcm(parameters.format)
         let rate = parameters.format.sampleRate
         let frameBytes = parameters.format.bytesPerFrame
         let periodFrames = parameters.periodFrames
         let timescale = Int32(clamping: rate)
         var nextPTS = Int64.min
+        var captured = 0
+        var ending = AudioCapture.Ending.stopped
         while !stopRequested.load(ordering: .acquiring) {
-            var bytes = [UInt8](repeating: 0, count: periodFrames * frameBytes)
+            let wanted = frameLimit.map { min(periodFrames, $0 - captured) } ?? periodFrames
+            guard wanted > 0 else {
+                ending = .frameLimitReached
+                break
+            }
+            let recoveriesBefore = pcm.xrunCount + pcm.suspendCount
+            var bytes = [UInt8](repeating: 0, count: wanted * frameBytes)
             let result = bytes.withUnsafeMutableBytes { buffer in
                 Result { () throws(ALSAError) in try pcm.read(into: buffer) }
             }
@@ -160,9 +210,13 @@ public final class AudioCapture: Sendable {
                 frames = try result.get()
             } catch {
                 shared.withLock { $0.failure = error }
+                ending = .failed(error)
                 break
             }
+            captured += frames
             let clockPTS = Int64(Int128(now) * Int128(rate) / 1_000_000_000) - Int64(frames)
+            let recovered = pcm.xrunCount + pcm.suspendCount > recoveriesBefore
+            let lost = recovered && nextPTS != .min ? max(0, clockPTS - nextPTS) : 0
             let pts = max(clockPTS, nextPTS)
             nextPTS = pts + Int64(frames)
             let sample = MediaSample(
@@ -179,16 +233,18 @@ public final class AudioCapture: Sendable {
                 default: true
                 }
             }
-            shared.withLock { state in
-                state.statistics.periods += 1
-                state.statistics.frames += frames
-                state.statistics.deviceXruns = pcm.xrunCount
-                state.statistics.deviceSuspends = pcm.suspendCount
-                if !delivered { state.statistics.consumerOverruns += 1 }
+            shared.withLock { shared in
+                shared.statistics.periods += 1
+                shared.statistics.frames += frames
+                shared.statistics.deviceXruns = pcm.xrunCount
+                shared.statistics.deviceSuspends = pcm.suspendCount
+                shared.statistics.lostFrames += Int(lost)
+                if !delivered { shared.statistics.consumerOverruns += 1 }
             }
         }
         try? pcm.drop()
         if queue == nil { continuation.finish() }
+        onEnd?(ending)
     }
 }
 

@@ -22,7 +22,6 @@ public struct AudioDevice: Sendable, Hashable {
 public enum AudioDeviceList {
     /// Every PCM ALSA lists, in its order.
     public static func all() throws(ALSAError) -> [AudioDevice] {
-        ALSALibrary.silenceDiagnostics()
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         try ALSAError.check(snd_device_name_hint(-1, "pcm", &hints), device: "pcm", operation: "listing devices")
         guard let hints else { return [] }

@@ -53,6 +53,12 @@ public final class AudioPlayer {
         try result.get()
     }
 
+    /// Queues interleaved PCM bytes in ``format`` without copying them (a trailing partial frame
+    /// is ignored), blocking while the device's buffer is full.
+    public func write(bytes: UnsafeRawBufferPointer) throws(ALSAError) {
+        try pcm.write(bytes)
+    }
+
     /// Blocks until everything written has been played; the player can then be written to again.
     public func drain() throws(ALSAError) {
         try pcm.drain()

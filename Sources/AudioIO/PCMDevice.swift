@@ -50,7 +50,6 @@ public final class PCMDevice {
     /// - Throws: ``ALSAError/deviceNotFound(_:)``, ``ALSAError/deviceBusy(_:)``, or
     ///   ``ALSAError/alsa(device:operation:code:message:)``.
     public init(name: String, direction: Direction, configuration: ALSAConfiguration? = nil) throws(ALSAError) {
-        ALSALibrary.silenceDiagnostics()
         let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
         var pcm: OpaquePointer?
         let code = if let configuration {
@@ -58,7 +57,7 @@ public final class PCMDevice {
         } else {
             snd_pcm_open(&pcm, name, stream, 0)
         }
-        try ALSAError.check(code, device: name, operation: "opening for \(direction)")
+        try ALSAError.check(code, device: name, opening: true, operation: "opening for \(direction)")
         guard let pcm else { throw .deviceNotFound(name) }
         self.handle = pcm
         self.name = name
@@ -239,12 +238,14 @@ extension PCMSampleFormat {
 }
 
 /// Process-wide alsa-lib settings.
-enum ALSALibrary {
+public enum ALSALibrary {
     private static let silenced: Void = kf_alsa_silence_library_errors()
 
-    /// alsa-lib prints its own "ALSA lib …" lines on stderr for every failure; ``ALSAError``
-    /// reports each failure, so AudioIO replaces that handler once, on first open.
-    static func silenceDiagnostics() {
+    /// Stops alsa-lib printing its own "ALSA lib pcm.c:…" lines on stderr for every failure
+    /// (``ALSAError`` already reports each one). This replaces alsa-lib's error handler for the
+    /// whole process, so AudioIO never does it on its own: a program calls it once, as `keyframe`
+    /// does at start. Idempotent and thread-safe.
+    public static func silenceDiagnostics() {
         _ = silenced
     }
 }

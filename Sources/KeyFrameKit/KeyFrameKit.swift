@@ -6,3 +6,4 @@
 @_exported public import AudioCodec
 @_exported public import MP4
 @_exported public import VideoBitstream
+@_exported public import AudioIO

@@ -11,6 +11,8 @@ public enum PipelineError: Error, CustomStringConvertible {
     case stream(ByteStreamError)
     /// The MP4/MOV container is malformed.
     case container(MP4Error)
+    /// The audio device failed (missing, busy, an unsupported format, or an error while running).
+    case audioDevice(ALSAError)
     /// The request cannot be carried out (an unsupported extension, a missing option, …).
     case unsupported(String)
 
@@ -22,6 +24,7 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .wav(let error): error.description
         case .stream(let error): error.description
         case .container(let error): error.description
+        case .audioDevice(let error): error.description
         case .unsupported(let what): what
         }
     }

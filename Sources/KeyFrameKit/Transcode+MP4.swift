@@ -6,6 +6,15 @@ extension Transcode {
     public static func decodeMP4(inputPath: String, segments: [String] = [], to destination: PCMDestination, sampleFormat: PCMSampleFormat = .int16,
                                  trackID: UInt32? = nil,
                                  progress: (Progress) -> Void = { _ in }) throws(PipelineError) -> DecodeSummary {
+        var output = try PCMOutput(destination: destination)
+        return try decodeMP4(inputPath: inputPath, segments: segments, into: &output, sampleFormat: sampleFormat,
+                             trackID: trackID, progress: progress)
+    }
+
+    /// Decodes the AAC track of the MP4/M4A at `inputPath` into `output` (a file, a player).
+    static func decodeMP4(inputPath: String, segments: [String], into output: inout some PCMWriting,
+                          sampleFormat: PCMSampleFormat, trackID: UInt32?,
+                          progress: (Progress) -> Void) throws(PipelineError) -> DecodeSummary {
         let source = try MediaInput.open(inputPath, segments: segments)
         let demuxer = MP4Demuxer(source: source, configuration: DemuxerConfiguration(mediaTypes: .audio, audioTrackID: trackID))
         do { try demuxer.start() } catch { throw .container(error) }
@@ -22,7 +31,6 @@ extension Transcode {
         let trim = gaplessTrim(track: track, file: file, outputRate: config.outputSampleRate)
         let decoder: AACDecoder
         do { decoder = try AACDecoder(audioSpecificConfig: config, outputSampleFormat: sampleFormat, trim: trim) } catch { throw .codec(error) }
-        var output = try PCMOutput(destination: destination)
         var damage = file.damage
         var packets = 0
         let total = Double(track.mediaDuration) / Double(max(track.timescale, 1))
@@ -72,9 +80,19 @@ extension Transcode {
     }
 }
 
+/// Where a decode writes its PCM: a file (``PCMOutput``) or a device (``PlaybackOutput``).
+protocol PCMWriting {
+    /// Writes interleaved PCM laid out as `format` (nothing when `format` is not known yet).
+    mutating func write(_ pcm: [UInt8], format: PCMFormat?) throws(PipelineError)
+    /// Completes the output (names the file; drains the device).
+    mutating func finish() throws(PipelineError)
+    /// Gives up, leaving nothing half-done behind where that is possible.
+    func cancel()
+}
+
 /// Where decoded PCM goes: a WAV (header written on the first PCM) or a raw file, under a
 /// temporary name until ``finish()``.
-struct PCMOutput {
+struct PCMOutput: PCMWriting {
     private let sink: FileByteSink
     private let isWAV: Bool
     private var wav: WAVWriter<FileByteSink>?

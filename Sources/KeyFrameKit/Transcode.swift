@@ -109,13 +109,19 @@ public enum Transcode {
     /// start is encoder priming.
     public static func decodeADTS(inputPath: String, to destination: PCMDestination, sampleFormat: PCMSampleFormat = .int16,
                                   progress: (Progress) -> Void = { _ in }) throws(PipelineError) -> DecodeSummary {
+        var output = try PCMOutput(destination: destination)
+        return try decodeADTS(inputPath: inputPath, into: &output, sampleFormat: sampleFormat, progress: progress)
+    }
+
+    /// Decodes the ADTS file at `inputPath` into `output` (a file, a player).
+    static func decodeADTS(inputPath: String, into output: inout some PCMWriting, sampleFormat: PCMSampleFormat,
+                           progress: (Progress) -> Void) throws(PipelineError) -> DecodeSummary {
         let source: FileByteSource
         do { source = try FileByteSource(path: inputPath) } catch { throw .stream(error) }
         let totalBytes = source.size()
         var reader = ADTSReader(source: source)
         let decoder: AACDecoder
         do { decoder = try AACDecoder(audioSpecificConfig: nil, outputSampleFormat: sampleFormat) } catch { throw .codec(error) }
-        var output = try PCMOutput(destination: destination)
         var damage: [String] = []
         var packets = 0
         do throws(PipelineError) {

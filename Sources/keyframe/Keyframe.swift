@@ -8,9 +8,9 @@ struct Keyframe: ParsableCommand {
         abstract: "Capture, encode, package and inspect AAC audio.",
         discussion: """
             The audio path of the KeyFrameKit seeds: capture → encode AAC → ADTS → MP4/M4A → demux → \
-            decode → play. Commands arrive issue by issue; see README.md.
+            decode → play. See README.md.
             """,
         version: "0.1.0",
-        subcommands: [Probe.self, Encode.self, Decode.self, Mux.self, Demux.self]
+        subcommands: [Record.self, Encode.self, Mux.self, Demux.self, Decode.self, Play.self, Probe.self, Devices.self]
     )
 }

@@ -39,9 +39,7 @@ struct Probe: ParsableCommand {
         }
         let report = try Self.report(for: input, segments: segments)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            try JSONOutput.print(report)
         } else {
             print(Self.text(of: report, path: input), terminator: "")
         }

@@ -1,0 +1,315 @@
+public import AudioIO
+internal import Dispatch
+internal import Synchronization
+
+/// A recording from an ALSA device to a file: the recording pipeline of seeds 002–004
+/// (`KFAudioCapture` → `KFAudioEncoder` → `KFMP4Muxer`, or the AudioQueue recorder), as
+/// capture → bounded queue → encoder → muxer, ADTS writer or WAV writer.
+///
+/// The container comes from the output's extension (``Container``). The capture thread never
+/// waits on the encoder or the disk: a delivery thread encodes and writes, and when it falls
+/// more than the queue behind, periods are dropped and counted (``Summary/capture``).
+///
+/// Lifecycle: ``start()``; then ``wait(timeout:)`` until the duration is reached, the device
+/// fails, or someone calls ``requestStop()`` (a signal handler may); then ``finish()``, which
+/// stops capture, encodes and writes what was queued, and finalizes the file. Meanwhile
+/// ``takeLevels()`` and ``recordedFrames`` feed a meter.
+///
+/// Files: `.pcm`, `.wav` and `.aac` are written in place as they are recorded (a crash keeps
+/// what was flushed); `.m4a` is written under a temporary name and renamed when finished, or,
+/// with ``Options/crashSafe``, fragmented in place with one-second fragments, so that a kill
+/// loses at most the last second. With ``Options/crashSafe`` the other containers are flushed
+/// every second too (and the WAV header updated).
+public final class Recording: Sendable {
+    /// What the output file holds.
+    public enum Container: String, Sendable, Hashable, CaseIterable {
+        /// Raw interleaved PCM, exactly the bytes captured (`.pcm`, `.raw`).
+        case pcm
+        /// A WAV file of the captured PCM (`.wav`).
+        case wav
+        /// AAC-LC in ADTS (`.aac`, `.adts`).
+        case aac
+        /// AAC-LC in MP4 with a sample-exact edit list (`.m4a`, `.mp4`).
+        case m4a
+
+        /// The container `path`'s extension names, if any.
+        public init?(fileExtensionOf path: String) {
+            guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
+            switch path[path.index(after: dot)...].lowercased() {
+            case "pcm", "raw": self = .pcm
+            case "wav", "wave": self = .wav
+            case "aac", "adts": self = .aac
+            case "m4a", "mp4": self = .m4a
+            default: return nil
+            }
+        }
+
+        /// Whether the PCM is encoded to AAC.
+        public var isAAC: Bool { self == .aac || self == .m4a }
+    }
+
+    /// What to record, from where, to where.
+    public struct Options: Sendable {
+        /// The output file.
+        public var outputPath: String
+        /// The output's container; by default from ``outputPath``'s extension.
+        public var container: Container
+        /// The capture format (rate, channels, bit depth).
+        public var configuration: AudioConfiguration
+        /// The AAC bitrate (`.aac`, `.m4a`), bits per second.
+        public var bitrate: Int
+        /// The ALSA PCM name.
+        public var device: String
+        /// Where to look ``device`` up instead of the system configuration.
+        public var alsaConfiguration: ALSAConfiguration?
+        /// Record exactly this many frames, then stop; `nil` to record until ``requestStop()``.
+        public var frameLimit: Int?
+        /// Write so that a kill loses at most the last second (see ``Recording``).
+        public var crashSafe: Bool
+        /// Frames per capture period; default 20 ms.
+        public var periodFrames: Int?
+        /// Periods encoding and writing may fall behind before capture drops them.
+        public var queueCapacity: Int
+
+        /// Options for recording to `outputPath`; throws when its extension names no container.
+        public init(outputPath: String, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
+                    device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
+                    crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250) throws(PipelineError) {
+            guard let container = Container(fileExtensionOf: outputPath) else {
+                throw .unsupported("\(outputPath): unknown output type; use .pcm, .wav, .aac or .m4a")
+            }
+            self.outputPath = outputPath
+            self.container = container
+            self.configuration = configuration
+            self.bitrate = bitrate
+            self.device = device
+            self.alsaConfiguration = alsaConfiguration
+            self.frameLimit = frameLimit
+            self.crashSafe = crashSafe
+            self.periodFrames = periodFrames
+            self.queueCapacity = queueCapacity
+        }
+    }
+
+    /// Why a recording stopped.
+    public enum StopReason: String, Sendable, Hashable {
+        /// The frame limit (`--duration`) was reached.
+        case duration
+        /// ``requestStop()`` was called (SIGINT, SIGTERM, a caller).
+        case requested
+        /// The device failed; see ``Summary/deviceFailure``.
+        case device
+    }
+
+    /// What was recorded.
+    public struct Summary: Sendable {
+        /// The file written.
+        public var outputPath: String
+        /// Its container.
+        public var container: Container
+        /// The ALSA PCM recorded from.
+        public var device: String
+        /// The PCM layout captured.
+        public var format: PCMFormat
+        /// The device's period, in frames.
+        public var periodFrames: Int
+        /// Frames in the file (for AAC: the frames encoded, which the edit list keeps exactly).
+        public var frames: Int64
+        /// Why recording stopped.
+        public var stopReason: StopReason
+        /// The capture's counters: device xruns and the frames they lost, periods dropped
+        /// because encoding or the disk fell behind.
+        public var capture: AudioCapture.Statistics
+        /// The error that ended capture, when ``stopReason`` is ``StopReason/device``.
+        public var deviceFailure: ALSAError?
+        /// Peak and RMS of the whole recording.
+        public var levels: AudioLevels
+        /// The AAC encoder's priming and padding (zero for PCM).
+        public var priming: Int, padding: Int
+
+        /// Seconds of audio in the file.
+        public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
+        /// Whether any audio was lost: device xruns or dropped periods.
+        public var hasOverruns: Bool { capture.deviceXruns > 0 || capture.lostFrames > 0 || capture.consumerOverruns > 0 }
+    }
+
+    /// The options recorded with.
+    public let options: Options
+    private let source: Source
+    private let output: RecordingOutput
+    private let progress: ProgressState
+    private let wake = DispatchSemaphore(value: 0)
+
+    private enum Source: Sendable {
+        case pcm(AudioCapture)
+        case aac(AACRecorder)
+    }
+
+    /// The meter's levels, the whole recording's, and why it stopped: written by the delivery
+    /// and capture threads, read by the caller.
+    private final class ProgressState: Sendable {
+        struct Progress {
+            var meter: AudioLevels
+            var total: AudioLevels
+            var stopReason: StopReason?
+        }
+
+        let lock: Mutex<Progress>
+
+        init(channelCount: Int) {
+            lock = Mutex(Progress(meter: AudioLevels(channelCount: channelCount), total: AudioLevels(channelCount: channelCount)))
+        }
+    }
+
+    /// A recording that has not started. The encoder is opened now (`.aac`, `.m4a`), so an
+    /// unsupported format or bitrate is an error before the device or the file is touched.
+    public init(options: Options) throws(PipelineError) {
+        self.options = options
+        let channels = options.configuration.channelCount
+        let progress = ProgressState(channelCount: channels)
+        let wake = self.wake
+        let output = RecordingOutput(options: options)
+        self.progress = progress
+        self.output = output
+        let measure: @Sendable (MediaSample) -> Void = { sample in
+            var levels = AudioLevels(channelCount: channels)
+            levels.add(sample)
+            progress.lock.withLock { state in
+                state.meter.merge(levels)
+                state.total.merge(levels)
+            }
+        }
+        let onEnd: @Sendable (AudioCapture.Ending) -> Void = { ending in
+            let reason: StopReason = switch ending {
+            case .frameLimitReached: .duration
+            case .failed: .device
+            case .stopped: .requested
+            }
+            progress.lock.withLock { state in
+                if state.stopReason == nil { state.stopReason = reason }
+            }
+            wake.signal()
+        }
+        if options.container.isAAC {
+            source = .aac(try AACRecorder(
+                configuration: options.configuration, bitrate: options.bitrate, device: options.device,
+                periodFrames: options.periodFrames, queueCapacity: options.queueCapacity, frameLimit: options.frameLimit,
+                alsaConfiguration: options.alsaConfiguration, onPCM: measure,
+                onPackets: { packets in output.write(packets: packets) }, onEnd: onEnd))
+        } else {
+            source = .pcm(AudioCapture(
+                configuration: options.configuration, device: options.device, periodFrames: options.periodFrames,
+                queueCapacity: options.queueCapacity, frameLimit: options.frameLimit,
+                alsaConfiguration: options.alsaConfiguration,
+                onSample: { sample in
+                    measure(sample)
+                    output.write(pcm: sample)
+                },
+                onEnd: onEnd))
+        }
+    }
+
+    /// Creates the output file and starts capturing. On an error nothing is left on disk.
+    ///
+    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or a format it
+    ///   cannot record; ``PipelineError/stream(_:)`` when the file cannot be created.
+    public func start() throws(PipelineError) {
+        switch source {
+        case .pcm:
+            try output.open(audioSpecificConfig: nil, priming: 0)
+        case .aac(let recorder):
+            try output.open(audioSpecificConfig: recorder.audioSpecificConfig, priming: recorder.priming)
+        }
+        do throws(PipelineError) {
+            switch source {
+            case .pcm(let capture):
+                do { try capture.start() } catch { throw .audioDevice(error) }
+            case .aac(let recorder):
+                try recorder.start()
+            }
+        } catch {
+            output.discard()
+            throw error
+        }
+    }
+
+    /// Asks the recording to stop; ``wait(timeout:)`` returns `true` from then on. Safe from any
+    /// thread, and cheap (it does not stop the device: ``finish()`` does).
+    public func requestStop() {
+        progress.lock.withLock { state in
+            if state.stopReason == nil { state.stopReason = .requested }
+        }
+        wake.signal()
+    }
+
+    /// Waits up to `timeout` for the recording to end (frame limit, device failure, or
+    /// ``requestStop()``); returns whether it has.
+    public func wait(timeout: Duration) -> Bool {
+        if stopReason != nil { return true }
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(0, nanoseconds))))
+        return stopReason != nil
+    }
+
+    /// Why the recording ended, once it has.
+    public var stopReason: StopReason? { progress.lock.withLock { $0.stopReason } }
+
+    /// Frames captured so far.
+    public var recordedFrames: Int64 { progress.lock.withLock { $0.total.frameCount } }
+
+    /// The levels since the last call (for a meter), then starts measuring afresh.
+    public func takeLevels() -> AudioLevels {
+        let channels = options.configuration.channelCount
+        return progress.lock.withLock { state in
+            defer { state.meter = AudioLevels(channelCount: channels) }
+            return state.meter
+        }
+    }
+
+    /// What the device granted, once started.
+    public var parameters: PCMDevice.Parameters? {
+        switch source {
+        case .pcm(let capture): capture.parameters
+        case .aac(let recorder): recorder.parameters
+        }
+    }
+
+    /// Stops capturing, writes what was queued, and finalizes the file; call once, after
+    /// ``start()`` succeeded. A device failure is not thrown: the file keeps what was recorded
+    /// and ``Summary/deviceFailure`` says what happened.
+    ///
+    /// - Throws: a codec, container or file error; the file is then left as it was when the
+    ///   error struck (in place) or removed (an M4A not yet finalized).
+    public func finish() throws(PipelineError) -> Summary {
+        requestStop()
+        let statistics: AudioCapture.Statistics
+        let failure: ALSAError?
+        var priming = 0, padding = 0
+        var frames: Int64
+        switch source {
+        case .pcm(let capture):
+            capture.stop()
+            statistics = capture.statistics
+            failure = capture.failure
+            frames = Int64(statistics.frames - statistics.consumerOverruns * (parameters?.periodFrames ?? 0))
+        case .aac(let recorder):
+            let summary: AACRecorder.Summary
+            do { summary = try recorder.stop() } catch {
+                output.cancel()
+                throw error
+            }
+            statistics = summary.capture
+            failure = summary.captureFailure
+            frames = summary.frames
+            priming = summary.priming
+            padding = summary.padding
+        }
+        let written = try output.finish(frames: frames)
+        if options.container == .pcm || options.container == .wav { frames = written }
+        let (total, reason) = progress.lock.withLock { ($0.total, $0.stopReason ?? .requested) }
+        return Summary(outputPath: options.outputPath, container: options.container, device: options.device,
+                       format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
+                       stopReason: failure != nil ? .device : reason, capture: statistics, deviceFailure: failure,
+                       levels: total, priming: priming, padding: padding)
+    }
+}

@@ -1,0 +1,199 @@
+import ArgumentParser
+import Dispatch
+import KeyFrameKit
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// `keyframe record OUTPUT`: capture from ALSA to PCM, WAV, ADTS or M4A (seeds 002–004).
+struct Record: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record from an ALSA capture device to .pcm, .wav, .aac or .m4a.",
+        discussion: """
+            The output's extension picks the container: .pcm is the captured 16-bit PCM as it came \
+            (interleaved, little-endian), .wav the same in a WAV file, .aac AAC-LC in ADTS, .m4a AAC-LC \
+            in MP4 with a sample-exact edit list (decoding gives back exactly the frames recorded).
+
+            Recording runs until --duration is reached, or until Ctrl-C (SIGINT) or SIGTERM, which \
+            finish the file cleanly; a second Ctrl-C abandons it. With --crash-safe, .m4a is written \
+            fragmented in place (a fragment a second) and the other containers are flushed every second, \
+            so a kill or power loss costs at most the last second.
+
+            On a terminal a live line shows the time recorded and, per channel, the RMS level (bar) and \
+            peak in dBFS. The capture thread never waits on the encoder or the disk; if they fall behind \
+            by more than the queue (5 s), periods are dropped, and every overrun is reported at the end.
+
+            Without a sound card, record from PulseAudio (--device pulse, with a null sink's monitor as \
+            the source) or from a PCM defined in a file given to --alsa-config (e.g. ALSA's `file` plugin).
+            """
+    )
+
+    @Argument(help: "The file to write: .pcm, .wav, .aac or .m4a.")
+    var output: String
+
+    @Option(help: ArgumentHelp("Stop after this many seconds (exactly that many frames).", valueName: "seconds"))
+    var duration: Double?
+
+    @OptionGroup var audioDevice: AudioDeviceOptions
+
+    @Option(help: "Frames per second to capture (8000–96000).")
+    var sampleRate = 44100
+
+    @Option(help: "Channels to capture (1–8).")
+    var channels = 2
+
+    @Option(help: "AAC bitrate for .aac and .m4a: 128000, 128k or 0.128M.")
+    var bitrate = Bitrate(argument: "128k")!
+
+    @Flag(help: "Write so that a kill loses at most the last second (.m4a: fragmented, in place).")
+    var crashSafe = false
+
+    @Flag(help: "Print the summary as JSON on stdout.")
+    var json = false
+
+    func validate() throws {
+        if let duration, !(duration > 0 && duration < 1e7) {
+            throw ValidationError("--duration must be a positive number of seconds")
+        }
+        guard AudioConfiguration.supportedSampleRates.contains(sampleRate) else {
+            throw ValidationError("--sample-rate \(sampleRate) is not one of \(AudioConfiguration.supportedSampleRates.map(String.init).joined(separator: ", "))")
+        }
+        guard AudioConfiguration.supportedChannelCounts.contains(channels) else {
+            throw ValidationError("--channels must be 1–8")
+        }
+        guard Recording.Container(fileExtensionOf: output) != nil else {
+            throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
+        }
+    }
+
+    func run() throws {
+        let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
+        let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
+        let options = try Recording.Options(
+            outputPath: output, configuration: configuration, bitrate: bitrate.bitsPerSecond, device: audioDevice.device,
+            alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
+            queueCapacity: 250)
+        let recording: Recording
+        do {
+            recording = try Recording(options: options)
+            try recording.start()
+        } catch {
+            throw CommandFailure("\(output): \(error)")
+        }
+        let signals = StopSignals { recording.requestStop() }
+        let meter = LevelMeterLine(channelCount: channels)
+        while !recording.wait(timeout: .milliseconds(200)) {
+            let levels = recording.takeLevels()
+            meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: levels, overruns: 0)
+        }
+        meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: recording.takeLevels(), overruns: 0)
+        meter.finish()
+        signals.finishing()
+        let summary: Recording.Summary
+        do { summary = try recording.finish() } catch {
+            throw CommandFailure("\(output): \(error)")
+        }
+        report(summary)
+        if let failure = summary.deviceFailure {
+            throw CommandFailure("recording stopped early: \(failure); \(output) holds the \(Terminal.fixed(summary.seconds, digits: 3)) s recorded before")
+        }
+    }
+
+    private func report(_ summary: Recording.Summary) {
+        let statistics = summary.capture
+        if json {
+            try? JSONOutput.print(RecordReport(summary))
+        } else {
+            let levels = zip(summary.levels.peakDBFS, summary.levels.rmsDBFS).map { peak, rms in
+                "\(Self.decibels(peak))/\(Self.decibels(rms))"
+            }.joined(separator: ", ")
+            let codec = summary.container.isAAC ? ", AAC-LC \(bitrate.bitsPerSecond) b/s" : ""
+            print("\(output): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
+                  + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
+                  + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
+        }
+        if statistics.deviceXruns > 0 || statistics.lostFrames > 0 {
+            let lost = Double(statistics.lostFrames) / Double(summary.format.sampleRate)
+            Terminal.warning("\(statistics.deviceXruns) device overrun\(statistics.deviceXruns == 1 ? "" : "s"): about "
+                             + "\(Terminal.fixed(lost, digits: 3)) s of audio lost (the capture thread was not scheduled in time)")
+        }
+        if statistics.consumerOverruns > 0 {
+            Terminal.warning("\(statistics.consumerOverruns) period\(statistics.consumerOverruns == 1 ? "" : "s") of "
+                             + "\(summary.periodFrames) frames dropped: encoding or the disk fell more than the queue behind")
+        }
+    }
+
+    private static func decibels(_ value: Double) -> String {
+        value.isFinite ? Terminal.fixed(value, digits: 1) : "-inf"
+    }
+}
+
+/// `record --json`: what a script needs to check a recording.
+struct RecordReport: Encodable {
+    var output: String
+    var container: String
+    var device: String
+    var sampleRate: Int
+    var channels: Int
+    var frames: Int64
+    var seconds: Double
+    var stoppedBy: String
+    var periodFrames: Int
+    var deviceXruns: Int
+    var lostFrames: Int
+    var queueOverruns: Int
+    /// Per channel; `null` for digital silence (−∞ dBFS).
+    var peakDBFS: [Double?]
+    var rmsDBFS: [Double?]
+    var deviceFailure: String?
+
+    init(_ summary: Recording.Summary) {
+        output = summary.outputPath
+        container = summary.container.rawValue
+        device = summary.device
+        sampleRate = summary.format.sampleRate
+        channels = summary.format.channelCount
+        frames = summary.frames
+        seconds = summary.seconds
+        stoppedBy = Self.stoppedBy(summary.stopReason)
+        periodFrames = summary.periodFrames
+        deviceXruns = summary.capture.deviceXruns
+        lostFrames = summary.capture.lostFrames
+        queueOverruns = summary.capture.consumerOverruns
+        peakDBFS = summary.levels.peakDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
+        rmsDBFS = summary.levels.rmsDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
+        deviceFailure = summary.deviceFailure?.description
+    }
+
+    static func stoppedBy(_ reason: Recording.StopReason) -> String {
+        switch reason {
+        case .duration: "duration"
+        case .requested: "signal"
+        case .device: "device"
+        }
+    }
+}
+
+/// SIGINT and SIGTERM while recording: the first asks the recording to stop (the file is then
+/// finished normally); a SIGINT while the file is being finished ends the process at once.
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(onStop: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { onStop() }
+            source.resume()
+            return source
+        }
+    }
+
+    /// From now on a SIGINT ends the process at once (the file is being finished).
+    func finishing() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+    }
+}
