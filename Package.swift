@@ -72,6 +72,7 @@ let package = Package(
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -1,4 +1,4 @@
-import AudioIO
+@testable import AudioIO
 import Foundation
 import MediaCore
 import Synchronization
@@ -6,6 +6,8 @@ import Testing
 
 /// ALSA through the `file` plugin, loaded in-process: no sound card and no environment needed.
 @Suite struct AudioIOTests {
+    init() { ALSALibrary.silenceDiagnostics() }
+
     static let format = PCMFormat(sampleRate: 44100, channelCount: 2, sampleFormat: .int16)
 
     /// A 1 kHz stereo s16 tone at 44.1 kHz, `frames` long.
@@ -168,5 +170,63 @@ import Testing
         for device in devices { #expect(!device.name.isEmpty) }
         #expect(try AudioDeviceList.capture().count <= devices.count)
         #expect(try AudioDeviceList.playback().count <= devices.count)
+    }
+}
+
+/// The frame limit, the end callback, and a capture released without `stop()`.
+@Suite struct AudioCaptureEndingTests {
+    @Test func frameLimitDeliversExactlyThatManyFramesThenEnds() throws {
+        let directory = try AudioIOTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in.raw")
+        let tone = AudioIOTests.tone(frames: 20_000)
+        try Data(tone).write(to: input)
+        let collected = Mutex<[UInt8]>([])
+        let ended = Mutex<[AudioCapture.Ending]>([])
+        // 12345 frames is not a whole number of 882-frame periods: the last one is cut.
+        let capture = AudioCapture(configuration: .default, device: "kf_test", periodFrames: 882, queueCapacity: 100,
+                                   frameLimit: 12345, alsaConfiguration: try AudioIOTests.captureConfiguration(input: input),
+                                   onSample: { sample in collected.withLock { $0 += sample.data } },
+                                   onEnd: { ending in ended.withLock { $0.append(ending) } })
+        try capture.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ended.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { usleep(1000) }
+        capture.stop()
+        #expect(ended.withLock { $0 } == [.frameLimitReached])
+        let bytes = collected.withLock { $0 }
+        #expect(bytes.count == 12345 * 4)
+        #expect(bytes == Array(tone.prefix(12345 * 4)))
+        #expect(capture.statistics.frames == 12345)
+        #expect(capture.statistics.lostFrames == 0)
+    }
+
+    @Test func releasingARunningCaptureStopsIt() throws {
+        let directory = try AudioIOTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in.raw")
+        try Data(AudioIOTests.tone(frames: 4410)).write(to: input)
+        let ended = Mutex<[AudioCapture.Ending]>([])
+        weak var weakCapture: AudioCapture?
+        do {
+            let capture = AudioCapture(configuration: .default, device: "kf_test", periodFrames: 882,
+                                       alsaConfiguration: try AudioIOTests.captureConfiguration(input: input),
+                                       onSample: { _ in }, onEnd: { ending in ended.withLock { $0.append(ending) } })
+            try capture.start()
+            weakCapture = capture
+        }
+        // The capture thread holds only the capture's shared state, so the last reference going
+        // away runs deinit, which stops and joins the threads.
+        #expect(weakCapture == nil)
+        #expect(ended.withLock { $0 } == [.stopped])
+    }
+
+    @Test func enoentAndEbusyMeanNotFoundAndBusyOnlyWhenOpening() {
+        #expect(ALSAError.error(-ENOENT, device: "x", opening: true, operation: "open") == .deviceNotFound("x"))
+        #expect(ALSAError.error(-EBUSY, device: "x", opening: true, operation: "open") == .deviceBusy("x"))
+        guard case .alsa(_, let operation, let code, _) = ALSAError.error(-ENOENT, device: "x", operation: "snd_pcm_readi") else {
+            Issue.record("-ENOENT from a read became a not-found error")
+            return
+        }
+        #expect(operation == "snd_pcm_readi" && code == -ENOENT)
     }
 }

@@ -1,0 +1,169 @@
+import Foundation
+import KeyFrameKit
+import Synchronization
+import Testing
+
+/// ``AACRecorder`` and ``Recording`` through ALSA's `file` plugin (no sound card, no clock):
+/// the captured PCM is known, so what comes out can be checked sample for sample.
+@Suite struct RecorderTests {
+    static let rate = 44100
+
+    /// A 1 kHz stereo s16 tone at −12 dBFS peak, `frames` long.
+    static func tone(frames: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(frames * 4)
+        for index in 0..<frames {
+            let value = Int16((0.25 * 32767 * sin(2 * Double.pi * 1000 * Double(index) / Double(rate))).rounded())
+            let word = UInt16(bitPattern: value)
+            for _ in 0..<2 { bytes += [UInt8(word & 0xFF), UInt8(word >> 8)] }
+        }
+        return bytes
+    }
+
+    /// A scratch directory holding `in.raw` (the tone) and a configuration naming `kf_in`.
+    static func fixture(frames: Int) throws -> (directory: URL, tone: [UInt8], configuration: ALSAConfiguration) {
+        ALSALibrary.silenceDiagnostics()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("RecorderTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let tone = tone(frames: frames)
+        let input = directory.appendingPathComponent("in.raw")
+        try Data(tone).write(to: input)
+        let configuration = try ALSAConfiguration("""
+            pcm.kf_in { type file slave.pcm { type null } file "/dev/null" infile "\(input.path)" format "raw" }
+            """)
+        return (directory, tone, configuration)
+    }
+
+    @Test func aacRecorderGivesTheMagicCookieAndPacketsThatDecodeToTheInput() throws {
+        let (directory, tone, configuration) = try Self.fixture(frames: 30_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let packets = Mutex<[MediaSample]>([])
+        let recorder = try AACRecorder(configuration: .default, bitrate: 128_000, device: "kf_in", frameLimit: 22_050,
+                                       alsaConfiguration: configuration,
+                                       onPackets: { new in packets.withLock { $0 += new } })
+        // The cookie is an ES_Descriptor holding the ASC, as seed 004 reads it.
+        #expect(try AudioSpecificConfig(magicCookie: recorder.magicCookie) == recorder.audioSpecificConfig)
+        #expect(recorder.audioSpecificConfig.samplingFrequency == 44100 && recorder.audioSpecificConfig.channelConfiguration == 2)
+        #expect(recorder.priming == 1024)
+        try recorder.start()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while recorder.statistics.frames < 22_050 && ContinuousClock.now < deadline { usleep(1000) }
+        let summary = try recorder.stop()
+        let received = packets.withLock { $0 }
+        #expect(summary.frames == 22_050)
+        #expect(summary.packets == Int64(received.count))
+        // 22050 frames + 1024 priming, in 1024-frame packets.
+        #expect(received.count == (22_050 + 1024 + 1023) / 1024)
+        #expect(summary.padding == received.count * 1024 - 22_050 - 1024)
+        for (earlier, later) in zip(received, received.dropFirst()) {
+            #expect(try later.presentationTime.subtracting(earlier.presentationTime) == MediaTime(value: 1024, timescale: 44100))
+        }
+
+        // Decoded and trimmed, it is the tone, within AAC's error.
+        let decoder = try AACDecoder(audioSpecificConfig: recorder.audioSpecificConfig, outputSampleFormat: .int16,
+                                     trim: AACDecoder.Trim(priming: summary.priming, validFrameCount: summary.frames))
+        var pcm: [UInt8] = []
+        for packet in received { pcm += try decoder.decode(packet: packet.data) }
+        pcm += try decoder.flush()
+        #expect(pcm.count == 22_050 * 4)
+        let error = Self.rmsDifference(pcm, Array(tone.prefix(pcm.count)))
+        #expect(error < 0.01, "RMS difference \(error) of full scale")
+    }
+
+    @Test(arguments: Recording.Container.allCases)
+    func recordingWritesExactlyTheFramesAskedFor(container: Recording.Container) throws {
+        let (directory, tone, configuration) = try Self.fixture(frames: 50_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.\(container.rawValue)").path
+        let options = try Recording.Options(outputPath: output, device: "kf_in", alsaConfiguration: configuration, frameLimit: 33_333)
+        #expect(options.container == container)
+        let recording = try Recording(options: options)
+        try recording.start()
+        var waited = 0
+        while !recording.wait(timeout: .milliseconds(100)) && waited < 200 { waited += 1 }
+        #expect(recording.stopReason == .duration)
+        let summary = try recording.finish()
+        #expect(summary.frames == 33_333)
+        #expect(summary.stopReason == .duration)
+        #expect(!summary.hasOverruns)
+        #expect(summary.levels.frameCount == 33_333)
+        // −12.04 dBFS peak, −15.05 dBFS RMS.
+        #expect(abs(summary.levels.peakDBFS[0] - -12.04) < 0.05 && abs(summary.levels.rmsDBFS[1] - -15.05) < 0.05)
+
+        let decoded: [UInt8]
+        switch container {
+        case .pcm:
+            decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
+            #expect(decoded == Array(tone.prefix(33_333 * 4)))
+        case .wav:
+            var reader = try PCMFileReader(wavPath: output)
+            var bytes: [UInt8] = []
+            while let chunk = try reader.read(maxFrames: 4096) { bytes += chunk }
+            #expect(bytes == Array(tone.prefix(33_333 * 4)))
+            decoded = bytes
+        case .aac:
+            let pcm = directory.appendingPathComponent("decoded.pcm").path
+            let result = try Transcode.decodeADTS(inputPath: output, to: .raw(path: pcm))
+            // ADTS keeps the priming and padding: 33 packets of 1024.
+            #expect(result.frames == Int64((33_333 + 1024 + 1023) / 1024 * 1024))
+            decoded = Array(try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm))).dropFirst(1024 * 4).prefix(33_333 * 4))
+        case .m4a:
+            let pcm = directory.appendingPathComponent("decoded.pcm").path
+            let result = try Transcode.decodeMP4(inputPath: output, to: .raw(path: pcm))
+            // The edit list gives back exactly the frames recorded.
+            #expect(result.frames == 33_333)
+            decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm)))
+        }
+        #expect(decoded.count == 33_333 * 4)
+        #expect(Self.rmsDifference(decoded, Array(tone.prefix(decoded.count))) < 0.01)
+    }
+
+    @Test func aMissingDeviceLeavesNoFile() throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 10)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for container in Recording.Container.allCases {
+            let output = directory.appendingPathComponent("missing.\(container.rawValue)").path
+            let recording = try Recording(options: Recording.Options(outputPath: output, device: "kf_nope", alsaConfiguration: configuration))
+            #expect(throws: PipelineError.self) { try recording.start() }
+            #expect(!FileManager.default.fileExists(atPath: output), "\(output) left behind")
+        }
+        #expect(throws: PipelineError.self) { try Recording.Options(outputPath: "x.mp3") }
+    }
+
+    @Test func playbackRendersWhatDecodeWrites() throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 30_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let m4a = directory.appendingPathComponent("in.m4a").path
+        let recording = try Recording(options: Recording.Options(outputPath: m4a, device: "kf_in", alsaConfiguration: configuration,
+                                                                 frameLimit: 25_000))
+        try recording.start()
+        while !recording.wait(timeout: .milliseconds(100)) {}
+        _ = try recording.finish()
+
+        let rendered = directory.appendingPathComponent("rendered.raw").path
+        let output = try ALSAConfiguration("""
+            pcm.kf_out { type file slave.pcm { type null } file "\(rendered)" format "raw" }
+            """)
+        let played = try Playback.play(inputPath: m4a, device: "kf_out", alsaConfiguration: output)
+        #expect(played.frames == 25_000 && played.underruns == 0)
+        let decoded = directory.appendingPathComponent("decoded.pcm").path
+        _ = try Transcode.decodeMP4(inputPath: m4a, to: .raw(path: decoded))
+        let renderedBytes = try Data(contentsOf: URL(fileURLWithPath: rendered))
+        let decodedBytes = try Data(contentsOf: URL(fileURLWithPath: decoded))
+        #expect(renderedBytes.count == 25_000 * 4)
+        #expect(renderedBytes == decodedBytes)
+    }
+
+    /// RMS of the difference of two s16 buffers, as a fraction of full scale.
+    static func rmsDifference(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        let count = min(a.count, b.count) / 2
+        guard count > 0 else { return .infinity }
+        var sum = 0.0
+        for index in 0..<count {
+            let x = Double(Int16(bitPattern: UInt16(a[2 * index]) | UInt16(a[2 * index + 1]) << 8))
+            let y = Double(Int16(bitPattern: UInt16(b[2 * index]) | UInt16(b[2 * index + 1]) << 8))
+            sum += (x - y) * (x - y)
+        }
+        return (sum / Double(count)).squareRoot() / 32768
+    }
+}
