@@ -1,4 +1,7 @@
 internal import CALSA
+#if canImport(Glibc)
+internal import Glibc
+#endif
 
 /// An in-process ALSA configuration tree (`snd_config_t`), for opening PCMs that are not in the
 /// system's `asound.conf` without setting `ALSA_CONFIG_PATH`: the ALSA `file` plugin in tests,
@@ -23,6 +26,11 @@ public final class ALSAConfiguration: @unchecked Sendable {
     /// - Throws: ``ALSAError/invalidConfiguration(message:)`` naming the file list when a file is
     ///   missing or does not parse.
     public init(systemConfigurationAnd files: [String]) throws(ALSAError) {
+        // alsa-lib skips a file of the list it cannot open; a configuration asked for by name
+        // must exist.
+        for file in files where access(file, R_OK) != 0 {
+            throw .invalidConfiguration(message: "cannot read \(file): \(String(cString: strerror(errno)))")
+        }
         let path = (["/usr/share/alsa/alsa.conf"] + files).joined(separator: ":")
         var top: OpaquePointer?
         var update: OpaquePointer?

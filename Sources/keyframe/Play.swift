@@ -32,7 +32,8 @@ struct Play: ParsableCommand {
         } catch let failure as CommandFailure {
             throw failure
         } catch {
-            throw CommandFailure("\(input): \(error)")
+            // Pipeline errors name the file or the device.
+            throw CommandFailure("\(error)")
         }
         line.finish(mediaSeconds: summary.seconds, totalSeconds: summary.seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }

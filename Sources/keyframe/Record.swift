@@ -80,7 +80,8 @@ struct Record: ParsableCommand {
             recording = try Recording(options: options)
             try recording.start()
         } catch {
-            throw CommandFailure("\(output): \(error)")
+            // Device errors name the device, file errors the file.
+            throw CommandFailure("\(error)")
         }
         let signals = StopSignals { recording.requestStop() }
         let meter = LevelMeterLine(channelCount: channels)
