@@ -1,11 +1,11 @@
 # KeyFrameKit — every target installs what it needs (see `deps`).
 #
-#   make deps        Debian packages (FFmpeg, ALSA, mediainfo) and the Python venv (.venv)
+#   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo) and the Python venv (.venv)
 #   make build       debug build of everything, tests included
 #   make test        build, swift test, then a bounded fuzz run (fuzz-smoke, ~30 s)
 #   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
 #   make fuzz-replay re-run saved findings (fuzz-findings/TARGET/) without libFuzzer
-#   make demo        encode a tone with ffmpeg, probe it with keyframe and ffprobe (demo-out/)
+#   make demo        record 5 s (sound card, else a virtual device), demux, decode, probe (demo-out/)
 #   make bench       benchmarks against FFmpeg (BENCHMARKS.md)
 #   make quality     perceptual quality of our AAC against ffmpeg's (BENCHMARKS.md)
 #   make clean       remove build output (keeps .venv and fuzz-findings; `make distclean` removes them)
@@ -21,8 +21,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # --- dependencies -------------------------------------------------------------------------------
 
+# pulseaudio, pulseaudio-utils (paplay, pactl) and libasound2-plugins (the ALSA `pulse` device):
+# a virtual capture device where there is no sound card (make demo, make bench, the capture tests).
 APT_PACKAGES := libavcodec-dev libavutil-dev libswresample-dev libasound2-dev alsa-utils ffmpeg \
-                mediainfo pkg-config time
+                mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins
 VENV := .venv
 # mutagen: the tests' peer reader of durations.
 PIP_PACKAGES := mutagen
@@ -185,33 +187,21 @@ fuzz-replay:
 
 DEMO := demo-out
 
+# The seeds' demos (scripts/demo.sh): `keyframe record` 5 s to test.pcm, test.aac and test.m4a
+# from the sound card, or where there is none from a virtual device (a PulseAudio null sink the
+# script starts and stops, else the ALSA file plugin); demux test.m4a to output.aac, decode it
+# to output.wav (edit list applied), then probe each file and check it against ffprobe.
+# DEMO_SOURCE=card|pulse|file forces the capture device.
 demo: deps
 	$(SWIFT) build --product keyframe
-	@mkdir -p $(DEMO)
-	@echo "== a 5 s stereo test signal (ALSA capture comes with the capture issue)"
-	ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=5" \
-	    -f lavfi -i "sine=frequency=660:sample_rate=44100:duration=5" -filter_complex "[0][1]amerge=inputs=2" \
-	    -c:a pcm_s16le $(DEMO)/test.wav
-	@echo "== encode: WAV -> ADTS and WAV -> M4A (gapless edit list)"
-	"$(BIN)/keyframe" encode $(DEMO)/test.wav -o $(DEMO)/test.aac
-	"$(BIN)/keyframe" encode $(DEMO)/test.wav -o $(DEMO)/test.m4a
-	@echo "== demux: M4A -> ADTS; decode: M4A -> WAV (edit list applied)"
-	"$(BIN)/keyframe" demux $(DEMO)/test.m4a -o $(DEMO)/output.aac
-	"$(BIN)/keyframe" decode $(DEMO)/test.m4a -o $(DEMO)/output.wav
-	@echo "== probe each"
-	"$(BIN)/keyframe" probe $(DEMO)/test.aac
-	"$(BIN)/keyframe" probe $(DEMO)/test.m4a
-	"$(BIN)/keyframe" probe $(DEMO)/output.aac
-	@echo "== peers: ffprobe on the M4A, and the round trip's length"
-	ffprobe -v warning -count_packets -show_entries stream=codec_name,sample_rate,channels,nb_read_packets \
-	    -of default=noprint_wrappers=1 $(DEMO)/test.m4a
-	@echo "input samples:  $$(ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 $(DEMO)/test.wav)"
-	@echo "output samples: $$(ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 $(DEMO)/output.wav)"
+	@scripts/demo.sh "$(BIN)/keyframe" $(DEMO)
 
 # Benchmarks (scripts/bench.py): each job times keyframe and the matching ffmpeg command on the
 # same input in the same run, alternating, BENCH_RUNS times after a warm-up; prints the table and
 # the ratio to ffmpeg and rewrites the job's section of BENCHMARKS.md. Never fails on speed.
-# BENCH_JOBS=encode,decode selects jobs (default: every job in the script's table).
+# BENCH_JOBS=encode,decode selects jobs (default: every job in the script's table). The record job
+# captures 60 s per command per run in real time from a PulseAudio null sink the script starts
+# (at most 3 runs): CPU as a share of one core, and overruns, against ffmpeg's alsa input.
 BENCH_RUNS ?= 5
 BENCH_JOBS ?=
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)

@@ -15,13 +15,23 @@ Standard library only. Inputs are generated deterministically with ffmpeg into b
 (gitignored) once, and reused while they exist.
 
 To add a job, add an Input it needs to INPUTS and a Job to JOBS.
+
+A real-time job (`realtime=True`, the `record` job) captures from a live source instead of
+converting a file: both commands record the same PulseAudio null sink (started by the script,
+with the job's input looped into it by paplay) for a fixed time, so their wall times are equal by
+construction. It reports the CPU time as a percentage of one core over the wall time, the peak
+RSS, and the overruns (ours from `record --json`, ffmpeg's from its "xrun" warnings); its ratio
+is of CPU time, ours / ffmpeg. It needs pulseaudio, paplay (pulseaudio-utils) and the ALSA
+`pulse` plugin (libasound2-plugins), all in `make deps`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import hashlib
+import json
 import os
 import platform
 import re
@@ -34,7 +44,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ContextManager, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "bench-out"
@@ -89,9 +99,9 @@ def make_test_wav(path: Path, rate: int, seconds: float) -> None:
     tmp.replace(path)
 
 
-def run_checked(cmd: list[str]) -> None:
+def run_checked(cmd: list[str], env: dict[str, str] | None = None) -> None:
     proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+                          stderr=subprocess.PIPE, text=True, env=env)
     if proc.returncode != 0:
         raise BenchError(f"command failed (exit {proc.returncode}): {shlex.join(cmd)}\n"
                          f"{proc.stderr.strip()}")
@@ -123,11 +133,21 @@ class Job:
     ours: list[str]
     ffmpeg: list[str]
     out_ext: str
-    target: float = 1.0  # the issue's target ratio, ours / ffmpeg
+    target: float = 1.0  # the issue's target ratio, ours / ffmpeg (realtime: CPU share of one core)
+    # A real-time job: the source is live, the figure is CPU time over wall time (see the docstring).
+    realtime: bool = False
+    # Set up around the job's runs: given the job's folder and input, yields the environment the
+    # commands run in (e.g. a PulseAudio daemon and the player feeding it).
+    environment: Callable[[Path, Path], ContextManager[dict[str, str]]] | None = None
+    warmup: bool = True
+    max_runs: int | None = None  # a cap on --runs for long jobs
 
 
 BENCH_SECONDS = 600
 BENCH_RATE = 44100
+RECORD_SECONDS = 60       # the record job's capture length (the issue: 60 s without an overrun)
+RECORD_RATE = 48000
+RECORD_LOOP_SECONDS = 30  # the signal played into the null sink, looped
 
 
 def make_inputs(seconds: int = BENCH_SECONDS, rate: int = BENCH_RATE) -> dict[str, Input]:
@@ -139,6 +159,14 @@ def make_inputs(seconds: int = BENCH_SECONDS, rate: int = BENCH_RATE) -> dict[st
             description=f"{length} stereo {rate / 1000:g} kHz s16 WAV (voice-like harmonics, "
                         "pink noise, noise bursts, chords; deterministic)",
             make=lambda path, _: make_test_wav(path, rate, seconds),
+        ),
+        Input(
+            name="wav48-loop",
+            filename=f"input-v1-{RECORD_LOOP_SECONDS}s-{RECORD_RATE}-stereo-s16.wav",
+            description=f"the bench test signal (voice-like harmonics, pink noise, noise bursts, "
+                        f"chords) as a {RECORD_LOOP_SECONDS}-second stereo {RECORD_RATE / 1000:g} kHz "
+                        "s16 WAV, looped into the sink by paplay",
+            make=lambda path, _: make_test_wav(path, RECORD_RATE, RECORD_LOOP_SECONDS),
         ),
         Input(
             name="adts",
@@ -190,6 +218,94 @@ def make_hour_adts(path: Path, adts: Path) -> None:
 
 INPUTS: dict[str, Input] = make_inputs()
 
+
+@contextlib.contextmanager
+def pulse_null_sink(job_dir: Path, signal: Path, rate: int = RECORD_RATE) -> Iterator[dict[str, str]]:
+    """A headless PulseAudio daemon with a null sink at `rate`, playing `signal` in a loop.
+
+    The daemon gets its own runtime folder (job_dir/pulse), so it never meets a desktop's daemon;
+    the commands reach it through PULSE_SERVER, and ALSA device `pulse` (libasound2-plugins)
+    captures the sink's monitor, the default source. The player is ffmpeg looping the WAV into
+    paplay, which plays it at the sink's clock. Both are stopped on the way out, also on error.
+    """
+    for tool in ("pulseaudio", "paplay", "pactl"):
+        if shutil.which(tool) is None:
+            raise BenchError(f"{tool} not found (make deps installs pulseaudio and pulseaudio-utils)")
+    runtime = job_dir / "pulse"
+    shutil.rmtree(runtime, ignore_errors=True)
+    runtime.mkdir(parents=True, mode=0o700)
+    socket = runtime / "native"
+    env = dict(os.environ, PULSE_RUNTIME_PATH=str(runtime), PULSE_SERVER=f"unix:{socket}")
+    log = runtime / "log"
+    sink = "keyframe_bench"
+    daemon_pid = None
+    player: list[subprocess.Popen] = []
+    try:
+        with open(log, "ab") as log_file:
+            started = subprocess.run(
+                ["pulseaudio", "-D", "-n", "--exit-idle-time=-1", f"--log-target=file:{log}",
+                 f"--load=module-native-protocol-unix auth-anonymous=1 socket={socket}",
+                 f"--load=module-null-sink sink_name={sink} rate={rate} channels=2"],
+                env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file)
+        if started.returncode != 0:
+            raise BenchError(f"pulseaudio did not start (exit {started.returncode}); log {display(log)}")
+        deadline = time.monotonic() + 5
+        while True:
+            pid_file = runtime / "pid"
+            if pid_file.is_file() and pid_file.read_text().strip():
+                daemon_pid = int(pid_file.read_text().split()[0])
+            ready = daemon_pid is not None and subprocess.run(
+                ["pactl", "info"], env=env, capture_output=True).returncode == 0
+            if ready:
+                break
+            if time.monotonic() > deadline:
+                raise BenchError(f"pulseaudio did not answer within 5 s; log {display(log)}")
+            time.sleep(0.1)
+        run_checked(["pactl", "set-default-source", f"{sink}.monitor"], env=env)
+        with open(log, "ab") as log_file:
+            feeder = subprocess.Popen(
+                ["ffmpeg", "-nostdin", "-v", "error", "-stream_loop", "-1", "-i", str(signal),
+                 "-f", "s16le", "-c:a", "pcm_s16le", "-ar", str(rate), "-ac", "2", "-"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+            player.append(feeder)
+            player.append(subprocess.Popen(
+                # --latency-msec: without a low-latency stream the null sink renders in 2-s
+                # blocks, and a recorder's first data waits up to 2 s for the next one.
+                ["paplay", "--raw", f"--rate={rate}", "--channels=2", "--format=s16le", "--latency-msec=20",
+                 f"--device={sink}"], env=env, stdin=feeder.stdout, stdout=log_file, stderr=log_file))
+            assert feeder.stdout is not None
+            feeder.stdout.close()  # paplay holds the pipe now
+        time.sleep(0.5)
+        if player[1].poll() is not None:
+            raise BenchError(f"paplay exited ({player[1].returncode}); log {display(log)}")
+        yield {"PULSE_RUNTIME_PATH": env["PULSE_RUNTIME_PATH"], "PULSE_SERVER": env["PULSE_SERVER"]}
+    finally:
+        for proc in reversed(player):
+            proc.terminate()
+        for proc in player:
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if daemon_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(daemon_pid, 15)
+                deadline = time.monotonic() + 5
+                while alive(daemon_pid) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                if alive(daemon_pid):
+                    os.kill(daemon_pid, 9)
+
+
+def alive(pid: int) -> bool:
+    """True while pid runs (a daemon is not our child: once it exits it may linger as a zombie)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
 JOBS: dict[str, Job] = {j.name: j for j in [
     Job(
         name="encode",
@@ -226,6 +342,25 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         out_ext=".m4a",
         target=0.5,
     ),
+    Job(
+        name="record",
+        input="wav48-loop",
+        what=f"Live capture → M4A (AAC-LC 128 kb/s), {RECORD_SECONDS} s of stereo "
+             f"{RECORD_RATE / 1000:g} kHz from ALSA device `pulse`: a PulseAudio null sink the "
+             "script starts, both commands recording the same source",
+        ours=["{keyframe}", "record", "--device", "pulse", "--sample-rate", str(RECORD_RATE),
+              "--channels", "2", "--bitrate", "128k", "--duration", str(RECORD_SECONDS), "{out}",
+              "--json"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "warning", "-y", "-f", "alsa", "-i", "pulse",
+                "-t", str(RECORD_SECONDS), "-ar", str(RECORD_RATE), "-ac", "2",
+                "-c:a", "aac", "-b:a", "128k", "{out}"],
+        out_ext=".m4a",
+        target=0.05,
+        realtime=True,
+        environment=lambda job_dir, signal: pulse_null_sink(job_dir, signal),
+        warmup=False,
+        max_runs=3,
+    ),
 ]}
 
 
@@ -253,33 +388,46 @@ def ensure_input(name: str, made: dict[str, Path], out_dir: Path) -> Path:
 class Sample:
     wall: float      # seconds
     cpu: float       # user + system seconds
-    maxrss_kib: int  # ru_maxrss (KiB on Linux)
+    maxrss_kib: int  # GNU time's %M (KiB on Linux)
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def cpu_share(self) -> float:
+        """CPU time over wall time: the fraction of one core used."""
+        return self.cpu / self.wall if self.wall > 0 else float("nan")
 
 
-def measure(cmd: list[str], out: Path) -> Sample:
+def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None) -> Sample:
     """Runs cmd once (output file removed first) under GNU time and returns its figures.
 
     Peak RSS comes from GNU time (`%M`): a small C parent, so the figure is the command's own.
     `os.wait4` from Python would report at least Python's own RSS, because the child's resident
     high-water mark is taken over from the forked Python image before exec (~14 MiB here).
+    `env` is added to this process's environment. The command's stdout and stderr are kept.
     """
     if out.exists():
         out.unlink()
-    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile(mode="r") as report:
+    full_env = dict(os.environ, **env) if env else None
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as stdout, \
+            tempfile.NamedTemporaryFile(mode="r") as report:
         started = time.perf_counter()
         proc = subprocess.Popen([GNU_TIME, "-f", "%M %U %S", "-o", report.name, *cmd], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err)
+                                stdout=stdout, stderr=err, env=full_env)
         status = proc.wait()
         wall = time.perf_counter() - started
+        err.seek(0)
+        err_text = err.read().decode(errors="replace")
         if status != 0:
-            err.seek(0)
-            text = err.read().decode(errors="replace").strip()
             raise BenchError(f"command failed (exit {status}): {shlex.join(cmd)}\n"
-                             f"{text[-2000:]}")
+                             f"{err_text.strip()[-2000:]}")
+        stdout.seek(0)
+        out_text = stdout.read().decode(errors="replace")
         fields = report.read().split()[-3:]
     if not out.is_file() or out.stat().st_size == 0:
         raise BenchError(f"command wrote no output {out}: {shlex.join(cmd)}")
-    return Sample(wall=wall, cpu=float(fields[1]) + float(fields[2]), maxrss_kib=int(fields[0]))
+    return Sample(wall=wall, cpu=float(fields[1]) + float(fields[2]), maxrss_kib=int(fields[0]),
+                  stdout=out_text, stderr=err_text)
 
 
 GNU_TIME = "/usr/bin/time"
@@ -300,8 +448,15 @@ class Result:
     def median_wall(samples: list[Sample]) -> float:
         return statistics.median(s.wall for s in samples)
 
+    @staticmethod
+    def median_cpu(samples: list[Sample]) -> float:
+        return statistics.median(s.cpu for s in samples)
+
     @property
     def ratio(self) -> float:
+        """Ours / ffmpeg: of the median wall time, or for a real-time job of the median CPU time."""
+        if self.job.realtime:
+            return self.median_cpu(self.ours) / self.median_cpu(self.ffmpeg)
         return self.median_wall(self.ours) / self.median_wall(self.ffmpeg)
 
 
@@ -311,22 +466,78 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
     job_dir.mkdir(parents=True, exist_ok=True)
     ours_out = job_dir / f"keyframe{job.out_ext}"
     ffmpeg_out = job_dir / f"ffmpeg{job.out_ext}"
+    if job.max_runs is not None and runs > job.max_runs:
+        print(f"{job.name}: {job.max_runs} runs (this job's cap) instead of {runs}", flush=True)
+        runs = job.max_runs
 
     def fill(template: list[str], out: Path) -> list[str]:
         return [a.replace("{keyframe}", keyframe).replace("{in}", str(in_path))
                  .replace("{out}", str(out)) for a in template]
 
     ours_cmd, ffmpeg_cmd = fill(job.ours, ours_out), fill(job.ffmpeg, ffmpeg_out)
-    print(f"{job.name}: warm-up ...", flush=True)
-    measure(ours_cmd, ours_out)
-    measure(ffmpeg_cmd, ffmpeg_out)
+    environment = job.environment(job_dir, in_path) if job.environment else contextlib.nullcontext({})
     ours, ffmpeg = [], []
-    for i in range(runs):
-        ours.append(measure(ours_cmd, ours_out))
-        ffmpeg.append(measure(ffmpeg_cmd, ffmpeg_out))
-        print(f"{job.name}: run {i + 1}/{runs}: keyframe {ours[-1].wall:.3f} s, "
-              f"ffmpeg {ffmpeg[-1].wall:.3f} s", flush=True)
+    with environment as env:
+        if job.warmup:
+            print(f"{job.name}: warm-up ...", flush=True)
+            measure(ours_cmd, ours_out, env)
+            measure(ffmpeg_cmd, ffmpeg_out, env)
+        for i in range(runs):
+            if job.realtime:
+                print(f"{job.name}: run {i + 1}/{runs}: keyframe ...", end="", flush=True)
+            ours.append(measure(ours_cmd, ours_out, env))
+            if job.realtime:
+                ours_overruns(ours[-1])  # its --json, checked now: a BenchError fails this job only
+                print(" ffmpeg ...", end="", flush=True)
+            ffmpeg.append(measure(ffmpeg_cmd, ffmpeg_out, env))
+            if job.realtime:
+                print(f" keyframe {ours[-1].cpu_share:.2%} of a core, ffmpeg "
+                      f"{ffmpeg[-1].cpu_share:.2%}", flush=True)
+            else:
+                print(f"{job.name}: run {i + 1}/{runs}: keyframe {ours[-1].wall:.3f} s, "
+                      f"ffmpeg {ffmpeg[-1].wall:.3f} s", flush=True)
     return Result(job, in_path, ours_cmd, ffmpeg_cmd, ours, ffmpeg, ours_out, ffmpeg_out)
+
+
+# --- real-time figures ----------------------------------------------------------------------------
+
+
+@dataclass
+class Overruns:
+    """What one real-time run lost: ours from `record --json`, ffmpeg's from its warnings."""
+    xruns: int = 0           # the device's overruns (ALSA -EPIPE), ours and ffmpeg's
+    lost_frames: int = 0     # frames the device dropped (ours)
+    queue_overruns: int = 0  # capture thread → encoder queue full (ours)
+    frames: int | None = None
+    stopped_by: str | None = None
+
+    @property
+    def total(self) -> int:
+        return self.xruns + self.lost_frames + self.queue_overruns
+
+
+def ours_overruns(s: Sample) -> Overruns:
+    try:
+        record = json.loads(s.stdout)
+    except json.JSONDecodeError as e:
+        raise BenchError(f"record --json printed no JSON ({e}): {s.stdout[:200]!r}") from None
+    return Overruns(xruns=int(record.get("deviceXruns", 0)), lost_frames=int(record.get("lostFrames", 0)),
+                    queue_overruns=int(record.get("queueOverruns", 0)), frames=record.get("frames"),
+                    stopped_by=record.get("stoppedBy"))
+
+
+def ffmpeg_overruns(s: Sample) -> Overruns:
+    # libavdevice's alsa input logs "ALSA buffer xrun." (warning level) at each overrun.
+    return Overruns(xruns=len(re.findall(r"xrun", s.stderr, re.I)))
+
+
+def media_seconds(path: Path) -> str:
+    out = capture(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",
+                   str(path)])
+    try:
+        return f"{float(out):.3f} s"
+    except ValueError:
+        return "duration unknown"
 
 
 # --- the record -----------------------------------------------------------------------------------
@@ -412,7 +623,79 @@ def display(path: Path) -> str:
 
 
 def ratio_line(r: Result) -> str:
+    if r.job.realtime:
+        ours = statistics.median(x.cpu_share for x in r.ours)
+        theirs = statistics.median(x.cpu_share for x in r.ffmpeg)
+        lost = sum(ours_overruns(x).total for x in r.ours)
+        return (f"{r.job.name}: keyframe uses {ours:.2%} of one core (target < {r.job.target:.0%}), "
+                f"ffmpeg {theirs:.2%}: {r.ratio:.2f}× ffmpeg's CPU time; "
+                f"{lost} overruns in {len(r.ours)} × {RECORD_SECONDS} s (target 0)")
     return (f"{r.job.name}: keyframe is {r.ratio:.2f}× ffmpeg's time (target ≤ {r.job.target:g}×)")
+
+
+def realtime_table(r: Result) -> list[str]:
+    def row(name: str, s: list[Sample], overruns: list[Overruns]) -> str:
+        return (f"| {name} | {statistics.median(x.wall for x in s):.3f} s "
+                f"| {statistics.median(x.cpu for x in s):.3f} s "
+                f"| {statistics.median(x.cpu_share for x in s):.2%} "
+                f"| {max(x.cpu_share for x in s):.2%} "
+                f"| {mib(max(x.maxrss_kib for x in s))} "
+                f"| {sum(o.xruns for o in overruns)} "
+                f"| {sum(o.lost_frames for o in overruns)} "
+                f"| {sum(o.queue_overruns for o in overruns)} |")
+    o_rss = max(x.maxrss_kib for x in r.ours)
+    f_rss = max(x.maxrss_kib for x in r.ffmpeg)
+    o_share = statistics.median(x.cpu_share for x in r.ours)
+    f_share = statistics.median(x.cpu_share for x in r.ffmpeg)
+    return [
+        "| | median wall | median CPU (user+sys) | CPU, % of one core (median) | (max) | peak RSS "
+        "| device xruns | lost frames | queue overruns |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        row("keyframe", r.ours, [ours_overruns(x) for x in r.ours]),
+        row("ffmpeg", r.ffmpeg, [ffmpeg_overruns(x) for x in r.ffmpeg]).rsplit("|", 3)[0]
+        + "| n/a | n/a |",
+        f"| keyframe / ffmpeg | {r.median_wall(r.ours) / r.median_wall(r.ffmpeg):.2f}× "
+        f"| **{r.ratio:.2f}×** | {(o_share / f_share if f_share else float('nan')):.2f}× | "
+        f"| {o_rss / f_rss:.2f}× | | | |",
+    ]
+
+
+def realtime_section(r: Result, info: dict[str, str], runs: int, invoked_as: str) -> str:
+    spec = INPUTS[r.job.input]
+    shown = [shlex.join(c).replace(str(ROOT) + "/", "") for c in (r.ours_cmd, r.ffmpeg_cmd)]
+    records = [ours_overruns(x) for x in r.ours]
+    frames = sorted({o.frames for o in records}, key=str)
+    stopped = sorted({str(o.stopped_by) for o in records})
+    lines = [
+        f"<!-- bench:{r.job.name} -->",
+        f"### {r.job.name}",
+        "",
+        f"{r.job.what}. Source: {spec.description}, `{display(r.input_path)}`.",
+        "",
+        *realtime_table(r),
+        "",
+        f"**{ratio_line(r)}**",
+        "",
+        f"- keyframe: `{shown[0]}`",
+        f"- ffmpeg: `{shown[1]}`",
+        "- CPU is GNU time's user+sys of the command over its wall time: the share of one core it "
+        "used while recording in real time (the PulseAudio daemon and the player are not counted, "
+        "for either). The wall ratio is ~1 by construction; the CPU ratio is the figure.",
+        f"- keyframe's overruns are `record --json`'s `deviceXruns`, `lostFrames` and "
+        f"`queueOverruns`, summed over the runs; it recorded {', '.join(map(str, frames))} frames "
+        f"per run (stopped by {', '.join(stopped)}); ffmpeg's xruns are its \"ALSA buffer xrun\" "
+        "warnings",
+        f"- outputs (last run): keyframe {r.ours_out.stat().st_size} bytes, "
+        f"{media_seconds(r.ours_out)}; ffmpeg {r.ffmpeg_out.stat().st_size} bytes, "
+        f"{media_seconds(r.ffmpeg_out)}",
+        f"- {runs} run{'s' if runs != 1 else ''} each, alternating keyframe, ffmpeg, no warm-up; peak RSS is the largest of "
+        "the runs, measured by GNU time (`%M`)",
+        f"- {info['date']}, commit `{info['commit']}`, {info['machine']}, {info['ffmpeg']}, "
+        f"{info['swift']}",
+        f"- produced by: `{invoked_as}`",
+        f"<!-- /bench:{r.job.name} -->",
+    ]
+    return "\n".join(lines)
 
 
 def table(r: Result) -> list[str]:
@@ -437,6 +720,8 @@ def table(r: Result) -> list[str]:
 
 
 def section(r: Result, info: dict[str, str], runs: int, invoked_as: str) -> str:
+    if r.job.realtime:
+        return realtime_section(r, info, len(r.ours), invoked_as)
     same = compare_outputs(r.ours_out, r.ffmpeg_out)
     spec = INPUTS[r.job.input]
     size_in = r.input_path.stat().st_size
@@ -476,8 +761,12 @@ so the numbers from different machines can be compared by their ratios only.
 - `make bench` builds `keyframe` in release mode and runs `scripts/bench.py` (`BENCH_RUNS`, default
   5); `python3 scripts/bench.py --jobs encode --runs 3` runs a subset. Inputs are generated
   deterministically with ffmpeg into `bench-out/` and cached there.
-- Wall time is measured around each child process; CPU time and peak RSS (GNU time's `%U+%S` and `%M`, KiB on
-  Linux) come from `os.wait4` on that child.
+- Wall time is measured around each child process; CPU time (user+sys) and peak RSS come from GNU
+  time (`/usr/bin/time -f '%M %U %S'`) around that child.
+- `record` is a real-time job: both commands capture the same live source (a PulseAudio null
+  sink the script starts, with the bench signal looped into it) for 60 s, so the figure is CPU
+  time as a share of one core, and the overruns; `make bench BENCH_JOBS=record BENCH_RUNS=2`
+  runs it alone (at most 3 runs of 2 × 60 s).
 - Noise: the machine has 2 cores and is shared with builds and tests, so a ratio moves by about
   ±5–10 % from run to run (an A/A run, ffmpeg against itself through the same harness, gave 0.93×,
   1.00× and 1.04×). Read a ratio within that band of 1.0 as "the same speed"; CPU time (user+sys)

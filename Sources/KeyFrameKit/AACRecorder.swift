@@ -57,6 +57,8 @@ public final class AACRecorder: Sendable {
     ///   - periodFrames: frames per capture period; default 20 ms.
     ///   - queueCapacity: periods encoding may fall behind before capture drops them (counted
     ///     in ``AudioCapture/Statistics/consumerOverruns``).
+    ///   - deliveryBatch: periods encoded in a row (see ``AudioCapture``); default 5 (100 ms
+    ///     at the default period): fewer wake-ups, and the encoder's tables stay in cache.
     ///   - frameLimit: capture exactly this many frames, then end on its own.
     ///   - alsaConfiguration: where to look `device` up instead of the system configuration.
     ///   - onPCM: sees each captured period before it is encoded (a level meter, a tap).
@@ -68,6 +70,7 @@ public final class AACRecorder: Sendable {
         device: String = "default",
         periodFrames: Int? = nil,
         queueCapacity: Int = 100,
+        deliveryBatch: Int = 5,
         frameLimit: Int? = nil,
         alsaConfiguration: ALSAConfiguration? = nil,
         onPCM: (@Sendable (MediaSample) -> Void)? = nil,
@@ -91,7 +94,7 @@ public final class AACRecorder: Sendable {
         self.encoding = encoding
         capture = AudioCapture(
             configuration: configuration, device: device, periodFrames: periodFrames, queueCapacity: queueCapacity,
-            frameLimit: frameLimit, alsaConfiguration: alsaConfiguration,
+            deliveryBatch: deliveryBatch, frameLimit: frameLimit, alsaConfiguration: alsaConfiguration,
             onSample: { sample in
                 onPCM?(sample)
                 let packets: [MediaSample] = encoding.lock.withLock { state in

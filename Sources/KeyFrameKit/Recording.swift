@@ -199,7 +199,7 @@ public final class Recording: Sendable {
         } else {
             source = .pcm(AudioCapture(
                 configuration: options.configuration, device: options.device, periodFrames: options.periodFrames,
-                queueCapacity: options.queueCapacity, frameLimit: options.frameLimit,
+                queueCapacity: options.queueCapacity, deliveryBatch: 5, frameLimit: options.frameLimit,
                 alsaConfiguration: options.alsaConfiguration,
                 onSample: { sample in
                     measure(sample)

@@ -14,5 +14,8 @@ struct Bitrate: ExpressibleByArgument {
         bitsPerSecond = Int((value * multiplier).rounded())
     }
 
-    static var defaultValueDescription: String { "96k" }
+    /// How `--help` shows a default: `128k`, or the bits per second when not whole kilobits.
+    var defaultValueDescription: String {
+        bitsPerSecond % 1000 == 0 ? "\(bitsPerSecond / 1000)k" : "\(bitsPerSecond)"
+    }
 }

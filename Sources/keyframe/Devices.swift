@@ -26,12 +26,14 @@ struct Devices: ParsableCommand {
             try JSONOutput.print(DeviceListReport(capture: capture.map(entry), playback: playback.map(entry)))
             return
         }
+        let width = devices.map(\.name.count).max() ?? 0
         for (title, list) in [("capture", capture), ("playback", playback)] {
             print("\(title) devices:")
             if list.isEmpty { print("  (none)") }
             for device in list {
                 let summary = device.description.split(separator: "\n").map { $0.trimmingCharacters(in: " ") }.joined(separator: " — ")
-                print("  \(device.name)\(summary.isEmpty ? "" : "  \(summary)")")
+                let name = device.name + String(repeating: " ", count: max(0, width - device.name.count))
+                print("  \(name)  \(summary)")
             }
         }
     }
