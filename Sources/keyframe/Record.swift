@@ -47,6 +47,11 @@ struct Record: ParsableCommand {
     @Option(help: "AAC bitrate for .aac and .m4a: 128000, 128k or 0.128M.")
     var bitrate = Bitrate(argument: "128k")!
 
+    @Option(name: .customLong("period-ms"), help: ArgumentHelp(
+        "The capture period: how often the device hands over audio. Shorter wakes the CPU more often.",
+        valueName: "ms"))
+    var periodMilliseconds = 20
+
     @Flag(help: "Write so that a kill loses at most the last second (.m4a: fragmented, in place).")
     var crashSafe = false
 
@@ -63,6 +68,9 @@ struct Record: ParsableCommand {
         guard AudioConfiguration.supportedChannelCounts.contains(channels) else {
             throw ValidationError("--channels must be 1–8")
         }
+        guard (1...1000).contains(periodMilliseconds) else {
+            throw ValidationError("--period-ms must be 1–1000")
+        }
         guard Recording.Container(fileExtensionOf: output) != nil else {
             throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
         }
@@ -74,7 +82,8 @@ struct Record: ParsableCommand {
         let options = try Recording.Options(
             outputPath: output, configuration: configuration, bitrate: bitrate.bitsPerSecond, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
-            queueCapacity: 250)
+            periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
+            queueCapacity: max(4, 5000 / periodMilliseconds))
         let recording: Recording
         do {
             recording = try Recording(options: options)
