@@ -132,6 +132,8 @@ esac
 step "KeyFrameKit demo: record, demux, decode, probe (files in $shown/)"
 case $source in
 card)
+    # A card's 'default' may not share its input (no dsnoop): record one file after another.
+    concurrent=no
     echo "Sound card found: recording from ALSA device 'default' (whatever its input hears)." ;;
 pulse)
     echo "No sound card here ('arecord -l' lists no capture device), so this demo records from a"

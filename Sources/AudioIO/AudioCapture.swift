@@ -14,8 +14,10 @@ internal import Synchronization
 ///
 /// Each ``MediaSample`` holds one period of interleaved PCM in ``AudioConfiguration/pcmFormat``.
 /// Its presentation time, in units of the sample rate, is `CLOCK_MONOTONIC` at the return of the
-/// read minus the period's duration (the seed uses host time the same way), but never earlier
-/// than the end of the previous period, so samples never overlap; a device xrun shows as a gap.
+/// read minus the period's duration and minus the frames still waiting in the device (so a late
+/// wake-up of the capture thread does not make the stamps late; the seed uses host time the same
+/// way), but never earlier than the end of the previous period, so samples never overlap; a
+/// device xrun shows as a gap, and its length is counted in ``Statistics/lostFrames``.
 public final class AudioCapture: Sendable {
     /// Counters since ``start()``.
     public struct Statistics: Sendable, Hashable {
@@ -103,7 +105,10 @@ public final class AudioCapture: Sendable {
         let (samples, continuation) = AsyncStream.makeStream(of: MediaSample.self,
                                                              bufferingPolicy: .bufferingOldest(max(1, queueCapacity)))
         self.samples = samples
-        self.state = CaptureState(continuation: continuation, onEnd: onEnd)
+        let state = CaptureState(continuation: continuation, onEnd: onEnd)
+        self.state = state
+        // A consumer that stops iterating ``samples`` stops the capture thread too.
+        continuation.onTermination = { _ in state.stopRequested.store(true, ordering: .releasing) }
     }
 
     deinit {
@@ -117,20 +122,42 @@ public final class AudioCapture: Sendable {
     /// The error that ended capture early, if one did.
     public var failure: ALSAError? { state.shared.withLock { $0.failure } }
 
-    /// Opens and configures the device, then starts capturing. A capture starts once.
+    /// Opens and configures the device without capturing yet, so that a missing or busy device
+    /// or an unsupported format is known before anything else is set up (a recording opens its
+    /// file only after this). ``start()`` calls it when it was not called. Opens once.
     ///
     /// - Throws: ``ALSAError/deviceNotFound(_:)``, ``ALSAError/deviceBusy(_:)``,
     ///   ``ALSAError/unsupportedSampleRate(device:requested:nearest:)``, … or
-    ///   ``ALSAError/invalidState(_:)`` when already started.
-    public func start() throws(ALSAError) {
-        let alreadyStarted = state.shared.withLock { shared in
-            defer { shared.started = true }
-            return shared.started
+    ///   ``ALSAError/invalidState(_:)`` when already opened.
+    public func open() throws(ALSAError) {
+        let alreadyOpened = state.shared.withLock { shared in
+            defer { shared.opened = true }
+            return shared.opened
         }
-        guard !alreadyStarted else { throw .invalidState("AudioCapture on '\(device)' was already started") }
+        guard !alreadyOpened else { throw .invalidState("AudioCapture on '\(device)' was already opened") }
         let pcm = try PCMDevice(name: device, direction: .capture, configuration: alsaConfiguration)
         let granted = try pcm.configure(format: configuration.pcmFormat, periodFrames: requestedPeriodFrames, periodCount: periodCount)
         let owned = DeviceOwnership(pcm)
+        state.shared.withLock { shared in
+            shared.parameters = granted
+            shared.device = owned
+        }
+    }
+
+    /// Starts capturing, opening the device first if ``open()`` was not called. A capture
+    /// starts once.
+    ///
+    /// - Throws: the errors of ``open()``, or ``ALSAError/invalidState(_:)`` when already started.
+    public func start() throws(ALSAError) {
+        let (alreadyStarted, opened) = state.shared.withLock { shared in
+            defer { shared.started = true }
+            return (shared.started, shared.opened)
+        }
+        guard !alreadyStarted else { throw .invalidState("AudioCapture on '\(device)' was already started") }
+        if !opened { try open() }
+        guard let (owned, granted) = state.shared.withLock({ shared in
+            zip(shared.device, shared.parameters)
+        }) else { throw .invalidState("AudioCapture on '\(device)' has no open device") }
         let queue = onSample.map { _ in SampleQueue(capacity: queueCapacity, batchSize: deliveryBatch) }
         let deliveryThread = zip(queue, onSample).map { queue, onSample in
             JoinableThread {
@@ -145,33 +172,37 @@ public final class AudioCapture: Sendable {
             state.capture(owned.take(), parameters: granted, queue: queue, frameLimit: frameLimit)
         }
         state.shared.withLock { shared in
-            shared.parameters = granted
             shared.queue = queue
             shared.deliveryThread = deliveryThread
             shared.captureThread = captureThread
         }
     }
 
-    /// Stops capturing and waits for the capture thread to end; delivers what was already
-    /// queued, then finishes ``samples``. Safe to call more than once, from any thread but the
-    /// capture's own (not from `onSample` or `onEnd`).
+    /// Stops capturing and waits for the capture thread to end (within a period, or 100 ms on a
+    /// stalled device); delivers what was already queued, then finishes ``samples``. Safe to
+    /// call more than once and from several threads (a second caller returns once capture has
+    /// stopped), but not from the capture's own threads (`onSample`, `onEnd`).
     public func stop() {
         state.stopRequested.store(true, ordering: .releasing)
-        let (captureThread, deliveryThread, queue) = state.shared.withLock { shared in
-            defer { (shared.captureThread, shared.deliveryThread) = (nil, nil) }
-            return (shared.captureThread, shared.deliveryThread, shared.queue)
+        state.stopping.withLock { _ in
+            let (captureThread, deliveryThread, queue) = state.shared.withLock { shared in
+                defer { (shared.captureThread, shared.deliveryThread) = (nil, nil) }
+                return (shared.captureThread, shared.deliveryThread, shared.queue)
+            }
+            captureThread?.join()
+            queue?.close()
+            deliveryThread?.join()
+            state.continuation.finish()
         }
-        captureThread?.join()
-        queue?.close()
-        deliveryThread?.join()
-        state.continuation.finish()
     }
 }
 
 /// The part of an ``AudioCapture`` its capture thread uses.
 private final class CaptureState: Sendable {
     struct Shared {
+        var opened = false
         var started = false
+        var device: DeviceOwnership?
         var parameters: PCMDevice.Parameters?
         var statistics = AudioCapture.Statistics()
         var failure: ALSAError?
@@ -182,6 +213,8 @@ private final class CaptureState: Sendable {
 
     let stopRequested = Atomic<Bool>(false)
     let shared = Mutex(Shared())
+    /// Held for the whole of ``AudioCapture/stop()``, so that a second caller waits for the first.
+    let stopping = Mutex(())
     let continuation: AsyncStream<MediaSample>.Continuation
     let onEnd: (@Sendable (AudioCapture.Ending) -> Void)?
 
@@ -210,9 +243,13 @@ private final class CaptureState: Sendable {
             let recoveriesBefore = pcm.xrunCount + pcm.suspendCount
             var bytes = [UInt8](repeating: 0, count: wanted * frameBytes)
             let result = bytes.withUnsafeMutableBytes { buffer in
-                Result { () throws(ALSAError) in try pcm.read(into: buffer) }
+                Result { () throws(ALSAError) in
+                    try pcm.read(into: buffer) { self.stopRequested.load(ordering: .acquiring) }
+                }
             }
             let now = kf_alsa_monotonic_nanoseconds()
+            // Frames still in the device were captured after the ones just read.
+            let buffered = pcm.bufferedFrames()
             let frames: Int
             do {
                 frames = try result.get()
@@ -221,8 +258,10 @@ private final class CaptureState: Sendable {
                 ending = .failed(error)
                 break
             }
+            guard frames > 0 else { break }
+            if frames < wanted { bytes.removeLast((wanted - frames) * frameBytes) }
             captured += frames
-            let clockPTS = Int64(Int128(now) * Int128(rate) / 1_000_000_000) - Int64(frames)
+            let clockPTS = Int64(Int128(now) * Int128(rate) / 1_000_000_000) - Int64(frames) - Int64(buffered)
             let recovered = pcm.xrunCount + pcm.suspendCount > recoveriesBefore
             let lost = recovered && nextPTS != .min ? max(0, clockPTS - nextPTS) : 0
             let pts = max(clockPTS, nextPTS)
@@ -250,13 +289,20 @@ private final class CaptureState: Sendable {
                 if !delivered { shared.statistics.consumerOverruns += 1 }
             }
         }
-        try? pcm.drop()
+        // Stopping and closing may wait on the device (PulseAudio's plugin waits for the server);
+        // a stalled one must not hold up stop(), so that happens on a thread of its own.
+        let closing = DeviceOwnership(pcm)
+        JoinableThread.detached {
+            let device = closing.take()
+            try? device.drop()
+        }
         if queue == nil { continuation.finish() }
         onEnd?(ending)
     }
 }
 
-/// Hands a ``PCMDevice`` to the capture thread, which becomes its only user.
+/// Hands a ``PCMDevice`` from ``AudioCapture/open()`` to the capture thread, which becomes its
+/// only user.
 private final class DeviceOwnership: @unchecked Sendable {
     // @unchecked: the device is taken once, by the capture thread, and used there only.
     private var device: PCMDevice?

@@ -30,4 +30,9 @@ struct JoinableThread {
     func join() {
         pthread_join(thread, nil)
     }
+
+    /// Runs `body` on a thread nobody waits for (its resources go when it ends).
+    static func detached(_ body: @escaping @Sendable () -> Void) {
+        pthread_detach(JoinableThread(body).thread)
+    }
 }

@@ -51,11 +51,14 @@ public final class PCMDevice {
     ///   ``ALSAError/alsa(device:operation:code:message:)``.
     public init(name: String, direction: Direction, configuration: ALSAConfiguration? = nil) throws(ALSAError) {
         let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
+        // Capture is non-blocking: ``read(into:pollInterval:until:)`` waits in `snd_pcm_wait`
+        // with a timeout, never inside `snd_pcm_readi`, so a stalled device cannot hold it.
+        let mode: Int32 = direction == .capture ? SND_PCM_NONBLOCK : 0
         var pcm: OpaquePointer?
         let code = if let configuration {
-            snd_pcm_open_lconf(&pcm, name, stream, 0, configuration.tree)
+            snd_pcm_open_lconf(&pcm, name, stream, mode, configuration.tree)
         } else {
-            snd_pcm_open(&pcm, name, stream, 0)
+            snd_pcm_open(&pcm, name, stream, mode)
         }
         try ALSAError.check(code, device: name, opening: true, operation: "opening for \(direction)")
         guard let pcm else { throw .deviceNotFound(name) }
@@ -147,23 +150,47 @@ public final class PCMDevice {
         try ALSAError.check(code, device: name, operation: "snd_pcm_drain")
     }
 
-    /// Capture: reads exactly `buffer.count / bytesPerFrame` frames (blocking), recovering from
+    /// Capture: reads `buffer.count / bytesPerFrame` frames, waiting for them, recovering from
     /// overruns (the frames lost to one are not in `buffer`: the stream restarts). Returns the
-    /// frames read.
+    /// frames read: all of them, unless `shouldStop` said yes while waiting (checked at least
+    /// every `pollInterval`), so a stalled device (a stopped sound server) cannot hold a caller
+    /// that wants to stop.
     @discardableResult
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ALSAError) -> Int {
+    public func read(into buffer: UnsafeMutableRawBufferPointer, pollInterval: Duration = .milliseconds(100),
+                     until shouldStop: () -> Bool = { false }) throws(ALSAError) -> Int {
         let frameBytes = try bytesPerFrame()
         let total = buffer.count / frameBytes
+        let timeout = Int32(clamping: pollInterval.components.seconds * 1000 + pollInterval.components.attoseconds / 1_000_000_000_000_000)
         var done = 0
         while done < total, let base = buffer.baseAddress {
+            // A capture stream is started by its first read; waiting on one that is only
+            // prepared (at first, after an overrun) would wait forever.
+            if snd_pcm_state(handle) == SND_PCM_STATE_PREPARED {
+                try ALSAError.check(snd_pcm_start(handle), device: name, operation: "snd_pcm_start")
+            }
+            let ready = snd_pcm_wait(handle, max(1, timeout))
+            if ready < 0 {
+                try recover(ready, operation: "snd_pcm_wait")
+                continue
+            }
+            if ready == 0 {
+                if shouldStop() { break }
+                continue
+            }
             let result = snd_pcm_readi(handle, base + done * frameBytes, snd_pcm_uframes_t(total - done))
             if result < 0 {
+                // -EAGAIN (fewer frames than asked for, not one): wait again.
                 try recover(Int32(result), operation: "snd_pcm_readi")
             } else {
                 done += result
             }
         }
         return done
+    }
+
+    /// Capture: frames the device holds that have not been read yet (0 when it cannot say).
+    public func bufferedFrames() -> Int {
+        max(0, snd_pcm_avail_update(handle))
     }
 
     /// Capture: reads `frames` frames (blocking) into a new array.

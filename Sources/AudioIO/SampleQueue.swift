@@ -42,6 +42,13 @@ final class SampleQueue: Sendable {
     /// closed and empty.
     func takeBatch() -> [MediaSample]? {
         while true {
+            // Once closed, hand over what is left (or end) without waiting.
+            if state.withLock({ $0.closed }) {
+                return state.withLock { state in
+                    defer { state.items.removeAll() }
+                    return state.items.isEmpty ? nil : state.items
+                }
+            }
             let parts = maximumDelay.components
             let nanoseconds = parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000
             _ = available.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))

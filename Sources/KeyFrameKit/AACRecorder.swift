@@ -63,6 +63,8 @@ public final class AACRecorder: Sendable {
     ///   - alsaConfiguration: where to look `device` up instead of the system configuration.
     ///   - onPCM: sees each captured period before it is encoded (a level meter, a tap).
     ///   - onPackets: the packets each period completes, in order, on the delivery thread.
+    ///   - onEncodingFailure: encoding failed (once; nothing more is encoded, see
+    ///     ``encodingFailure``), on the delivery thread.
     ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
     public init(
         configuration: AudioConfiguration,
@@ -75,6 +77,7 @@ public final class AACRecorder: Sendable {
         alsaConfiguration: ALSAConfiguration? = nil,
         onPCM: (@Sendable (MediaSample) -> Void)? = nil,
         onPackets: @escaping @Sendable ([MediaSample]) -> Void,
+        onEncodingFailure: (@Sendable (CodecError) -> Void)? = nil,
         onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil
     ) throws(PipelineError) {
         let encoder: AACEncoder
@@ -97,14 +100,17 @@ public final class AACRecorder: Sendable {
             deliveryBatch: deliveryBatch, frameLimit: frameLimit, alsaConfiguration: alsaConfiguration,
             onSample: { sample in
                 onPCM?(sample)
-                let packets: [MediaSample] = encoding.lock.withLock { state in
-                    guard state.failure == nil, !state.stopped else { return [] }
-                    do throws(CodecError) { return try state.encoder.encode(sample) } catch {
+                let result: Result<[MediaSample], CodecError> = encoding.lock.withLock { state in
+                    guard state.failure == nil, !state.stopped else { return .success([]) }
+                    do throws(CodecError) { return .success(try state.encoder.encode(sample)) } catch {
                         state.failure = error
-                        return []
+                        return .failure(error)
                     }
                 }
-                if !packets.isEmpty { onPackets(packets) }
+                switch result {
+                case .success(let packets): if !packets.isEmpty { onPackets(packets) }
+                case .failure(let error): onEncodingFailure?(error)
+                }
             },
             onEnd: onEnd
         )
@@ -120,7 +126,16 @@ public final class AACRecorder: Sendable {
     /// ``stop()``).
     public var encodingFailure: CodecError? { encoding.lock.withLock { $0.failure } }
 
-    /// Opens the device and starts capturing and encoding.
+    /// Opens and configures the device without capturing yet (see ``AudioCapture/open()``);
+    /// ``start()`` does it when this was not called.
+    ///
+    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
+    ///   unsupported format.
+    public func open() throws(PipelineError) {
+        do { try capture.open() } catch { throw .audioDevice(error) }
+    }
+
+    /// Starts capturing and encoding, opening the device first if ``open()`` was not called.
     ///
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
     ///   unsupported format.

@@ -21,13 +21,18 @@ final class RecordingOutput: Sendable {
         var pcmFrames: Int64 = 0
         var framesSinceCheckpoint = 0
         var priming = 0
+        /// Frames of the AAC packets written (1024 each), priming included.
+        var packetFrames: Int64 = 0
     }
 
     private let options: Recording.Options
     private let state = Mutex(State())
+    private let onFailure: @Sendable () -> Void
 
-    init(options: Recording.Options) {
+    /// - Parameter onFailure: called once, on the writing thread, when a write first fails.
+    init(options: Recording.Options, onFailure: @escaping @Sendable () -> Void) {
         self.options = options
+        self.onFailure = onFailure
     }
 
     /// Creates the file (and, for ADTS and M4A, the writer that needs the stream's `config`).
@@ -77,8 +82,8 @@ final class RecordingOutput: Sendable {
     /// Writes captured PCM (`.pcm`, `.wav`).
     func write(pcm sample: MediaSample) {
         let frames = sample.data.count / max(options.configuration.pcmFormat.bytesPerFrame, 1)
-        state.withLock { state in
-            guard state.failure == nil, let writer = state.writer else { return }
+        let failed = state.withLock { state -> Bool in
+            guard state.failure == nil, let writer = state.writer else { return false }
             do throws(PipelineError) {
                 switch writer {
                 case .raw(let sink):
@@ -91,16 +96,19 @@ final class RecordingOutput: Sendable {
                 }
                 state.pcmFrames += Int64(frames)
                 try checkpoint(&state, frames: frames)
+                return false
             } catch {
                 state.failure = error
+                return true
             }
         }
+        if failed { onFailure() }
     }
 
     /// Writes encoded packets (`.aac`, `.m4a`).
     func write(packets: [MediaSample]) {
-        state.withLock { state in
-            guard state.failure == nil, let writer = state.writer else { return }
+        let failed = state.withLock { state -> Bool in
+            guard state.failure == nil, let writer = state.writer else { return false }
             do throws(PipelineError) {
                 switch writer {
                 case .adts(var adts, let sink):
@@ -115,11 +123,15 @@ final class RecordingOutput: Sendable {
                 case .raw, .wav:
                     throw .unsupported("AAC packets written to a PCM output")
                 }
+                state.packetFrames += Int64(packets.count * AACEncoder.framesPerPacket)
                 try checkpoint(&state, frames: packets.count * AACEncoder.framesPerPacket)
+                return false
             } catch {
                 state.failure = error
+                return true
             }
         }
+        if failed { onFailure() }
     }
 
     /// Crash-safe: once a second of audio, pushes what is buffered to the file (and the WAV
@@ -148,7 +160,15 @@ final class RecordingOutput: Sendable {
             guard let writer = state.writer else { throw .unsupported("the recording's output was never opened") }
             state.writer = nil
             if let failure = state.failure {
-                Self.cancel(writer)
+                // Keep what was written: an M4A still gets its moov if the muxer can write it
+                // (a full disk may have freed up; a muxer error leaves nothing to save).
+                if case .m4a(let muxer) = writer {
+                    let written = max(0, min(frames, state.packetFrames - Int64(state.priming)))
+                    muxer.setGapless(priming: state.priming, validFrameCount: written)
+                    if (try? muxer.finish()) == nil { muxer.cancel() }
+                } else {
+                    Self.cancel(writer)
+                }
                 throw failure
             }
             do throws(PipelineError) {

@@ -18,8 +18,10 @@ internal import Synchronization
 /// Files: `.pcm`, `.wav` and `.aac` are written in place as they are recorded (a crash keeps
 /// what was flushed); `.m4a` is written under a temporary name and renamed when finished, or,
 /// with ``Options/crashSafe``, fragmented in place with one-second fragments, so that a kill
-/// loses at most the last second. With ``Options/crashSafe`` the other containers are flushed
-/// every second too (and the WAV header updated).
+/// (SIGKILL, a crash) loses at most the last second. With ``Options/crashSafe`` the other
+/// containers are flushed every second too (and the WAV header updated). Flushing hands the
+/// bytes to the kernel; it does not `fsync`, so a power cut can lose what the kernel had not yet
+/// written back.
 public final class Recording: Sendable {
     /// What the output file holds.
     public enum Container: String, Sendable, Hashable, CaseIterable {
@@ -99,6 +101,8 @@ public final class Recording: Sendable {
         case requested
         /// The device failed; see ``Summary/deviceFailure``.
         case device
+        /// Encoding or writing failed; ``Recording/finish()`` throws why.
+        case error
     }
 
     /// What was recorded.
@@ -124,8 +128,10 @@ public final class Recording: Sendable {
         public var deviceFailure: ALSAError?
         /// Peak and RMS of the whole recording.
         public var levels: AudioLevels
-        /// The AAC encoder's priming and padding (zero for PCM).
-        public var priming: Int, padding: Int
+        /// The AAC encoder's priming in samples (zero for PCM).
+        public var priming: Int
+        /// The AAC encoder's padding after the last recorded sample (zero for PCM).
+        public var padding: Int
 
         /// Seconds of audio in the file.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -139,6 +145,7 @@ public final class Recording: Sendable {
     private let output: RecordingOutput
     private let progress: ProgressState
     private let wake = DispatchSemaphore(value: 0)
+    private let started = Atomic<Bool>(false)
 
     private enum Source: Sendable {
         case pcm(AudioCapture)
@@ -168,7 +175,13 @@ public final class Recording: Sendable {
         let channels = options.configuration.channelCount
         let progress = ProgressState(channelCount: channels)
         let wake = self.wake
-        let output = RecordingOutput(options: options)
+        let stopForError: @Sendable () -> Void = {
+            progress.lock.withLock { state in
+                if state.stopReason == nil { state.stopReason = .error }
+            }
+            wake.signal()
+        }
+        let output = RecordingOutput(options: options, onFailure: stopForError)
         self.progress = progress
         self.output = output
         let measure: @Sendable (MediaSample) -> Void = { sample in
@@ -195,7 +208,8 @@ public final class Recording: Sendable {
                 configuration: options.configuration, bitrate: options.bitrate, device: options.device,
                 periodFrames: options.periodFrames, queueCapacity: options.queueCapacity, frameLimit: options.frameLimit,
                 alsaConfiguration: options.alsaConfiguration, onPCM: measure,
-                onPackets: { packets in output.write(packets: packets) }, onEnd: onEnd))
+                onPackets: { packets in output.write(packets: packets) },
+                onEncodingFailure: { _ in stopForError() }, onEnd: onEnd))
         } else {
             source = .pcm(AudioCapture(
                 configuration: options.configuration, device: options.device, periodFrames: options.periodFrames,
@@ -209,15 +223,21 @@ public final class Recording: Sendable {
         }
     }
 
-    /// Creates the output file and starts capturing. On an error nothing is left on disk.
+    /// Opens the device, then creates the output file, then starts capturing: a missing or
+    /// busy device leaves an existing file at the output path untouched. Starts once.
     ///
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or a format it
     ///   cannot record; ``PipelineError/stream(_:)`` when the file cannot be created.
     public func start() throws(PipelineError) {
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+            throw .unsupported("this recording of \(options.outputPath) was already started")
+        }
         switch source {
-        case .pcm:
+        case .pcm(let capture):
+            do { try capture.open() } catch { throw .audioDevice(error) }
             try output.open(audioSpecificConfig: nil, priming: 0)
         case .aac(let recorder):
+            try recorder.open()
             try output.open(audioSpecificConfig: recorder.audioSpecificConfig, priming: recorder.priming)
         }
         do throws(PipelineError) {
@@ -257,6 +277,14 @@ public final class Recording: Sendable {
     /// Frames captured so far.
     public var recordedFrames: Int64 { progress.lock.withLock { $0.total.frameCount } }
 
+    /// The capture's counters so far (overruns for a meter).
+    public var statistics: AudioCapture.Statistics {
+        switch source {
+        case .pcm(let capture): capture.statistics
+        case .aac(let recorder): recorder.statistics
+        }
+    }
+
     /// The levels since the last call (for a meter), then starts measuring afresh.
     public func takeLevels() -> AudioLevels {
         let channels = options.configuration.channelCount
@@ -291,7 +319,7 @@ public final class Recording: Sendable {
             capture.stop()
             statistics = capture.statistics
             failure = capture.failure
-            frames = Int64(statistics.frames - statistics.consumerOverruns * (parameters?.periodFrames ?? 0))
+            frames = 0  // what the writer counted, below
         case .aac(let recorder):
             let summary: AACRecorder.Summary
             do { summary = try recorder.stop() } catch {

@@ -3,8 +3,9 @@ internal import RealModule
 
 /// Peak and RMS level per channel of the PCM seen so far, in dB relative to full scale: what a
 /// recorder's level meter shows (sox's `rec` draws the same two figures). No seed counterpart
-/// (the seeds show no meter); the levels follow AES17's convention that a full-scale sine has
-/// an RMS of −3.01 dBFS and a peak of 0 dBFS.
+/// (the seeds show no meter). RMS follows the convention of sox and ffmpeg's `astats`: a
+/// full-scale square wave is 0 dBFS, so a full-scale sine reads −3.01 dBFS RMS and 0 dBFS peak
+/// (AES17, which references RMS to a full-scale sine, would call that sine 0 dB FS).
 ///
 /// ``add(_:format:)`` reads interleaved integer or float PCM in place, once, without copying.
 public struct AudioLevels: Sendable, Hashable {
@@ -33,7 +34,7 @@ public struct AudioLevels: Sendable, Hashable {
     /// ``peak`` in dBFS (−∞ for digital silence).
     public var peakDBFS: [Double] { peak.map(Self.decibels) }
 
-    /// ``rms`` in dBFS, AES17 (a full-scale sine reads −3.01; −∞ for digital silence).
+    /// ``rms`` in dBFS (a full-scale sine reads −3.01; −∞ for digital silence).
     public var rmsDBFS: [Double] { rms.map(Self.decibels) }
 
     /// `20·log10(amplitude)`, −∞ at 0.

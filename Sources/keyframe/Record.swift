@@ -17,9 +17,12 @@ struct Record: ParsableCommand {
             in MP4 with a sample-exact edit list (decoding gives back exactly the frames recorded).
 
             Recording runs until --duration is reached, or until Ctrl-C (SIGINT) or SIGTERM, which \
-            finish the file cleanly; a second Ctrl-C abandons it. With --crash-safe, .m4a is written \
-            fragmented in place (a fragment a second) and the other containers are flushed every second, \
-            so a kill or power loss costs at most the last second.
+            finish the file cleanly (so does SIGHUP, a closed terminal); a Ctrl-C while the file is being \
+            finished abandons it. With --crash-safe, .m4a is written fragmented in place (a fragment a \
+            second) and the other containers are flushed every second, so a kill (SIGKILL, a crash) costs \
+            at most the last second. Without it, .pcm, .wav and .aac are still written in place, but an \
+            .m4a is written under a hidden temporary name (.NAME.partial-…) and renamed when finished; a \
+            killed recording leaves that temporary file behind.
 
             On a terminal a live line shows the time recorded and, per channel, the RMS level (bar) and \
             peak in dBFS. The capture thread never waits on the encoder or the disk; if they fall behind \
@@ -59,8 +62,8 @@ struct Record: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let duration, !(duration > 0 && duration < 1e7) {
-            throw ValidationError("--duration must be a positive number of seconds")
+        if let duration, !(duration > 0 && duration < 1e7) || (duration * Double(sampleRate)).rounded() < 1 {
+            throw ValidationError("--duration must be a positive number of seconds (at least one frame)")
         }
         guard AudioConfiguration.supportedSampleRates.contains(sampleRate) else {
             throw ValidationError("--sample-rate \(sampleRate) is not one of \(AudioConfiguration.supportedSampleRates.map(String.init).joined(separator: ", "))")
@@ -85,20 +88,24 @@ struct Record: ParsableCommand {
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
             queueCapacity: max(4, 5000 / periodMilliseconds))
         let recording: Recording
-        do {
-            recording = try Recording(options: options)
-            try recording.start()
-        } catch {
+        do { recording = try Recording(options: options) } catch { throw CommandFailure("\(error)") }
+        // Before start: opening a device can take a second (PulseAudio), and a Ctrl-C then must
+        // not leave an empty file behind. A stop asked for by then ends the recording at once.
+        let signals = StopSignals { recording.requestStop() }
+        do { try recording.start() } catch {
             // Device errors name the device, file errors the file.
             throw CommandFailure("\(error)")
         }
-        let signals = StopSignals { recording.requestStop() }
         let meter = LevelMeterLine(channelCount: channels)
+        let overruns = {
+            let statistics = recording.statistics
+            return statistics.deviceXruns + statistics.consumerOverruns
+        }
         while !recording.wait(timeout: .milliseconds(200)) {
             let levels = recording.takeLevels()
-            meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: levels, overruns: 0)
+            meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: levels, overruns: overruns())
         }
-        meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: recording.takeLevels(), overruns: 0)
+        meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: recording.takeLevels(), overruns: overruns())
         meter.finish()
         signals.finishing()
         let summary: Recording.Summary
@@ -182,17 +189,18 @@ struct RecordReport: Encodable {
         case .duration: "duration"
         case .requested: "signal"
         case .device: "device"
+        case .error: "error"
         }
     }
 }
 
-/// SIGINT and SIGTERM while recording: the first asks the recording to stop (the file is then
+/// SIGINT, SIGTERM and SIGHUP while recording: each asks the recording to stop (the file is then
 /// finished normally); a SIGINT while the file is being finished ends the process at once.
 final class StopSignals {
     private let sources: [any DispatchSourceSignal]
 
     init(onStop: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { number in
+        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { onStop() }

@@ -130,6 +130,39 @@ import Testing
         #expect(throws: PipelineError.self) { try Recording.Options(outputPath: "x.mp3") }
     }
 
+    @Test func aMissingDeviceLeavesAnExistingFileAsItWas() throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 10)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for container in Recording.Container.allCases {
+            for crashSafe in [false, true] {
+                let output = directory.appendingPathComponent("existing.\(container.rawValue)")
+                let before = Data("an earlier recording".utf8)
+                try before.write(to: output)
+                let recording = try Recording(options: Recording.Options(outputPath: output.path, device: "kf_nope",
+                                                                         alsaConfiguration: configuration, crashSafe: crashSafe))
+                #expect(throws: PipelineError.self) { try recording.start() }
+                #expect(try Data(contentsOf: output) == before, "\(output.lastPathComponent) (crash-safe \(crashSafe)) was changed")
+            }
+        }
+    }
+
+    @Test func aRecordingStartsOnce() throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 50_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("once.wav").path
+        let recording = try Recording(options: Recording.Options(outputPath: output, device: "kf_in", alsaConfiguration: configuration,
+                                                                 frameLimit: 10_000))
+        try recording.start()
+        #expect(throws: PipelineError.self) { try recording.start() }
+        while !recording.wait(timeout: .milliseconds(100)) {}
+        let summary = try recording.finish()
+        #expect(summary.frames == 10_000)
+        var reader = try PCMFileReader(wavPath: output)
+        var frames = 0
+        while let chunk = try reader.read(maxFrames: 4096) { frames += chunk.count / 4 }
+        #expect(frames == 10_000)
+    }
+
     @Test func playbackRendersWhatDecodeWrites() throws {
         let (directory, _, configuration) = try Self.fixture(frames: 30_000)
         defer { try? FileManager.default.removeItem(at: directory) }

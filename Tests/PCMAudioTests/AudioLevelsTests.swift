@@ -3,7 +3,7 @@ import MediaCore
 import PCMAudio
 import Testing
 
-/// ``AudioLevels``: the figures of the record meter, against AES17 and ffmpeg's volumedetect.
+/// ``AudioLevels``: the figures of the record meter (full-scale square = 0 dBFS RMS, as in sox and ffmpeg's astats).
 @Suite struct AudioLevelsTests {
     /// Interleaved s16 stereo: a sine of `amplitude` (of full scale) on the left, silence on the right.
     static func sineLeft(amplitude: Double, frames: Int) -> [UInt8] {
