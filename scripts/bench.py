@@ -347,13 +347,15 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         input="wav48-loop",
         what=f"Live capture → M4A (AAC-LC 128 kb/s), {RECORD_SECONDS} s of stereo "
              f"{RECORD_RATE / 1000:g} kHz from ALSA device `pulse`: a PulseAudio null sink the "
-             "script starts, both commands recording the same source",
+             "script starts, both commands recording the same source with the same encoder "
+             "settings (libavcodec's `fast` coder, `record`'s default; `--coder twoloop` is "
+             "measured in the note below)",
         ours=["{keyframe}", "record", "--device", "pulse", "--sample-rate", str(RECORD_RATE),
               "--channels", "2", "--bitrate", "128k", "--duration", str(RECORD_SECONDS), "{out}",
               "--json"],
         ffmpeg=["ffmpeg", "-nostdin", "-v", "warning", "-y", "-f", "alsa", "-i", "pulse",
                 "-t", str(RECORD_SECONDS), "-ar", str(RECORD_RATE), "-ac", "2",
-                "-c:a", "aac", "-b:a", "128k", "{out}"],
+                "-c:a", "aac", "-aac_coder", "fast", "-b:a", "128k", "{out}"],
         out_ext=".m4a",
         target=0.05,
         realtime=True,

@@ -24,8 +24,19 @@ public final class AACEncoder {
     /// PCM frames per AAC-LC packet.
     public static let framesPerPacket = 1024
 
+    /// How libavcodec's encoder picks scale factors (its `aac_coder` option).
+    public enum Coder: String, Sendable, Hashable, CaseIterable {
+        /// The two-loop search, libavcodec's default: `ffmpeg -c:a aac` gives the same bytes.
+        case twoLoop = "twoloop"
+        /// The constant-quantizer search: about half the CPU of ``twoLoop``, a little lower
+        /// quality (for live capture on small machines).
+        case fast
+    }
+
     /// The target bitrate in bits per second.
     public let bitrate: Int
+    /// The scale-factor search.
+    public let coder: Coder
     /// The PCM layout of the input (set by the first sample or the initializer).
     public private(set) var inputFormat: PCMFormat?
     /// The stream's AudioSpecificConfig (libavcodec's extradata), once the encoder is open.
@@ -52,8 +63,9 @@ public final class AACEncoder {
     ///
     /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
     ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
-    public init(bitrate: Int = 96_000) throws(CodecError) {
+    public init(bitrate: Int = 96_000, coder: Coder = .twoLoop) throws(CodecError) {
         try FFmpegLibrary.load()
+        self.coder = coder
         guard (8000...Self.maximumBitrate(channels: 8, sampleRate: 96000)).contains(bitrate) else {
             throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 8, sampleRate: 96000))
         }
@@ -63,8 +75,8 @@ public final class AACEncoder {
 
     /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
     /// error before any work starts.
-    public convenience init(format: PCMFormat, bitrate: Int = 96_000) throws(CodecError) {
-        try self.init(bitrate: bitrate)
+    public convenience init(format: PCMFormat, bitrate: Int = 96_000, coder: Coder = .twoLoop) throws(CodecError) {
+        try self.init(bitrate: bitrate, coder: coder)
         try open(format)
     }
 
@@ -163,6 +175,7 @@ public final class AACEncoder {
         c.pointee.bit_rate = Int64(bitrate)
         c.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        try CodecError.check(kf_av_opt_set(c.pointee.priv_data, "aac_coder", coder.rawValue, 0), "setting aac_coder \(coder.rawValue)")
         try context.open()
 
         let frame = try Frame()

@@ -36,6 +36,7 @@ static struct {
     int (*av_channel_layout_copy)(AVChannelLayout *, const AVChannelLayout *);
     void (*av_channel_layout_default)(AVChannelLayout *, int);
     int (*av_strerror)(int, char *, size_t);
+    int (*av_opt_set)(void *, const char *, const char *, int);
 } kf;
 
 static void *kf_open(const char *name) {
@@ -81,6 +82,7 @@ static void kf_load_once(void) {
     KF_BIND(avutil, av_channel_layout_copy);
     KF_BIND(avutil, av_channel_layout_default);
     KF_BIND(avutil, av_strerror);
+    KF_BIND(avutil, av_opt_set);
     kf.av_log_set_level(AV_LOG_ERROR);
     kf_status = 0;
 }
@@ -97,6 +99,7 @@ const AVCodec *kf_avcodec_find_decoder(enum AVCodecID id) { return kf.avcodec_fi
 AVCodecContext *kf_avcodec_alloc_context3(const AVCodec *codec) { return kf.avcodec_alloc_context3(codec); }
 void kf_avcodec_free_context(AVCodecContext **context) { kf.avcodec_free_context(context); }
 int kf_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options) { return kf.avcodec_open2(context, codec, options); }
+int kf_av_opt_set(void *object, const char *name, const char *value, int searchFlags) { return kf.av_opt_set(object, name, value, searchFlags); }
 int kf_avcodec_send_frame(AVCodecContext *context, const AVFrame *frame) { return kf.avcodec_send_frame(context, frame); }
 int kf_avcodec_receive_packet(AVCodecContext *context, AVPacket *packet) { return kf.avcodec_receive_packet(context, packet); }
 int kf_avcodec_send_packet(AVCodecContext *context, const AVPacket *packet) { return kf.avcodec_send_packet(context, packet); }

@@ -35,6 +35,8 @@ public final class AACRecorder: Sendable {
     public let configuration: AudioConfiguration
     /// The target bitrate in bits per second.
     public let bitrate: Int
+    /// The encoder's scale-factor search.
+    public let coder: AACEncoder.Coder
     /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1).
     public let audioSpecificConfig: AudioSpecificConfig
     /// The magic cookie: an ES_Descriptor (ISO/IEC 14496-1, 7.2.6.5) holding
@@ -53,6 +55,8 @@ public final class AACRecorder: Sendable {
     /// channel count or bitrate is an error here.
     ///
     /// - Parameters:
+    ///   - coder: the encoder's scale-factor search; ``AACEncoder/Coder/fast`` by default, which
+    ///     halves the encoder's CPU, the larger part of a live recording's cost.
     ///   - device: the ALSA PCM name (`"default"`, `"pulse"`, `"hw:1,0"`, …).
     ///   - periodFrames: frames per capture period; default 20 ms.
     ///   - queueCapacity: periods encoding may fall behind before capture drops them (counted
@@ -69,6 +73,7 @@ public final class AACRecorder: Sendable {
     public init(
         configuration: AudioConfiguration,
         bitrate: Int = 128_000,
+        coder: AACEncoder.Coder = .fast,
         device: String = "default",
         periodFrames: Int? = nil,
         queueCapacity: Int = 100,
@@ -81,7 +86,7 @@ public final class AACRecorder: Sendable {
         onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil
     ) throws(PipelineError) {
         let encoder: AACEncoder
-        do { encoder = try AACEncoder(format: configuration.pcmFormat, bitrate: bitrate) } catch { throw .codec(error) }
+        do { encoder = try AACEncoder(format: configuration.pcmFormat, bitrate: bitrate, coder: coder) } catch { throw .codec(error) }
         guard let config = encoder.audioSpecificConfig else { throw .unsupported("the encoder gave no AudioSpecificConfig") }
         do {
             magicCookie = try ESDescriptor(audioSpecificConfig: config, averageBitrate: UInt32(clamping: bitrate)).serialized()
@@ -90,6 +95,7 @@ public final class AACRecorder: Sendable {
         }
         self.configuration = configuration
         self.bitrate = bitrate
+        self.coder = coder
         self.audioSpecificConfig = config
         self.priming = encoder.priming
         self.onPackets = onPackets

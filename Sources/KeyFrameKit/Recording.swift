@@ -60,6 +60,8 @@ public final class Recording: Sendable {
         public var configuration: AudioConfiguration
         /// The AAC bitrate (`.aac`, `.m4a`), bits per second.
         public var bitrate: Int
+        /// The AAC encoder's scale-factor search (`.aac`, `.m4a`).
+        public var coder: AACEncoder.Coder
         /// The ALSA PCM name.
         public var device: String
         /// Where to look ``device`` up instead of the system configuration.
@@ -75,7 +77,7 @@ public final class Recording: Sendable {
 
         /// Options for recording to `outputPath`; throws when its extension names no container.
         public init(outputPath: String, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
-                    device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
+                    coder: AACEncoder.Coder = .fast, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
                     crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250) throws(PipelineError) {
             guard let container = Container(fileExtensionOf: outputPath) else {
                 throw .unsupported("\(outputPath): unknown output type; use .pcm, .wav, .aac or .m4a")
@@ -84,6 +86,7 @@ public final class Recording: Sendable {
             self.container = container
             self.configuration = configuration
             self.bitrate = bitrate
+            self.coder = coder
             self.device = device
             self.alsaConfiguration = alsaConfiguration
             self.frameLimit = frameLimit
@@ -205,7 +208,7 @@ public final class Recording: Sendable {
         }
         if options.container.isAAC {
             source = .aac(try AACRecorder(
-                configuration: options.configuration, bitrate: options.bitrate, device: options.device,
+                configuration: options.configuration, bitrate: options.bitrate, coder: options.coder, device: options.device,
                 periodFrames: options.periodFrames, queueCapacity: options.queueCapacity, frameLimit: options.frameLimit,
                 alsaConfiguration: options.alsaConfiguration, onPCM: measure,
                 onPackets: { packets in output.write(packets: packets) },

@@ -4,12 +4,12 @@ extension Transcode {
     /// movie timescale equal to the sample rate), with iTunSMPB and the encoder tag.
     ///
     /// - Parameter fragmentDuration: write fragmented (crash-safe) with a fragment this long.
-    public static func encodeToM4A(_ input: inout PCMFileReader, outputPath: String, bitrate: Int,
+    public static func encodeToM4A(_ input: inout PCMFileReader, outputPath: String, bitrate: Int, coder: AACEncoder.Coder = .twoLoop,
                                    fragmentDuration: MediaTime? = nil,
                                    progress: (Progress) -> Void = { _ in }) throws(PipelineError) -> EncodeSummary {
         let format = input.format
         let encoder: AACEncoder
-        do { encoder = try AACEncoder(format: format, bitrate: bitrate) } catch { throw .codec(error) }
+        do { encoder = try AACEncoder(format: format, bitrate: bitrate, coder: coder) } catch { throw .codec(error) }
         let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: outputPath, mediaTypes: .audio,
                                                                fragmentDuration: fragmentDuration,
                                                                encoderName: "KeyFrameKit (libavcodec aac)"))

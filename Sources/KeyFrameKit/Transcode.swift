@@ -28,11 +28,11 @@ public enum Transcode {
 
     /// Encodes PCM from `input` to an ADTS file at `outputPath` (written under a temporary name and
     /// renamed when complete; nothing is left under `outputPath` on an error).
-    public static func encodeToADTS(_ input: inout PCMFileReader, outputPath: String, bitrate: Int,
+    public static func encodeToADTS(_ input: inout PCMFileReader, outputPath: String, bitrate: Int, coder: AACEncoder.Coder = .twoLoop,
                                     progress: (Progress) -> Void = { _ in }) throws(PipelineError) -> EncodeSummary {
         let format = input.format
         let encoder: AACEncoder
-        do { encoder = try AACEncoder(format: format, bitrate: bitrate) } catch { throw .codec(error) }
+        do { encoder = try AACEncoder(format: format, bitrate: bitrate, coder: coder) } catch { throw .codec(error) }
         guard let config = encoder.audioSpecificConfig else { throw .unsupported("the encoder gave no AudioSpecificConfig") }
         let sink: FileByteSink
         do { sink = try FileByteSink(path: outputPath) } catch { throw .stream(error) }

@@ -23,6 +23,11 @@ struct Encode: ParsableCommand {
     @Option(help: "Target bitrate: 96000, 96k or 0.128M.")
     var bitrate = Bitrate(argument: "96k")!
 
+    @Option(help: ArgumentHelp(
+        "AAC scale-factor search (ffmpeg's -aac_coder): twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast (half the CPU).",
+        valueName: "coder"))
+    var coder: CoderArgument = .twoloop
+
     @Flag(help: "With .m4a: fragmented, crash-safe output (moof+mdat every second, written in place).")
     var fragmented = false
 
@@ -58,9 +63,9 @@ struct Encode: ParsableCommand {
             line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
         }
         let summary = toMP4
-            ? try Transcode.encodeToM4A(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond,
+            ? try Transcode.encodeToM4A(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond, coder: coder.coder,
                                         fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, progress: report)
-            : try Transcode.encodeToADTS(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond, progress: report)
+            : try Transcode.encodeToADTS(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond, coder: coder.coder, progress: report)
         let seconds = Double(summary.inputFrames) / Double(reader.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for warning in summary.warnings { Terminal.warning("\(input): \(warning)") }

@@ -17,6 +17,7 @@
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
 #include <libavutil/log.h>
+#include <libavutil/opt.h>
 #include <libavutil/samplefmt.h>
 
 /// Loads libavcodec and libavutil once (thread-safe). Returns 0, or -1 with kf_ffmpeg_load_error().
@@ -30,6 +31,8 @@ const AVCodec *kf_avcodec_find_decoder(enum AVCodecID id);
 AVCodecContext *kf_avcodec_alloc_context3(const AVCodec *codec);
 void kf_avcodec_free_context(AVCodecContext **context);
 int kf_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options);
+/// av_opt_set: sets a named option of an FFmpeg object (a codec's private options: `priv_data`).
+int kf_av_opt_set(void *object, const char *name, const char *value, int searchFlags);
 int kf_avcodec_send_frame(AVCodecContext *context, const AVFrame *frame);
 int kf_avcodec_receive_packet(AVCodecContext *context, AVPacket *packet);
 int kf_avcodec_send_packet(AVCodecContext *context, const AVPacket *packet);
