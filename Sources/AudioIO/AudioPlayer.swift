@@ -15,6 +15,8 @@ public final class AudioPlayer {
     ///
     /// - Parameters:
     ///   - periodFrames: the device's period; default 20 ms.
+    ///   - periodCount: periods in the device's buffer: how long decoding may stall before the
+    ///     device runs dry (an underrun, recovered and counted).
     ///   - alsaConfiguration: where to look `device` up instead of the system configuration.
     /// - Throws: ``ALSAError`` for a missing or busy device or an unsupported format.
     public init(
