@@ -37,6 +37,8 @@ public final class PCMDevice {
     public private(set) var xrunCount = 0
     /// System suspends recovered from since opening.
     public private(set) var suspendCount = 0
+    /// A capture error met after part of a read: thrown by the next read.
+    private var pendingError: ALSAError?
 
     let handle: OpaquePointer
     /// Keeps the tree `snd_pcm_open_lconf` was given alive as long as the PCM.
@@ -154,14 +156,30 @@ public final class PCMDevice {
     /// overruns (the frames lost to one are not in `buffer`: the stream restarts). Returns the
     /// frames read: all of them, unless `shouldStop` said yes while waiting (checked at least
     /// every `pollInterval`), so a stalled device (a stopped sound server) cannot hold a caller
-    /// that wants to stop.
+    /// that wants to stop. When the device fails after some frames were read, those frames are
+    /// returned and the error is thrown by the next call.
     @discardableResult
     public func read(into buffer: UnsafeMutableRawBufferPointer, pollInterval: Duration = .milliseconds(100),
                      until shouldStop: () -> Bool = { false }) throws(ALSAError) -> Int {
+        if let pendingError {
+            self.pendingError = nil
+            throw pendingError
+        }
         let frameBytes = try bytesPerFrame()
         let total = buffer.count / frameBytes
-        let timeout = Int32(clamping: pollInterval.components.seconds * 1000 + pollInterval.components.attoseconds / 1_000_000_000_000_000)
         var done = 0
+        do {
+            try read(into: buffer, frameBytes: frameBytes, total: total, done: &done, pollInterval: pollInterval, until: shouldStop)
+        } catch {
+            guard done > 0 else { throw error }
+            pendingError = error
+        }
+        return done
+    }
+
+    private func read(into buffer: UnsafeMutableRawBufferPointer, frameBytes: Int, total: Int, done: inout Int,
+                      pollInterval: Duration, until shouldStop: () -> Bool) throws(ALSAError) {
+        let timeout = Int32(clamping: pollInterval.components.seconds * 1000 + pollInterval.components.attoseconds / 1_000_000_000_000_000)
         while done < total, let base = buffer.baseAddress {
             // A capture stream is started by its first read; waiting on one that is only
             // prepared (at first, after an overrun) would wait forever.
@@ -185,7 +203,6 @@ public final class PCMDevice {
                 done += result
             }
         }
-        return done
     }
 
     /// Capture: frames the device holds that have not been read yet (0 when it cannot say).

@@ -486,6 +486,12 @@ extension RecordCommandTests {
                         "\(what): the header declares \(chunk.declaredSize) bytes of data at \(chunk.offset) in a \(size)-byte file")
             }
             if container == .m4a {
+                // "Up to the last fragment": ffprobe reads every packet of every complete moof+mdat
+                // pair (counted by the tests' own box scan), and there are at least two of them.
+                let packets = try ExternalTool.ffprobeAudio(output).packets
+                let fragments = try MuxCheck.completeFragments(of: output)
+                #expect(fragments.fragments >= 2 && packets == fragments.samples.reduce(0, +),
+                        "\(what): ffprobe counts \(packets) packets; the \(fragments.fragments) complete fragments hold \(fragments.samples.reduce(0, +))")
                 let decode = try ExternalTool.run(try ExternalTool.keyframe, ["decode", output, "-o", pulse.directory.appendingPathComponent("ours.wav").path])
                 #expect(decode.status == 0, "\(what): keyframe decode of the killed file: \(decode.standardError)")
             }
