@@ -1,0 +1,42 @@
+/// Something that yields media one element at a time: the first stage of every KeyFrameKit job.
+///
+/// A source is pulled: ``next()`` returns the next element, or `nil` at the end of the stream
+/// (end of stream is never an error). Containers and elementary streams yield compressed
+/// packets (``PacketSource``); WAV, raw PCM, capture devices and decoders yield PCM
+/// (``PCMSource``). Sources are synchronous; a job runs them on a thread of its own.
+public protocol MediaSource<Element> {
+    /// What the source yields: a ``MediaSample`` (packets) or a ``PCMBuffer``.
+    associatedtype Element
+    /// What reading can fail with.
+    associatedtype Failure: Error
+
+    /// The next element, or `nil` at the end of the stream.
+    mutating func next() throws(Failure) -> Element?
+
+    /// How far the source has got; by default unknown.
+    var progress: MediaProgress { get }
+
+    /// The damage met since the last call: what the source stepped over instead of failing
+    /// (skipped bytes, a truncated frame, a broken box). By default none.
+    mutating func takeDamage() -> [DamageEvent]
+}
+
+extension MediaSource {
+    /// Unknown progress.
+    public var progress: MediaProgress { MediaProgress() }
+
+    /// No damage.
+    public mutating func takeDamage() -> [DamageEvent] { [] }
+}
+
+/// A source of compressed packets (AAC raw data blocks, video access units), each a
+/// ``MediaSample`` with its timing and format: an ADTS stream, one track of an MP4, an Annex-B
+/// stream, an encoder's output.
+public protocol PacketSource: MediaSource where Element == MediaSample {}
+
+/// A source of interleaved PCM: a WAV or raw PCM file, a capture device, a decoder's output.
+public protocol PCMSource: MediaSource where Element == PCMBuffer {
+    /// The PCM layout, when known before the first buffer (a WAV header, a device opened with a
+    /// format); `nil` when only the first buffer will tell (a decoder).
+    var pcmFormat: PCMFormat? { get }
+}
