@@ -62,6 +62,8 @@ public final class AudioCapture: Sendable {
     private let deliveryBatch: Int
     private let alsaConfiguration: ALSAConfiguration?
     private let onSample: (@Sendable (MediaSample) -> Void)?
+    /// Whether the consumer pulls samples with ``nextBatch()`` (see ``AudioCaptureSource``).
+    private let isPulled: Bool
     /// What the capture thread shares with this object. The thread holds this, never the
     /// capture itself, so dropping the last reference to an ``AudioCapture`` stops it.
     private let state: CaptureState
@@ -81,7 +83,7 @@ public final class AudioCapture: Sendable {
     ///   - onSample: called on a delivery thread for each sample; `nil` to use ``samples``.
     ///   - onEnd: called once on the capture thread when it ends, for any reason; samples
     ///     already queued may still be in delivery (``stop()`` waits for them).
-    public init(
+    public convenience init(
         configuration: AudioConfiguration,
         device: String = "default",
         periodFrames: Int? = nil,
@@ -93,6 +95,18 @@ public final class AudioCapture: Sendable {
         onSample: (@Sendable (MediaSample) -> Void)? = nil,
         onEnd: (@Sendable (Ending) -> Void)? = nil
     ) {
+        self.init(configuration: configuration, device: device, periodFrames: periodFrames, periodCount: periodCount,
+                  queueCapacity: queueCapacity, deliveryBatch: deliveryBatch, frameLimit: frameLimit,
+                  alsaConfiguration: alsaConfiguration, onSample: onSample, isPulled: false, onEnd: onEnd)
+    }
+
+    /// A capture whose consumer pulls batches with ``nextBatch()`` on a thread of its own.
+    init(
+        configuration: AudioConfiguration, device: String, periodFrames: Int?, periodCount: Int, queueCapacity: Int,
+        deliveryBatch: Int, frameLimit: Int?, alsaConfiguration: ALSAConfiguration?,
+        onSample: (@Sendable (MediaSample) -> Void)?, isPulled: Bool, onEnd: (@Sendable (Ending) -> Void)?
+    ) {
+        self.isPulled = isPulled
         self.configuration = configuration
         self.device = device
         self.requestedPeriodFrames = periodFrames ?? configuration.sampleRate / 50
@@ -158,7 +172,7 @@ public final class AudioCapture: Sendable {
         guard let (owned, granted) = state.shared.withLock({ shared in
             zip(shared.device, shared.parameters)
         }) else { throw .invalidState("AudioCapture on '\(device)' has no open device") }
-        let queue = onSample.map { _ in SampleQueue(capacity: queueCapacity, batchSize: deliveryBatch) }
+        let queue = onSample != nil || isPulled ? SampleQueue(capacity: queueCapacity, batchSize: deliveryBatch) : nil
         let deliveryThread = zip(queue, onSample).map { queue, onSample in
             JoinableThread {
                 while let batch = queue.takeBatch() {
@@ -176,6 +190,14 @@ public final class AudioCapture: Sendable {
             shared.deliveryThread = deliveryThread
             shared.captureThread = captureThread
         }
+    }
+
+    /// The next batch of captured periods, oldest first, for a capture made to be pulled
+    /// (``AudioCaptureSource``): waits until a batch is ready, and returns `nil` once capture has
+    /// ended and everything queued was taken.
+    func nextBatch() -> [MediaSample]? {
+        guard let queue = state.shared.withLock({ $0.queue }) else { return nil }
+        return queue.takeBatch()
     }
 
     /// Stops capturing and waits for the capture thread to end (within a period, or 100 ms on a

@@ -1,5 +1,5 @@
 // KeyFrameKit: the umbrella module. Importing it gives the media core and the AAC bitstream layer,
-// and the pipelines built on them.
+// the pipelines built on them, and swift-system's `FilePath`, which their paths are.
 @_exported public import MediaCore
 @_exported public import AACBitstream
 @_exported public import PCMAudio
@@ -7,3 +7,4 @@
 @_exported public import MP4
 @_exported public import VideoBitstream
 @_exported public import AudioIO
+@_exported public import SystemPackage

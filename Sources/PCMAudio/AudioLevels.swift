@@ -69,6 +69,11 @@ public struct AudioLevels: Sendable, Hashable {
     }
 
     /// Measures a PCM sample (see ``add(_:format:)``); other samples are ignored.
+    public mutating func add(_ buffer: PCMBuffer) {
+        buffer.bytes.withUnsafeBytes { add($0, format: buffer.format) }
+    }
+
+    /// Adds a captured PCM sample's frames.
     public mutating func add(_ sample: MediaSample) {
         guard case .pcm(let format) = sample.format else { return }
         sample.data.withUnsafeBytes { add($0, format: format) }

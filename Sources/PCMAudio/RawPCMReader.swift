@@ -11,6 +11,8 @@ public struct RawPCMReader<Source: ByteSource> {
     /// (whole frames only), else `nil`.
     public let frameCount: Int64?
     private var frames: PCMFrameStream<Source>
+    /// Warnings already handed out as damage (``takeDamage()``).
+    var reportedWarningCount = 0
 
     /// A reader of `source`'s bytes as frames of `format`, from the source's current position.
     ///

@@ -44,6 +44,8 @@ public struct WAVReader<Source: ByteSource> {
     /// The sample count of an RF64 file's `ds64` chunk (`nil` for RIFF).
     public let ds64SampleCount: Int64?
     private var frames: PCMFrameStream<Source>
+    /// Warnings already handed out as damage (``takeDamage()``).
+    var reportedWarningCount = 0
     private let headerWarnings: [String]
 
     /// Reads the header of the WAV file `source` holds, up to the first sample byte.

@@ -29,25 +29,13 @@ struct Decode: ParsableCommand {
 
     func run() throws {
         try checkDistinct(input: input, output: output)
-        let isMP4: Bool
-        switch fileExtension(input) {
-        case "aac", "adts": isMP4 = false
-        case "m4a", "mp4", "mov", "m4v", "3gp": isMP4 = true
-        default: isMP4 = try Probe.isContainer(input) || !segments.isEmpty
-        }
-        let destination: Transcode.PCMDestination
-        switch fileExtension(output) {
-        case "wav", "wave": destination = .wav(path: output)
-        case "pcm", "raw": destination = .raw(path: output)
-        default: throw CommandFailure("\(output): unknown output type; use .wav or .pcm")
+        guard [.wav, .rawPCM].contains(MediaFileFormat(nameOf: FilePath(output))) else {
+            throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .pcm))")
         }
         let line = ProgressLine(label: "decoding")
-        let report: (Transcode.Progress) -> Void = { progress in
-            line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
-        }
-        let summary = isMP4
-            ? try Transcode.decodeMP4(inputPath: input, segments: segments, to: destination, sampleFormat: format.sampleFormat, progress: report)
-            : try Transcode.decodeADTS(inputPath: input, to: destination, sampleFormat: format.sampleFormat, progress: report)
+        let summary = try Transcode.decode(FilePath(input), segments: segments.map { FilePath($0) }, to: FilePath(output),
+                                           sampleFormat: format.sampleFormat, control: StopSignals.cancellingControl(),
+                                           progress: line.update)
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }

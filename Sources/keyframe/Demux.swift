@@ -36,7 +36,11 @@ struct Demux: ParsableCommand {
 
     func run() throws {
         for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path) }
-        let summary = try Remux.demux(inputPath: input, segments: segments, audioPath: output, videoPath: videoOutput, audioTrackID: track)
+        let line = ProgressLine(label: "demuxing")
+        let summary = try Remux.demux(FilePath(input), segments: segments.map { FilePath($0) }, audioOutput: output.map { FilePath($0) },
+                                      videoOutput: videoOutput.map { FilePath($0) }, audioTrackID: track,
+                                      control: StopSignals.cancellingControl(), progress: line.update)
+        line.finish(mediaSeconds: 0, totalSeconds: nil)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         if let output, let track = summary.audioTrackID {
             if let (priming, remainder) = summary.droppedGapless, priming > 0 || remainder > 0 {

@@ -38,38 +38,30 @@ struct Encode: ParsableCommand {
 
     func run() throws {
         try checkDistinct(input: input, output: output)
-        let toMP4: Bool
-        switch fileExtension(output) {
-        case "aac", "adts": toMP4 = false
-        case "m4a", "mp4", "mov": toMP4 = true
-        default: throw CommandFailure("\(output): unknown output type; use .aac or .m4a")
+        guard [.adts, .mp4].contains(MediaFileFormat(nameOf: FilePath(output))) else {
+            throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac))")
         }
-        var reader: PCMFileReader
-        switch fileExtension(input) {
-        case "wav", "wave":
-            do {
-                reader = try PCMFileReader(wavPath: input, allowTruncated: allowTruncated)
-            } catch PipelineError.wav(let error) {
-                if case .dataBeyondFile = error {
-                    throw CommandFailure("\(input): \(error) (a cut recording? --allow-truncated encodes what is there)")
-                }
-                throw CommandFailure("\(input): \(error)")
+        let inputPath = FilePath(input)
+        let reader: PCMFileReader
+        do {
+            let raw = MediaFileFormat.detect(inputPath) == .rawPCM ? try layout.rawLayout(for: input) : nil
+            reader = try PCMFileReader(path: inputPath, rawFormat: raw, allowTruncated: allowTruncated)
+        } catch PipelineError.wav(let error) {
+            if case .dataBeyondFile = error {
+                throw CommandFailure("\(input): \(error) (a cut recording? --allow-truncated encodes what is there)")
             }
-        case "pcm", "raw": reader = try PCMFileReader(rawPath: input, format: try layout.rawLayout(for: input))
-        default: throw CommandFailure("\(input): unknown input type; use .wav or .pcm")
+            throw CommandFailure("\(input): \(error)")
         }
+        let format = reader.format
         let line = ProgressLine(label: "encoding")
-        let report: (Transcode.Progress) -> Void = { progress in
-            line.update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
-        }
-        let summary = toMP4
-            ? try Transcode.encodeToM4A(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond, coder: coder.coder,
-                                        fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, progress: report)
-            : try Transcode.encodeToADTS(&reader, outputPath: output, bitrate: bitrate.bitsPerSecond, coder: coder.coder, progress: report)
-        let seconds = Double(summary.inputFrames) / Double(reader.format.sampleRate)
+        let options = Transcode.EncodeOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder,
+                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil)
+        let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
+                                           progress: line.update)
+        let seconds = Double(summary.inputFrames) / Double(format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        for warning in summary.warnings { Terminal.warning("\(input): \(warning)") }
-        print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(reader.format.sampleRate) Hz, \(reader.format.channelCount) ch → "
+        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
+        print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(format.sampleRate) Hz, \(format.channelCount) ch → "
               + "\(summary.packets) AAC packets at \(bitrate.bitsPerSecond) b/s (priming \(summary.priming), padding \(summary.padding))")
     }
 }

@@ -50,13 +50,17 @@ struct Mux: ParsableCommand {
         for path in [input, video].compactMap({ $0 }) { try checkDistinct(input: path, output: output) }
         guard input != nil || video != nil else { throw ValidationError("give an ADTS file and/or --video") }
         let videoInput = try video.map { path in
-            VideoInput(path: path, codec: ["h265", "hevc", "265"].contains(fileExtension(path)) ? .hevc : .h264,
-                       frameDuration: try Self.frameDuration(frameRate))
+            let format = MediaFileFormat.detect(FilePath(path))
+            guard format == .h264 || format == .hevc else {
+                throw CommandFailure("\(path): not an Annex-B H.264 or HEVC stream (\(format.map { "\($0)" } ?? "unknown"))")
+            }
+            return Remux.VideoInput(path: FilePath(path), codec: format == .hevc ? .hevc : .h264, frameDuration: try Self.frameDuration(frameRate))
         }
         let fragment = fragmented ? MediaTime(value: Int64((fragmentDuration * 1000).rounded()), timescale: 1000) : nil
-        let summary = try Remux.mux(audioPath: input, video: videoInput, outputPath: output, fastStart: fastStart,
-                                    fragmentDuration: fragment, defragment: defragment)
-        for damage in summary.damage { Terminal.warning(damage) }
+        let summary = try Remux.mux(audio: input.map { FilePath($0) }, video: videoInput, to: FilePath(output),
+                                    options: Remux.MuxOptions(fastStart: fastStart, fragmentDuration: fragment, defragment: defragment),
+                                    control: StopSignals.cancellingControl())
+        for damage in summary.damage { Terminal.warning(damage.description) }
         var parts: [String] = []
         if input != nil { parts.append("\(summary.audioPackets) AAC packets") }
         if video != nil { parts.append("\(summary.videoSamples) video samples") }

@@ -26,9 +26,8 @@ struct Play: ParsableCommand {
         let line = ProgressLine(label: "playing")
         let summary: Playback.Summary
         do {
-            summary = try Playback.play(inputPath: input, device: audioDevice.device, alsaConfiguration: try audioDevice.configuration()) {
-                line.update(mediaSeconds: $0.mediaSeconds, totalSeconds: $0.totalSeconds)
-            }
+            summary = try Playback.play(FilePath(input), device: audioDevice.device, alsaConfiguration: try audioDevice.configuration(),
+                                        control: StopSignals.cancellingControl(), progress: line.update)
         } catch let failure as CommandFailure {
             throw failure
         } catch {

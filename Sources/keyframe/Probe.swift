@@ -46,8 +46,15 @@ struct Probe: ParsableCommand {
     }
 
     static func report(for path: String, segments: [String] = []) throws -> ProbeReport {
-        if try isContainer(path) || !segments.isEmpty {
-            do { return try MP4Probe.probe(try MediaInput.open(path, segments: segments)) } catch { throw CommandFailure("\(path): \(error)") }
+        let format: MediaFileFormat?
+        do { format = try readableFormat(path) }
+        if format == .mp4 || !segments.isEmpty {
+            do { return try MP4Probe.probe(try MediaInput.open(FilePath(path), segments: segments.map { FilePath($0) })) } catch {
+                throw CommandFailure("\(path): \(error)")
+            }
+        }
+        guard format == .adts else {
+            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac))")
         }
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
@@ -58,18 +65,15 @@ struct Probe: ParsableCommand {
         }
     }
 
-    /// Recognises ISO BMFF / QuickTime by their first box type.
-    static func isContainer(_ path: String) throws -> Bool {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
-        let head = (try? source.read(at: 0, count: 8)) ?? []
-        guard head.count == 8 else { return false }
-        let type = String(decoding: head[4..<8], as: UTF8.self)
-        return ["ftyp", "moov", "mdat", "free", "wide", "skip", "styp", "moof", "sidx", "pnot"].contains(type)
+    /// The format of the file at `path` (content first, then name), or an error naming the
+    /// file when it cannot be opened.
+    static func readableFormat(_ path: String) throws -> MediaFileFormat? {
+        do { _ = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
+        return MediaFileFormat.detect(FilePath(path))
     }
 
     private func printBoxTree() throws {
-        let source = try MediaInput.open(input, segments: segments)
+        let source = try MediaInput.open(FilePath(input), segments: segments.map { FilePath($0) })
         let (nodes, error): ([BoxTreeNode], MP4Error?)
         do { (nodes, error) = try BoxTree.nodes(of: source) } catch { throw CommandFailure("\(input): \(error)") }
         for node in nodes {

@@ -1,3 +1,5 @@
+import KeyFrameKit
+
 /// The progress line long work shows on a terminal: percent done and speed as a multiple of
 /// real time, a few updates a second on stderr; nothing at all when stderr is not a terminal.
 final class ProgressLine {
@@ -21,6 +23,11 @@ final class ProgressLine {
         if let lastDraw, now - lastDraw < .milliseconds(200) { return }
         lastDraw = now
         draw(mediaSeconds: mediaSeconds, totalSeconds: totalSeconds, now: now)
+    }
+
+    /// Reports a pump's progress.
+    func update(_ progress: MediaProgress) {
+        update(mediaSeconds: progress.mediaSeconds, totalSeconds: progress.totalSeconds)
     }
 
     /// Draws the final state and ends the line.

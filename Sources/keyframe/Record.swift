@@ -79,7 +79,7 @@ struct Record: ParsableCommand {
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
         }
-        guard Recording.Container(fileExtensionOf: output) != nil else {
+        guard Recording.Container(fileExtensionOf: FilePath(output)) != nil else {
             throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
         }
     }
@@ -88,7 +88,7 @@ struct Record: ParsableCommand {
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
         let options = try Recording.Options(
-            outputPath: output, configuration: configuration, bitrate: bitrate.bitsPerSecond, coder: coder.coder, device: audioDevice.device,
+            outputPath: FilePath(output), configuration: configuration, bitrate: bitrate.bitsPerSecond, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
             queueCapacity: max(4, 5000 / periodMilliseconds))
@@ -172,7 +172,7 @@ struct RecordReport: Encodable {
     var deviceFailure: String?
 
     init(_ summary: Recording.Summary) {
-        output = summary.outputPath
+        output = summary.outputPath.string
         container = summary.container.rawValue
         device = summary.device
         sampleRate = summary.format.sampleRate
@@ -196,27 +196,5 @@ struct RecordReport: Encodable {
         case .device: "device"
         case .error: "error"
         }
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP while recording: each asks the recording to stop (the file is then
-/// finished normally); a SIGINT while the file is being finished ends the process at once.
-final class StopSignals {
-    private let sources: [any DispatchSourceSignal]
-
-    init(onStop: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { onStop() }
-            source.resume()
-            return source
-        }
-    }
-
-    /// From now on a SIGINT ends the process at once (the file is being finished).
-    func finishing() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
     }
 }

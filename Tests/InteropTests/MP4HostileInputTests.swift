@@ -425,7 +425,7 @@ enum MutationRun {
         if let directory {
             let input = directory + "/mutated.m4a", output = directory + "/decoded.pcm"
             if FileManager.default.createFile(atPath: input, contents: Data(bytes)) {
-                _ = try? Transcode.decodeMP4(inputPath: input, to: .raw(path: output))
+                _ = try? Transcode.decode(FilePath(input), to: FilePath(output))
                 try? FileManager.default.removeItem(atPath: output)
             }
         }

@@ -38,8 +38,8 @@ import Testing
         let (directory, tone, configuration) = try Self.fixture(frames: 30_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let packets = Mutex<[MediaSample]>([])
-        let recorder = try AACRecorder(configuration: .default, bitrate: 128_000, device: "kf_in", frameLimit: 22_050,
-                                       alsaConfiguration: configuration,
+        let recorder = try AACRecorder(AACRecorder.Configuration(bitrate: 128_000, device: "kf_in", alsaConfiguration: configuration,
+                                                                 frameLimit: 22_050),
                                        onPackets: { new in packets.withLock { $0 += new } })
         // The cookie is an ES_Descriptor holding the ASC, as seed 004 reads it.
         #expect(try AudioSpecificConfig(magicCookie: recorder.magicCookie) == recorder.audioSpecificConfig)
@@ -75,7 +75,7 @@ import Testing
         let (directory, tone, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.\(container.rawValue)").path
-        let options = try Recording.Options(outputPath: output, device: "kf_in", alsaConfiguration: configuration, frameLimit: 33_333)
+        let options = try Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration, frameLimit: 33_333)
         #expect(options.container == container)
         let recording = try Recording(options: options)
         try recording.start()
@@ -96,20 +96,20 @@ import Testing
             decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
             #expect(decoded == Array(tone.prefix(33_333 * 4)))
         case .wav:
-            var reader = try PCMFileReader(wavPath: output)
+            var reader = try PCMFileReader(wavPath: FilePath(output))
             var bytes: [UInt8] = []
             while let chunk = try reader.read(maxFrames: 4096) { bytes += chunk }
             #expect(bytes == Array(tone.prefix(33_333 * 4)))
             decoded = bytes
         case .aac:
             let pcm = directory.appendingPathComponent("decoded.pcm").path
-            let result = try Transcode.decodeADTS(inputPath: output, to: .raw(path: pcm))
+            let result = try Transcode.decode(FilePath(output), to: FilePath(pcm))
             // ADTS keeps the priming and padding: 33 packets of 1024.
             #expect(result.frames == Int64((33_333 + 1024 + 1023) / 1024 * 1024))
             decoded = Array(try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm))).dropFirst(1024 * 4).prefix(33_333 * 4))
         case .m4a:
             let pcm = directory.appendingPathComponent("decoded.pcm").path
-            let result = try Transcode.decodeMP4(inputPath: output, to: .raw(path: pcm))
+            let result = try Transcode.decode(FilePath(output), to: FilePath(pcm))
             // The edit list gives back exactly the frames recorded.
             #expect(result.frames == 33_333)
             decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm)))
@@ -123,7 +123,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         for container in Recording.Container.allCases {
             let output = directory.appendingPathComponent("missing.\(container.rawValue)").path
-            let recording = try Recording(options: Recording.Options(outputPath: output, device: "kf_nope", alsaConfiguration: configuration))
+            let recording = try Recording(options: Recording.Options(outputPath: FilePath(output), device: "kf_nope", alsaConfiguration: configuration))
             #expect(throws: PipelineError.self) { try recording.start() }
             #expect(!FileManager.default.fileExists(atPath: output), "\(output) left behind")
         }
@@ -138,7 +138,7 @@ import Testing
                 let output = directory.appendingPathComponent("existing.\(container.rawValue)")
                 let before = Data("an earlier recording".utf8)
                 try before.write(to: output)
-                let recording = try Recording(options: Recording.Options(outputPath: output.path, device: "kf_nope",
+                let recording = try Recording(options: Recording.Options(outputPath: FilePath(output.path), device: "kf_nope",
                                                                          alsaConfiguration: configuration, crashSafe: crashSafe))
                 #expect(throws: PipelineError.self) { try recording.start() }
                 #expect(try Data(contentsOf: output) == before, "\(output.lastPathComponent) (crash-safe \(crashSafe)) was changed")
@@ -150,14 +150,14 @@ import Testing
         let (directory, _, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("once.wav").path
-        let recording = try Recording(options: Recording.Options(outputPath: output, device: "kf_in", alsaConfiguration: configuration,
+        let recording = try Recording(options: Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration,
                                                                  frameLimit: 10_000))
         try recording.start()
         #expect(throws: PipelineError.self) { try recording.start() }
         while !recording.wait(timeout: .milliseconds(100)) {}
         let summary = try recording.finish()
         #expect(summary.frames == 10_000)
-        var reader = try PCMFileReader(wavPath: output)
+        var reader = try PCMFileReader(wavPath: FilePath(output))
         var frames = 0
         while let chunk = try reader.read(maxFrames: 4096) { frames += chunk.count / 4 }
         #expect(frames == 10_000)
@@ -167,7 +167,7 @@ import Testing
         let (directory, _, configuration) = try Self.fixture(frames: 30_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let m4a = directory.appendingPathComponent("in.m4a").path
-        let recording = try Recording(options: Recording.Options(outputPath: m4a, device: "kf_in", alsaConfiguration: configuration,
+        let recording = try Recording(options: Recording.Options(outputPath: FilePath(m4a), device: "kf_in", alsaConfiguration: configuration,
                                                                  frameLimit: 25_000))
         try recording.start()
         while !recording.wait(timeout: .milliseconds(100)) {}
@@ -177,10 +177,10 @@ import Testing
         let output = try ALSAConfiguration("""
             pcm.kf_out { type file slave.pcm { type null } file "\(rendered)" format "raw" }
             """)
-        let played = try Playback.play(inputPath: m4a, device: "kf_out", alsaConfiguration: output)
+        let played = try Playback.play(FilePath(m4a), device: "kf_out", alsaConfiguration: output)
         #expect(played.frames == 25_000 && played.underruns == 0)
         let decoded = directory.appendingPathComponent("decoded.pcm").path
-        _ = try Transcode.decodeMP4(inputPath: m4a, to: .raw(path: decoded))
+        _ = try Transcode.decode(FilePath(m4a), to: FilePath(decoded))
         let renderedBytes = try Data(contentsOf: URL(fileURLWithPath: rendered))
         let decodedBytes = try Data(contentsOf: URL(fileURLWithPath: decoded))
         #expect(renderedBytes.count == 25_000 * 4)

@@ -22,6 +22,9 @@ public struct DamageEvent: Sendable, Hashable, CustomStringConvertible {
         case unreadableTrack(id: UInt32)
         /// A stream ends early with an error; what came before it was delivered.
         case endedEarly
+        /// A header field disagrees with the data and was worked around (a WAV `data` size
+        /// past the end of the file, a partial last frame, a repeated chunk).
+        case inconsistentHeader
     }
 
     /// What kind of damage.

@@ -15,6 +15,8 @@ public enum PipelineError: Error, CustomStringConvertible {
     case audioDevice(ALSAError)
     /// The request cannot be carried out (an unsupported extension, a missing option, …).
     case unsupported(String)
+    /// The job was cancelled (``JobControl/cancel()``); its outputs were removed.
+    case cancelled
 
     /// A sentence for people.
     public var description: String {
@@ -26,6 +28,7 @@ public enum PipelineError: Error, CustomStringConvertible {
         case .container(let error): error.description
         case .audioDevice(let error): error.description
         case .unsupported(let what): what
+        case .cancelled: "cancelled"
         }
     }
 }

@@ -1,14 +1,16 @@
 public import AudioIO
+public import SystemPackage
 internal import Dispatch
 internal import Synchronization
 
 /// A recording from an ALSA device to a file: the recording pipeline of seeds 002–004
 /// (`KFAudioCapture` → `KFAudioEncoder` → `KFMP4Muxer`, or the AudioQueue recorder), as
-/// capture → bounded queue → encoder → muxer, ADTS writer or WAV writer.
+/// a composition: ``AudioCaptureSource`` (with a level meter watching) → ``AACEncoder`` (for
+/// `.aac` and `.m4a`) → ``AudioPacketOutput`` or ``PCMFileOutput``, pumped on a thread of its own.
 ///
-/// The container comes from the output's extension (``Container``). The capture thread never
-/// waits on the encoder or the disk: a delivery thread encodes and writes, and when it falls
-/// more than the queue behind, periods are dropped and counted (``Summary/capture``).
+/// The container comes from the output's name (``Container``, ``MediaFileFormat``). The capture
+/// thread never waits on the encoder or the disk: the pump thread encodes and writes, and when
+/// it falls more than the queue behind, periods are dropped and counted (``Summary/capture``).
 ///
 /// Lifecycle: ``start()``; then ``wait(timeout:)`` until the duration is reached, the device
 /// fails, or someone calls ``requestStop()`` (a signal handler may); then ``finish()``, which
@@ -34,14 +36,13 @@ public final class Recording: Sendable {
         /// AAC-LC in MP4 with a sample-exact edit list (`.m4a`, `.mp4`).
         case m4a
 
-        /// The container `path`'s extension names, if any.
-        public init?(fileExtensionOf path: String) {
-            guard let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return nil }
-            switch path[path.index(after: dot)...].lowercased() {
-            case "pcm", "raw": self = .pcm
-            case "wav", "wave": self = .wav
-            case "aac", "adts": self = .aac
-            case "m4a", "mp4": self = .m4a
+        /// The container `path`'s name says, if any (see ``MediaFileFormat``).
+        public init?(fileExtensionOf path: FilePath) {
+            switch MediaFileFormat(nameOf: path) {
+            case .rawPCM: self = .pcm
+            case .wav: self = .wav
+            case .adts: self = .aac
+            case .mp4: self = .m4a
             default: return nil
             }
         }
@@ -53,7 +54,7 @@ public final class Recording: Sendable {
     /// What to record, from where, to where.
     public struct Options: Sendable {
         /// The output file.
-        public var outputPath: String
+        public var outputPath: FilePath
         /// The output's container; by default from ``outputPath``'s extension.
         public var container: Container
         /// The capture format (rate, channels, bit depth).
@@ -76,11 +77,11 @@ public final class Recording: Sendable {
         public var queueCapacity: Int
 
         /// Options for recording to `outputPath`; throws when its extension names no container.
-        public init(outputPath: String, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
+        public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
                     coder: AACEncoder.Coder = .fast, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
                     crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250) throws(PipelineError) {
             guard let container = Container(fileExtensionOf: outputPath) else {
-                throw .unsupported("\(outputPath): unknown output type; use .pcm, .wav, .aac or .m4a")
+                throw .unsupported("\(outputPath): unknown output type; use \(MediaFileFormat.extensionList(holding: [.pcm, .aac]))")
             }
             self.outputPath = outputPath
             self.container = container
@@ -111,7 +112,7 @@ public final class Recording: Sendable {
     /// What was recorded.
     public struct Summary: Sendable {
         /// The file written.
-        public var outputPath: String
+        public var outputPath: FilePath
         /// Its container.
         public var container: Container
         /// The ALSA PCM recorded from.
@@ -144,19 +145,21 @@ public final class Recording: Sendable {
 
     /// The options recorded with.
     public let options: Options
-    private let source: Source
-    private let output: RecordingOutput
+    private let capture: AudioCapture
     private let progress: ProgressState
     private let wake = DispatchSemaphore(value: 0)
-    private let started = Atomic<Bool>(false)
+    private let parts: Mutex<Parts>
 
-    private enum Source: Sendable {
-        case pcm(AudioCapture)
-        case aac(AACRecorder)
+    /// The pipeline before ``start()`` opens its output, and the pump after.
+    private struct Parts: ~Copyable {
+        var source: PendingSource?
+        var pump: PumpThread?
+        var encoder: EncoderReference?
+        var started = false
     }
 
-    /// The meter's levels, the whole recording's, and why it stopped: written by the delivery
-    /// and capture threads, read by the caller.
+    /// The meter's levels, the whole recording's, and why it stopped: written by the pump and
+    /// capture threads, read by the caller.
     private final class ProgressState: Sendable {
         struct Progress {
             var meter: AudioLevels
@@ -178,23 +181,6 @@ public final class Recording: Sendable {
         let channels = options.configuration.channelCount
         let progress = ProgressState(channelCount: channels)
         let wake = self.wake
-        let stopForError: @Sendable () -> Void = {
-            progress.lock.withLock { state in
-                if state.stopReason == nil { state.stopReason = .error }
-            }
-            wake.signal()
-        }
-        let output = RecordingOutput(options: options, onFailure: stopForError)
-        self.progress = progress
-        self.output = output
-        let measure: @Sendable (MediaSample) -> Void = { sample in
-            var levels = AudioLevels(channelCount: channels)
-            levels.add(sample)
-            progress.lock.withLock { state in
-                state.meter.merge(levels)
-                state.total.merge(levels)
-            }
-        }
         let onEnd: @Sendable (AudioCapture.Ending) -> Void = { ending in
             let reason: StopReason = switch ending {
             case .frameLimitReached: .duration
@@ -206,24 +192,29 @@ public final class Recording: Sendable {
             }
             wake.signal()
         }
-        if options.container.isAAC {
-            source = .aac(try AACRecorder(
-                configuration: options.configuration, bitrate: options.bitrate, coder: options.coder, device: options.device,
-                periodFrames: options.periodFrames, queueCapacity: options.queueCapacity, frameLimit: options.frameLimit,
-                alsaConfiguration: options.alsaConfiguration, onPCM: measure,
-                onPackets: { packets in output.write(packets: packets) },
-                onEncodingFailure: { _ in stopForError() }, onEnd: onEnd))
-        } else {
-            source = .pcm(AudioCapture(
-                configuration: options.configuration, device: options.device, periodFrames: options.periodFrames,
-                queueCapacity: options.queueCapacity, deliveryBatch: 5, frameLimit: options.frameLimit,
-                alsaConfiguration: options.alsaConfiguration,
-                onSample: { sample in
-                    measure(sample)
-                    output.write(pcm: sample)
-                },
-                onEnd: onEnd))
+        let source = AudioCaptureSource(
+            configuration: options.configuration, device: options.device, periodFrames: options.periodFrames,
+            queueCapacity: options.queueCapacity, deliveryBatch: 5, frameLimit: options.frameLimit,
+            alsaConfiguration: options.alsaConfiguration, onEnd: onEnd)
+        capture = source.capture
+        let metered = ObservedSource(source) { buffer in
+            var levels = AudioLevels(channelCount: channels)
+            levels.add(buffer)
+            progress.lock.withLock { state in
+                state.meter.merge(levels)
+                state.total.merge(levels)
+            }
         }
+        var encoder: AACEncoder?
+        if options.container.isAAC {
+            do {
+                encoder = try AACEncoder(format: options.configuration.pcmFormat, bitrate: options.bitrate, coder: options.coder)
+            } catch {
+                throw .codec(error)
+            }
+        }
+        self.progress = progress
+        parts = Mutex(Parts(source: PendingSource(metered, encoder: encoder)))
     }
 
     /// Opens the device, then creates the output file, then starts capturing: a missing or
@@ -232,28 +223,55 @@ public final class Recording: Sendable {
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or a format it
     ///   cannot record; ``PipelineError/stream(_:)`` when the file cannot be created.
     public func start() throws(PipelineError) {
-        guard !started.exchange(true, ordering: .acquiringAndReleasing) else {
+        guard let pending = parts.withLock({ parts -> PendingSource? in
+            guard !parts.started else { return nil }
+            parts.started = true
+            return parts.source.take()
+        }) else {
             throw .unsupported("this recording of \(options.outputPath) was already started")
         }
-        switch source {
-        case .pcm(let capture):
-            do { try capture.open() } catch { throw .audioDevice(error) }
-            try output.open(audioSpecificConfig: nil, priming: 0)
-        case .aac(let recorder):
-            try recorder.open()
-            try output.open(audioSpecificConfig: recorder.audioSpecificConfig, priming: recorder.priming)
-        }
-        do throws(PipelineError) {
-            switch source {
-            case .pcm(let capture):
-                do { try capture.start() } catch { throw .audioDevice(error) }
-            case .aac(let recorder):
-                try recorder.start()
+        do { try capture.open() } catch { throw .audioDevice(error) }
+        let options = self.options
+        let progress = self.progress
+        let wake = self.wake
+        let stopForError: @Sendable (PipelineError) -> Void = { _ in
+            progress.lock.withLock { state in
+                if state.stopReason == nil { state.stopReason = .error }
             }
-        } catch {
-            output.discard()
-            throw error
+            wake.signal()
         }
+        let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
+        let pump: PumpThread
+        if let encoder = pending.encoder {
+            let output = try AudioPacketOutput(
+                path: options.outputPath, encoder: encoder,
+                fragmentDuration: options.crashSafe && options.container == .m4a ? MediaTime(value: 1, timescale: 1) : nil,
+                inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
+            pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: crashSafeInterval,
+                              onFailure: stopForError)
+        } else {
+            let output = try PCMFileOutput(path: options.outputPath, inPlace: true,
+                                           emptyMessage: "\(options.outputPath): nothing was recorded")
+            pump = try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
+        }
+        parts.withLock { parts in
+            parts.pump = pump
+            parts.encoder = pending.encoder.map(EncoderReference.init)
+        }
+    }
+
+    /// Starts capturing, then the pump from `source` into `output`; if capture cannot start,
+    /// the output is removed.
+    private func launch<Source: MediaSource, Output: RecordingOutput>(
+        _ source: Source, into output: Output, checkpointFrames: Int64?,
+        onFailure: @escaping @Sendable (PipelineError) -> Void
+    ) throws(PipelineError) -> PumpThread where Source.Element == Output.Element {
+        do { try capture.start() } catch {
+            var output = output
+            output.discard()
+            throw .audioDevice(error)
+        }
+        return PumpThread(source: source, sink: RecordingSink(output, checkpointFrames: checkpointFrames), onFailure: onFailure)
     }
 
     /// Asks the recording to stop; ``wait(timeout:)`` returns `true` from then on. Safe from any
@@ -281,12 +299,7 @@ public final class Recording: Sendable {
     public var recordedFrames: Int64 { progress.lock.withLock { $0.total.frameCount } }
 
     /// The capture's counters so far (overruns for a meter).
-    public var statistics: AudioCapture.Statistics {
-        switch source {
-        case .pcm(let capture): capture.statistics
-        case .aac(let recorder): recorder.statistics
-        }
-    }
+    public var statistics: AudioCapture.Statistics { capture.statistics }
 
     /// The levels since the last call (for a meter), then starts measuring afresh.
     public func takeLevels() -> AudioLevels {
@@ -298,49 +311,92 @@ public final class Recording: Sendable {
     }
 
     /// What the device granted, once started.
-    public var parameters: PCMDevice.Parameters? {
-        switch source {
-        case .pcm(let capture): capture.parameters
-        case .aac(let recorder): recorder.parameters
-        }
-    }
+    public var parameters: PCMDevice.Parameters? { capture.parameters }
 
     /// Stops capturing, writes what was queued, and finalizes the file; call once, after
     /// ``start()`` succeeded. A device failure is not thrown: the file keeps what was recorded
     /// and ``Summary/deviceFailure`` says what happened.
     ///
-    /// - Throws: a codec, container or file error; the file is then left as it was when the
-    ///   error struck (in place) or removed (an M4A not yet finalized).
+    /// - Throws: a codec, container or file error; the file then keeps what was written (an
+    ///   M4A gets its moov where the muxer can still write it).
     public func finish() throws(PipelineError) -> Summary {
         requestStop()
-        let statistics: AudioCapture.Statistics
-        let failure: ALSAError?
-        var priming = 0, padding = 0
-        var frames: Int64
-        switch source {
-        case .pcm(let capture):
-            capture.stop()
-            statistics = capture.statistics
-            failure = capture.failure
-            frames = 0  // what the writer counted, below
-        case .aac(let recorder):
-            let summary: AACRecorder.Summary
-            do { summary = try recorder.stop() } catch {
-                output.cancel()
-                throw error
-            }
-            statistics = summary.capture
-            failure = summary.captureFailure
-            frames = summary.frames
-            priming = summary.priming
-            padding = summary.padding
-        }
-        let written = try output.finish(frames: frames)
-        if options.container == .pcm || options.container == .wav { frames = written }
+        capture.stop()
+        guard let pump = parts.withLock({ $0.pump }) else { throw .unsupported("the recording of \(options.outputPath) was not started") }
+        _ = try pump.join().get()
+        let encoder = parts.withLock { $0.encoder?.encoder }
+        let frames: Int64 = encoder?.inputFrameCount ?? progress.lock.withLock { $0.total.frameCount }
+        let failure = capture.failure
         let (total, reason) = progress.lock.withLock { ($0.total, $0.stopReason ?? .requested) }
         return Summary(outputPath: options.outputPath, container: options.container, device: options.device,
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
-                       stopReason: failure != nil ? .device : reason, capture: statistics, deviceFailure: failure,
-                       levels: total, priming: priming, padding: padding)
+                       stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
+                       levels: total, priming: encoder?.priming ?? 0, padding: encoder?.padding ?? 0)
     }
+}
+
+/// The metered capture and the encoder, made by `init` and started by ``Recording/start()``.
+private final class PendingSource: @unchecked Sendable {
+    let metered: ObservedSource<AudioCaptureSource>
+    let encoder: AACEncoder?
+    init(_ metered: ObservedSource<AudioCaptureSource>, encoder: AACEncoder?) {
+        self.metered = metered
+        self.encoder = encoder
+    }
+}
+
+extension Optional where Wrapped == PendingSource {
+    fileprivate mutating func take() -> PendingSource? {
+        defer { self = nil }
+        return self
+    }
+}
+
+/// A recording's output: checkpoints every second of audio when crash-safe, and keeps what was
+/// written when the pump fails (``MediaSink/cancel()`` salvages instead of removing).
+struct RecordingSink<Output: RecordingOutput>: MediaSink {
+    private var output: Output
+    private let checkpointFrames: Int64?
+    private var framesSinceCheckpoint: Int64 = 0
+
+    init(_ output: Output, checkpointFrames: Int64?) {
+        self.output = output
+        self.checkpointFrames = checkpointFrames
+    }
+
+    mutating func write(_ element: Output.Element) throws(PipelineError) {
+        try output.write(element)
+        guard let checkpointFrames else { return }
+        framesSinceCheckpoint += Output.frames(in: element)
+        if framesSinceCheckpoint >= checkpointFrames {
+            framesSinceCheckpoint = 0
+            try output.checkpoint()
+        }
+    }
+
+    mutating func finish() throws(PipelineError) { try output.finish() }
+
+    mutating func cancel() { output.salvage() }
+}
+
+/// An output a recording writes: checkpointed when crash-safe, salvaged on failure.
+protocol RecordingOutput: MediaSink where Failure == PipelineError {
+    /// Frames an element holds.
+    static func frames(in element: Element) -> Int64
+    /// Pushes what is written to the file.
+    mutating func checkpoint() throws(PipelineError)
+    /// Keeps what was written after a failure.
+    mutating func salvage()
+    /// Removes the output (capture never started).
+    mutating func discard()
+}
+
+extension AudioPacketOutput: RecordingOutput {
+    static func frames(in element: MediaSample) -> Int64 { Int64(AACEncoder.framesPerPacket) }
+}
+
+extension PCMFileOutput: RecordingOutput {
+    static func frames(in element: PCMBuffer) -> Int64 { Int64(element.frameCount) }
+    /// A file written in place keeps what it has.
+    mutating func salvage() { cancel() }
 }

@@ -1,0 +1,39 @@
+public import MediaCore
+
+extension AACEncoder: MediaTransform {
+    /// Encodes a buffer of PCM; returns the AAC packets it completes (1024 frames each), each
+    /// with its own presentation time.
+    public func transform(_ buffer: PCMBuffer) throws(CodecError) -> [MediaSample] {
+        var result: Result<[MediaSample], CodecError> = .success([])
+        buffer.bytes.withUnsafeBytes { raw in
+            do throws(CodecError) {
+                result = .success(try encode(pcm: raw, format: buffer.format, presentationTime: buffer.presentationTime))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Flushes the encoder: the packets that hold the last input and its padding.
+    public func finish() throws(CodecError) -> [MediaSample] {
+        try flush()
+    }
+}
+
+extension AACDecoder: MediaTransform {
+    /// Decodes one AAC packet; returns its PCM (none while the decoder fills its delay or trims
+    /// priming).
+    public func transform(_ packet: MediaSample) throws(CodecError) -> [PCMBuffer] {
+        let pcm = try decode(packet: packet.data)
+        guard !pcm.isEmpty, let format = outputFormat else { return [] }
+        return [PCMBuffer(format: format, bytes: pcm)]
+    }
+
+    /// Flushes the decoder: the PCM it still holds.
+    public func finish() throws(CodecError) -> [PCMBuffer] {
+        let pcm = try flush()
+        guard !pcm.isEmpty, let format = outputFormat else { return [] }
+        return [PCMBuffer(format: format, bytes: pcm)]
+    }
+}

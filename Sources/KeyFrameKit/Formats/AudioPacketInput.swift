@@ -1,0 +1,136 @@
+public import SystemPackage
+
+/// The AAC packets of an input file, whatever holds them, with what decoding them exactly
+/// needs: the AudioSpecificConfig and the gapless trim. The format comes from
+/// ``MediaFileFormat/detect(_:)``, so an M4A named `.aac` is read as the MP4 it is.
+public struct AudioPacketInput: PacketSource {
+    private enum Reader {
+        case adts(ADTSPacketReader<FileByteSource>)
+        case mp4(DemuxedTrackSource)
+    }
+
+    private var reader: Reader
+    /// The file read.
+    public let path: FilePath
+    /// The container.
+    public let format: MediaFileFormat
+    /// The stream's configuration; `nil` for ADTS read as whole frames, whose headers carry it.
+    public let audioSpecificConfig: AudioSpecificConfig?
+    /// The samples to drop at the start and keep in all (from an MP4's edit list or iTunSMPB;
+    /// none for ADTS, which cannot say).
+    public let trim: AACDecoder.Trim
+    /// The MP4 track read; `nil` for ADTS.
+    public let track: MP4Track?
+    /// The MP4 file, for its movie timescale and tags; `nil` for ADTS.
+    public let file: MP4File?
+
+    /// What the packets hold.
+    public enum Purpose: Sendable {
+        /// To decode: ADTS frames are handed over whole, as `ffmpeg -i x.aac` decodes them.
+        case decoding
+        /// To put in another container: raw data blocks only, one configuration.
+        case remuxing
+    }
+
+    /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it): an ADTS stream,
+    /// or the audio track of an MP4 (`trackID`, else the first audio track).
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` for a file that holds no AAC (naming what it
+    ///   holds); the container's errors.
+    public init(path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
+        self.path = path
+        let detected = MediaFileFormat.detect(path)
+        switch detected {
+        case .adts:
+            guard segments.isEmpty else { throw .unsupported("\(path): ADTS input takes no segments") }
+            let source: FileByteSource
+            do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+            reader = .adts(ADTSPacketReader(source: source, framing: purpose == .decoding ? .frames : .rawDataBlocks,
+                                            totalBytes: source.size()))
+            format = .adts
+            audioSpecificConfig = nil
+            trim = .none
+            track = nil
+            file = nil
+        case .mp4:
+            let demuxer = MP4Demuxer(source: try MediaInput.open(path, segments: segments),
+                                     configuration: DemuxerConfiguration(mediaTypes: .audio, audioTrackID: trackID))
+            do { try demuxer.start() } catch { throw .container(error) }
+            guard let file = demuxer.file, let track = demuxer.audioTrack else { throw .unsupported("\(path): no audio track") }
+            let config: AudioSpecificConfig?
+            do { config = try track.audioSpecificConfig() } catch { throw .container(error) }
+            guard let config else {
+                throw .unsupported("\(path): audio track \(track.id) is \(track.codecName); this job takes AAC")
+            }
+            reader = .mp4(DemuxedTrackSource(demuxer: demuxer, track: track))
+            format = .mp4
+            audioSpecificConfig = config
+            trim = Self.gaplessTrim(track: track, file: file, outputRate: config.outputSampleRate)
+            self.track = track
+            self.file = file
+        case let other:
+            let what = other.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
+            throw .unsupported("\(path): \(what); AAC input is \(MediaFileFormat.extensionList(holding: .aac))")
+        }
+    }
+
+    /// The next AAC packet, `nil` at the end.
+    public mutating func next() throws(PipelineError) -> MediaSample? {
+        do {
+            switch reader {
+            case .adts(var adts):
+                defer { reader = .adts(adts) }
+                return try adts.next()
+            case .mp4(var mp4):
+                defer { reader = .mp4(mp4) }
+                return try mp4.next()
+            }
+        } catch {
+            throw PipelineError(error)
+        }
+    }
+
+    /// Seconds read, out of the whole.
+    public var progress: MediaProgress {
+        switch reader {
+        case .adts(let adts): adts.progress
+        case .mp4(let mp4): mp4.progress
+        }
+    }
+
+    /// The damage met since the last call.
+    public mutating func takeDamage() -> [DamageEvent] {
+        switch reader {
+        case .adts(var adts):
+            defer { reader = .adts(adts) }
+            return adts.takeDamage()
+        case .mp4(var mp4):
+            defer { reader = .mp4(mp4) }
+            return mp4.takeDamage()
+        }
+    }
+
+    /// The trim an MP4 track asks for, in output samples: from its edit list, else from iTunSMPB.
+    static func gaplessTrim(track: MP4Track, file: MP4File, outputRate: Int) -> AACDecoder.Trim {
+        let scale = Double(max(track.timescale, 1))
+        let toOutput = Double(outputRate) / scale
+        if let edit = track.mediaEdit {
+            let priming = Int(Int64(saturating: Double(edit.mediaTime) * toOutput))
+            let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale).map { Int64(saturating: Double($0) * toOutput) }
+            return AACDecoder.Trim(priming: priming, validFrameCount: valid)
+        }
+        for userData in [track.userData, file.userData].compactMap({ $0 }) {
+            if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless {
+                return AACDecoder.Trim(priming: gapless.priming, validFrameCount: gapless.originalSampleCount)
+            }
+        }
+        return .none
+    }
+
+    /// A decoder for these packets, trimming what the container says to trim.
+    public func makeDecoder(sampleFormat: PCMSampleFormat = .int16) throws(PipelineError) -> AACDecoder {
+        do { return try AACDecoder(audioSpecificConfig: audioSpecificConfig, outputSampleFormat: sampleFormat, trim: trim) } catch {
+            throw .codec(error)
+        }
+    }
+}

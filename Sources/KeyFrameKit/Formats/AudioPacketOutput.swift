@@ -1,0 +1,141 @@
+public import SystemPackage
+
+/// An AAC output file, as a ``PacketSink``: ADTS or MP4/M4A, chosen by the name
+/// (``MediaFileFormat/init(nameOf:)``).
+///
+/// With an `encoder`, an MP4 is gapless: its edit list's `media_time` is the encoder's priming
+/// and its duration exactly the frames the encoder was given (ISO/IEC 14496-12, 8.6.6), with
+/// iTunSMPB too; both are known only when the encoder is flushed, which the pump does before
+/// ``finish()``. ADTS cannot carry them.
+public struct AudioPacketOutput: PacketSink {
+    private enum Writer {
+        case adts(ADTSPacketWriter<FileByteSink>)
+        case mp4(MP4Muxer)
+    }
+
+    private var writer: Writer
+    private let encoder: AACEncoder?
+    /// The file written.
+    public let path: FilePath
+    /// The container written.
+    public let format: MediaFileFormat
+    /// Packets written.
+    public private(set) var packets: Int64 = 0
+    /// Frames the packets decode to (1024 each), priming included.
+    public private(set) var packetFrames: Int64 = 0
+
+    /// Creates the output at `path`.
+    ///
+    /// - Parameters:
+    ///   - encoder: the encoder whose packets come, for the gapless edit list of an MP4.
+    ///   - fragmentDuration: write an MP4 fragmented (crash-safe), a fragment this long.
+    ///   - inPlace: write ADTS under its own name from the start (a recording that must survive
+    ///     a kill); a fragmented MP4 is always written in place.
+    ///   - encoderName: the MP4's `©too` tag.
+    /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not an AAC container;
+    ///   ``PipelineError/stream(_:)`` or ``PipelineError/container(_:)`` when it cannot be created.
+    public init(path: FilePath, encoder: AACEncoder? = nil, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
+                encoderName: String = "KeyFrameKit") throws(PipelineError) {
+        self.path = path
+        self.encoder = encoder
+        switch MediaFileFormat(nameOf: path) {
+        case .adts:
+            format = .adts
+            do { writer = .adts(ADTSPacketWriter(sink: try FileByteSink(path: path.string, atomic: !inPlace))) } catch {
+                throw .stream(error)
+            }
+        case .mp4:
+            format = .mp4
+            let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: path.string, mediaTypes: .audio,
+                                                                   fragmentDuration: fragmentDuration, encoderName: encoderName))
+            do { try muxer.start() } catch { throw .container(error) }
+            // A fragmented file writes its edit list before the first sample; the valid length
+            // is set at the end (and rewritten into the moov then).
+            if let encoder { muxer.setGapless(priming: encoder.priming, validFrameCount: 0) }
+            writer = .mp4(muxer)
+        default:
+            throw .unsupported("\(path): unknown output type; AAC output is \(MediaFileFormat.extensionList(holding: .aac))")
+        }
+    }
+
+    /// Writes one AAC packet.
+    public mutating func write(_ packet: MediaSample) throws(PipelineError) {
+        do {
+            switch writer {
+            case .adts(var adts):
+                defer { writer = .adts(adts) }
+                try adts.write(packet)
+            case .mp4(let muxer):
+                try muxer.append(packet)
+            }
+        } catch {
+            throw PipelineError(error)
+        }
+        packets += 1
+        packetFrames += Int64(AACEncoder.framesPerPacket)
+    }
+
+    /// Pushes ADTS bytes to the file without committing (a crash-safe checkpoint); a
+    /// fragmented MP4 flushes itself at each fragment.
+    public mutating func checkpoint() throws(PipelineError) {
+        guard case .adts(let adts) = writer else { return }
+        let sink = adts.byteSink
+        do { try sink.flush() } catch { throw .stream(error) }
+    }
+
+    /// Completes the file: an MP4 gets its gapless edit list and its moov.
+    public mutating func finish() throws(PipelineError) {
+        do {
+            switch writer {
+            case .adts(var adts):
+                defer { writer = .adts(adts) }
+                try adts.finish()
+            case .mp4(let muxer):
+                if let encoder { muxer.setGapless(priming: encoder.priming, validFrameCount: encoder.inputFrameCount) }
+                try muxer.finish()
+            }
+        } catch {
+            throw PipelineError(error)
+        }
+    }
+
+    /// Completes what was written after a failure, for a recording, which keeps what it has:
+    /// an MP4 gets its moov with a gapless length of what the written packets hold (at most
+    /// what the encoder was given), where the muxer can still write it; an ADTS file written in
+    /// place keeps its frames.
+    public mutating func salvage() {
+        switch writer {
+        case .adts:
+            cancel()
+        case .mp4(let muxer):
+            let priming = encoder?.priming ?? 0
+            if encoder != nil {
+                let frames = encoder?.inputFrameCount ?? 0
+                muxer.setGapless(priming: priming, validFrameCount: max(0, min(frames, packetFrames - Int64(priming))))
+            }
+            if (try? muxer.finish()) == nil { muxer.cancel() }
+        }
+    }
+
+    /// Removes the file, even one written in place (a recording that never started).
+    public mutating func discard() {
+        switch writer {
+        case .adts(var adts):
+            adts.discard()
+            writer = .adts(adts)
+        case .mp4(let muxer):
+            muxer.cancel()
+        }
+    }
+
+    /// Abandons the file (one written in place keeps what it has).
+    public mutating func cancel() {
+        switch writer {
+        case .adts(var adts):
+            adts.cancel()
+            writer = .adts(adts)
+        case .mp4(let muxer):
+            muxer.cancel()
+        }
+    }
+}

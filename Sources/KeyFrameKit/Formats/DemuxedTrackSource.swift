@@ -1,0 +1,42 @@
+/// One track of an MP4 as a ``PacketSource``: its samples in decode order, with the file's and
+/// the track's damage, and a read error that ends the track reported as damage (the samples
+/// before it were good).
+struct DemuxedTrackSource: PacketSource {
+    let demuxer: MP4Demuxer<MediaInput.Source>
+    /// The track read.
+    let track: MP4Track
+    private var pendingDamage: [DamageEvent]
+    private var decodeSeconds = 0.0
+    private var isEnded = false
+
+    init(demuxer: MP4Demuxer<MediaInput.Source>, track: MP4Track) {
+        self.demuxer = demuxer
+        self.track = track
+        pendingDamage = (demuxer.file?.damage ?? []).map { DamageEvent(.ignored, message: $0) }
+    }
+
+    mutating func next() throws(MP4Error) -> MediaSample? {
+        guard !isEnded else { return nil }
+        do {
+            guard let sample = try demuxer.nextSample(trackID: track.id) else {
+                isEnded = true
+                return nil
+            }
+            decodeSeconds = sample.decodeTime.seconds + sample.duration.seconds
+            return sample
+        } catch {
+            isEnded = true
+            pendingDamage.append(DamageEvent(.endedEarly, message: "\(error); the track ends there"))
+            return nil
+        }
+    }
+
+    var progress: MediaProgress {
+        MediaProgress(mediaSeconds: decodeSeconds, totalSeconds: Double(track.mediaDuration) / Double(max(track.timescale, 1)))
+    }
+
+    mutating func takeDamage() -> [DamageEvent] {
+        defer { pendingDamage.removeAll() }
+        return pendingDamage
+    }
+}

@@ -1,0 +1,153 @@
+public import SystemPackage
+
+/// The file formats KeyFrameKit reads and writes: the one table that owns their extensions,
+/// how each is recognised from its first bytes, and what each can carry. Every job and every
+/// command asks it; for an input, what the bytes say wins over the name.
+public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// WAV or RF64 (EBU Tech 3306): PCM in a RIFF container.
+    case wav
+    /// Raw interleaved PCM: no header, so its layout comes from the caller.
+    case rawPCM
+    /// AAC in ADTS (ISO/IEC 14496-3, 1.A.2.2), possibly behind an ID3v2 tag.
+    case adts
+    /// ISO base media files (ISO/IEC 14496-12/-14) and QuickTime: MP4, M4A, M4B, MOV, 3GP, CMAF.
+    case mp4
+    /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B).
+    case h264
+    /// An HEVC elementary stream in Annex-B byte-stream format (ITU-T H.265, Annex B).
+    case hevc
+
+    /// What a format can hold.
+    public struct Contents: OptionSet, Sendable, Hashable {
+        /// The raw value.
+        public let rawValue: UInt8
+        /// A raw value.
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        /// Uncompressed audio.
+        public static let pcm = Contents(rawValue: 1 << 0)
+        /// AAC packets.
+        public static let aac = Contents(rawValue: 1 << 1)
+        /// Video access units.
+        public static let video = Contents(rawValue: 1 << 2)
+        /// More than one track.
+        public static let multipleTracks = Contents(rawValue: 1 << 3)
+        /// The encoder's priming and the exact length (an edit list, iTunSMPB), so a decode is
+        /// sample-exact.
+        public static let gaplessInfo = Contents(rawValue: 1 << 4)
+        /// Tags (title, artist, …).
+        public static let tags = Contents(rawValue: 1 << 5)
+    }
+
+    /// A short name for messages (`WAV`, `ADTS`, `MP4`, …).
+    public var description: String {
+        switch self {
+        case .wav: "WAV"
+        case .rawPCM: "raw PCM"
+        case .adts: "ADTS"
+        case .mp4: "MP4"
+        case .h264: "H.264 Annex-B"
+        case .hevc: "HEVC Annex-B"
+        }
+    }
+
+    /// The file name extensions that name the format, lowercase, the usual one first.
+    public var fileExtensions: [String] {
+        switch self {
+        case .wav: ["wav", "wave", "rf64"]
+        case .rawPCM: ["pcm", "raw"]
+        case .adts: ["aac", "adts"]
+        case .mp4: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"]
+        case .h264: ["h264", "264", "avc"]
+        case .hevc: ["h265", "265", "hevc"]
+        }
+    }
+
+    /// What the format can hold.
+    public var contents: Contents {
+        switch self {
+        case .wav, .rawPCM: .pcm
+        case .adts: [.aac, .tags]
+        case .mp4: [.aac, .video, .multipleTracks, .gaplessInfo, .tags]
+        case .h264, .hevc: .video
+        }
+    }
+
+    /// Whether the format holds audio (PCM or AAC).
+    public var carriesAudio: Bool { !contents.isDisjoint(with: [.pcm, .aac]) }
+
+    /// The format an extension names, if any (case-insensitive, without the dot).
+    public init?(fileExtension: String) {
+        let lowered = fileExtension.lowercased()
+        guard let format = Self.allCases.first(where: { $0.fileExtensions.contains(lowered) }) else { return nil }
+        self = format
+    }
+
+    /// The format `path`'s extension names, if any: what an output will be.
+    public init?(nameOf path: FilePath) {
+        guard let ext = path.extension else { return nil }
+        self.init(fileExtension: ext)
+    }
+
+    /// The format the first bytes of a file show, if they show one. Raw PCM has no signature
+    /// and is never recognised here.
+    ///
+    /// - `RIFF`/`RF64` … `WAVE`: WAV.
+    /// - a box header whose type is `ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `styp`,
+    ///   `sidx`, `moof` or `pdin`, with a size of 0, 1 or at least 8: MP4.
+    /// - `ID3` or the 12-bit ADTS syncword with layer 0: ADTS.
+    /// - an Annex-B start code followed by an H.264 or HEVC NAL unit header of a parameter set,
+    ///   an access unit delimiter or SEI: H.264 or HEVC.
+    public static func sniff(_ head: [UInt8]) -> MediaFileFormat? {
+        func text(_ range: Range<Int>) -> String? {
+            head.count >= range.upperBound ? String(decoding: head[range], as: UTF8.self) : nil
+        }
+        if let riff = text(0..<4), riff == "RIFF" || riff == "RF64", text(8..<12) == "WAVE" { return .wav }
+        if let type = text(4..<8), mp4BoxTypes.contains(type) {
+            let size = head[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            if size == 0 || size == 1 || size >= 8 { return .mp4 }
+        }
+        if text(0..<3) == "ID3" { return .adts }
+        if head.count >= 2, head[0] == 0xFF, head[1] & 0xF6 == 0xF0 { return .adts }
+        return annexBFormat(head)
+    }
+
+    private static let mp4BoxTypes: Set<String> = ["ftyp", "moov", "mdat", "free", "skip", "wide", "styp", "sidx", "moof", "pdin"]
+
+    /// H.264 or HEVC from the first NAL unit after a start code.
+    private static func annexBFormat(_ head: [UInt8]) -> MediaFileFormat? {
+        let start: Int
+        if head.count >= 5, head[0] == 0, head[1] == 0, head[2] == 0, head[3] == 1 { start = 4 }
+        else if head.count >= 4, head[0] == 0, head[1] == 0, head[2] == 1 { start = 3 }
+        else { return nil }
+        let header = head[start]
+        guard header & 0x80 == 0 else { return nil }
+        // HEVC (H.265, 7.3.1.2): type in bits 1–6, then a layer id and a nonzero temporal id.
+        if head.count > start + 1 {
+            let hevcType = (header >> 1) & 0x3F
+            let temporalIDPlus1 = head[start + 1] & 0x07
+            if [32, 33, 34, 35, 39].contains(hevcType), header & 0x01 == 0, temporalIDPlus1 != 0 { return .hevc }
+        }
+        // H.264 (7.3.1): type in the low 5 bits: SPS 7, PPS 8, AUD 9, SEI 6.
+        if [6, 7, 8, 9].contains(header & 0x1F) { return .h264 }
+        return nil
+    }
+
+    /// Bytes ``sniff(_:)`` looks at.
+    public static let sniffLength = 16
+
+    /// The format of the file at `path`: what its first bytes show, else what its extension
+    /// names. `nil` when it is neither (or the file cannot be read and its name says nothing).
+    public static func detect(_ path: FilePath) -> MediaFileFormat? {
+        if let source = try? FileByteSource(path: path.string), let head = try? source.read(at: 0, count: sniffLength),
+           let format = sniff(head) {
+            return format
+        }
+        return MediaFileFormat(nameOf: path)
+    }
+
+    /// Extensions of the formats that can hold `contents`, for messages (`.wav, .pcm, …`).
+    public static func extensionList(holding contents: Contents) -> String {
+        allCases.filter { !$0.contents.isDisjoint(with: contents) }.map { ".\($0.fileExtensions[0])" }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,17 @@
+public import SystemPackage
+
+/// Opens the input of a container job: one file, or a CMAF init segment followed by its media
+/// segments, read as one stream.
+public enum MediaInput {
+    /// What the jobs read.
+    public typealias Source = ConcatenatedByteSource<FileByteSource>
+
+    /// `path`, then each of `segments`, end to end.
+    public static func open(_ path: FilePath, segments: [FilePath] = []) throws(PipelineError) -> Source {
+        var parts: [FileByteSource] = []
+        for part in [path] + segments {
+            do { parts.append(try FileByteSource(path: part.string)) } catch { throw .stream(error) }
+        }
+        return ConcatenatedByteSource(parts)
+    }
+}

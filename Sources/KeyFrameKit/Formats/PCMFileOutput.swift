@@ -1,0 +1,122 @@
+public import SystemPackage
+
+/// A PCM output file, as a ``PCMSink``: a WAV (header from the first buffer's layout) or raw
+/// PCM, chosen by the name (``MediaFileFormat/init(nameOf:)``), written under a temporary name
+/// and committed by ``finish()``.
+public struct PCMFileOutput: PCMSink {
+    private enum Writer {
+        case wav(WAVFileWriter<FileByteSink>)
+        case raw(RawPCMWriter<FileByteSink>)
+    }
+
+    private var writer: Writer
+    /// The file written.
+    public let path: FilePath
+    /// What ``finish()`` says when no PCM came (the job's words: "no AAC frames could be decoded").
+    private let emptyMessage: String
+    /// The layout written, once the first buffer has come.
+    public private(set) var format: PCMFormat?
+    /// Frames written.
+    public private(set) var frames: Int64 = 0
+
+    /// Creates the output at `path`; `emptyMessage` is the error when no PCM is written.
+    ///
+    /// - Parameter inPlace: write the file under its own name from the start (a recording that
+    ///   must survive a kill), instead of a temporary name.
+    /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not `.wav` or `.pcm`/`.raw`;
+    ///   ``PipelineError/stream(_:)`` when it cannot be created.
+    public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {
+        self.path = path
+        self.emptyMessage = emptyMessage ?? "\(path): no audio to write"
+        let format = MediaFileFormat(nameOf: path)
+        guard format == .wav || format == .rawPCM else {
+            throw .unsupported("\(path): unknown PCM output type; use \(MediaFileFormat.extensionList(holding: .pcm))")
+        }
+        let sink: FileByteSink
+        do { sink = try FileByteSink(path: path.string, atomic: !inPlace) } catch { throw .stream(error) }
+        writer = format == .wav ? .wav(WAVFileWriter(sink: sink)) : .raw(RawPCMWriter(sink: sink))
+    }
+
+    /// Writes a buffer.
+    public mutating func write(_ buffer: PCMBuffer) throws(PipelineError) {
+        guard !buffer.bytes.isEmpty else { return }
+        do {
+            switch writer {
+            case .wav(var wav):
+                defer { writer = .wav(wav) }
+                try wav.write(buffer)
+            case .raw(var raw):
+                defer { writer = .raw(raw) }
+                try raw.write(buffer)
+            }
+        } catch {
+            throw .wav(error)
+        }
+        format = buffer.format
+        frames += Int64(buffer.frameCount)
+    }
+
+    /// Pushes what is buffered to the file, and a WAV's sizes into its header, without
+    /// committing: a crash-safe recording's once-a-second checkpoint.
+    public mutating func checkpoint() throws(PipelineError) {
+        do {
+            switch writer {
+            case .wav(var wav):
+                defer { writer = .wav(wav) }
+                try wav.checkpoint()
+            case .raw(var raw):
+                defer { writer = .raw(raw) }
+                try raw.checkpoint()
+            }
+        } catch {
+            throw .wav(error)
+        }
+    }
+
+    /// Completes the file and gives it its name.
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` with the `emptyMessage` when nothing was
+    ///   written (the file is removed).
+    public mutating func finish() throws(PipelineError) {
+        guard format != nil else {
+            cancel()
+            throw .unsupported(emptyMessage)
+        }
+        do {
+            switch writer {
+            case .wav(var wav):
+                defer { writer = .wav(wav) }
+                try wav.finish()
+            case .raw(var raw):
+                defer { writer = .raw(raw) }
+                try raw.finish()
+            }
+        } catch {
+            throw .wav(error)
+        }
+    }
+
+    /// Removes the file, even one written in place (a recording that never started).
+    public mutating func discard() {
+        switch writer {
+        case .wav(var wav):
+            wav.discard()
+            writer = .wav(wav)
+        case .raw(var raw):
+            raw.discard()
+            writer = .raw(raw)
+        }
+    }
+
+    /// Abandons the file (a file written in place keeps what it has).
+    public mutating func cancel() {
+        switch writer {
+        case .wav(var wav):
+            wav.cancel()
+            writer = .wav(wav)
+        case .raw(var raw):
+            raw.cancel()
+            writer = .raw(raw)
+        }
+    }
+}

@@ -1,0 +1,200 @@
+public import AudioIO
+internal import Synchronization
+
+/// Records AAC-LC from an ALSA device: capture and encode in one object, in the shape of seed
+/// 004's AudioQueue recorder (`AudioQueueNewInput` with `kAudioFormatMPEG4AAC`), with ALSA and
+/// libavcodec in place of the AudioQueue.
+///
+/// Like the seed, it hands out AAC packets and the *magic cookie*: ``magicCookie`` is the
+/// ES_Descriptor (ISO/IEC 14496-1, 7.2.6.5) that Core Audio's cookie holds and an `esds` box
+/// carries; ``audioSpecificConfig`` is the AudioSpecificConfig inside it (ISO/IEC 14496-3,
+/// 1.6.2.1). Both are known at `init`, before any audio.
+///
+/// Composition: ``AudioCaptureSource`` → ``AACEncoder`` → a ``CallbackSink`` calling
+/// `onPackets`, pumped on a thread of its own, so the capture thread never waits on encoding.
+/// Each packet's presentation time is on the capture's monotonic clock, less the encoder's
+/// priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
+public final class AACRecorder: Sendable {
+    /// What to record and how to encode it.
+    public struct Configuration: Sendable {
+        /// The capture format (rate, channels, bit depth).
+        public var audio: AudioConfiguration
+        /// The target bitrate in bits per second.
+        public var bitrate: Int
+        /// The encoder's scale-factor search; ``AACEncoder/Coder/fast`` by default, which
+        /// halves the encoder's CPU, the larger part of a live recording's cost.
+        public var coder: AACEncoder.Coder
+        /// The ALSA PCM name (`"default"`, `"pulse"`, `"hw:1,0"`, …).
+        public var device: String
+        /// Where to look ``device`` up instead of the system configuration.
+        public var alsaConfiguration: ALSAConfiguration?
+        /// Frames per capture period; default 20 ms.
+        public var periodFrames: Int?
+        /// Periods encoding may fall behind before capture drops them (counted in
+        /// ``AudioCapture/Statistics/consumerOverruns``).
+        public var queueCapacity: Int
+        /// Periods encoded in a row; default 5 (100 ms at the default period): fewer wake-ups,
+        /// and the encoder's tables stay in cache.
+        public var deliveryBatch: Int
+        /// Capture exactly this many frames, then end on its own; `nil` for no limit.
+        public var frameLimit: Int?
+
+        /// A configuration; by default 44.1 kHz stereo from `default` at 128 kb/s.
+        public init(audio: AudioConfiguration = .default, bitrate: Int = 128_000, coder: AACEncoder.Coder = .fast,
+                    device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, periodFrames: Int? = nil,
+                    queueCapacity: Int = 100, deliveryBatch: Int = 5, frameLimit: Int? = nil) {
+            self.audio = audio
+            self.bitrate = bitrate
+            self.coder = coder
+            self.device = device
+            self.alsaConfiguration = alsaConfiguration
+            self.periodFrames = periodFrames
+            self.queueCapacity = queueCapacity
+            self.deliveryBatch = deliveryBatch
+            self.frameLimit = frameLimit
+        }
+    }
+
+    /// What a recorder did, from ``stop()``.
+    public struct Summary: Sendable, Hashable {
+        /// PCM frames captured and encoded.
+        public var frames: Int64
+        /// AAC packets delivered.
+        public var packets: Int64
+        /// The encoder's priming (samples before the first captured one in the decoded output).
+        public var priming: Int
+        /// Samples after the last captured one in the decoded output.
+        public var padding: Int
+        /// The capture's counters.
+        public var capture: AudioCapture.Statistics
+        /// The error that ended capture early, if one did.
+        public var captureFailure: ALSAError?
+    }
+
+    /// What the recorder was made with.
+    public let configuration: Configuration
+    /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1).
+    public let audioSpecificConfig: AudioSpecificConfig
+    /// The magic cookie: an ES_Descriptor (ISO/IEC 14496-1, 7.2.6.5) holding
+    /// ``audioSpecificConfig``, as `kAudioQueueProperty_MagicCookie` gives it and as an `esds`
+    /// box stores it after its version and flags.
+    public let magicCookie: [UInt8]
+    /// The encoder's priming in samples (1024 for libavcodec's AAC encoder).
+    public let priming: Int
+
+    private let capture: AudioCapture
+    private let parts: Mutex<Parts>
+
+    /// The pipeline before ``start()`` and the running pump after it.
+    private struct Parts: ~Copyable {
+        var pending: Transfer?
+        var pump: PumpThread?
+        var encoder: EncoderReference
+    }
+
+    /// A recorder that has not started: the encoder is opened now, so an unsupported rate,
+    /// channel count or bitrate is an error here.
+    ///
+    /// - Parameters:
+    ///   - onPCM: sees each captured period before it is encoded (a level meter, a tap).
+    ///   - onPackets: the packets, in order, on the recorder's pump thread.
+    ///   - onEncodingFailure: encoding failed (once; nothing more is encoded), on that thread.
+    ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
+    public init(
+        _ configuration: Configuration,
+        onPCM: (@Sendable (PCMBuffer) -> Void)? = nil,
+        onPackets: @escaping @Sendable ([MediaSample]) -> Void,
+        onEncodingFailure: (@Sendable (CodecError) -> Void)? = nil,
+        onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil
+    ) throws(PipelineError) {
+        let encoder: AACEncoder
+        do { encoder = try AACEncoder(format: configuration.audio.pcmFormat, bitrate: configuration.bitrate, coder: configuration.coder) } catch {
+            throw .codec(error)
+        }
+        guard let config = encoder.audioSpecificConfig else { throw .unsupported("the encoder gave no AudioSpecificConfig") }
+        do {
+            magicCookie = try ESDescriptor(audioSpecificConfig: config, averageBitrate: UInt32(clamping: configuration.bitrate)).serialized()
+        } catch {
+            throw .bitstream(error)
+        }
+        self.configuration = configuration
+        audioSpecificConfig = config
+        priming = encoder.priming
+        let source = AudioCaptureSource(
+            configuration: configuration.audio, device: configuration.device, periodFrames: configuration.periodFrames,
+            queueCapacity: configuration.queueCapacity, deliveryBatch: configuration.deliveryBatch,
+            frameLimit: configuration.frameLimit, alsaConfiguration: configuration.alsaConfiguration, onEnd: onEnd)
+        capture = source.capture
+        let observed = ObservedSource(source) { buffer in onPCM?(buffer) }
+        let pipeline = observed.transformed(by: encoder)
+        let sink = CallbackSink<MediaSample> { packet in onPackets([packet]) }
+        let start: () -> PumpThread = {
+            PumpThread(source: pipeline, sink: sink) { error in
+                if case .codec(let codecError) = error { onEncodingFailure?(codecError) }
+            }
+        }
+        parts = Mutex(Parts(pending: Transfer(start), pump: nil, encoder: EncoderReference(encoder)))
+    }
+
+    /// The ALSA PCM name.
+    public var device: String { capture.device }
+    /// What the device granted, once started.
+    public var parameters: PCMDevice.Parameters? { capture.parameters }
+    /// The capture's counters so far.
+    public var statistics: AudioCapture.Statistics { capture.statistics }
+
+    /// Opens and configures the device without capturing yet (see ``AudioCapture/open()``);
+    /// ``start()`` does it when this was not called.
+    ///
+    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
+    ///   unsupported format.
+    public func open() throws(PipelineError) {
+        do { try capture.open() } catch { throw .audioDevice(error) }
+    }
+
+    /// Starts capturing and encoding, opening the device first if ``open()`` was not called.
+    /// Starts once.
+    ///
+    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
+    ///   unsupported format.
+    public func start() throws(PipelineError) {
+        guard let start = parts.withLock({ $0.pending.take() }) else { throw .unsupported("this recorder was already started") }
+        do { try capture.start() } catch { throw .audioDevice(error) }
+        let pump = start.value()
+        parts.withLock { $0.pump = pump }
+    }
+
+    /// Stops capturing, encodes what was queued, flushes the encoder (its last packets go to
+    /// `onPackets` before this returns) and says what was recorded. Call once, after
+    /// ``start()``.
+    ///
+    /// - Throws: ``PipelineError/codec(_:)`` if encoding failed at any point.
+    public func stop() throws(PipelineError) -> Summary {
+        capture.stop()
+        guard let pump = parts.withLock({ $0.pump }) else { throw .unsupported("this recorder was not started") }
+        _ = try pump.join().get()
+        let encoder = parts.withLock { $0.encoder.encoder }
+        return Summary(frames: encoder.inputFrameCount, packets: encoder.packetCount, priming: priming, padding: encoder.padding ?? 0,
+                       capture: capture.statistics, captureFailure: capture.failure)
+    }
+}
+
+/// The pipeline-starting closure, handed to ``AACRecorder/start()`` once.
+private final class Transfer: @unchecked Sendable {
+    let value: () -> PumpThread
+    init(_ value: @escaping () -> PumpThread) { self.value = value }
+}
+
+extension Optional where Wrapped == Transfer {
+    fileprivate mutating func take() -> Transfer? {
+        defer { self = nil }
+        return self
+    }
+}
+
+/// The encoder the pump thread uses, read by ``AACRecorder/stop()`` only after the thread has
+/// ended.
+final class EncoderReference: @unchecked Sendable {
+    let encoder: AACEncoder
+    init(_ encoder: AACEncoder) { self.encoder = encoder }
+}

@@ -1,0 +1,162 @@
+public import SystemPackage
+
+/// The container jobs of `keyframe demux` and `keyframe mux`: packets moved between containers
+/// without decoding, compositions of a packet source and a packet sink around the ``Pump``.
+public enum Remux {
+    /// What a demux wrote.
+    public struct DemuxSummary: Sendable {
+        /// The audio track written.
+        public var audioTrackID: UInt32?
+        /// Audio packets written.
+        public var audioPackets: Int
+        /// The video track written.
+        public var videoTrackID: UInt32?
+        /// Video samples written.
+        public var videoSamples: Int
+        /// Priming and remainder the ADTS output cannot carry (from the edit list), in samples.
+        public var droppedGapless: (priming: Int, remainder: Int)?
+        /// Damage found in the input.
+        public var damage: [DamageEvent]
+    }
+
+    /// Writes the audio track of the MP4 at `input` as ADTS to `audioOutput`, and optionally its
+    /// video track as an Annex-B stream to `videoOutput`. Outputs are written under temporary
+    /// names and renamed when both are complete.
+    ///
+    /// Compositions: MP4 audio track → ``ADTSPacketWriter``; MP4 video track →
+    /// ``AnnexBFileWriter``.
+    public static func demux(_ input: FilePath, segments: [FilePath] = [], audioOutput: FilePath?, videoOutput: FilePath?,
+                             audioTrackID: UInt32? = nil, control: JobControl? = nil,
+                             progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DemuxSummary {
+        guard MediaFileFormat.detect(input) == .mp4 else {
+            throw .unsupported("\(input): not an MP4; demux reads \(MediaFileFormat.mp4.fileExtensions.map { ".\($0)" }.joined(separator: ", "))")
+        }
+        var summary = DemuxSummary(audioPackets: 0, videoSamples: 0, damage: [])
+        // Outputs are committed together at the end: an error in the second removes the first.
+        var committed: [FileByteSink] = []
+        defer { for sink in committed { sink.cancel() } }
+        if let audioOutput {
+            var packets = try AudioPacketInput(path: input, segments: segments, trackID: audioTrackID, purpose: .remuxing)
+            guard let config = packets.audioSpecificConfig, let track = packets.track, let file = packets.file else {
+                throw .unsupported("\(input): no AAC track")
+            }
+            let byteSink: FileByteSink
+            do { byteSink = try FileByteSink(path: audioOutput.string) } catch { throw .stream(error) }
+            var sink: DeferredCommitSink<ADTSPacketWriter<FileByteSink>>
+            do { sink = DeferredCommitSink(try ADTSPacketWriter(sink: byteSink, audioSpecificConfig: config)) } catch {
+                byteSink.cancel()
+                throw .bitstream(error)
+            }
+            committed.append(byteSink)
+            let report = try Pump.run(from: &packets, into: &sink, control: control, progress: progress)
+            summary.audioPackets = Int(report.elements)
+            summary.damage += report.damage
+            summary.audioTrackID = track.id
+            if let edit = track.mediaEdit {
+                let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale)
+                let remainder = valid.map { max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting($0)) } ?? 0
+                summary.droppedGapless = (Int(edit.mediaTime), Int(remainder))
+            }
+        }
+        if let videoOutput {
+            let demuxer = MP4Demuxer(source: try MediaInput.open(input, segments: segments),
+                                     configuration: DemuxerConfiguration(mediaTypes: .video))
+            do { try demuxer.start() } catch { throw .container(error) }
+            guard let track = demuxer.videoTrack else { throw .unsupported("\(input): no video track") }
+            var samples = DemuxedTrackSource(demuxer: demuxer, track: track)
+            let byteSink: FileByteSink
+            do { byteSink = try FileByteSink(path: videoOutput.string) } catch { throw .stream(error) }
+            committed.append(byteSink)
+            var sink = DeferredCommitSink(try AnnexBFileWriter(track: track, sink: byteSink))
+            let report = try Pump.run(from: &samples, into: &sink, control: control)
+            summary.videoSamples = Int(report.elements)
+            summary.videoTrackID = track.id
+            if audioOutput != nil { summary.damage += report.damage.filter { $0.kind == .endedEarly } } else { summary.damage += report.damage }
+        }
+        for sink in committed {
+            do { try sink.commit() } catch { throw .stream(error) }
+        }
+        committed.removeAll()
+        return summary
+    }
+
+    /// What a mux wrote.
+    public struct MuxSummary: Sendable {
+        /// AAC packets written.
+        public var audioPackets: Int
+        /// Video access units written.
+        public var videoSamples: Int
+        /// Damage found in the inputs.
+        public var damage: [DamageEvent]
+    }
+
+    /// An Annex-B H.264 or HEVC elementary stream to mux, with the frame rate it has no
+    /// timestamps for.
+    public struct VideoInput: Sendable {
+        /// The `.h264` / `.h265` file.
+        public var path: FilePath
+        /// The codec; by default what ``MediaFileFormat/detect(_:)`` finds.
+        public var codec: VideoCodec
+        /// The duration of one frame (1/30 s for 30 fps, 1001/30000 s for 29.97).
+        public var frameDuration: MediaTime
+
+        /// An input.
+        public init(path: FilePath, codec: VideoCodec, frameDuration: MediaTime) {
+            self.path = path
+            self.codec = codec
+            self.frameDuration = frameDuration
+        }
+    }
+
+    /// How a mux writes.
+    public struct MuxOptions: Sendable {
+        /// `moov` before `mdat`.
+        public var fastStart: Bool
+        /// Fragmented (crash-safe), a fragment this long; `nil` for a normal file.
+        public var fragmentDuration: MediaTime?
+        /// With ``fragmentDuration``, rewrite the finished file as a normal faststart file.
+        public var defragment: Bool
+
+        /// Options; by default faststart, not fragmented.
+        public init(fastStart: Bool = true, fragmentDuration: MediaTime? = nil, defragment: Bool = false) {
+            self.fastStart = fastStart
+            self.fragmentDuration = fragmentDuration
+            self.defragment = defragment
+        }
+    }
+
+    /// Muxes an ADTS stream (and optionally an Annex-B video stream) into an MP4/M4A.
+    ///
+    /// ADTS carries no priming, so no gapless edit list is written for it (as `ffmpeg -c copy`).
+    ///
+    /// Composition: ADTS packets and video access units, interleaved by decode time
+    /// (``InterleavedSource``) → ``MP4Muxer``.
+    public static func mux(audio: FilePath?, video: VideoInput? = nil, to output: FilePath, options: MuxOptions = MuxOptions(),
+                           control: JobControl? = nil) throws(PipelineError) -> MuxSummary {
+        var types: MediaType = []
+        if audio != nil { types.insert(.audio) }
+        if video != nil { types.insert(.video) }
+        guard !types.isEmpty else { throw .unsupported("nothing to mux: give an ADTS file and/or a video stream") }
+        let audioSource = try audio.map(openADTS)
+        let videoSource = try video.map(openAnnexB)
+        var source = InterleavedSource(first: audioSource, second: videoSource)
+        var sink = try MuxerOutput(path: output, configuration: MuxerConfiguration(
+            outputPath: output.string, mediaTypes: types, fastStart: options.fastStart, fragmentDuration: options.fragmentDuration,
+            rewriteFragmentedOnFinish: options.defragment, encoderName: "KeyFrameKit"))
+        let report = try Pump.run(from: &source, into: &sink, control: control)
+        return MuxSummary(audioPackets: source.firstCount, videoSamples: source.secondCount, damage: report.damage)
+    }
+
+    private static func openADTS(_ path: FilePath) throws(PipelineError) -> AudioPacketInput {
+        guard MediaFileFormat.detect(path) == .adts else { throw .unsupported("\(path): mux takes ADTS audio") }
+        return try AudioPacketInput(path: path, purpose: .remuxing)
+    }
+
+    private static func openAnnexB(_ input: VideoInput) throws(PipelineError) -> AnnexBReader<FileByteSource> {
+        let source: FileByteSource
+        do { source = try FileByteSource(path: input.path.string) } catch { throw .stream(error) }
+        do { return try AnnexBReader(source: source, codec: input.codec, frameDuration: input.frameDuration) } catch {
+            throw .unsupported("\(input.path): \(error)")
+        }
+    }
+}

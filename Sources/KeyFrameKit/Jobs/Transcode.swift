@@ -1,0 +1,102 @@
+public import SystemPackage
+
+/// The codec jobs of `keyframe encode` and `keyframe decode`: compositions of a source, a
+/// codec and a sink around the ``Pump``. Streamed: memory holds one buffer of PCM and a few
+/// packets, however long the file.
+public enum Transcode {
+    /// How an encode is done.
+    public struct EncodeOptions: Sendable {
+        /// The AAC bitrate in bits per second.
+        public var bitrate: Int
+        /// The encoder's scale-factor search.
+        public var coder: AACEncoder.Coder
+        /// Write an MP4 fragmented (crash-safe), a fragment this long; `nil` for a normal file.
+        public var fragmentDuration: MediaTime?
+
+        /// Options; by default 128 kb/s with libavcodec's default (two-loop) search.
+        public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil) {
+            self.bitrate = bitrate
+            self.coder = coder
+            self.fragmentDuration = fragmentDuration
+        }
+    }
+
+    /// What an encode produced.
+    public struct EncodeSummary: Sendable {
+        /// Input frames encoded.
+        public var inputFrames: Int64
+        /// AAC packets written.
+        public var packets: Int64
+        /// The encoder's priming (samples).
+        public var priming: Int
+        /// The padding after the input's end (samples).
+        public var padding: Int
+        /// What was odd about the input but not fatal.
+        public var damage: [DamageEvent]
+        /// Whether ``JobControl/requestStop()`` ended the encode early (the output is complete
+        /// up to there).
+        public var stoppedEarly: Bool
+    }
+
+    /// Encodes the PCM of `input` to AAC in `output`: ADTS (`.aac`) or a gapless MP4 (`.m4a`,
+    /// `.mp4`), by the output's name. Written under a temporary name and renamed when complete
+    /// (a fragmented MP4 is written in place); nothing is left under `output` on an error.
+    ///
+    /// Composition: `input` → ``AACEncoder`` → ``AudioPacketOutput``.
+    public static func encode(_ input: some PCMSource, to output: FilePath, options: EncodeOptions = EncodeOptions(),
+                              control: JobControl? = nil,
+                              progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
+        guard let format = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
+        let encoder: AACEncoder
+        do { encoder = try AACEncoder(format: format, bitrate: options.bitrate, coder: options.coder) } catch { throw .codec(error) }
+        var sink = try AudioPacketOutput(path: output, encoder: encoder, fragmentDuration: options.fragmentDuration,
+                                         encoderName: "KeyFrameKit (libavcodec aac)")
+        var source = input.transformed(by: encoder)
+        let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
+                             padding: encoder.padding ?? 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
+    }
+
+    /// What a decode produced.
+    public struct DecodeSummary: Sendable {
+        /// The PCM layout written.
+        public var format: PCMFormat
+        /// Frames written.
+        public var frames: Int64
+        /// AAC packets decoded.
+        public var packets: Int
+        /// Damage met in the input (skipped bytes, truncation, a track that ends early).
+        public var damage: [DamageEvent]
+    }
+
+    /// Decodes the AAC of `input` to `output`: a `.wav` or raw `.pcm`, by the output's name.
+    ///
+    /// The input's format comes from its bytes (``MediaFileFormat/detect(_:)``). For an MP4 the
+    /// edit list is applied (the encoder's priming is dropped and decoding stops where the edit
+    /// ends), else iTunSMPB; so a gapless file gives exactly its valid samples. ADTS cannot say
+    /// how much of the start is priming, so, like `ffmpeg -i IN.aac OUT.wav`, every decoded
+    /// sample is kept.
+    ///
+    /// Composition: ``AudioPacketInput`` → ``AACDecoder`` → ``PCMFileOutput``.
+    ///
+    /// - Parameters:
+    ///   - segments: for a CMAF init segment, its media segments, read after it.
+    ///   - trackID: the MP4 audio track; by default the first.
+    public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath,
+                              sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, control: JobControl? = nil,
+                              progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DecodeSummary {
+        let packets = try AudioPacketInput(path: input, segments: segments, trackID: trackID, purpose: .decoding)
+        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
+        var sink = try PCMFileOutput(path: output, emptyMessage: "\(input): no AAC frames could be decoded")
+        let counter = PacketCounter()
+        var source = ObservedSource(packets) { _ in counter.count += 1 }.transformed(by: decoder)
+        let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        guard let format = sink.format else { throw .unsupported("\(input): no AAC frames could be decoded") }
+        return DecodeSummary(format: format, frames: sink.frames, packets: counter.count, damage: report.damage)
+    }
+}
+
+/// Counts what an ``ObservedSource`` sees.
+final class PacketCounter {
+    var count = 0
+}

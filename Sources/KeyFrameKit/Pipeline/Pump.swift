@@ -1,0 +1,105 @@
+internal import Synchronization
+
+/// Stops or cancels a running job from another thread (a signal handler, a UI).
+///
+/// ``requestStop()`` ends a job early but cleanly: the pump stops pulling, flushes the
+/// transforms and finishes the sink, so the output is a complete, shorter file (what Ctrl-C
+/// does to a recording). ``cancel()`` abandons the job: the sink is cancelled and the pump
+/// throws ``PipelineError/cancelled``.
+public final class JobControl: Sendable {
+    private let state = Atomic<UInt8>(0)
+
+    /// A control with nothing requested.
+    public init() {}
+
+    /// Asks the job to stop at the next element and finish its output.
+    public func requestStop() {
+        _ = state.compareExchange(expected: 0, desired: 1, ordering: .relaxed)
+    }
+
+    /// Asks the job to stop at the next element and remove its output.
+    public func cancel() { state.store(2, ordering: .relaxed) }
+
+    /// Whether ``requestStop()`` was called.
+    public var isStopRequested: Bool { state.load(ordering: .relaxed) == 1 }
+    /// Whether ``cancel()`` was called.
+    public var isCancelled: Bool { state.load(ordering: .relaxed) == 2 }
+}
+
+/// What a pump did.
+public struct PumpReport: Sendable {
+    /// Elements written to the sink.
+    public var elements: Int64
+    /// The damage the source reported, in order.
+    public var damage: [DamageEvent]
+    /// Whether ``JobControl/requestStop()`` ended the job before its source did.
+    public var stoppedEarly: Bool
+}
+
+/// The one loop of KeyFrameKit: pulls a source dry into a sink, then finishes the sink.
+///
+/// Every job is a composition around it: a source (an ADTS stream, an MP4 track, a WAV, a
+/// capture device), optionally transformed (``MediaSource/transformed(by:)``: an encoder, a
+/// decoder), into a sink (an ADTS writer, a muxer, a WAV writer, a playback device). Progress,
+/// stopping, cancellation, damage and errors are handled here, once:
+/// - `progress` is called with the source's ``MediaProgress`` every few dozen elements and at
+///   the end;
+/// - ``JobControl`` stops (sink finished) or cancels (sink cancelled) between elements;
+/// - the source's damage is collected into the report;
+/// - any error cancels the sink (an output written in place for crash safety keeps what it
+///   has) and is thrown as a ``PipelineError``.
+public enum Pump {
+    /// Elements between two progress calls.
+    static let progressInterval: Int64 = 64
+
+    /// Moves every element of `source` into `sink`, then finishes `sink`.
+    ///
+    /// - Throws: the first error of the source, a transform or the sink, as a
+    ///   ``PipelineError`` (see ``PipelineError/init(_:)``); ``PipelineError/cancelled``.
+    @discardableResult
+    public static func run<Source: MediaSource, Sink: MediaSink>(
+        from source: inout Source,
+        into sink: inout Sink,
+        control: JobControl? = nil,
+        progress: ((MediaProgress) -> Void)? = nil
+    ) throws(PipelineError) -> PumpReport where Source.Element == Sink.Element {
+        var report = PumpReport(elements: 0, damage: [], stoppedEarly: false)
+        do {
+            while true {
+                if let control {
+                    if control.isCancelled { throw PipelineError.cancelled }
+                    if control.isStopRequested {
+                        report.stoppedEarly = true
+                        break
+                    }
+                }
+                guard let element = try source.next() else { break }
+                try sink.write(element)
+                report.elements += 1
+                if let progress, report.elements % progressInterval == 0 {
+                    report.damage += source.takeDamage()
+                    progress(source.progress)
+                }
+            }
+            report.damage += source.takeDamage()
+            if report.stoppedEarly, var flushing = source as? any FlushableSource<Source.Element> {
+                // A stopped job still writes what its transforms hold (an encoder's last
+                // packets), so the shorter output is complete.
+                while let element = try flushing.flushNext() { try sink.write(element) }
+            }
+            try sink.finish()
+            progress?(source.progress)
+            return report
+        } catch {
+            sink.cancel()
+            throw PipelineError(error)
+        }
+    }
+}
+
+/// A source that can end early and still hand over what it holds: a transformed source
+/// flushes its transform.
+protocol FlushableSource<Element>: MediaSource {
+    /// The next element held back at the end of the stream, `nil` when none is left.
+    mutating func flushNext() throws(Failure) -> Element?
+}
