@@ -46,7 +46,8 @@ public enum Playback {
             var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         default:
-            throw .unsupported("\(input): unknown input type; play takes \(MediaFileFormat.extensionList(holding: [.pcm, .aac]))")
+            let formats = [MediaFileFormat.wav, .adts, .mp4].map { ".\($0.fileExtensions[0])" }.joined(separator: ", ")
+            throw .unsupported("\(input): \(MediaFileFormat.detect(input).map { "\($0) input" } ?? "unknown input type"); play takes \(formats)")
         }
         guard let format = sink.player?.format else { throw .unsupported("\(input): no audio to play") }
         return Summary(format: format, frames: sink.framesWritten, underruns: sink.player?.underrunCount ?? 0, damage: report.damage)
