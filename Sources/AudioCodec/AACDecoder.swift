@@ -150,3 +150,7 @@ public final class AACDecoder {
         }
     }
 }
+
+/// A codec context takes one thread at a time (libavcodec's rule); hand it over, don't share it.
+@available(*, unavailable)
+extension AACDecoder: Sendable {}

@@ -240,3 +240,7 @@ public final class AACEncoder {
         }
     }
 }
+
+/// A codec context takes one thread at a time (libavcodec's rule); hand it over, don't share it.
+@available(*, unavailable)
+extension AACEncoder: Sendable {}

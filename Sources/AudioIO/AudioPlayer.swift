@@ -67,3 +67,7 @@ public final class AudioPlayer {
         try pcm.prepare()
     }
 }
+
+/// A player is used by one thread at a time (ALSA's handle is not thread-safe).
+@available(*, unavailable)
+extension AudioPlayer: Sendable {}

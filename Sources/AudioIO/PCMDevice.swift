@@ -298,3 +298,7 @@ extension PCMDevice.Direction: CustomStringConvertible {
     /// `capture` or `playback`.
     public var description: String { self == .capture ? "capture" : "playback" }
 }
+
+/// A device handle is used by one thread at a time; hand it over, don't share it.
+@available(*, unavailable)
+extension PCMDevice: Sendable {}

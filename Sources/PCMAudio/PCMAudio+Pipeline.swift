@@ -1,26 +1,38 @@
 public import MediaCore
 
-extension WAVReader: PCMSource {
-    /// Frames read per ``next()``: 16 Ki, large enough that the per-call cost disappears, small
-    /// enough to stay in cache.
-    public static var framesPerBuffer: Int { 16 * 1024 }
+/// What ``WAVReader`` and ``RawPCMReader`` share, so that one ``PCMSource`` conformance
+/// serves both.
+protocol PCMFrameReading: PCMSource where Failure == WAVError {
+    var format: PCMFormat { get }
+    var frameCount: Int64? { get }
+    var framesRead: Int64 { get }
+    var warnings: [String] { get }
+    var reportedWarningCount: Int { get set }
+    mutating func read(maxFrames: Int) throws(WAVError) -> [UInt8]?
+}
 
-    /// The WAV's PCM layout.
+/// Frames a PCM file reader hands over per ``MediaSource/next()``: 16 Ki, large enough that
+/// the per-call cost disappears, small enough to stay in cache.
+let pcmFramesPerBuffer = 16 * 1024
+
+extension PCMFrameReading {
+    /// The file's PCM layout.
     public var pcmFormat: PCMFormat? { format }
 
-    /// The next buffer of up to ``framesPerBuffer`` frames, `nil` at the end of the data.
+    /// The next buffer of up to 16 Ki frames, `nil` at the end of the data.
     public mutating func next() throws(WAVError) -> PCMBuffer? {
-        guard let bytes = try read(maxFrames: Self.framesPerBuffer) else { return nil }
+        guard let bytes = try read(maxFrames: pcmFramesPerBuffer) else { return nil }
         return PCMBuffer(format: format, bytes: bytes)
     }
 
-    /// Seconds read, out of the header's length.
+    /// Seconds read, out of the length the header or the file size gives.
     public var progress: MediaProgress {
         let rate = Double(max(format.sampleRate, 1))
         return MediaProgress(mediaSeconds: Double(framesRead) / rate, totalSeconds: frameCount.map { Double($0) / rate })
     }
 
-    /// What the reader tolerated since the last call (see ``warnings``).
+    /// What the reader tolerated since the last call (its ``WAVReader/warnings``): a `data`
+    /// chunk longer than the file, a partial last frame.
     public mutating func takeDamage() -> [DamageEvent] {
         let all = warnings
         defer { reportedWarningCount = all.count }
@@ -28,32 +40,9 @@ extension WAVReader: PCMSource {
     }
 }
 
-extension RawPCMReader: PCMSource {
-    /// Frames read per ``next()``.
-    public static var framesPerBuffer: Int { 16 * 1024 }
+extension WAVReader: PCMFrameReading {}
 
-    /// The layout the caller gave.
-    public var pcmFormat: PCMFormat? { format }
-
-    /// The next buffer of up to ``framesPerBuffer`` frames, `nil` at the end.
-    public mutating func next() throws(WAVError) -> PCMBuffer? {
-        guard let bytes = try read(maxFrames: Self.framesPerBuffer) else { return nil }
-        return PCMBuffer(format: format, bytes: bytes)
-    }
-
-    /// Seconds read, out of the file's length.
-    public var progress: MediaProgress {
-        let rate = Double(max(format.sampleRate, 1))
-        return MediaProgress(mediaSeconds: Double(framesRead) / rate, totalSeconds: frameCount.map { Double($0) / rate })
-    }
-
-    /// A partial last frame, once met.
-    public mutating func takeDamage() -> [DamageEvent] {
-        let all = warnings
-        defer { reportedWarningCount = all.count }
-        return all.dropFirst(reportedWarningCount).map { DamageEvent(.inconsistentHeader, message: $0) }
-    }
-}
+extension RawPCMReader: PCMFrameReading {}
 
 /// A ``PCMSink`` that writes a WAV file (RIFF, or RF64 past 4 GiB) to a committable byte sink.
 /// The header is written with the first buffer, in its layout, so a decoder's output (whose
