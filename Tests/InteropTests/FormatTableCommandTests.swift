@@ -1,5 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One format table for every command: what the bytes say wins over the name, so `probe`,
 /// `decode`, `play`'s input side and `demux` agree on the same file.
@@ -51,5 +55,27 @@ import Testing
         let result = try ExternalTool.run(try ExternalTool.keyframe, ["encode", wav, "-o", directory.appendingPathComponent("x.ogg").path])
         #expect(result.status != 0)
         #expect(result.standardError.contains("x.ogg: unknown output type; use .aac, .m4a"), "\(result.standardError)")
+    }
+}
+
+/// Ctrl-C during a file job: the pump stops at the next packet and removes the half-written
+/// output, so nothing is left, not even the hidden temporary file.
+@Suite struct InterruptedJobTests {
+    @Test(arguments: ["out.m4a", "out.aac"])
+    func sigintDuringAnEncodeLeavesNothing(output name: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("long.wav").path
+        // 20 minutes of stereo: far longer than the half second before the signal.
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "anoisesrc=d=1200:a=0.1", "-ac", "2", wav])
+        let output = directory.appendingPathComponent(name).path
+        let process = try RunningProcess(try ExternalTool.keyframe, ["encode", wav, "-o", output])
+        Subprocess.sleep(.milliseconds(700))
+        #expect(process.send(SIGINT), "the encode ended before the signal")
+        let finished = try process.wait(timeout: .seconds(30))
+        #expect(finished.result.status != 0)
+        #expect(finished.result.standardError.contains("cancelled"), "\(finished.result.standardError)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0 != "long.wav" }
+        #expect(left.isEmpty, "left behind: \(left)")
     }
 }
