@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "AACBitstream", targets: ["AACBitstream"]),
         .library(name: "PCMAudio", targets: ["PCMAudio"]),
+        .library(name: "VideoBitstream", targets: ["VideoBitstream"]),
         .library(name: "MP4", targets: ["MP4"]),
         .library(name: "AudioCodec", targets: ["AudioCodec"]),
         .executable(name: "keyframe", targets: ["keyframe"]),
@@ -38,8 +39,9 @@ let package = Package(
             dependencies: ["MediaCore", .product(name: "RealModule", package: "swift-numerics")],
             swiftSettings: strict
         ),
-        .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
-        .target(name: "VideoBitstream", dependencies: ["MediaCore", "MP4"], swiftSettings: strict),
+        .target(name: "VideoBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
+        // The container sits above the bitstreams it carries: AAC (esds) and H.264/HEVC (avcC/hvcC).
+        .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream", "VideoBitstream"], swiftSettings: strict),
 
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
@@ -69,7 +71,7 @@ let package = Package(
         .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),

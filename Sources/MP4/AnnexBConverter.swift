@@ -1,4 +1,5 @@
 public import MediaCore
+public import VideoBitstream
 
 /// Turns the samples of an H.264 or HEVC track of an ISO BMFF file, whose NAL units carry a
 /// big-endian length prefix (ISO/IEC 14496-15, 5.3.2 and 8.3.2), into an Annex B byte stream

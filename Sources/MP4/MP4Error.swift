@@ -1,5 +1,6 @@
 public import MediaCore
 public import AACBitstream
+public import VideoBitstream
 
 /// Where in the box tree something is: `moov/trak[1]/mdia/minf/stbl/stsz`.
 public struct BoxPath: Sendable, Hashable, CustomStringConvertible {
@@ -49,6 +50,9 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
     case unsupportedCodec(trackID: UInt32, codec: String, reason: String)
     /// A configuration record (esds, avcC, hvcC) is malformed.
     case bitstream(path: BoxPath, AACBitstreamError)
+    /// An H.264/HEVC configuration record (avcC, hvcC) is malformed or cannot hold the
+    /// parameter sets.
+    indirect case videoBitstream(path: BoxPath, VideoBitstreamError)
     /// The muxer was asked to finish a movie without a single sample.
     case nothingToWrite
     /// Reading the file failed.
@@ -78,6 +82,8 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
         case .unsupportedCodec(let track, let codec, let reason):
             "track \(track) (\(codec)): \(reason)"
         case .bitstream(let path, let error):
+            "\(path): \(error)"
+        case .videoBitstream(let path, let error):
             "\(path): \(error)"
         case .nothingToWrite:
             "no samples were appended: there is nothing to write, and no file was left"

@@ -1,18 +1,19 @@
 internal import MediaCore
+public import VideoBitstream
 
 extension MP4Track {
     /// The `avcC` record of an H.264 track.
     public func avcConfiguration() throws(MP4Error) -> AVCDecoderConfigurationRecord? {
         guard let entry = sampleEntry, let bytes = entry.configurationBoxes["avcC"] else { return nil }
         var reader = ByteReader(bytes)
-        return try AVCDecoderConfigurationRecord(from: &reader, path: path.appending("avcC"))
+        do { return try AVCDecoderConfigurationRecord(from: &reader) } catch { throw .videoBitstream(path: path.appending("avcC"), error) }
     }
 
     /// The `hvcC` record of an HEVC track.
     public func hevcConfiguration() throws(MP4Error) -> HEVCDecoderConfigurationRecord? {
         guard let entry = sampleEntry, let bytes = entry.configurationBoxes["hvcC"] else { return nil }
         var reader = ByteReader(bytes)
-        return try HEVCDecoderConfigurationRecord(from: &reader, path: path.appending("hvcC"))
+        do { return try HEVCDecoderConfigurationRecord(from: &reader) } catch { throw .videoBitstream(path: path.appending("hvcC"), error) }
     }
 
     /// The parameter sets of an H.264 or HEVC track (VPS, SPS, PPS), from its `avcC` / `hvcC`.

@@ -1,5 +1,6 @@
 internal import MediaCore
 internal import AACBitstream
+internal import VideoBitstream
 
 /// Writes `ftyp` and `moov` for the muxer (ISO/IEC 14496-12 8.2–8.7, 14496-14 for `mp4a`/`esds`,
 /// 14496-15 for `avc1`/`hvc1`), and the `roll` sample groups and iTunes tags of gapless AAC.
@@ -248,8 +249,12 @@ struct MovieBoxWriter {
         guard video.codec == .h264, let first = sps.first, first.count >= 4, !pps.isEmpty else {
             throw .unsupportedCodec(trackID: 0, codec: video.codec.description, reason: "no configuration record, and no SPS and PPS to build one")
         }
-        return try AVCDecoderConfigurationRecord(profileIndication: first[1], profileCompatibility: first[2], levelIndication: first[3],
-                                                 sequenceParameterSets: sps, pictureParameterSets: pps).serialized()
+        do {
+            return try AVCDecoderConfigurationRecord(profileIndication: first[1], profileCompatibility: first[2], levelIndication: first[3],
+                                                     sequenceParameterSets: sps, pictureParameterSets: pps).serialized()
+        } catch {
+            throw .videoBitstream(path: BoxPath(components: ["avcC"]), error)
+        }
     }
 
     /// The largest bitrate over any one-second window of the track's samples.

@@ -1,5 +1,3 @@
-public import MP4
-
 extension AnnexBReader {
     /// The `avcC` record of an H.264 stream, built from the parameter sets that come before its
     /// first picture (``DecoderConfiguration/avc(parameterSets:nalUnitLengthSize:)``), with the

@@ -1,7 +1,6 @@
 internal import MediaCore
-public import MP4
 
-/// Builds the MP4 configuration records of H.264 and H.265 streams from their parameter sets,
+/// Builds the decoder configuration records (ISO/IEC 14496-15) of H.264 and H.265 streams from their parameter sets,
 /// field for field as FFmpeg 5.1's `ff_isom_write_avcc` and `ff_isom_write_hvcc` fill them, so
 /// that a muxer writes the `avcC` / `hvcC` FFmpeg writes for the same stream.
 public enum DecoderConfiguration {
@@ -14,7 +13,7 @@ public enum DecoderConfiguration {
     /// and bit depths and no SPS extensions, as FFmpeg writes it.
     ///
     /// - Throws: ``VideoBitstreamError/noPictures`` without an SPS; the SPS's parse errors;
-    ///   ``VideoBitstreamError/configurationRecord(_:)`` when the record cannot hold the sets.
+    ///   ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when the record cannot hold the sets.
     public static func avc(parameterSets: [[UInt8]], nalUnitLengthSize: Int = 4) throws(VideoBitstreamError) -> AVCDecoderConfigurationRecord {
         let sequenceSets = parameterSets.filter { ($0.first ?? 0) & 0x1F == 7 }
         let pictureSets = parameterSets.filter { ($0.first ?? 0) & 0x1F == 8 }
@@ -24,14 +23,10 @@ public enum DecoderConfiguration {
         if ![66, 77, 88].contains(sps.profileIDC) {
             extensionBytes = [0xFC | UInt8(sps.chromaFormatIDC), 0xF8 | UInt8(sps.bitDepthLuma - 8), 0xF8 | UInt8(sps.bitDepthChroma - 8), 0]
         }
-        do {
-            return try AVCDecoderConfigurationRecord(profileIndication: sps.profileIDC, profileCompatibility: sps.constraintFlags,
-                                                     levelIndication: sps.levelIDC, nalUnitLengthSize: nalUnitLengthSize,
-                                                     sequenceParameterSets: sequenceSets, pictureParameterSets: pictureSets,
-                                                     extensionBytes: extensionBytes)
-        } catch {
-            throw .configurationRecord(error)
-        }
+        return try AVCDecoderConfigurationRecord(profileIndication: sps.profileIDC, profileCompatibility: sps.constraintFlags,
+                                                 levelIndication: sps.levelIDC, nalUnitLengthSize: nalUnitLengthSize,
+                                                 sequenceParameterSets: sequenceSets, pictureParameterSets: pictureSets,
+                                                 extensionBytes: extensionBytes)
     }
 
     /// The `hvcC` record (ISO/IEC 14496-15 8.3.3.1) of the VPSs, SPSs and PPSs among
@@ -49,7 +44,7 @@ public enum DecoderConfiguration {
     ///   samples carry no parameter sets (as ``AnnexBReader``'s do; the `hvc1` sample entry),
     ///   `false` for `hev1` (what FFmpeg writes by default).
     /// - Throws: ``VideoBitstreamError/noPictures`` without a VPS, SPS and PPS; their parse
-    ///   errors; ``VideoBitstreamError/configurationRecord(_:)`` when the record cannot hold them.
+    ///   errors; ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when the record cannot hold them.
     public static func hevc(parameterSets: [[UInt8]], arrayCompleteness: Bool = true) throws(VideoBitstreamError) -> HEVCDecoderConfigurationRecord {
         let types: [UInt8] = [32, 33, 34]
         let groups = types.map { type in parameterSets.filter { $0.count >= 2 && ($0[0] >> 1) & 0x3F == type } }
@@ -136,10 +131,6 @@ public enum DecoderConfiguration {
             }
         }
         var reader = ByteReader(writer.bytes)
-        do {
-            return try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["hvcC"]))
-        } catch {
-            throw .configurationRecord(error)
-        }
+        return try HEVCDecoderConfigurationRecord(from: &reader)
     }
 }

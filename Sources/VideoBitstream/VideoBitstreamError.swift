@@ -1,5 +1,4 @@
 public import MediaCore
-public import MP4
 
 /// Everything that can be wrong with an H.264 or H.265 elementary stream: the one error type of
 /// VideoBitstream.
@@ -35,8 +34,14 @@ public enum VideoBitstreamError: Error, Hashable, Sendable, CustomStringConverti
     case invalidArgument(String)
     /// A timestamp does not fit in a ``MediaTime``.
     case timeOverflow(MediaTimeError)
-    /// The MP4 configuration record refused the parameter sets (too many, too long).
-    case configurationRecord(MP4Error)
+    /// A decoder configuration record (`AVCDecoderConfigurationRecord` or
+    /// `HEVCDecoderConfigurationRecord`, ISO/IEC 14496-15 5.3.3.1 and 8.3.3.1) ended before a
+    /// field it needed: a count or a length asks for more bytes than remain.
+    case truncatedRecord(record: String, BinaryReadError)
+    /// A field of a decoder configuration record holds a value the record does not allow (a
+    /// `configurationVersion` other than 1, more than 31 SPSs, a unit longer than 65535 bytes).
+    /// `offset` counts from the start of the record's bytes.
+    case invalidRecordField(record: String, field: String, value: Int64, offset: Int64, allowed: String)
     /// Reading the underlying stream failed.
     case stream(ByteStreamError)
 
@@ -63,10 +68,32 @@ public enum VideoBitstreamError: Error, Hashable, Sendable, CustomStringConverti
             reason
         case .timeOverflow(let error):
             error.description
-        case .configurationRecord(let error):
-            error.description
+        case .truncatedRecord(let record, let read):
+            "\(record) truncated: \(read)"
+        case .invalidRecordField(let record, let field, let value, let offset, let allowed):
+            "\(record) at byte \(offset): \(field) is \(value), allowed \(allowed)"
         case .stream(let error):
             error.description
+        }
+    }
+}
+
+extension VideoBitstreamError {
+    /// Runs `body`, turning a read past the end of a configuration record into
+    /// ``truncatedRecord(record:_:)``.
+    static func reading<T>(_ record: String, _ body: () throws(BinaryReadError) -> T) throws(VideoBitstreamError) -> T {
+        do { return try body() } catch { throw .truncatedRecord(record: record, error) }
+    }
+}
+
+extension ByteReader {
+    /// Checks that `count` entries of at least `entrySize` bytes fit in what remains of a
+    /// configuration record, before its table is read.
+    func checkRecordTable(count: UInt32, entrySize: Int, record: String, field: String) throws(VideoBitstreamError) {
+        let needed = Int64(count) * Int64(entrySize)
+        guard needed <= Int64(remaining) else {
+            throw .invalidRecordField(record: record, field: field, value: Int64(count), offset: Int64(offset),
+                                      allowed: "at most \(remaining / Swift.max(entrySize, 1)) (the \(remaining) bytes that remain hold no more)")
         }
     }
 }

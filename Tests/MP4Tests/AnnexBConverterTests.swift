@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 @testable import MP4
+import VideoBitstream
 import Testing
 
 @Suite("Annex B conversion")
@@ -94,7 +95,7 @@ struct AnnexBConverterTests {
 
     @Test func recordInitializerMatchesFlatInitializer() throws {
         var reader = ByteReader(ConfigurationRecordTests.avcBytes)
-        let record = try AVCDecoderConfigurationRecord(from: &reader, path: .root)
+        let record = try AVCDecoderConfigurationRecord(from: &reader)
         var fromRecord = AnnexBConverter(configuration: record)
         var flat = try Self.h264()
         let input = Self.sample([Self.sei, Self.idr, Self.idrSecondSlice])
@@ -113,7 +114,7 @@ struct AnnexBConverterTests {
 
     @Test func hevcPrefixesEveryIRAPSampleOnceWithAllRecordUnits() throws {
         var reader = ByteReader(ConfigurationRecordTests.hevcBytes)
-        let record = try HEVCDecoderConfigurationRecord(from: &reader, path: .root)
+        let record = try HEVCDecoderConfigurationRecord(from: &reader)
         var converter = AnnexBConverter(configuration: record)
         let header = record.allNALUnits.flatMap { Self.long + $0 }
         #expect(header.count == 4 * 5 + 3 * 4 + 2)
@@ -189,12 +190,12 @@ struct AnnexBConverterTests {
         var converter: AnnexBConverter
         var lengthSize: Int
         if isHEVC {
-            let record = try HEVCDecoderConfigurationRecord(from: &reader, path: .root)
+            let record = try HEVCDecoderConfigurationRecord(from: &reader)
             converter = AnnexBConverter(configuration: record)
             lengthSize = record.nalUnitLengthSize
             if let rewrite { converter = try AnnexBConverter(codec: .hevc, nalUnitLengthSize: rewrite, parameterSets: record.allNALUnits) }
         } else {
-            let record = try AVCDecoderConfigurationRecord(from: &reader, path: .root)
+            let record = try AVCDecoderConfigurationRecord(from: &reader)
             converter = AnnexBConverter(configuration: record)
             lengthSize = record.nalUnitLengthSize
             if let rewrite { converter = try AnnexBConverter(codec: .h264, nalUnitLengthSize: rewrite, parameterSets: record.parameterSets) }

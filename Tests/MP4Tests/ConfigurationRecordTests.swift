@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 @testable import MP4
+import VideoBitstream
 import Testing
 
 @Suite("avcC and hvcC records")
@@ -13,7 +14,7 @@ struct ConfigurationRecordTests {
 
     @Test func avcFieldsAndRoundTrip() throws {
         var reader = ByteReader(Self.avcBytes, baseOffset: 1000)
-        let record = try AVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["avcC"]))
+        let record = try AVCDecoderConfigurationRecord(from: &reader)
         #expect(reader.isAtEnd)
         #expect(record.configurationVersion == 1)
         #expect(record.profileIndication == 100)
@@ -33,7 +34,7 @@ struct ConfigurationRecordTests {
         // chroma_format 1 (4:2:0), 8-bit luma and chroma, one SPS-ext of 2 bytes.
         let bytes = Self.avcBytes + [0xFD, 0xF8, 0xF8, 0x01, 0x00, 0x02, 0x6D, 0x10]
         var reader = ByteReader(bytes)
-        let record = try AVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["avcC"]))
+        let record = try AVCDecoderConfigurationRecord(from: &reader)
         #expect(record.extensionBytes == [0xFD, 0xF8, 0xF8, 0x01, 0x00, 0x02, 0x6D, 0x10])
         let ext = try #require(record.highProfileExtension)
         #expect(ext.chromaFormat == 1 && ext.bitDepthLumaMinus8 == 0 && ext.bitDepthChromaMinus8 == 0)
@@ -47,7 +48,7 @@ struct ConfigurationRecordTests {
         bytes[4] = 0x01   // reserved bits zero, 2-byte lengths
         bytes[5] = 0x01   // reserved bits zero, one SPS
         var reader = ByteReader(bytes)
-        let record = try AVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["avcC"]))
+        let record = try AVCDecoderConfigurationRecord(from: &reader)
         #expect(record.nalUnitLengthSize == 2)
         #expect(record.reservedBits == 0)
         #expect(record.serialized() == bytes)
@@ -58,15 +59,15 @@ struct ConfigurationRecordTests {
                                                        sequenceParameterSets: [[0x67, 0x64, 0x00, 0x1F, 0xAC]],
                                                        pictureParameterSets: [[0x68, 0xEE, 0x3C, 0x80]])
         #expect(record.serialized() == Self.avcBytes)
-        #expect(throws: MP4Error.self) {
+        #expect(throws: VideoBitstreamError.self) {
             try AVCDecoderConfigurationRecord(profileIndication: 66, profileCompatibility: 0, levelIndication: 30,
                                               sequenceParameterSets: Array(repeating: [0x67], count: 32), pictureParameterSets: [])
         }
-        #expect(throws: MP4Error.self) {
+        #expect(throws: VideoBitstreamError.self) {
             try AVCDecoderConfigurationRecord(profileIndication: 66, profileCompatibility: 0, levelIndication: 30, nalUnitLengthSize: 3,
                                               sequenceParameterSets: [], pictureParameterSets: [])
         }
-        #expect(throws: MP4Error.self) {
+        #expect(throws: VideoBitstreamError.self) {
             try AVCDecoderConfigurationRecord(profileIndication: 66, profileCompatibility: 0, levelIndication: 30,
                                               sequenceParameterSets: [[UInt8](repeating: 0x67, count: 65536)], pictureParameterSets: [])
         }
@@ -76,14 +77,14 @@ struct ConfigurationRecordTests {
         for length in 0..<Self.avcBytes.count {
             var reader = ByteReader(Array(Self.avcBytes[..<length]), baseOffset: 500)
             do {
-                _ = try AVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["avcC"]))
+                _ = try AVCDecoderConfigurationRecord(from: &reader)
                 Issue.record("a \(length)-byte prefix parsed")
             } catch {
                 switch error {
-                case .truncated(let path, let read):
-                    #expect(path.description == "avcC")
+                case .truncatedRecord(let record, let read):
+                    #expect(record == "avcC")
                     #expect(read.offset >= 500 && read.offset <= 500 + Int64(length))
-                case .invalidField(_, let field, _, _, _):
+                case .invalidRecordField(_, let field, _, _, _):
                     #expect(field.hasPrefix("numOf"), "\(error)")
                 default:
                     Issue.record("unexpected \(error)")
@@ -95,21 +96,21 @@ struct ConfigurationRecordTests {
     @Test func avcCountsLargerThanTheBytesAreRefusedBeforeReading() {
         // 31 SPSs announced, nothing after.
         var reader = ByteReader([0x01, 0x64, 0x00, 0x1F, 0xFF, 0xFF], baseOffset: 40)
-        #expect(throws: MP4Error.invalidField(path: BoxPath(components: ["avcC"]), field: "numOfSequenceParameterSets", value: 31,
+        #expect(throws: VideoBitstreamError.invalidRecordField(record: "avcC", field: "numOfSequenceParameterSets", value: 31,
                                               offset: 46, allowed: "at most 0 (the 0 bytes that remain hold no more)")) {
-            try AVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["avcC"]))
+            try AVCDecoderConfigurationRecord(from: &reader)
         }
         // An SPS length past the end.
         var second = ByteReader([0x01, 0x64, 0x00, 0x1F, 0xFF, 0xE1, 0xFF, 0xFF, 0x67, 0x00])
-        let error = #expect(throws: MP4Error.self) {
-            try AVCDecoderConfigurationRecord(from: &second, path: BoxPath(components: ["avcC"]))
+        let error = #expect(throws: VideoBitstreamError.self) {
+            try AVCDecoderConfigurationRecord(from: &second)
         }
-        guard case .truncated(_, let read)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .truncatedRecord(_, let read)? = error else { Issue.record("\(String(describing: error))"); return }
         #expect(read.needed == 0xFFFF && read.available == 2 && read.offset == 8)
         // configurationVersion 0.
         var third = ByteReader([0x00] + Self.avcBytes.dropFirst())
-        #expect(throws: MP4Error.invalidField(path: BoxPath(components: ["avcC"]), field: "configurationVersion", value: 0, offset: 0, allowed: "1")) {
-            try AVCDecoderConfigurationRecord(from: &third, path: BoxPath(components: ["avcC"]))
+        #expect(throws: VideoBitstreamError.invalidRecordField(record: "avcC", field: "configurationVersion", value: 0, offset: 0, allowed: "1")) {
+            try AVCDecoderConfigurationRecord(from: &third)
         }
     }
 
@@ -138,7 +139,7 @@ struct ConfigurationRecordTests {
 
     @Test func hevcFieldsAndRoundTrip() throws {
         var reader = ByteReader(Self.hevcBytes)
-        let record = try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["hvcC"]))
+        let record = try HEVCDecoderConfigurationRecord(from: &reader)
         #expect(reader.isAtEnd)
         #expect(record.configurationVersion == 1)
         #expect(record.generalProfileSpace == 0 && !record.generalTierFlag && record.generalProfileIDC == 1)
@@ -163,7 +164,7 @@ struct ConfigurationRecordTests {
         let bytes = Self.hevcHead + [0x03, 0x22, 0x00, 0x01, 0x00, 0x02, 0x44, 0x01, 0x21, 0x00, 0x01, 0x00, 0x02, 0x42, 0x01,
                                      0x20, 0x00, 0x01, 0x00, 0x02, 0x40, 0x01]
         var reader = ByteReader(bytes)
-        let record = try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["hvcC"]))
+        let record = try HEVCDecoderConfigurationRecord(from: &reader)
         #expect(record.parameterSets == [[0x40, 0x01], [0x42, 0x01], [0x44, 0x01]])
         #expect(record.allNALUnits == [[0x44, 0x01], [0x42, 0x01], [0x40, 0x01]])
         #expect(record.serialized() == bytes)
@@ -181,7 +182,7 @@ struct ConfigurationRecordTests {
         bytes[23] = 0xE0       // completeness and the reserved bit set
         bytes += [0x00, 0x01]  // trailing bytes
         var reader = ByteReader(bytes)
-        let record = try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["hvcC"]))
+        let record = try HEVCDecoderConfigurationRecord(from: &reader)
         #expect(record.generalProfileSpace == 3 && record.generalTierFlag && record.generalProfileIDC == 5)
         #expect(record.constantFrameRate == 3 && record.numTemporalLayers == 3 && record.nalUnitLengthSize == 2)
         #expect(record.arrays[0].reservedBit)
@@ -193,11 +194,11 @@ struct ConfigurationRecordTests {
         for length in 0..<Self.hevcBytes.count {
             var reader = ByteReader(Array(Self.hevcBytes[..<length]))
             do {
-                _ = try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["hvcC"]))
+                _ = try HEVCDecoderConfigurationRecord(from: &reader)
                 Issue.record("a \(length)-byte prefix parsed")
             } catch {
                 switch error {
-                case .truncated, .invalidField: break
+                case .truncatedRecord, .invalidRecordField: break
                 default: Issue.record("unexpected \(error)")
                 }
             }
@@ -206,15 +207,15 @@ struct ConfigurationRecordTests {
 
     @Test func hevcCountsLargerThanTheBytesAreRefused() {
         var reader = ByteReader(Self.hevcHead + [0xFF, 0x20, 0x00, 0x01])
-        let first = #expect(throws: MP4Error.self) {
-            try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: ["hvcC"]))
+        let first = #expect(throws: VideoBitstreamError.self) {
+            try HEVCDecoderConfigurationRecord(from: &reader)
         }
-        guard case .invalidField(_, "numOfArrays", 255, 23, _)? = first else { Issue.record("\(String(describing: first))"); return }
+        guard case .invalidRecordField(_, "numOfArrays", 255, 23, _)? = first else { Issue.record("\(String(describing: first))"); return }
         var second = ByteReader(Self.hevcHead + [0x01, 0x20, 0xFF, 0xFF, 0x00, 0x01, 0x40])
-        let error = #expect(throws: MP4Error.self) {
-            try HEVCDecoderConfigurationRecord(from: &second, path: BoxPath(components: ["hvcC"]))
+        let error = #expect(throws: VideoBitstreamError.self) {
+            try HEVCDecoderConfigurationRecord(from: &second)
         }
-        guard case .invalidField(_, "numNalus", 0xFFFF, _, _)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .invalidRecordField(_, "numNalus", 0xFFFF, _, _)? = error else { Issue.record("\(String(describing: error))"); return }
     }
 
     @Test func randomBytesNeverTrap() {
@@ -224,9 +225,9 @@ struct ConfigurationRecordTests {
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if round % 2 == 0, bytes.count > 1 { bytes[0] = 1 }
             var a = ByteReader(bytes)
-            if let record = try? AVCDecoderConfigurationRecord(from: &a, path: .root) { #expect(record.serialized() == bytes) }
+            if let record = try? AVCDecoderConfigurationRecord(from: &a) { #expect(record.serialized() == bytes) }
             var h = ByteReader(bytes)
-            if let record = try? HEVCDecoderConfigurationRecord(from: &h, path: .root) { #expect(record.serialized() == bytes) }
+            if let record = try? HEVCDecoderConfigurationRecord(from: &h) { #expect(record.serialized() == bytes) }
         }
     }
 
@@ -243,12 +244,12 @@ struct ConfigurationRecordTests {
         for (type, payload, reader) in try records(in: bytes) {
             var reader = reader
             if type == "avcC" {
-                let record = try AVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: [name, "avcC"]))
+                let record = try AVCDecoderConfigurationRecord(from: &reader)
                 #expect(record.serialized() == payload, "\(name) avcC")
                 #expect(!record.sequenceParameterSets.isEmpty && record.sequenceParameterSets.allSatisfy { $0.first.map { $0 & 0x1F } == 7 })
                 #expect(!record.pictureParameterSets.isEmpty && record.pictureParameterSets.allSatisfy { $0.first.map { $0 & 0x1F } == 8 })
             } else {
-                let record = try HEVCDecoderConfigurationRecord(from: &reader, path: BoxPath(components: [name, "hvcC"]))
+                let record = try HEVCDecoderConfigurationRecord(from: &reader)
                 #expect(record.serialized() == payload, "\(name) hvcC")
                 #expect(record.parameterSets.map { ($0[0] >> 1) & 0x3F } == [32, 33, 34], "\(name)")
             }

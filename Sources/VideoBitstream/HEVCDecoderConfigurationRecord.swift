@@ -91,14 +91,13 @@ public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
     /// `hevc_mp4toannexb` puts in front of IRAP pictures.
     public var allNALUnits: [[UInt8]] { arrays.flatMap(\.nalUnits) }
 
-    /// Parses a record that fills the rest of `reader`'s window (the payload of an `hvcC` box at
-    /// `path`), consuming all of it. Bytes after the last array are kept as ``trailingBytes``.
+    /// Parses a record that fills the rest of `reader`'s window (the payload of an `hvcC` box), consuming all of it. Bytes after the last array are kept as ``trailingBytes``.
     ///
-    /// - Throws: ``MP4Error/truncated(path:_:)`` when the head, a count or a length asks for more
+    /// - Throws: ``VideoBitstreamError/truncatedRecord(record:_:)`` when the head, a count or a length asks for more
     ///   bytes than remain. Nothing is allocated before its size is checked.
-    public init(from reader: inout ByteReader, path: BoxPath) throws(MP4Error) {
+    public init(from reader: inout ByteReader) throws(VideoBitstreamError) {
         var r = reader
-        let head = try MP4Error.reading(path) { () throws(BinaryReadError) in try r.readBytes(23) }
+        let head = try VideoBitstreamError.reading("hvcC") { () throws(BinaryReadError) in try r.readBytes(23) }
         func value(_ range: Range<Int>) -> UInt64 { head[range].reduce(0) { $0 << 8 | UInt64($1) } }
         configurationVersion = head[0]
         generalProfileSpace = head[1] >> 6
@@ -120,19 +119,19 @@ public struct HEVCDecoderConfigurationRecord: Sendable, Hashable {
         reservedBits = UInt32(head[13] >> 4) << 22 | UInt32(head[15] >> 2) << 16 | UInt32(head[16] >> 2) << 10
             | UInt32(head[17] >> 3) << 5 | UInt32(head[18] >> 3)
         let arrayCount = UInt32(head[22])
-        try r.checkTable(count: arrayCount, entrySize: 3, path: path, field: "numOfArrays")
+        try r.checkRecordTable(count: arrayCount, entrySize: 3, record: "hvcC", field: "numOfArrays")
         var arrays: [NALUnitArray] = []
         arrays.reserveCapacity(Int(arrayCount))
         for _ in 0..<arrayCount {
-            let (typeByte, unitCount) = try MP4Error.reading(path) { () throws(BinaryReadError) in (try r.readUInt8(), try r.readUInt16()) }
-            try r.checkTable(count: UInt32(unitCount), entrySize: 2, path: path, field: "numNalus")
-            let units = try AVCDecoderConfigurationRecord.readUnits(count: Int(unitCount), from: &r, path: path)
+            let (typeByte, unitCount) = try VideoBitstreamError.reading("hvcC") { () throws(BinaryReadError) in (try r.readUInt8(), try r.readUInt16()) }
+            try r.checkRecordTable(count: UInt32(unitCount), entrySize: 2, record: "hvcC", field: "numNalus")
+            let units = try AVCDecoderConfigurationRecord.readUnits(count: Int(unitCount), from: &r)
             arrays.append(NALUnitArray(arrayCompleteness: typeByte & 0x80 != 0, reservedBit: typeByte & 0x40 != 0,
                                        nalUnitType: typeByte & 0x3F, nalUnits: units))
         }
         self.arrays = arrays
         trailingBytes = Array(r.remainingBytes)
-        try MP4Error.reading(path) { () throws(BinaryReadError) in try r.skip(r.remaining) }
+        try VideoBitstreamError.reading("hvcC") { () throws(BinaryReadError) in try r.skip(r.remaining) }
         reader = r
     }
 

@@ -70,23 +70,22 @@ public struct AVCDecoderConfigurationRecord: Sendable, Hashable {
     /// A record from its parts; profile, compatibility and level come from the caller (usually
     /// bytes 1 to 3 of the first SPS).
     ///
-    /// - Throws: ``MP4Error/invalidField(path:field:value:offset:allowed:)`` when a count or a
+    /// - Throws: ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when a count or a
     ///   length does not fit its field (more than 31 SPSs, 255 PPSs, a unit longer than 65535
     ///   bytes), or the length size is not 1, 2 or 4.
     public init(profileIndication: UInt8, profileCompatibility: UInt8, levelIndication: UInt8, nalUnitLengthSize: Int = 4,
-                sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], extensionBytes: [UInt8] = []) throws(MP4Error) {
-        let path = BoxPath(components: ["avcC"])
-        guard [1, 2, 4].contains(nalUnitLengthSize) else {
-            throw .invalidField(path: path, field: "lengthSizeMinusOne + 1", value: Int64(nalUnitLengthSize), offset: 0, allowed: "1, 2 or 4")
+                sequenceParameterSets: [[UInt8]], pictureParameterSets: [[UInt8]], extensionBytes: [UInt8] = []) throws(VideoBitstreamError) {
+                guard [1, 2, 4].contains(nalUnitLengthSize) else {
+            throw .invalidRecordField(record: "avcC", field: "lengthSizeMinusOne + 1", value: Int64(nalUnitLengthSize), offset: 0, allowed: "1, 2 or 4")
         }
         guard sequenceParameterSets.count <= 31 else {
-            throw .invalidField(path: path, field: "numOfSequenceParameterSets", value: Int64(sequenceParameterSets.count), offset: 0, allowed: "0...31")
+            throw .invalidRecordField(record: "avcC", field: "numOfSequenceParameterSets", value: Int64(sequenceParameterSets.count), offset: 0, allowed: "0...31")
         }
         guard pictureParameterSets.count <= 255 else {
-            throw .invalidField(path: path, field: "numOfPictureParameterSets", value: Int64(pictureParameterSets.count), offset: 0, allowed: "0...255")
+            throw .invalidRecordField(record: "avcC", field: "numOfPictureParameterSets", value: Int64(pictureParameterSets.count), offset: 0, allowed: "0...255")
         }
         for unit in sequenceParameterSets + pictureParameterSets where unit.count > 0xFFFF {
-            throw .invalidField(path: path, field: "parameter set length", value: Int64(unit.count), offset: 0, allowed: "0...65535")
+            throw .invalidRecordField(record: "avcC", field: "parameter set length", value: Int64(unit.count), offset: 0, allowed: "0...65535")
         }
         self.configurationVersion = 1
         self.profileIndication = profileIndication
@@ -99,18 +98,17 @@ public struct AVCDecoderConfigurationRecord: Sendable, Hashable {
         self.reservedBits = 0x1FF
     }
 
-    /// Parses a record that fills the rest of `reader`'s window (the payload of an `avcC` box at
-    /// `path`), consuming all of it.
+    /// Parses a record that fills the rest of `reader`'s window (the payload of an `avcC` box), consuming all of it.
     ///
-    /// - Throws: ``MP4Error/truncated(path:_:)`` when a count or a length asks for more bytes
-    ///   than remain, ``MP4Error/invalidField(path:field:value:offset:allowed:)`` when
+    /// - Throws: ``VideoBitstreamError/truncatedRecord(record:_:)`` when a count or a length asks for more bytes
+    ///   than remain, ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when
     ///   `configurationVersion` is not 1. Nothing is allocated before its size is checked.
-    public init(from reader: inout ByteReader, path: BoxPath) throws(MP4Error) {
+    public init(from reader: inout ByteReader) throws(VideoBitstreamError) {
         var r = reader
         let start = r.offset
-        let head = try MP4Error.reading(path) { () throws(BinaryReadError) in try r.readBytes(6) }
+        let head = try VideoBitstreamError.reading("avcC") { () throws(BinaryReadError) in try r.readBytes(6) }
         guard head[0] == 1 else {
-            throw .invalidField(path: path, field: "configurationVersion", value: Int64(head[0]), offset: start, allowed: "1")
+            throw .invalidRecordField(record: "avcC", field: "configurationVersion", value: Int64(head[0]), offset: start, allowed: "1")
         }
         configurationVersion = head[0]
         profileIndication = head[1]
@@ -119,13 +117,13 @@ public struct AVCDecoderConfigurationRecord: Sendable, Hashable {
         lengthSizeMinusOne = head[4] & 0x03
         reservedBits = UInt16(head[4] >> 2) << 3 | UInt16(head[5] >> 5)
         let spsCount = UInt32(head[5] & 0x1F)
-        try r.checkTable(count: spsCount, entrySize: 2, path: path, field: "numOfSequenceParameterSets")
-        sequenceParameterSets = try Self.readUnits(count: Int(spsCount), from: &r, path: path)
-        let ppsCount = UInt32(try MP4Error.reading(path) { () throws(BinaryReadError) in try r.readUInt8() })
-        try r.checkTable(count: ppsCount, entrySize: 2, path: path, field: "numOfPictureParameterSets")
-        pictureParameterSets = try Self.readUnits(count: Int(ppsCount), from: &r, path: path)
+        try r.checkRecordTable(count: spsCount, entrySize: 2, record: "avcC", field: "numOfSequenceParameterSets")
+        sequenceParameterSets = try Self.readUnits(count: Int(spsCount), from: &r)
+        let ppsCount = UInt32(try VideoBitstreamError.reading("avcC") { () throws(BinaryReadError) in try r.readUInt8() })
+        try r.checkRecordTable(count: ppsCount, entrySize: 2, record: "avcC", field: "numOfPictureParameterSets")
+        pictureParameterSets = try Self.readUnits(count: Int(ppsCount), from: &r)
         extensionBytes = Array(r.remainingBytes)
-        try MP4Error.reading(path) { () throws(BinaryReadError) in try r.skip(r.remaining) }
+        try VideoBitstreamError.reading("avcC") { () throws(BinaryReadError) in try r.skip(r.remaining) }
         reader = r
     }
 
@@ -153,11 +151,11 @@ public struct AVCDecoderConfigurationRecord: Sendable, Hashable {
 
     /// Reads `count` units, each a 16-bit length and that many bytes, checking each length
     /// against what remains before copying.
-    static func readUnits(count: Int, from reader: inout ByteReader, path: BoxPath) throws(MP4Error) -> [[UInt8]] {
+    static func readUnits(count: Int, from reader: inout ByteReader) throws(VideoBitstreamError) -> [[UInt8]] {
         var units: [[UInt8]] = []
         units.reserveCapacity(count)
         for _ in 0..<count {
-            units.append(try MP4Error.reading(path) { () throws(BinaryReadError) -> [UInt8] in
+            units.append(try VideoBitstreamError.reading("avcC") { () throws(BinaryReadError) -> [UInt8] in
                 let length = Int(try reader.readUInt16())
                 return try reader.readBytes(length)
             })
