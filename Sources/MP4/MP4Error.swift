@@ -27,7 +27,7 @@ public struct BoxPath: Sendable, Hashable, CustomStringConvertible {
 
 /// Everything that can be wrong with an ISO BMFF / MP4 / MOV file: the one error type of the MP4
 /// module. Every case names the box path and the absolute byte offset.
-public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
+public indirect enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
     /// A box ended before a field it needed.
     case truncated(path: BoxPath, BinaryReadError)
     /// A box's size does not fit its header or its parent.
@@ -52,7 +52,12 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
     case bitstream(path: BoxPath, AACBitstreamError)
     /// An H.264/HEVC configuration record (avcC, hvcC) is malformed or cannot hold the
     /// parameter sets.
-    indirect case videoBitstream(path: BoxPath, VideoBitstreamError)
+    case videoBitstream(path: BoxPath, VideoBitstreamError)
+    /// A muxer verb was called in a state that does not allow it (append before start, start
+    /// twice, anything after finish or cancel, a track added after the movie was written).
+    case invalidMuxerState(operation: String, status: String)
+    /// The muxer's layout cannot be written to the output it was given.
+    case unsupportedLayout(String)
     /// The muxer was asked to finish a movie without a single sample.
     case nothingToWrite
     /// Reading the file failed.
@@ -85,6 +90,10 @@ public enum MP4Error: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path): \(error)"
         case .videoBitstream(let path, let error):
             "\(path): \(error)"
+        case .invalidMuxerState(let operation, let status):
+            "muxer: \(operation) is not allowed when \(status)"
+        case .unsupportedLayout(let reason):
+            "muxer: \(reason)"
         case .nothingToWrite:
             "no samples were appended: there is nothing to write, and no file was left"
         case .stream(let error):

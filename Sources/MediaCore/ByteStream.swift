@@ -197,26 +197,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource {
         guard offset >= 0, count >= 0 else {
             throw .system(operation: "read at \(offset)", path: path, errno: .invalidArgument)
         }
-        var result = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        var failure: Errno?
-        result.withUnsafeMutableBytes { raw in
-            while filled < count {
-                do {
-                    let got = try descriptor.read(fromAbsoluteOffset: offset + Int64(filled),
-                                                  into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]),
-                                                  retryOnInterrupt: true)
-                    if got == 0 { break }
-                    filled += got
-                } catch {
-                    failure = error as? Errno ?? .ioError
-                    break
-                }
-            }
-        }
-        if let failure { throw .system(operation: "read", path: path, errno: failure) }
-        if filled < count { result.removeLast(count - filled) }
-        return result
+        return try descriptor.readFully(at: offset, count: count, path: path)
     }
 
     /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.
@@ -243,7 +224,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource {
 ///
 /// Writes are gathered in a 256 KiB buffer, so writing many small packets costs few system calls.
 public final class FileByteSink: SeekableByteSink {
-    private let descriptor: FileDescriptor
+    let descriptor: FileDescriptor
     /// The name the file gets on ``commit()``.
     public let path: String
     /// Where the bytes go until ``commit()``.
@@ -265,7 +246,7 @@ public final class FileByteSink: SeekableByteSink {
         isAtomic = atomic
         do {
             descriptor = try FileDescriptor.open(
-                FilePath(temporaryPath), .writeOnly, options: [.create, .truncate, .closeOnExec],
+                FilePath(temporaryPath), .readWrite, options: [.create, .truncate, .closeOnExec],
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)

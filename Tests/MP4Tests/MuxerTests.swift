@@ -2,6 +2,7 @@ import Foundation
 import MediaCore
 @testable import MP4
 import AACBitstream
+import SystemPackage
 import Testing
 
 /// The muxer's state machine and errors, its 64-bit offsets, and the fragmented → faststart rewrite,
@@ -24,10 +25,10 @@ import Testing
 
     @Test func wrongStateFormatChangeAndBackwardsTimeAreClearErrors() throws {
         let output = Self.path("a.m4a")
-        let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: output))
-        #expect(throws: MP4Error.self) { try muxer.append(Self.packet(0)) }          // before start
+        let muxer = try MP4Muxer(path: FilePath(output))
+        #expect(throws: MP4Error.invalidMuxerState(operation: "append", status: "not started")) { try muxer.append(Self.packet(0)) }
         try muxer.start()
-        #expect(throws: MP4Error.self) { try muxer.start() }                          // twice
+        #expect(throws: MP4Error.invalidMuxerState(operation: "start", status: "running")) { try muxer.start() }
         try muxer.append(Self.packet(0))
         try muxer.append(Self.packet(1))
         var other = Self.packet(2)
@@ -37,31 +38,31 @@ import Testing
         if case .failed = muxer.status {} else { Issue.record("status is \(muxer.status)") }
         #expect(!FileManager.default.fileExists(atPath: output), "a failed muxer leaves no file")
 
-        let second = MP4Muxer(configuration: MuxerConfiguration(outputPath: output))
+        let second = try MP4Muxer(path: FilePath(output))
         try second.start()
         try second.append(Self.packet(5))
         #expect(throws: MP4Error.self) { try second.append(Self.packet(4)) }         // dts backwards
         #expect(!FileManager.default.fileExists(atPath: output))
 
-        let third = MP4Muxer(configuration: MuxerConfiguration(outputPath: output))
+        let third = try MP4Muxer(path: FilePath(output))
         try third.start()
         try third.append(Self.packet(0))
         third.cancel()
         #expect(third.status == .cancelled)
-        #expect(throws: MP4Error.self) { try third.append(Self.packet(1)) }          // after cancel
+        #expect(throws: MP4Error.invalidMuxerState(operation: "append", status: "cancelled")) { try third.append(Self.packet(1)) }
         #expect(!FileManager.default.fileExists(atPath: output))
     }
 
     @Test func aFinishedFileReadsBackWithTheGaplessEdit() throws {
         let output = Self.path("b.m4a")
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: output))
+        let muxer = try MP4Muxer(path: FilePath(output))
         try muxer.start()
         for index in 0..<50 { try muxer.append(Self.packet(index, size: 50 + index)) }
         muxer.setGapless(priming: 1024, validFrameCount: 50 * 1024 - 1024 - 300)
         try muxer.finish()
         #expect(muxer.status == .completed)
-        #expect(throws: MP4Error.self) { try muxer.append(Self.packet(51)) }          // after finish
+        #expect(throws: MP4Error.invalidMuxerState(operation: "append", status: "finished")) { try muxer.append(Self.packet(51)) }
         let file = try MP4File(source: try FileByteSource(path: output))
         let track = try #require(file.tracks.first)
         #expect(track.sampleCount == 50)
@@ -102,8 +103,8 @@ import Testing
     @Test func aFragmentedFileCanBeRewrittenAsFastStartOnFinish() throws {
         let output = Self.path("c.mp4")
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: output, fragmentDuration: MediaTime(value: 1, timescale: 10),
-                                                               rewriteFragmentedOnFinish: true))
+        let muxer = try MP4Muxer(path: FilePath(output), configuration: MuxerConfiguration(
+            layout: .fragmented(fragmentDuration: MediaTime(value: 1, timescale: 10), defragmentOnFinish: true)))
         try muxer.start()
         for index in 0..<100 { try muxer.append(Self.packet(index)) }
         try muxer.finish()
@@ -111,5 +112,79 @@ import Testing
         #expect(!file.isFragmented)
         #expect(file.tracks.first?.sampleCount == 100)
         #expect(file.topLevelBoxes.first { $0.type == "moov" }!.offset < file.topLevelBoxes.first { $0.type == "mdat" }!.offset)
+    }
+
+    /// Reads every audio sample of an MP4 in memory.
+    static func audioSamples(_ bytes: [UInt8]) throws -> [MediaSample] {
+        let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(bytes))
+        try demuxer.start()
+        var samples: [MediaSample] = []
+        while let sample = try demuxer.nextAudioSample() { samples.append(sample) }
+        return samples
+    }
+
+    @Test func addTrackReturnsTheIDsAndEachLayoutWritesToAnInMemorySink() throws {
+        let layouts: [(MuxerConfiguration.Layout, [String])] = [
+            (.progressive, ["ftyp", "free", "mdat", "moov"]),
+            (.fastStart, ["ftyp", "moov", "free", "mdat"]),
+            (.fragmented(fragmentDuration: MediaTime(value: 1, timescale: 2)), ["ftyp", "moov"] + Array(repeating: ["moof", "mdat"], count: 3).flatMap { $0 }),
+        ]
+        for (layout, _) in layouts {
+            let muxer = MP4Muxer(sink: ArrayByteSink(), configuration: MuxerConfiguration(layout: layout))
+            let audio = try muxer.addTrack(Self.format)
+            #expect(audio == 1)
+            try muxer.start()
+            for index in 0..<60 { try muxer.append(Self.packet(index, size: 10 + index), toTrack: audio) }
+            #expect(throws: MP4Error.invalidMuxerState(operation: "append to track 7", status: "no track with that id was added")) {
+                try muxer.append(Self.packet(60), toTrack: 7)
+            }
+        }
+        for (layout, boxes) in layouts {
+            let muxer = MP4Muxer(sink: ArrayByteSink(), configuration: MuxerConfiguration(layout: layout))
+            let audio = try muxer.addTrack(Self.format)
+            muxer.setGapless(trackID: audio, priming: 1024, validFrameCount: 60 * 1024 - 2048)
+            try muxer.start()
+            for index in 0..<60 { try muxer.append(Self.packet(index, size: 10 + index), toTrack: audio) }
+            try muxer.finish()
+            let bytes = try #require(muxer.sink as? ArrayByteSink).bytes
+            let file = try MP4File(source: ArrayRandomAccessSource(bytes))
+            #expect(file.topLevelBoxes.map(\.type.description) == boxes, "\(layout)")
+            let samples = try Self.audioSamples(bytes)
+            #expect(samples.map(\.data) == (0..<60).map { Self.packet($0, size: 10 + $0).data }, "\(layout)")
+            #expect(file.tracks.first?.mediaEdit?.mediaTime == 1024, "\(layout)")
+        }
+    }
+
+    @Test func aVideoTrackAddedUpFrontGetsTheNextID() throws {
+        let video = FormatDescription.video(VideoFormat(codec: .h264, width: 16, height: 16,
+                                                        parameterSets: [[0x67, 0x42, 0x00, 0x0A, 0xF8, 0x41, 0xA2], [0x68, 0xCE, 0x38, 0x80]]))
+        let muxer = MP4Muxer(sink: ArrayByteSink(), configuration: MuxerConfiguration(mediaTypes: .audioVideo))
+        #expect(try muxer.addTrack(Self.format) == 1)
+        #expect(try muxer.addTrack(video) == 2)
+        #expect(throws: MP4Error.self) { try muxer.addTrack(.pcm(PCMFormat(sampleRate: 44100, channelCount: 2, sampleFormat: .int16))) }
+    }
+
+    @Test func defragmentingNeedsAPathAndMisuseIsAStateError() throws {
+        let muxer = MP4Muxer(sink: ArrayByteSink(), configuration: MuxerConfiguration(
+            layout: .fragmented(fragmentDuration: MediaTime(value: 1, timescale: 1), defragmentOnFinish: true)))
+        #expect(throws: MP4Error.self) { try muxer.start() }
+        guard case .failed(.unsupportedLayout) = muxer.status else { Issue.record("\(muxer.status)"); return }
+        let finished = MP4Muxer(sink: ArrayByteSink())
+        #expect(throws: MP4Error.invalidMuxerState(operation: "finish", status: "not started")) { try finished.finish() }
+    }
+
+    @Test func aFastStartMoveAcrossManyBlocksKeepsEveryByte() throws {
+        // More media than one move block, so the backwards block copy is exercised.
+        let output = Self.path("d.m4a")
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        let muxer = try MP4Muxer(path: FilePath(output))
+        try muxer.start()
+        let count = 3 * FastStartLayoutWriter.moveBlockSize / 1500 + 7
+        for index in 0..<count { try muxer.append(Self.packet(index, size: 1500 + index % 13)) }
+        try muxer.finish()
+        let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: output)))
+        let samples = try Self.audioSamples(bytes)
+        #expect(samples.count == count)
+        #expect(samples.indices.allSatisfy { samples[$0].data == Self.packet($0, size: 1500 + $0 % 13).data })
     }
 }

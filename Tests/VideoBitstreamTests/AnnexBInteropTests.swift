@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 import MP4
+import SystemPackage
 import Testing
 @testable import VideoBitstream
 
@@ -101,9 +102,10 @@ struct AnnexBInteropTests {
         let path = try fixture.make(in: directory)
         let samples = try readAllSamples(path: path, codec: fixture.codec, frameDuration: fixture.frameDuration)
         let output = directory.appendingPathComponent("ours.mp4").path
-        let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: output, mediaTypes: .video))
+        let muxer = try MP4Muxer(path: FilePath(output), configuration: MuxerConfiguration(mediaTypes: .video))
+        let track = try muxer.addTrack(try #require(samples.first).format)
         try muxer.start()
-        for sample in samples { try muxer.append(sample) }
+        for sample in samples { try muxer.append(sample, toTrack: track) }
         try muxer.finish()
         let warnings = String(decoding: try Tool.run("ffprobe", ["-v", "warning", "-hide_banner", output]), as: UTF8.self)
         #expect(warnings.isEmpty)

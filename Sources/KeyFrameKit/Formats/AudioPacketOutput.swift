@@ -46,9 +46,12 @@ public struct AudioPacketOutput: PacketSink {
             }
         case .mp4:
             format = .mp4
-            let muxer = MP4Muxer(configuration: MuxerConfiguration(outputPath: path.string, mediaTypes: .audio,
-                                                                   fragmentDuration: fragmentDuration, encoderName: encoderName))
-            do { try muxer.start() } catch { throw .container(error) }
+            let layout: MuxerConfiguration.Layout = fragmentDuration.map { .fragmented(fragmentDuration: $0) } ?? .fastStart
+            let muxer: MP4Muxer
+            do {
+                muxer = try MP4Muxer(path: path, configuration: MuxerConfiguration(layout: layout, mediaTypes: .audio, encoderName: encoderName))
+                try muxer.start()
+            } catch { throw .container(error) }
             // A fragmented file writes its edit list before the first sample; the valid length
             // is set at the end (and rewritten into the moov then).
             if let encoder { muxer.setGapless(priming: encoder.priming, validFrameCount: 0) }

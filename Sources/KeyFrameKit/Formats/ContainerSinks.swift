@@ -61,8 +61,10 @@ public struct MuxerOutput: PacketSink {
     /// Starts a muxer writing `path` as `configuration` says.
     public init(path: FilePath, configuration: MuxerConfiguration) throws(PipelineError) {
         self.path = path
-        muxer = MP4Muxer(configuration: configuration)
-        do { try muxer.start() } catch { throw .container(error) }
+        do {
+            muxer = try MP4Muxer(path: path, configuration: configuration)
+            try muxer.start()
+        } catch { throw .container(error) }
     }
 
     /// Appends a sample to the track of its media type.

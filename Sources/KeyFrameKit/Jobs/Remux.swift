@@ -140,9 +140,12 @@ public enum Remux {
         let audioSource = try audio.map(openADTS)
         let videoSource = try video.map(openAnnexB)
         var source = InterleavedSource(first: audioSource, second: videoSource)
-        var sink = try MuxerOutput(path: output, configuration: MuxerConfiguration(
-            outputPath: output.string, mediaTypes: types, fastStart: options.fastStart, fragmentDuration: options.fragmentDuration,
-            rewriteFragmentedOnFinish: options.defragment, encoderName: "KeyFrameKit"))
+        let layout: MuxerConfiguration.Layout = if let duration = options.fragmentDuration {
+            .fragmented(fragmentDuration: duration, defragmentOnFinish: options.defragment)
+        } else {
+            options.fastStart ? .fastStart : .progressive
+        }
+        var sink = try MuxerOutput(path: output, configuration: MuxerConfiguration(layout: layout, mediaTypes: types, encoderName: "KeyFrameKit"))
         let report = try Pump.run(from: &source, into: &sink, control: control)
         return MuxSummary(audioPackets: source.firstCount, videoSamples: source.secondCount, damage: report.damage)
     }

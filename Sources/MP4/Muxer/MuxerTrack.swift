@@ -134,6 +134,14 @@ final class MuxerTrack {
         samplesInCurrentChunk += 1
     }
 
+    /// Records a chunk of `sampleCount` samples at `offset` (a fragment's run of this track).
+    func placeChunk(at offset: UInt64, sampleCount: UInt32) {
+        closeChunk()
+        chunkOffsets.append(offset)
+        samplesInCurrentChunk = sampleCount
+        closeChunk()
+    }
+
     func closeChunk() {
         guard samplesInCurrentChunk > 0 else { return }
         let chunkNumber = UInt32(chunkOffsets.count)

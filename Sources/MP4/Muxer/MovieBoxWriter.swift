@@ -20,6 +20,29 @@ struct MovieBoxWriter {
 
     static let one16: UInt32 = 0x0001_0000
 
+    init(tracks: [MuxerTrack], movieTimescale: Int32, transform: TrackTransform, encoderName: String) {
+        self.tracks = tracks
+        self.movieTimescale = movieTimescale
+        self.transform = transform
+        self.encoderName = encoderName
+    }
+
+    init(tracks: [MuxerTrack], movieTimescale: Int32, configuration: MuxerConfiguration) {
+        self.init(tracks: tracks, movieTimescale: movieTimescale, transform: configuration.preferredTransform,
+                  encoderName: configuration.encoderName)
+    }
+
+    init(context: MuxerContext, configuration: MuxerConfiguration) {
+        self.init(tracks: context.tracks, movieTimescale: context.movieTimescale, configuration: configuration)
+    }
+
+    /// `ftyp` for `tracks` (the `avc1` brand only with an H.264 track).
+    static func fileType(tracks: [MuxerTrack], configuration: MuxerConfiguration, fragmented: Bool) -> [UInt8] {
+        let hasH264 = tracks.contains { if case .video(let video) = $0.format { video.codec == .h264 } else { false } }
+        return fileType(hasVideo: configuration.mediaTypes.contains(.video) || tracks.contains { $0.mediaType == .video },
+                        fragmented: fragmented, hasH264: hasH264)
+    }
+
     static func fileType(hasVideo: Bool, fragmented: Bool, hasH264: Bool = false) -> [UInt8] {
         var box = BoxWriter()
         box.box("ftyp") { b in

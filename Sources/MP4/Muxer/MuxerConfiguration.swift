@@ -1,0 +1,57 @@
+public import MediaCore
+
+/// What an ``MP4Muxer`` writes: the layout of the file and the movie's settings (the iOS seeds'
+/// `KFMuxerConfig`).
+public struct MuxerConfiguration: Sendable {
+    /// How the boxes of the file are laid out (ISO/IEC 14496-12, 6.2.3 box order, 8.8 movie
+    /// fragments). Each layout is a writer of its own behind ``MP4Muxer``.
+    public enum Layout: Sendable, Hashable {
+        /// `ftyp`, `mdat`, `moov`: media written as it arrives, the movie at the end. The
+        /// cheapest to write; a player must read the end of the file before it can start.
+        case progressive
+        /// `ftyp`, `moov`, `mdat` (AVFoundation's `shouldOptimizeForNetworkUse`, FFmpeg's
+        /// `+faststart`): written progressively, then the media is moved up inside the same
+        /// output by the movie's size and the movie written in front of it. The output must be
+        /// readable (``MP4OutputSink``).
+        case fastStart
+        /// `ftyp`, `moov` with `mvex`, then a `moof`+`mdat` every `fragmentDuration` (cut at a
+        /// video sync sample when there is video): crash-safe, each fragment playable once
+        /// written. With `defragmentOnFinish`, a clean finish rewrites the file as
+        /// ``fastStart`` under the same name (needs an output made from a path).
+        case fragmented(fragmentDuration: MediaTime, defragmentOnFinish: Bool = false)
+    }
+
+    /// The layout; ``Layout/fastStart`` by default.
+    public var layout: Layout
+    /// The kinds of track to expect when tracks are created from samples rather than by
+    /// ``MP4Muxer/addTrack(_:)``: the muxer waits for a sample of each before interleaving by
+    /// decode time.
+    public var mediaTypes: MediaType
+    /// The video track's display transform (`tkhd` matrix, ISO/IEC 14496-12 8.3.2).
+    public var preferredTransform: TrackTransform
+    /// The movie timescale; by default the audio sample rate (so an audio edit list is exact),
+    /// or 1000 without audio.
+    public var movieTimescale: Int32?
+    /// The encoder tag (`©too`).
+    public var encoderName: String
+
+    /// A configuration; by default faststart, audio only.
+    public init(layout: Layout = .fastStart, mediaTypes: MediaType = .audio, preferredTransform: TrackTransform = .identity,
+                movieTimescale: Int32? = nil, encoderName: String = "KeyFrameKit") {
+        self.layout = layout
+        self.mediaTypes = mediaTypes
+        self.preferredTransform = preferredTransform
+        self.movieTimescale = movieTimescale
+        self.encoderName = encoderName
+    }
+
+    /// Whether the layout writes fragments.
+    public var isFragmented: Bool {
+        if case .fragmented = layout { true } else { false }
+    }
+}
+
+/// Where an ``MP4Muxer`` writes: a byte sink whose earlier bytes can be rewritten (box sizes,
+/// the fragmented movie's durations) and read back (the faststart move), and which is committed
+/// when complete. ``FileByteSink`` and ``ArrayByteSink`` are both.
+public typealias MP4OutputSink = SeekableByteSink & CommittableByteSink & RandomAccessByteSource

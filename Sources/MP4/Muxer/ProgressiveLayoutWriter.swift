@@ -1,0 +1,89 @@
+internal import MediaCore
+
+/// The progressive layout, `ftyp` `free` `mdat` `moov`: media as it arrives, the movie last
+/// (ISO/IEC 14496-12 6.2.3 allows `moov` anywhere at the top level).
+final class ProgressiveLayoutWriter: MP4LayoutWriter {
+    private(set) var sink: any MP4OutputSink
+    private var media: MediaDataWriter
+    private let configuration: MuxerConfiguration
+
+    init(sink: any MP4OutputSink, configuration: MuxerConfiguration) {
+        self.sink = sink
+        self.configuration = configuration
+        media = MediaDataWriter(configuration: configuration)
+    }
+
+    var movieWritten: Bool { false }
+
+    func write(_ sample: MediaSample, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
+        try media.write(sample, track: track, tracks: tracks, to: &sink)
+    }
+
+    func finish(context: MuxerContext) throws(MP4Error) {
+        try media.close(&sink, tracks: context.tracks)
+        let writer = MovieBoxWriter(context: context, configuration: configuration)
+        do {
+            try sink.write(writer.movie())
+            try sink.commit()
+        } catch { throw .stream(error) }
+    }
+
+    func abandon() { sink.discard() }
+}
+
+/// The faststart layout, `ftyp` `moov` `free` `mdat`: written as the progressive layout, then,
+/// at the end, everything after `ftyp` moves up by the movie's size inside the same output and
+/// the movie is written into the gap, its chunk offsets shifted by as much. One output, no
+/// second pass through a demuxer; the move reads and writes 4 MiB at a time, from the end.
+final class FastStartLayoutWriter: MP4LayoutWriter {
+    private(set) var sink: any MP4OutputSink
+    private var media: MediaDataWriter
+    private let configuration: MuxerConfiguration
+    /// The block size of the move.
+    static let moveBlockSize = 4 << 20
+
+    init(sink: any MP4OutputSink, configuration: MuxerConfiguration) {
+        self.sink = sink
+        self.configuration = configuration
+        media = MediaDataWriter(configuration: configuration)
+    }
+
+    var movieWritten: Bool { false }
+
+    func write(_ sample: MediaSample, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
+        try media.write(sample, track: track, tracks: tracks, to: &sink)
+    }
+
+    func finish(context: MuxerContext) throws(MP4Error) {
+        try media.close(&sink, tracks: context.tracks)
+        var writer = MovieBoxWriter(context: context, configuration: configuration)
+        // Chunk offsets move by the movie's size; co64 may change that size once.
+        writer.chunkOffsetShift = Int64(writer.movie().count)
+        writer.chunkOffsetShift = Int64(writer.movie().count)
+        let movie = writer.movie()
+        do {
+            try Self.moveTail(of: &sink, from: media.fileTypeSize, by: Int64(movie.count))
+            try sink.overwrite(movie, at: media.fileTypeSize)
+            try sink.commit()
+        } catch { throw .stream(error) }
+    }
+
+    /// Moves the bytes from `start` to the end of `sink` up by `distance`, block by block from
+    /// the end so that nothing is overwritten before it is read; the gap keeps its old bytes.
+    static func moveTail(of sink: inout any MP4OutputSink, from start: Int64, by distance: Int64) throws(ByteStreamError) {
+        let end = sink.byteCount
+        guard distance > 0 else { return }
+        // Extend the output by `distance` bytes, then copy backwards.
+        let tail = try sink.read(at: max(start, end - distance), count: Int(min(distance, end - start)))
+        try sink.write(tail.count == distance ? tail : [UInt8](repeating: 0, count: Int(distance) - tail.count) + tail)
+        var blockEnd = max(start, end - distance)
+        while blockEnd > start {
+            let blockStart = max(start, blockEnd - Int64(moveBlockSize))
+            let block = try sink.read(at: blockStart, count: Int(blockEnd - blockStart))
+            try sink.overwrite(block, at: blockStart + distance)
+            blockEnd = blockStart
+        }
+    }
+
+    func abandon() { sink.discard() }
+}
