@@ -2,7 +2,7 @@ public import MediaCore
 
 /// `AudioSpecificConfig()` of ISO/IEC 14496-3, 1.6.2.1 (Table 1.15): what an AAC decoder needs
 /// to know before the first packet. It is the DecoderSpecificInfo of an esds box, the
-/// `extradata` of libavcodec and the payload of the AudioQueue magic cookie of seed 004.
+/// `extradata` of libavcodec and the payload of an AudioQueue's AAC magic cookie.
 ///
 /// Parsing keeps every bit, including padding and configurations of object types KeyFrameKit
 /// does not interpret (for example xHE-AAC, 42), so ``serialized()`` gives back the input bytes.
