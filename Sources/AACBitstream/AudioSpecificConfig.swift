@@ -53,7 +53,8 @@ public struct AudioSpecificConfig: Sendable, Hashable {
         }
     }
 
-    /// The object-type specific configuration.
+    /// The object-type specific configuration: the `switch (audioObjectType)` of
+    /// AudioSpecificConfig (ISO/IEC 14496-3, Table 1.15).
     public enum SpecificConfig: Sendable, Hashable {
         /// GASpecificConfig, for the AAC object types.
         case generalAudio(GASpecificConfig)
@@ -73,7 +74,8 @@ public struct AudioSpecificConfig: Sendable, Hashable {
     public var explicitExtension: ExplicitExtension?
     /// `extensionChannelConfiguration`, when explicit signalling names ER BSAC (22) as the core.
     public var extensionChannelConfiguration: UInt8?
-    /// The object-type specific configuration.
+    /// The object-type specific configuration: the `switch (audioObjectType)` of
+    /// AudioSpecificConfig (ISO/IEC 14496-3, Table 1.15).
     public var specificConfig: SpecificConfig
     /// `epConfig` (2 bits) of the error-resilient object types.
     public var errorProtectionConfig: UInt8?

@@ -10,7 +10,8 @@ public struct DemuxerConfiguration: Sendable, Hashable {
     /// The video track to read; by default the first video track.
     public var videoTrackID: UInt32?
 
-    /// A configuration.
+    /// A configuration reading `mediaTypes`, from the tracks given or, where `nil`, the default
+    /// ones.
     public init(mediaTypes: MediaType = .audioVideo, audioTrackID: UInt32? = nil, videoTrackID: UInt32? = nil) {
         self.mediaTypes = mediaTypes
         self.audioTrackID = audioTrackID
@@ -20,9 +21,9 @@ public struct DemuxerConfiguration: Sendable, Hashable {
 
 /// A demuxer of ISO base media files (ISO/IEC 14496-12; MP4 and M4A per ISO/IEC 14496-14, and
 /// QuickTime MOV): it pulls the samples of a file — progressive or fragmented (14496-12, 8.8) —
-/// one track at a time, locating each through the track's sample table (8.7: `stsz`, `stsc`,
-/// `stco`/`co64`, `stts`, `ctts`, `stss`) or its movie fragments' track runs (`trun`, 8.8.8).
-/// `KFMP4Demuxer` of the iOS seeds, without AVAssetReader.
+/// one track at a time, locating each through the track's sample tables (8.6–8.7: `stts`, `ctts`,
+/// `stss`, `stsz`, `stsc`, `stco`/`co64`) or its movie fragments' track runs (`trun`, 8.8.8).
+/// (`KFMP4Demuxer` in the iOS seeds, without AVAssetReader.)
 ///
 /// Locations are read ahead a few at a time (``queueCapacity``); memory holds the sample tables
 /// and one read window per track, never `mdat`. Reads are synchronous (`pread(2)` for a
@@ -51,9 +52,9 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     /// How many sample locations each track reads ahead of the one delivered.
     public static var queueCapacity: Int { 3 }
 
-    /// What to read.
+    /// The media types and tracks this demuxer reads.
     public let configuration: DemuxerConfiguration
-    /// The state.
+    /// Where the demuxer is in its life; ``Status/failed(_:)`` holds the error that stopped it.
     public private(set) var status: Status = .unknown
     /// The file's structure, once started.
     public private(set) var file: MP4File?
