@@ -9,7 +9,8 @@ public enum AACBitstreamError: Error, Hashable, Sendable, CustomStringConvertibl
     case truncated(structure: String, BinaryReadError)
     /// A field holds a value the syntax does not allow.
     case invalidField(structure: String, field: String, value: Int64, offset: Int64, allowed: String)
-    /// A value cannot be written in the field that must hold it (the seed wrote such values wrong).
+    /// A value cannot be written in the field that must hold it: a rate with no sampling
+    /// frequency index, a length over the field's width.
     case unrepresentable(structure: String, field: String, value: Int64, allowed: String)
     /// Reading or writing the underlying stream failed.
     case stream(ByteStreamError)

@@ -44,7 +44,8 @@ public struct ADTSCRC: Sendable, Hashable {
     }
 }
 
-/// What is known about a frame's CRC.
+/// What is known about a frame's `crc_check` (ISO/IEC 13818-7, 8.1.1.1): absent, checked, or
+/// present but not checkable without decoding.
 public enum ADTSCRCStatus: Sendable, Hashable {
     /// `protection_absent` is 1: the frame has no CRC.
     case absent

@@ -1,4 +1,5 @@
-/// One ADTS frame as read from a stream: its parsed header, where it was, and its bytes.
+/// One ADTS frame (`adts_frame()`, ISO/IEC 13818-7, 6.2; ISO/IEC 14496-3, 1.A.3.2) as read from a
+/// stream: its parsed header, where it was, and its bytes.
 public struct ADTSFrame: Sendable, Hashable {
     /// The parsed header.
     public var header: ADTSHeader

@@ -2,13 +2,14 @@ public import MediaCore
 
 /// The header of one ADTS frame: `adts_fixed_header`, `adts_variable_header` and the error-check
 /// fields that follow them (ISO/IEC 13818-7, 6.2; ISO/IEC 14496-3, 1.A.3.2), every field kept so
-/// that parsing and writing are bit-exact inverses. The header of the seeds' `KFAudioTools`.
+/// that parsing and writing are bit-exact inverses (what `KFAudioTools` writes in the iOS seeds).
 public struct ADTSHeader: Sendable, Hashable {
     /// The `ID` bit: which standard's syntax the stream follows.
     public enum MPEGVersion: UInt8, Sendable, Hashable {
         /// `ID` = 0: MPEG-4 (ISO/IEC 14496-3). FFmpeg writes this.
         case mpeg4 = 0
-        /// `ID` = 1: MPEG-2 (ISO/IEC 13818-7). The seed writes this.
+        /// `ID` = 1: MPEG-2 (ISO/IEC 13818-7). ``adtsData(channels:sampleRate:rawDataLength:)``
+        /// writes this.
         case mpeg2 = 1
     }
 

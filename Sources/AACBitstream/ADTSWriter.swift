@@ -91,11 +91,12 @@ extension ADTSHeader {
                   channelConfiguration: config.channelConfiguration, frameLength: frameLength)
     }
 
-    /// The seeds' `+[KFAudioTools adtsDataWithChannels:sampleRate:rawDataLength:]`: the 7-byte
-    /// header of an AAC-LC frame, MPEG-2 ID, no CRC, VBR fullness — byte for byte what the seed
-    /// writes for valid input.
+    /// The 7-byte ADTS header (ISO/IEC 13818-7, 6.2) of an AAC-LC frame of `rawDataLength`
+    /// bytes: MPEG-2 `ID`, no CRC, VBR buffer fullness (`0x7FF`) — byte for byte what
+    /// `+[KFAudioTools adtsDataWithChannels:sampleRate:rawDataLength:]` of the iOS seeds writes
+    /// for valid input.
     ///
-    /// Unlike the seed, a rate without a sampling frequency index, a channel count ADTS cannot
+    /// Unlike that method, a rate without a sampling frequency index, a channel count ADTS cannot
     /// describe, or a frame over 8191 bytes is an error instead of index 15 or a wrapped length.
     public static func adtsData(channels: Int, sampleRate: Int, rawDataLength: Int) throws(AACBitstreamError) -> [UInt8] {
         guard let index = SamplingFrequencyIndex(frequency: sampleRate) else {

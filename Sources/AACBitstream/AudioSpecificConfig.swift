@@ -2,7 +2,7 @@ public import MediaCore
 
 /// `AudioSpecificConfig()` of ISO/IEC 14496-3, 1.6.2.1 (Table 1.15): what an AAC decoder needs
 /// to know before the first packet. It is the DecoderSpecificInfo of an esds box, the
-/// `extradata` of libavcodec and the payload of the AudioQueue magic cookie of seed 004.
+/// `extradata` of libavcodec and the payload of an AudioQueue's AAC magic cookie.
 ///
 /// Parsing keeps every bit, including padding and configurations of object types KeyFrameKit
 /// does not interpret (for example xHE-AAC, 42), so ``serialized()`` gives back the input bytes.
@@ -53,7 +53,8 @@ public struct AudioSpecificConfig: Sendable, Hashable {
         }
     }
 
-    /// The object-type specific configuration.
+    /// The object-type specific configuration: the `switch (audioObjectType)` of
+    /// AudioSpecificConfig (ISO/IEC 14496-3, Table 1.15).
     public enum SpecificConfig: Sendable, Hashable {
         /// GASpecificConfig, for the AAC object types.
         case generalAudio(GASpecificConfig)
@@ -73,7 +74,8 @@ public struct AudioSpecificConfig: Sendable, Hashable {
     public var explicitExtension: ExplicitExtension?
     /// `extensionChannelConfiguration`, when explicit signalling names ER BSAC (22) as the core.
     public var extensionChannelConfiguration: UInt8?
-    /// The object-type specific configuration.
+    /// The object-type specific configuration: the `switch (audioObjectType)` of
+    /// AudioSpecificConfig (ISO/IEC 14496-3, Table 1.15).
     public var specificConfig: SpecificConfig
     /// `epConfig` (2 bits) of the error-resilient object types.
     public var errorProtectionConfig: UInt8?

@@ -70,8 +70,9 @@ public struct DescriptorHeader: Sendable, Hashable {
     }
 }
 
-/// A descriptor KeyFrameKit does not interpret, kept whole (IPI, IPMP, language, QoS,
-/// registration, profile-level indication, …).
+/// A descriptor of ISO/IEC 14496-1 (7.2.2.1 `BaseDescriptor` and its subclasses) that KeyFrameKit
+/// does not interpret, kept whole (IPI, IPMP, language, QoS, registration, profile-level
+/// indication, …).
 public struct OpaqueDescriptor: Sendable, Hashable {
     /// Its tag and size field.
     public var header: DescriptorHeader

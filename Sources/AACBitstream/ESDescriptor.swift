@@ -1,8 +1,8 @@
 public import MediaCore
 
 /// `ES_Descriptor` of ISO/IEC 14496-1, 7.2.6.5: the payload of the `esds` box of an `mp4a`
-/// sample entry (ISO/IEC 14496-14, 5.6) and of the AAC magic cookie that AudioQueue hands out
-/// in seed 004.
+/// sample entry (ISO/IEC 14496-14, 5.6) and of the AAC magic cookie that an AudioQueue hands
+/// out.
 ///
 /// Every field is kept, including the widths of the expandable size fields, so that writing a
 /// parsed descriptor gives back its bytes.
@@ -142,9 +142,9 @@ public struct ESDescriptor: Sendable, Hashable {
 }
 
 extension AudioSpecificConfig {
-    /// The AudioSpecificConfig inside an AAC magic cookie, as seed 004 extracts it from
-    /// `kAudioQueueProperty_MagicCookie`: the cookie is an ES_Descriptor, or a bare
-    /// DecoderConfigDescriptor.
+    /// The AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1) inside an AAC magic cookie
+    /// (`kAudioQueueProperty_MagicCookie`): the cookie is an ES_Descriptor (ISO/IEC 14496-1,
+    /// 7.2.6.5), or a bare DecoderConfigDescriptor (7.2.6.6).
     public init(magicCookie: [UInt8]) throws(AACBitstreamError) {
         var reader = ByteReader(magicCookie)
         let config: AudioSpecificConfig?

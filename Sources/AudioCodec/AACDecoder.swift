@@ -3,9 +3,9 @@ public import AACBitstream
 public import MediaCore
 internal import PCMAudio
 
-/// AAC decoder on libavcodec: the series' next step after the seeds' encoder. Packets in — raw
-/// with an AudioSpecificConfig, or whole ADTS frames — and interleaved PCM out (s16, s32 or f32,
-/// converted as `ffmpeg` converts).
+/// An AAC decoder (ISO/IEC 14496-3) on libavcodec. Packets in — raw data blocks with an
+/// AudioSpecificConfig (1.6.2.1), or whole ADTS frames (1.A.3.2) — and interleaved PCM out (s16,
+/// s32 or f32, converted as `ffmpeg` converts).
 ///
 /// Given ``Trim``, it drops the encoder's priming at the start and stops after the valid length,
 /// so decoding a file with a sample-exact edit list gives exactly the samples that were encoded.

@@ -3,17 +3,19 @@ public import AACBitstream
 public import MediaCore
 internal import PCMAudio
 
-/// AAC-LC encoder on libavcodec's native `aac` encoder: the seeds' `KFAudioEncoder`
-/// (AudioConverter) made real on Linux.
+/// An AAC-LC encoder (ISO/IEC 14496-3, object type 2) on libavcodec's native `aac` encoder:
+/// PCM in, raw AAC packets and their AudioSpecificConfig out (`KFAudioEncoder`, an
+/// AudioConverter, in the iOS seeds).
 ///
 /// - Takes PCM samples of any length — s16, s32, f32 (or u8, s24, f64), interleaved or planar —
-///   and re-chunks them into 1024-frame codec frames, as the seed's `_leftBuffer` does; each
+///   and re-chunks them into 1024-frame codec frames (as `KFAudioEncoder`'s `_leftBuffer` does); each
 ///   input sample is converted once, straight into the codec's frame.
-/// - The sample rate and channel count come from the first PCM sample, as in the seed, or from
+/// - The sample rate and channel count come from the first PCM sample, or from
 ///   ``init(format:bitrate:)``.
 /// - Every packet has its own time: `pts = first input pts + (1024·k − priming)/rate`, the time
 ///   of the first input sample the packet's output stands for once the decoder drops the
-///   ``priming``. (The seed stamps every packet cut from one buffer with that buffer's time.)
+///   ``priming``. (`KFAudioEncoder` stamps every packet cut from one buffer with that buffer's
+///   time.)
 /// - ``flush()`` encodes the short last frame and drains the encoder; after it ``padding`` says
 ///   how many samples at the end are not input, so a muxer can write a sample-exact edit list.
 public final class AACEncoder {

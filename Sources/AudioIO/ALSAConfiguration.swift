@@ -5,13 +5,17 @@ internal import Glibc
 
 /// An in-process ALSA configuration tree (`snd_config_t`), for opening PCMs that are not in the
 /// system's `asound.conf` without setting `ALSA_CONFIG_PATH`: the ALSA `file` plugin in tests,
-/// or a `pulse` PCM on a machine without `/dev/snd`. No seed counterpart (Core Audio has none).
+/// or a `pulse` PCM on a machine without `/dev/snd`. (The iOS seeds have no counterpart: Core
+/// Audio has none.)
 ///
 /// Definitions are parsed with `snd_config_load` into a private tree, which
 /// ``PCMDevice`` passes to `snd_pcm_open_lconf`. Built-in plugin types (`file`, `null`, `hw`,
 /// `plug`, …) need nothing else; to refer to the system's definitions (`default`, cards,
 /// `pcm_type` plugins such as `pulse`), use ``init(systemConfigurationAnd:)``, which reads files
 /// the way `ALSA_CONFIG_PATH` does, hooks (`alsa.conf.d`) included.
+///
+/// `Sendable` because it is immutable: the tree is built in `init` and only read after it
+/// (`snd_pcm_open_lconf` does not modify it), and it is freed in `deinit`.
 public final class ALSAConfiguration: @unchecked Sendable {
     // @unchecked: the tree is only read after init (snd_pcm_open_lconf does not modify it).
     let tree: OpaquePointer

@@ -2,8 +2,8 @@ internal import CALSA
 public import MediaCore
 internal import Synchronization
 
-/// Records PCM from an ALSA device: the seeds' `KFAudioCapture` (seed 002), with ALSA in place
-/// of an `AudioQueue` input.
+/// Records PCM from an ALSA device (`KFAudioCapture` of seed 002, with ALSA in place of an
+/// `AudioQueue` input).
 ///
 /// ``start()`` opens and configures the device (so a missing or busy device, or an unsupported
 /// rate or format, is an error there) and starts a dedicated capture thread. That thread only
@@ -15,9 +15,13 @@ internal import Synchronization
 /// Each ``MediaSample`` holds one period of interleaved PCM in ``AudioConfiguration/pcmFormat``.
 /// Its presentation time, in units of the sample rate, is `CLOCK_MONOTONIC` at the return of the
 /// read minus the period's duration and minus the frames still waiting in the device (so a late
-/// wake-up of the capture thread does not make the stamps late; the seed uses host time the same
-/// way), but never earlier than the end of the previous period, so samples never overlap; a
+/// wake-up of the capture thread does not make the stamps late; `KFAudioCapture` uses host time
+/// the same way), but never earlier than the end of the previous period, so samples never overlap; a
 /// device xrun shows as a gap, and its length is counted in ``Statistics/lostFrames``.
+///
+/// `Sendable` because it is synchronized: its settings are immutable, and the state the capture
+/// thread shares (device parameters, counters, the stop request) is behind a mutex and atomics,
+/// so ``stop()`` may be called from any thread.
 public final class AudioCapture: Sendable {
     /// Counters since ``start()``.
     public struct Statistics: Sendable, Hashable {

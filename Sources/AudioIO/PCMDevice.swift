@@ -2,8 +2,7 @@ internal import CALSA
 public import MediaCore
 
 /// One open ALSA PCM (`snd_pcm_t`), closed in `deinit`: the layer under ``AudioCapture`` and
-/// ``AudioPlayer``, as the seeds' `AudioQueue` sits under `KFAudioCapture` (seed 002) and the
-/// player (seed 004).
+/// ``AudioPlayer`` (where an `AudioQueue` sits in the iOS seeds).
 ///
 /// Not thread-safe: one thread at a time uses a device (ALSA's own rule for a `snd_pcm_t`).
 /// Reads and writes recover from over- and underruns (`-EPIPE`) and from system suspend

@@ -1,16 +1,17 @@
 public import MediaCore
 
-/// What an ``MP4Demuxer`` reads: which media types, and optionally which tracks — the seeds'
-/// `KFDemuxerConfig`.
+/// What an ``MP4Demuxer`` reads: which media types, and optionally which tracks (`KFDemuxerConfig`
+/// in the iOS seeds).
 public struct DemuxerConfiguration: Sendable, Hashable {
-    /// The kinds of track to deliver (the seed's `demuxerType`).
+    /// The kinds of track to deliver: audio, video or both.
     public var mediaTypes: MediaType
     /// The audio track to read; by default the first AAC track (else the first audio track).
     public var audioTrackID: UInt32?
     /// The video track to read; by default the first video track.
     public var videoTrackID: UInt32?
 
-    /// A configuration.
+    /// A configuration reading `mediaTypes`, from the tracks given or, where `nil`, the default
+    /// ones.
     public init(mediaTypes: MediaType = .audioVideo, audioTrackID: UInt32? = nil, videoTrackID: UInt32? = nil) {
         self.mediaTypes = mediaTypes
         self.audioTrackID = audioTrackID
@@ -18,14 +19,23 @@ public struct DemuxerConfiguration: Sendable, Hashable {
     }
 }
 
-/// The seeds' `KFMP4Demuxer` without AVAssetReader: pull samples out of an MP4/M4A/MOV —
-/// progressive or fragmented — one track at a time, with a bounded read-ahead (the seed's queue
-/// of 3). Memory holds the sample tables and one read window per track, never `mdat`.
+/// A demuxer of ISO base media files (ISO/IEC 14496-12; MP4 and M4A per ISO/IEC 14496-14, and
+/// QuickTime MOV): it pulls the samples of a file — progressive or fragmented (14496-12, 8.8) —
+/// one track at a time, locating each through the track's sample tables (8.6–8.7: `stts`, `ctts`,
+/// `stss`, `stsz`, `stsc`, `stco`/`co64`) or its movie fragments' track runs (`trun`, 8.8.8).
+/// (`KFMP4Demuxer` in the iOS seeds, without AVAssetReader.)
+///
+/// Locations are read ahead a few at a time (``queueCapacity``); memory holds the sample tables
+/// and one read window per track, never `mdat`. Reads are synchronous (`pread(2)` for a
+/// `FileByteSource`); to iterate samples from async code without blocking the
+/// cooperative pool, hand the demuxer to KeyFrameKit's `MP4SampleSequence`.
 ///
 /// After an I/O error a read can simply be retried: the demuxer goes on from the sample that
-/// failed, without repeating or skipping one (the seed's `_resumeLastTime`).
+/// failed, without repeating or skipping one.
+///
+/// Not `Sendable`: pulling a sample mutates the demuxer's cursors, so one thread at a time uses it.
 public final class MP4Demuxer<Source: RandomAccessByteSource> {
-    /// The seed's `KFMP4DemuxerStatus`.
+    /// Where a demuxer is in its life: not started, reading, failed, done or cancelled.
     public enum Status: Sendable, Equatable {
         /// Not started.
         case unknown
@@ -39,12 +49,12 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         case cancelled
     }
 
-    /// The read-ahead bound per track, as in the seed.
+    /// How many sample locations each track reads ahead of the one delivered.
     public static var queueCapacity: Int { 3 }
 
-    /// What to read.
+    /// The media types and tracks this demuxer reads.
     public let configuration: DemuxerConfiguration
-    /// The state.
+    /// Where the demuxer is in its life; ``Status/failed(_:)`` holds the error that stopped it.
     public private(set) var status: Status = .unknown
     /// The file's structure, once started.
     public private(set) var file: MP4File?
@@ -62,7 +72,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         self.configuration = configuration
     }
 
-    /// Reads the file's structure and chooses the tracks (the seed's `startReading`).
+    /// Reads the file's structure (`ftyp`, `moov` and any `moof`) and chooses the tracks.
     ///
     /// After an I/O error (``MP4Error/stream(_:)``) it can be called again.
     public func start() throws(MP4Error) {
@@ -119,18 +129,19 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     /// Whether the video track has ended (or there is none).
     public var videoEOF: Bool { videoTrack.map { readers[$0.id]?.isFinished ?? true } ?? true }
 
-    /// The video track's transform (the seed's `preferredTransform`), from its `tkhd` matrix.
+    /// The video track's display transform, from the matrix of its track header box (`tkhd`,
+    /// ISO/IEC 14496-12, 8.3.2).
     public var preferredTransform: TrackTransform? {
         videoTrack.map { TrackTransform(matrix: $0.trackHeader.matrix) ?? .identity }
     }
 
-    /// The video size after the track's transform (the seed's `videoSize`).
+    /// The video's display size: the sample entry's width and height after ``preferredTransform``.
     public var videoSize: (width: Int, height: Int)? {
         guard let track = videoTrack, let video = track.sampleEntry?.video else { return nil }
         return (preferredTransform ?? .identity).displaySize(width: video.width, height: video.height)
     }
 
-    /// The video codec (the seed's `codecType`).
+    /// The video track's codec, from its sample entry.
     public var videoCodec: VideoCodec? {
         guard let track = videoTrack, case .video(let format)? = try? track.formatDescription() else { return nil }
         return format.codec
@@ -146,13 +157,13 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         return MediaTime(value: Int64(saturating: longest * 1000), timescale: 1000)
     }
 
-    /// The next audio sample, `nil` at the end (the seed's `copyNextAudioSampleBuffer`).
+    /// The next sample of the audio track, `nil` at its end.
     public func nextAudioSample() throws(MP4Error) -> MediaSample? {
         guard let id = audioTrack?.id else { return nil }
         return try nextSample(trackID: id)
     }
 
-    /// The next video sample, `nil` at the end (the seed's `copyNextVideoSampleBuffer`).
+    /// The next sample of the video track, `nil` at its end.
     public func nextVideoSample() throws(MP4Error) -> MediaSample? {
         guard let id = videoTrack?.id else { return nil }
         return try nextSample(trackID: id)
@@ -167,6 +178,11 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         return sample
     }
 }
+
+/// A demuxer's cursors and read windows change with each pull: one thread at a time uses it; hand
+/// it over (`sending`), don't share it.
+@available(*, unavailable)
+extension MP4Demuxer: Sendable {}
 
 /// Reads one track's samples in order: a cursor over its tables and fragments, a bounded queue
 /// of locations read ahead, and one window of file bytes that consecutive samples share.

@@ -1,6 +1,7 @@
 internal import MediaCore
 
-/// Where one sample is and when: what the sample tables (or a fragment's run) say about it.
+/// Where one sample is and when: what the sample tables (ISO/IEC 14496-12, 8.6–8.7) or a
+/// fragment's track run (`trun`, 8.8.8) say about it.
 public struct SampleLocation: Sendable, Hashable {
     /// 0-based index in the track.
     public var index: Int

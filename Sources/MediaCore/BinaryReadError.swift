@@ -6,7 +6,9 @@
 public struct BinaryReadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The unit in which ``needed`` and ``available`` are counted.
     public enum Unit: String, Sendable, Hashable {
+        /// Counted in bytes (a ``ByteReader``'s reads, a short file read).
         case bytes
+        /// Counted in bits (a ``BitReader``'s reads).
         case bits
     }
 

@@ -1,4 +1,5 @@
-/// What the bytes of a ``MediaSample`` are: the counterpart of the seeds' `CMFormatDescription`.
+/// What the bytes of a ``MediaSample`` are: PCM of a given layout, or a codec's packets with the
+/// configuration its decoder needs (`CMFormatDescription` in the iOS seeds).
 ///
 /// A value type; two samples of the same track carry equal format descriptions, and a muxer
 /// treats a change of format mid-track as an error.
@@ -46,7 +47,8 @@ public enum PCMSampleFormat: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// The layout of PCM audio: the seeds' `AudioStreamBasicDescription` for linear PCM.
+/// The layout of linear PCM audio: rate, channels, sample type and interleaving (an
+/// `AudioStreamBasicDescription` for linear PCM in the iOS seeds).
 public struct PCMFormat: Sendable, Hashable {
     /// Frames per second.
     public var sampleRate: Int
@@ -101,7 +103,8 @@ public enum AudioCodec: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Compressed audio: codec, output rate and channels, and the decoder configuration
-/// (the AudioQueue "magic cookie" of seed 004; for AAC the AudioSpecificConfig bytes).
+/// (for AAC the AudioSpecificConfig bytes, ISO/IEC 14496-3, 1.6.2.1; an AudioQueue's "magic
+/// cookie" on Apple platforms).
 public struct EncodedAudioFormat: Sendable, Hashable {
     /// The codec.
     public var codec: AudioCodec

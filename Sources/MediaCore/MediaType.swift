@@ -1,4 +1,4 @@
-/// Which kinds of media a component handles: the seeds' `KFMediaType` (audio, video, both).
+/// Which kinds of media a component handles: audio, video or both (`KFMediaType` in the iOS seeds).
 public struct MediaType: OptionSet, Sendable, Hashable {
     /// The raw representation.
     public let rawValue: UInt8
@@ -10,6 +10,6 @@ public struct MediaType: OptionSet, Sendable, Hashable {
     public static let audio = MediaType(rawValue: 1 << 0)
     /// Pictures.
     public static let video = MediaType(rawValue: 1 << 1)
-    /// Both, as in the seeds' `KFMediaAV`.
+    /// Audio and video.
     public static let audioVideo: MediaType = [.audio, .video]
 }

@@ -2,8 +2,7 @@ public import MediaCore
 internal import RealModule
 
 /// Peak and RMS level per channel of the PCM seen so far, in dB relative to full scale: what a
-/// recorder's level meter shows (sox's `rec` draws the same two figures). No seed counterpart
-/// (the seeds show no meter). RMS follows the convention of sox and ffmpeg's `astats`: a
+/// recorder's level meter shows (sox's `rec` draws the same two figures). RMS follows the convention of sox and ffmpeg's `astats`: a
 /// full-scale square wave is 0 dBFS, so a full-scale sine reads −3.01 dBFS RMS and 0 dBFS peak
 /// (AES17, which references RMS to a full-scale sine, would call that sine 0 dB FS).
 ///

@@ -190,13 +190,4 @@ final class FlakySource: RandomAccessByteSource, @unchecked Sendable {
         #expect(failures > 0, "the flaky source never failed")
         #expect(resumed == clean, "resumed delivery differs: \(resumed.count) samples vs \(clean.count)")
     }
-
-    @Test func samplesArriveAsAnAsyncSequence() async throws {
-        let bytes = SampleTableTests.file(sizes: [10, 20, 30], stsc: [[1, 3, 1]], chunkStarts: [0])
-        let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(bytes), configuration: DemuxerConfiguration(mediaTypes: .audio))
-        try demuxer.start()
-        var sizes: [Int] = []
-        for try await sample in demuxer.samples(trackID: 1) { sizes.append(sample.data.count) }
-        #expect(sizes == [10, 20, 30])
-    }
 }

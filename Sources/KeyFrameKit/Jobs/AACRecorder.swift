@@ -1,11 +1,12 @@
 public import AudioIO
 internal import Synchronization
 
-/// Records AAC-LC from an ALSA device: capture and encode in one object, in the shape of seed
-/// 004's AudioQueue recorder (`AudioQueueNewInput` with `kAudioFormatMPEG4AAC`), with ALSA and
-/// libavcodec in place of the AudioQueue.
+/// Records AAC-LC (ISO/IEC 14496-3, object type 2) from an ALSA device: capture and encode in
+/// one object, handing out raw AAC packets as they are encoded (seed 004's AudioQueue recorder,
+/// `AudioQueueNewInput` with `kAudioFormatMPEG4AAC`, with ALSA and libavcodec in place of the
+/// AudioQueue).
 ///
-/// Like the seed, it hands out AAC packets and the *magic cookie*: ``magicCookie`` is the
+/// Next to the packets it gives the *magic cookie*: ``magicCookie`` is the
 /// ES_Descriptor (ISO/IEC 14496-1, 7.2.6.5) that Core Audio's cookie holds and an `esds` box
 /// carries; ``audioSpecificConfig`` is the AudioSpecificConfig inside it (ISO/IEC 14496-3,
 /// 1.6.2.1). Both are known at `init`, before any audio.
@@ -14,6 +15,10 @@ internal import Synchronization
 /// `onPackets`, pumped on a thread of its own, so the capture thread never waits on encoding.
 /// Each packet's presentation time is on the capture's monotonic clock, less the encoder's
 /// priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
+///
+/// `Sendable` because it is synchronized: its public properties are immutable, and the pipeline
+/// and the running pump are behind a mutex, so ``start()`` and ``stop()`` may be called from any
+/// thread.
 public final class AACRecorder: Sendable {
     /// What to record and how to encode it.
     public struct Configuration: Sendable {

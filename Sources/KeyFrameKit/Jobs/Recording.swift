@@ -3,9 +3,9 @@ public import SystemPackage
 internal import Dispatch
 internal import Synchronization
 
-/// A recording from an ALSA device to a file: the recording pipeline of seeds 002–004
-/// (`KFAudioCapture` → `KFAudioEncoder` → `KFMP4Muxer`, or the AudioQueue recorder), as
-/// a composition: ``AudioCaptureSource`` (with a level meter watching) → ``AACEncoder`` (for
+/// A recording from an ALSA device to a PCM, WAV, ADTS or M4A file (the recording pipeline of
+/// seeds 002–004: `KFAudioCapture` → `KFAudioEncoder` → `KFMP4Muxer`, or the AudioQueue
+/// recorder), as a composition: ``AudioCaptureSource`` (with a level meter watching) → ``AACEncoder`` (for
 /// `.aac` and `.m4a`) → ``AudioPacketOutput`` or ``PCMFileOutput``, pumped on a thread of its own.
 ///
 /// The container comes from the output's name (``Container``, ``MediaFileFormat``). The capture
@@ -24,6 +24,10 @@ internal import Synchronization
 /// containers are flushed every second too (and the WAV header updated). Flushing hands the
 /// bytes to the kernel; it does not `fsync`, so a power cut can lose what the kernel had not yet
 /// written back.
+///
+/// `Sendable` because it is synchronized: the options are immutable, and the pipeline, the pump
+/// and the progress the meter reads are behind mutexes, so ``requestStop()`` and the meter's
+/// reads may come from other threads.
 public final class Recording: Sendable {
     /// What the output file holds.
     public enum Container: String, Sendable, Hashable, CaseIterable {

@@ -6,6 +6,8 @@ internal import Synchronization
 /// transforms and finishes the sink, so the output is a complete, shorter file (what Ctrl-C
 /// does to a recording). ``cancel()`` abandons the job: the sink is cancelled and the pump
 /// throws ``PipelineError/cancelled``.
+///
+/// `Sendable` because it is synchronized: its one piece of state is an atomic.
 public final class JobControl: Sendable {
     private let state = Atomic<UInt8>(0)
 

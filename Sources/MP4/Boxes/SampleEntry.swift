@@ -7,7 +7,7 @@ public import AACBitstream
 /// configuration boxes inside are kept: `esds` (14496-14, 5.6) parsed, `avcC`, `hvcC`, `dOps`,
 /// `dac3`, `alac` and others as bytes.
 public struct SampleEntry: Sendable, Hashable {
-    /// Audio fields of an AudioSampleEntry.
+    /// Audio fields of an `AudioSampleEntry` (ISO/IEC 14496-12, 12.2.3).
     public struct AudioFields: Sendable, Hashable {
         /// `channelcount`.
         public var channelCount: Int
@@ -19,7 +19,7 @@ public struct SampleEntry: Sendable, Hashable {
         public var quickTimeVersion: Int
     }
 
-    /// Visual fields of a VisualSampleEntry.
+    /// Visual fields of a `VisualSampleEntry` (ISO/IEC 14496-12, 12.1.3).
     public struct VideoFields: Sendable, Hashable {
         /// `width` in pixels.
         public var width: Int
