@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strict),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // Killed by the atomic-commit tests while it commits a file over and over.
