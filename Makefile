@@ -105,6 +105,7 @@ build:
 test: deps
 	$(SWIFT) build --build-tests
 	@test -x "$(BIN)/keyframe" || $(SWIFT) build --product keyframe
+	@test -x "$(BIN)/commit-probe" || $(SWIFT) build --product commit-probe
 	KEYFRAME_BIN="$(BIN)/keyframe" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(SWIFT) test --skip-build
 	@$(MAKE) fuzz-smoke
 

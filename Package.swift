@@ -65,9 +65,12 @@ let package = Package(
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strict),
+        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
+        // Killed by the atomic-commit tests while it commits a file over and over.
+        .executableTarget(name: "commit-probe", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")],
+                          path: "Tests/CommitProbe", swiftSettings: strict),
         .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),

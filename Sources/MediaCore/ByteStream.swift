@@ -222,6 +222,11 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource {
 /// A file written under a temporary name and renamed to its own only by ``commit()``, so that
 /// an error, a crash or a cancelled job never leaves a half-written file under the output name.
 ///
+/// ``commit()`` flushes, `fsync(2)`s and closes the temporary file, gives it its name with one
+/// `rename(2)` (which replaces an existing file atomically: a crash at any moment leaves the
+/// old file or the complete new one, never neither), then `fsync(2)`s the directory so that the
+/// new name survives a power cut too.
+///
 /// Writes are gathered in a 256 KiB buffer, so writing many small packets costs few system calls.
 public final class FileByteSink: SeekableByteSink {
     let descriptor: FileDescriptor
@@ -245,8 +250,10 @@ public final class FileByteSink: SeekableByteSink {
         temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)).string : path
         isAtomic = atomic
         do {
+            // A temporary name is never an existing file (nor a link someone planted there).
             descriptor = try FileDescriptor.open(
-                FilePath(temporaryPath), .readWrite, options: [.create, .truncate, .closeOnExec],
+                FilePath(temporaryPath), .readWrite,
+                options: atomic ? [.create, .exclusiveCreate, .closeOnExec] : [.create, .truncate, .closeOnExec],
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
@@ -324,7 +331,13 @@ public final class FileByteSink: SeekableByteSink {
         }
     }
 
-    /// Flushes, closes the file and gives it its name.
+    /// Makes the output final: flushes, `fsync(2)`s and closes the file; an atomic sink then
+    /// gives it its name with one `rename(2)` onto ``path`` (replacing a file there atomically);
+    /// last, the directory is `fsync(2)`ed so that the name is durable.
+    ///
+    /// If the flush, the file's sync, the close or the rename fails, an atomic sink deletes its
+    /// temporary file, and a file already at ``path`` is untouched. If only the directory's sync
+    /// fails, the file already has its name; the error says its durability is not known.
     public func commit() throws(ByteStreamError) {
         guard isOpen else { return }
         do throws(ByteStreamError) { try flush() } catch {
@@ -332,16 +345,37 @@ public final class FileByteSink: SeekableByteSink {
             throw error
         }
         isOpen = false
+        do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
+            try? descriptor.close()
+            removeTemporaryFile()
+            throw .system(operation: "sync", path: path, errno: error)
+        }
         do {
             try descriptor.close()
         } catch {
-            _ = FileRemoval.remove(temporaryPath)
+            removeTemporaryFile()
             throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
         }
-        if isAtomic, let errno = FileRemoval.rename(temporaryPath, to: path) {
-            _ = FileRemoval.remove(temporaryPath)
-            throw .system(operation: "rename into place", path: path, errno: errno)
+        if isAtomic {
+            do throws(Errno) { try FileSystemCalls.rename(FilePath(temporaryPath), to: FilePath(path)) } catch {
+                removeTemporaryFile()
+                throw .system(operation: "rename into place", path: path, errno: error)
+            }
         }
+        do throws(Errno) { try FileSystemCalls.syncDirectory(directory) } catch {
+            throw .system(operation: "sync the directory of", path: path, errno: error)
+        }
+    }
+
+    /// The directory that holds ``path`` (and the temporary file).
+    private var directory: FilePath {
+        let parent = FilePath(path).removingLastComponent()
+        return parent.isEmpty ? FilePath(".") : parent
+    }
+
+    /// Deletes the temporary file of an atomic sink; a file written in place is kept.
+    private func removeTemporaryFile() {
+        if isAtomic { try? FileSystemCalls.unlink(FilePath(temporaryPath)) }
     }
 
     /// Closes and deletes what was written, atomic or not.
@@ -349,17 +383,20 @@ public final class FileByteSink: SeekableByteSink {
         guard isOpen else { return }
         isOpen = false
         try? descriptor.close()
-        _ = FileRemoval.remove(temporaryPath)
+        try? FileSystemCalls.unlink(FilePath(temporaryPath))
     }
 
     /// Atomic: closes and deletes the temporary file; nothing appears under ``path``.
-    /// Writing in place: flushes and closes, keeping what was written (it is the point of
-    /// writing in place that a recording survives).
+    /// Writing in place: flushes, `fsync(2)`s and closes, keeping what was written (it is the
+    /// point of writing in place that a recording survives).
     public func cancel() {
         guard isOpen else { return }
-        if !isAtomic { try? flush() }
+        if !isAtomic {
+            try? flush()
+            try? FileSystemCalls.sync(descriptor)
+        }
         isOpen = false
         try? descriptor.close()
-        if isAtomic { _ = FileRemoval.remove(temporaryPath) }
+        removeTemporaryFile()
     }
 }

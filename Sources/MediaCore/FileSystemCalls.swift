@@ -1,0 +1,81 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#else
+#error("FileSystemCalls needs rename(2), unlink(2) and fsync(2) from the platform C library")
+#endif
+import SystemPackage
+
+// The platform C library's calls, named apart from the Swift wrappers below so that a wrapper
+// never resolves to itself. Each returns what the C call returns: 0, or -1 with errno set.
+
+private func system_rename(_ source: UnsafePointer<CChar>, _ destination: UnsafePointer<CChar>) -> CInt {
+    rename(source, destination)
+}
+
+private func system_unlink(_ path: UnsafePointer<CChar>) -> CInt {
+    unlink(path)
+}
+
+private func system_fsync(_ descriptor: CInt) -> CInt {
+    fsync(descriptor)
+}
+
+/// The file-system calls swift-system 1.8 does not wrap — `rename(2)`, `unlink(2)` and
+/// `fsync(2)` — as thin wrappers that throw `Errno`, the way swift-system's own do. This file is
+/// MediaCore's only use of the platform C library.
+enum FileSystemCalls {
+    /// `rename(2)`: gives `source` the name `destination` in one step. An existing file at
+    /// `destination` is replaced atomically: every observer sees either it or `source`'s file,
+    /// never neither (POSIX.1-2017, rename()). Both must be on the same file system.
+    static func rename(_ source: FilePath, to destination: FilePath) throws(Errno) {
+        try nothingOrErrno(retryOnInterrupt: false) {
+            source.withPlatformString { source in
+                destination.withPlatformString { destination in system_rename(source, destination) }
+            }
+        }
+    }
+
+    /// `unlink(2)`: removes the name `path` (a file, not a directory).
+    static func unlink(_ path: FilePath) throws(Errno) {
+        try nothingOrErrno(retryOnInterrupt: false) {
+            path.withPlatformString { system_unlink($0) }
+        }
+    }
+
+    /// `fsync(2)`: returns once the file's data and metadata are on stable storage.
+    static func sync(_ descriptor: FileDescriptor) throws(Errno) {
+        try nothingOrErrno(retryOnInterrupt: true) { system_fsync(descriptor.rawValue) }
+    }
+
+    /// Makes the directory entries of `directory` durable: opens it (`O_RDONLY | O_DIRECTORY`,
+    /// through swift-system) and `fsync(2)`s it, so that a file just created or renamed in it
+    /// survives a power cut under its name. A file system that cannot sync a directory
+    /// (`EINVAL`, as POSIX allows) has nothing more to offer and is not an error.
+    static func syncDirectory(_ directory: FilePath) throws(Errno) {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(directory, .readOnly, options: [.directory, .closeOnExec])
+        } catch {
+            throw error as? Errno ?? .ioError   // swift-system throws only Errno
+        }
+        defer { try? descriptor.close() }
+        do throws(Errno) { try sync(descriptor) } catch where error == .invalidArgument {
+            return
+        }
+    }
+
+    /// The one place a C result becomes a Swift error: -1 throws the thread's `errno`; `EINTR`
+    /// is retried when asked.
+    private static func nothingOrErrno(retryOnInterrupt: Bool, _ call: () -> CInt) throws(Errno) {
+        while true {
+            if call() != -1 { return }
+            let failure = Errno(rawValue: errno)
+            if retryOnInterrupt, failure == .interrupted { continue }
+            throw failure
+        }
+    }
+}

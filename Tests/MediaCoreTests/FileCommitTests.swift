@@ -1,0 +1,125 @@
+import Foundation
+import MediaCore
+import SystemPackage
+import Testing
+
+/// ``FileByteSink``'s commit: one rename onto the destination, nothing left behind, and an
+/// existing file untouched until the commit succeeds.
+@Suite struct FileCommitTests {
+    /// A new empty directory, removed by `body`'s end.
+    private func withScratchDirectory(_ body: (String) throws -> Void) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("keyframe-commit-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try body(path)
+    }
+
+    private func inode(_ path: String) throws -> UInt64 {
+        try #require(FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? UInt64)
+    }
+
+    private func contents(_ path: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: path).map(Array.init)
+    }
+
+    private func names(in directory: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+    }
+
+    @Test func commitReplacesAnExistingFileWithANewOne() throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/out.aac"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("old".utf8)))
+            let oldInode = try inode(path)
+            let sink = try FileByteSink(path: path)
+            try sink.write(Array("new bytes".utf8))
+            #expect(contents(path) == Array("old".utf8), "the old file is untouched until the commit")
+            try sink.commit()
+            #expect(contents(path) == Array("new bytes".utf8))
+            #expect(try inode(path) != oldInode, "renamed onto, not rewritten in place")
+            #expect(try names(in: directory) == ["out.aac"], "no temporary file is left")
+        }
+    }
+
+    @Test func anExistingFileSurvivesACancelledADiscardedAndAnAbandonedSink() throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/out.m4a"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("old".utf8)))
+            let oldInode = try inode(path)
+
+            let cancelled = try FileByteSink(path: path)
+            try cancelled.write(Array(repeating: 1, count: 300_000))   // more than the buffer: on disk
+            cancelled.cancel()
+            let discarded = try FileByteSink(path: path)
+            try discarded.write(Array("discarded".utf8))
+            discarded.discard()
+            do {   // a job that failed and dropped its sink without committing
+                let abandoned = try FileByteSink(path: path)
+                try abandoned.write(Array("abandoned".utf8))
+            }
+
+            #expect(contents(path) == Array("old".utf8))
+            #expect(try inode(path) == oldInode)
+            #expect(try names(in: directory) == ["out.m4a"], "no temporary file is left")
+        }
+    }
+
+    @Test func aNewFileIsReadableByAllAndWritableByItsOwner() throws {
+        // The process's umask (Linux reports it in /proc/self/status) still applies.
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let umaskLine = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        let umask = try #require(UInt16(umaskLine.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8))
+        try withScratchDirectory { directory in
+            for atomic in [true, false] {
+                let path = directory + "/new-\(atomic).wav"
+                let sink = try FileByteSink(path: path, atomic: atomic)
+                try sink.write(Array("RIFF".utf8))
+                try sink.commit()
+                let mode = try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+                #expect(mode == Int(0o644 & ~umask), "mode \(String(mode, radix: 8)), atomic: \(atomic)")
+            }
+        }
+    }
+
+    @Test func aSinkWrittenInPlaceKeepsItsFileAndCommitsIt() throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/recording.aac"
+            let sink = try FileByteSink(path: path, atomic: false)
+            #expect(sink.temporaryPath == path)
+            try sink.write(Array("first second".utf8))
+            try sink.flush()
+            #expect(contents(path) == Array("first second".utf8), "written in place: readable before the commit")
+            try sink.write(Array(" third".utf8))
+            try sink.commit()
+            #expect(contents(path) == Array("first second third".utf8))
+            #expect(try names(in: directory) == ["recording.aac"])
+        }
+    }
+
+    @Test func aFailedRenameNamesTheOutputAndLeavesNothingBehind() throws {
+        try withScratchDirectory { directory in
+            // A non-empty directory where the output should go: rename(2) cannot replace it.
+            let path = directory + "/out.mp4"
+            try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+            let sink = try FileByteSink(path: path)
+            try sink.write(Array("new".utf8))
+            #expect {
+                try sink.commit()
+            } throws: { error in
+                guard case .system(let operation, let failedPath, let errno) = error as? ByteStreamError else { return false }
+                return operation == "rename into place" && failedPath == path && [.isDirectory, .directoryNotEmpty].contains(errno)
+            }
+            #expect(try names(in: directory) == ["out.mp4"], "the temporary file is removed")
+            #expect(try names(in: path) == ["inside"], "what was there is untouched")
+        }
+    }
+
+    @Test func aMissingDirectoryIsATypedErrorNamingTheOutput() throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/no-such-directory/out.aac"
+            #expect(throws: ByteStreamError.system(operation: "create", path: path, errno: .noSuchFileOrDirectory)) {
+                _ = try FileByteSink(path: path)
+            }
+        }
+    }
+}
