@@ -28,6 +28,13 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
     public var otherDescriptors: [OpaqueDescriptor]
     /// This descriptor's size field length, as read.
     public var sizeFieldLength: Int
+    /// Bytes at the end of the descriptor that do not make a whole child descriptor: the
+    /// descriptor's `sizeOfInstance` (14496-1, 8.3.3) overstates its contents. Read only after a
+    /// whole DecoderSpecificInfo, as browsers read it; kept so that writing gives the same bytes.
+    public var unparsedTrailingBytes: [UInt8]
+    /// What parsing stepped over: an ``DamageEvent/Kind/overstatedLength(declared:used:)`` when
+    /// ``unparsedTrailingBytes`` is not empty. Empty for a well-formed descriptor.
+    public var damage: [DamageEvent]
 
     /// A DecoderConfigDescriptor for MPEG-4 audio carrying `audioSpecificConfig`.
     public init(audioSpecificConfig: [UInt8], bufferSizeDB: UInt32 = 0, maxBitrate: UInt32 = 0, averageBitrate: UInt32 = 0) {
@@ -42,9 +49,16 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
         self.decoderSpecificInfoSizeFieldLength = 1
         self.otherDescriptors = []
         self.sizeFieldLength = 1
+        self.unparsedTrailingBytes = []
+        self.damage = []
     }
 
     /// Parses the descriptor, tag included, at the reader's position.
+    ///
+    /// A descriptor whose length overstates its contents — the DecoderSpecificInfo is whole but
+    /// the bytes after it do not make a whole descriptor (often because the length swallowed the
+    /// start of the SLConfigDescriptor that follows) — is read, as Firefox's MP4 parser reads it;
+    /// the extra bytes are kept in ``unparsedTrailingBytes`` and reported in ``damage``.
     public init(from reader: inout ByteReader) throws(AACBitstreamError) {
         let structure = "DecoderConfigDescriptor"
         let start = reader.offset
@@ -67,8 +81,24 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
         decoderSpecificInfo = nil
         decoderSpecificInfoSizeFieldLength = 1
         otherDescriptors = []
+        unparsedTrailingBytes = []
+        damage = []
         while !body.isAtEnd {
-            let child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            let childStart = body
+            let child: DescriptorHeader
+            do throws(AACBitstreamError) {
+                child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            } catch {
+                // After a whole DecoderSpecificInfo, what does not parse is an overstated length.
+                guard decoderSpecificInfo != nil else { throw error }
+                unparsedTrailingBytes = Array(childStart.remainingBytes)
+                let used = header.size - unparsedTrailingBytes.count
+                damage.append(DamageEvent(
+                    .overstatedLength(declared: Int64(header.size), used: Int64(used)), at: start,
+                    message: "\(structure) at byte \(start) declares \(header.size) bytes but its descriptors end after \(used); "
+                        + "the last \(unparsedTrailingBytes.count) (from byte \(childStart.offset)) are not a whole descriptor and are skipped"))
+                break
+            }
             let payload = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try body.readBytes(child.size) }
             if child.tag == DescriptorHeader.decoderSpecificInfoTag && decoderSpecificInfo == nil {
                 decoderSpecificInfo = payload
@@ -97,6 +127,7 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
                                      sizeFieldLength: decoderSpecificInfoSizeFieldLength).write(to: &body)
             }
             for descriptor in otherDescriptors { try descriptor.write(to: &body) }
+            body.write(contentsOf: unparsedTrailingBytes)
         }
     }
 
