@@ -95,9 +95,18 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
                 let used = header.size - unparsedTrailingBytes.count
                 damage.append(DamageEvent(
                     .overstatedLength(declared: Int64(header.size), used: Int64(used)), at: start,
-                    message: "\(structure) at byte \(start) declares \(header.size) bytes but its descriptors end after \(used); "
-                        + "the last \(unparsedTrailingBytes.count) (from byte \(childStart.offset)) are not a whole descriptor and are skipped"))
+                    message: "\(structure) at byte \(start) declares \(header.size) bytes but its descriptors end after \(used): "
+                        + "the last \(unparsedTrailingBytes.count) byte(s), from byte \(childStart.offset), are not a whole descriptor and are skipped"))
                 break
+            }
+            if child.tag == DescriptorHeader.slConfigTag && decoderSpecificInfo != nil && damage.isEmpty {
+                // The ES_Descriptor's SLConfigDescriptor (14496-1, 7.2.6.5) taken in whole by the
+                // length: kept among the other descriptors, and reported.
+                let used = header.size - childStart.remaining
+                damage.append(DamageEvent(
+                    .overstatedLength(declared: Int64(header.size), used: Int64(used)), at: start,
+                    message: "\(structure) at byte \(start) declares \(header.size) bytes but its descriptors end after \(used): "
+                        + "the SLConfigDescriptor at byte \(childStart.offset) belongs to the ES_Descriptor"))
             }
             let payload = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try body.readBytes(child.size) }
             if child.tag == DescriptorHeader.decoderSpecificInfoTag && decoderSpecificInfo == nil {
@@ -128,6 +137,27 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
             }
             for descriptor in otherDescriptors { try descriptor.write(to: &body) }
             body.write(contentsOf: unparsedTrailingBytes)
+        }
+    }
+
+    /// What ``objectTypeIndication`` names (ISO/IEC 14496-1, Table 5, and the MP4 registration
+    /// authority's object types): `MPEG-4 Audio`, `MPEG-1 Audio (MP3)`, `AC-3`, …, or
+    /// `object type indication 0xXX` for a value not listed.
+    public var objectTypeName: String {
+        switch objectTypeIndication {
+        case 0x40: "MPEG-4 Audio"
+        case 0x66: "MPEG-2 AAC Main"
+        case 0x67: "MPEG-2 AAC LC"
+        case 0x68: "MPEG-2 AAC SSR"
+        case 0x69: "MPEG-2 Audio (MP3)"
+        case 0x6B: "MPEG-1 Audio (MP3)"
+        case 0xA5: "AC-3"
+        case 0xA6: "E-AC-3"
+        case 0xA9: "DTS"
+        case 0xAD: "Opus"
+        case 0xDD: "Vorbis"
+        case 0xE1: "QCELP"
+        default: "object type indication 0x\(String(objectTypeIndication, radix: 16, uppercase: true))"
         }
     }
 

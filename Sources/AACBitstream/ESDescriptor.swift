@@ -110,7 +110,7 @@ public struct ESDescriptor: Sendable, Hashable {
                 unparsedTrailingBytes = Array(childStart.remainingBytes)
                 damage.append(DamageEvent(
                     .skippedBytes(count: Int64(unparsedTrailingBytes.count)), at: childStart.offset,
-                    message: "\(structure) at byte \(start): the \(unparsedTrailingBytes.count) bytes after its overstated "
+                    message: "\(structure) at byte \(start): the \(unparsedTrailingBytes.count) byte(s) after its overstated "
                         + "DecoderConfigDescriptor (from byte \(childStart.offset)) are not a whole descriptor and are skipped"))
                 break
             }

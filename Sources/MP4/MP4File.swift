@@ -113,11 +113,14 @@ public struct MP4File: Sendable {
     /// The movie timescale (`mvhd`), 1000 when absent.
     public var movieTimescale: Int { Int(movieHeader?.timescale ?? 1000) }
 
-    /// Whether the movie is fragmented: `moov` has an `mvex` (ISO/IEC 14496-12, 8.8.1, "the
-    /// presence of this box is a warning that there might be Movie Fragment Boxes"), or samples
-    /// come from movie fragments. An init segment (`mvex`, no `moof`) is fragmented.
+    /// Whether the movie is fragmented: samples come from movie fragments, or `moov` has an
+    /// `mvex` (ISO/IEC 14496-12, 8.8.1: "there might be Movie Fragment Boxes") and its tracks'
+    /// sample tables are empty — an init segment, read as Firefox's MP4 parser reads it. A
+    /// movie with an `mvex` whose samples are all in `moov` (FFmpeg's `frag_keyframe` without
+    /// `empty_moov`, when one fragment holds everything) is not.
     public var isFragmented: Bool {
-        movieExtends != nil || fragmentCount > 0 || tracks.contains { !$0.fragmentRuns.isEmpty }
+        if fragmentCount > 0 || tracks.contains(where: { !$0.fragmentRuns.isEmpty }) { return true }
+        return movieExtends != nil && tracks.allSatisfy { $0.sampleTable.sampleCount == 0 && $0.sampleTable.chunkOffsets.isEmpty }
     }
 
     /// The duration of the whole fragmented movie that `mvex/mehd` declares
