@@ -51,7 +51,58 @@ public struct AudioObjectType: RawRepresentable, Sendable, Hashable, CustomStrin
         (17...27).contains(rawValue) || rawValue == 39
     }
 
-    /// The profile name `probe` prints.
+    /// The object type's name in ISO/IEC 14496-3, Table 1.17 (`USAC`, `ALS`, `ER AAC LTP`, …),
+    /// or `object type N` for a reserved value.
+    public var name: String {
+        switch rawValue {
+        case 1: "AAC Main"
+        case 2: "AAC LC"
+        case 3: "AAC SSR"
+        case 4: "AAC LTP"
+        case 5: "SBR"
+        case 6: "AAC Scalable"
+        case 7: "TwinVQ"
+        case 8: "CELP"
+        case 9: "HVXC"
+        case 12: "TTSI"
+        case 13: "Main synthetic"
+        case 14: "Wavetable synthesis"
+        case 15: "General MIDI"
+        case 16: "Algorithmic Synthesis and Audio FX"
+        case 17: "ER AAC LC"
+        case 19: "ER AAC LTP"
+        case 20: "ER AAC Scalable"
+        case 21: "ER TwinVQ"
+        case 22: "ER BSAC"
+        case 23: "ER AAC LD"
+        case 24: "ER CELP"
+        case 25: "ER HVXC"
+        case 26: "ER HILN"
+        case 27: "ER Parametric"
+        case 28: "SSC"
+        case 29: "PS"
+        case 30: "MPEG Surround"
+        case 32: "Layer-1"
+        case 33: "Layer-2"
+        case 34: "Layer-3"
+        case 35: "DST"
+        case 36: "ALS"
+        case 37: "SLS"
+        case 38: "SLS non-core"
+        case 39: "ER AAC ELD"
+        case 40: "SMR Simple"
+        case 41: "SMR Main"
+        case 42: "USAC"
+        case 43: "SAOC"
+        case 44: "LD MPEG Surround"
+        case 45: "SAOC-DE"
+        case 46: "Audio Sync"
+        default: "object type \(rawValue)"
+        }
+    }
+
+    /// The profile name `probe` prints: the AAC profile names (`LC`, `HE-AAC`, `xHE-AAC`, …),
+    /// else the object type's ``name``.
     public var description: String {
         switch rawValue {
         case 1: "Main"
@@ -68,7 +119,7 @@ public struct AudioObjectType: RawRepresentable, Sendable, Hashable, CustomStrin
         case 29: "HE-AACv2"
         case 39: "ER AAC ELD"
         case 42: "xHE-AAC"
-        default: "object type \(rawValue)"
+        default: name
         }
     }
 }

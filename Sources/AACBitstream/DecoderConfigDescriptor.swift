@@ -28,6 +28,13 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
     public var otherDescriptors: [OpaqueDescriptor]
     /// This descriptor's size field length, as read.
     public var sizeFieldLength: Int
+    /// Bytes at the end of the descriptor that do not make a whole child descriptor: the
+    /// descriptor's `sizeOfInstance` (14496-1, 8.3.3) overstates its contents. Read only after a
+    /// whole DecoderSpecificInfo, as browsers read it; kept so that writing gives the same bytes.
+    public var unparsedTrailingBytes: [UInt8]
+    /// What parsing stepped over: an ``DamageEvent/Kind/overstatedLength(declared:used:)`` when
+    /// ``unparsedTrailingBytes`` is not empty. Empty for a well-formed descriptor.
+    public var damage: [DamageEvent]
 
     /// A DecoderConfigDescriptor for MPEG-4 audio carrying `audioSpecificConfig`.
     public init(audioSpecificConfig: [UInt8], bufferSizeDB: UInt32 = 0, maxBitrate: UInt32 = 0, averageBitrate: UInt32 = 0) {
@@ -42,9 +49,16 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
         self.decoderSpecificInfoSizeFieldLength = 1
         self.otherDescriptors = []
         self.sizeFieldLength = 1
+        self.unparsedTrailingBytes = []
+        self.damage = []
     }
 
     /// Parses the descriptor, tag included, at the reader's position.
+    ///
+    /// A descriptor whose length overstates its contents — the DecoderSpecificInfo is whole but
+    /// the bytes after it do not make a whole descriptor (often because the length swallowed the
+    /// start of the SLConfigDescriptor that follows) — is read, as Firefox's MP4 parser reads it;
+    /// the extra bytes are kept in ``unparsedTrailingBytes`` and reported in ``damage``.
     public init(from reader: inout ByteReader) throws(AACBitstreamError) {
         let structure = "DecoderConfigDescriptor"
         let start = reader.offset
@@ -67,8 +81,33 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
         decoderSpecificInfo = nil
         decoderSpecificInfoSizeFieldLength = 1
         otherDescriptors = []
+        unparsedTrailingBytes = []
+        damage = []
         while !body.isAtEnd {
-            let child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            let childStart = body
+            let child: DescriptorHeader
+            do throws(AACBitstreamError) {
+                child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            } catch {
+                // After a whole DecoderSpecificInfo, what does not parse is an overstated length.
+                guard decoderSpecificInfo != nil else { throw error }
+                unparsedTrailingBytes = Array(childStart.remainingBytes)
+                let used = header.size - unparsedTrailingBytes.count
+                damage.append(DamageEvent(
+                    .overstatedLength(declared: Int64(header.size), used: Int64(used)), at: start,
+                    message: "\(structure) at byte \(start) declares \(header.size) bytes but its descriptors end after \(used): "
+                        + "the last \(unparsedTrailingBytes.count) byte(s), from byte \(childStart.offset), are not a whole descriptor and are skipped"))
+                break
+            }
+            if child.tag == DescriptorHeader.slConfigTag && decoderSpecificInfo != nil && damage.isEmpty {
+                // The ES_Descriptor's SLConfigDescriptor (14496-1, 7.2.6.5) taken in whole by the
+                // length: kept among the other descriptors, and reported.
+                let used = header.size - childStart.remaining
+                damage.append(DamageEvent(
+                    .overstatedLength(declared: Int64(header.size), used: Int64(used)), at: start,
+                    message: "\(structure) at byte \(start) declares \(header.size) bytes but its descriptors end after \(used): "
+                        + "the SLConfigDescriptor at byte \(childStart.offset) belongs to the ES_Descriptor"))
+            }
             let payload = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try body.readBytes(child.size) }
             if child.tag == DescriptorHeader.decoderSpecificInfoTag && decoderSpecificInfo == nil {
                 decoderSpecificInfo = payload
@@ -97,6 +136,28 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
                                      sizeFieldLength: decoderSpecificInfoSizeFieldLength).write(to: &body)
             }
             for descriptor in otherDescriptors { try descriptor.write(to: &body) }
+            body.write(contentsOf: unparsedTrailingBytes)
+        }
+    }
+
+    /// What ``objectTypeIndication`` names (ISO/IEC 14496-1, Table 5, and the MP4 registration
+    /// authority's object types): `MPEG-4 Audio`, `MPEG-1 Audio (MP3)`, `AC-3`, …, or
+    /// `object type indication 0xXX` for a value not listed.
+    public var objectTypeName: String {
+        switch objectTypeIndication {
+        case 0x40: "MPEG-4 Audio"
+        case 0x66: "MPEG-2 AAC Main"
+        case 0x67: "MPEG-2 AAC LC"
+        case 0x68: "MPEG-2 AAC SSR"
+        case 0x69: "MPEG-2 Audio (MP3)"
+        case 0x6B: "MPEG-1 Audio (MP3)"
+        case 0xA5: "AC-3"
+        case 0xA6: "E-AC-3"
+        case 0xA9: "DTS"
+        case 0xAD: "Opus"
+        case 0xDD: "Vorbis"
+        case 0xE1: "QCELP"
+        default: "object type indication 0x\(String(objectTypeIndication, radix: 16, uppercase: true))"
         }
     }
 

@@ -25,6 +25,13 @@ public struct ESDescriptor: Sendable, Hashable {
     public var otherDescriptors: [OpaqueDescriptor]
     /// This descriptor's size field length, as read.
     public var sizeFieldLength: Int
+    /// Bytes after an overstated ``DecoderConfigDescriptor`` that do not make a whole
+    /// descriptor (the rest of the SLConfigDescriptor whose start the overstated length took);
+    /// kept so that writing gives the same bytes. Empty for a well-formed descriptor.
+    public var unparsedTrailingBytes: [UInt8]
+    /// What parsing stepped over, the DecoderConfigDescriptor's damage first; empty for a
+    /// well-formed descriptor.
+    public var damage: [DamageEvent]
 
     /// The ES_Descriptor of an AAC track: ES_ID 0 (14496-14, 3.1.2, "set to 0 when stored";
     /// KeyFrameKit's muxer sets the track id, as FFmpeg does), the ASC in the
@@ -38,6 +45,8 @@ public struct ESDescriptor: Sendable, Hashable {
         self.slConfig = SLConfigDescriptor()
         self.otherDescriptors = []
         self.sizeFieldLength = 1
+        self.unparsedTrailingBytes = []
+        self.damage = []
     }
 
     /// Parses an ES_Descriptor, tag included, whose first byte is at absolute `baseOffset`.
@@ -88,8 +97,23 @@ public struct ESDescriptor: Sendable, Hashable {
         decoderConfig = try DecoderConfigDescriptor(from: &body)
         slConfig = nil
         otherDescriptors = []
+        unparsedTrailingBytes = []
+        damage = decoderConfig.damage
         while !body.isAtEnd {
-            let child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            let childStart = body
+            let child: DescriptorHeader
+            do throws(AACBitstreamError) {
+                child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
+            } catch {
+                // Only the tail of what an overstated DecoderConfigDescriptor took is stepped over.
+                guard !decoderConfig.unparsedTrailingBytes.isEmpty else { throw error }
+                unparsedTrailingBytes = Array(childStart.remainingBytes)
+                damage.append(DamageEvent(
+                    .skippedBytes(count: Int64(unparsedTrailingBytes.count)), at: childStart.offset,
+                    message: "\(structure) at byte \(start): the \(unparsedTrailingBytes.count) byte(s) after its overstated "
+                        + "DecoderConfigDescriptor (from byte \(childStart.offset)) are not a whole descriptor and are skipped"))
+                break
+            }
             let payload = try AACBitstreamError.reading(structure) { () throws(BinaryReadError) in try body.readBytes(child.size) }
             if child.tag == DescriptorHeader.slConfigTag && slConfig == nil && otherDescriptors.isEmpty {
                 slConfig = SLConfigDescriptor(payload: payload, sizeFieldLength: child.sizeFieldLength)
@@ -132,6 +156,7 @@ public struct ESDescriptor: Sendable, Hashable {
             try decoderConfig.write(to: &body)
             if let slConfig { try slConfig.write(to: &body) }
             for descriptor in otherDescriptors { try descriptor.write(to: &body) }
+            body.write(contentsOf: unparsedTrailingBytes)
         }
     }
 

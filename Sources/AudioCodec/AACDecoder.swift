@@ -58,6 +58,7 @@ public final class AACDecoder {
         }
         self.outputSampleFormat = outputSampleFormat
         self.trim = trim
+        if let config, let problem = Self.undecodable(config) { throw problem }
         guard let codec = kf_avcodec_find_decoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC decoder") }
         context = try CodecContext(codec: codec)
         frame = try Frame()
@@ -73,7 +74,48 @@ public final class AACDecoder {
             context.pointer.pointee.extradata_size = Int32(bytes.count)
         }
         context.pointer.pointee.request_sample_fmt = AV_SAMPLE_FMT_FLTP
-        try context.open()
+        do { try context.open() } catch {
+            // A configuration libavcodec does not implement: name it, not the error number.
+            if case .ffmpeg(_, let code, let message) = error, code == -ENOSYS, let config {
+                throw Self.undecodableError(config, reason: "\(Self.libavcodecVersion) does not implement it (\(message))")
+            }
+            throw error
+        }
+    }
+
+    /// The audio object types libavcodec's AAC decoder decodes (its
+    /// `decode_audio_specific_config`): AAC Main, LC, SSR and LTP, ER AAC LC, LD and ELD, each
+    /// with SBR and PS; USAC (xHE-AAC) from libavcodec 61.19 (FFmpeg 7.1) on.
+    static var decodableObjectTypes: Set<AudioObjectType> {
+        var types: Set<AudioObjectType> = [.aacMain, .aacLC, .aacSSR, .aacLTP, .erAACLC, .erAACLD, .erAACELD]
+        if (LIBAVCODEC_VERSION_MAJOR, LIBAVCODEC_VERSION_MINOR) >= (61, 19) { types.insert(.usac) }
+        return types
+    }
+
+    /// The libavcodec KeyFrameKit is built against, with the FFmpeg release it comes from.
+    static var libavcodecVersion: String {
+        let major = Int(LIBAVCODEC_VERSION_MAJOR), minor = Int(LIBAVCODEC_VERSION_MINOR)
+        let releases: [(major: Int, minor: Int, release: String)] = [
+            (58, 134, "4.4"), (59, 18, "5.0"), (59, 37, "5.1"), (60, 3, "6.0"), (60, 31, "6.1"), (61, 3, "7.0"), (61, 19, "7.1"),
+        ]
+        let release = releases.last { $0.major == major && $0.minor <= minor }?.release
+        return "libavcodec \(major).\(minor)" + (release.map { " (FFmpeg \($0))" } ?? "")
+    }
+
+    /// Why libavcodec cannot decode a stream of `config`, or `nil` when it can.
+    public static func undecodable(_ config: AudioSpecificConfig) -> CodecError? {
+        let type = config.audioObjectType
+        guard !decodableObjectTypes.contains(type) else { return nil }
+        let reason = type == .usac ? "\(libavcodecVersion) has no USAC decoder"
+                                   : "the AAC decoder of \(libavcodecVersion) does not decode \(type.name)"
+        return undecodableError(config, reason: reason)
+    }
+
+    private static func undecodableError(_ config: AudioSpecificConfig, reason: String) -> CodecError {
+        let type = config.audioObjectType
+        let profile = config.profileName
+        let codec = profile == type.name ? "audio object type \(type.rawValue)" : "\(type.name), audio object type \(type.rawValue)"
+        return .undecodable(codec: codec, profile: profile, reason: reason)
     }
 
     /// Decodes one packet (a raw data block, or an ADTS frame with its header) and returns the

@@ -21,6 +21,10 @@ public enum CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidState(String)
     /// The codec configuration could not be parsed or written.
     case bitstream(AACBitstreamError)
+    /// The stream is in a codec or profile this decoder cannot decode (xHE-AAC, ALS, an `mp4a`
+    /// that is not AAC, …): `profile` is what `probe` calls it, `codec` names the codec and its
+    /// number (`USAC, audio object type 42`), `reason` says why.
+    case undecodable(codec: String, profile: String, reason: String)
 
     /// A sentence for people: what failed and why.
     public var description: String {
@@ -36,6 +40,7 @@ public enum CodecError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unsupportedInput(let what): "unsupported input: \(what)"
         case .invalidState(let what): what
         case .bitstream(let error): error.description
+        case .undecodable(let codec, let profile, let reason): "\(profile) (\(codec)) cannot be decoded: \(reason)"
         }
     }
 }

@@ -143,7 +143,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     private static func readWAV(_ data: [UInt8], maxFrames: Int)
-        -> (format: PCMFormat, frameCount: Int64?, bytes: [UInt8], warnings: [String])? {
+        -> (format: PCMFormat, frameCount: Int64?, bytes: [UInt8], warnings: [DamageEvent])? {
         guard var reader = try? WAVReader(source: ArrayByteSource(data)) else { return nil }
         var bytes: [UInt8] = []
         while let chunk = try? reader.read(maxFrames: maxFrames) {

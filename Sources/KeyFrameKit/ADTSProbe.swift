@@ -22,11 +22,11 @@ public enum ADTSProbe {
         var reader = ADTSReader(source: source)
         var first: ADTSHeader?
         var channelCount: Int?
-        var damage: [String] = []
+        var damage: [DamageEvent] = []
         var changes = 0
         func collect(_ events: [ADTSStreamEvent]) {
-            for event in events where event.isDamage && damage.count < ProbeReport.damageLimit {
-                damage.append(event.description)
+            for event in events where damage.count < ProbeReport.damageLimit {
+                if let event = event.damage { damage.append(event) }
             }
         }
         do {
@@ -36,7 +36,8 @@ public enum ADTSProbe {
                     if !sameConfiguration(first, frame.header) {
                         changes += 1
                         if damage.count < ProbeReport.damageLimit {
-                            damage.append("configuration changes at byte \(frame.offset) (frame \(reader.statistics.frameCount))")
+                            damage.append(DamageEvent(.inconsistentHeader, at: frame.offset,
+                                                      message: "configuration changes at byte \(frame.offset) (frame \(reader.statistics.frameCount))"))
                         }
                     }
                 } else {

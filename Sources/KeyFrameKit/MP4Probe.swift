@@ -17,7 +17,7 @@ public enum MP4Probe {
                 entry.duration = mediaSeconds
             }
             if let problem = track.damage {
-                entry.damage = problem
+                entry.damage = problem.message
             }
             if track.mediaType == .audio {
                 describeAudio(track, file: file, into: &entry, damage: &damage)
@@ -32,8 +32,10 @@ public enum MP4Probe {
         }
         var report = ProbeReport(format: "mp4", duration: 0, tracks: tracks, damage: Array(damage.prefix(ProbeReport.damageLimit)),
                                  damageCount: damage.count)
-        // mvhd covers only the samples in moov; fragments can add more.
-        let longest = tracks.map(\.duration).max() ?? 0
+        // mvhd covers only the samples in moov; fragments can add more, and mvex/mehd can say
+        // how long the whole fragmented movie is (an init segment has no samples at all).
+        var longest = tracks.map(\.duration).max() ?? 0
+        if let fragmentDuration = file.fragmentDurationSeconds { longest = max(longest, fragmentDuration) }
         if let header = file.movieHeader, header.duration > 0 {
             report.duration = file.isFragmented ? max(Double(header.duration) / movieScale, longest) : Double(header.duration) / movieScale
         } else {
@@ -47,11 +49,13 @@ public enum MP4Probe {
         return report
     }
 
-    private static func describeAudio(_ track: MP4Track, file: MP4File, into entry: inout ProbeReport.Track, damage: inout [String]) {
+    private static func describeAudio(_ track: MP4Track, file: MP4File, into entry: inout ProbeReport.Track, damage: inout [DamageEvent]) {
         let movieTimescale = file.movieTimescale
         guard let sampleEntry = track.sampleEntry else { return }
         var config: AudioSpecificConfig?
-        do { config = try track.audioSpecificConfig() } catch { damage.append("track \(track.id): \(error)") }
+        do { config = try track.audioSpecificConfig() } catch {
+            damage.append(DamageEvent(.unreadableTrack(id: track.id), message: "track \(track.id): \(error)"))
+        }
         if let config {
             entry.sampleRate = config.outputSampleRate
             entry.channels = config.channelCount

@@ -1,6 +1,10 @@
 /// What `keyframe probe --json` prints: one object describing a media file (DESIGN.md, "The
 /// command line").
-public struct ProbeReport: Codable, Sendable, Hashable {
+///
+/// Damage is kept as typed ``DamageEvent`` values; the JSON carries each event's sentence, so
+/// `damage` is an array of strings there (the contract of DESIGN.md). The JSON is therefore not
+/// decoded back into a report.
+public struct ProbeReport: Encodable, Sendable, Hashable {
     /// One track of the file.
     public struct Track: Codable, Sendable, Hashable {
         /// Track id (1 for an elementary stream).
@@ -56,8 +60,9 @@ public struct ProbeReport: Codable, Sendable, Hashable {
     public var bytesSkipped: Int64
     /// Bytes of metadata tags skipped (ID3v2 before ADTS).
     public var tagBytes: Int64
-    /// Damage found, one sentence each naming the byte offset (at most ``damageLimit`` listed).
-    public var damage: [String]
+    /// Damage found, each with its kind, its byte offset where known and a sentence naming the
+    /// box path or offset (at most ``damageLimit`` listed).
+    public var damage: [DamageEvent]
     /// How many damage events there were in all.
     public var damageCount: Int
     /// MP4: the `ftyp` major brand.
@@ -72,7 +77,7 @@ public struct ProbeReport: Codable, Sendable, Hashable {
 
     /// A report.
     public init(format: String, duration: Double, tracks: [Track], bytesSkipped: Int64 = 0, tagBytes: Int64 = 0,
-                damage: [String] = [], damageCount: Int = 0) {
+                damage: [DamageEvent] = [], damageCount: Int = 0) {
         self.format = format
         self.duration = duration
         self.tracks = tracks
@@ -80,5 +85,24 @@ public struct ProbeReport: Codable, Sendable, Hashable {
         self.tagBytes = tagBytes
         self.damage = damage
         self.damageCount = damageCount
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, duration, tracks, bytesSkipped, tagBytes, damage, damageCount, brand, fragmented, tags
+    }
+
+    /// Encodes the report; each damage event as its sentence.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(format, forKey: .format)
+        try container.encode(duration, forKey: .duration)
+        try container.encode(tracks, forKey: .tracks)
+        try container.encode(bytesSkipped, forKey: .bytesSkipped)
+        try container.encode(tagBytes, forKey: .tagBytes)
+        try container.encode(damage.map(\.message), forKey: .damage)
+        try container.encode(damageCount, forKey: .damageCount)
+        try container.encodeIfPresent(brand, forKey: .brand)
+        try container.encodeIfPresent(fragmented, forKey: .fragmented)
+        try container.encodeIfPresent(tags, forKey: .tags)
     }
 }

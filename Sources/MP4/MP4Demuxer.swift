@@ -88,7 +88,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
                 let usable = file.tracks.filter { $0.mediaType == .audio && $0.damage == nil }
                 if let id = configuration.audioTrackID {
                     guard let track = file.track(id: id), track.mediaType == .audio else { throw MP4Error.noSuchTrack("audio track with id \(id)") }
-                    if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage) }
+                    if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage.message) }
                     audioTrack = track
                 } else {
                     audioTrack = usable.first { $0.codecName == "aac" } ?? usable.first
@@ -98,7 +98,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
                 let usable = file.tracks.filter { $0.mediaType == .video && $0.damage == nil }
                 if let id = configuration.videoTrackID {
                     guard let track = file.track(id: id), track.mediaType == .video else { throw MP4Error.noSuchTrack("video track with id \(id)") }
-                    if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage) }
+                    if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage.message) }
                     videoTrack = track
                 } else {
                     videoTrack = usable.first
@@ -153,7 +153,9 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         if let header = file.movieHeader, header.duration > 0, header.duration <= UInt64(Int64.max) {
             return try? MediaTime(validatingValue: Int64(header.duration), timescale: Int64(header.timescale))
         }
-        let longest = file.tracks.filter { $0.damage == nil }.map { Double($0.mediaDuration) / Double(max($0.timescale, 1)) }.max() ?? 0
+        var longest = file.tracks.filter { $0.damage == nil }.map { Double($0.mediaDuration) / Double(max($0.timescale, 1)) }.max() ?? 0
+        // A fragmented movie's mvex/mehd says how long it is, samples read or not.
+        if let fragmentDuration = file.fragmentDurationSeconds { longest = max(longest, fragmentDuration) }
         return MediaTime(value: Int64(saturating: longest * 1000), timescale: 1000)
     }
 

@@ -22,8 +22,12 @@ public struct MP4File: Sendable {
     public var topLevelBoxes: [BoxHeader] = []
     /// Movie fragments (`moof`) read.
     public var fragmentCount = 0
-    /// Damage found that does not stop playback, one sentence each with its offset.
-    public var damage: [String] = []
+    /// `mvex` (ISO/IEC 14496-12, 8.8.1), when `moov` has one: the movie is fragmented, even
+    /// when no `moof` follows (an init segment).
+    public var movieExtends: MovieExtendsBox?
+    /// Damage found that does not stop playback, each with its kind, its byte offset where
+    /// known, and a sentence naming the box path or offset.
+    public var damage: [DamageEvent] = []
 
     /// The largest `moov` or `moof` read into memory.
     public static let maximumHeaderBoxSize: Int64 = 1 << 30
@@ -45,7 +49,8 @@ public struct MP4File: Sendable {
             } catch {
                 // Garbage after a complete movie is damage; before it, the file is broken.
                 guard moovSeen else { throw error }
-                damage.append("\(error); the rest of the file (\(fileSize - offset) bytes) is ignored")
+                damage.append(DamageEvent(.skippedBytes(count: fileSize - offset), at: offset,
+                                          message: "\(error); the rest of the file (\(fileSize - offset) bytes) is ignored"))
                 break
             }
             topLevelBoxes.append(header)
@@ -58,7 +63,7 @@ public struct MP4File: Sendable {
                 }
             case "moov":
                 guard !moovSeen else {
-                    damage.append("a second moov at byte \(header.offset) is ignored")
+                    damage.append(DamageEvent(.ignored, at: header.offset, message: "a second moov at byte \(header.offset) is ignored"))
                     break
                 }
                 moovSeen = true
@@ -68,7 +73,8 @@ public struct MP4File: Sendable {
                 fragments = MovieFragmentParser(trackDefaults: defaults, decodeEnd: ends, fileSize: fileSize)
             case "moof":
                 guard var parser = fragments else {
-                    damage.append("a moof at byte \(header.offset) comes before any moov and is ignored")
+                    damage.append(DamageEvent(.ignored, at: header.offset,
+                                              message: "a moof at byte \(header.offset) comes before any moov and is ignored"))
                     break
                 }
                 let payload = try Self.payload(source, header, path: path)
@@ -78,25 +84,28 @@ public struct MP4File: Sendable {
                     fragmentCount += 1
                     for run in runs {
                         guard let index = tracks.firstIndex(where: { $0.id == run.trackID }) else {
-                            damage.append("moof at byte \(header.offset): a run for track \(run.trackID), which moov does not declare")
+                            damage.append(DamageEvent(.ignored, at: header.offset,
+                                                      message: "moof at byte \(header.offset): a run for track \(run.trackID), which moov does not declare"))
                             continue
                         }
                         tracks[index].fragmentRuns.append(run)
                     }
                 } catch {
-                    damage.append("\(error); this fragment is skipped")
+                    damage.append(DamageEvent(.ignored, at: header.offset, message: "\(error); this fragment is skipped"))
                 }
             default:
                 break
             }
             if header.end > fileSize {
-                damage.append("\(header.type) at byte \(header.offset) declares \(header.size) bytes but the file ends after \(fileSize - header.offset)")
+                damage.append(DamageEvent(.truncated(declared: header.size, available: fileSize - header.offset), at: header.offset,
+                                          message: "\(header.type) at byte \(header.offset) declares \(header.size) bytes but the file ends after \(fileSize - header.offset)"))
                 break
             }
             offset = header.end
         }
         if offset < fileSize && offset + 8 > fileSize && damage.isEmpty && offset > 0 {
-            damage.append("\(fileSize - offset) stray bytes at the end of the file (byte \(offset))")
+            damage.append(DamageEvent(.skippedBytes(count: fileSize - offset), at: offset,
+                                      message: "\(fileSize - offset) stray bytes at the end of the file (byte \(offset))"))
         }
         guard moovSeen else { throw .noMovie(offset: offset) }
     }
@@ -104,8 +113,22 @@ public struct MP4File: Sendable {
     /// The movie timescale (`mvhd`), 1000 when absent.
     public var movieTimescale: Int { Int(movieHeader?.timescale ?? 1000) }
 
-    /// Whether samples come from movie fragments.
-    public var isFragmented: Bool { fragmentCount > 0 || tracks.contains { !$0.fragmentRuns.isEmpty } }
+    /// Whether the movie is fragmented: samples come from movie fragments, or `moov` has an
+    /// `mvex` (ISO/IEC 14496-12, 8.8.1: "there might be Movie Fragment Boxes") and its tracks'
+    /// sample tables are empty — an init segment, read as Firefox's MP4 parser reads it. A
+    /// movie with an `mvex` whose samples are all in `moov` (FFmpeg's `frag_keyframe` without
+    /// `empty_moov`, when one fragment holds everything) is not.
+    public var isFragmented: Bool {
+        if fragmentCount > 0 || tracks.contains(where: { !$0.fragmentRuns.isEmpty }) { return true }
+        return movieExtends != nil && tracks.allSatisfy { $0.sampleTable.sampleCount == 0 && $0.sampleTable.chunkOffsets.isEmpty }
+    }
+
+    /// The duration of the whole fragmented movie that `mvex/mehd` declares
+    /// (`fragment_duration`), in seconds of the movie timescale; `nil` without `mehd`.
+    public var fragmentDurationSeconds: Double? {
+        guard let duration = movieExtends?.fragmentDuration, duration > 0 else { return nil }
+        return Double(duration) / Double(movieTimescale)
+    }
 
     /// The track with `id`.
     public func track(id: UInt32) -> MP4Track? { tracks.first { $0.id == id } }
@@ -140,13 +163,22 @@ public struct MP4File: Sendable {
             case "trak":
                 tracks.append(Self.parseTrack(child.payload, path: child.path, damage: &damage))
             case "mvex":
+                var extends = MovieExtendsBox()
                 var inner = try BoxIterator(child.payload, path: child.path)
                 while let box = try inner.next() {
-                    guard box.header.type == "trex" else { continue }
-                    var trexReader = box.payload
-                    let trex = try TrackExtendsBox(from: &trexReader, path: box.path)
-                    defaults[trex.trackID] = trex
+                    var boxReader = box.payload
+                    switch box.header.type {
+                    case "trex":
+                        let trex = try TrackExtendsBox(from: &boxReader, path: box.path)
+                        defaults[trex.trackID] = trex
+                        extends.trackDefaults.append(trex)
+                    case "mehd":
+                        extends.fragmentDuration = try MovieExtendsBox.fragmentDuration(from: &boxReader, path: box.path)
+                    default:
+                        continue
+                    }
                 }
+                if movieExtends == nil { movieExtends = extends }
             case "udta":
                 userData = child.payload
             default:
@@ -156,7 +188,7 @@ public struct MP4File: Sendable {
     }
 
     /// Parses a `trak`; a broken track is returned with its damage instead of failing the file.
-    static func parseTrack(_ payload: ByteReader, path: BoxPath, damage: inout [String]) -> MP4Track {
+    static func parseTrack(_ payload: ByteReader, path: BoxPath, damage: inout [DamageEvent]) -> MP4Track {
         var track = MP4Track(id: 0, path: path, handlerType: FourCharacterCode(rawValue: 0),
                              trackHeader: TrackHeaderBox.empty, mediaHeader: MediaHeaderBox.empty,
                              sampleEntries: [], editList: [], sampleTable: SampleTable(), fragmentRuns: [])
@@ -164,12 +196,14 @@ public struct MP4File: Sendable {
             try parseTrackBoxes(payload, path: path, into: &track)
             if track.mediaHeader.timescale == 0 { throw MP4Error.missingBox(path: path.appending("mdia"), type: "mdhd") }
             if track.sampleEntries.isEmpty { throw MP4Error.missingBox(path: path.appending("mdia").appending("minf").appending("stbl"), type: "stsd") }
+            for entry in track.sampleEntries { damage += entry.damage }
             if let problem = track.sampleTable.consistencyProblem {
-                damage.append("\(path): \(problem)")
+                damage.append(DamageEvent(.inconsistentHeader, message: "\(path): \(problem)"))
             }
         } catch {
-            track.damage = error.description
-            damage.append("track \(track.id) is unreadable: \(error)")
+            let event = DamageEvent(.unreadableTrack(id: track.id), at: payload.offset, message: "track \(track.id) is unreadable: \(error)")
+            track.damage = DamageEvent(.unreadableTrack(id: track.id), at: payload.offset, message: error.description)
+            damage.append(event)
         }
         return track
     }

@@ -25,8 +25,9 @@ public struct MP4Track: Sendable {
     public var fragmentRuns: [FragmentRun]
     /// `trak/udta` payload, when present.
     public var userData: ByteReader?
-    /// Why the track cannot be read, when it cannot (a missing `stsd`, tables that disagree).
-    public var damage: String?
+    /// Why the track cannot be read, when it cannot (a missing `stsd`, tables that disagree):
+    /// an event of kind ``DamageEvent/Kind/unreadableTrack(id:)`` whose message is the error.
+    public var damage: DamageEvent?
 
     /// Audio, video, or neither.
     public var mediaType: MediaType? {

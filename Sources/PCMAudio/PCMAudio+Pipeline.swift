@@ -6,7 +6,7 @@ protocol PCMFrameReading: PCMSource where Failure == WAVError {
     var format: PCMFormat { get }
     var frameCount: Int64? { get }
     var framesRead: Int64 { get }
-    var warnings: [String] { get }
+    var warnings: [DamageEvent] { get }
     var reportedWarningCount: Int { get set }
     mutating func read(maxFrames: Int) throws(WAVError) -> [UInt8]?
 }
@@ -36,7 +36,7 @@ extension PCMFrameReading {
     public mutating func takeDamage() -> [DamageEvent] {
         let all = warnings
         defer { reportedWarningCount = all.count }
-        return all.dropFirst(reportedWarningCount).map { DamageEvent(.inconsistentHeader, message: $0) }
+        return Array(all.dropFirst(reportedWarningCount))
     }
 }
 

@@ -36,8 +36,8 @@ public struct RawPCMReader<Source: ByteSource> {
     /// Frames delivered by ``read(maxFrames:)`` so far.
     public var framesRead: Int64 { frames.framesRead }
 
-    /// What was tolerated: a trailing partial frame.
-    public var warnings: [String] { frames.issues.map(\.description) }
+    /// What was tolerated: a trailing partial frame, with its byte offset.
+    public var warnings: [DamageEvent] { frames.issues.map(\.damage) }
 }
 
 extension RawPCMReader: Sendable where Source: Sendable {}

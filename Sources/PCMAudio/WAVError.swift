@@ -88,3 +88,17 @@ public enum WAVError: Error, Hashable, Sendable, CustomStringConvertible {
         String(id.reversed().drop(while: { $0 == " " }).reversed())
     }
 }
+
+extension WAVError {
+    /// The error as a tolerated problem: a header that disagrees with the data and was worked
+    /// around (a `data` chunk longer than the file, a partial last frame), at its byte offset.
+    /// Other cases, which readers throw, carry their offset in the message only.
+    public var damage: DamageEvent {
+        switch self {
+        case .dataBeyondFile(_, _, let offset), .partialFrame(_, _, let offset):
+            DamageEvent(.inconsistentHeader, at: offset, message: description)
+        default:
+            DamageEvent(.inconsistentHeader, message: description)
+        }
+    }
+}

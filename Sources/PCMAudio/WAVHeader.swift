@@ -21,5 +21,5 @@ struct WAVHeader {
     /// The sample count of `ds64` (RF64 only).
     var ds64SampleCount: Int64?
     /// Problems tolerated while parsing.
-    var issues: [String]
+    var issues: [DamageEvent]
 }

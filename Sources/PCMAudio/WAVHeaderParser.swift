@@ -19,7 +19,7 @@ struct WAVHeaderParser<Source: ByteSource> {
     private(set) var source: Source
     /// Absolute offset of the next byte.
     private(set) var offset: Int64 = 0
-    private var issues: [String] = []
+    private var issues: [DamageEvent] = []
     private var scratch: [UInt8] = []
 
     /// The largest `fmt ` body read; the rest of a longer one is skipped.
@@ -140,7 +140,7 @@ struct WAVHeaderParser<Source: ByteSource> {
                     fmt = try parseFormat(chunkOffset: chunkOffset, size: size)
                     continue
                 }
-                issues.append("WAV file at byte \(chunkOffset): a second fmt chunk is ignored")
+                issues.append(DamageEvent(.inconsistentHeader, at: chunkOffset, message: "WAV file at byte \(chunkOffset): a second fmt chunk is ignored"))
             }
             try skipChunkRest(size, chunkSize: size)
         }
@@ -227,7 +227,8 @@ struct WAVHeaderParser<Source: ByteSource> {
         if validBits == 0 {
             validBits = fields.bits
         } else if validBits > width * 8 {
-            issues.append("WAV file at byte \(bodyOffset + 18): fmt chunk declares \(validBits) valid bits in \(width * 8)-bit samples; using \(width * 8)")
+            issues.append(DamageEvent(.inconsistentHeader, at: bodyOffset + 18,
+                                      message: "WAV file at byte \(bodyOffset + 18): fmt chunk declares \(validBits) valid bits in \(width * 8)-bit samples; using \(width * 8)"))
             validBits = width * 8
         }
         let format = PCMFormat(sampleRate: Int(fields.rate), channelCount: fields.channels, sampleFormat: sampleFormat, isInterleaved: true)

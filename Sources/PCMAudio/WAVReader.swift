@@ -46,7 +46,7 @@ public struct WAVReader<Source: ByteSource> {
     private var frames: PCMFrameStream<Source>
     /// Warnings already handed out as damage (``takeDamage()``).
     var reportedWarningCount = 0
-    private let headerWarnings: [String]
+    private let headerWarnings: [DamageEvent]
 
     /// Reads the header of the WAV file `source` holds, up to the first sample byte.
     ///
@@ -97,9 +97,9 @@ public struct WAVReader<Source: ByteSource> {
     /// Absolute offset of the next unread sample byte.
     public var offset: Int64 { frames.offset }
 
-    /// What was tolerated, oldest first: a `data` chunk longer than the file, a trailing partial
-    /// frame, a second `fmt ` chunk, valid bits wider than the sample.
-    public var warnings: [String] { headerWarnings + frames.issues.map(\.description) }
+    /// What was tolerated, oldest first, each with its byte offset: a `data` chunk longer than
+    /// the file, a trailing partial frame, a second `fmt ` chunk, valid bits wider than the sample.
+    public var warnings: [DamageEvent] { headerWarnings + frames.issues.map(\.damage) }
 }
 
 extension WAVReader: Sendable where Source: Sendable {}

@@ -60,6 +60,78 @@ import Testing
         #expect(try descriptor.serialized() == bytes)
     }
 
+    // MARK: - Overstated lengths, read as Firefox's MP4 parser (mp4parse-rust) reads them
+
+    /// ``ffmpegStyle`` with the DecoderConfigDescriptor's size (20, at byte 12) raised by `extra`:
+    /// the descriptor takes `extra` bytes of the 6-byte SLConfigDescriptor after it.
+    static func overstated(by extra: Int) -> [UInt8] {
+        var bytes = ffmpegStyle
+        bytes[12] = UInt8(0x14 + extra)
+        return bytes
+    }
+
+    @Test(arguments: 1...5)
+    func anOverstatedDecoderConfigDescriptorIsReadAfterAWholeDecoderSpecificInfo(extra: Int) throws {
+        let bytes = Self.overstated(by: extra)
+        let descriptor = try ESDescriptor(bytes: bytes, baseOffset: 1000)
+        #expect(descriptor.decoderConfig.decoderSpecificInfo == [0x12, 0x10])
+        #expect(try descriptor.audioSpecificConfig()?.samplingFrequency == 44100)
+        #expect(descriptor.decoderConfig.unparsedTrailingBytes == Array(Self.ffmpegStyle[33..<(33 + extra)]))
+        let first = try #require(descriptor.damage.first)
+        #expect(first.kind == .overstatedLength(declared: Int64(20 + extra), used: 20))
+        #expect(first.offset == 1008, "the DecoderConfigDescriptor's tag is at byte 8")
+        #expect(first.message.contains("DecoderConfigDescriptor at byte 1008 declares \(20 + extra) bytes"), "\(first.message)")
+        #expect(descriptor.decoderConfig.damage == [first])
+        // The bytes are kept: writing gives the input back.
+        #expect(try descriptor.serialized() == bytes)
+    }
+
+    @Test func theBytesTheOverstatedLengthLeavesInTheESDescriptorAreSkipped() throws {
+        // Five bytes of the SLConfigDescriptor (06 80 80 80 01) are taken; its last byte (02)
+        // is left alone in the ES_Descriptor.
+        let descriptor = try ESDescriptor(bytes: Self.overstated(by: 5))
+        #expect(descriptor.slConfig == nil)
+        #expect(descriptor.unparsedTrailingBytes == [0x02])
+        #expect(descriptor.damage.map(\.kind) == [.overstatedLength(declared: 25, used: 20), .skippedBytes(count: 1)])
+        #expect(descriptor.damage.last?.offset == 38)
+    }
+
+    @Test func anSLConfigDescriptorTakenWholeIsKeptAndReported() throws {
+        let bytes = Self.overstated(by: 6)
+        let descriptor = try ESDescriptor(bytes: bytes)
+        #expect(descriptor.decoderConfig.decoderSpecificInfo == [0x12, 0x10])
+        #expect(descriptor.decoderConfig.otherDescriptors == [OpaqueDescriptor(tag: 0x06, payload: [0x02], sizeFieldLength: 4)])
+        #expect(descriptor.damage.map(\.kind) == [.overstatedLength(declared: 26, used: 20)])
+        #expect(try descriptor.serialized() == bytes)
+    }
+
+    @Test func mp4parseRedundantDescriptorExample() throws {
+        // mp4parse-rust's read_esds_redundant_descriptor: the DecoderConfigDescriptor declares 19
+        // bytes, its contents take 17; "the '2' at the end is redundant data".
+        let bytes: [UInt8] = [3, 25, 0, 1, 0, 4, 19, 64, 21, 0, 0, 0, 0, 0, 0, 0, 0, 1, 119, 0, 5, 2, 18, 16, 6, 1, 2]
+        let descriptor = try ESDescriptor(bytes: bytes)
+        #expect(try descriptor.audioSpecificConfig()?.audioObjectType == .aacLC)
+        #expect(descriptor.damage.first?.kind == .overstatedLength(declared: 19, used: 17))
+        #expect(try descriptor.serialized() == bytes)
+    }
+
+    @Test func wellFormedDescriptorsReportNoDamage() throws {
+        for bytes in [Self.ffmpegStyle, Self.compact] {
+            let descriptor = try ESDescriptor(bytes: bytes)
+            #expect(descriptor.damage.isEmpty && descriptor.unparsedTrailingBytes.isEmpty)
+        }
+    }
+
+    @Test func anOverstatedLengthWithoutAWholeDecoderSpecificInfoStillThrows() {
+        // No DecoderSpecificInfo before the bytes that do not parse: nothing to read.
+        var bytes = Self.compact
+        bytes[6] = 0x11 + 2        // the DecoderConfigDescriptor takes 06 01 of the SLConfigDescriptor
+        bytes[20] = 0x0A           // and its DecoderSpecificInfo is now an unknown descriptor
+        #expect(throws: AACBitstreamError.self) { try ESDescriptor(bytes: bytes) }
+        // A length past the ES_Descriptor's end is refused, as Firefox refuses it.
+        #expect(throws: AACBitstreamError.self) { try ESDescriptor(bytes: Self.overstated(by: 7)) }
+    }
+
     @Test func theMuxerDescriptorCarriesTheConfig() throws {
         let asc = try AudioSpecificConfig(bytes: [0x12, 0x10, 0x56, 0xE5, 0x00])
         let descriptor = try ESDescriptor(audioSpecificConfig: asc, maxBitrate: 128_000, averageBitrate: 96_000)

@@ -86,3 +86,42 @@ import Testing
         #expect(throws: CodecError.self) { try AACDecoder(audioSpecificConfig: nil, outputSampleFormat: .uint8) }
     }
 }
+
+@Suite struct UndecodableCodecTests {
+    @Test func xHEAACIsRefusedByNameNotByAnFFmpegErrorNumber() throws {
+        // 11111 001010 = object type 42 (USAC), 48000 Hz, mono, then its UsacConfig.
+        let config = try AudioSpecificConfig(bytes: [0xF9, 0x46, 0x20, 0xAB, 0xCD])
+        do {
+            _ = try AACDecoder(audioSpecificConfig: config)
+            Issue.record("libavcodec 5.1 has no USAC decoder, yet a decoder was made")
+        } catch {
+            guard case .undecodable(let codec, let profile, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(codec == "USAC, audio object type 42" && profile == "xHE-AAC")
+            #expect(reason.contains("has no USAC decoder") && reason.contains("libavcodec"), "\(reason)")
+            #expect(error.description.hasPrefix("xHE-AAC (USAC, audio object type 42) cannot be decoded: "), "\(error)")
+            #expect(!error.description.contains("FFmpeg error"))
+        }
+    }
+
+    @Test(arguments: [
+        ([0xF8, 0x88, 0x40] as [UInt8], "ALS (audio object type 36) cannot be decoded"),       // 11111 000100, 44100 Hz, stereo
+        ([0x9A, 0x10, 0x00] as [UInt8], "ER AAC LTP (audio object type 19) cannot be decoded"), // 10011, 44100 Hz, stereo, GA, epConfig 0
+        ([0x42, 0x10] as [UInt8], "CELP (audio object type 8) cannot be decoded"),
+    ])
+    func otherObjectTypesLibavcodecCannotDecodeAreNamed(bytes: [UInt8], expected: String) throws {
+        let config = try AudioSpecificConfig(bytes: bytes)
+        #expect(AACDecoder.undecodable(config) != nil)
+        #expect(throws: CodecError.self) { try AACDecoder(audioSpecificConfig: config) }
+        do { _ = try AACDecoder(audioSpecificConfig: config) } catch {
+            #expect(error.description.hasPrefix(expected), "\(error)")
+        }
+    }
+
+    @Test func theObjectTypesLibavcodecDecodesAreNotRefused() throws {
+        for type in [AudioObjectType.aacMain, .aacLC, .aacSSR, .aacLTP] {
+            let config = try AudioSpecificConfig(objectType: type, sampleRate: 44100, channelCount: 2)
+            #expect(AACDecoder.undecodable(config) == nil, "\(type)")
+            _ = try AACDecoder(audioSpecificConfig: config)
+        }
+    }
+}

@@ -119,8 +119,9 @@ enum BoxBuilder {
         bytes.replaceSubrange((at + 12)..<(at + 16), with: BoxBuilder.be32(1 << 30))
         let file = try MP4File(source: ArrayRandomAccessSource(bytes))
         let track = try #require(file.tracks.first)
-        #expect(track.damage?.contains("sample_count") == true, "\(track.damage ?? "no damage")")
-        #expect(file.damage.contains { $0.contains("moov/trak[1]/mdia/minf/stbl/stsz") })
+        #expect(track.damage?.message.contains("sample_count") == true, "\(track.damage?.message ?? "no damage")")
+        #expect(track.damage?.kind == .unreadableTrack(id: 1))
+        #expect(file.damage.contains { $0.message.contains("moov/trak[1]/mdia/minf/stbl/stsz") })
     }
 
     @Test func theEditListGivesPrimingAndTheValidLength() throws {

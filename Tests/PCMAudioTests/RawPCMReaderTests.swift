@@ -29,7 +29,8 @@ import Testing
         var total = 0
         while let chunk = try reader.read(maxFrames: 3) { total += chunk.count }
         #expect(total == 40)
-        #expect(reader.warnings == ["PCM data at byte 40: 3 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(reader.warnings.map(\.message) == ["PCM data at byte 40: 3 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(reader.warnings.map(\.offset) == [40])
     }
 
     @Test func emptyStreamHasNoFrames() throws {

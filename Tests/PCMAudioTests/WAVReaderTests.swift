@@ -132,7 +132,8 @@ import Testing
             let result = try PCMRead.wav(file, maxFrames: maxFrames)
             #expect(result.bytes == data)
             #expect(result.frameCount == 25_000, "a generic source cannot know the file is short until its end")
-            #expect(result.warnings == ["WAV file at byte 36: data chunk declares 100000 bytes, file ends after 400"])
+            #expect(result.warnings.map(\.message) == ["WAV file at byte 36: data chunk declares 100000 bytes, file ends after 400"])
+            #expect(result.warnings.map(\.offset) == [36] && result.warnings.allSatisfy { $0.kind == .inconsistentHeader })
         }
     }
 
@@ -146,8 +147,9 @@ import Testing
         #expect(reader.frameCount == 100)
         #expect(reader.declaredDataByteCount == 100_000)
         #expect(bytes == Array(data[..<400]))
-        #expect(reader.warnings == ["WAV file at byte 36: data chunk declares 100000 bytes, file ends after 402",
-                                    "PCM data at byte 444: 2 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(reader.warnings.map(\.message) == ["WAV file at byte 36: data chunk declares 100000 bytes, file ends after 402",
+                                                "PCM data at byte 444: 2 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(reader.warnings.map(\.offset) == [36, 444])
     }
 
     @Test func trailingPartialFrameIsDroppedWithAWarning() throws {
@@ -156,13 +158,14 @@ import Testing
         let declared = try PCMRead.wav(WAVBytes.simple(data: data) + WAVBytes.chunk("LIST", WAVBytes.noise(8)))
         #expect(declared.frameCount == 10)
         #expect(declared.bytes == Array(data[..<40]))
-        #expect(declared.warnings == ["PCM data at byte 84: 3 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(declared.warnings.map(\.message) == ["PCM data at byte 84: 3 trailing bytes do not make a whole 4-byte frame; dropped"])
 
         // A streamed file that stops inside a frame.
         let streamedFile = WAVBytes.riff(WAVBytes.chunk("fmt ", WAVBytes.fmt()), WAVBytes.chunk("data", data, size: 0, pad: false))
         let streamed = try PCMRead.wav(streamedFile)
         #expect(streamed.bytes == Array(data[..<40]))
-        #expect(streamed.warnings == ["PCM data at byte 84: 3 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(streamed.warnings.map(\.message) == ["PCM data at byte 84: 3 trailing bytes do not make a whole 4-byte frame; dropped"])
+        #expect(streamed.warnings.map(\.offset) == [84])
     }
 
     @Test func secondFmtAndOversizedValidBitsAreWarnings() throws {
@@ -173,8 +176,9 @@ import Testing
         #expect(result.format == PCMFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16))
         #expect(result.reader?.validBitsPerSample == 16)
         #expect(result.warnings.count == 2)
-        #expect(result.warnings.first?.contains("20 valid bits in 16-bit samples") == true)
-        #expect(result.warnings.last == "WAV file at byte 60: a second fmt chunk is ignored")
+        #expect(result.warnings.first?.message.contains("20 valid bits in 16-bit samples") == true)
+        #expect(result.warnings.last?.message == "WAV file at byte 60: a second fmt chunk is ignored")
+        #expect(result.warnings.last?.offset == 60)
     }
 
     // MARK: - Errors

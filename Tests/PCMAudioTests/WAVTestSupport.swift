@@ -60,7 +60,7 @@ enum PCMRead {
         var format: PCMFormat
         var frameCount: Int64?
         var bytes: [UInt8]
-        var warnings: [String]
+        var warnings: [DamageEvent]
         var reader: WAVReader<ArrayByteSource>?
     }
 

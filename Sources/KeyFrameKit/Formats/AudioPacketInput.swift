@@ -60,6 +60,13 @@ public struct AudioPacketInput: PacketSource {
             let config: AudioSpecificConfig?
             do { config = try track.audioSpecificConfig() } catch { throw .container(error) }
             guard let config else {
+                if purpose == .decoding, let descriptor = track.sampleEntry?.esDescriptor {
+                    // An mp4a that is not AAC: name what it is.
+                    let oti = descriptor.decoderConfig.objectTypeIndication
+                    throw .codec(.undecodable(codec: "mp4a, object type indication 0x\(String(oti, radix: 16, uppercase: true))",
+                                              profile: descriptor.decoderConfig.objectTypeName,
+                                              reason: "KeyFrameKit decodes AAC only (audio track \(track.id) of \(path))"))
+                }
                 throw .unsupported("\(path): audio track \(track.id) is \(track.codecName); this job takes AAC")
             }
             reader = .mp4(DemuxedTrackSource(demuxer: demuxer, track: track))

@@ -12,7 +12,7 @@ struct DemuxedTrackSource: PacketSource {
     init(demuxer: MP4Demuxer<MediaInput.Source>, track: MP4Track) {
         self.demuxer = demuxer
         self.track = track
-        pendingDamage = (demuxer.file?.damage ?? []).map { DamageEvent(.ignored, message: $0) }
+        pendingDamage = demuxer.file?.damage ?? []
     }
 
     mutating func next() throws(MP4Error) -> MediaSample? {

@@ -127,8 +127,8 @@ public struct PCMFileReader: PCMSource {
     }
 
     /// Everything that was odd about the file but not fatal (a data chunk longer than the file,
-    /// a partial last frame).
-    public var warnings: [String] {
+    /// a partial last frame), each with its byte offset.
+    public var warnings: [DamageEvent] {
         switch reader {
         case .wav(let wav): wav.warnings
         case .raw(let raw): raw.warnings

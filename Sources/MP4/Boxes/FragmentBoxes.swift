@@ -23,6 +23,35 @@ public struct TrackExtendsBox: Sendable, Hashable {
     }
 }
 
+/// `mvex` (ISO/IEC 14496-12, 8.8.1 MovieExtendsBox): its presence says the movie is
+/// fragmented; it holds the defaults of each track's fragments and, optionally, the duration of
+/// the whole fragmented movie (`mehd`, 8.8.2).
+public struct MovieExtendsBox: Sendable, Hashable {
+    /// `mehd` `fragment_duration`, in movie timescale units: the length of the whole movie,
+    /// fragments included; `nil` when there is no `mehd`.
+    public var fragmentDuration: UInt64?
+    /// The `trex` boxes, in file order.
+    public var trackDefaults: [TrackExtendsBox] = []
+
+    /// An `mvex` with nothing in it.
+    public init(fragmentDuration: UInt64? = nil, trackDefaults: [TrackExtendsBox] = []) {
+        self.fragmentDuration = fragmentDuration
+        self.trackDefaults = trackDefaults
+    }
+
+    /// Reads the payload of `mehd` (8.8.2 MovieExtendsHeaderBox): `fragment_duration`, 64 bits
+    /// in version 1, 32 in version 0.
+    static func fragmentDuration(from reader: inout ByteReader, path: BoxPath) throws(MP4Error) -> UInt64 {
+        let start = reader.offset
+        let header = try FullBoxHeader.parse(from: &reader, path: path)
+        switch header.version {
+        case 0: return UInt64(try MP4Error.reading(path) { () throws(BinaryReadError) in try reader.readUInt32() })
+        case 1: return try MP4Error.reading(path) { () throws(BinaryReadError) in try reader.readUInt64() }
+        default: throw .invalidField(path: path, field: "version", value: Int64(header.version), offset: start, allowed: "0 or 1")
+        }
+    }
+}
+
 /// One `trun` of one `traf` (8.8.8 TrackRunBox), with its data offset resolved to the file and
 /// its defaults from `tfhd` and `trex`: samples stored as compactly as the file stores them.
 public struct FragmentRun: Sendable, Hashable {

@@ -41,6 +41,10 @@ public struct SampleEntry: Sendable, Hashable {
     public var esDescriptor: ESDescriptor?
     /// Child boxes of the entry, by type, with their payloads (codec configuration records).
     public var configurationBoxes: [FourCharacterCode: [UInt8]]
+    /// What reading the configuration stepped over (an `esds` whose DecoderConfigDescriptor
+    /// overstates its length), each message starting with the box path. Empty for a
+    /// well-formed entry.
+    public var damage: [DamageEvent] = []
 
     static let audioTypes: Set<FourCharacterCode> = ["mp4a", "Opus", "ac-3", "ec-3", "alac", "fLaC", "mp3 ", ".mp3", "lpcm", "sowt", "twos", "ipcm", "fpcm"]
     static let videoTypes: Set<FourCharacterCode> = ["avc1", "avc3", "hvc1", "hev1", "mp4v", "vp09", "av01", "encv", "dvh1", "dvhe"]
@@ -70,14 +74,23 @@ public struct SampleEntry: Sendable, Hashable {
             let bytes = Array(child.payload.remainingBytes)
             configurationBoxes[child.header.type] = bytes
             if child.header.type == "esds" {
-                esDescriptor = try Self.parseESDS(child.payload, path: child.path)
+                readESDS(path: child.path, descriptor: try Self.parseESDS(child.payload, path: child.path))
             } else if child.header.type == "wave" {
                 // QuickTime: `wave` holds `frma`, `mp4a`, `esds`, terminator.
                 var inner = try BoxIterator(child.payload, path: child.path)
                 while let box = try inner.next() {
-                    if box.header.type == "esds" { esDescriptor = try Self.parseESDS(box.payload, path: box.path) }
+                    if box.header.type == "esds" { readESDS(path: box.path, descriptor: try Self.parseESDS(box.payload, path: box.path)) }
                 }
             }
+        }
+    }
+
+    private mutating func readESDS(path: BoxPath, descriptor: ESDescriptor) {
+        esDescriptor = descriptor
+        damage += descriptor.damage.map { event in
+            var event = event
+            event.message = "\(path): \(event.message)"
+            return event
         }
     }
 
