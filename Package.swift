@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.0"),
+        // `make docs` (swift package generate-documentation); a command plugin, never linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift: no C modules below this line until the codec and ALSA targets.

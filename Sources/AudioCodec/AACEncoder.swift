@@ -10,7 +10,7 @@ internal import PCMAudio
 ///   and re-chunks them into 1024-frame codec frames, as the seed's `_leftBuffer` does; each
 ///   input sample is converted once, straight into the codec's frame.
 /// - The sample rate and channel count come from the first PCM sample, as in the seed, or from
-///   ``init(format:bitrate:)``.
+///   ``init(format:bitrate:coder:)``.
 /// - Every packet has its own time: `pts = first input pts + (1024·k − priming)/rate`, the time
 ///   of the first input sample the packet's output stands for once the decoder drops the
 ///   ``priming``. (The seed stamps every packet cut from one buffer with that buffer's time.)
