@@ -65,6 +65,11 @@ let package = Package(
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
+        // Examples/: small programs on the public API only (separate modules), run by `make examples`.
+        .executableTarget(name: "record-m4a", dependencies: ["KeyFrameKit"], path: "Examples/record-m4a", swiftSettings: strict),
+        .executableTarget(name: "decode-mp4", dependencies: ["KeyFrameKit"], path: "Examples/decode-mp4", swiftSettings: strict),
+        .executableTarget(name: "mux-h264", dependencies: ["KeyFrameKit"], path: "Examples/mux-h264", swiftSettings: strict),
+
         .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore"], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
