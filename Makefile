@@ -2,7 +2,9 @@
 #
 #   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo) and the Python venv (.venv)
 #   make build       debug build of everything, tests included
-#   make test        build, swift test, then a bounded fuzz run (fuzz-smoke, ~30 s)
+#   make test        build, swift test, make examples, then a bounded fuzz run (fuzz-smoke, ~30 s)
+#   make docs        DocC documentation of the library modules, failing on any warning (docs-out/)
+#   make examples    build and run Examples/ on generated inputs, checked with ffprobe (examples-out/)
 #   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
 #   make fuzz-replay re-run saved findings (fuzz-findings/TARGET/) without libFuzzer
 #   make demo        record 5 s (sound card, else a virtual device), demux, decode, probe (demo-out/)
@@ -60,8 +62,8 @@ FUZZ_MAX_LEN_mp4 ?= 65536
 FUZZ_FINDINGS := fuzz-findings
 REGRESSIONS := Tests/AACBitstreamTests/Regressions
 
-.PHONY: deps apt-deps venv build test fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-replay demo bench \
-        clean distclean
+.PHONY: deps apt-deps venv build test docs examples fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-replay demo \
+        bench clean distclean
 
 deps: apt-deps venv
 
@@ -107,7 +109,36 @@ test: deps
 	@test -x "$(BIN)/keyframe" || $(SWIFT) build --product keyframe
 	@test -x "$(BIN)/commit-probe" || $(SWIFT) build --product commit-probe
 	KEYFRAME_BIN="$(BIN)/keyframe" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(SWIFT) test --skip-build
+	@$(MAKE) examples
 	@$(MAKE) fuzz-smoke
+
+# --- documentation and examples -----------------------------------------------------------------
+
+DOCS := docs-out
+# One combined archive (swift-docc-plugin's experimental combined documentation): each module's
+# pages can link to the modules it depends on (``/MP4/MP4Muxer``), and the package page lists
+# them all. KeyFrameKit's catalog (Sources/KeyFrameKit/KeyFrameKit.docc) has the articles.
+DOCS_TARGETS := MediaCore AACBitstream PCMAudio VideoBitstream MP4 AudioCodec AudioIO KeyFrameKit
+
+# docc's --warnings-as-errors fails the build on an unresolved link or an undocumented
+# parameter; the grep also catches the plugin's and the compiler's warnings.
+docs:
+	@mkdir -p $(DOCS)
+	$(SWIFT) package --allow-writing-to-directory $(DOCS) generate-documentation \
+	    --enable-experimental-combined-documentation $(DOCS_TARGETS:%=--target %) \
+	    --output-path $(DOCS)/KeyFrameKit.doccarchive --warnings-as-errors 2>&1 | tee $(DOCS)/build.log
+	@if grep -E "(warning|error):" $(DOCS)/build.log; then echo "docs: warnings above (see $(DOCS)/build.log)"; exit 1; fi
+	@echo "docs: $(DOCS)/KeyFrameKit.doccarchive, no warnings. To read it:"
+	@echo "  python3 -m http.server -d $(DOCS)/KeyFrameKit.doccarchive 8000   # http://localhost:8000/documentation/keyframekit"
+
+EXAMPLES := examples-out
+EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264
+
+# The programs of Examples/ (public API only), run by scripts/examples.sh on inputs ffmpeg makes
+# in examples-out/; each output is checked with ffprobe (no warning, the expected streams).
+examples: apt-deps
+	@for p in $(EXAMPLE_PRODUCTS); do echo "$(SWIFT) build --product $$p"; $(SWIFT) build --product $$p; done
+	@scripts/examples.sh "$(BIN)" $(EXAMPLES)
 
 # --- fuzzing ------------------------------------------------------------------------------------
 
@@ -229,7 +260,7 @@ quality: deps
 # --- housekeeping -------------------------------------------------------------------------------
 
 clean:
-	rm -rf .build $(FUZZ_SCRATCH) $(DEMO) bench-out
+	rm -rf .build $(FUZZ_SCRATCH) $(DEMO) bench-out $(DOCS) $(EXAMPLES)
 
 distclean: clean
 	rm -rf $(VENV) $(FUZZ_FINDINGS)

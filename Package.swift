@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.0"),
+        // `make docs` (swift package generate-documentation); a command plugin, never linked.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Pure Swift: no C modules below this line until the codec and ALSA targets.
@@ -65,7 +67,12 @@ let package = Package(
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
-        .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        // Examples/: small programs on the public API only (separate modules), run by `make examples`.
+        .executableTarget(name: "record-m4a", dependencies: ["KeyFrameKit"], path: "Examples/record-m4a", swiftSettings: strict),
+        .executableTarget(name: "decode-mp4", dependencies: ["KeyFrameKit"], path: "Examples/decode-mp4", swiftSettings: strict),
+        .executableTarget(name: "mux-h264", dependencies: ["KeyFrameKit"], path: "Examples/mux-h264", swiftSettings: strict),
+
+                .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // Killed by the atomic-commit tests while it commits a file over and over.

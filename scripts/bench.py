@@ -141,6 +141,9 @@ class Job:
     environment: Callable[[Path, Path], ContextManager[dict[str, str]]] | None = None
     warmup: bool = True
     max_runs: int | None = None  # a cap on --runs for long jobs
+    # Container jobs are also timed against `cp` of the same input in the same run (the issue's
+    # "copy speed" targets): ours / cp of the median wall time must be at most this.
+    copy_target: float | None = None
 
 
 BENCH_SECONDS = 600
@@ -332,6 +335,7 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-map", "0:a:0", "-c:a", "copy", "-f", "adts", "{out}"],
         out_ext=".aac",
         target=0.5,
+        copy_target=2.0,
     ),
     Job(
         name="mux",
@@ -341,6 +345,7 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c", "copy", "-movflags", "+faststart", "{out}"],
         out_ext=".m4a",
         target=0.5,
+        copy_target=3.0,
     ),
     Job(
         name="record",
@@ -445,6 +450,11 @@ class Result:
     ffmpeg: list[Sample]
     ours_out: Path
     ffmpeg_out: Path
+    copies: list[Sample] = field(default_factory=list)  # `cp IN OUT`, timed in the same run
+
+    @property
+    def copy_ratio(self) -> float:
+        return self.median_wall(self.ours) / self.median_wall(self.copies)
 
     @staticmethod
     def median_wall(samples: list[Sample]) -> float:
@@ -477,6 +487,9 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
                  .replace("{out}", str(out)) for a in template]
 
     ours_cmd, ffmpeg_cmd = fill(job.ours, ours_out), fill(job.ffmpeg, ffmpeg_out)
+    copy_out = job_dir / f"cp{in_path.suffix}"
+    copy_cmd = ["cp", str(in_path), str(copy_out)]
+    copies: list[Sample] = []
     environment = job.environment(job_dir, in_path) if job.environment else contextlib.nullcontext({})
     ours, ffmpeg = [], []
     with environment as env:
@@ -484,6 +497,8 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
             print(f"{job.name}: warm-up ...", flush=True)
             measure(ours_cmd, ours_out, env)
             measure(ffmpeg_cmd, ffmpeg_out, env)
+            if job.copy_target is not None:
+                measure(copy_cmd, copy_out, env)
         for i in range(runs):
             if job.realtime:
                 print(f"{job.name}: run {i + 1}/{runs}: keyframe ...", end="", flush=True)
@@ -496,9 +511,14 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
                 print(f" keyframe {ours[-1].cpu_share:.2%} of a core, ffmpeg "
                       f"{ffmpeg[-1].cpu_share:.2%}", flush=True)
             else:
+                if job.copy_target is not None:
+                    copies.append(measure(copy_cmd, copy_out, env))
                 print(f"{job.name}: run {i + 1}/{runs}: keyframe {ours[-1].wall:.3f} s, "
-                      f"ffmpeg {ffmpeg[-1].wall:.3f} s", flush=True)
-    return Result(job, in_path, ours_cmd, ffmpeg_cmd, ours, ffmpeg, ours_out, ffmpeg_out)
+                      f"ffmpeg {ffmpeg[-1].wall:.3f} s"
+                      + (f", cp {copies[-1].wall:.3f} s" if copies else ""), flush=True)
+    if copy_out.exists():
+        copy_out.unlink()
+    return Result(job, in_path, ours_cmd, ffmpeg_cmd, ours, ffmpeg, ours_out, ffmpeg_out, copies)
 
 
 # --- real-time figures ----------------------------------------------------------------------------
@@ -632,7 +652,10 @@ def ratio_line(r: Result) -> str:
         return (f"{r.job.name}: keyframe uses {ours:.2%} of one core (target < {r.job.target:.0%}), "
                 f"ffmpeg {theirs:.2%}: {r.ratio:.2f}× ffmpeg's CPU time; "
                 f"{lost} overruns in {len(r.ours)} × {RECORD_SECONDS} s (target 0)")
-    return (f"{r.job.name}: keyframe is {r.ratio:.2f}× ffmpeg's time (target ≤ {r.job.target:g}×)")
+    line = f"{r.job.name}: keyframe is {r.ratio:.2f}× ffmpeg's time (target ≤ {r.job.target:g}×)"
+    if r.copies:
+        line += f", {r.copy_ratio:.2f}× the time of `cp` of the input (target ≤ {r.job.copy_target:g}×)"
+    return line
 
 
 def realtime_table(r: Result) -> list[str]:
@@ -680,6 +703,8 @@ def realtime_section(r: Result, info: dict[str, str], runs: int, invoked_as: str
         "",
         f"- keyframe: `{shown[0]}`",
         f"- ffmpeg: `{shown[1]}`",
+        *([f"- cp: `cp {display(r.input_path)} {display(r.input_path.parent / r.job.name)}/cp{r.input_path.suffix}` "
+           "(coreutils, copy_file_range on the same file system), timed in the same loop"] if r.copies else []),
         "- CPU is GNU time's user+sys of the command over its wall time: the share of one core it "
         "used while recording in real time (the PulseAudio daemon and the player are not counted, "
         "for either). The wall ratio is ~1 by construction; the CPU ratio is the figure.",
@@ -716,8 +741,11 @@ def table(r: Result) -> list[str]:
         "|---|---:|---:|---:|---:|",
         row("keyframe", r.ours),
         row("ffmpeg", r.ffmpeg),
+        *([row("cp", r.copies)] if r.copies else []),
         f"| keyframe / ffmpeg | **{r.ratio:.2f}×** | {o_min / f_min:.2f}× "
         f"| {(o_cpu / f_cpu if f_cpu else float('nan')):.2f}× | {o_rss / f_rss:.2f}× |",
+        *([f"| keyframe / cp | **{r.copy_ratio:.2f}×** | {o_min / min(x.wall for x in r.copies):.2f}× "
+           f"| {(o_cpu / c if (c := statistics.median(x.cpu for x in r.copies)) else float('nan')):.2f}× | |"] if r.copies else []),
     ]
 
 

@@ -1,7 +1,7 @@
 public import MediaCore
 
-/// The AAC packets of an ADTS stream (ISO/IEC 14496-3, 1.A.2.2) as a ``PacketSource``: each
-/// frame's raw data block, timed by counting (packet *k* starts at *k* × 1024 samples), with
+/// The AAC packets of an ADTS stream (ISO/IEC 14496-3, 1.A.2.2) as a ``/MediaCore/PacketSource``:
+/// each frame's raw data block, timed by counting (packet *k* starts at *k* × 1024 samples), with
 /// the stream's AudioSpecificConfig in its format.
 ///
 /// ADTS cannot say how much of the start is encoder priming, so the packets carry every sample.

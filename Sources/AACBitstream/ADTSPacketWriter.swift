@@ -1,7 +1,7 @@
 public import MediaCore
 
-/// A ``PacketSink`` that writes AAC packets as an ADTS stream (ISO/IEC 14496-3, 1.A.2.2) to a
-/// committable byte sink: each packet's raw data block behind its own header, the header made
+/// A ``/MediaCore/PacketSink`` that writes AAC packets as an ADTS stream (ISO/IEC 14496-3, 1.A.2.2)
+/// to a committable byte sink: each packet's raw data block behind its own header, the header made
 /// from the AudioSpecificConfig in the first packet's format. ``finish()`` commits the output.
 public struct ADTSPacketWriter<Sink: CommittableByteSink>: PacketSink {
     private var sink: Sink

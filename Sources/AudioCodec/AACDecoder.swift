@@ -46,7 +46,11 @@ public final class AACDecoder {
     /// A decoder for raw AAC packets described by `config`, or — with `nil` — for whole ADTS
     /// frames, whose headers configure it.
     ///
-    /// - Parameter outputSampleFormat: `.int16` (default), `.int32` or `.float32`.
+    /// - Parameters:
+    ///   - config: the track's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), or `nil` to decode
+    ///     ADTS frames.
+    ///   - outputSampleFormat: `.int16` (default), `.int32` or `.float32`.
+    ///   - trim: the frames to drop at the start (the encoder's priming) and where to stop.
     public init(audioSpecificConfig config: AudioSpecificConfig?, outputSampleFormat: PCMSampleFormat = .int16,
                 trim: Trim = .none) throws(CodecError) {
         try FFmpegLibrary.load()

@@ -3,7 +3,7 @@ public import AACBitstream
 
 /// Everything that can go wrong in encoding or decoding: the one error type of AudioCodec.
 /// FFmpeg's return codes become ``ffmpeg(operation:code:message:)`` in one place,
-/// ``CodecError/check(_:_:)``, carrying FFmpeg's own message.
+/// `CodecError.check(_:_:)`, carrying FFmpeg's own message.
 public enum CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An FFmpeg call failed.
     case ffmpeg(operation: String, code: Int32, message: String)

@@ -1,10 +1,10 @@
 internal import CALSA
 public import MediaCore
 
-/// Everything that can go wrong in ALSA capture, playback or device listing: the one error type
-/// of AudioIO. Negative ALSA return codes become Swift errors in one place,
-/// ``ALSAError/check(_:device:operation:)``, carrying `snd_strerror`'s text, the device and the
-/// operation. When opening a device, `-ENOENT` and `-EBUSY` become ``deviceNotFound(_:)`` and
+/// Everything that can go wrong in ALSA capture, playback or device listing: the one error type of
+/// AudioIO. Negative ALSA return codes become Swift errors in one place,
+/// `ALSAError.check(_:device:opening:operation:)`, carrying `snd_strerror`'s text, the device and
+/// the operation. When opening a device, `-ENOENT` and `-EBUSY` become ``deviceNotFound(_:)`` and
 /// ``deviceBusy(_:)``; from any other call they stay ``alsa(device:operation:code:message:)``.
 public enum ALSAError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No PCM of that name (`-ENOENT`): not in the configuration, or its card is absent.

@@ -12,7 +12,8 @@ internal import Synchronization
 /// behind, the newest periods are dropped and counted in ``Statistics/consumerOverruns``,
 /// separately from the device's own xruns.
 ///
-/// Each ``MediaSample`` holds one period of interleaved PCM in ``AudioConfiguration/pcmFormat``.
+/// Each ``/MediaCore/MediaSample`` holds one period of interleaved PCM in
+/// ``/MediaCore/AudioConfiguration/pcmFormat``.
 /// Its presentation time, in units of the sample rate, is `CLOCK_MONOTONIC` at the return of the
 /// read minus the period's duration and minus the frames still waiting in the device (so a late
 /// wake-up of the capture thread does not make the stamps late; `KFAudioCapture` uses host time
@@ -75,6 +76,7 @@ public final class AudioCapture: Sendable {
     /// A capture that has not started.
     ///
     /// - Parameters:
+    ///   - configuration: the sample rate and channel count to capture (16-bit interleaved).
     ///   - device: the ALSA PCM name; `"default"` is the system's default input.
     ///   - periodFrames: frames per delivered sample; default 20 ms. The device may round it.
     ///   - periodCount: periods in the device's buffer (how long the capture thread may stall).

@@ -1,7 +1,7 @@
 public import MediaCore
 
-/// An ALSA capture device as a ``PCMSource``: periods of interleaved PCM with presentation times
-/// on the capture's monotonic clock (see ``AudioCapture``).
+/// An ALSA capture device as a ``/MediaCore/PCMSource``: periods of interleaved PCM with
+/// presentation times on the capture's monotonic clock (see ``AudioCapture``).
 ///
 /// The capture thread never waits for the consumer: it queues each period, and ``next()``,
 /// called on the consumer's own thread, waits for the next batch. When the consumer falls more
@@ -61,8 +61,8 @@ public struct AudioCaptureSource: PCMSource {
     }
 }
 
-/// An ALSA playback device as a ``PCMSink``: the device is opened with the first buffer's
-/// layout (a decoder's output is known only then), its buffer paces the writer, and
+/// An ALSA playback device as a ``/MediaCore/PCMSink``: the device is opened with the first
+/// buffer's layout (a decoder's output is known only then), its buffer paces the writer, and
 /// ``finish()`` drains it, so everything written has been heard when it returns.
 public struct AudioPlayerSink: PCMSink {
     /// The ALSA PCM name.

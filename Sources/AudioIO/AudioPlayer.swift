@@ -14,6 +14,8 @@ public final class AudioPlayer {
     /// Opens `device` for playback of `format`.
     ///
     /// - Parameters:
+    ///   - format: the PCM layout to play (rate, channels, sample format).
+    ///   - device: the ALSA PCM name; `"default"` is the system's default output.
     ///   - periodFrames: the device's period; default 20 ms.
     ///   - periodCount: periods in the device's buffer: how long decoding may stall before the
     ///     device runs dry (an underrun, recovered and counted).

@@ -46,6 +46,8 @@ public final class PCMDevice {
     /// Opens the PCM `name` in blocking mode.
     ///
     /// - Parameters:
+    ///   - name: the ALSA PCM name (`default`, `hw:0,0`, a name from `configuration`, …).
+    ///   - direction: capture or playback.
     ///   - configuration: definitions to look `name` up in instead of the system's
     ///     (`snd_pcm_open_lconf`); `nil` for the system configuration (`snd_pcm_open`).
     /// - Throws: ``ALSAError/deviceNotFound(_:)``, ``ALSAError/deviceBusy(_:)``, or

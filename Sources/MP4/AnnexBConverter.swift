@@ -26,7 +26,7 @@ public import VideoBitstream
 ///
 /// The decision follows the NAL unit types, not the sample's sync flag, as FFmpeg's does.
 public struct AnnexBConverter: Sendable {
-    /// The codec: ``VideoCodec/h264`` or ``VideoCodec/hevc``.
+    /// The codec: ``/MediaCore/VideoCodec/h264`` or ``/MediaCore/VideoCodec/hevc``.
     public let codec: VideoCodec
     /// The size of the samples' NAL unit length fields (1 to 4).
     public let nalUnitLengthSize: Int
@@ -140,7 +140,10 @@ public struct AnnexBConverter: Sendable {
     /// state is left as it was.
     ///
     /// - Parameters:
-    ///   - trackID, sampleIndex: name the sample in errors.
+    ///   - sample: the sample's bytes: NAL units, each behind a ``nalUnitLengthSize``-byte length.
+    ///   - isSync: whether the sample table marks the sample as a sync sample.
+    ///   - trackID: the sample's track, named in errors.
+    ///   - sampleIndex: the sample's index in its track, named in errors.
     ///   - sampleOffset: the sample's absolute offset in the file, so that errors give absolute
     ///     byte offsets (0: offsets within the sample).
     /// - Throws: ``MP4Error/invalidField(path:field:value:offset:allowed:)`` with the path

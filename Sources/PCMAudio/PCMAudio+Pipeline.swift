@@ -44,8 +44,8 @@ extension WAVReader: PCMFrameReading {}
 
 extension RawPCMReader: PCMFrameReading {}
 
-/// A ``PCMSink`` that writes a WAV file (RIFF, or RF64 past 4 GiB) to a committable byte sink.
-/// The header is written with the first buffer, in its layout, so a decoder's output (whose
+/// A ``/MediaCore/PCMSink`` that writes a WAV file (RIFF, or RF64 past 4 GiB) to a committable byte
+/// sink. The header is written with the first buffer, in its layout, so a decoder's output (whose
 /// layout is known only then) can go straight in; ``finish()`` writes the sizes and commits.
 public struct WAVFileWriter<Sink: CommittableByteSink & SeekableByteSink>: PCMSink {
     private var sink: Sink
@@ -109,7 +109,7 @@ public struct WAVFileWriter<Sink: CommittableByteSink & SeekableByteSink>: PCMSi
     }
 }
 
-/// A ``PCMSink`` that writes raw interleaved PCM, exactly the bytes it is given, to a
+/// A ``/MediaCore/PCMSink`` that writes raw interleaved PCM, exactly the bytes it is given, to a
 /// committable byte sink.
 public struct RawPCMWriter<Sink: CommittableByteSink>: PCMSink {
     private var sink: Sink

@@ -7,8 +7,8 @@ public import MediaCore
 public struct RawPCMReader<Source: ByteSource> {
     /// The layout of the frames (interleaved).
     public let format: PCMFormat
-    /// The frames the stream holds when the source is a ``FileByteSource`` that knows its size
-    /// (whole frames only), else `nil`.
+    /// The frames the stream holds when the source is a ``/MediaCore/FileByteSource`` that knows
+    /// its size (whole frames only), else `nil`.
     public let frameCount: Int64?
     private var frames: PCMFrameStream<Source>
     /// Warnings already handed out as damage (``takeDamage()``).

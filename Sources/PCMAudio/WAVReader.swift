@@ -8,9 +8,9 @@ public import MediaCore
 ///   BW64 (ITU-R BS.2088, the same layout). Chunks before `data` may come in any order; `LIST`,
 ///   `JUNK`, `fact`, `bext`, `cue ` and the rest are skipped, with the pad byte after odd sizes.
 /// - Formats: `wFormatTag` WAVE_FORMAT_PCM (1), WAVE_FORMAT_IEEE_FLOAT (3) and
-///   WAVE_FORMAT_EXTENSIBLE (0xFFFE) whose SubFormat GUID is PCM or float. 8-bit unsigned,
-///   16-, 24- and 32-bit signed, 32- and 64-bit float; PCM of other depths up to 32 bits in the
-///   smallest whole-byte container (12-bit as ``PCMSampleFormat/int16``, as FFmpeg reads it).
+///   WAVE_FORMAT_EXTENSIBLE (0xFFFE) whose SubFormat GUID is PCM or float. 8-bit unsigned, 16-, 24-
+///   and 32-bit signed, 32- and 64-bit float; PCM of other depths up to 32 bits in the smallest
+///   whole-byte container (12-bit as ``/MediaCore/PCMSampleFormat/int16``, as FFmpeg reads it).
 ///
 /// Like FFmpeg, it trusts the file over a header that claims too much: a `data` chunk that
 /// declares more bytes than the file holds is read to the end of the file, and a trailing
@@ -33,9 +33,9 @@ public struct WAVReader<Source: ByteSource> {
     public let formatTag: UInt16
     /// Whether the file is RF64 or BW64 (sizes in the `ds64` chunk).
     public let isRF64: Bool
-    /// The frames in the `data` chunk: its size over the block align, capped at what the file
-    /// holds when the source is a ``FileByteSource`` that knows its size. `nil` when the size is
-    /// unknown: a data size of 0 or 0xFFFFFFFF in a RIFF file (a writer on a pipe).
+    /// The frames in the `data` chunk: its size over the block align, capped at what the file holds
+    /// when the source is a ``/MediaCore/FileByteSource`` that knows its size. `nil` when the size
+    /// is unknown: a data size of 0 or 0xFFFFFFFF in a RIFF file (a writer on a pipe).
     public let frameCount: Int64?
     /// The data size the header declares, `nil` when unknown.
     public let declaredDataByteCount: Int64?

@@ -49,9 +49,12 @@ public struct WAVWriter<Sink: SeekableByteSink> {
 
     /// A writer of `format` frames to `sink`, which gets the header at once (at its current end).
     ///
-    /// - Parameter channelMask: the speaker positions of the channels; `nil` for
-    ///   ``WAVChannelMask/defaultMask(channelCount:)``. Written only in a WAVEFORMATEXTENSIBLE
-    ///   header (see the type's description for when that is).
+    /// - Parameters:
+    ///   - format: the layout of the frames to be written.
+    ///   - sink: where the file goes.
+    ///   - channelMask: the speaker positions of the channels; `nil` for
+    ///     ``WAVChannelMask/defaultMask(channelCount:)``. Written only in a WAVEFORMATEXTENSIBLE
+    ///     header (see the type's description for when that is).
     /// - Throws: ``WAVError/unsupportedFormat(field:value:allowed:)`` for a planar layout, a
     ///   channel count outside 1...64 or a rate outside 1...768000 Hz; ``WAVError/stream(_:)``.
     public init(sink: Sink, format: PCMFormat, channelMask: UInt32? = nil) throws(WAVError) {

@@ -1,8 +1,8 @@
 public import MediaCore
 
 /// Reads an H.264 or H.265 Annex B elementary stream (ITU-T H.264 Annex B, H.265 Annex B: what
-/// `ffmpeg -f h264` / `-f hevc` writes) and delivers its access units as ``MediaSample``s ready
-/// for an MP4 muxer.
+/// `ffmpeg -f h264` / `-f hevc` writes) and delivers its access units as
+/// ``/MediaCore/MediaSample``s ready for an MP4 muxer.
 ///
 /// **Samples.** One sample per access unit (H.264 7.4.1.2.3, H.265 7.4.2.4.4; an H.264
 /// complementary field pair is one sample), in decoding order. Its data is the access unit's
@@ -39,7 +39,7 @@ public import MediaCore
 /// fault; nothing traps on input. After an error the reader is in an unspecified state and
 /// should not be read further.
 public struct AnnexBReader<Source: ByteSource> {
-    /// ``VideoCodec/h264`` or ``VideoCodec/hevc``.
+    /// ``/MediaCore/VideoCodec/h264`` or ``/MediaCore/VideoCodec/hevc``.
     public let codec: VideoCodec
     /// The track id the samples carry.
     public let trackID: UInt32
@@ -63,6 +63,8 @@ public struct AnnexBReader<Source: ByteSource> {
     /// A reader of the `codec` stream in `source`.
     ///
     /// - Parameters:
+    ///   - source: the bytes of the stream.
+    ///   - codec: `.h264` or `.hevc`.
     ///   - frameDuration: the duration of one frame, whose timescale all times use; `nil` takes
     ///     it from the first SPS's VUI timing (H.264 E.2.1: `2 × num_units_in_tick / time_scale`;
     ///     H.265 E.3.1: `num_units_in_tick / time_scale`), else ``defaultFrameDuration``.

@@ -40,9 +40,11 @@ public enum DecoderConfiguration {
     /// `parallelismType` from the PPS's tiles and wavefront flags (0 when the former is 0);
     /// `avgFrameRate` and `constantFrameRate` are 0.
     ///
-    /// - Parameter arrayCompleteness: the arrays' `array_completeness` bit: `true` when the
-    ///   samples carry no parameter sets (as ``AnnexBReader``'s do; the `hvc1` sample entry),
-    ///   `false` for `hev1` (what FFmpeg writes by default).
+    /// - Parameters:
+    ///   - parameterSets: the stream's VPS, SPS and PPS NAL units.
+    ///   - arrayCompleteness: the arrays' `array_completeness` bit: `true` when the samples carry
+    ///     no parameter sets (as ``AnnexBReader``'s do; the `hvc1` sample entry), `false` for
+    ///     `hev1` (what FFmpeg writes by default).
     /// - Throws: ``VideoBitstreamError/noPictures`` without a VPS, SPS and PPS; their parse
     ///   errors; ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when the record cannot hold them.
     public static func hevc(parameterSets: [[UInt8]], arrayCompleteness: Bool = true) throws(VideoBitstreamError) -> HEVCDecoderConfigurationRecord {

@@ -14,8 +14,8 @@ public enum VideoBitstreamError: Error, Hashable, Sendable, CustomStringConverti
     /// HEVC header shorter than its two bytes, or `nuh_temporal_id_plus1` equal to 0.
     case invalidNALUnitHeader(nalOffset: Int64, reason: String)
     /// `structure` (a parameter set or a slice header) of the NAL unit at `nalOffset` ended before
-    /// `field`. The offset inside the ``BinaryReadError`` counts RBSP bytes (emulation prevention
-    /// bytes removed) from `nalOffset`.
+    /// `field`. The offset inside the ``/MediaCore/BinaryReadError`` counts RBSP bytes (emulation
+    /// prevention bytes removed) from `nalOffset`.
     case truncated(structure: String, field: String, nalOffset: Int64, BinaryReadError)
     /// A field holds a value the syntax or the semantics do not allow.
     case invalidField(structure: String, field: String, value: Int64, nalOffset: Int64, allowed: String)
@@ -32,7 +32,7 @@ public enum VideoBitstreamError: Error, Hashable, Sendable, CustomStringConverti
     case tooLarge(what: String, size: Int, limit: Int, offset: Int64)
     /// An argument given by the caller is outside what the reader accepts.
     case invalidArgument(String)
-    /// A timestamp does not fit in a ``MediaTime``.
+    /// A timestamp does not fit in a ``/MediaCore/MediaTime``.
     case timeOverflow(MediaTimeError)
     /// A decoder configuration record (`AVCDecoderConfigurationRecord` or
     /// `HEVCDecoderConfigurationRecord`, ISO/IEC 14496-15 5.3.3.1 and 8.3.3.1) ended before a

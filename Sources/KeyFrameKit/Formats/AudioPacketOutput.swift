@@ -1,6 +1,6 @@
 public import SystemPackage
 
-/// An AAC output file, as a ``PacketSink``: ADTS or MP4/M4A, chosen by the name
+/// An AAC output file, as a ``/MediaCore/PacketSink``: ADTS or MP4/M4A, chosen by the name
 /// (``MediaFileFormat/init(nameOf:)``).
 ///
 /// With an `encoder`, an MP4 is gapless: its edit list's `media_time` is the encoder's priming
@@ -27,6 +27,7 @@ public struct AudioPacketOutput: PacketSink {
     /// Creates the output at `path`.
     ///
     /// - Parameters:
+    ///   - path: the file to write; its extension chooses the container.
     ///   - encoder: the encoder whose packets come, for the gapless edit list of an MP4.
     ///   - fragmentDuration: write an MP4 fragmented (crash-safe), a fragment this long.
     ///   - inPlace: write ADTS under its own name from the start (a recording that must survive

@@ -15,8 +15,8 @@ struct DeferredCommitSink<Inner: MediaSink>: MediaSink {
     mutating func cancel() { inner.cancel() }
 }
 
-/// A ``PacketSink`` that writes an MP4 video track's samples (length-prefixed NAL units) as an
-/// Annex-B byte stream (ITU-T H.264/H.265, Annex B), with the parameter sets from the track's
+/// A ``/MediaCore/PacketSink`` that writes an MP4 video track's samples (length-prefixed NAL units)
+/// as an Annex-B byte stream (ITU-T H.264/H.265, Annex B), with the parameter sets from the track's
 /// `avcC`/`hvcC` before each sync sample.
 public struct AnnexBFileWriter: PacketSink {
     private var converter: AnnexBConverter
@@ -51,7 +51,8 @@ public struct AnnexBFileWriter: PacketSink {
     public mutating func cancel() { sink.cancel() }
 }
 
-/// An ``MP4Muxer`` as a ``PacketSink``: started when made, finished by ``finish()``.
+/// An ``/MP4/MP4Muxer`` as a ``/MediaCore/PacketSink``: started when made, finished by
+/// ``finish()``.
 public struct MuxerOutput: PacketSink {
     /// The muxer.
     public let muxer: MP4Muxer

@@ -1,7 +1,7 @@
 public import SystemPackage
 
-/// A PCM output file, as a ``PCMSink``: a WAV (header from the first buffer's layout) or raw
-/// PCM, chosen by the name (``MediaFileFormat/init(nameOf:)``), written under a temporary name
+/// A PCM output file, as a ``/MediaCore/PCMSink``: a WAV (header from the first buffer's layout) or
+/// raw PCM, chosen by the name (``MediaFileFormat/init(nameOf:)``), written under a temporary name
 /// and committed by ``finish()``.
 public struct PCMFileOutput: PCMSink {
     private enum Writer {
@@ -21,8 +21,11 @@ public struct PCMFileOutput: PCMSink {
 
     /// Creates the output at `path`; `emptyMessage` is the error when no PCM is written.
     ///
-    /// - Parameter inPlace: write the file under its own name from the start (a recording that
-    ///   must survive a kill), instead of a temporary name.
+    /// - Parameters:
+    ///   - path: the file to write; `.wav` or `.pcm`/`.raw` chooses the format.
+    ///   - inPlace: write the file under its own name from the start (a recording that must
+    ///     survive a kill), instead of a temporary name.
+    ///   - emptyMessage: the message of the error thrown by ``finish()`` when no PCM was written.
     /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not `.wav` or `.pcm`/`.raw`;
     ///   ``PipelineError/stream(_:)`` when it cannot be created.
     public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {

@@ -1,7 +1,7 @@
 public import SystemPackage
 
-/// PCM from a file, as a ``PCMSource``: a WAV (any layout ``WAVReader`` reads) or raw
-/// interleaved PCM whose layout the caller gives (the CLI's `--sample-rate`, `--channels`,
+/// PCM from a file, as a ``/MediaCore/PCMSource``: a WAV (any layout ``/PCMAudio/WAVReader`` reads)
+/// or raw interleaved PCM whose layout the caller gives (the CLI's `--sample-rate`, `--channels`,
 /// `--format`).
 public struct PCMFileReader: PCMSource {
     private enum Reader {
@@ -39,8 +39,10 @@ public struct PCMFileReader: PCMSource {
 
     /// Opens a WAV file.
     ///
-    /// - Parameter allowTruncated: accept a file that ends before its data chunk does (a cut
-    ///   recording) and read what is there; by default that header lie is an error.
+    /// - Parameters:
+    ///   - path: the WAV (or RF64) file.
+    ///   - allowTruncated: accept a file that ends before its data chunk does (a cut
+    ///     recording) and read what is there; by default that header lie is an error.
     public init(wavPath path: FilePath, allowTruncated: Bool = false) throws(PipelineError) {
         self.path = path
         do {

@@ -11,10 +11,10 @@ internal import Synchronization
 /// carries; ``audioSpecificConfig`` is the AudioSpecificConfig inside it (ISO/IEC 14496-3,
 /// 1.6.2.1). Both are known at `init`, before any audio.
 ///
-/// Composition: ``AudioCaptureSource`` → ``AACEncoder`` → a ``CallbackSink`` calling
-/// `onPackets`, pumped on a thread of its own, so the capture thread never waits on encoding.
-/// Each packet's presentation time is on the capture's monotonic clock, less the encoder's
-/// priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
+/// Composition: ``/AudioIO/AudioCaptureSource`` → ``/AudioCodec/AACEncoder`` → a ``CallbackSink``
+/// calling `onPackets`, pumped on a thread of its own, so the capture thread never waits on
+/// encoding. Each packet's presentation time is on the capture's monotonic clock, less the
+/// encoder's priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
 ///
 /// `Sendable` because it is synchronized: its public properties are immutable, and the pipeline
 /// and the running pump are behind a mutex, so ``start()`` and ``stop()`` may be called from any
@@ -26,8 +26,8 @@ public final class AACRecorder: Sendable {
         public var audio: AudioConfiguration
         /// The target bitrate in bits per second.
         public var bitrate: Int
-        /// The encoder's scale-factor search; ``AACEncoder/Coder/fast`` by default, which
-        /// halves the encoder's CPU, the larger part of a live recording's cost.
+        /// The encoder's scale-factor search; ``/AudioCodec/AACEncoder/Coder/fast`` by default,
+        /// which halves the encoder's CPU, the larger part of a live recording's cost.
         public var coder: AACEncoder.Coder
         /// The ALSA PCM name (`"default"`, `"pulse"`, `"hw:1,0"`, …).
         public var device: String
@@ -36,7 +36,7 @@ public final class AACRecorder: Sendable {
         /// Frames per capture period; default 20 ms.
         public var periodFrames: Int?
         /// Periods encoding may fall behind before capture drops them (counted in
-        /// ``AudioCapture/Statistics/consumerOverruns``).
+        /// ``/AudioIO/AudioCapture/Statistics/consumerOverruns``).
         public var queueCapacity: Int
         /// Periods encoded in a row; default 5 (100 ms at the default period): fewer wake-ups,
         /// and the encoder's tables stay in cache.
@@ -101,6 +101,7 @@ public final class AACRecorder: Sendable {
     /// channel count or bitrate is an error here.
     ///
     /// - Parameters:
+    ///   - configuration: the device, capture format and encoder settings.
     ///   - onPCM: sees each captured period before it is encoded (a level meter, a tap).
     ///   - onPackets: the packets, in order, on the recorder's pump thread.
     ///   - onEncodingFailure: encoding failed (once; nothing more is encoded), on that thread.
@@ -148,8 +149,8 @@ public final class AACRecorder: Sendable {
     /// The capture's counters so far.
     public var statistics: AudioCapture.Statistics { capture.statistics }
 
-    /// Opens and configures the device without capturing yet (see ``AudioCapture/open()``);
-    /// ``start()`` does it when this was not called.
+    /// Opens and configures the device without capturing yet (see
+    /// ``/AudioIO/AudioCapture/open()``); ``start()`` does it when this was not called.
     ///
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
     ///   unsupported format.

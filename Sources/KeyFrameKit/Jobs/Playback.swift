@@ -28,8 +28,8 @@ public enum Playback {
     /// Plays the `.wav`, `.aac` or `.m4a`/`.mp4`/`.mov` file at `input` (recognised by its
     /// bytes) on `device`.
     ///
-    /// Compositions: ``PCMFileReader`` → ``AudioPlayerSink``, or ``AudioPacketInput`` →
-    /// ``AACDecoder`` → ``AudioPlayerSink``.
+    /// Compositions: ``PCMFileReader`` → ``/AudioIO/AudioPlayerSink``, or ``AudioPacketInput`` →
+    /// ``/AudioCodec/AACDecoder`` → ``/AudioIO/AudioPlayerSink``.
     ///
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a device that is missing, busy or cannot
     ///   play the stream's format; the errors of the input.

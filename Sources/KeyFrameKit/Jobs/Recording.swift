@@ -3,10 +3,11 @@ public import SystemPackage
 internal import Dispatch
 internal import Synchronization
 
-/// A recording from an ALSA device to a PCM, WAV, ADTS or M4A file (the recording pipeline of
-/// seeds 002–004: `KFAudioCapture` → `KFAudioEncoder` → `KFMP4Muxer`, or the AudioQueue
-/// recorder), as a composition: ``AudioCaptureSource`` (with a level meter watching) → ``AACEncoder`` (for
-/// `.aac` and `.m4a`) → ``AudioPacketOutput`` or ``PCMFileOutput``, pumped on a thread of its own.
+/// A recording from an ALSA device to a PCM, WAV, ADTS or M4A file, as a composition:
+/// ``/AudioIO/AudioCaptureSource`` (with a level meter watching) → ``/AudioCodec/AACEncoder`` (for
+/// `.aac` and `.m4a`) → ``AudioPacketOutput`` or ``PCMFileOutput``, pumped on a thread of its own
+/// (the recording pipeline of the iOS seeds 002–004: `KFAudioCapture` → `KFAudioEncoder` →
+/// `KFMP4Muxer`, or the AudioQueue recorder).
 ///
 /// The container comes from the output's name (``Container``, ``MediaFileFormat``). The capture
 /// thread never waits on the encoder or the disk: the pump thread encodes and writes, and when

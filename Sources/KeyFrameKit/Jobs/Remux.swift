@@ -23,7 +23,7 @@ public enum Remux {
     /// video track as an Annex-B stream to `videoOutput`. Outputs are written under temporary
     /// names and renamed when both are complete.
     ///
-    /// Compositions: MP4 audio track → ``ADTSPacketWriter``; MP4 video track →
+    /// Compositions: MP4 audio track → ``/AACBitstream/ADTSPacketWriter``; MP4 video track →
     /// ``AnnexBFileWriter``.
     public static func demux(_ input: FilePath, segments: [FilePath] = [], audioOutput: FilePath?, videoOutput: FilePath?,
                              audioTrackID: UInt32? = nil, control: JobControl? = nil,
@@ -130,7 +130,7 @@ public enum Remux {
     /// ADTS carries no priming, so no gapless edit list is written for it (as `ffmpeg -c copy`).
     ///
     /// Composition: ADTS packets and video access units, interleaved by decode time
-    /// (``InterleavedSource``) → ``MP4Muxer``.
+    /// (``InterleavedSource``) → ``/MP4/MP4Muxer``.
     public static func mux(audio: FilePath?, video: VideoInput? = nil, to output: FilePath, options: MuxOptions = MuxOptions(),
                            control: JobControl? = nil) throws(PipelineError) -> MuxSummary {
         var types: MediaType = []

@@ -42,7 +42,7 @@ public enum Transcode {
     /// `.mp4`), by the output's name. Written under a temporary name and renamed when complete
     /// (a fragmented MP4 is written in place); nothing is left under `output` on an error.
     ///
-    /// Composition: `input` → ``AACEncoder`` → ``AudioPacketOutput``.
+    /// Composition: `input` → ``/AudioCodec/AACEncoder`` → ``AudioPacketOutput``.
     public static func encode(_ input: some PCMSource, to output: FilePath, options: EncodeOptions = EncodeOptions(),
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
@@ -77,11 +77,16 @@ public enum Transcode {
     /// how much of the start is priming, so, like `ffmpeg -i IN.aac OUT.wav`, every decoded
     /// sample is kept.
     ///
-    /// Composition: ``AudioPacketInput`` → ``AACDecoder`` → ``PCMFileOutput``.
+    /// Composition: ``AudioPacketInput`` → ``/AudioCodec/AACDecoder`` → ``PCMFileOutput``.
     ///
     /// - Parameters:
+    ///   - input: an ADTS stream or an MP4/M4A/MOV file (recognised by its bytes).
     ///   - segments: for a CMAF init segment, its media segments, read after it.
+    ///   - output: the `.wav` or raw `.pcm` file to write.
+    ///   - sampleFormat: the PCM sample format written; 16-bit by default.
     ///   - trackID: the MP4 audio track; by default the first.
+    ///   - control: stops or cancels the job from another thread.
+    ///   - progress: called with the media time decoded so far.
     public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath,
                               sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DecodeSummary {

@@ -40,12 +40,12 @@ public struct PumpReport: Sendable {
 
 /// The one loop of KeyFrameKit: pulls a source dry into a sink, then finishes the sink.
 ///
-/// Every job is a composition around it: a source (an ADTS stream, an MP4 track, a WAV, a
-/// capture device), optionally transformed (``MediaSource/transformed(by:)``: an encoder, a
+/// Every job is a composition around it: a source (an ADTS stream, an MP4 track, a WAV, a capture
+/// device), optionally transformed (``MediaCore/MediaSource/transformed(by:)``: an encoder, a
 /// decoder), into a sink (an ADTS writer, a muxer, a WAV writer, a playback device). Progress,
 /// stopping, cancellation, damage and errors are handled here, once:
-/// - `progress` is called with the source's ``MediaProgress`` every few dozen elements and at
-///   the end;
+/// - `progress` is called with the source's ``/MediaCore/MediaProgress`` every few dozen elements
+///   and at the end;
 /// - ``JobControl`` stops (sink finished) or cancels (sink cancelled) between elements;
 /// - the source's damage is collected into the report;
 /// - any error cancels the sink (an output written in place for crash safety keeps what it

@@ -1,9 +1,9 @@
 /// A source whose elements pass through a transform: a PCM source through an encoder is a
 /// packet source, a packet source through a decoder is a PCM source. Made by
-/// ``MediaSource/transformed(by:)``.
+/// ``MediaCore/MediaSource/transformed(by:)``.
 ///
-/// What the transform holds back is handed over when the upstream ends (``MediaTransform/finish()``),
-/// so the last packets of an encoder are never lost.
+/// What the transform holds back is handed over when the upstream ends
+/// (``/MediaCore/MediaTransform/finish()``), so the last packets of an encoder are never lost.
 public struct TransformedSource<Upstream: MediaSource, Transform: MediaTransform>: MediaSource
 where Transform.Input == Upstream.Element {
     /// The source read.

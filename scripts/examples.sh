@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the programs of Examples/ (`make examples`) on inputs ffmpeg makes, then checks each output
+# with ffprobe: no warning (`-v warning` prints nothing) and the expected streams and duration.
+#
+#   scripts/examples.sh BIN_DIR [OUT_DIR]        (OUT_DIR defaults to examples-out)
+#
+#   record-m4a  3 s from the ALSA `file` plugin (a capture device that reads a raw tone, defined
+#               in OUT_DIR/examples.conf, loaded in-process) → record.m4a: AAC, exactly 3.000 s
+#   decode-mp4  input.mp4 (H.264 + AAC, 2 s) → decoded.wav: s16le, exactly 2.000 s (edit list)
+#   mux-h264    audio.aac (ADTS) + video.h264 (Annex-B, 25 fps) → muxed.mp4: aac + h264, 50 frames
+set -euo pipefail
+
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+    echo "usage: $0 BIN_DIR [OUT_DIR]" >&2
+    exit 2
+fi
+bin=$(cd "$1" && pwd)
+out=${2:-examples-out}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)   # absolute: the ALSA configuration names the raw file by path
+cd "$out"
+rm -f ./*.raw ./*.conf ./*.mp4 ./*.m4a ./*.aac ./*.h264 ./*.wav ./*.log
+
+fail() { echo "examples: $*" >&2; exit 1; }
+ff() { ffmpeg -hide_banner -nostdin -loglevel error -y "$@"; }
+
+# ffprobe FILE ENTRIES: prints the entries (compact, one stream per line); fails on any warning.
+probe() {
+    local file=$1 entries=$2
+    ffprobe -v warning -show_entries "$entries" -of compact "$file" 2>ffprobe.log || fail "ffprobe cannot read $file"
+    [ ! -s ffprobe.log ] || fail "ffprobe warns about $file: $(cat ffprobe.log)"
+}
+# expect NAME ACTUAL EXPECTED
+expect() { [ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"; }
+
+echo "== inputs (ffmpeg) in ${out#"$OLDPWD"/}"
+ff -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=4" -ac 2 -f s16le tone.raw
+ff -f lavfi -i "testsrc=size=320x240:rate=25:duration=2" -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=2" \
+   -c:v libx264 -pix_fmt yuv420p -c:a aac -ac 2 -shortest input.mp4
+ff -f lavfi -i "sine=frequency=660:sample_rate=44100:duration=2" -ac 2 -c:a aac -f adts audio.aac
+ff -f lavfi -i "testsrc=size=320x240:rate=25:duration=2" -c:v libx264 -pix_fmt yuv420p -f h264 video.h264
+# ALSA's `file` plugin as a capture device: it reads tone.raw in the format opened (no clock).
+printf 'pcm.examples { type file; slave.pcm { type null }; file "/dev/null"; infile "%s"; format "raw" }\n' \
+    "$out/tone.raw" > examples.conf
+
+echo "== record-m4a examples record.m4a examples.conf"
+"$bin/record-m4a" examples record.m4a examples.conf
+streams=$(probe record.m4a stream=codec_type,codec_name,sample_rate,channels,duration)
+echo "$streams"
+expect "record.m4a streams" "$streams" "stream|codec_name=aac|codec_type=audio|sample_rate=44100|channels=2|duration=3.000000"
+
+echo "== decode-mp4 input.mp4 decoded.wav"
+"$bin/decode-mp4" input.mp4 decoded.wav
+streams=$(probe decoded.wav stream=codec_name,sample_rate,channels,duration_ts)
+echo "$streams"
+expect "decoded.wav streams" "$streams" "stream|codec_name=pcm_s16le|sample_rate=44100|channels=2|duration_ts=88200"
+
+echo "== mux-h264 audio.aac video.h264 25 muxed.mp4"
+"$bin/mux-h264" audio.aac video.h264 25 muxed.mp4
+streams=$(probe muxed.mp4 stream=codec_type,codec_name,nb_frames | sort)
+echo "$streams"
+expect "muxed.mp4 streams" "$streams" "$(printf '%s\n' \
+    "stream|codec_name=aac|codec_type=audio|nb_frames=$(ffprobe -v error -count_packets -show_entries stream=nb_read_packets -of csv=p=0 audio.aac)" \
+    "stream|codec_name=h264|codec_type=video|nb_frames=50")"
+
+echo "== examples: 3 passed (outputs in ${out#"$OLDPWD"/})"
