@@ -18,7 +18,7 @@ let output = FilePath(arguments[4])
 
 /// The muxer as a packet sink: one track per media type, created from its first sample.
 func makeMuxerSink(writing output: FilePath) throws(PipelineError) -> MuxerOutput {
-    let configuration = MuxerConfiguration(outputPath: output.string, mediaTypes: .audioVideo, fastStart: true)
+    let configuration = MuxerConfiguration(layout: .fastStart, mediaTypes: .audioVideo)
     return try MuxerOutput(path: output, configuration: configuration)
 }
 
