@@ -89,8 +89,10 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
             do throws(AACBitstreamError) {
                 child = try DescriptorHeader(from: &body, structure: "\(structure) child descriptor")
             } catch {
-                // After a whole DecoderSpecificInfo, what does not parse is an overstated length.
-                guard decoderSpecificInfo != nil else { throw error }
+                // Right after a whole DecoderSpecificInfo, what does not parse is an overstated
+                // length. Not after other descriptors: writing puts the DecoderSpecificInfo first,
+                // so the bytes would not come back in their order (fuzz finding, Regressions/esds).
+                guard decoderSpecificInfo != nil, otherDescriptors.isEmpty else { throw error }
                 unparsedTrailingBytes = Array(childStart.remainingBytes)
                 let used = header.size - unparsedTrailingBytes.count
                 damage.append(DamageEvent(

@@ -88,9 +88,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         guard let written = try? descriptor.serialized() else {
             preconditionFailure("a parsed ES_Descriptor cannot be written")
         }
+        // The value, not the report of how it was read: an overstated length's damage names
+        // offsets and sizes of the bytes as given (fuzz finding, kept in Regressions/esds).
         let again = try? ESDescriptor(bytes: written)
-        precondition(again == descriptor, "ES_Descriptor changes through write and parse")
+        precondition(again.map(Self.withoutDamage) == Self.withoutDamage(descriptor), "ES_Descriptor changes through write and parse")
         precondition((try? again?.serialized()) == written, "ES_Descriptor writing is not stable")
+    }
+
+    private static func withoutDamage(_ descriptor: ESDescriptor) -> ESDescriptor {
+        var copy = descriptor
+        copy.decoderConfig.damage = []
+        return copy
     }
 
     private static func wav(_ data: [UInt8]) {

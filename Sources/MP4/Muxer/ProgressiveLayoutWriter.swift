@@ -5,7 +5,7 @@ internal import MediaCore
 final class ProgressiveLayoutWriter: MP4LayoutWriter {
     private(set) var sink: any MP4OutputSink
     private var media: MediaDataWriter
-    private let configuration: MuxerConfiguration
+    let configuration: MuxerConfiguration
 
     init(sink: any MP4OutputSink, configuration: MuxerConfiguration) {
         self.sink = sink
@@ -14,13 +14,25 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
     }
 
     var movieWritten: Bool { false }
+    /// The size of `ftyp`, where the media part starts.
+    var fileTypeSize: Int64 { media.fileTypeSize }
 
     func write(_ sample: MediaSample, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
         try media.write(sample, track: track, tracks: tracks, to: &sink)
     }
 
-    func finish(context: MuxerContext) throws(MP4Error) {
+    /// Fills in the `mdat` size and closes every track's last chunk and duration.
+    func closeMedia(context: MuxerContext) throws(MP4Error) {
         try media.close(&sink, tracks: context.tracks)
+    }
+
+    /// Lends the output to `body` (the faststart move).
+    func withSink(_ body: (inout any MP4OutputSink) throws(ByteStreamError) -> Void) throws(ByteStreamError) {
+        try body(&sink)
+    }
+
+    func finish(context: MuxerContext) throws(MP4Error) {
+        try closeMedia(context: context)
         let writer = MovieBoxWriter(context: context, configuration: configuration)
         do {
             try sink.write(writer.movie())
@@ -36,36 +48,37 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
 /// the movie is written into the gap, its chunk offsets shifted by as much. One output, no
 /// second pass through a demuxer; the move reads and writes 1 MiB at a time, from the end.
 final class FastStartLayoutWriter: MP4LayoutWriter {
-    private(set) var sink: any MP4OutputSink
-    private var media: MediaDataWriter
-    private let configuration: MuxerConfiguration
+    /// The media part is the progressive layout's; only the end differs.
+    private let progressive: ProgressiveLayoutWriter
     /// The block size of the move: 1 MiB keeps the peak memory of a 1-hour faststart mux under
     /// 20 MB with no measurable cost in time.
     static let moveBlockSize = 1 << 20
 
     init(sink: any MP4OutputSink, configuration: MuxerConfiguration) {
-        self.sink = sink
-        self.configuration = configuration
-        media = MediaDataWriter(configuration: configuration)
+        progressive = ProgressiveLayoutWriter(sink: sink, configuration: configuration)
     }
 
+    var sink: any MP4OutputSink { progressive.sink }
     var movieWritten: Bool { false }
 
     func write(_ sample: MediaSample, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
-        try media.write(sample, track: track, tracks: tracks, to: &sink)
+        try progressive.write(sample, track: track, tracks: tracks)
     }
 
     func finish(context: MuxerContext) throws(MP4Error) {
-        try media.close(&sink, tracks: context.tracks)
-        var writer = MovieBoxWriter(context: context, configuration: configuration)
+        try progressive.closeMedia(context: context)
+        var writer = MovieBoxWriter(context: context, configuration: progressive.configuration)
         // Chunk offsets move by the movie's size; co64 may change that size once.
         writer.chunkOffsetShift = Int64(writer.movie().count)
         writer.chunkOffsetShift = Int64(writer.movie().count)
         let movie = writer.movie()
+        let fileTypeSize = progressive.fileTypeSize
         do {
-            try Self.moveTail(of: &sink, from: media.fileTypeSize, by: Int64(movie.count))
-            try sink.overwrite(movie, at: media.fileTypeSize)
-            try sink.commit()
+            try progressive.withSink { sink throws(ByteStreamError) in
+                try Self.moveTail(of: &sink, from: fileTypeSize, by: Int64(movie.count))
+                try sink.overwrite(movie, at: fileTypeSize)
+                try sink.commit()
+            }
         } catch { throw .stream(error) }
     }
 
@@ -86,5 +99,5 @@ final class FastStartLayoutWriter: MP4LayoutWriter {
         }
     }
 
-    func abandon() { sink.discard() }
+    func abandon() { progressive.abandon() }
 }
