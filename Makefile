@@ -2,7 +2,7 @@
 #
 #   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo) and the Python venv (.venv)
 #   make build       debug build of everything, tests included
-#   make test        build, swift test, then a bounded fuzz run (fuzz-smoke, ~30 s)
+#   make test        build, swift test, then a bounded fuzz run (fuzz-smoke, ~50 s)
 #   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
 #   make fuzz-replay re-run saved findings (fuzz-findings/TARGET/) without libFuzzer
 #   make demo        record 5 s (sound card, else a virtual device), demux, decode, probe (demo-out/)
@@ -40,7 +40,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 
 # --- fuzzing ------------------------------------------------------------------------------------
 
-FUZZ_TARGETS := adts asc esds wav mp4
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
