@@ -122,7 +122,7 @@ m4a_files() {
 # (testsrc at 10 fps; "-bsf:v filter_units=remove_types=6" and the like drop SEI to stay small).
 make_video() {
     local format=$1 name=$2 size=$3 frames=$4; shift 4
-    ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=$size:rate=10" -frames:v "$frames" "$@" \
+    ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=$size:rate=10" -frames:v "$frames" -pix_fmt yuv420p "$@" \
         -f "$format" "$dir/$name.$format"
 }
 
