@@ -3,7 +3,7 @@ import VideoBitstream
 
 // The video fuzz targets: H.264 and H.265 parameter sets and slice headers, and the Annex B
 // reader end to end. Inputs are Annex B byte streams (what `ffmpeg -f h264` / `-f hevc` writes);
-// the checks name the clause of ITU-T H.264 (2021) or H.265 (2021) they come from. The one check
+// the checks name the clause of ITU-T H.264 or H.265 they come from. The one check
 // that needs MP4's `avcC` / `hvcC` parsers is in `VideoConfigurationRecordCheck.swift`.
 
 extension FuzzTarget {
