@@ -80,6 +80,16 @@ extension FuzzTarget {
         precondition(again == record, "hvcC changes through write and parse")
     }
 
+    /// The bytes of the record ``AnnexBReader/avcConfiguration()`` or
+    /// ``AnnexBReader/hevcConfiguration(arrayCompleteness:)`` gives for `data`; `nil` when it throws.
+    static func firstConfigurationRecord(_ data: [UInt8], codec: VideoCodec) -> [UInt8]? {
+        guard var reader = try? AnnexBReader(source: ArrayByteSource(data), codec: codec) else { return nil }
+        switch codec {
+        case .hevc: return (try? reader.hevcConfiguration())?.serialized()
+        default: return (try? reader.avcConfiguration())?.serialized()
+        }
+    }
+
     /// `record` (an `avcC` or `hvcC` payload from a sample's format) parses, holds
     /// `parameterSets`, and writes back to its own bytes.
     static func checkConfigurationRecordParses(_ record: [UInt8], codec: VideoCodec, parameterSets: [[UInt8]]) {

@@ -362,12 +362,7 @@ extension FuzzTarget {
 
     /// The configuration the reader reports for its first picture is the first sample's.
     private static func checkConfiguration(_ data: [UInt8], codec: VideoCodec, samples: [MediaSample], error: VideoBitstreamError?) {
-        guard var reader = try? AnnexBReader(source: ArrayByteSource(data), codec: codec) else { return }
-        let record: [UInt8]?
-        switch codec {
-        case .hevc: record = (try? reader.hevcConfiguration())?.serialized()
-        default: record = (try? reader.avcConfiguration())?.serialized()
-        }
+        let record = firstConfigurationRecord(data, codec: codec)
         guard let first = samples.first, case .video(let format) = first.format else { return }
         guard let record else {
             preconditionFailure("Annex B \(codec): a first sample but no configuration record")
