@@ -2,7 +2,7 @@
 #
 #   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo) and the Python venv (.venv)
 #   make build       debug build of everything, tests included
-#   make test        build, swift test, make examples, then a bounded fuzz run (fuzz-smoke, ~30 s)
+#   make test        build, swift test, make examples, then a bounded fuzz run (fuzz-smoke, ~1 min)
 #   make docs        DocC documentation of the library modules, failing on any warning (docs-out/)
 #   make examples    build and run Examples/ on generated inputs, checked with ffprobe (examples-out/)
 #   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
@@ -42,7 +42,8 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 
 # --- fuzzing ------------------------------------------------------------------------------------
 
-FUZZ_TARGETS := adts asc esds wav mp4
+# Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz

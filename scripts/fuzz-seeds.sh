@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes seed inputs for one fuzz target into a directory.
 #
-#   scripts/fuzz-seeds.sh adts|asc|esds|wav DIR
+#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb DIR
 #
 # adts: short ADTS files made with ffmpeg, plus the ADTS files of ../shared/corpus when it is there.
 # asc:  AudioSpecificConfigs, from a list and from the esds boxes of the files below.
@@ -10,10 +10,15 @@
 # wav:  0.05 s WAV files made with ffmpeg (5.1 and 96 kHz shorter, to stay under -max_len): every
 #       PCM sample format, mono to 5.1, RF64, LIST metadata, a bext chunk, and the streaming
 #       header ffmpeg writes to a pipe.
+# h264: short H.264 Annex B streams made with ffmpeg's libx264 (under -max_len): CAVLC and CABAC,
+#       B-frames with and without pyramid (pic_order_cnt_type 0 and 2), MBAFF, 4:4:4, 10-bit,
+#       several slices, access unit delimiters, VUI timing and HRD; some without x264's SEI.
+# hevc: the same with libx265: B-frames, open GOP, 10-bit, 4:4:4, slices, WPP, AUD, HRD.
+# annexb: both sets, plus a few hand-made edge cases (empty units, zero runs, no start code).
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4 DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -113,7 +118,61 @@ m4a_files() {
     fi
 }
 
+# Short Annex B video streams: make_video CODEC(h264|hevc) NAME SIZE FRAMES [ffmpeg output options]
+# (testsrc at 10 fps; "-bsf:v filter_units=remove_types=6" and the like drop SEI to stay small).
+make_video() {
+    local format=$1 name=$2 size=$3 frames=$4; shift 4
+    ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=$size:rate=10" -frames:v "$frames" -pix_fmt yuv420p "$@" \
+        -f "$format" "$dir/$name.$format"
+}
+
+h264_seeds() {
+    local x264=(-c:v libx264 -preset ultrafast)
+    local nosei=(-bsf:v filter_units=remove_types=6)
+    make_video h264 ultrafast 32x32 4 "${x264[@]}"
+    make_video h264 cavlc-nosei 32x32 4 "${x264[@]}" -coder 0 "${nosei[@]}"
+    make_video h264 bf2-pyramid 32x32 8 -c:v libx264 -preset veryfast -bf 2 -b-pyramid normal "${nosei[@]}"
+    make_video h264 bf1-nopyramid 48x32 6 -c:v libx264 -preset veryfast -bf 1 -b-pyramid none -weightp 2 "${nosei[@]}"
+    make_video h264 mbaff 32x64 4 "${x264[@]}" -flags +ildct+ilme -x264-params interlaced=1:tff=1 "${nosei[@]}"
+    make_video h264 yuv444 32x32 3 "${x264[@]}" -pix_fmt yuv444p "${nosei[@]}"
+    make_video h264 10bit 32x32 3 "${x264[@]}" -pix_fmt yuv420p10le "${nosei[@]}"
+    make_video h264 slices 64x64 3 "${x264[@]}" -slices 4 "${nosei[@]}"
+    make_video h264 aud-vui 32x32 4 "${x264[@]}" -x264-params aud=1:nal-hrd=vbr:force-cfr=1 -b:v 50k -bufsize 100k \
+        -maxrate 60k "${nosei[@]}"
+    make_video h264 cropped 40x24 3 "${x264[@]}" "${nosei[@]}"
+    make_video h264 gray 32x32 3 "${x264[@]}" -pix_fmt gray "${nosei[@]}" 2>/dev/null || true
+}
+
+hevc_seeds() {
+    local x265=(-c:v libx265 -preset ultrafast)
+    local params=log-level=error
+    local nosei=(-bsf:v filter_units=remove_types=39)
+    make_video hevc default 32x32 3 "${x265[@]}" -x265-params "$params"
+    make_video hevc bf3-nosei 32x32 8 -c:v libx265 -preset veryfast -x265-params "$params:bframes=3" "${nosei[@]}"
+    make_video hevc opengop 32x32 7 "${x265[@]}" -x265-params "$params:bframes=2:keyint=4:min-keyint=4:open-gop=1" "${nosei[@]}"
+    make_video hevc 10bit 32x32 3 "${x265[@]}" -pix_fmt yuv420p10le -x265-params "$params" "${nosei[@]}"
+    make_video hevc yuv444 32x32 3 "${x265[@]}" -pix_fmt yuv444p -x265-params "$params" "${nosei[@]}"
+    make_video hevc slices-wpp 64x64 2 "${x265[@]}" -x265-params "$params:slices=2:wpp=1" "${nosei[@]}"
+    make_video hevc aud-hrd 32x32 3 "${x265[@]}" -b:v 50k \
+        -x265-params "$params:aud=1:hrd=1:vbv-bufsize=100:vbv-maxrate=60:repeat-headers=1" "${nosei[@]}"
+    make_video hevc cropped 72x40 2 "${x265[@]}" -x265-params "$params" "${nosei[@]}"
+}
+
 case $target in
+h264)
+    h264_seeds
+    ;;
+hevc)
+    hevc_seeds
+    ;;
+annexb)
+    h264_seeds
+    hevc_seeds
+    # Empty units, a long zero run, a 3- and a 4-byte start code, a unit cut by the end, and
+    # bytes before the first start code.
+    write_hex annexb 000001000001 00000000000000000165 0000016588 000000016742 0000014201 \
+        00000001 ff000001 0000000000
+    ;;
 adts)
     make_aac 8000 1 24k adts "$dir/ffmpeg-mono-8k.aac"
     make_aac 8000 2 32k adts "$dir/ffmpeg-stereo-8k.aac"

@@ -28,6 +28,23 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// an error delivered exactly the samples its tables declare; ``BoxTree`` walks any bytes.
     case mp4
 
+    /// H.264 parameter sets and slice headers (``H264SequenceParameterSet``,
+    /// ``H264PictureParameterSet``, ``H264SliceHeader``) of an Annex B stream, in stream order:
+    /// fields within the ranges of ITU-T H.264 7.4.2.1.1, 7.4.2.2 and 7.4.3; the same value or
+    /// error from a canonically re-escaped copy of each NAL unit; an `avcC` built from what
+    /// parsed parses back to itself.
+    case h264
+    /// H.265 parameter sets and slice segment headers (``HEVCVideoParameterSet``,
+    /// ``HEVCSequenceParameterSet``, ``HEVCPictureParameterSet``, ``HEVCSliceSegmentHeader``):
+    /// fields within the ranges of ITU-T H.265 7.4.3.1, 7.4.3.2.1, 7.4.3.3.1 and 7.4.7.1; the
+    /// same value or error from a re-escaped copy; an `hvcC` built from them parses back.
+    case hevc
+    /// ``AnnexBNALUnitReader`` and ``AnnexBReader`` (H.264 and H.265) end to end: NAL units
+    /// partition the input; units, samples, times and errors do not depend on the read size; the
+    /// samples carry the stream's units in order; times are whole frames with `pts ≥ dts`; the
+    /// configuration record is the first sample's and parses back.
+    case annexb
+
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
         switch self {
@@ -36,6 +53,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .esds: Self.esds(data)
         case .mp4: Self.mp4(data)
         case .wav: Self.wav(data)
+        case .h264: Self.h264ParameterSets(data)
+        case .hevc: Self.hevcParameterSets(data)
+        case .annexb: Self.annexBStream(data)
         }
     }
 

@@ -46,7 +46,10 @@ public enum DecoderConfiguration {
     ///     no parameter sets (as ``AnnexBReader``'s do; the `hvc1` sample entry), `false` for
     ///     `hev1` (what FFmpeg writes by default).
     /// - Throws: ``VideoBitstreamError/noPictures`` without a VPS, SPS and PPS; their parse
-    ///   errors; ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when the record cannot hold them.
+    ///   errors; ``VideoBitstreamError/invalidArgument(_:)`` when the record cannot hold them
+    ///   (more than 65535 of a type or bytes in one, a bit depth over 15);
+    ///   ``VideoBitstreamError/invalidRecordField(record:field:value:offset:allowed:)`` when the
+    ///   record does not parse back.
     public static func hevc(parameterSets: [[UInt8]], arrayCompleteness: Bool = true) throws(VideoBitstreamError) -> HEVCDecoderConfigurationRecord {
         let types: [UInt8] = [32, 33, 34]
         let groups = types.map { type in parameterSets.filter { $0.count >= 2 && ($0[0] >> 1) & 0x3F == type } }
@@ -90,6 +93,10 @@ public enum DecoderConfiguration {
             chromaFormat = sps.chromaFormatIDC
             bitDepthLuma = sps.bitDepthLuma
             bitDepthChroma = sps.bitDepthChroma
+        }
+        // 8.3.3.1.2: bitDepthLumaMinus8 and bitDepthChromaMinus8 are 3 bits; H.265 allows 16 bits.
+        guard bitDepthLuma <= 15, bitDepthChroma <= 15 else {
+            throw .invalidArgument("an SPS of bit depth \(max(bitDepthLuma, bitDepthChroma)): an hvcC holds bit depths of at most 15")
         }
         for unit in groups[2] {
             let pps = try HEVCPictureParameterSet(nalUnit: NALUnit(bytes: unit, offset: 0))

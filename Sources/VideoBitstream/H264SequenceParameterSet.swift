@@ -66,9 +66,11 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
     public var vuiPresent: Bool
     /// The VUI's timing fields (E.1.1), when present.
     public var timing: VideoTimingInfo?
-    /// The VUI's `max_num_reorder_frames` (E.1.1 `bitstream_restriction_flag`), when present.
+    /// The VUI's `max_num_reorder_frames` (E.1.1 `bitstream_restriction_flag`), when present
+    /// and within the ranges of E.2.1 (with ``maxDecodedFrameBuffering``).
     public var maxNumberOfReorderFrames: Int?
-    /// The VUI's `max_dec_frame_buffering`, when present.
+    /// The VUI's `max_dec_frame_buffering`, when present and within the ranges of E.2.1: at least
+    /// `max_num_reorder_frames`, at most 16.
     public var maxDecodedFrameBuffering: Int?
 
     /// The profiles whose SPS carries `chroma_format_idc`, bit depths and scaling lists (7.3.2.1.1).
@@ -244,8 +246,12 @@ public struct H264SequenceParameterSet: Sendable, Hashable {
             _ = try r.ue("max_bits_per_mb_denom", 0...16)
             _ = try r.ue("log2_max_mv_length_horizontal", 0...15)
             _ = try r.ue("log2_max_mv_length_vertical", 0...15)
+            // E.2.1: max_num_reorder_frames ≤ max_dec_frame_buffering ≤ MaxDpbFrames (16). Values
+            // that break this are damage: both stay nil rather than give presentation order a
+            // bound the stream cannot keep. (E.2.1 also wants max_dec_frame_buffering ≥
+            // max_num_ref_frames; nothing here depends on that, so it is not enforced.)
             let reorder = try r.ue("max_num_reorder_frames", 0...16)
-            let buffering = try r.ue("max_dec_frame_buffering", 0...16)
+            let buffering = try r.ue("max_dec_frame_buffering", reorder...16)
             maxNumberOfReorderFrames = reorder
             maxDecodedFrameBuffering = buffering
         }

@@ -65,6 +65,10 @@ public struct H264SliceHeader: Sendable, Hashable {
                  sequenceParameterSets: [Int: H264SequenceParameterSet]) throws(VideoBitstreamError) {
         nalUnitType = nalUnit.h264Type
         nalReferenceIDC = nalUnit.h264ReferenceIDC
+        // 7.4.1: an IDR picture is a reference picture.
+        if nalUnitType == .idrSlice, nalReferenceIDC == 0 {
+            throw r.invalid("nal_ref_idc", 0, allowed: "1...3 in an IDR picture")
+        }
         firstMacroblock = try r.ue("first_mb_in_slice")
         sliceType = try r.ue("slice_type", 0...9)
         pictureParameterSetID = try r.ue("pic_parameter_set_id", 0...255)
@@ -74,20 +78,28 @@ public struct H264SliceHeader: Sendable, Hashable {
         guard let sps = sequenceParameterSets[pps.sequenceParameterSetID] else {
             throw .missingParameterSet(kind: "SPS", id: pps.sequenceParameterSetID, nalOffset: nalUnit.offset)
         }
-        let pictureSizeInMacroblocks = sps.pictureWidthInMacroblocks * sps.frameHeightInMacroblocks
-        guard firstMacroblock < pictureSizeInMacroblocks else {
-            throw r.invalid("first_mb_in_slice", firstMacroblock, allowed: "0...\(pictureSizeInMacroblocks - 1)")
-        }
         if nalUnitType == .idrSlice, ![2, 4].contains(sliceType % 5) {
             throw r.invalid("slice_type", sliceType, allowed: "I or SI (2, 4, 7, 9) in an IDR picture")
         }
         colourPlaneID = sps.separateColourPlane ? try r.int(2, "colour_plane_id") : 0
+        guard colourPlaneID <= 2 else { throw r.invalid("colour_plane_id", colourPlaneID, allowed: "0...2 (Y, Cb, Cr)") }
         frameNum = try r.int(sps.log2MaxFrameNum, "frame_num")
+        // 7.4.3: picture order count types 1 and 2 (8.2.1.2, 8.2.1.3) count from it.
+        if nalUnitType == .idrSlice, frameNum != 0 {
+            throw r.invalid("frame_num", frameNum, allowed: "0 in an IDR picture")
+        }
         fieldPicture = false
         bottomField = false
         if !sps.frameMacroblocksOnly {
             fieldPicture = try r.flag("field_pic_flag")
             if fieldPicture { bottomField = try r.flag("bottom_field_flag") }
+        }
+        // 7.4.3: first_mb_in_slice < PicSizeInMbs, which counts the macroblocks of one field in a
+        // field picture (7-25 to 7-27), or < PicSizeInMbs / 2 (macroblock pairs) with MbaffFrameFlag.
+        let pictureSizeInMacroblocks = sps.pictureWidthInMacroblocks * (sps.frameHeightInMacroblocks / (fieldPicture ? 2 : 1))
+        let firstMacroblockLimit = sps.macroblockAdaptiveFrameField && !fieldPicture ? pictureSizeInMacroblocks / 2 : pictureSizeInMacroblocks
+        guard firstMacroblock < firstMacroblockLimit else {
+            throw r.invalid("first_mb_in_slice", firstMacroblock, allowed: "0...\(firstMacroblockLimit - 1)")
         }
         idrPictureID = nalUnitType == .idrSlice ? try r.ue("idr_pic_id", 0...65535) : 0
         picOrderCountLsb = 0

@@ -22,9 +22,9 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
     public var chromaFormatIDC: Int
     /// `separate_colour_plane_flag`.
     public var separateColourPlane: Bool
-    /// `pic_width_in_luma_samples`.
+    /// `pic_width_in_luma_samples` (a multiple of `MinCbSizeY`).
     public var codedWidth: Int
-    /// `pic_height_in_luma_samples`.
+    /// `pic_height_in_luma_samples` (a multiple of `MinCbSizeY`).
     public var codedHeight: Int
     /// `conf_win_left_offset` (0 without `conformance_window_flag`), in chroma units.
     public var conformanceWindowLeft: Int
@@ -158,6 +158,15 @@ public struct HEVCSequenceParameterSet: Sendable, Hashable {
             _ = try r.ue("sps_max_latency_increase_plus1")
         }
         log2MinCodingBlockSize = 3 + (try r.ue("log2_min_luma_coding_block_size_minus3", 0...3))
+        // 7.4.3.2.1: pic_width_in_luma_samples and pic_height_in_luma_samples are multiples of
+        // MinCbSizeY (the picture is whole coding blocks).
+        let minCodingBlockSize = 1 << log2MinCodingBlockSize
+        guard codedWidth % minCodingBlockSize == 0 else {
+            throw r.invalid("pic_width_in_luma_samples", codedWidth, allowed: "a multiple of MinCbSizeY (\(minCodingBlockSize))")
+        }
+        guard codedHeight % minCodingBlockSize == 0 else {
+            throw r.invalid("pic_height_in_luma_samples", codedHeight, allowed: "a multiple of MinCbSizeY (\(minCodingBlockSize))")
+        }
         log2CodingTreeBlockSize = log2MinCodingBlockSize + (try r.ue("log2_diff_max_min_luma_coding_block_size", 0...3))
         guard log2CodingTreeBlockSize <= 6 else {
             throw r.invalid("CtbLog2SizeY", log2CodingTreeBlockSize, allowed: "4...6")

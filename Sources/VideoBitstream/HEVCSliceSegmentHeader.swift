@@ -26,7 +26,8 @@ public struct HEVCSliceSegmentHeader: Sendable, Hashable {
     ///   the SPS it names, has not been seen; ``VideoBitstreamError/truncated(structure:field:nalOffset:_:)``
     ///   or ``VideoBitstreamError/invalidField(structure:field:value:nalOffset:allowed:)``;
     ///   ``VideoBitstreamError/unsupported(feature:nalOffset:)`` for a first slice segment that
-    ///   is a dependent one.
+    ///   is a dependent one. An IRAP slice segment with `TemporalId` other than 0 (7.4.2.2) is an
+    ///   invalid field.
     public init(nalUnit: NALUnit, pictureParameterSets: [Int: HEVCPictureParameterSet],
                 sequenceParameterSets: [Int: HEVCSequenceParameterSet]) throws(VideoBitstreamError) {
         guard nalUnit.hevcType.isDefinedSlice else {
@@ -43,6 +44,11 @@ public struct HEVCSliceSegmentHeader: Sendable, Hashable {
                  sequenceParameterSets: [Int: HEVCSequenceParameterSet]) throws(VideoBitstreamError) {
         nalUnitType = nalUnit.hevcType
         temporalID = nalUnit.hevcTemporalID
+        // 7.4.2.2: the slices of an IRAP picture have TemporalId 0 (picture order count, 8.3.1,
+        // takes prevTid0Pic from them).
+        if nalUnitType.isIRAP, temporalID != 0 {
+            throw r.invalid("TemporalId (nuh_temporal_id_plus1 − 1)", Int(temporalID), allowed: "0 in an IRAP picture")
+        }
         firstSliceSegmentInPicture = try r.flag("first_slice_segment_in_pic_flag")
         noOutputOfPriorPictures = nalUnitType.isIRAP ? try r.flag("no_output_of_prior_pics_flag") : false
         pictureParameterSetID = try r.ue("slice_pic_parameter_set_id", 0...63)

@@ -10,7 +10,22 @@ import Testing
         .adts: [ADTSHeaderTests.ffmpegHeader + [UInt8](repeating: 0x21, count: 364), [0xFF, 0xF1, 0x50, 0x80, 0x01, 0x1F, 0xFC, 0x00]],
         .asc: [[0x12, 0x10], [0x12, 0x10, 0x56, 0xE5, 0x00], [0x2B, 0x92, 0x08, 0x00], [0xEB, 0x8A, 0x08, 0x00], [0xF9, 0x46, 0x20, 0xAB]],
         .esds: [ESDescriptorTests.ffmpegStyle, ESDescriptorTests.compact],
+        .h264: [x264Head],
+        .hevc: [x265Head],
+        .annexb: [x264Head, x265Head],
     ]
+
+    /// The start of a 16×16 x264 stream (`ffmpeg -f lavfi -i testsrc -c:v libx264 -preset
+    /// ultrafast`, SEI removed): SPS, PPS and the head of an IDR slice.
+    static let x264Head = bytes(hex: "0000000167f4000a91969ec044000003000400000300503c489a800000000168ce0f19200000016588843a084003a00020ce1ca05d5b0796bdea562c6fc00166cd56fe6404c3405bf72d0542b8f8b834")
+    /// The start of a 16×16 x265 stream, prefix SEI removed: VPS, SPS, PPS and the head of an
+    /// IDR slice segment.
+    static let x265Head = bytes(hex: "0000000140010c01ffff0408000003009e0800000300001e959409000000014201010408000003009e0800000300001e901108b2cacab785e02dc08080010000030001000003000a08000000014401c073183008900000012801ac461b8fd77fffcf196a9473cb25d6fa43fccf7558df8071da252ea95ab96bb007ffe11132dcd8f8")
+
+    static func bytes(hex: String) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    }
 
     @Test(arguments: FuzzTarget.allCases)
     func builtInInputsAndEveryTruncation(target: FuzzTarget) {
