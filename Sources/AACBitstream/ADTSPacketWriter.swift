@@ -36,6 +36,19 @@ public struct ADTSPacketWriter<Sink: CommittableByteSink>: PacketSink {
         try writer!.write(rawDataBlock: packet.data)
     }
 
+    /// Writes a run of AAC packets as ADTS frames, with one copy of their bytes and one write.
+    ///
+    /// - Throws: as ``write(_:)``.
+    public mutating func write(run: MediaSampleRun) throws(AACBitstreamError) {
+        if writer == nil {
+            guard case .audio(let audio) = run.format, audio.codec == .aac else {
+                throw .unrepresentable(structure: "ADTS stream", field: "codec", value: 0, allowed: "AAC packets")
+            }
+            writer = try ADTSWriter(sink: sink, audioSpecificConfig: try AudioSpecificConfig(bytes: audio.decoderConfiguration))
+        }
+        try writer!.write(rawDataBlocksOf: run)
+    }
+
     /// Writes what is buffered and commits the output.
     public mutating func finish() throws(AACBitstreamError) {
         if let writer { sink = writer.sink }

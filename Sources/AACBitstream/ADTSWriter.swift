@@ -69,6 +69,49 @@ public struct ADTSWriter<Sink: ByteSink> {
         frameCount += 1
         byteCount += Int64(scratch.count)
     }
+
+    /// Writes the raw data blocks of a run, each as a frame, with one write to the sink: the
+    /// run's bytes are copied once, between the headers.
+    ///
+    /// - Throws: as ``write(rawDataBlock:)``, before anything is written when any packet is too
+    ///   long for a frame.
+    public mutating func write(rawDataBlocksOf run: MediaSampleRun) throws(AACBitstreamError) {
+        for entry in run.entries where 7 + entry.size > ADTSHeader.maximumFrameLength {
+            throw .unrepresentable(structure: "ADTS header", field: "aac_frame_length", value: Int64(7 + entry.size),
+                                   allowed: "7...\(ADTSHeader.maximumFrameLength)")
+        }
+        let total = run.data.count + 7 * run.count
+        if scratch.count < total { scratch = [UInt8](repeating: 0, count: total) }
+        let (b0, b1, b2, b3, b6) = (templateBytes[0], templateBytes[1], templateBytes[2], templateBytes[3] & 0xFC, templateBytes[6])
+        let low5 = templateBytes[5] & 0x1F
+        scratch.withUnsafeMutableBufferPointer { out in
+            run.data.withUnsafeBufferPointer { input in
+                var read = 0
+                var written = 0
+                for entry in run.entries {
+                    let length = 7 + entry.size
+                    out[written] = b0
+                    out[written + 1] = b1
+                    out[written + 2] = b2
+                    out[written + 3] = b3 | UInt8(truncatingIfNeeded: length >> 11)
+                    out[written + 4] = UInt8(truncatingIfNeeded: length >> 3)
+                    out[written + 5] = UInt8(truncatingIfNeeded: (length & 0x7) << 5) | low5
+                    out[written + 6] = b6
+                    UnsafeMutableRawPointer(out.baseAddress! + written + 7)
+                        .copyMemory(from: input.baseAddress! + read, byteCount: entry.size)
+                    read += entry.size
+                    written += length
+                }
+            }
+        }
+        var failure: ByteStreamError?
+        scratch.withUnsafeBytes { bytes in
+            do throws(ByteStreamError) { try sink.write(UnsafeRawBufferPointer(rebasing: bytes[..<total])) } catch { failure = error }
+        }
+        if let failure { throw .stream(failure) }
+        frameCount += run.count
+        byteCount += Int64(total)
+    }
 }
 
 extension ADTSHeader {

@@ -214,6 +214,49 @@ extension FuzzTarget {
                 }
             }
             precondition(failed || delivered == track.sampleCount, "a track ended early without an error")
+            checkRuns(source, configuration: configuration, trackID: track.id, runBytes: Int(data.last ?? 0) * 16 + 1)
         }
+    }
+
+    /// Runs (``MP4Demuxer/nextSampleRun(trackID:maxBytes:)``), mixed with single pulls, deliver
+    /// the samples single pulls do, in order, each run back to back in the file and within its
+    /// byte limit unless one sample alone is longer; an error ends both the same way.
+    private static func checkRuns(_ source: ArrayRandomAccessSource, configuration: DemuxerConfiguration, trackID: UInt32, runBytes: Int) {
+        let single = MP4Demuxer(source: source, configuration: configuration)
+        let runs = MP4Demuxer(source: source, configuration: configuration)
+        guard (try? single.start()) != nil, (try? runs.start()) != nil else { preconditionFailure("a demuxer starts once but not twice") }
+        var expected: [MediaSample] = []
+        var singleFailed = false
+        while true {
+            do {
+                guard let sample = try single.nextSample(trackID: trackID) else { break }
+                expected.append(sample)
+            } catch {
+                singleFailed = true
+                break
+            }
+        }
+        var delivered: [MediaSample] = []
+        var runsFailed = false
+        var pull = 0
+        while true {
+            pull += 1
+            do {
+                if pull % 3 == 0 {
+                    guard let sample = try runs.nextSample(trackID: trackID) else { break }
+                    delivered.append(sample)
+                } else {
+                    guard let run = try runs.nextSampleRun(trackID: trackID, maxBytes: runBytes) else { break }
+                    precondition(run.count > 0, "an empty run")
+                    precondition(run.count == 1 || run.data.count <= runBytes, "a run longer than asked for")
+                    delivered += run.samples
+                }
+            } catch {
+                runsFailed = true
+                break
+            }
+        }
+        precondition(singleFailed == runsFailed, "runs and single pulls end differently")
+        precondition(delivered == expected, "runs deliver other samples than single pulls")
     }
 }

@@ -129,6 +129,25 @@ struct ADTSStreamFixture {
         #expect(result.statistics.sampleCount == 6144)
     }
 
+    @Test func aRunIsWrittenAsTheFramesOfItsPacketsOneByOne() throws {
+        let config = try AudioSpecificConfig(sampleRate: 44100, channelCount: 2)
+        let payloads = (0..<50).map { index in [UInt8](repeating: UInt8(index), count: index * 37 % 700 + 1) }
+        var single = try ADTSWriter(sink: ArrayByteSink(), audioSpecificConfig: config)
+        for payload in payloads { try single.write(rawDataBlock: payload) }
+        let run = MediaSampleRun(data: payloads.flatMap { $0 }, entries: payloads.map { .init(size: $0.count, duration: 1024) },
+                                 firstDecodeTime: 0, timescale: 44100, format: try config.formatDescription())
+        var batched = try ADTSWriter(sink: ArrayByteSink(), audioSpecificConfig: config)
+        try batched.write(rawDataBlock: payloads[0])
+        try batched.write(rawDataBlocksOf: run)
+        #expect(batched.sink.bytes == single.sink.bytes[...].prefix(payloads[0].count + 7) + single.sink.bytes)
+        #expect(batched.frameCount == 51 && batched.byteCount == Int64(batched.sink.bytes.count))
+        // A packet too long for a frame refuses the whole run, before anything is written.
+        let long = MediaSampleRun(data: [UInt8](repeating: 0, count: 8200), entries: [.init(size: 10, duration: 1024), .init(size: 8190, duration: 1024)],
+                                  firstDecodeTime: 0, timescale: 44100, format: try config.formatDescription())
+        #expect(throws: AACBitstreamError.self) { try batched.write(rawDataBlocksOf: long) }
+        #expect(batched.frameCount == 51)
+    }
+
     @Test func writerRefusesWhatADTSCannotCarry() throws {
         let config = try AudioSpecificConfig(sampleRate: 44100, channelCount: 2)
         var writer = try ADTSWriter(sink: ArrayByteSink(), audioSpecificConfig: config)

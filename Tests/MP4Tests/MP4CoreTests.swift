@@ -87,6 +87,36 @@ enum BoxBuilder {
         #expect(samples.allSatisfy { $0.isSync && $0.duration == MediaTime(value: 1024, timescale: 8000) })
     }
 
+    @Test func runsDeliverTheSamplesSinglePullsDoBackToBackAndWithinTheirLimit() throws {
+        let sizes: [UInt32] = [10, 20, 30, 40, 50, 60, 70]
+        let bytes = Self.file(sizes: sizes, stsc: [[1, 3, 1], [3, 0, 1], [4, 1, 1]], chunkStarts: [0, 100, 200, 300, 400, 500, 600])
+        let expected = try Self.samples(bytes)
+        for limit in [1, 25, 60, 1 << 20] {
+            let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(bytes))
+            try demuxer.start()
+            var runs: [MediaSampleRun] = []
+            while let run = try demuxer.nextSampleRun(trackID: 1, maxBytes: limit) { runs.append(run) }
+            #expect(runs.flatMap(\.samples) == expected, "limit \(limit)")
+            #expect(runs.allSatisfy { $0.count == 1 || $0.data.count <= limit }, "limit \(limit)")
+            #expect(demuxer.status == .completed)
+        }
+        // Without a limit, a run is a chunk: samples 0–2, 3–5, then one per chunk.
+        let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(bytes))
+        try demuxer.start()
+        var counts: [Int] = []
+        while let run = try demuxer.nextSampleRun(trackID: 1) { counts.append(run.count) }
+        #expect(counts == [3, 3, 1])
+    }
+
+    @Test func aRunStopsBeforeTablesThatCannotPlaceASampleThenThrows() throws {
+        let bytes = Self.file(sizes: [10, 10, 10], stsc: [[1, 2, 1]], chunkStarts: [0])
+        let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(bytes))
+        try demuxer.start()
+        #expect(try demuxer.nextSampleRun(trackID: 1)?.count == 2)
+        #expect(throws: MP4Error.self) { try demuxer.nextSampleRun(trackID: 1) }
+        #expect(try demuxer.nextSampleRun(trackID: 1) == nil)
+    }
+
     @Test func tablesThatCannotPlaceASampleEndTheTrackWithAnError() throws {
         // Three samples but only one chunk of two.
         let bytes = Self.file(sizes: [10, 10, 10], stsc: [[1, 2, 1]], chunkStarts: [0])
@@ -190,5 +220,24 @@ final class FlakySource: RandomAccessByteSource, @unchecked Sendable {
         }
         #expect(failures > 0, "the flaky source never failed")
         #expect(resumed == clean, "resumed delivery differs: \(resumed.count) samples vs \(clean.count)")
+
+        // Runs retried after a failed read deliver the same samples, none twice.
+        let again = MP4Demuxer(source: FlakySource(bytes, failOn: [3, 4, 12]))
+        var runFailures = 0
+        while true {
+            do { try again.start(); break } catch { runFailures += 1; if runFailures > 10 { throw error } }
+        }
+        var fromRuns: [MediaSample] = []
+        while true {
+            do {
+                guard let run = try again.nextSampleRun(trackID: 1) else { break }
+                fromRuns += run.samples
+            } catch {
+                runFailures += 1
+                #expect(runFailures < 20)
+            }
+        }
+        #expect(runFailures > 0, "the flaky source never failed")
+        #expect(fromRuns == clean)
     }
 }

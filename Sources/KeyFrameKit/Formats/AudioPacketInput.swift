@@ -97,6 +97,23 @@ public struct AudioPacketInput: PacketSource {
         }
     }
 
+    /// The next packets that lie back to back in the input, read with one call (an MP4 track);
+    /// one packet for ADTS.
+    public mutating func nextRun(maxBytes: Int) throws(PipelineError) -> MediaSampleRun? {
+        do {
+            switch reader {
+            case .adts(var adts):
+                defer { reader = .adts(adts) }
+                return try adts.nextRun(maxBytes: maxBytes)
+            case .mp4(var mp4):
+                defer { reader = .mp4(mp4) }
+                return try mp4.nextRun(maxBytes: maxBytes)
+            }
+        } catch {
+            throw PipelineError(error)
+        }
+    }
+
     /// Seconds read, out of the whole.
     public var progress: MediaProgress {
         switch reader {

@@ -3,7 +3,7 @@ public import SystemPackage
 /// A sink whose ``finish()`` leaves the output uncommitted, for a job with several outputs
 /// that commits them together once all are complete.
 struct DeferredCommitSink<Inner: MediaSink>: MediaSink {
-    private var inner: Inner
+    private(set) var inner: Inner
 
     init(_ inner: Inner) { self.inner = inner }
 

@@ -31,6 +31,22 @@ struct DemuxedTrackSource: PacketSource {
         }
     }
 
+    mutating func nextRun(maxBytes: Int) throws(MP4Error) -> MediaSampleRun? {
+        guard !isEnded else { return nil }
+        do {
+            guard let run = try demuxer.nextSampleRun(trackID: track.id, maxBytes: maxBytes) else {
+                isEnded = true
+                return nil
+            }
+            decodeSeconds = Double(run.firstDecodeTime + run.duration) / Double(run.timescale)
+            return run
+        } catch {
+            isEnded = true
+            pendingDamage.append(DamageEvent(.endedEarly, message: "\(error); the track ends there"))
+            return nil
+        }
+    }
+
     var progress: MediaProgress {
         MediaProgress(mediaSeconds: decodeSeconds, totalSeconds: Double(track.mediaDuration) / Double(max(track.timescale, 1)))
     }

@@ -36,20 +36,22 @@ public enum Remux {
         var committed: [FileByteSink] = []
         defer { for sink in committed { sink.cancel() } }
         if let audioOutput {
-            var packets = try AudioPacketInput(path: input, segments: segments, trackID: audioTrackID, purpose: .remuxing)
+            let packets = try AudioPacketInput(path: input, segments: segments, trackID: audioTrackID, purpose: .remuxing)
             guard let config = packets.audioSpecificConfig, let track = packets.track, let file = packets.file else {
                 throw .unsupported("\(input): no AAC track")
             }
             let byteSink: FileByteSink
             do { byteSink = try FileByteSink(path: audioOutput.string) } catch { throw .stream(error) }
-            var sink: DeferredCommitSink<ADTSPacketWriter<FileByteSink>>
-            do { sink = DeferredCommitSink(try ADTSPacketWriter(sink: byteSink, audioSpecificConfig: config)) } catch {
+            // Packets move in runs: one read and one write per run of back-to-back samples.
+            var sink: DeferredCommitSink<SampleRunSink<ADTSPacketWriter<FileByteSink>>>
+            do { sink = DeferredCommitSink(SampleRunSink(try ADTSPacketWriter(sink: byteSink, audioSpecificConfig: config))) } catch {
                 byteSink.cancel()
                 throw .bitstream(error)
             }
             committed.append(byteSink)
-            let report = try Pump.run(from: &packets, into: &sink, control: control, progress: progress)
-            summary.audioPackets = Int(report.elements)
+            var runs = SampleRunSource(packets)
+            let report = try Pump.run(from: &runs, into: &sink, control: control, progress: progress)
+            summary.audioPackets = sink.inner.base.frameCount
             summary.damage += report.damage
             summary.audioTrackID = track.id
             if let edit = track.mediaEdit {

@@ -19,7 +19,37 @@ public protocol MediaSink<Element> {
 }
 
 /// A sink of compressed packets: an ADTS writer, an MP4 muxer, an Annex-B writer.
-public protocol PacketSink: MediaSink where Element == MediaSample {}
+public protocol PacketSink: MediaSink where Element == MediaSample {
+    /// Takes a run of samples whose bytes lie back to back; by default one sample at a time.
+    /// Container writers take a run whole, with one copy of its bytes.
+    mutating func write(run: MediaSampleRun) throws(Failure)
+}
+
+extension PacketSink {
+    /// Writes the run's samples one at a time.
+    public mutating func write(run: MediaSampleRun) throws(Failure) {
+        for sample in run.samples { try write(sample) }
+    }
+}
+
+/// A packet sink seen as a sink of ``MediaSampleRun``s, for a pump whose source yields runs
+/// (``PacketSink/write(run:)``).
+public struct SampleRunSink<Base: PacketSink>: MediaSink {
+    /// The packet sink written to.
+    public private(set) var base: Base
+
+    /// A sink of runs into `base`.
+    public init(_ base: Base) { self.base = base }
+
+    /// Writes the run into the packet sink.
+    public mutating func write(_ run: MediaSampleRun) throws(Base.Failure) { try base.write(run: run) }
+
+    /// Finishes the packet sink.
+    public mutating func finish() throws(Base.Failure) { try base.finish() }
+
+    /// Cancels the packet sink.
+    public mutating func cancel() { base.cancel() }
+}
 
 /// A sink of interleaved PCM: a WAV or raw PCM file, a playback device, an encoder's input.
 public protocol PCMSink: MediaSink where Element == PCMBuffer {}

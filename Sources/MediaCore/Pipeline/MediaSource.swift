@@ -32,7 +32,43 @@ extension MediaSource {
 /// A source of compressed packets (AAC raw data blocks, video access units), each a
 /// ``MediaSample`` with its timing and format: an ADTS stream, one track of an MP4, an Annex-B
 /// stream, an encoder's output.
-public protocol PacketSource: MediaSource where Element == MediaSample {}
+public protocol PacketSource: MediaSource where Element == MediaSample {
+    /// The next samples whose bytes lie back to back in the input, at most `maxBytes` of them
+    /// (at least one), or `nil` at the end; by default one sample. Container readers read a run
+    /// with one call. Runs and single samples can be mixed: each sample is delivered once.
+    mutating func nextRun(maxBytes: Int) throws(Failure) -> MediaSampleRun?
+}
+
+extension PacketSource {
+    /// The next sample as a run of one.
+    public mutating func nextRun(maxBytes: Int) throws(Failure) -> MediaSampleRun? {
+        try next().map(MediaSampleRun.init(sample:))
+    }
+}
+
+/// A packet source seen as a source of ``MediaSampleRun``s (``PacketSource/nextRun(maxBytes:)``),
+/// for a pump that moves packets between containers without looking at them one by one.
+public struct SampleRunSource<Base: PacketSource>: MediaSource {
+    /// The packet source read.
+    public private(set) var base: Base
+    /// The most bytes a run holds (unless its first sample alone is longer).
+    public let maxBytes: Int
+
+    /// A source of runs of at most `maxBytes` from `base`.
+    public init(_ base: Base, maxBytes: Int = 256 * 1024) {
+        self.base = base
+        self.maxBytes = maxBytes
+    }
+
+    /// The next run.
+    public mutating func next() throws(Base.Failure) -> MediaSampleRun? { try base.nextRun(maxBytes: maxBytes) }
+
+    /// The base source's progress.
+    public var progress: MediaProgress { base.progress }
+
+    /// The base source's damage.
+    public mutating func takeDamage() -> [DamageEvent] { base.takeDamage() }
+}
 
 /// A source of interleaved PCM: a WAV or raw PCM file, a capture device, a decoder's output.
 public protocol PCMSource: MediaSource where Element == PCMBuffer {
