@@ -240,7 +240,7 @@ BENCH_JOBS ?=
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)
 
 bench: deps
-	$(SWIFT) build -c release --product keyframe
+	$(SWIFT) build -c release --static-swift-stdlib --product keyframe
 	$(VENV)/bin/python scripts/bench.py --runs $(BENCH_RUNS) $(if $(BENCH_JOBS),--jobs $(BENCH_JOBS)) \
 	    --keyframe "$(RELEASE_BIN)/keyframe" \
 	    --invoked-as "make bench$(if $(filter-out 5,$(BENCH_RUNS)), BENCH_RUNS=$(BENCH_RUNS))$(if $(BENCH_JOBS), BENCH_JOBS=$(BENCH_JOBS))"

@@ -78,6 +78,20 @@ public struct ADTSPacketReader<Source: ByteSource>: PacketSource {
                            duration: MediaTime(value: duration, timescale: timescale), format: format)
     }
 
+    /// The next raw data blocks, read as one run of back-to-back packets (with
+    /// ``Framing/rawDataBlocks``; one frame per run with ``Framing/frames``): the same packets,
+    /// errors and damage as ``next()``, without an allocation per packet.
+    public mutating func nextRun(maxBytes: Int) throws(AACBitstreamError) -> MediaSampleRun? {
+        guard let first = try next() else { return nil }
+        guard framing == .rawDataBlocks, let format else { return MediaSampleRun(sample: first) }
+        var data = first.data
+        var sizes = [data.count]
+        try reader.takeRawDataBlocksInStep(into: &data, sizes: &sizes, maxBytes: maxBytes - data.count)
+        samplesDelivered += 1024 * Int64(sizes.count - 1)
+        return MediaSampleRun(data: data, entries: sizes.map { MediaSampleRun.Entry(size: $0, duration: 1024) },
+                              firstDecodeTime: first.decodeTime.value, timescale: timescale, format: format)
+    }
+
     private mutating func describe(_ header: ADTSHeader, offset: Int64) throws(AACBitstreamError) {
         guard let rate = header.sampleRate else {
             throw .unrepresentable(structure: "ADTS frame at byte \(offset)", field: "sampling_frequency_index",

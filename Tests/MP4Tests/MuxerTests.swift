@@ -155,6 +155,39 @@ import Testing
         }
     }
 
+    @Test func aRunIsMuxedAsItsSamplesOneByOneAndTheMovieFillsTheRoomLeftForIt() throws {
+        let packets = (0..<300).map { Self.packet($0, size: 20 + $0 % 50) }
+        func mux(_ configuration: MuxerConfiguration, runs: Bool) throws -> [UInt8] {
+            let muxer = MP4Muxer(sink: ArrayByteSink(), configuration: configuration)
+            try muxer.start()
+            if runs {
+                for start in stride(from: 0, to: packets.count, by: 70) {
+                    let part = packets[start..<min(start + 70, packets.count)]
+                    try muxer.append(run: MediaSampleRun(data: part.flatMap(\.data), entries: part.map { .init(size: $0.data.count, duration: 1024) },
+                                                         firstDecodeTime: part.first!.decodeTime.value, timescale: 44100, format: Self.format))
+                }
+            } else {
+                for packet in packets { try muxer.append(packet) }
+            }
+            try muxer.finish()
+            return try #require(muxer.sink as? ArrayByteSink).bytes
+        }
+        for layout: MuxerConfiguration.Layout in [.progressive, .fastStart, .fragmented(fragmentDuration: MediaTime(value: 1, timescale: 1))] {
+            let configuration = MuxerConfiguration(layout: layout)
+            #expect(try mux(configuration, runs: true) == mux(configuration, runs: false), "\(layout)")
+        }
+        // Room for 300 samples: the movie goes into it, a `free` keeps the rest, nothing moves.
+        let roomy = try mux(MuxerConfiguration(layout: .fastStart, expectedSampleCount: 330), runs: true)
+        let file = try MP4File(source: ArrayRandomAccessSource(roomy))
+        #expect(file.topLevelBoxes.map(\.type.description) == ["ftyp", "moov", "free", "free", "mdat"])
+        #expect(try Self.audioSamples(roomy).map(\.data) == packets.map(\.data))
+        // Room for 10: too small, so the media moves as without an estimate; every byte kept.
+        let tight = try mux(MuxerConfiguration(layout: .fastStart, expectedSampleCount: 10), runs: false)
+        let moved = try MP4File(source: ArrayRandomAccessSource(tight))
+        #expect(moved.topLevelBoxes.map(\.type.description) == ["ftyp", "moov", "free", "free", "mdat"])
+        #expect(try Self.audioSamples(tight).map(\.data) == packets.map(\.data))
+    }
+
     @Test func aVideoTrackAddedUpFrontGetsTheNextID() throws {
         let video = FormatDescription.video(VideoFormat(codec: .h264, width: 16, height: 16,
                                                         parameterSets: [[0x67, 0x42, 0x00, 0x0A, 0xF8, 0x41, 0xA2], [0x68, 0xCE, 0x38, 0x80]]))

@@ -73,6 +73,11 @@ public struct MuxerOutput: PacketSink {
         do { try muxer.append(sample) } catch { throw .container(error) }
     }
 
+    /// Appends a run of samples to the track of its media type, with one write of its bytes.
+    public mutating func write(run: MediaSampleRun) throws(PipelineError) {
+        do { try muxer.append(run: run) } catch { throw .container(error) }
+    }
+
     /// Writes the movie and gives the file its name.
     public mutating func finish() throws(PipelineError) {
         do { try muxer.finish() } catch { throw .container(error) }

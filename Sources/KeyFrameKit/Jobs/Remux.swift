@@ -141,15 +141,52 @@ public enum Remux {
         guard !types.isEmpty else { throw .unsupported("nothing to mux: give an ADTS file and/or a video stream") }
         let audioSource = try audio.map(openADTS)
         let videoSource = try video.map(openAnnexB)
-        var source = InterleavedSource(first: audioSource, second: videoSource)
         let layout: MuxerConfiguration.Layout = if let duration = options.fragmentDuration {
             .fragmented(fragmentDuration: duration, defragmentOnFinish: options.defragment)
         } else {
             options.fastStart ? .fastStart : .progressive
         }
-        var sink = try MuxerOutput(path: output, configuration: MuxerConfiguration(layout: layout, mediaTypes: types, encoderName: "KeyFrameKit"))
+        var configuration = MuxerConfiguration(layout: layout, mediaTypes: types, encoderName: "KeyFrameKit")
+        if video == nil, let audio {
+            configuration.expectedSampleCount = estimatedFrameCount(ofADTS: audio)
+        }
+        if let audioSource, videoSource == nil {
+            // Audio alone: nothing to interleave, so packets move in runs (one write per run).
+            var runs = SampleRunSource(audioSource)
+            var sink = SampleRunSink(try MuxerOutput(path: output, configuration: configuration))
+            let report = try Pump.run(from: &runs, into: &sink, control: control)
+            return MuxSummary(audioPackets: sink.base.muxer.sampleCount(trackID: 1), videoSamples: 0, damage: report.damage)
+        }
+        var source = InterleavedSource(first: audioSource, second: videoSource)
+        var sink = try MuxerOutput(path: output, configuration: configuration)
         let report = try Pump.run(from: &source, into: &sink, control: control)
         return MuxSummary(audioPackets: source.firstCount, videoSamples: source.secondCount, damage: report.damage)
+    }
+
+    /// About how many frames the ADTS file at `path` holds, a tenth more to be safe: its size
+    /// over the mean frame length of four 16 KiB windows spread through it. The muxer leaves
+    /// room for a movie of that many samples, and moves the media when the room is short, so the
+    /// estimate costs four small reads and is never wrong, only wasteful — bounded: no room at all
+    /// when it would pass 3% of the file (a movie holds 4 bytes per frame; AAC frames of 96 kb/s
+    /// are about 280 bytes).
+    static func estimatedFrameCount(ofADTS path: FilePath) -> Int? {
+        guard let source = try? FileByteSource(path: path.string), let size = source.size(), size > 0 else { return nil }
+        let window: Int64 = 16 * 1024
+        var frames = 0
+        var bytes: Int64 = 0
+        for quarter in 0..<4 {
+            let start = size * Int64(quarter) / 4
+            guard let data = try? source.read(at: start, count: Int(min(window, size - start))) else { return nil }
+            var reader = ADTSReader(source: ArrayByteSource(data))
+            while let frame = try? reader.nextFrame() {
+                frames += 1
+                bytes += Int64(frame.bytes.count)
+            }
+        }
+        guard frames > 0, bytes > 0 else { return nil }
+        let meanFrameBytes = Double(bytes) / Double(frames)
+        let estimate = Int(Double(size) / meanFrameBytes * 1.1) + 16
+        return Int64(estimate) * 4 <= size / 33 ? estimate : nil
     }
 
     private static func openADTS(_ path: FilePath) throws(PipelineError) -> AudioPacketInput {

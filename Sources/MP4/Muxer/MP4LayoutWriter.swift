@@ -18,6 +18,8 @@ protocol MP4LayoutWriter: AnyObject {
     func prepare() throws(MP4Error)
     /// Writes one sample of `track` (samples come in decode-time order across tracks).
     func write(_ sample: MediaSample, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error)
+    /// Writes a run of samples of `track`, the only track: by default one sample at a time.
+    func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error)
     /// Writes the movie and commits the output.
     func finish(context: MuxerContext) throws(MP4Error)
     /// Removes the output (a fragmented file keeps the fragments it has written).
@@ -26,16 +28,23 @@ protocol MP4LayoutWriter: AnyObject {
 
 extension MP4LayoutWriter {
     func prepare() throws(MP4Error) {}
+
+    func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
+        for sample in run.samples { try write(sample, track: track, tracks: tracks) }
+    }
 }
 
 /// `ftyp`, then `mdat` payloads placed into chunks as samples arrive: the media part of the
 /// progressive and faststart layouts (ISO/IEC 14496-12 8.1.1, 8.7.4 chunks).
 struct MediaDataWriter {
     private(set) var started = false
-    /// Where the `mdat` header starts (after `ftyp` and an 8-byte `free`).
+    /// Where the `mdat` header starts (after `ftyp`, the room left for the movie, and an
+    /// 8-byte `free`).
     private(set) var mediaDataStart: Int64 = 0
     /// The size of `ftyp`.
     private(set) var fileTypeSize: Int64 = 0
+    /// The size of the `free` box left after `ftyp` for the movie (``MuxerConfiguration/expectedSampleCount``); 0 for none.
+    private(set) var reservedMovieSpace: Int64 = 0
     private var chunkTrack: UInt32?
     let configuration: MuxerConfiguration
 
@@ -47,6 +56,13 @@ struct MediaDataWriter {
         let fileType = MovieBoxWriter.fileType(tracks: tracks, configuration: configuration, fragmented: false)
         try sink.write(fileType)
         fileTypeSize = Int64(fileType.count)
+        let reserved = configuration.reservedMovieSpace
+        if reserved > 0 {
+            var room = [UInt8](repeating: 0, count: reserved)
+            room.replaceSubrange(0..<8, with: BoxWriterBytes.u32(UInt32(reserved)) + Array("free".utf8))
+            try sink.write(room)
+            reservedMovieSpace = Int64(reserved)
+        }
         try sink.write([0, 0, 0, 8] + Array("free".utf8))
         mediaDataStart = sink.byteCount
         try sink.write([0, 0, 0, 0] + Array("mdat".utf8))
@@ -71,6 +87,28 @@ struct MediaDataWriter {
         } catch {
             throw .stream(.system(operation: "write", path: "output", errno: .ioError))
         }
+    }
+
+    /// Writes a run's bytes with one write and records where each sample went: the chunks are
+    /// those ``write(_:track:tracks:to:)`` makes sample by sample.
+    mutating func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack], to sink: inout any MP4OutputSink) throws(MP4Error) {
+        do {
+            if !started { try begin(&sink, tracks: tracks) }
+        } catch { throw .stream(error) }
+        var offset = sink.byteCount
+        var index = 0
+        var chunkTrack = self.chunkTrack
+        try track.record(run) { dts in
+            let newChunk = chunkTrack != track.id || track.samplesInCurrentChunk == 0
+                || dts - track.chunkStartDecodeTime >= Int64(track.timescale)
+            if newChunk { track.chunkStartDecodeTime = dts }
+            track.placeSample(at: UInt64(offset), newChunk: newChunk)
+            chunkTrack = track.id
+            offset += Int64(run.entries[index].size)
+            index += 1
+        }
+        self.chunkTrack = chunkTrack
+        do { try sink.write(run.data) } catch { throw .stream(error) }
     }
 
     /// Fills in the `mdat` size: 32 bits, or a 64-bit header over the `free` box.

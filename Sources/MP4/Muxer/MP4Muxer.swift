@@ -101,6 +101,11 @@ public final class MP4Muxer {
     /// ``finish()``).
     public var sink: any MP4OutputSink { layout.sink }
 
+    /// Samples appended to the track `trackID` so far (written or queued for interleaving).
+    public func sampleCount(trackID: UInt32) -> Int {
+        tracks.first { $0.id == trackID }.map { $0.sampleCount + $0.queue.count } ?? 0
+    }
+
     /// Adds a track for samples of `format` and returns its id (1, 2, … in the order added).
     ///
     /// Tracks can also be created from the first sample of each media type that
@@ -163,6 +168,30 @@ public final class MP4Muxer {
     /// Appends a sample to the track ``addTrack(_:)`` returned as `trackID`.
     public func append(_ sample: MediaSample, toTrack trackID: UInt32) throws(MP4Error) {
         try append(sample, to: trackID)
+    }
+
+    /// Appends a run of samples (back to back in its buffer) to the track ``addTrack(_:)``
+    /// returned as `trackID`, or else to the track of its media type: the same as appending its
+    /// samples one by one, with one write of their bytes when the file has one track.
+    public func append(run: MediaSampleRun, toTrack trackID: UInt32? = nil) throws(MP4Error) {
+        guard status == .running else { throw .invalidMuxerState(operation: "append", status: status.name) }
+        guard let first = run.entries.first else { return }
+        let head = MediaSample(data: Array(run.data.prefix(first.size)),
+                               presentationTime: MediaTime(value: run.firstDecodeTime &+ Int64(first.compositionOffset), timescale: run.timescale),
+                               decodeTime: MediaTime(value: run.firstDecodeTime, timescale: run.timescale),
+                               duration: MediaTime(value: Int64(first.duration), timescale: run.timescale),
+                               isSync: first.isSync, format: run.format, trackID: run.trackID)
+        do throws(MP4Error) {
+            let track = try track(for: head, id: trackID)
+            if tracks.count == 1, expectedTrackCount == 1, track.queue.isEmpty {
+                try layout.write(run: run, track: track, tracks: tracks)
+                return
+            }
+        } catch {
+            fail(error)
+            throw error
+        }
+        for sample in run.samples { try append(sample, to: trackID) }
     }
 
     private func append(_ sample: MediaSample, to trackID: UInt32?) throws(MP4Error) {

@@ -34,15 +34,31 @@ public struct MuxerConfiguration: Sendable {
     public var movieTimescale: Int32?
     /// The encoder tag (`©too`).
     public var encoderName: String
+    /// An estimate of how many samples the file will hold, all tracks together. With
+    /// ``Layout/fastStart``, room for the movie box of that many samples is left in a `free` box
+    /// before the media, and finishing writes the movie there instead of moving the media up
+    /// (what FFmpeg's `-moov_size` asks for by hand). What the movie does not use stays a `free`
+    /// box (room for tags); a movie that does not fit is written by the move, as without an
+    /// estimate. `nil`: no room is left.
+    public var expectedSampleCount: Int?
 
     /// A configuration; by default faststart, audio only.
     public init(layout: Layout = .fastStart, mediaTypes: MediaType = .audio, preferredTransform: TrackTransform = .identity,
-                movieTimescale: Int32? = nil, encoderName: String = "KeyFrameKit") {
+                movieTimescale: Int32? = nil, encoderName: String = "KeyFrameKit", expectedSampleCount: Int? = nil) {
         self.layout = layout
         self.mediaTypes = mediaTypes
         self.preferredTransform = preferredTransform
         self.movieTimescale = movieTimescale
         self.encoderName = encoderName
+        self.expectedSampleCount = expectedSampleCount
+    }
+
+    /// The bytes left for the movie box before the media: 4 bytes per expected sample (`stsz`),
+    /// 20 per chunk of at least 32 samples (`stco`/`co64` and a `stsc` entry), and 4 KiB for the
+    /// rest; 0 unless the layout is ``Layout/fastStart`` and a count is expected.
+    var reservedMovieSpace: Int {
+        guard layout == .fastStart, let count = expectedSampleCount, count > 0, count < Int(UInt32.max) else { return 0 }
+        return 4096 + count * 4 + (count / 32 + 1) * 20
     }
 
     /// Whether the layout writes fragments.

@@ -76,6 +76,40 @@ final class MuxerTrack {
         let dts = try ticks(sample.decodeTime)
         let pts = try ticks(sample.presentationTime)
         let duration = (try? sample.duration.converted(to: timescale, rounding: .nearest).value) ?? 0
+        try record(decodeTicks: dts, presentationTicks: pts, durationTicks: duration, size: sample.data.count, isSync: sample.isSync)
+        return dts
+    }
+
+    /// Records the timing and size of samples of a run, in order; returns each one's decode
+    /// time in ticks through `placed`.
+    func record(_ run: MediaSampleRun, placed: (Int64) -> Void) throws(MP4Error) {
+        let runStart = MediaTime(value: run.firstDecodeTime, timescale: run.timescale)
+        if firstDecodeTime == nil { firstDecodeTime = runStart }
+        guard let first = firstDecodeTime else { return }
+        // In the track's own timescale, ticks are the run's times less the first decode time.
+        let sameScale = run.timescale == timescale && first.timescale == timescale
+        var decode = run.firstDecodeTime
+        for entry in run.entries {
+            let dts: Int64
+            let pts: Int64
+            let duration: Int64
+            if sameScale {
+                dts = decode &- first.value
+                pts = dts &+ Int64(entry.compositionOffset)
+                duration = Int64(entry.duration)
+            } else {
+                dts = try ticks(MediaTime(value: decode, timescale: run.timescale))
+                pts = try ticks(MediaTime(value: decode &+ Int64(entry.compositionOffset), timescale: run.timescale))
+                duration = (try? MediaTime(value: Int64(entry.duration), timescale: run.timescale).converted(to: timescale).value) ?? 0
+            }
+            try record(decodeTicks: dts, presentationTicks: pts, durationTicks: duration, size: entry.size, isSync: entry.isSync)
+            placed(dts)
+            decode &+= Int64(entry.duration)
+        }
+    }
+
+    private func record(decodeTicks dts: Int64, presentationTicks pts: Int64, durationTicks duration: Int64, size sampleSize: Int,
+                        isSync: Bool) throws(MP4Error) {
         if let last = lastDecodeTime {
             guard dts > last else {
                 throw .invalidField(path: BoxPath(components: ["track \(id)"]), field: "decode time of sample \(sampleCount + 1)",
@@ -86,12 +120,12 @@ final class MuxerTrack {
         }
         lastDecodeTime = dts
         pendingDuration = max(duration, 0)
-        let size = UInt32(clamping: sample.data.count)
+        let size = UInt32(clamping: sampleSize)
         sampleSizes.append(size)
         totalBytes += Int64(size)
         maxSampleSize = max(maxSampleSize, size)
         // stss is needed only once a sample is not sync: until then the numbers are 1...n.
-        if !sample.isSync {
+        if !isSync {
             if allSync { syncSamples = (1..<UInt32(sampleSizes.count)).map { $0 } }
             allSync = false
         } else if !allSync {
@@ -106,7 +140,6 @@ final class MuxerTrack {
         } else {
             compositionOffsets.append(CompositionOffsetEntry(count: 1, offset: clamped))
         }
-        return dts
     }
 
     /// Closes the last sample's duration (at finish).

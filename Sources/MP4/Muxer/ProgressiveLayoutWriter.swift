@@ -16,9 +16,15 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
     var movieWritten: Bool { false }
     /// The size of `ftyp`, where the media part starts.
     var fileTypeSize: Int64 { media.fileTypeSize }
+    /// The room left for the movie after `ftyp`.
+    var reservedMovieSpace: Int64 { media.reservedMovieSpace }
 
     func write(_ sample: MediaSample, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
         try media.write(sample, track: track, tracks: tracks, to: &sink)
+    }
+
+    func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
+        try media.write(run: run, track: track, tracks: tracks, to: &sink)
     }
 
     /// Fills in the `mdat` size and closes every track's last chunk and duration.
@@ -44,9 +50,11 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
 }
 
 /// The faststart layout, `ftyp` `moov` `free` `mdat`: written as the progressive layout, then,
-/// at the end, everything after `ftyp` moves up by the movie's size inside the same output and
-/// the movie is written into the gap, its chunk offsets shifted by as much. One output, no
-/// second pass through a demuxer; the move reads and writes 1 MiB at a time, from the end.
+/// at the end, the movie goes into the room left for it (``MuxerConfiguration/expectedSampleCount``)
+/// or, without room enough, everything after `ftyp` moves up by the movie's size inside the same
+/// output and the movie is written into the gap, its chunk offsets shifted by as much. One
+/// output, no second pass through a demuxer; the move reads and writes 1 MiB at a time, from the
+/// end.
 final class FastStartLayoutWriter: MP4LayoutWriter {
     /// The media part is the progressive layout's; only the end differs.
     private let progressive: ProgressiveLayoutWriter
@@ -65,9 +73,29 @@ final class FastStartLayoutWriter: MP4LayoutWriter {
         try progressive.write(sample, track: track, tracks: tracks)
     }
 
+    func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
+        try progressive.write(run: run, track: track, tracks: tracks)
+    }
+
     func finish(context: MuxerContext) throws(MP4Error) {
         try progressive.closeMedia(context: context)
         var writer = MovieBoxWriter(context: context, configuration: progressive.configuration)
+        // The movie in the room left for it: nothing moves, and what is left stays `free`.
+        let room = progressive.reservedMovieSpace
+        if room > 0 {
+            let movie = writer.movie()
+            let rest = room - Int64(movie.count)
+            if rest == 0 || rest >= 8 {
+                let free = rest > 0 ? BoxWriterBytes.u32(UInt32(rest)) + Array("free".utf8) : []
+                do {
+                    try progressive.withSink { sink throws(ByteStreamError) in
+                        try sink.overwrite(movie + free, at: progressive.fileTypeSize)
+                        try sink.commit()
+                    }
+                } catch { throw .stream(error) }
+                return
+            }
+        }
         // Chunk offsets move by the movie's size; co64 may change that size once.
         writer.chunkOffsetShift = Int64(writer.movie().count)
         writer.chunkOffsetShift = Int64(writer.movie().count)
