@@ -86,7 +86,7 @@ public struct ADTSPacketReader<Source: ByteSource>: PacketSource {
         guard framing == .rawDataBlocks, let format else { return MediaSampleRun(sample: first) }
         var data = first.data
         var sizes = [data.count]
-        try reader.takeRawDataBlocksInStep(into: &data, sizes: &sizes, maxBytes: maxBytes - data.count)
+        reader.takeRawDataBlocksInStep(into: &data, sizes: &sizes, maxBytes: maxBytes - data.count)
         samplesDelivered += 1024 * Int64(sizes.count - 1)
         return MediaSampleRun(data: data, entries: sizes.map { MediaSampleRun.Entry(size: $0, duration: 1024) },
                               firstDecodeTime: first.decodeTime.value, timescale: timescale, format: format)

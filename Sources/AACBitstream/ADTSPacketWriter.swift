@@ -38,7 +38,8 @@ public struct ADTSPacketWriter<Sink: CommittableByteSink>: PacketSink {
 
     /// Writes a run of AAC packets as ADTS frames, with one copy of their bytes and one write.
     ///
-    /// - Throws: as ``write(_:)``.
+    /// - Throws: as ``write(_:)``; a packet too long for a frame refuses the whole run before
+    ///   anything of it is written.
     public mutating func write(run: MediaSampleRun) throws(AACBitstreamError) {
         if writer == nil {
             guard case .audio(let audio) = run.format, audio.codec == .aac else {

@@ -103,18 +103,19 @@ public struct ADTSReader<Source: ByteSource> {
     /// blocks to `payloads` and their sizes to `sizes`, until `maxBytes` of payload would be
     /// passed. Stops at anything else, for ``nextFrame()`` to take: what is delivered, counted
     /// and reported is what ``nextFrame()`` would give, frame for frame, without a copy of each.
-    mutating func takeRawDataBlocksInStep(into payloads: inout [UInt8], sizes: inout [Int], maxBytes: Int) throws(AACBitstreamError) {
+    mutating func takeRawDataBlocksInStep(into payloads: inout [UInt8], sizes: inout [Int], maxBytes: Int) {
         guard synchronised, pendingSkip == nil, let fixed = lastFixedHeader else { return }
         var taken = 0
         while true {
-            guard try ensure(16) else { return }
+            // A read error is left for nextFrame() to meet, after the frames taken are delivered.
+            guard (try? ensure(16)) == true else { return }
             guard ADTSHeader.hasSyncword(buffer[start], buffer[start + 1]), buffer[start + 1] & 0x01 == 1,
                   fixedHeaderKey(at: start) == fixed else { return }
             var headerReader = ByteReader(buffer, range: start..<(start + 16), baseOffset: bufferOffset)
             guard let header = try? ADTSHeader(from: &headerReader), header.rawDataBlockCountMinusOne == 0 else { return }
             let length = header.frameLength
             let payload = length - header.headerLength
-            guard taken + payload <= maxBytes, try ensure(length) else { return }
+            guard taken + payload <= maxBytes, (try? ensure(length)) == true else { return }
             payloads.append(contentsOf: buffer[(start + header.headerLength)..<(start + length)])
             sizes.append(payload)
             taken += payload

@@ -180,8 +180,9 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         return sample
     }
 
-    /// The next samples of a chosen track that lie back to back in the file — at least one, at
-    /// most `maxBytes` of them unless the first alone is longer — read with one call: container
+    /// The next samples of a chosen track that lie back to back in the file and in time — at
+    /// least one, at most 4096 and `maxBytes` of them unless the first alone is longer — read
+    /// with one call: container
     /// I/O at copy speed. It delivers the same samples as ``nextSample(trackID:)``, in the same
     /// order and with the same errors; the two can be mixed.
     public func nextSampleRun(trackID: UInt32, maxBytes: Int = 256 * 1024) throws(MP4Error) -> MediaSampleRun? {
@@ -215,6 +216,8 @@ final class TrackSampleReader {
     private(set) var isFinished = false
     private var pendingError: MP4Error?
     static let windowSize = 256 * 1024
+    /// The most samples in one run, so that a table of empty samples cannot make one unbounded.
+    static let maxRunCount = 4096
 
     init(track: MP4Track, fileSize: Int64) throws(MP4Error) {
         self.track = track
@@ -251,8 +254,8 @@ final class TrackSampleReader {
                            isSync: location.isSync, format: format, trackID: track.id)
     }
 
-    /// The next samples that lie back to back in the file, at most `maxBytes` of them (at least
-    /// one sample), read with one call.
+    /// The next samples that lie back to back in the file and in time, at most `maxBytes` and
+    /// ``maxRunCount`` of them (at least one sample), read with one call.
     func nextRun(from source: some RandomAccessByteSource, maxBytes: Int) throws(MP4Error) -> MediaSampleRun? {
         guard !isFinished else { return nil }
         compactQueue()
@@ -261,6 +264,7 @@ final class TrackSampleReader {
         var start: Int64 = 0
         var end: Int64 = 0
         var firstDecode: Int64 = 0
+        var nextDecode: Int64 = 0
         while true {
             if head == queue.count {
                 guard pendingError == nil else { break }
@@ -273,14 +277,18 @@ final class TrackSampleReader {
                 start = location.offset
                 end = start
                 firstDecode = location.decodeTime
+                nextDecode = firstDecode
             } else {
-                // A gap, a jump back, a run too long or a sample past the end ends the run there.
+                // A gap, a jump back, a break in the timeline (a new fragment's tfdt), a run too
+                // long or a sample past the end ends the run there.
                 guard location.offset == end, end - start + Int64(location.size) <= Int64(maxBytes),
+                      entries.count < Self.maxRunCount, location.decodeTime == nextDecode,
                       end.saturatingAdding(Int64(location.size)) <= fileSize else { break }
             }
             entries.append(MediaSampleRun.Entry(size: location.size, duration: location.duration,
                                                 compositionOffset: location.compositionOffset, isSync: location.isSync))
             end += Int64(location.size)
+            nextDecode = nextDecode.saturatingAdding(Int64(location.duration))
             head += 1
         }
         guard !entries.isEmpty else {
@@ -297,8 +305,9 @@ final class TrackSampleReader {
             throw .stream(error)
         }
         guard data.count == Int(end - start) else {
-            isFinished = true
-            throw .sampleOutsideFile(trackID: track.id, sampleIndex: queue[runStart].index, offset: start, size: end - start, fileSize: fileSize)
+            // A source shorter than it said: one sample at a time, as ``next(from:)`` reads them.
+            head = runStart
+            return try next(from: source).map(MediaSampleRun.init(sample:))
         }
         return MediaSampleRun(data: data, entries: entries, firstDecodeTime: firstDecode,
                               timescale: Int32(clamping: track.timescale), format: format, trackID: track.id)

@@ -27,9 +27,9 @@ public struct MediaSampleRun: Sendable, Hashable {
     }
 
     /// The samples' bytes, back to back, in entry order.
-    public var data: [UInt8]
+    public private(set) var data: [UInt8]
     /// One entry per sample; their sizes add up to `data.count`.
-    public var entries: [Entry]
+    public private(set) var entries: [Entry]
     /// The first sample's decode time, in ``timescale`` units.
     public var firstDecodeTime: Int64
     /// Units per second of the times and durations.
@@ -39,9 +39,11 @@ public struct MediaSampleRun: Sendable, Hashable {
     /// The track the samples belong to (1-based, as in ISO BMFF).
     public var trackID: UInt32
 
-    /// A run; the entries' sizes must add up to `data.count`.
+    /// A run; the entries' sizes must be at least 0 and add up to `data.count` (checked: the
+    /// bytes and entries cannot change afterwards, so writers can trust them).
     public init(data: [UInt8], entries: [Entry], firstDecodeTime: Int64, timescale: Int32, format: FormatDescription, trackID: UInt32 = 1) {
-        precondition(entries.reduce(0) { $0 + $1.size } == data.count, "a run's entries do not add up to its bytes")
+        precondition(entries.allSatisfy { $0.size >= 0 } && entries.reduce(0) { $0 + $1.size } == data.count,
+                     "a run's entry sizes are negative or do not add up to its bytes")
         self.data = data
         self.entries = entries
         self.firstDecodeTime = firstDecodeTime
@@ -50,7 +52,9 @@ public struct MediaSampleRun: Sendable, Hashable {
         self.trackID = trackID
     }
 
-    /// A run of one sample.
+    /// A run of one sample, its duration and composition offset in its decode time's timescale
+    /// (rounded, and clamped to the entry's fields): a carrier for sources without runs of their
+    /// own, exact for samples whose times share one timescale.
     public init(sample: MediaSample) {
         let timescale = sample.decodeTime.timescale
         // Times that do not fit the decode time's timescale saturate (a run of one is only a

@@ -97,8 +97,9 @@ public struct AudioPacketInput: PacketSource {
         }
     }
 
-    /// The next packets that lie back to back in the input, read with one call (an MP4 track);
-    /// one packet for ADTS.
+    /// The next packets that lie back to back in the input: an MP4 track's read with one call,
+    /// ADTS raw data blocks (``Purpose/remuxing``) taken from the read buffer without a copy
+    /// each; whole ADTS frames (``Purpose/decoding``) one at a time.
     public mutating func nextRun(maxBytes: Int) throws(PipelineError) -> MediaSampleRun? {
         do {
             switch reader {

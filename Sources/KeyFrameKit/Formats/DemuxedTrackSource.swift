@@ -38,7 +38,7 @@ struct DemuxedTrackSource: PacketSource {
                 isEnded = true
                 return nil
             }
-            decodeSeconds = Double(run.firstDecodeTime + run.duration) / Double(run.timescale)
+            decodeSeconds = (Double(run.firstDecodeTime) + Double(run.duration)) / Double(run.timescale)
             return run
         } catch {
             isEnded = true

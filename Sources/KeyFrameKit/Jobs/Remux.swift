@@ -167,8 +167,8 @@ public enum Remux {
     /// over the mean frame length of four 16 KiB windows spread through it. The muxer leaves
     /// room for a movie of that many samples, and moves the media when the room is short, so the
     /// estimate costs four small reads and is never wrong, only wasteful — bounded: no room at all
-    /// when it would pass 3% of the file (a movie holds 4 bytes per frame; AAC frames of 96 kb/s
-    /// are about 280 bytes).
+    /// when the sample sizes alone would pass 3% of the file (a movie holds 4 bytes per frame;
+    /// AAC frames of 96 kb/s are about 280 bytes).
     static func estimatedFrameCount(ofADTS path: FilePath) -> Int? {
         guard let source = try? FileByteSource(path: path.string), let size = source.size(), size > 0 else { return nil }
         let window: Int64 = 16 * 1024

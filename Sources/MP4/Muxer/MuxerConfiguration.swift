@@ -34,7 +34,8 @@ public struct MuxerConfiguration: Sendable {
     public var movieTimescale: Int32?
     /// The encoder tag (`©too`).
     public var encoderName: String
-    /// An estimate of how many samples the file will hold, all tracks together. With
+    /// An estimate of how many audio samples the file will hold (the room is sized for an
+    /// audio track's tables: no `ctts` or `stss`), at most 16 Mi. With
     /// ``Layout/fastStart``, room for the movie box of that many samples is left in a `free` box
     /// before the media, and finishing writes the movie there instead of moving the media up
     /// (what FFmpeg's `-moov_size` asks for by hand). What the movie does not use stays a `free`
@@ -57,7 +58,8 @@ public struct MuxerConfiguration: Sendable {
     /// 20 per chunk of at least 32 samples (`stco`/`co64` and a `stsc` entry), and 4 KiB for the
     /// rest; 0 unless the layout is ``Layout/fastStart`` and a count is expected.
     var reservedMovieSpace: Int {
-        guard layout == .fastStart, let count = expectedSampleCount, count > 0, count < Int(UInt32.max) else { return 0 }
+        // At most 16 Mi samples (a 67 MB room): more is not worth leaving unused if the estimate is wrong.
+        guard layout == .fastStart, let count = expectedSampleCount, count > 0, count <= 1 << 24 else { return 0 }
         return 4096 + count * 4 + (count / 32 + 1) * 20
     }
 
