@@ -109,20 +109,39 @@ public struct ADTSReader<Source: ByteSource> {
         while true {
             // A read error is left for nextFrame() to meet, after the frames taken are delivered.
             guard (try? ensure(16)) == true else { return }
-            guard ADTSHeader.hasSyncword(buffer[start], buffer[start + 1]), buffer[start + 1] & 0x01 == 1,
-                  fixedHeaderKey(at: start) == fixed else { return }
-            var headerReader = ByteReader(buffer, range: start..<(start + 16), baseOffset: bufferOffset)
-            guard let header = try? ADTSHeader(from: &headerReader), header.rawDataBlockCountMinusOne == 0 else { return }
-            let length = header.frameLength
-            let payload = length - header.headerLength
-            guard taken + payload <= maxBytes, (try? ensure(length)) == true else { return }
-            payloads.append(contentsOf: buffer[(start + header.headerLength)..<(start + length)])
-            sizes.append(payload)
-            taken += payload
-            start += length
-            statistics.frameCount += 1
-            statistics.frameBytes += Int64(length)
-            statistics.sampleCount += Int64(header.sampleCount)
+            // One pass over the frames that lie whole in the buffer. In step with `fixed` (which a
+            // full parse accepted), a header's only free fields are aac_frame_length, the buffer
+            // fullness and number_of_raw_data_blocks_in_frame (ISO/IEC 14496-3, 1.A.3.2.2).
+            var cursor = start
+            var frames = 0
+            var frameBytes = 0
+            var bytesWanted = 0   // > 0: the frame at the cursor needs this many bytes in the buffer
+            buffer.withUnsafeBufferPointer { bytes in
+                while cursor + 16 <= bytes.count {
+                    guard ADTSHeader.hasSyncword(bytes[cursor], bytes[cursor + 1]), bytes[cursor + 1] & 0x01 == 1,
+                          UInt32(bytes[cursor + 1]) << 16 | UInt32(bytes[cursor + 2] & 0xFD) << 8 | UInt32(bytes[cursor + 3] & 0xC0) == fixed,
+                          bytes[cursor + 6] & 0x03 == 0 else { return }
+                    let length = Int(bytes[cursor + 3] & 0x03) << 11 | Int(bytes[cursor + 4]) << 3 | Int(bytes[cursor + 5] >> 5)
+                    let payload = length - 7
+                    guard payload >= 0, taken + payload <= maxBytes else { return }
+                    guard cursor + length <= bytes.count else {
+                        bytesWanted = length
+                        return
+                    }
+                    payloads.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[(cursor + 7)..<(cursor + length)]))
+                    sizes.append(payload)
+                    taken += payload
+                    cursor += length
+                    frames += 1
+                    frameBytes += length
+                }
+                bytesWanted = 16
+            }
+            start = cursor
+            statistics.frameCount += frames
+            statistics.frameBytes += Int64(frameBytes)
+            statistics.sampleCount += Int64(frames) * 1024
+            guard bytesWanted > 0, (try? ensure(bytesWanted)) == true else { return }
         }
     }
 

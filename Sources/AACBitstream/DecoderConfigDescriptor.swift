@@ -32,7 +32,7 @@ public struct DecoderConfigDescriptor: Sendable, Hashable {
     /// descriptor's `sizeOfInstance` (14496-1, 8.3.3) overstates its contents. Read only after a
     /// whole DecoderSpecificInfo, as browsers read it; kept so that writing gives the same bytes.
     public var unparsedTrailingBytes: [UInt8]
-    /// What parsing stepped over: an ``DamageEvent/Kind/overstatedLength(declared:used:)`` when
+    /// What parsing stepped over: an ``/MediaCore/DamageEvent/Kind/overstatedLength(declared:used:)`` when
     /// ``unparsedTrailingBytes`` is not empty. Empty for a well-formed descriptor.
     public var damage: [DamageEvent]
 

@@ -76,6 +76,37 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         precondition(consumed + a.statistics.skippedBytes + a.statistics.id3Bytes <= Int64(data.count) + 20,
                      "ADTS reader accounts for more bytes than it was given")
+        adtsRunsMatchSinglePackets(data, runBytes: Int(data.last ?? 0) * 7 + 1)
+    }
+
+    /// Runs (frames in step taken in one pass) deliver the packets, damage and statistics that
+    /// one packet at a time does, and end the same way.
+    private static func adtsRunsMatchSinglePackets(_ data: [UInt8], runBytes: Int) {
+        var single = ADTSPacketReader(source: ArrayByteSource(data))
+        var runs = ADTSPacketReader(source: ArrayByteSource(data))
+        var expected: [[UInt8]] = []
+        var delivered: [[UInt8]] = []
+        var expectedTimes: [Int64] = []
+        var deliveredTimes: [Int64] = []
+        var singleFailed = false
+        var runsFailed = false
+        do {
+            while let packet = try single.next() {
+                expected.append(packet.data)
+                expectedTimes.append(packet.decodeTime.value)
+            }
+        } catch { singleFailed = true }
+        do {
+            while let run = try runs.nextRun(maxBytes: runBytes) {
+                delivered += run.samples.map(\.data)
+                deliveredTimes += run.samples.map(\.decodeTime.value)
+            }
+        } catch { runsFailed = true }
+        precondition(singleFailed == runsFailed, "ADTS runs and single packets end differently")
+        precondition(delivered == expected, "ADTS runs deliver other packets than single pulls")
+        precondition(deliveredTimes == expectedTimes, "ADTS runs time packets otherwise than single pulls")
+        precondition(single.statistics == runs.statistics, "ADTS runs count differently from single pulls")
+        precondition(single.takeDamage() == runs.takeDamage(), "ADTS runs report other damage than single pulls")
     }
 
     private static func readAll(_ data: [UInt8], chunkSize: Int)

@@ -1,7 +1,7 @@
 /// What `keyframe probe --json` prints: one object describing a media file (DESIGN.md, "The
 /// command line").
 ///
-/// Damage is kept as typed ``DamageEvent`` values; the JSON carries each event's sentence, so
+/// Damage is kept as typed ``/MediaCore/DamageEvent`` values; the JSON carries each event's sentence, so
 /// `damage` is an array of strings there (the contract of DESIGN.md). The JSON is therefore not
 /// decoded back into a report.
 public struct ProbeReport: Encodable, Sendable, Hashable {

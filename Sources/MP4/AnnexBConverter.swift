@@ -52,9 +52,9 @@ public struct AnnexBConverter: Sendable {
     /// `parameterSets` (NAL units without start codes).
     ///
     /// For H.264 the units whose type is 8 are the PPSs and all others the SPSs (both keep their
-    /// order); pass ``AVCDecoderConfigurationRecord/parameterSets``. For HEVC all units are put
+    /// order); pass ``/VideoBitstream/AVCDecoderConfigurationRecord/parameterSets``. For HEVC all units are put
     /// in front of IRAP pictures in the order given; to match FFmpeg pass
-    /// ``HEVCDecoderConfigurationRecord/allNALUnits`` (SEI included), or build the converter
+    /// ``/VideoBitstream/HEVCDecoderConfigurationRecord/allNALUnits`` (SEI included), or build the converter
     /// from the record itself.
     ///
     /// - Throws: ``MP4Error/unsupportedCodec(trackID:codec:reason:)`` (with track 0) for a codec

@@ -268,7 +268,7 @@ final class TrackSampleReader {
         while true {
             if head == queue.count {
                 guard pendingError == nil else { break }
-                fillQueue(upTo: queue.count + 64)
+                fillQueue(upTo: queue.count + 1024)
                 guard head < queue.count else { break }
             }
             let location = queue[head]
@@ -331,9 +331,16 @@ final class TrackSampleReader {
     /// Reads locations ahead until the queue holds `capacity`; an error that stops the tables is
     /// held until the samples before it have been delivered.
     private func fillQueue(upTo capacity: Int) {
+        // The table, its sample count and the cursor are taken out of the class once per batch,
+        // not once per sample (each access of a class's stored property is checked and retains).
+        let table = track.sampleTable
+        let path = track.path
+        let tableSampleCount = table.sampleCount
+        var cursor = tableCursor
+        defer { tableCursor = cursor }
         while queue.count < capacity && pendingError == nil {
             let next: SampleLocation?
-            do { next = try tableCursor.next(in: track.sampleTable, path: track.path) } catch {
+            do { next = try cursor.next(in: table, sampleCount: tableSampleCount, path: path) } catch {
                 pendingError = error
                 return
             }

@@ -26,7 +26,7 @@ public struct MP4Track: Sendable {
     /// `trak/udta` payload, when present.
     public var userData: ByteReader?
     /// Why the track cannot be read, when it cannot (a missing `stsd`, tables that disagree):
-    /// an event of kind ``DamageEvent/Kind/unreadableTrack(id:)`` whose message is the error.
+    /// an event of kind ``/MediaCore/DamageEvent/Kind/unreadableTrack(id:)`` whose message is the error.
     public var damage: DamageEvent?
 
     /// Audio, video, or neither.

@@ -87,7 +87,13 @@ struct SampleTableCursor: Sendable {
 
     /// The next sample, `nil` after the last; an error when the tables cannot place it.
     mutating func next(in table: SampleTable, path: BoxPath) throws(MP4Error) -> SampleLocation? {
-        guard nextIndex < table.sampleCount else { return nil }
+        try next(in: table, sampleCount: table.sampleCount, path: path)
+    }
+
+    /// The next sample, with the table's ``SampleTable/sampleCount`` computed once by the caller.
+    @inline(__always)
+    mutating func next(in table: SampleTable, sampleCount: Int, path: BoxPath) throws(MP4Error) -> SampleLocation? {
+        guard nextIndex < sampleCount else { return nil }
         // Chunk: advance past chunks that are full (or hold no samples).
         while samplesLeftInChunk == 0 {
             chunk += 1

@@ -28,14 +28,16 @@ extension FileDescriptor {
     /// Reads up to `count` bytes at absolute `offset` with `pread`, retrying short reads; fewer
     /// only at the end of the file. The one positioned read of the file sources and sinks.
     func readFully(at offset: Int64, count: Int, path: String) throws(ByteStreamError) -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var filled = 0
+        // The array is filled by the reads, not zeroed first (that would be a second pass over
+        // every byte); only the bytes read count as initialised.
         var failure: Errno?
-        result.withUnsafeMutableBytes { raw in
+        let result = [UInt8](unsafeUninitializedCapacity: count) { raw, initializedCount in
+            var filled = 0
+            let bytes = UnsafeMutableRawBufferPointer(raw)
             while filled < count {
                 do {
                     let got = try read(fromAbsoluteOffset: offset + Int64(filled),
-                                       into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]), retryOnInterrupt: true)
+                                       into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]), retryOnInterrupt: true)
                     if got == 0 { break }
                     filled += got
                 } catch {
@@ -43,9 +45,9 @@ extension FileDescriptor {
                     break
                 }
             }
+            initializedCount = filled
         }
         if let failure { throw .system(operation: "read", path: path, errno: failure) }
-        if filled < count { result.removeLast(count - filled) }
         return result
     }
 }

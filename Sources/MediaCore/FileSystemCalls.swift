@@ -24,8 +24,18 @@ private func system_fsync(_ descriptor: CInt) -> CInt {
     fsync(descriptor)
 }
 
-/// The file-system calls swift-system 1.8 does not wrap — `rename(2)`, `unlink(2)` and
-/// `fsync(2)` — as thin wrappers that throw `Errno`, the way swift-system's own do. This file is
+#if os(Linux)
+/// Linux's `sync_file_range(2)`, which glibc declares only under `_GNU_SOURCE` (so Swift's Glibc
+/// module does not import it): looked up once in the C library already loaded, with its C type.
+/// `nil` if the C library has no such symbol (then writeback is simply not started early).
+private let system_sync_file_range: (@convention(c) (CInt, Int64, Int64, CUnsignedInt) -> CInt)? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (CInt, Int64, Int64, CUnsignedInt) -> CInt).self)
+}()
+#endif
+
+/// The file-system calls swift-system 1.8 does not wrap — `rename(2)`, `unlink(2)`, `fsync(2)`
+/// and Linux's `sync_file_range(2)` — as thin wrappers that throw `Errno`, the way swift-system's own do. This file is
 /// MediaCore's only use of the platform C library.
 enum FileSystemCalls {
     /// `rename(2)`: gives `source` the name `destination` in one step. An existing file at
@@ -49,6 +59,18 @@ enum FileSystemCalls {
     /// `fsync(2)`: returns once the file's data and metadata are on stable storage.
     static func sync(_ descriptor: FileDescriptor) throws(Errno) {
         try nothingOrErrno(retryOnInterrupt: true) { system_fsync(descriptor.rawValue) }
+    }
+
+    /// Starts writing `count` bytes of the file from `offset` to storage without waiting for
+    /// them: `sync_file_range(2)` with `SYNC_FILE_RANGE_WRITE` (Linux). A later `fsync(2)` then
+    /// has only the rest to write, and the device works while the caller goes on; it promises
+    /// nothing about durability by itself. Elsewhere, and where the call fails (a file system
+    /// without it, a pipe), nothing happens: this is an optimisation, never an error.
+    static func startWriteback(_ descriptor: FileDescriptor, offset: Int64, count: Int64) {
+        #if os(Linux)
+        let syncFileRangeWrite: CUnsignedInt = 2   // SYNC_FILE_RANGE_WRITE, <linux/fs.h>
+        _ = system_sync_file_range?(descriptor.rawValue, offset, count, syncFileRangeWrite)
+        #endif
     }
 
     /// Makes the directory entries of `directory` durable: opens it (`O_RDONLY | O_DIRECTORY`,

@@ -4,6 +4,7 @@ import KeyFrameKit
 /// `keyframe decode INPUT -o OUTPUT`: AAC to PCM (the series' decode step).
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "decode",
         abstract: "Decode an AAC file to WAV or raw PCM.",
         discussion: """
             INPUT .aac (ADTS) is decoded whole, like `ffmpeg -i IN.aac OUT.wav`: ADTS cannot say how \

@@ -4,6 +4,7 @@ import KeyFrameKit
 /// `keyframe demux INPUT -o OUTPUT.aac [--video-output OUTPUT.h264|.h265]`: the seeds' demuxer demo.
 struct Demux: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "demux",
         abstract: "Write the audio of an MP4/M4A/MOV as ADTS, and its video as Annex-B.",
         discussion: """
             The audio track (the first AAC track, or --track) is written as ADTS, byte-identical to \

@@ -4,6 +4,7 @@ import KeyFrameKit
 /// `keyframe devices`: the ALSA PCMs that can record and play.
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "devices",
         abstract: "List ALSA capture and playback devices.",
         discussion: """
             The PCM names ALSA knows (snd_device_name_hint): sound cards, `default`, and plugins such as \

@@ -4,6 +4,7 @@ import KeyFrameKit
 /// `keyframe encode INPUT -o OUTPUT [--bitrate 96k]`: PCM to AAC-LC (seed 003's encoder).
 struct Encode: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "encode",
         abstract: "Encode a WAV or raw PCM file to AAC-LC.",
         discussion: """
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \

@@ -4,6 +4,7 @@ import KeyFrameKit
 /// `keyframe mux IN.aac [--video IN.h264|IN.h265 [--frame-rate 30]] -o OUT.m4a|OUT.mp4 [--fragmented]`.
 struct Mux: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "mux",
         abstract: "Put an ADTS stream (and an H.264/HEVC stream) into an MP4/M4A.",
         discussion: """
             The seeds' muxer demo without AVAssetWriter. Audio comes from ADTS (one AAC packet per \

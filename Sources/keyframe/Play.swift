@@ -4,6 +4,7 @@ import KeyFrameKit
 /// `keyframe play INPUT`: decode and render in real time on ALSA (the series' last step).
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "play",
         abstract: "Play a .wav, .aac or .m4a/.mp4 file on an ALSA playback device.",
         discussion: """
             The PCM played is exactly what `keyframe decode` writes for the same file: for .m4a/.mp4 the \

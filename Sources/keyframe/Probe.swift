@@ -9,6 +9,7 @@ import KeyFrameKit
 /// `keyframe probe INPUT [--json]`: describes a media file.
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "probe",
         abstract: "Describe a media file: format, tracks, exact duration, damage.",
         discussion: """
             ADTS (.aac, .adts) is read frame by frame: the duration is computed from the frames, \

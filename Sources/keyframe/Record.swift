@@ -10,6 +10,7 @@ import Musl
 /// `keyframe record OUTPUT`: capture from ALSA to PCM, WAV, ADTS or M4A (seeds 002–004).
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "record",
         abstract: "Record from an ALSA capture device to .pcm, .wav, .aac or .m4a.",
         discussion: """
             The output's extension picks the container: .pcm is the captured 16-bit PCM as it came \

@@ -84,7 +84,7 @@ import Testing
         let track = MuxerTrack(id: 1, format: Self.format)
         track.firstDecodeTime = .zero
         _ = try track.record(Self.packet(0))
-        track.placeSample(at: 5_000_000_000, newChunk: true)
+        track.placeSample(at: 5_000_000_000, decodeTicks: 0, continuesChunk: false)
         track.closeChunk()
         track.closeLastDuration()
         let writer = MovieBoxWriter(tracks: [track], movieTimescale: 44100, transform: .identity, encoderName: "test")
@@ -96,7 +96,7 @@ import Testing
         let offset = moov[(at + 12)..<(at + 20)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         #expect(offset == 5_000_000_000)
         let small = MuxerTrack(id: 1, format: Self.format)
-        small.placeSample(at: 1000, newChunk: true)
+        small.placeSample(at: 1000, decodeTicks: 0, continuesChunk: false)
         #expect(!MovieBoxWriter(tracks: [small], movieTimescale: 44100, transform: .identity, encoderName: "t").needsLargeOffsets())
     }
 

@@ -41,6 +41,29 @@ import Testing
         }
     }
 
+    /// Pieces of every size — buffered, written through, across several 4 MiB writeback strides
+    /// (`sync_file_range` starts each one) — commit to exactly the bytes written, in order.
+    @Test func piecesOfEverySizePastSeveralWritebackStridesCommitExactly() throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/big.bin"
+            let sink = try FileByteSink(path: path)
+            var expected: [UInt8] = []
+            var generator = SystemRandomNumberGenerator()
+            let sizes = [1, 7, 65_535, 65_536, 300_000, 3, 262_144, 1_000_000, 12] + (0..<40).map { _ in Int.random(in: 0...400_000, using: &generator) }
+            for (index, size) in sizes.enumerated() {
+                let piece = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+                try sink.write(piece)
+                expected += piece
+            }
+            #expect(sink.byteCount == Int64(expected.count))
+            try sink.overwrite([0xAB, 0xCD], at: 5)
+            expected.replaceSubrange(5..<7, with: [0xAB, 0xCD])
+            try sink.commit()
+            #expect(contents(path) == expected)
+            #expect(try names(in: directory) == ["big.bin"])
+        }
+    }
+
     @Test func anExistingFileSurvivesACancelledADiscardedAndAnAbandonedSink() throws {
         try withScratchDirectory { directory in
             let path = directory + "/out.m4a"

@@ -134,3 +134,21 @@ import Testing
         #expect(FourCharacterCode("mp4a").description == "mp4a")
     }
 }
+
+@Suite struct ConcatenatedByteSourceTests {
+    /// Reads inside one part, across parts, past the end and over empty parts give the bytes of
+    /// the parts end to end.
+    @Test func readsAreThoseOfThePartsEndToEnd() throws {
+        let parts: [[UInt8]] = [Array(0..<10), [], Array(10..<13), Array(13..<40)]
+        let whole = parts.flatMap { $0 }
+        let source = ConcatenatedByteSource(parts.map(ArrayRandomAccessSource.init))
+        #expect(source.byteCount == Int64(whole.count))
+        for offset in 0...whole.count {
+            for count in [0, 1, 2, 3, 9, 17, 40, 50] {
+                let end = min(whole.count, offset + count)
+                #expect(try source.read(at: Int64(offset), count: count) == Array(whole[offset..<end]), "at \(offset), \(count) bytes")
+            }
+        }
+        #expect(throws: ByteStreamError.self) { try source.read(at: -1, count: 1) }
+    }
+}

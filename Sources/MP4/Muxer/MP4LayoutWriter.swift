@@ -73,11 +73,7 @@ struct MediaDataWriter {
         do {
             if !started { try begin(&sink, tracks: tracks) }
             let dts = try track.record(sample)
-            let offset = sink.byteCount
-            let newChunk = chunkTrack != track.id || track.samplesInCurrentChunk == 0
-                || dts - track.chunkStartDecodeTime >= Int64(track.timescale)
-            if newChunk { track.chunkStartDecodeTime = dts }
-            track.placeSample(at: UInt64(offset), newChunk: newChunk)
+            track.placeSample(at: sink.byteCount, decodeTicks: dts, continuesChunk: chunkTrack == track.id)
             chunkTrack = track.id
             try sink.write(sample.data)
         } catch let error as ByteStreamError {
@@ -95,19 +91,8 @@ struct MediaDataWriter {
         do {
             if !started { try begin(&sink, tracks: tracks) }
         } catch { throw .stream(error) }
-        var offset = sink.byteCount
-        var index = 0
-        var chunkTrack = self.chunkTrack
-        try track.record(run) { dts in
-            let newChunk = chunkTrack != track.id || track.samplesInCurrentChunk == 0
-                || dts - track.chunkStartDecodeTime >= Int64(track.timescale)
-            if newChunk { track.chunkStartDecodeTime = dts }
-            track.placeSample(at: UInt64(offset), newChunk: newChunk)
-            chunkTrack = track.id
-            offset += Int64(run.entries[index].size)
-            index += 1
-        }
-        self.chunkTrack = chunkTrack
+        try track.record(run, at: sink.byteCount, continuesChunk: chunkTrack == track.id)
+        chunkTrack = track.id
         do { try sink.write(run.data) } catch { throw .stream(error) }
     }
 

@@ -97,7 +97,7 @@ public final class MP4Muxer {
         if status == .running { cancel() }
     }
 
-    /// The output the muxer writes (an ``ArrayByteSink``'s bytes are read from here after
+    /// The output the muxer writes (an ``/MediaCore/ArrayByteSink``'s bytes are read from here after
     /// ``finish()``).
     public var sink: any MP4OutputSink { layout.sink }
 
@@ -301,3 +301,8 @@ public final class MP4Muxer {
         }
     }
 }
+
+/// Not `Sendable`: appending mutates the tracks and the output, so one thread at a time uses a
+/// muxer (hand it over with `sending`).
+@available(*, unavailable)
+extension MP4Muxer: Sendable {}

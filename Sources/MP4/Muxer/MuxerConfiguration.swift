@@ -71,5 +71,5 @@ public struct MuxerConfiguration: Sendable {
 
 /// Where an ``MP4Muxer`` writes: a byte sink whose earlier bytes can be rewritten (box sizes,
 /// the fragmented movie's durations) and read back (the faststart move), and which is committed
-/// when complete. ``FileByteSink`` and ``ArrayByteSink`` are both.
+/// when complete. ``/MediaCore/FileByteSink`` and ``/MediaCore/ArrayByteSink`` are both.
 public typealias MP4OutputSink = SeekableByteSink & CommittableByteSink & RandomAccessByteSource

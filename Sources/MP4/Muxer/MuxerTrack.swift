@@ -1,34 +1,17 @@
 internal import MediaCore
 internal import AACBitstream
 
-/// One track being written: its format and its sample tables, built as samples arrive, as
-/// compact as the boxes that will hold them (a size per sample, run-length times).
+/// One track being written: its format, its sample tables (``TrackSampleTables``) built as
+/// samples arrive, and what the layout writers keep per track.
 final class MuxerTrack {
     let id: UInt32
     let format: FormatDescription
     let timescale: Int32
 
-    // Tables.
-    var sampleSizes: [UInt32] = []
-    var timeToSample: [TimeToSampleEntry] = []
-    var compositionOffsets: [CompositionOffsetEntry] = []
-    var hasCompositionOffsets = false
-    var syncSamples: [UInt32] = []
-    var allSync = true
-    var chunkOffsets: [UInt64] = []
-    var sampleToChunk: [SampleToChunkEntry] = []
-    var samplesInCurrentChunk: UInt32 = 0
-    var chunkStartDecodeTime: Int64 = 0
-
-    // Timing, in `timescale` units, relative to the first sample's decode time.
+    /// The sample tables built so far.
+    var tables = TrackSampleTables()
+    /// The first sample's decode time: tables count ticks from it.
     var firstDecodeTime: MediaTime?
-    var lastDecodeTime: Int64?
-    var pendingDuration: Int64 = 0
-    var totalBytes: Int64 = 0
-    /// The earliest presentation time, in ticks from the first decode time (the composition
-    /// delay of a stream with B-frames).
-    var earliestPresentation: Int64?
-    var maxSampleSize: UInt32 = 0
 
     /// Samples waiting to be interleaved.
     var queue: [MediaSample] = []
@@ -52,12 +35,23 @@ final class MuxerTrack {
     }
 
     var mediaType: MediaType { format.mediaType }
-    var sampleCount: Int { sampleSizes.count }
-
+    var sampleCount: Int { tables.sampleCount }
     /// Sum of the sample durations (the last one included once it is closed).
-    var mediaDuration: Int64 {
-        timeToSample.reduce(Int64(0)) { $0.saturatingAdding(Int64($1.count).saturatingMultiplied(by: Int64($1.delta))) }
+    var mediaDuration: Int64 { tables.mediaDuration }
+    var sampleSizes: [UInt32] { tables.sampleSizes }
+    var timeToSample: [TimeToSampleEntry] { tables.timeToSample }
+    var compositionOffsets: [CompositionOffsetEntry] { tables.compositionOffsets }
+    var hasCompositionOffsets: Bool { tables.hasCompositionOffsets }
+    var syncSamples: [UInt32] { tables.syncSamples }
+    var allSync: Bool { tables.allSync }
+    var sampleToChunk: [SampleToChunkEntry] { tables.sampleToChunk }
+    var chunkOffsets: [UInt64] {
+        get { tables.chunkOffsets }
+        set { tables.chunkOffsets = newValue }
     }
+    var totalBytes: Int64 { tables.totalBytes }
+    var earliestPresentation: Int64? { tables.earliestPresentation }
+    var maxSampleSize: UInt32 { tables.maxSampleSize }
 
     /// Converts a time to this track's timescale, relative to the first decode time.
     func ticks(_ time: MediaTime) throws(MP4Error) -> Int64 {
@@ -76,19 +70,28 @@ final class MuxerTrack {
         let dts = try ticks(sample.decodeTime)
         let pts = try ticks(sample.presentationTime)
         let duration = (try? sample.duration.converted(to: timescale, rounding: .nearest).value) ?? 0
-        try record(decodeTicks: dts, presentationTicks: pts, durationTicks: duration, size: sample.data.count, isSync: sample.isSync)
+        try tables.record(decodeTicks: dts, presentationTicks: pts, durationTicks: duration, size: sample.data.count,
+                          isSync: sample.isSync, trackID: id)
         return dts
     }
 
-    /// Records the timing and size of samples of a run, in order; returns each one's decode
-    /// time in ticks through `placed`.
-    func record(_ run: MediaSampleRun, placed: (Int64) -> Void) throws(MP4Error) {
+    /// Records the timing and size of the samples of a run written back to back from `offset`,
+    /// and places them in chunks as ``TrackSampleTables/placeSample(at:decodeTicks:continuesChunk:chunkDuration:)``
+    /// does sample by sample; `continuesChunk` says whether the bytes before `offset` were this
+    /// track's. The tables are updated through one access for the whole run.
+    func record(_ run: MediaSampleRun, at offset: Int64, continuesChunk: Bool) throws(MP4Error) {
         let runStart = MediaTime(value: run.firstDecodeTime, timescale: run.timescale)
         if firstDecodeTime == nil { firstDecodeTime = runStart }
         guard let first = firstDecodeTime else { return }
         // In the track's own timescale, ticks are the run's times less the first decode time.
         let sameScale = run.timescale == timescale && first.timescale == timescale
+        let chunkDuration = Int64(timescale)
         var decode = run.firstDecodeTime
+        var offset = offset
+        var continuesChunk = continuesChunk
+        var tables = TrackSampleTables()
+        swap(&tables, &self.tables)
+        defer { swap(&tables, &self.tables) }
         for entry in run.entries {
             let dts: Int64
             let pts: Int64
@@ -102,87 +105,28 @@ final class MuxerTrack {
                 pts = try ticks(MediaTime(value: decode &+ Int64(entry.compositionOffset), timescale: run.timescale))
                 duration = (try? MediaTime(value: Int64(entry.duration), timescale: run.timescale).converted(to: timescale).value) ?? 0
             }
-            try record(decodeTicks: dts, presentationTicks: pts, durationTicks: duration, size: entry.size, isSync: entry.isSync)
-            placed(dts)
+            try tables.record(decodeTicks: dts, presentationTicks: pts, durationTicks: duration, size: entry.size,
+                              isSync: entry.isSync, trackID: id)
+            tables.placeSample(at: UInt64(offset), decodeTicks: dts, continuesChunk: continuesChunk, chunkDuration: chunkDuration)
+            continuesChunk = true
+            offset += Int64(entry.size)
             decode &+= Int64(entry.duration)
         }
     }
 
-    private func record(decodeTicks dts: Int64, presentationTicks pts: Int64, durationTicks duration: Int64, size sampleSize: Int,
-                        isSync: Bool) throws(MP4Error) {
-        if let last = lastDecodeTime {
-            guard dts > last else {
-                throw .invalidField(path: BoxPath(components: ["track \(id)"]), field: "decode time of sample \(sampleCount + 1)",
-                                    value: dts, offset: 0, allowed: "after the previous sample's (\(last))")
-            }
-            // The previous sample lasts until this one starts.
-            appendDuration(dts - last)
-        }
-        lastDecodeTime = dts
-        pendingDuration = max(duration, 0)
-        let size = UInt32(clamping: sampleSize)
-        sampleSizes.append(size)
-        totalBytes += Int64(size)
-        maxSampleSize = max(maxSampleSize, size)
-        // stss is needed only once a sample is not sync: until then the numbers are 1...n.
-        if !isSync {
-            if allSync { syncSamples = (1..<UInt32(sampleSizes.count)).map { $0 } }
-            allSync = false
-        } else if !allSync {
-            syncSamples.append(UInt32(sampleSizes.count))
-        }
-        let offset = pts - dts
-        earliestPresentation = min(earliestPresentation ?? pts, pts)
-        if offset != 0 { hasCompositionOffsets = true }
-        let clamped = Int32(clamping: offset)
-        if let last = compositionOffsets.last, last.offset == clamped {
-            compositionOffsets[compositionOffsets.count - 1].count += 1
-        } else {
-            compositionOffsets.append(CompositionOffsetEntry(count: 1, offset: clamped))
-        }
-    }
-
-    /// Closes the last sample's duration (at finish).
-    func closeLastDuration() {
-        guard lastDecodeTime != nil, timeToSample.reduce(0, { $0 + Int($1.count) }) < sampleCount else { return }
-        appendDuration(pendingDuration)
-    }
-
-    private func appendDuration(_ duration: Int64) {
-        let delta = UInt32(clamping: duration)
-        if let last = timeToSample.last, last.delta == delta {
-            timeToSample[timeToSample.count - 1].count += 1
-        } else {
-            timeToSample.append(TimeToSampleEntry(count: 1, delta: delta))
-        }
-    }
-
-    /// Records that a sample went into the current chunk, starting a new chunk at `offset` if
-    /// `newChunk`.
-    func placeSample(at offset: UInt64, newChunk: Bool) {
-        if newChunk {
-            closeChunk()
-            chunkOffsets.append(offset)
-        }
-        samplesInCurrentChunk += 1
+    /// Places the sample just recorded (see ``TrackSampleTables/placeSample(at:decodeTicks:continuesChunk:chunkDuration:)``).
+    func placeSample(at offset: Int64, decodeTicks dts: Int64, continuesChunk: Bool) {
+        tables.placeSample(at: UInt64(offset), decodeTicks: dts, continuesChunk: continuesChunk, chunkDuration: Int64(timescale))
     }
 
     /// Records a chunk of `sampleCount` samples at `offset` (a fragment's run of this track).
-    func placeChunk(at offset: UInt64, sampleCount: UInt32) {
-        closeChunk()
-        chunkOffsets.append(offset)
-        samplesInCurrentChunk = sampleCount
-        closeChunk()
-    }
+    func placeChunk(at offset: UInt64, sampleCount: UInt32) { tables.placeChunk(at: offset, sampleCount: sampleCount) }
 
-    func closeChunk() {
-        guard samplesInCurrentChunk > 0 else { return }
-        let chunkNumber = UInt32(chunkOffsets.count)
-        if sampleToChunk.last?.samplesPerChunk != samplesInCurrentChunk {
-            sampleToChunk.append(SampleToChunkEntry(firstChunk: chunkNumber, samplesPerChunk: samplesInCurrentChunk, sampleDescriptionIndex: 1))
-        }
-        samplesInCurrentChunk = 0
-    }
+    /// Ends the current chunk.
+    func closeChunk() { tables.closeChunk() }
+
+    /// Closes the last sample's duration (at finish).
+    func closeLastDuration() { tables.closeLastDuration() }
 
     /// The AudioSpecificConfig of an AAC track.
     var audioSpecificConfig: AudioSpecificConfig? {
