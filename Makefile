@@ -25,7 +25,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # pulseaudio, pulseaudio-utils (paplay, pactl) and libasound2-plugins (the ALSA `pulse` device):
 # a virtual capture device where there is no sound card (make demo, make bench, the capture tests).
-APT_PACKAGES := libavcodec-dev libavutil-dev libswresample-dev libasound2-dev alsa-utils ffmpeg \
+APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libasound2-dev alsa-utils ffmpeg \
                 mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins
 VENV := .venv
 # mutagen: the tests' peer reader of durations.

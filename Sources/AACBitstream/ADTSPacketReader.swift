@@ -32,9 +32,9 @@ public struct ADTSPacketReader<Source: ByteSource>: PacketSource {
     public private(set) var audioSpecificConfig: AudioSpecificConfig?
 
     /// A reader of `source`; `totalBytes` (the file size) makes ``progress`` an estimate of the
-    /// whole.
-    public init(source: Source, framing: Framing = .rawDataBlocks, totalBytes: Int64? = nil) {
-        reader = ADTSReader(source: source)
+    /// whole. `chunkSize` is how much is read at a time (see ``ADTSReader/init(source:chunkSize:)``).
+    public init(source: Source, framing: Framing = .rawDataBlocks, totalBytes: Int64? = nil, chunkSize: Int = 64 * 1024) {
+        reader = ADTSReader(source: source, chunkSize: chunkSize)
         self.framing = framing
         self.totalBytes = totalBytes
     }

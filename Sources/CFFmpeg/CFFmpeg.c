@@ -41,7 +41,7 @@ static struct {
 
 static void *kf_open(const char *name) {
     void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) snprintf(kf_error, sizeof kf_error, "cannot load %s: %s (install libavcodec-dev / libavcodec59)", name, dlerror());
+    if (!handle) snprintf(kf_error, sizeof kf_error, "cannot load %s: %s (install FFmpeg's libraries: libavcodec59, libavformat59, libswresample4)", name, dlerror());
     return handle;
 }
 
@@ -121,3 +121,110 @@ void kf_error_string(int code, char *buffer, size_t size) {
     if (kf.av_strerror) kf.av_strerror(code, buffer, size);
     else snprintf(buffer, size, "error %d", code);
 }
+
+// --- libavformat and libswresample --------------------------------------------------------------
+
+static pthread_once_t kf_format_once = PTHREAD_ONCE_INIT;
+static int kf_format_status = -1;
+
+static struct {
+    int (*avformat_open_input)(AVFormatContext **, const char *, const AVInputFormat *, AVDictionary **);
+    int (*avformat_find_stream_info)(AVFormatContext *, AVDictionary **);
+    int (*av_find_best_stream)(AVFormatContext *, enum AVMediaType, int, int, const AVCodec **, int);
+    int (*av_read_frame)(AVFormatContext *, AVPacket *);
+    void (*avformat_close_input)(AVFormatContext **);
+    AVDictionaryEntry *(*av_dict_get)(const AVDictionary *, const char *, const AVDictionaryEntry *, int);
+    int (*avcodec_parameters_to_context)(AVCodecContext *, const AVCodecParameters *);
+    const char *(*avcodec_get_name)(enum AVCodecID);
+    int (*swr_alloc_set_opts2)(SwrContext **, const AVChannelLayout *, enum AVSampleFormat, int,
+                               const AVChannelLayout *, enum AVSampleFormat, int, int, void *);
+    int (*swr_init)(SwrContext *);
+    void (*swr_free)(SwrContext **);
+    int (*swr_convert)(SwrContext *, uint8_t **, int, const uint8_t **, int);
+    int64_t (*swr_get_delay)(SwrContext *, int64_t);
+    int (*av_opt_set_int)(void *, const char *, int64_t, int);
+    int (*av_opt_set_double)(void *, const char *, double, int);
+    void (*av_channel_layout_uninit)(AVChannelLayout *);
+    int (*av_channel_layout_describe)(const AVChannelLayout *, char *, size_t);
+    int (*av_get_bytes_per_sample)(enum AVSampleFormat);
+    int (*av_sample_fmt_is_planar)(enum AVSampleFormat);
+} kff;
+
+#define KFF_BIND(handle, name)                                                                    \
+    do {                                                                                          \
+        *(void **)(&kff.name) = dlsym(handle, #name);                                             \
+        if (!kff.name) {                                                                          \
+            snprintf(kf_error, sizeof kf_error, "FFmpeg has no symbol %s", #name);                \
+            return;                                                                               \
+        }                                                                                         \
+    } while (0)
+
+static void kf_format_load_once(void) {
+    if (kf_ffmpeg_load() != 0) return;
+    void *avutil = kf_open("libavutil.so." KF_STRING(LIBAVUTIL_VERSION_MAJOR));
+    void *avcodec = kf_open("libavcodec.so." KF_STRING(LIBAVCODEC_VERSION_MAJOR));
+    void *avformat = kf_open("libavformat.so." KF_STRING(LIBAVFORMAT_VERSION_MAJOR));
+    if (!avutil || !avcodec || !avformat) return;
+    void *swresample = kf_open("libswresample.so." KF_STRING(LIBSWRESAMPLE_VERSION_MAJOR));
+    if (!swresample) return;
+    KFF_BIND(avformat, avformat_open_input);
+    KFF_BIND(avformat, avformat_find_stream_info);
+    KFF_BIND(avformat, av_find_best_stream);
+    KFF_BIND(avformat, av_read_frame);
+    KFF_BIND(avformat, avformat_close_input);
+    KFF_BIND(avutil, av_dict_get);
+    KFF_BIND(avcodec, avcodec_parameters_to_context);
+    KFF_BIND(avcodec, avcodec_get_name);
+    KFF_BIND(swresample, swr_alloc_set_opts2);
+    KFF_BIND(swresample, swr_init);
+    KFF_BIND(swresample, swr_free);
+    KFF_BIND(swresample, swr_convert);
+    KFF_BIND(swresample, swr_get_delay);
+    KFF_BIND(avutil, av_opt_set_int);
+    KFF_BIND(avutil, av_opt_set_double);
+    KFF_BIND(avutil, av_channel_layout_uninit);
+    KFF_BIND(avutil, av_channel_layout_describe);
+    KFF_BIND(avutil, av_get_bytes_per_sample);
+    KFF_BIND(avutil, av_sample_fmt_is_planar);
+    kf_format_status = 0;
+}
+
+int kf_avformat_load(void) {
+    pthread_once(&kf_format_once, kf_format_load_once);
+    return kf_format_status;
+}
+
+int kf_avformat_open_input(AVFormatContext **context, const char *url, const AVInputFormat *format, AVDictionary **options) {
+    return kff.avformat_open_input(context, url, format, options);
+}
+int kf_avformat_find_stream_info(AVFormatContext *context, AVDictionary **options) { return kff.avformat_find_stream_info(context, options); }
+int kf_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int wanted, int related, const AVCodec **decoder, int flags) {
+    return kff.av_find_best_stream(context, type, wanted, related, decoder, flags);
+}
+int kf_av_read_frame(AVFormatContext *context, AVPacket *packet) { return kff.av_read_frame(context, packet); }
+void kf_avformat_close_input(AVFormatContext **context) { kff.avformat_close_input(context); }
+AVDictionaryEntry *kf_av_dict_get(const AVDictionary *dictionary, const char *key, const AVDictionaryEntry *previous, int flags) {
+    return kff.av_dict_get(dictionary, key, previous, flags);
+}
+int kf_avcodec_parameters_to_context(AVCodecContext *context, const AVCodecParameters *parameters) {
+    return kff.avcodec_parameters_to_context(context, parameters);
+}
+const char *kf_avcodec_get_name(enum AVCodecID id) { return kff.avcodec_get_name(id); }
+int kf_swr_alloc_set_opts2(SwrContext **context, const AVChannelLayout *outLayout, enum AVSampleFormat outFormat, int outRate,
+                           const AVChannelLayout *inLayout, enum AVSampleFormat inFormat, int inRate, int logOffset, void *logContext) {
+    return kff.swr_alloc_set_opts2(context, outLayout, outFormat, outRate, inLayout, inFormat, inRate, logOffset, logContext);
+}
+int kf_swr_init(SwrContext *context) { return kff.swr_init(context); }
+void kf_swr_free(SwrContext **context) { kff.swr_free(context); }
+int kf_swr_convert(SwrContext *context, uint8_t **output, int outCount, const uint8_t **input, int inCount) {
+    return kff.swr_convert(context, output, outCount, input, inCount);
+}
+int64_t kf_swr_get_delay(SwrContext *context, int64_t base) { return kff.swr_get_delay(context, base); }
+int kf_av_opt_set_int(void *object, const char *name, int64_t value, int searchFlags) { return kff.av_opt_set_int(object, name, value, searchFlags); }
+int kf_av_opt_set_double(void *object, const char *name, double value, int searchFlags) { return kff.av_opt_set_double(object, name, value, searchFlags); }
+void kf_av_channel_layout_uninit(AVChannelLayout *layout) { kff.av_channel_layout_uninit(layout); }
+int kf_av_channel_layout_describe(const AVChannelLayout *layout, char *buffer, size_t size) {
+    return kff.av_channel_layout_describe(layout, buffer, size);
+}
+int kf_av_get_bytes_per_sample(enum AVSampleFormat format) { return kff.av_get_bytes_per_sample(format); }
+int kf_av_sample_fmt_is_planar(enum AVSampleFormat format) { return kff.av_sample_fmt_is_planar(format); }

@@ -76,14 +76,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         precondition(consumed + a.statistics.skippedBytes + a.statistics.id3Bytes <= Int64(data.count) + 20,
                      "ADTS reader accounts for more bytes than it was given")
-        adtsRunsMatchSinglePackets(data, runBytes: Int(data.last ?? 0) * 7 + 1)
+        adtsRunsMatchSinglePackets(data, runBytes: Int(data.last ?? 0) * 7 + 1, chunkSize: small)
+        adtsRunsMatchSinglePackets(data, runBytes: 256 * 1024, chunkSize: 64 * 1024)
     }
 
     /// Runs (frames in step taken in one pass) deliver the packets, damage and statistics that
     /// one packet at a time does, and end the same way.
-    private static func adtsRunsMatchSinglePackets(_ data: [UInt8], runBytes: Int) {
-        var single = ADTSPacketReader(source: ArrayByteSource(data))
-        var runs = ADTSPacketReader(source: ArrayByteSource(data))
+    private static func adtsRunsMatchSinglePackets(_ data: [UInt8], runBytes: Int, chunkSize: Int) {
+        var single = ADTSPacketReader(source: ArrayByteSource(data), chunkSize: chunkSize)
+        var runs = ADTSPacketReader(source: ArrayByteSource(data), chunkSize: chunkSize)
         var expected: [[UInt8]] = []
         var delivered: [[UInt8]] = []
         var expectedTimes: [Int64] = []

@@ -125,7 +125,7 @@ public struct ConcatenatedByteSource<Part: RandomAccessByteSource>: RandomAccess
         }
         var index = (starts.lastIndex { $0 <= offset }) ?? 0
         // Within one part (the common case): that part's bytes, not a copy of them.
-        if index < parts.count, offset - starts[index] + Int64(count) <= counts[index] {
+        if index < parts.count, Int64(count) <= counts[index] - (offset - starts[index]) {
             return try parts[index].read(at: offset - starts[index], count: count)
         }
         var result: [UInt8] = []

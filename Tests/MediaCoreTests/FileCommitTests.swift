@@ -48,8 +48,10 @@ import Testing
             let path = directory + "/big.bin"
             let sink = try FileByteSink(path: path)
             var expected: [UInt8] = []
-            var generator = SystemRandomNumberGenerator()
-            let sizes = [1, 7, 65_535, 65_536, 300_000, 3, 262_144, 1_000_000, 12] + (0..<40).map { _ in Int.random(in: 0...400_000, using: &generator) }
+            // Fixed sizes (reproducible): around the 64 KiB write-through and 256 KiB buffer
+            // limits, and enough bytes (~10 MB) for two writeback strides.
+            let sizes = [1, 7, 65_535, 65_536, 300_000, 3, 262_144, 1_000_000, 12]
+                + (0..<40).map { ($0 * 7_919_113) % 400_001 }
             for (index, size) in sizes.enumerated() {
                 let piece = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
                 try sink.write(piece)

@@ -149,6 +149,12 @@ import Testing
                 #expect(try source.read(at: Int64(offset), count: count) == Array(whole[offset..<end]), "at \(offset), \(count) bytes")
             }
         }
+        #expect(try source.read(at: Int64(whole.count) + 5, count: 4) == [], "past the end")
+        #expect(try source.read(at: Int64.max, count: 1) == [], "no overflow at the largest offset")
+        #expect(try source.read(at: 3, count: Int.max) == Array(whole[3...]), "no overflow at the largest count")
+        let trailingEmpty = ConcatenatedByteSource([ArrayRandomAccessSource([1, 2]), ArrayRandomAccessSource([])])
+        #expect(try trailingEmpty.read(at: 0, count: 5) == [1, 2])
+        #expect(try trailingEmpty.read(at: 2, count: 1) == [])
         #expect(throws: ByteStreamError.self) { try source.read(at: -1, count: 1) }
     }
 }

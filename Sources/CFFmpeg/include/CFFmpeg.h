@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libswresample/swresample.h>
 #include <libavutil/avutil.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/error.h>
@@ -54,12 +56,46 @@ void kf_default_channel_layout(AVChannelLayout *layout, int channels);
 /// FFmpeg's own message for an error code (av_strerror).
 void kf_error_string(int code, char *buffer, size_t size);
 
+// libavformat and libswresample: loaded by kf_avformat_load(), separately from the codecs, so
+// that only jobs which read other containers (`convert`) or convert PCM load them.
+
+/// Loads libavformat and libswresample once (after libavcodec). Returns 0, or -1 with
+/// kf_ffmpeg_load_error().
+int kf_avformat_load(void);
+int kf_avformat_open_input(AVFormatContext **context, const char *url, const AVInputFormat *format, AVDictionary **options);
+int kf_avformat_find_stream_info(AVFormatContext *context, AVDictionary **options);
+int kf_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int wanted, int related,
+                           const AVCodec **decoder, int flags);
+int kf_av_read_frame(AVFormatContext *context, AVPacket *packet);
+void kf_avformat_close_input(AVFormatContext **context);
+AVDictionaryEntry *kf_av_dict_get(const AVDictionary *dictionary, const char *key, const AVDictionaryEntry *previous, int flags);
+int kf_avcodec_parameters_to_context(AVCodecContext *context, const AVCodecParameters *parameters);
+int kf_swr_alloc_set_opts2(SwrContext **context, const AVChannelLayout *outLayout, enum AVSampleFormat outFormat, int outRate,
+                           const AVChannelLayout *inLayout, enum AVSampleFormat inFormat, int inRate, int logOffset, void *logContext);
+int kf_swr_init(SwrContext *context);
+void kf_swr_free(SwrContext **context);
+int kf_swr_convert(SwrContext *context, uint8_t **output, int outCount, const uint8_t **input, int inCount);
+int64_t kf_swr_get_delay(SwrContext *context, int64_t base);
+int kf_av_opt_set_int(void *object, const char *name, int64_t value, int searchFlags);
+int kf_av_opt_set_double(void *object, const char *name, double value, int searchFlags);
+void kf_av_channel_layout_uninit(AVChannelLayout *layout);
+int kf_av_channel_layout_describe(const AVChannelLayout *layout, char *buffer, size_t size);
+const char *kf_avcodec_get_name(enum AVCodecID id);
+int kf_av_get_bytes_per_sample(enum AVSampleFormat format);
+int kf_av_sample_fmt_is_planar(enum AVSampleFormat format);
+
 /// AVERROR(EAGAIN): the codec wants input (receive) or output to be drained (send).
 static inline int kf_averror_eagain(void) { return AVERROR(EAGAIN); }
 /// AVERROR_EOF: the codec is fully drained.
 static inline int kf_averror_eof(void) { return AVERROR_EOF; }
 /// AVERROR(ENOMEM).
 static inline int kf_averror_enomem(void) { return AVERROR(ENOMEM); }
+/// AVERROR_STREAM_NOT_FOUND: av_find_best_stream found no stream of the type.
+static inline int kf_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
+/// AVERROR_DECODER_NOT_FOUND: a stream of the type exists but no decoder for it.
+static inline int kf_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+/// AVERROR_INVALIDDATA.
+static inline int kf_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 /// AV_NOPTS_VALUE.
 static inline int64_t kf_nopts_value(void) { return AV_NOPTS_VALUE; }
 

@@ -137,10 +137,20 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     public static let sniffLength = 16
 
     /// The format of the file at `path`: what its first bytes show, else what its extension
-    /// names. `nil` when it is neither (or the file cannot be read and its name says nothing).
+    /// names. `nil` when it is neither (or the file cannot be read and its name says nothing),
+    /// and for MPEG audio of layer I–III behind an ID3v2 tag (an MP3, not ADTS).
     public static func detect(_ path: FilePath) -> MediaFileFormat? {
         if let source = try? FileByteSource(path: path.string), let head = try? source.read(at: 0, count: sniffLength),
            let format = sniff(head) {
+            // An ID3v2 tag (ID3v2.4 § 3.1) starts MP3 files as often as ADTS ones: what follows
+            // the tag decides. MPEG audio of another layer (an MP3) is not ADTS.
+            if format == .adts, head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 {
+                let size = head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0)
+                if let next = try? source.read(at: Int64(size), count: 2), next.count == 2, next[0] == 0xFF,
+                   next[1] & 0xE0 == 0xE0, next[1] & 0x06 != 0 {
+                    return nil
+                }
+            }
             return format
         }
         return MediaFileFormat(nameOf: path)

@@ -1,0 +1,224 @@
+internal import CFFmpeg
+public import MediaCore
+public import SystemPackage
+
+/// The audio of any file FFmpeg reads — FLAC, MP3, Ogg Vorbis, Opus in Ogg or WebM/Matroska,
+/// ALAC or AAC in MP4/M4A/CAF, AIFF, WAV/W64/RF64, the audio track of a video — demuxed by
+/// libavformat, decoded by libavcodec and converted by libswresample, as a ``/MediaCore/PCMSource``.
+///
+/// What is delivered is what `ffmpeg -i FILE` decodes: libavcodec drops the decoder delay and
+/// padding the file declares (MP3's LAME/Xing delay and padding, Opus pre-skip and end trimming,
+/// Vorbis end trimming by the last granule position, an MP4 edit list), so the frame count is the
+/// source's own. libavformat is loaded on first use (dlopen), so jobs that never read such a file
+/// never load it.
+public final class AudioFileDecoder {
+    /// The file read.
+    public let path: FilePath
+    /// The codec, as libavcodec names it (`mp3`, `flac`, `opus`, `vorbis`, `alac`, …).
+    public let codecName: String
+    /// The container, as libavformat names it (`mp3`, `flac`, `ogg`, `matroska,webm`, …).
+    public let containerName: String
+    /// The decoded layout before conversion: the stream's rate and channels.
+    public let sourceFormat: PCMFormat
+    /// The layout delivered: interleaved, at the rate, channel count and sample type asked for.
+    public let outputFormat: PCMFormat
+    /// The stream's length in seconds, when the container says.
+    public let durationSeconds: Double?
+    /// Source frames decoded so far (after the decoder's trimming).
+    public private(set) var decodedFrameCount: Int64 = 0
+
+    private var formatContext: UnsafeMutablePointer<AVFormatContext>?
+    private let streamIndex: Int32
+    private let context: CodecContext
+    private let frame: Frame
+    private let packet: Packet
+    private var converter: SampleConverter?
+    private var declaredFrameCount: Int64?
+    private var inputEnded = false
+    private var finished = false
+    private var damage: [DamageEvent] = []
+    private var lastSeconds: Double = 0
+
+    /// Opens `path` and its best audio stream.
+    ///
+    /// - Parameters:
+    ///   - sampleRate: the rate to deliver (resampled with soxr), or `nil` for the stream's.
+    ///   - channelCount: the channels to deliver (downmixed with ITU-R BS.775 coefficients), or
+    ///     `nil` for the stream's.
+    ///   - sampleFormat: the sample type to deliver.
+    /// - Throws: ``CodecError/unsupportedInput(_:)`` naming what is wrong: not a media file, no
+    ///   audio stream, no decoder, no channels; ``CodecError/ffmpeg(operation:code:message:)``.
+    public init(path: FilePath, sampleRate: Int? = nil, channelCount: Int? = nil,
+                sampleFormat: PCMSampleFormat = .float32) throws(CodecError) {
+        try FFmpegFormatLibrary.load()
+        self.path = path
+        var opened: UnsafeMutablePointer<AVFormatContext>?
+        let openCode = kf_avformat_open_input(&opened, path.string, nil, nil)
+        guard openCode >= 0, let opened else {
+            if openCode == kf_averror_invaliddata() {
+                throw .unsupportedInput("not an audio or video file FFmpeg can read (\(CodecError.message(for: openCode)))")
+            }
+            throw .ffmpeg(operation: "opening", code: openCode, message: CodecError.message(for: openCode))
+        }
+        formatContext = opened
+        do throws(CodecError) {
+            try CodecError.check(kf_avformat_find_stream_info(opened, nil), "reading the stream information")
+            var decoder: UnsafePointer<AVCodec>?
+            let index = kf_av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, &decoder, 0)
+            if index == kf_averror_stream_not_found() { throw .unsupportedInput("the file has no audio stream") }
+            if index == kf_averror_decoder_not_found() {
+                throw .unsupportedInput("libavcodec has no decoder for the audio stream")
+            }
+            try CodecError.check(index, "finding the audio stream")
+            guard let decoder, let stream = opened.pointee.streams[Int(index)] else {
+                throw .unsupportedInput("libavcodec has no decoder for the audio stream")
+            }
+            streamIndex = index
+            containerName = String(cString: opened.pointee.iformat.pointee.name)
+            codecName = String(cString: kf_avcodec_get_name(stream.pointee.codecpar.pointee.codec_id))
+            let parameters = stream.pointee.codecpar.pointee
+            guard parameters.ch_layout.nb_channels > 0 else { throw .unsupportedInput("the \(codecName) stream has no channels") }
+            guard parameters.sample_rate > 0 else { throw .unsupportedInput("the \(codecName) stream has no sample rate") }
+            context = try CodecContext(codec: decoder)
+            try CodecError.check(kf_avcodec_parameters_to_context(context.pointer, stream.pointee.codecpar), "avcodec_parameters_to_context")
+            context.pointer.pointee.pkt_timebase = stream.pointee.time_base
+            try context.open()
+            frame = try Frame()
+            packet = try Packet()
+            let rate = Int(parameters.sample_rate)
+            let channels = Int(parameters.ch_layout.nb_channels)
+            let decodedType = SampleConverter.sampleFormat(context.pointer.pointee.sample_fmt)
+            sourceFormat = PCMFormat(sampleRate: rate, channelCount: channels, sampleFormat: decodedType?.0 ?? .float32,
+                                     isInterleaved: !(decodedType?.planar ?? true))
+            outputFormat = PCMFormat(sampleRate: sampleRate ?? rate, channelCount: channelCount ?? channels,
+                                     sampleFormat: sampleFormat, isInterleaved: true)
+            let timeBase = stream.pointee.time_base
+            if stream.pointee.duration != kf_nopts_value(), stream.pointee.duration > 0, timeBase.den > 0 {
+                let seconds = Double(stream.pointee.duration) * Double(timeBase.num) / Double(timeBase.den)
+                durationSeconds = seconds
+                // Containers that state the exact length of a lossless stream: fewer frames is a
+                // truncated file, not an estimate that was off.
+                if [AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK].contains(parameters.codec_id)
+                    || (parameters.codec_id.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && parameters.codec_id.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue) {
+                    declaredFrameCount = Int64((seconds * Double(rate)).rounded())
+                }
+            } else if opened.pointee.duration > 0 {
+                durationSeconds = Double(opened.pointee.duration) / Double(AV_TIME_BASE)
+            } else {
+                durationSeconds = nil
+            }
+        } catch {
+            kf_avformat_close_input(&formatContext)
+            throw error
+        }
+    }
+
+    deinit {
+        kf_avformat_close_input(&formatContext)
+    }
+
+    /// The next decoded and converted frames, `nil` at the end.
+    ///
+    /// - Throws: ``CodecError`` for a read error, or for a lossless stream that ends before the
+    ///   length its container declares (a truncated file).
+    public func nextBuffer() throws(CodecError) -> PCMBuffer? {
+        while !finished {
+            let received = kf_avcodec_receive_frame(context.pointer, frame.pointer)
+            if received >= 0 {
+                defer { kf_av_frame_unref(frame.pointer) }
+                let bytes = try convert(frame.pointer)
+                if !bytes.isEmpty { return PCMBuffer(format: outputFormat, bytes: bytes) }
+                continue
+            }
+            if received == kf_averror_eof() {
+                finished = true
+                try checkLength()
+                let rest = try converter?.drain() ?? []
+                return rest.isEmpty ? nil : PCMBuffer(format: outputFormat, bytes: rest)
+            }
+            guard received == kf_averror_eagain() else {
+                try CodecError.check(received, "decoding \(codecName)")
+                continue
+            }
+            try sendNextPacket()
+        }
+        return nil
+    }
+
+    /// Reads the next packet of the stream and gives it to the decoder (or ends its input).
+    private func sendNextPacket() throws(CodecError) {
+        guard !inputEnded else { return }
+        while true {
+            let read = kf_av_read_frame(formatContext, packet.pointer)
+            if read == kf_averror_eof() {
+                inputEnded = true
+                try CodecError.check(kf_avcodec_send_packet(context.pointer, nil), "flushing the \(codecName) decoder")
+                return
+            }
+            try CodecError.check(read, "reading \(containerName)")
+            defer { kf_av_packet_unref(packet.pointer) }
+            guard packet.pointer.pointee.stream_index == streamIndex else { continue }
+            let position = packet.pointer.pointee.pos
+            let sent = kf_avcodec_send_packet(context.pointer, packet.pointer)
+            if sent == kf_averror_invaliddata() {
+                // A damaged packet: skipped, as ffmpeg skips it, and reported.
+                damage.append(DamageEvent(.skippedBytes(count: Int64(packet.pointer.pointee.size)), at: position >= 0 ? position : nil,
+                                          message: "a damaged \(codecName) packet\(position >= 0 ? " at byte \(position)" : "") was skipped (\(CodecError.message(for: sent)))"))
+                continue
+            }
+            try CodecError.check(sent, "decoding \(codecName)")
+            return
+        }
+    }
+
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(CodecError) -> [UInt8] {
+        let count = Int(frame.pointee.nb_samples)
+        guard count > 0 else { return [] }
+        decodedFrameCount += Int64(count)
+        if frame.pointee.pts != kf_nopts_value() {
+            let base = context.pointer.pointee.pkt_timebase
+            if base.den > 0 { lastSeconds = Double(frame.pointee.pts) * Double(base.num) / Double(base.den) }
+        }
+        if converter == nil {
+            guard let (type, planar) = SampleConverter.sampleFormat(AVSampleFormat(rawValue: frame.pointee.format)) else {
+                throw .unsupportedInput("the \(codecName) decoder's sample format \(frame.pointee.format)")
+            }
+            let input = PCMFormat(sampleRate: Int(frame.pointee.sample_rate), channelCount: Int(frame.pointee.ch_layout.nb_channels),
+                                  sampleFormat: type, isInterleaved: !planar)
+            converter = try withUnsafePointer(to: &frame.pointee.ch_layout) { layout throws(CodecError) in
+                try SampleConverter(from: input, inputLayout: layout, to: outputFormat)
+            }
+        }
+        guard let converter, Int(frame.pointee.ch_layout.nb_channels) == converter.inputFormat.channelCount,
+              Int(frame.pointee.sample_rate) == converter.inputFormat.sampleRate else {
+            throw .unsupportedInput("the \(codecName) stream changes its sample rate or channels mid-stream")
+        }
+        let planes = UnsafeRawPointer(frame.pointee.extended_data).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+        return try converter.convert(planes: planes, frameCount: count)
+    }
+
+    private func checkLength() throws(CodecError) {
+        guard let declared = declaredFrameCount, decodedFrameCount < declared else { return }
+        throw .unsupportedInput("the \(codecName) stream ends after \(decodedFrameCount) of the \(declared) samples its header declares (a truncated file)")
+    }
+}
+
+extension AudioFileDecoder: PCMSource {
+    /// ``outputFormat``.
+    public var pcmFormat: PCMFormat? { outputFormat }
+
+    /// ``nextBuffer()``.
+    public func next() throws(CodecError) -> PCMBuffer? { try nextBuffer() }
+
+    /// Seconds decoded, out of the container's duration when it gives one.
+    public var progress: MediaProgress { MediaProgress(mediaSeconds: lastSeconds, totalSeconds: durationSeconds) }
+
+    /// Damaged packets skipped since the last call.
+    public func takeDamage() -> [DamageEvent] {
+        defer { damage.removeAll() }
+        return damage
+    }
+}
+
+@available(*, unavailable)
+extension AudioFileDecoder: Sendable {}
