@@ -52,13 +52,21 @@ public final class AudioFileDecoder {
                 sampleFormat: PCMSampleFormat = .float32) throws(CodecError) {
         try FFmpegFormatLibrary.load()
         self.path = path
+        // An empty file is said to be one (libavformat would only find no stream in it).
+        if let descriptor = try? FileDescriptor.open(path, .readOnly) {
+            let size = try? descriptor.seek(offset: 0, from: .end)
+            try? descriptor.close()
+            if size == 0 { throw .unsupportedInput("the file is empty") }
+        }
         var opened: UnsafeMutablePointer<AVFormatContext>?
         let openCode = kf_avformat_open_input(&opened, path.string, nil, nil)
         guard openCode >= 0, let opened else {
-            if openCode == kf_averror_invaliddata() {
-                throw .unsupportedInput("not an audio or video file FFmpeg can read (\(CodecError.message(for: openCode)))")
+            // A file that cannot be opened at all keeps the system's reason; anything else is
+            // bytes libavformat does not recognise as a media file.
+            if [ENOENT, EACCES, EISDIR, ENOTDIR].map({ -$0 }).contains(openCode) {
+                throw .ffmpeg(operation: "opening", code: openCode, message: CodecError.message(for: openCode))
             }
-            throw .ffmpeg(operation: "opening", code: openCode, message: CodecError.message(for: openCode))
+            throw .unsupportedInput("not a media file libavformat recognises (\(CodecError.message(for: openCode)))")
         }
         formatContext = opened
         do throws(CodecError) {

@@ -186,6 +186,9 @@ static void kf_format_load_once(void) {
     KFF_BIND(avutil, av_channel_layout_describe);
     KFF_BIND(avutil, av_get_bytes_per_sample);
     KFF_BIND(avutil, av_sample_fmt_is_planar);
+    // Damage and failures reach the caller as values (skipped packets, errors naming the
+    // file), not as libav's own lines on stderr.
+    kf.av_log_set_level(AV_LOG_QUIET);
     kf_format_status = 0;
 }
 

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+
+/// Issue 11: `keyframe convert`. Every input kind is made by ffmpeg from a chirp-plus-noise WAV;
+/// ffmpeg's own decode of that input is the referee:
+/// - the M4A we write decodes (`keyframe decode`, edit list applied) to exactly as many frames
+///   as ffmpeg decodes from the input, lined up at lag 0;
+/// - ffmpeg reads the M4A without a warning, ffprobe sees AAC at the input's rate;
+/// - ADTS output is byte-identical to `ffmpeg -c:a aac` of the same input (serial encoding);
+/// - resampling matches ffmpeg's soxr in length, WAV output is bit-exact, a downmix matches
+///   ffmpeg's `-ac 2`;
+/// - a broken input is an error naming the file, and nothing is left behind.
+@Suite struct ConvertCommandTests {
+    struct InputKind: Sendable, CustomTestStringConvertible {
+        var name: String
+        var fileExtension: String
+        var codec: [String]
+        var rate: Int
+        var channels: Int
+        var testDescription: String { name }
+    }
+
+    static let kinds = [
+        InputKind(name: "mp3 (LAME)", fileExtension: "mp3", codec: ["-c:a", "libmp3lame", "-b:a", "128k"], rate: 44100, channels: 2),
+        InputKind(name: "ogg vorbis", fileExtension: "ogg", codec: ["-c:a", "libvorbis", "-q:a", "4"], rate: 44100, channels: 2),
+        InputKind(name: "ogg opus", fileExtension: "opus", codec: ["-c:a", "libopus", "-b:a", "96k"], rate: 48000, channels: 2),
+        InputKind(name: "webm opus", fileExtension: "webm", codec: ["-c:a", "libopus", "-b:a", "64k"], rate: 48000, channels: 1),
+        InputKind(name: "flac", fileExtension: "flac", codec: ["-c:a", "flac"], rate: 48000, channels: 2),
+        InputKind(name: "alac in m4a", fileExtension: "m4a", codec: ["-c:a", "alac"], rate: 44100, channels: 2),
+        InputKind(name: "aiff s24be", fileExtension: "aiff", codec: ["-c:a", "pcm_s24be"], rate: 44100, channels: 2),
+        InputKind(name: "w64", fileExtension: "w64", codec: ["-c:a", "pcm_s16le"], rate: 22050, channels: 1),
+    ]
+
+    /// An input of `kind`: `frames` frames of the test signal, encoded by ffmpeg.
+    static func makeInput(_ kind: InputKind, frames: Int, in directory: URL) throws -> String {
+        let wav = directory.appendingPathComponent("signal.wav").path
+        try GaplessTests.makeSignal(rate: kind.rate, channels: kind.channels, frames: frames, to: wav)
+        let input = directory.appendingPathComponent("input.\(kind.fileExtension)").path
+        try MP4Check.ffmpeg(["-i", wav] + kind.codec + [input])
+        return input
+    }
+
+    /// ffmpeg's decode of `path` as 16-bit PCM.
+    static func referee(_ path: String, channels: Int, in directory: URL) throws -> GaplessTests.PCM {
+        let wav = directory.appendingPathComponent("referee-\(UUID().uuidString).wav").path
+        try MP4Check.ffmpeg(["-i", path, "-c:a", "pcm_s16le", wav])
+        return try GaplessTests.pcm(wav, channels: channels)
+    }
+
+    @Test(arguments: kinds)
+    func convertsToAGaplessM4AThatHoldsExactlyTheDecodedFrames(_ kind: InputKind) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.makeInput(kind, frames: kind.rate * 2 + 123, in: directory)
+        let m4a = directory.appendingPathComponent("out.m4a").path
+        let decoded = directory.appendingPathComponent("decoded.wav").path
+        let expected = try Self.referee(input, channels: kind.channels, in: directory)
+
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", m4a])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", decoded])
+        let ours = try GaplessTests.pcm(decoded, channels: kind.channels)
+        #expect(ours.frames == expected.frames, "\(kind.name): the M4A decodes to \(ours.frames) frames, ffmpeg decodes \(expected.frames) from the input")
+        let lag = GaplessTests.peakLag(expected, ours, channel: 0)
+        #expect(lag == 0, "\(kind.name): the M4A lines up with ffmpeg's decode of the input at lag \(lag)")
+
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", m4a, "-f", "null", "-"])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(kind.name): ffmpeg says \(check.standardError)")
+        let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels",
+                                                         "-of", "compact=p=0:nk=1", m4a])
+        #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "aac|\(kind.rate)|\(kind.channels)",
+                "\(kind.name): ffprobe sees \(probe.standardOutput)")
+    }
+
+    @Test func serialADTSIsByteIdenticalToFFmpegsEncoderOnTheSameInput() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for kind in [Self.kinds[0], Self.kinds[4]] {
+            let input = try Self.makeInput(kind, frames: 70_000, in: directory)
+            let ours = directory.appendingPathComponent("ours.aac").path
+            let theirs = directory.appendingPathComponent("theirs.aac").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", ours, "--bitrate", "128k"])
+            try MP4Check.ffmpeg(["-i", input, "-c:a", "aac", "-b:a", "128k", theirs])
+            let same = FileManager.default.contentsEqual(atPath: ours, andPath: theirs)
+            #expect(same, "\(kind.name): our ADTS differs from ffmpeg's")
+        }
+    }
+
+    @Test func aRateAACCannotCarryIsResampledAsFFmpegsSoxrDoes() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("high.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=192000:duration=1.5", "-c:a", "pcm_s24le", input])
+        let m4a = directory.appendingPathComponent("high.m4a").path
+        let decoded = directory.appendingPathComponent("high-decoded.wav").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", m4a])
+        #expect(run.standardOutput.contains("48000 Hz"), "\(run.standardOutput)")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", decoded])
+        let ours = try GaplessTests.pcm(decoded, channels: 1)
+        let soxr = directory.appendingPathComponent("soxr.wav").path
+        try MP4Check.ffmpeg(["-i", input, "-af", "aresample=resampler=soxr:precision=28", "-ar", "48000", "-c:a", "pcm_s16le", soxr])
+        let theirs = try GaplessTests.pcm(soxr, channels: 1)
+        #expect(ours.frames == theirs.frames && ours.frames == 72000, "ours \(ours.frames), ffmpeg's soxr \(theirs.frames), want 72000")
+
+        // --sample-rate to WAV: the same samples as ffmpeg's soxr, within one LSB.
+        let wav = directory.appendingPathComponent("resampled.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", wav, "--sample-rate", "48000", "--format", "s16le"])
+        let resampled = try GaplessTests.pcm(wav, channels: 1)
+        #expect(resampled.frames == theirs.frames)
+        let worst = zip(resampled.samples, theirs.samples).map { abs(Int($0) - Int($1)) }.max() ?? Int.max
+        #expect(worst <= 1, "resampled samples differ from ffmpeg's soxr by up to \(worst)")
+    }
+
+    @Test func wavOutputIsBitExactAndADownmixIsFFmpegs() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 24-bit FLAC → WAV: nothing lost (the decoded 32-bit samples, exactly ffmpeg's).
+        let flac = directory.appendingPathComponent("deep.flac").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='0.5*sin(2*PI*440*t)|0.4*sin(2*PI*660*t)':s=96000:d=1.2",
+                             "-c:a", "flac", "-sample_fmt", "s32", flac])
+        let wav = directory.appendingPathComponent("deep.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", wav])
+        let ours = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-f", "s32le", "-"]).standardOutput
+        let theirs = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", flac, "-f", "s32le", "-"]).standardOutput
+        #expect(!ours.isEmpty && ours == theirs, "the WAV's samples differ from ffmpeg's decode of the FLAC")
+
+        // 5.1 → --channels 2: libswresample's ITU matrix, as `ffmpeg -ac 2` applies it.
+        let surround = directory.appendingPathComponent("surround.flac").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='0.2*sin(2*PI*300*t)|0.2*sin(2*PI*400*t)|0.2*sin(2*PI*500*t)|0.1*sin(2*PI*60*t)|0.2*sin(2*PI*700*t)|0.2*sin(2*PI*800*t)':s=48000:d=1:c=5.1",
+                             "-c:a", "flac", surround])
+        let stereo = directory.appendingPathComponent("stereo.wav").path
+        let reference = directory.appendingPathComponent("reference.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", surround, "-o", stereo, "--channels", "2", "--format", "s16le"])
+        try MP4Check.ffmpeg(["-i", surround, "-ac", "2", "-c:a", "pcm_s16le", reference])
+        let a = try GaplessTests.pcm(stereo, channels: 2), b = try GaplessTests.pcm(reference, channels: 2)
+        #expect(a.frames == b.frames && a.frames == 48000)
+        let worst = zip(a.samples, b.samples).map { abs(Int($0) - Int($1)) }.max() ?? Int.max
+        #expect(worst <= 1, "the downmix differs from ffmpeg's -ac 2 by up to \(worst)")
+        // 5.1 stays 5.1 unless asked.
+        let m4a = directory.appendingPathComponent("surround.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", surround, "-o", m4a])
+        let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=channels", "-of", "csv=p=0", m4a])
+        #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+    }
+
+    @Test func aBrokenInputIsAnErrorNamingTheFileAndLeavesNothing() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var cases: [(name: String, path: String, says: String)] = []
+        let random = directory.appendingPathComponent("random.mp3").path
+        var generator = SystemRandomNumberGenerator()
+        FileManager.default.createFile(atPath: random, contents: Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        cases.append(("random bytes", random, "not a media file"))
+        let empty = directory.appendingPathComponent("empty.flac").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        cases.append(("a zero-length file", empty, "empty"))
+        let flac = try Self.makeInput(Self.kinds[4], frames: 96_000, in: directory)
+        let truncated = directory.appendingPathComponent("truncated.flac").path
+        let whole = try Data(contentsOf: URL(fileURLWithPath: flac))
+        FileManager.default.createFile(atPath: truncated, contents: whole.prefix(whole.count * 6 / 10))
+        cases.append(("a truncated FLAC", truncated, "truncated"))
+        let video = directory.appendingPathComponent("silent-film.mkv").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=1", "-c:v", "mpeg4", video])
+        cases.append(("a video with no audio", video, "no audio stream"))
+
+        for item in cases {
+            let output = directory.appendingPathComponent("out-\(UUID().uuidString).m4a").path
+            let before = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            let run = try ExternalTool.run(try ExternalTool.keyframe, ["convert", item.path, "-o", output])
+            #expect(run.status != 0, "\(item.name): convert succeeded")
+            #expect(run.standardError.contains(item.path), "\(item.name): the error does not name the file: \(run.standardError)")
+            #expect(item.says.isEmpty || run.standardError.contains(item.says), "\(item.name): the error says \(run.standardError)")
+            #expect(!run.standardError.contains("Fatal error"), "\(item.name): crashed: \(run.standardError)")
+            let after = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            #expect(after == before, "\(item.name): left \(Set(after).subtracting(before))")
+        }
+    }
+}
