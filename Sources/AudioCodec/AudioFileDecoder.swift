@@ -42,6 +42,7 @@ public final class AudioFileDecoder {
     /// Opens `path` and its best audio stream.
     ///
     /// - Parameters:
+    ///   - path: the file to read.
     ///   - sampleRate: the rate to deliver (resampled with soxr), or `nil` for the stream's.
     ///   - channelCount: the channels to deliver (downmixed with ITU-R BS.775 coefficients), or
     ///     `nil` for the stream's.
