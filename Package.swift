@@ -48,7 +48,9 @@ let package = Package(
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "MediaCore", "AACBitstream", "PCMAudio"], swiftSettings: strict),
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio",
+                                                  .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
 
         // ALSA capture and playback (libasound2-dev).
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),

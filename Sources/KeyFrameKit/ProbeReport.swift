@@ -71,6 +71,8 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
     public var fragmented: Bool?
     /// MP4: `udta/meta/ilst` tags (`©nam`, `©ART`, `©too`, `----:com.apple.iTunes:iTunSMPB`, …).
     public var tags: [String: String]?
+    /// EBU R 128 loudness of the audio (`probe --loudness`), when measured.
+    public var loudness: Loudness?
 
     /// How many damage sentences a report lists.
     public static let damageLimit = 100
@@ -88,7 +90,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case format, duration, tracks, bytesSkipped, tagBytes, damage, damageCount, brand, fragmented, tags
+        case format, duration, tracks, bytesSkipped, tagBytes, damage, damageCount, brand, fragmented, tags, loudness
     }
 
     /// Encodes the report; each damage event as its sentence.
@@ -103,6 +105,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
         try container.encode(damageCount, forKey: .damageCount)
         try container.encodeIfPresent(brand, forKey: .brand)
         try container.encodeIfPresent(fragmented, forKey: .fragmented)
+        try container.encodeIfPresent(loudness, forKey: .loudness)
         try container.encodeIfPresent(tags, forKey: .tags)
     }
 }

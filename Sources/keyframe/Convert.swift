@@ -41,6 +41,10 @@ struct Convert: ParsableCommand {
                                valueName: "format"))
     var format: ConvertSampleFormat?
 
+    @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to this EBU R 128 integrated loudness (e.g. -16 or -23), measured in a first pass; "
+                               + "the gain is limited so the true peak stays at or below -1 dBTP.", valueName: "LUFS"))
+    var normalize: Double?
+
     @Option(help: "Sample rate of raw .pcm input, in Hz.")
     var inputSampleRate: Int?
 
@@ -60,7 +64,8 @@ struct Convert: ParsableCommand {
             raw = PCMFormat(sampleRate: rate, channelCount: count, sampleFormat: inputFormat.sampleFormat)
         }
         let options = Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
-                                               channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw)
+                                               channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
+                                               normalizeTo: normalize)
         let line = ProgressLine(label: "converting")
         let summary = try convert(options: options, progress: line.update)
         let rate = summary.outputFormat?.sampleRate ?? 1
@@ -75,6 +80,9 @@ struct Convert: ParsableCommand {
             text += ", \(summary.outputFrames) frames"
         }
         print(text)
+        if let (measured, gain) = summary.normalization {
+            print("normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB")
+        }
     }
 
     /// Runs the conversion; an error names INPUT (libavformat's errors do not by themselves).

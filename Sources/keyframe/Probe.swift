@@ -33,9 +33,16 @@ struct Probe: ParsableCommand {
     @Flag(help: "MP4: print the box tree (type, offset, size, key fields), like mp4dump.")
     var boxes = false
 
+    @Flag(help: "Measure EBU R 128 loudness: integrated (LUFS), range (LU), true peak (dBTP). Reads any audio file; decodes it all.")
+    var loudness = false
+
     func run() throws {
         if boxes {
             try printBoxTree()
+            return
+        }
+        if loudness {
+            try printLoudness()
             return
         }
         let report = try Self.report(for: input, segments: segments)
@@ -44,6 +51,34 @@ struct Probe: ParsableCommand {
         } else {
             print(Self.text(of: report, path: input), terminator: "")
         }
+    }
+
+    /// `--loudness`: the usual report with the measurement for AAC files; for other audio, the
+    /// measurement alone (`{"loudness": …}` with `--json`).
+    private func printLoudness() throws {
+        let measured: Loudness?
+        do { measured = try Transcode.measureLoudness(FilePath(input)) } catch {
+            let text = "\(error)"
+            throw CommandFailure(text.contains(input) ? text : "\(input): \(text)")
+        }
+        guard let measured else { throw CommandFailure("\(input): no audio to measure") }
+        let format = try Self.readableFormat(input)
+        if format == .mp4 || format == .adts, var report = try? Self.report(for: input, segments: segments) {
+            report.loudness = measured
+            if json { try JSONOutput.print(report) } else { print(Self.text(of: report, path: input), terminator: "") }
+            return
+        }
+        if json {
+            try JSONOutput.print(LoudnessReport(loudness: measured))
+        } else {
+            print("\(input): \(Self.loudnessText(measured))")
+        }
+    }
+
+    /// `-23.0 LUFS integrated, 5.2 LU range, -1.3 dBTP true peak`.
+    static func loudnessText(_ loudness: Loudness) -> String {
+        "\(Terminal.fixed(loudness.integrated, digits: 1)) LUFS integrated, \(Terminal.fixed(loudness.range, digits: 1)) LU range, "
+            + "\(Terminal.fixed(loudness.truePeak, digits: 1)) dBTP true peak"
     }
 
     static func report(for path: String, segments: [String] = []) throws -> ProbeReport {
@@ -103,6 +138,7 @@ struct Probe: ParsableCommand {
             if let damage = track.damage { lines.append("    unreadable: \(damage)") }
         }
         for (key, value) in (report.tags ?? [:]).sorted(by: { $0.key < $1.key }) { lines.append("  tag \(key): \(value)") }
+        if let loudness = report.loudness { lines.append("  loudness: \(loudnessText(loudness))") }
         if report.tagBytes > 0 { lines.append("  tags: \(report.tagBytes) bytes skipped") }
         if report.bytesSkipped > 0 { lines.append("  skipped: \(report.bytesSkipped) bytes that are not \(report.format.uppercased())") }
         if report.damageCount == 0 {
@@ -120,4 +156,9 @@ struct Probe: ParsableCommand {
     private static func formatSeconds(_ seconds: Double) -> String {
         Terminal.fixed(seconds, digits: 6) + " s"
     }
+}
+
+/// `probe --loudness --json` of a file that is not AAC: the measurement alone.
+struct LoudnessReport: Encodable {
+    var loudness: Loudness
 }

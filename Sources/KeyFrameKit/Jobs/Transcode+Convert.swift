@@ -19,17 +19,21 @@ extension Transcode {
         public var pcmSampleFormat: PCMSampleFormat?
         /// The layout of a raw PCM input (it has no header).
         public var rawInputFormat: PCMFormat?
+        /// Normalise to this integrated loudness in LUFS (EBU R 128), measured in a first pass;
+        /// the gain is limited so that the true peak stays at or below −1 dBTP.
+        public var normalizeTo: Double?
 
         /// Options; by default 128 kb/s with libavcodec's default (two-loop) search, the input's
         /// rate and channels.
         public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
-                    pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil) {
+                    pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil) {
             self.bitrate = bitrate
             self.coder = coder
             self.sampleRate = sampleRate
             self.channelCount = channelCount
             self.pcmSampleFormat = pcmSampleFormat
             self.rawInputFormat = rawInputFormat
+            self.normalizeTo = normalizeTo
         }
     }
 
@@ -54,20 +58,24 @@ extension Transcode {
         public var damage: [DamageEvent]
         /// Whether ``JobControl/requestStop()`` ended the job early.
         public var stoppedEarly: Bool
+        /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
+        public var normalization: (measured: Loudness, gain: Double)?
     }
 
     /// Converts any audio to AAC (`.m4a`/`.mp4`: gapless, faststart; `.aac`: ADTS) or to PCM
     /// (`.wav`, `.pcm`), by the output's name.
     ///
-    /// The input is read by what its bytes are: WAV and raw PCM by ``PCMFileReader``, ADTS and
-    /// MP4 AAC by ``AudioPacketInput`` and ``/AudioCodec/AACDecoder`` (edit list applied),
-    /// anything else — FLAC, MP3, Ogg Vorbis, Opus, ALAC, AIFF, the audio of a video — by
-    /// ``/AudioCodec/AudioFileDecoder`` (libavformat and libavcodec, which honour the encoder
-    /// delay and padding the file declares). The output holds exactly the frames the input
+    /// The input is read by ``AudioFileInput``, by what its bytes are: KeyFrameKit's own readers
+    /// for WAV, raw PCM, ADTS and MP4 AAC, ``/AudioCodec/AudioFileDecoder`` (libavformat and
+    /// libavcodec, which honour the encoder delay and padding the file declares) for the rest. The output holds exactly the frames the input
     /// decodes to (resampled, when it is).
     ///
-    /// Composition: source → ``/AudioCodec/PCMResampler`` → ``/AudioCodec/AACEncoder`` →
-    /// ``AudioPacketOutput``, or source → ``/AudioCodec/PCMResampler`` → ``PCMFileOutput``.
+    /// Composition: source → ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) →
+    /// ``/AudioCodec/AACEncoder`` → ``AudioPacketOutput``, or source →
+    /// ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) → ``PCMFileOutput``. With
+    /// ``ConvertOptions/normalizeTo`` the input is read twice: a first pass measures its loudness
+    /// (``measureLoudness(_:rawFormat:sampleRate:channelCount:allowedSampleRates:control:progress:)``),
+    /// without holding it in memory.
     /// Written under a temporary name and renamed when complete: nothing is left under
     /// `output` on an error.
     public static func convert(_ input: FilePath, to output: FilePath, options: ConvertOptions = ConvertOptions(),
@@ -84,39 +92,51 @@ extension Transcode {
         if let channels = options.channelCount, channels < 1 || channels > 8 {
             throw .unsupported("\(channels) channels: give 1 to 8")
         }
-        switch MediaFileFormat.detect(input) {
-        case .wav, .rawPCM:
-            let reader = try PCMFileReader(path: input, rawFormat: options.rawInputFormat)
-            return try convert(reader, named: MediaFileFormat.detect(input) == .wav ? "WAV" : "raw PCM", to: output, as: outputKind,
-                               options: options, control: control, progress: progress)
-        case let detected? where detected == .adts || detected == .mp4:
-            let packets: AudioPacketInput
-            do {
-                packets = try AudioPacketInput(path: input, purpose: .decoding)
-            } catch {
-                // An MP4 whose audio is not AAC (ALAC, MP3, Opus in MP4): libavcodec decodes it.
-                guard detected == .mp4, error.holdsOtherThanAAC else { throw error }
-                return try convertDecoded(input, to: output, as: outputKind, options: options, control: control, progress: progress)
-            }
-            let decoder = try packets.makeDecoder(sampleFormat: .float32)
-            return try convert(packets.transformed(by: decoder), named: detected == .adts ? "ADTS (AAC)" : "MP4 (AAC)", to: output,
-                               as: outputKind, options: options, control: control, progress: progress)
-        default:
-            return try convertDecoded(input, to: output, as: outputKind, options: options, control: control, progress: progress)
+        var gain: PCMGain?
+        var measured: Loudness?
+        if let target = options.normalizeTo {
+            guard (-70.0...0.0).contains(target) else { throw .unsupported("--normalize \(target): give a loudness from -70 to 0 LUFS") }
+            // First pass: the loudness of what will be encoded (after any resampling or downmix).
+            let loudness = try measureLoudness(input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate,
+                                               channelCount: options.channelCount,
+                                               allowedSampleRates: outputKind == .adts || outputKind == .mp4 ? AACEncoder.supportedSampleRates : nil,
+                                               control: control, progress: progress.map { report in
+                                                   { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
+                                               })
+            measured = loudness
+            gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0)
         }
+        let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+        // With a measuring pass first, the progress of the second is its second half.
+        let secondPass: ((MediaProgress) -> Void)? = gain == nil ? progress : progress.map { report in
+            { report(MediaProgress(mediaSeconds: ($0.totalSeconds ?? 0) / 2 + $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
+        }
+        var summary = try convert(source, named: source.description, to: output, as: outputKind, options: options, gain: gain,
+                                  control: control, progress: secondPass)
+        if let measured, let gain { summary.normalization = (measured, gain.decibels) }
+        return summary
     }
 
-    /// Converts a file only libavformat reads.
-    private static func convertDecoded(_ input: FilePath, to output: FilePath, as outputKind: MediaFileFormat, options: ConvertOptions,
-                                       control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
-        let decoder: AudioFileDecoder
-        do { decoder = try AudioFileDecoder(path: input) } catch { throw .codec(error) }
-        return try convert(decoder, named: "\(decoder.containerName)/\(decoder.codecName)", to: output, as: outputKind, options: options, control: control, progress: progress)
+    /// Measures the EBU R 128 loudness of `input` (integrated, range, true peak) in one streamed
+    /// pass, after the resampling and downmix a conversion with these settings would apply;
+    /// `nil` for an input without audio.
+    ///
+    /// Composition: ``AudioFileInput`` → ``/AudioCodec/PCMResampler`` → ``/AudioCodec/LoudnessMeter``.
+    public static func measureLoudness(_ input: FilePath, rawFormat: PCMFormat? = nil, sampleRate: Int? = nil, channelCount: Int? = nil,
+                                       allowedSampleRates: [Int]? = nil, control: JobControl? = nil,
+                                       progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Loudness? {
+        let source = try AudioFileInput(path: input, rawFormat: rawFormat)
+        let resampler = PCMResampler(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: .float32,
+                                     allowedSampleRates: allowedSampleRates)
+        var chain = source.transformed(by: resampler)
+        var meter = LoudnessMeter()
+        _ = try Pump.run(from: &chain, into: &meter, control: control, progress: progress)
+        do { return try meter.measurement() } catch { throw .codec(error) }
     }
 
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
-                                                   as outputKind: MediaFileFormat, options: ConvertOptions, control: JobControl?,
+                                                   as outputKind: MediaFileFormat, options: ConvertOptions, gain: PCMGain?, control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
         case .adts, .mp4:
@@ -125,30 +145,35 @@ extension Transcode {
             let encoder: AACEncoder
             do { encoder = try AACEncoder(bitrate: options.bitrate, coder: options.coder) } catch { throw .codec(error) }
             var sink = try AudioPacketOutput(path: output, encoder: encoder, encoderName: "KeyFrameKit (libavcodec aac)")
-            var chain = source.transformed(by: resampler).transformed(by: encoder)
-            let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            let report: PumpReport
+            if let gain {
+                var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
+                report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            } else {
+                var chain = source.transformed(by: resampler).transformed(by: encoder)
+                report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            }
             return ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: encoder.inputFormat, outputFrames: encoder.inputFrameCount,
                                   packets: encoder.packetCount, priming: encoder.priming, padding: encoder.padding ?? 0,
                                   damage: report.damage, stoppedEarly: report.stoppedEarly)
         default:
-            let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount,
-                                         sampleFormat: options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32)
+            let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32
             var sink = try PCMFileOutput(path: output, emptyMessage: "\(output): the input decodes to no audio")
-            var chain = source.transformed(by: resampler)
-            let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            let resampler: PCMResampler
+            let report: PumpReport
+            if let gain {
+                // The gain applies to float samples; the sample type is made after it.
+                resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32)
+                var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: PCMResampler(sampleFormat: sampleFormat))
+                report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            } else {
+                resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: sampleFormat)
+                var chain = source.transformed(by: resampler)
+                report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            }
             return ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: sink.format, outputFrames: sink.frames, packets: 0,
                                   priming: 0, padding: 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
         }
     }
 }
 
-extension PipelineError {
-    /// Whether this is ``AudioPacketInput``'s refusal of an audio track that is not AAC.
-    var holdsOtherThanAAC: Bool {
-        switch self {
-        case .codec(.undecodable): true
-        case .unsupported(let message): message.contains("this job takes AAC")
-        default: false
-        }
-    }
-}

@@ -1,0 +1,137 @@
+internal import CEBUR128
+internal import RealModule
+public import MediaCore
+
+/// A programme's loudness as EBU R 128 measures it (ITU-R BS.1770-4): integrated loudness,
+/// loudness range (EBU Tech 3342) and true peak.
+public struct Loudness: Sendable, Hashable, Codable {
+    /// Integrated loudness in LUFS (gated, over the whole programme); −∞ for digital silence,
+    /// reported as −70 or lower.
+    public var integrated: Double
+    /// Loudness range in LU.
+    public var range: Double
+    /// The highest true peak of any channel, in dBTP (4× oversampled).
+    public var truePeak: Double
+
+    /// A measurement.
+    public init(integrated: Double, range: Double, truePeak: Double) {
+        self.integrated = integrated
+        self.range = range
+        self.truePeak = truePeak
+    }
+
+    /// The gain in dB that brings ``integrated`` to `target` LUFS, lowered where needed so that
+    /// the true peak after it stays at or below `peakCeiling` dBTP (EBU R 128's −1 dBTP by default).
+    public func gain(toReach target: Double, peakCeiling: Double = -1) -> Double {
+        guard integrated.isFinite, integrated > -70 else { return 0 }
+        let wanted = target - integrated
+        let allowed = truePeak.isFinite ? peakCeiling - truePeak : wanted
+        return min(wanted, allowed)
+    }
+}
+
+/// Measures the loudness of interleaved 32-bit float PCM with libebur128, as a sink: the
+/// measuring pass of `probe --loudness` and of `convert --normalize`. Memory is libebur128's
+/// histogram, the same for any length.
+///
+/// Channels are weighted in libebur128's default order, which is the order of 1.0 to 5.1
+/// (L, R, C, LFE — not counted —, Ls, Rs); a mono programme counts once.
+public final class LoudnessMeter {
+    private var state: UnsafeMutablePointer<ebur128_state>?
+    /// The layout being measured, set by the first buffer.
+    public private(set) var format: PCMFormat?
+    /// Frames measured.
+    public private(set) var frameCount: Int64 = 0
+
+    /// A meter; it opens on the first buffer.
+    public init() {}
+
+    deinit {
+        if state != nil { ebur128_destroy(&state) }
+    }
+
+    /// Adds `buffer` (interleaved 32-bit float) to the measurement.
+    public func add(_ buffer: PCMBuffer) throws(CodecError) {
+        guard buffer.format.sampleFormat == .float32, buffer.format.isInterleaved else {
+            throw .unsupportedInput("the loudness meter takes interleaved 32-bit float PCM, not \(buffer.format.sampleFormat.rawValue)")
+        }
+        if state == nil {
+            let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+            guard let opened = ebur128_init(UInt32(buffer.format.channelCount), UInt(buffer.format.sampleRate), mode) else {
+                throw .unsupportedInput("libebur128 cannot measure \(buffer.format.channelCount) channels at \(buffer.format.sampleRate) Hz")
+            }
+            state = opened
+            format = buffer.format
+        }
+        guard buffer.format == format else { throw .unsupportedInput("the PCM layout changed mid-stream") }
+        let frames = buffer.frameCount
+        guard frames > 0 else { return }
+        let result = buffer.bytes.withUnsafeBytes { raw in
+            ebur128_add_frames_float(state, raw.baseAddress!.assumingMemoryBound(to: Float.self), frames)
+        }
+        guard result == Int32(EBUR128_SUCCESS.rawValue) else {
+            throw .unsupportedInput("libebur128 failed to add frames (error \(result))")
+        }
+        frameCount += Int64(frames)
+    }
+
+    /// The measurement of everything added; `nil` before any audio.
+    public func measurement() throws(CodecError) -> Loudness? {
+        guard let state, let format else { return nil }
+        var integrated = 0.0, range = 0.0
+        guard ebur128_loudness_global(state, &integrated) == Int32(EBUR128_SUCCESS.rawValue),
+              ebur128_loudness_range(state, &range) == Int32(EBUR128_SUCCESS.rawValue) else {
+            throw .unsupportedInput("libebur128 could not compute the loudness")
+        }
+        var peak = 0.0
+        for channel in 0..<format.channelCount {
+            var value = 0.0
+            if ebur128_true_peak(state, UInt32(channel), &value) == Int32(EBUR128_SUCCESS.rawValue) { peak = max(peak, value) }
+        }
+        let truePeak = peak > 0 ? 20 * Double.log10(peak) : -Double.infinity
+        return Loudness(integrated: integrated, range: range, truePeak: truePeak)
+    }
+}
+
+extension LoudnessMeter: PCMSink {
+    /// ``add(_:)``.
+    public func write(_ buffer: PCMBuffer) throws(CodecError) { try add(buffer) }
+    /// Nothing to complete: read ``measurement()``.
+    public func finish() throws(CodecError) {}
+    /// Nothing to remove.
+    public func cancel() {}
+}
+
+@available(*, unavailable)
+extension LoudnessMeter: Sendable {}
+
+/// Multiplies interleaved 32-bit float PCM by a fixed gain: the second pass of
+/// `convert --normalize`.
+public struct PCMGain: MediaTransform, Sendable {
+    /// The gain in dB.
+    public let decibels: Double
+    private let factor: Float
+
+    /// A gain of `decibels` dB.
+    public init(decibels: Double) {
+        self.decibels = decibels
+        factor = Float(Double.exp10(decibels / 20))
+    }
+
+    /// The buffer with every sample scaled.
+    public func transform(_ buffer: PCMBuffer) throws(CodecError) -> [PCMBuffer] {
+        guard buffer.format.sampleFormat == .float32 else {
+            throw .unsupportedInput("a gain applies to 32-bit float PCM, not \(buffer.format.sampleFormat.rawValue)")
+        }
+        var scaled = buffer
+        scaled.bytes.withUnsafeMutableBytes { raw in
+            for index in raw.bindMemory(to: Float.self).indices {
+                raw.bindMemory(to: Float.self)[index] *= factor
+            }
+        }
+        return [scaled]
+    }
+
+    /// Nothing held.
+    public func finish() throws(CodecError) -> [PCMBuffer] { [] }
+}
