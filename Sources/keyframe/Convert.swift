@@ -1,5 +1,11 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import KeyFrameKit
+import Synchronization
 
 /// `keyframe convert INPUT -o OUTPUT`: any audio to gapless AAC, or to WAV/PCM.
 struct Convert: ParsableCommand {
@@ -18,11 +24,22 @@ struct Convert: ParsableCommand {
             """
     )
 
-    @Argument(help: "The file to convert.")
-    var input: String
+    @Argument(help: "The file(s) to convert; several need OUTPUT to be a directory.")
+    var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC), .aac (ADTS), .wav or .pcm.")
+    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC), .aac (ADTS), .wav or .pcm; or a directory (DIR/).")
     var output: String
+
+    @Option(help: ArgumentHelp("Into a directory: the type of each output, by extension (m4a, mp4, aac, wav, pcm).", valueName: "ext"))
+    var outputType = "m4a"
+
+    @Option(help: "Into a directory: how many files to convert at once; default: the number of cores.")
+    var jobs: Int?
+
+    @Flag(help: "Into a directory: print one JSON object per file (input, output, ok, error) on stdout.")
+    var json = false
+
+    var input: String { inputs[0] }
 
     @Option(help: "AAC bitrate: 128000, 128k or 0.128M.")
     var bitrate = Bitrate(argument: "128k")!
@@ -54,18 +71,18 @@ struct Convert: ParsableCommand {
     @Option(help: "Sample type of raw .pcm input.")
     var inputFormat: RawSampleFormat = .s16le
 
+    func validate() throws {
+        guard !inputs.isEmpty else { throw ValidationError("give at least one file to convert") }
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+    }
+
     func run() throws {
-        try checkDistinct(input: input, output: output)
-        var raw: PCMFormat?
-        if MediaFileFormat.detect(FilePath(input)) == .rawPCM {
-            guard let rate = inputSampleRate, let count = inputChannels else {
-                throw CommandFailure("\(input): raw PCM has no header: give --input-sample-rate and --input-channels (and --input-format)")
-            }
-            raw = PCMFormat(sampleRate: rate, channelCount: count, sampleFormat: inputFormat.sampleFormat)
+        if inputs.count > 1 || output.hasSuffix("/") || URLPath.isDirectory(output) {
+            try runBatch()
+            return
         }
-        let options = Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
-                                               channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
-                                               normalizeTo: normalize)
+        try checkDistinct(input: input, output: output)
+        let options = try options(for: input)
         let line = ProgressLine(label: "converting")
         let summary = try convert(options: options, progress: line.update)
         let rate = summary.outputFormat?.sampleRate ?? 1
@@ -82,6 +99,78 @@ struct Convert: ParsableCommand {
         print(text)
         if let (measured, gain) = summary.normalization {
             print("normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB")
+        }
+    }
+
+    /// The options for converting `path` (a raw PCM input needs its layout).
+    private func options(for path: String) throws -> Transcode.ConvertOptions {
+        var raw: PCMFormat?
+        if MediaFileFormat.detect(FilePath(path)) == .rawPCM {
+            guard let rate = inputSampleRate, let count = inputChannels else {
+                throw CommandFailure("\(path): raw PCM has no header: give --input-sample-rate and --input-channels (and --input-format)")
+            }
+            raw = PCMFormat(sampleRate: rate, channelCount: count, sampleFormat: inputFormat.sampleFormat)
+        }
+        return Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
+                                        channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
+                                        normalizeTo: normalize)
+    }
+
+    /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as
+    /// it ends (or a JSON object with `--json`), a non-zero exit if any failed.
+    private func runBatch() throws {
+        let directory = output.hasSuffix("/") ? String(output.dropLast()) : output
+        guard URLPath.isDirectory(directory) else { throw CommandFailure("\(output): no such directory") }
+        let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
+        let kind = MediaFileFormat(nameOf: FilePath("x.\(type)"))
+        guard let kind, [.adts, .mp4, .wav, .rawPCM].contains(kind) else {
+            throw CommandFailure("--output-type \(outputType): use m4a, mp4, aac, wav or pcm")
+        }
+        var items: [Transcode.BatchItem] = []
+        var taken: [String: String] = [:]
+        for path in inputs {
+            let name = FilePath(path).lastComponent?.stem ?? "output"
+            let target = (directory.isEmpty ? "" : directory + "/") + name + "." + type
+            if let other = taken[target] {
+                throw CommandFailure("\(path) and \(other) would both be written to \(target): rename one")
+            }
+            try checkDistinct(input: path, output: target)
+            taken[target] = path
+            items.append(Transcode.BatchItem(input: FilePath(path), output: FilePath(target)))
+        }
+        // Raw PCM needs its layout; other inputs share one set of options.
+        let options = try options(for: inputs.first { MediaFileFormat.detect(FilePath($0)) == .rawPCM } ?? inputs[0])
+        let line = BatchProgressLine(total: items.count)
+        let json = self.json
+        let batch = items
+        let outcomes = Transcode.convert(batch: items, options: options, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
+                                         control: StopSignals.cancellingControl(),
+                                         itemFinished: { index, outcome in
+                                             line.report(Self.describe(batch[index], outcome, json: json), failed: outcome.isFailure && !json)
+                                         },
+                                         progress: { line.update($0) })
+        line.finish()
+        let failed = outcomes.filter(\.isFailure).count
+        if !json {
+            print("\(items.count - failed) of \(items.count) converted into \(directory.isEmpty ? "." : directory)/"
+                  + (failed > 0 ? ", \(failed) failed" : ""))
+        }
+        if failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The line (or JSON object) for a finished item.
+    private static func describe(_ item: Transcode.BatchItem, _ outcome: Transcode.BatchOutcome, json: Bool) -> String {
+        switch (outcome, json) {
+        case (.converted(let summary), false):
+            let seconds = Double(summary.outputFrames) / Double(summary.outputFormat?.sampleRate ?? 1)
+            return "\(item.output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input)"
+        case (.failed(let error), false):
+            let text = "\(error)"
+            return text.contains(item.input.string) ? text : "\(item.input): \(text)"
+        case (.converted, true), (.failed, true):
+            var error: String?
+            if case .failed(let failure) = outcome { error = "\(failure)" }
+            return JSONOutput.line(BatchLine(input: item.input.string, output: item.output.string, ok: error == nil, error: error))
         }
     }
 
@@ -109,4 +198,55 @@ enum ConvertSampleFormat: String, ExpressibleByArgument, CaseIterable {
         case .f32le: .float32
         }
     }
+}
+
+extension Transcode.BatchOutcome {
+    var isFailure: Bool {
+        if case .failed = self { true } else { false }
+    }
+}
+
+/// The one progress display of a batch on a terminal: files done and the share of the work,
+/// redrawn in place; each finished file's line is printed above it.
+final class BatchProgressLine: Sendable {
+    private let total: Int
+    private let enabled = Terminal.standardErrorIsTerminal
+    /// Whether the progress is drawn on the current line; held while writing.
+    private let drawn = Mutex(false)
+
+    init(total: Int) { self.total = total }
+
+    /// Prints a finished file's line (on stderr if it failed, else stdout), then the progress.
+    func report(_ text: String, failed: Bool) {
+        drawn.withLock { drawn in
+            if drawn { Terminal.error("\r\u{1B}[K") }
+            if failed { Terminal.error("Error: " + text + "\n") } else { print(text) }
+            drawn = false
+        }
+    }
+
+    func update(_ progress: Transcode.BatchProgress) {
+        guard enabled else { return }
+        let percent = Terminal.fixed(100 * progress.fraction, digits: 1)
+        drawn.withLock { drawn in
+            Terminal.error("\rconverting \(progress.converted + progress.failed)/\(total) files"
+                           + (progress.failed > 0 ? " (\(progress.failed) failed)" : "") + "  \(percent)%\u{1B}[K")
+            drawn = true
+        }
+    }
+
+    func finish() {
+        drawn.withLock { drawn in
+            if drawn { Terminal.error("\r\u{1B}[K") }
+            drawn = false
+        }
+    }
+}
+
+/// `convert --json` into a directory: one line per file.
+struct BatchLine: Encodable {
+    var input: String
+    var output: String
+    var ok: Bool
+    var error: String?
 }

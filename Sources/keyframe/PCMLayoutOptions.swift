@@ -1,4 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import KeyFrameKit
 
 /// The sample type of raw PCM on the command line.
@@ -44,6 +49,12 @@ func checkDistinct(input: String, output: String) throws {
 }
 
 enum URLPath {
+    /// Whether `path` names an existing directory.
+    static func isDirectory(_ path: String) -> Bool {
+        var isDirectory: Bool = false
+        return FileManager.default.fileExists(atPath: path.isEmpty ? "." : path, isDirectory: &isDirectory) && isDirectory
+    }
+
     static func same(_ a: String, _ b: String) -> Bool {
         func normal(_ path: String) -> String {
             let absolute = path.hasPrefix("/") ? path : FileSystemPath.current + "/" + path

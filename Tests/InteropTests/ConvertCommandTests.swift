@@ -175,3 +175,64 @@ import Testing
         }
     }
 }
+
+/// Issue 11, item 7: `keyframe convert IN… -o DIR/ --jobs N`.
+@Suite struct BatchConvertTests {
+    @Test func goodFilesConvertBrokenOnesFailAloneAndNothingHalfWrittenIsLeft() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var good: [String] = []
+        for (index, kind) in [ConvertCommandTests.kinds[0], ConvertCommandTests.kinds[2], ConvertCommandTests.kinds[4]].enumerated() {
+            let made = try ConvertCommandTests.makeInput(kind, frames: kind.rate + 1000 * index, in: directory)
+            let named = directory.appendingPathComponent("good\(index).\(kind.fileExtension)").path
+            try FileManager.default.moveItem(atPath: made, toPath: named)
+            good.append(named)
+        }
+        let broken = directory.appendingPathComponent("broken.flac").path
+        FileManager.default.createFile(atPath: broken, contents: Data("fLaC but not really".utf8))
+        let empty = directory.appendingPathComponent("empty.mp3").path
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        let output = directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["convert"] + [good[0], broken, good[1], empty, good[2]]
+                                       + ["-o", output.path + "/", "--jobs", "2"])
+        #expect(run.status != 0, "a batch with failures exits non-zero")
+        #expect(run.standardError.contains(broken) && run.standardError.contains(empty), "errors name the files: \(run.standardError)")
+        #expect(run.standardOutput.contains("3 of 5 converted"), "\(run.standardOutput)")
+        let written = try FileManager.default.contentsOfDirectory(atPath: output.path).sorted()
+        #expect(written == ["good0.m4a", "good1.m4a", "good2.m4a"], "the directory holds \(written)")
+        for (index, input) in good.enumerated() {
+            let m4a = output.appendingPathComponent("good\(index).m4a").path
+            let decoded = directory.appendingPathComponent("check\(index).wav").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", decoded])
+            let channels = [2, 2, 2][index]
+            let ours = try GaplessTests.pcm(decoded, channels: channels)
+            let expected = try ConvertCommandTests.referee(input, channels: channels, in: directory)
+            #expect(ours.frames == expected.frames, "good\(index): \(ours.frames) frames, ffmpeg decodes \(expected.frames)")
+        }
+
+        // --json: one object per file.
+        let again = directory.appendingPathComponent("again")
+        try FileManager.default.createDirectory(at: again, withIntermediateDirectories: true)
+        let json = try ExternalTool.run(try ExternalTool.keyframe, ["convert", good[0], broken, "-o", again.path, "--output-type", "wav", "--json"])
+        let lines = json.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.count == 2 && json.status != 0, "\(json.standardOutput)")
+        #expect(lines.contains { $0["input"] as? String == good[0] && $0["ok"] as? Bool == true && ($0["output"] as? String)?.hasSuffix("good0.wav") == true })
+        #expect(lines.contains { $0["input"] as? String == broken && $0["ok"] as? Bool == false && $0["error"] != nil })
+    }
+
+    @Test func twoInputsWithOneOutputNameAreRefusedBeforeAnyWork() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mp3 = try ConvertCommandTests.makeInput(ConvertCommandTests.kinds[0], frames: 20_000, in: directory)
+        let flac = try ConvertCommandTests.makeInput(ConvertCommandTests.kinds[4], frames: 20_000, in: directory)
+        let output = directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["convert", mp3, flac, "-o", output.path])
+        #expect(run.status != 0 && run.standardError.contains("input.m4a"), "\(run.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).isEmpty)
+    }
+}
