@@ -56,7 +56,8 @@ let package = Package(
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore"], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO"], swiftSettings: strict),
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO",
+                                                   .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
             dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],

@@ -24,6 +24,13 @@ public final class AudioFileDecoder {
     public let outputFormat: PCMFormat
     /// The stream's length in seconds, when the container says.
     public let durationSeconds: Double?
+    /// The file's tags by libavformat's generic keys (`title`, `artist`, `album_artist`,
+    /// `track`, …, lower-cased), from the container and then the audio stream: Vorbis comments,
+    /// ID3v2 frames, RIFF INFO, iTunes atoms.
+    public let tags: [String: String]
+    /// The cover picture the file carries (an attached picture: ID3v2 `APIC`, FLAC `PICTURE`,
+    /// `METADATA_BLOCK_PICTURE`, `covr`), as its encoded bytes.
+    public let attachedPicture: [UInt8]?
     /// Source frames decoded so far (after the decoder's trimming).
     public private(set) var decodedFrameCount: Int64 = 0
 
@@ -101,6 +108,24 @@ public final class AudioFileDecoder {
                                      isInterleaved: !(decodedType?.planar ?? true))
             outputFormat = PCMFormat(sampleRate: sampleRate ?? rate, channelCount: channelCount ?? channels,
                                      sampleFormat: sampleFormat, isInterleaved: true)
+            var found: [String: String] = [:]
+            for dictionary in [opened.pointee.metadata, stream.pointee.metadata] {
+                var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+                while let next = kf_av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+                    entry = next
+                    let key = String(cString: next.pointee.key).lowercased()
+                    if found[key] == nil { found[key] = String(cString: next.pointee.value) }
+                }
+            }
+            tags = found
+            var picture: [UInt8]?
+            for index in 0..<Int(opened.pointee.nb_streams) {
+                guard let candidate = opened.pointee.streams[index], candidate.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0,
+                      let data = candidate.pointee.attached_pic.data, candidate.pointee.attached_pic.size > 0 else { continue }
+                picture = Array(UnsafeBufferPointer(start: data, count: Int(candidate.pointee.attached_pic.size)))
+                break
+            }
+            attachedPicture = picture
             let timeBase = stream.pointee.time_base
             if stream.pointee.duration != kf_nopts_value(), stream.pointee.duration > 0, timeBase.den > 0 {
                 let seconds = Double(stream.pointee.duration) * Double(timeBase.num) / Double(timeBase.den)

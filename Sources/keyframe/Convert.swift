@@ -62,6 +62,12 @@ struct Convert: ParsableCommand {
                                + "the gain is limited so the true peak stays at or below -1 dBTP.", valueName: "LUFS"))
     var normalize: Double?
 
+    @Flag(help: "Write ReplayGain 2.0 track gain and peak (-18 LUFS reference) as iTunes tags (.m4a/.mp4).")
+    var replaygain = false
+
+    @Flag(help: "Do not carry the input's tags and cover art into the .m4a/.mp4.")
+    var noTags = false
+
     @Option(help: "Sample rate of raw .pcm input, in Hz.")
     var inputSampleRate: Int?
 
@@ -113,7 +119,7 @@ struct Convert: ParsableCommand {
         }
         return Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
-                                        normalizeTo: normalize)
+                                        normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags)
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as

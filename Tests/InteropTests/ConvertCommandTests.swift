@@ -236,3 +236,85 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: output.path).isEmpty)
     }
 }
+
+/// Issue 11, item 5: tags carried from Vorbis comments, ID3v2 and FLAC pictures into iTunes
+/// `ilst` atoms, as mutagen reads them; ReplayGain written as freeform tags.
+@Suite struct ConvertTagsTests {
+    /// mutagen's view of an MP4's tags: text items, numbers, the cover's bytes (hex) and type.
+    static func mutagenTags(_ path: String) throws -> [String: Any] {
+        let script = """
+            import json, sys, mutagen.mp4 as m
+            f = m.MP4(sys.argv[1])
+            out = {}
+            for k, v in f.tags.items():
+                if k == 'covr': out[k] = [[c.imageformat, bytes(c).hex()] for c in v]
+                elif k in ('trkn', 'disk'): out[k] = [list(x) for x in v]
+                elif k.startswith('----'): out[k] = [bytes(x).decode() for x in v]
+                else: out[k] = list(v)
+            print(json.dumps(out))
+            """
+        let run = try ExternalTool.succeed("python3", ["-c", script, path])
+        return try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+    }
+
+    @Test func tagsAndCoverArtBecomeITunesAtoms() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let jpeg = directory.appendingPathComponent("cover.jpg").path
+        let png = directory.appendingPathComponent("cover.png").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "color=c=blue:s=32x32", "-frames:v", "1", jpeg])
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=32x32", "-frames:v", "1", png])
+        let tags = ["title=Héllo Wörld", "artist=The Artist", "album=An Album", "album_artist=Various", "track=3/12", "disc=1/2",
+                    "date=2024", "genre=Jazz", "comment=A comment", "composer=Comp Oser"]
+        let metadata = tags.flatMap { ["-metadata", $0] }
+        let expected: [String: String] = ["©nam": "Héllo Wörld", "©ART": "The Artist", "©alb": "An Album", "aART": "Various",
+                                          "©day": "2024", "©gen": "Jazz", "©cmt": "A comment", "©wrt": "Comp Oser"]
+        let inputs: [(name: String, arguments: [String], cover: String?, format: Int)] = [
+            ("tagged.mp3", ["-i", jpeg, "-map", "0:a", "-map", "1:v", "-c:a", "libmp3lame", "-c:v", "copy", "-disposition:v", "attached_pic",
+                            "-id3v2_version", "3"], jpeg, 13),
+            ("tagged.flac", ["-i", png, "-map", "0:a", "-map", "1:v", "-c:a", "flac", "-c:v", "copy", "-disposition:v", "attached_pic"], png, 14),
+            ("tagged.ogg", ["-c:a", "libvorbis"], nil, 0),
+        ]
+        for input in inputs {
+            let path = directory.appendingPathComponent(input.name).path
+            try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=duration=1.5"] + input.arguments + metadata + [path])
+            let m4a = path + ".m4a"
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", path, "-o", m4a])
+            let read = try Self.mutagenTags(m4a)
+            for (key, value) in expected {
+                #expect((read[key] as? [String])?.first == value, "\(input.name): \(key) is \(String(describing: read[key])), want \(value)")
+            }
+            #expect((read["trkn"] as? [[Int]])?.first == [3, 12], "\(input.name): trkn \(String(describing: read["trkn"]))")
+            #expect((read["disk"] as? [[Int]])?.first == [1, 2], "\(input.name): disk \(String(describing: read["disk"]))")
+            if let cover = input.cover {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: cover)).map { String(format: "%02x", $0) }.joined()
+                let covr = read["covr"] as? [[Any]]
+                #expect(covr?.first?.first as? Int == input.format && covr?.first?.last as? String == bytes,
+                        "\(input.name): covr is not the attached picture")
+            }
+        }
+        // --no-tags carries none.
+        let bare = directory.appendingPathComponent("bare.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", directory.appendingPathComponent("tagged.ogg").path, "-o", bare, "--no-tags"])
+        #expect(try Self.mutagenTags(bare)["©nam"] == nil)
+    }
+
+    @Test func replayGainIsTheGainToMinus18LUFSAndThePeak() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("music.flac").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='0.3*sin(2*PI*440*t)+0.05*(2*random(0)-1)|0.2*sin(2*PI*330*t)':s=44100:d=8",
+                             "-c:a", "flac", input])
+        let m4a = directory.appendingPathComponent("music.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", m4a, "--replaygain"])
+        let read = try Self.mutagenTags(m4a)
+        let gainText = try #require((read["----:com.apple.iTunes:replaygain_track_gain"] as? [String])?.first)
+        let peakText = try #require((read["----:com.apple.iTunes:replaygain_track_peak"] as? [String])?.first)
+        #expect(gainText.hasSuffix(" dB"))
+        let gain = try #require(Double(gainText.dropLast(3)))
+        let peak = try #require(Double(peakText))
+        let source = try LoudnessTests.ffmpegLoudness(input)
+        #expect(abs(gain - (-18 - source.integrated)) <= 0.2, "gain \(gain) dB; ffmpeg measures \(source.integrated) LUFS")
+        #expect(abs(20 * log10(peak) - source.truePeak) <= 0.2, "peak \(peak); ffmpeg's true peak \(source.truePeak) dBTP")
+    }
+}

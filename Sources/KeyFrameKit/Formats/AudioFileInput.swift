@@ -56,6 +56,30 @@ public struct AudioFileInput: PCMSource {
         pcmFormat = decoder.outputFormat
     }
 
+    /// The file's tags as iTunes items: from Vorbis comments, ID3v2 frames, RIFF INFO and
+    /// iTunes atoms as libavformat names them, with the cover picture; from an MP4's `ilst` when
+    /// KeyFrameKit reads it (its cover art is not carried yet). Empty for WAV, raw PCM and ADTS.
+    public var metadata: ITunesMetadata {
+        switch reader {
+        case .pcm:
+            return ITunesMetadata()
+        case .aac(let aac):
+            guard let file = aac.upstream.file, let userData = file.userData,
+                  let tags = try? MetadataTags.parse(udta: userData, path: BoxPath(components: ["moov", "udta"])) else {
+                return ITunesMetadata()
+            }
+            let generic: [String: String] = ["©nam": "title", "©ART": "artist", "©alb": "album", "aART": "album_artist", "trkn": "track",
+                                             "disk": "disc", "©day": "date", "©gen": "genre", "©cmt": "comment", "©wrt": "composer"]
+            var named: [String: String] = [:]
+            for tag in tags.all { if let key = generic[tag.key], named[key] == nil { named[key] = tag.value } }
+            return ITunesMetadata(genericTags: named)
+        case .decoded(let decoder):
+            var metadata = ITunesMetadata(genericTags: decoder.tags)
+            metadata.artwork = decoder.attachedPicture.flatMap { ITunesMetadata.Artwork(data: $0) }
+            return metadata
+        }
+    }
+
     /// The next buffer of PCM, `nil` at the end.
     public mutating func next() throws(PipelineError) -> PCMBuffer? {
         switch reader {

@@ -33,10 +33,11 @@ public struct AudioPacketOutput: PacketSink {
     ///   - inPlace: write ADTS under its own name from the start (a recording that must survive
     ///     a kill); a fragmented MP4 is always written in place.
     ///   - encoderName: the MP4's `©too` tag.
+    ///   - metadata: the MP4's other tags (ADTS carries none).
     /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not an AAC container;
     ///   ``PipelineError/stream(_:)`` or ``PipelineError/container(_:)`` when it cannot be created.
     public init(path: FilePath, encoder: AACEncoder? = nil, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
-                encoderName: String = "KeyFrameKit") throws(PipelineError) {
+                encoderName: String = "KeyFrameKit", metadata: ITunesMetadata = ITunesMetadata()) throws(PipelineError) {
         self.path = path
         self.encoder = encoder
         switch MediaFileFormat(nameOf: path) {
@@ -51,6 +52,7 @@ public struct AudioPacketOutput: PacketSink {
             let muxer: MP4Muxer
             do {
                 muxer = try MP4Muxer(path: path, configuration: MuxerConfiguration(layout: layout, mediaTypes: .audio, encoderName: encoderName))
+                try muxer.setMetadata(metadata)
                 try muxer.start()
             } catch { throw .container(error) }
             // A fragmented file writes its edit list before the first sample; the valid length

@@ -1,4 +1,5 @@
 public import SystemPackage
+internal import RealModule
 
 extension Transcode {
     /// How a conversion is done.
@@ -22,11 +23,17 @@ extension Transcode {
         /// Normalise to this integrated loudness in LUFS (EBU R 128), measured in a first pass;
         /// the gain is limited so that the true peak stays at or below −1 dBTP.
         public var normalizeTo: Double?
+        /// Write ReplayGain 2.0 track gain and peak (reference −18 LUFS) as iTunes freeform tags
+        /// (`----:com.apple.iTunes:replaygain_track_gain`, `…_peak`), measured in a first pass.
+        public var replayGain: Bool
+        /// Carry the input's tags and cover art into an MP4 output's `ilst`.
+        public var carriesTags: Bool
 
         /// Options; by default 128 kb/s with libavcodec's default (two-loop) search, the input's
         /// rate and channels.
         public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
-                    pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil) {
+                    pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil,
+                    replayGain: Bool = false, carriesTags: Bool = true) {
             self.bitrate = bitrate
             self.coder = coder
             self.sampleRate = sampleRate
@@ -34,6 +41,8 @@ extension Transcode {
             self.pcmSampleFormat = pcmSampleFormat
             self.rawInputFormat = rawInputFormat
             self.normalizeTo = normalizeTo
+            self.replayGain = replayGain
+            self.carriesTags = carriesTags
         }
     }
 
@@ -96,6 +105,8 @@ extension Transcode {
         var measured: Loudness?
         if let target = options.normalizeTo {
             guard (-70.0...0.0).contains(target) else { throw .unsupported("--normalize \(target): give a loudness from -70 to 0 LUFS") }
+        }
+        if options.normalizeTo != nil || options.replayGain {
             // First pass: the loudness of what will be encoded (after any resampling or downmix).
             let loudness = try measureLoudness(input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate,
                                                channelCount: options.channelCount,
@@ -104,15 +115,26 @@ extension Transcode {
                                                    { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
                                                })
             measured = loudness
-            gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0)
+            if let target = options.normalizeTo { gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0) }
         }
         let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+        var metadata = options.carriesTags ? source.metadata : ITunesMetadata()
+        if options.replayGain, let measured {
+            // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output.
+            let applied = gain?.decibels ?? 0
+            let trackGain = -18 - (measured.integrated + applied)
+            let peak = measured.truePeak.isFinite ? Double.exp10((measured.truePeak + applied) / 20) : 0
+            metadata.freeform += [
+                ITunesMetadata.Freeform(name: "replaygain_track_gain", value: fixed(trackGain, digits: 2) + " dB"),
+                ITunesMetadata.Freeform(name: "replaygain_track_peak", value: fixed(peak, digits: 6)),
+            ]
+        }
         // With a measuring pass first, the progress of the second is its second half.
         let secondPass: ((MediaProgress) -> Void)? = gain == nil ? progress : progress.map { report in
             { report(MediaProgress(mediaSeconds: ($0.totalSeconds ?? 0) / 2 + $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
         }
         var summary = try convert(source, named: source.description, to: output, as: outputKind, options: options, gain: gain,
-                                  control: control, progress: secondPass)
+                                  metadata: metadata, control: control, progress: secondPass)
         if let measured, let gain { summary.normalization = (measured, gain.decibels) }
         return summary
     }
@@ -136,7 +158,8 @@ extension Transcode {
 
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
-                                                   as outputKind: MediaFileFormat, options: ConvertOptions, gain: PCMGain?, control: JobControl?,
+                                                   as outputKind: MediaFileFormat, options: ConvertOptions, gain: PCMGain?,
+                                                   metadata: ITunesMetadata, control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
         case .adts, .mp4:
@@ -144,7 +167,8 @@ extension Transcode {
                                          allowedSampleRates: AACEncoder.supportedSampleRates)
             let encoder: AACEncoder
             do { encoder = try AACEncoder(bitrate: options.bitrate, coder: options.coder) } catch { throw .codec(error) }
-            var sink = try AudioPacketOutput(path: output, encoder: encoder, encoderName: "KeyFrameKit (libavcodec aac)")
+            var sink = try AudioPacketOutput(path: output, encoder: encoder, encoderName: "KeyFrameKit (libavcodec aac)",
+                                             metadata: outputKind == .mp4 ? metadata : ITunesMetadata())
             let report: PumpReport
             if let gain {
                 var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
@@ -177,3 +201,15 @@ extension Transcode {
     }
 }
 
+
+/// `value` with `digits` decimals, rounded, `-` for negatives (`-3.21`).
+private func fixed(_ value: Double, digits: Int) -> String {
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    let whole = Int(scaled / scale)
+    let fraction = Int(scaled) - whole * Int(scale)
+    let fractionText = String(fraction)
+    let padded = String(repeating: "0", count: max(0, digits - fractionText.count)) + fractionText
+    return (value < 0 && scaled > 0 ? "-" : "") + "\(whole)" + (digits > 0 ? "." + padded : "")
+}

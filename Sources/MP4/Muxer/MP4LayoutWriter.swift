@@ -1,9 +1,10 @@
 internal import MediaCore
 
-/// What a layout writer needs at the end: the tracks and the movie timescale.
+/// What a layout writer needs at the end: the tracks, the movie timescale and the tags.
 struct MuxerContext {
     let tracks: [MuxerTrack]
     let movieTimescale: Int32
+    var metadata = ITunesMetadata()
 }
 
 /// One layout of an MP4 file (``MuxerConfiguration/Layout``): where samples go as they

@@ -145,6 +145,21 @@ public final class MP4Muxer {
         }
     }
 
+    /// The tags written into the movie's `ilst` (title, artist, cover art, ReplayGain, …).
+    public private(set) var metadata = ITunesMetadata()
+
+    /// Sets the tags of the movie. A fragmented file writes its movie with the first fragment,
+    /// so its tags must be set before the first sample; other layouts take them until
+    /// ``finish()``.
+    ///
+    /// - Throws: ``MP4Error/invalidMuxerState(operation:status:)`` once the movie is written.
+    public func setMetadata(_ metadata: ITunesMetadata) throws(MP4Error) {
+        guard !layout.movieWritten, status == .unknown || status == .running else {
+            throw .invalidMuxerState(operation: "setMetadata", status: layout.movieWritten ? "the movie was written" : status.name)
+        }
+        self.metadata = metadata
+    }
+
     /// Opens the muxer for samples (AVAssetWriter's `startWriting`).
     ///
     /// - Throws: ``MP4Error/invalidMuxerState(operation:status:)`` when called twice;
@@ -244,7 +259,7 @@ public final class MP4Muxer {
     // MARK: - Tracks and interleaving
 
     private var context: MuxerContext {
-        MuxerContext(tracks: tracks, movieTimescale: movieTimescale)
+        MuxerContext(tracks: tracks, movieTimescale: movieTimescale, metadata: metadata)
     }
 
     private var movieTimescale: Int32 {

@@ -17,6 +17,8 @@ struct MovieBoxWriter {
     var fragmented = false
     /// Fragmented: the durations known so far (0 while recording), per track id, in media units.
     var fragmentedMediaDurations: [UInt32: Int64] = [:]
+    /// The tags written into `ilst` after the encoder tag.
+    var metadata = ITunesMetadata()
 
     static let one16: UInt32 = 0x0001_0000
 
@@ -34,6 +36,7 @@ struct MovieBoxWriter {
 
     init(context: MuxerContext, configuration: MuxerConfiguration) {
         self.init(tracks: context.tracks, movieTimescale: context.movieTimescale, configuration: configuration)
+        metadata = context.metadata
     }
 
     /// `ftyp` for `tracks` (the `avc1` brand only with an H.264 track).
@@ -304,6 +307,7 @@ struct MovieBoxWriter {
                     ilst.box(FourCharacterCode(rawValue: 0xA974_6F6F)) { item in   // ©too
                         item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(encoderName.utf8)) }
                     }
+                    metadata.write(into: &ilst)
                     if let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless {
                         let media = fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration
                         let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
