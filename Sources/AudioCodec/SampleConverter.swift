@@ -13,8 +13,9 @@ enum FFmpegFormatLibrary {
 }
 
 /// Owns a libswresample `SwrContext` that converts PCM from one layout to another: sample
-/// format, interleaving, channel count (with libswresample's default matrix: centre and
-/// surrounds at −3 dB, ITU-R BS.775) and rate (with the soxr engine at 28-bit precision).
+/// format (with triangular dither when the bit depth drops to 16 or 8), interleaving, channel
+/// count (with libswresample's default matrix: centre and surrounds at −3 dB, ITU-R BS.775) and
+/// rate (with the soxr engine at 28-bit precision).
 ///
 /// Output is always interleaved; input may be planar.
 final class SampleConverter {
@@ -59,6 +60,12 @@ final class SampleConverter {
                                  "choosing the soxr resampler")
             try CodecError.check(kf_av_opt_set_double(UnsafeMutableRawPointer(swr), "precision", 28, 0), "setting soxr's precision")
         }
+        if Self.reducesDepth(from: input.sampleFormat, to: output.sampleFormat) {
+            // Fewer bits out than in: triangular (TPDF) dither, so the rounding error is noise
+            // independent of the signal rather than distortion that follows it.
+            try CodecError.check(kf_av_opt_set_int(UnsafeMutableRawPointer(swr), "dither_method", Int64(SWR_DITHER_TRIANGULAR.rawValue), 0),
+                                 "choosing triangular dither")
+        }
         try CodecError.check(kf_swr_init(swr), "swr_init (\(input.sampleRate) Hz \(input.channelCount) ch → \(output.sampleRate) Hz \(output.channelCount) ch)")
     }
 
@@ -99,6 +106,22 @@ final class SampleConverter {
     /// What the resampler still holds, at the end of the stream.
     func drain() throws(CodecError) -> [UInt8] {
         try convert(planes: nil, frameCount: 0)
+    }
+
+    /// Whether `output` holds fewer bits than `input` can carry, so that converting needs dither:
+    /// 8- or 16-bit integer out of float or wider integer. (A 24-bit output is made as 32-bit
+    /// and narrowed by rounding, which loses nothing from a 24-bit source.)
+    static func reducesDepth(from input: PCMSampleFormat, to output: PCMSampleFormat) -> Bool {
+        func bits(_ format: PCMSampleFormat) -> Int {
+            switch format {
+            case .uint8: 8
+            case .int16: 16
+            case .int24: 24
+            case .int32: 32
+            case .float32, .float64: 64
+            }
+        }
+        return (output == .int16 || output == .uint8) && bits(input) > bits(output)
     }
 
     /// libavutil's sample format for ours (no packed 24-bit: callers widen it to 32 first).

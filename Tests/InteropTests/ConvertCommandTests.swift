@@ -101,13 +101,42 @@ import Testing
         let theirs = try GaplessTests.pcm(soxr, channels: 1)
         #expect(ours.frames == theirs.frames && ours.frames == 72000, "ours \(ours.frames), ffmpeg's soxr \(theirs.frames), want 72000")
 
-        // --sample-rate to WAV: the same samples as ffmpeg's soxr, within one LSB.
+        // --sample-rate to float WAV: the same samples as ffmpeg's soxr.
         let wav = directory.appendingPathComponent("resampled.wav").path
-        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", wav, "--sample-rate", "48000", "--format", "s16le"])
-        let resampled = try GaplessTests.pcm(wav, channels: 1)
-        #expect(resampled.frames == theirs.frames)
-        let worst = zip(resampled.samples, theirs.samples).map { abs(Int($0) - Int($1)) }.max() ?? Int.max
-        #expect(worst <= 1, "resampled samples differ from ffmpeg's soxr by up to \(worst)")
+        let float = directory.appendingPathComponent("soxr-float.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", wav, "--sample-rate", "48000", "--format", "f32le"])
+        try MP4Check.ffmpeg(["-i", input, "-af", "aresample=resampler=soxr:precision=28", "-ar", "48000", "-c:a", "pcm_f32le", float])
+        let ours32 = try Self.floats(wav), theirs32 = try Self.floats(float)
+        #expect(ours32.count == theirs32.count && ours32.count == 72000)
+        let worst = zip(ours32, theirs32).map { abs($0 - $1) }.max() ?? .infinity
+        #expect(worst <= 1e-6, "resampled samples differ from ffmpeg's soxr by up to \(worst)")
+    }
+
+    /// A float WAV's samples (ffmpeg's decode, so the header is read by a peer).
+    static func floats(_ path: String) throws -> [Float] {
+        let bytes = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "f32le", "-"]).outputData
+        return bytes.withUnsafeBytes { raw in (0..<(bytes.count / 4)).map { raw.loadUnaligned(fromByteOffset: 4 * $0, as: Float.self) } }
+    }
+
+    /// Reducing to 16 bits dithers: a sine of a third of an LSB, which plain rounding turns into
+    /// silence, comes out as noise around it, still correlated with it.
+    @Test func reducingToSixteenBitsDithers() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("faint.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='(1/3)/32768*sin(2*PI*1000*t)':s=48000:d=1", "-c:a", "pcm_f32le", input])
+        let output = directory.appendingPathComponent("faint16.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", output, "--format", "s16le"])
+        let samples = try GaplessTests.pcm(output, channels: 1).samples
+        #expect(samples.count == 48000)
+        let nonzero = samples.filter { $0 != 0 }.count
+        #expect(nonzero > 4800, "only \(nonzero) of 48000 samples are not zero: no dither")
+        let correlation = samples.enumerated().reduce(0.0) { $0 + Double($1.element) * sin(2 * Double.pi * 1000 * Double($1.offset) / 48000) }
+        #expect(correlation > 0, "the dithered output does not follow the sine (\(correlation))")
+        // Undithered rounding of the same input (ffmpeg's default) is silence: the test can fail.
+        let plain = directory.appendingPathComponent("plain16.wav").path
+        try MP4Check.ffmpeg(["-i", input, "-c:a", "pcm_s16le", plain])
+        #expect(try GaplessTests.pcm(plain, channels: 1).samples.allSatisfy { $0 == 0 })
     }
 
     @Test func wavOutputIsBitExactAndADownmixIsFFmpegs() throws {
@@ -119,8 +148,8 @@ import Testing
                              "-c:a", "flac", "-sample_fmt", "s32", flac])
         let wav = directory.appendingPathComponent("deep.wav").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", wav])
-        let ours = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-f", "s32le", "-"]).standardOutput
-        let theirs = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", flac, "-f", "s32le", "-"]).standardOutput
+        let ours = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-f", "s32le", "-"]).outputData
+        let theirs = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", flac, "-f", "s32le", "-"]).outputData
         #expect(!ours.isEmpty && ours == theirs, "the WAV's samples differ from ffmpeg's decode of the FLAC")
 
         // 5.1 → --channels 2: libswresample's ITU matrix, as `ffmpeg -ac 2` applies it.
