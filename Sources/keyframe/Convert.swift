@@ -36,6 +36,10 @@ struct Convert: ParsableCommand {
     @Option(help: "Into a directory: how many files to convert at once; default: the number of cores.")
     var jobs: Int?
 
+    @Option(help: ArgumentHelp("AAC encoders working at once on segments of one file; default: the number of cores for one file, "
+                               + "1 per file in a batch. --threads 1 gives the same bytes as ffmpeg.", valueName: "n"))
+    var threads: Int?
+
     @Flag(help: "Into a directory: print one JSON object per file (input, output, ok, error) on stdout.")
     var json = false
 
@@ -80,6 +84,7 @@ struct Convert: ParsableCommand {
     func validate() throws {
         guard !inputs.isEmpty else { throw ValidationError("give at least one file to convert") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
     }
 
     func run() throws {
@@ -103,13 +108,20 @@ struct Convert: ParsableCommand {
             text += ", \(summary.outputFrames) frames"
         }
         print(text)
+        if !summary.splices.isEmpty {
+            let moved = summary.splices.filter { $0.moved != 0 }.count
+            let incompatible = summary.splices.filter { !$0.compatible }.count
+            print("encoded in \(summary.splices.count + 1) segments: \(summary.splices.count) splices"
+                  + (moved > 0 ? ", \(moved) moved to match window sequences" : "")
+                  + (incompatible > 0 ? ", \(incompatible) with mismatched window sequences" : ""))
+        }
         if let (measured, gain) = summary.normalization {
             print("normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB")
         }
     }
 
     /// The options for converting `path` (a raw PCM input needs its layout).
-    private func options(for path: String) throws -> Transcode.ConvertOptions {
+    private func options(for path: String, batch: Bool = false) throws -> Transcode.ConvertOptions {
         var raw: PCMFormat?
         if MediaFileFormat.detect(FilePath(path)) == .rawPCM {
             guard let rate = inputSampleRate, let count = inputChannels else {
@@ -119,7 +131,8 @@ struct Convert: ParsableCommand {
         }
         return Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
-                                        normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags)
+                                        normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
+                                        threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount))
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as
@@ -145,7 +158,7 @@ struct Convert: ParsableCommand {
             items.append(Transcode.BatchItem(input: FilePath(path), output: FilePath(target)))
         }
         // Raw PCM needs its layout; other inputs share one set of options.
-        let options = try options(for: inputs.first { MediaFileFormat.detect(FilePath($0)) == .rawPCM } ?? inputs[0])
+        let options = try options(for: inputs.first { MediaFileFormat.detect(FilePath($0)) == .rawPCM } ?? inputs[0], batch: true)
         let line = BatchProgressLine(total: items.count)
         let json = self.json
         let batch = items

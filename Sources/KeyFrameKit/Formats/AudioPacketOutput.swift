@@ -14,7 +14,7 @@ public struct AudioPacketOutput: PacketSink {
     }
 
     private var writer: Writer
-    private let encoder: AACEncoder?
+    private let encoder: (any GaplessEncoder)?
     /// The file written.
     public let path: FilePath
     /// The container written.
@@ -36,7 +36,7 @@ public struct AudioPacketOutput: PacketSink {
     ///   - metadata: the MP4's other tags (ADTS carries none).
     /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not an AAC container;
     ///   ``PipelineError/stream(_:)`` or ``PipelineError/container(_:)`` when it cannot be created.
-    public init(path: FilePath, encoder: AACEncoder? = nil, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
+    public init(path: FilePath, encoder: (any GaplessEncoder)? = nil, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
                 encoderName: String = "KeyFrameKit", metadata: ITunesMetadata = ITunesMetadata()) throws(PipelineError) {
         self.path = path
         self.encoder = encoder

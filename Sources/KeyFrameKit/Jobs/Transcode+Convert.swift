@@ -28,12 +28,16 @@ extension Transcode {
         public var replayGain: Bool
         /// Carry the input's tags and cover art into an MP4 output's `ilst`.
         public var carriesTags: Bool
+        /// Encode AAC with this many encoders at once, on segments of the input
+        /// (``/AudioCodec/ParallelAACEncoder``); 1 is one encoder, byte-identical to
+        /// `ffmpeg -c:a aac`.
+        public var threads: Int
 
         /// Options; by default 128 kb/s with libavcodec's default (two-loop) search, the input's
         /// rate and channels.
         public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
                     pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil,
-                    replayGain: Bool = false, carriesTags: Bool = true) {
+                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1) {
             self.bitrate = bitrate
             self.coder = coder
             self.sampleRate = sampleRate
@@ -43,6 +47,7 @@ extension Transcode {
             self.normalizeTo = normalizeTo
             self.replayGain = replayGain
             self.carriesTags = carriesTags
+            self.threads = max(1, threads)
         }
     }
 
@@ -69,6 +74,8 @@ extension Transcode {
         public var stoppedEarly: Bool
         /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
         public var normalization: (measured: Loudness, gain: Double)?
+        /// With ``ConvertOptions/threads`` above 1: where the segments were joined.
+        public var splices: [ParallelAACEncoder.Splice] = []
     }
 
     /// Converts any audio to AAC (`.m4a`/`.mp4`: gapless, faststart; `.aac`: ADTS) or to PCM
@@ -156,6 +163,27 @@ extension Transcode {
         do { return try meter.measurement() } catch { throw .codec(error) }
     }
 
+    /// source → resampler → (gain) → `encoder` → AAC file.
+    private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
+        _ source: Source, resampler: PCMResampler, gain: PCMGain?, encoder: Encoder, named name: String, to output: FilePath,
+        metadata: ITunesMetadata, control: JobControl?, progress: ((MediaProgress) -> Void)?
+    ) throws(PipelineError) -> ConvertSummary {
+        var sink = try AudioPacketOutput(path: output, encoder: encoder, encoderName: "KeyFrameKit (libavcodec aac)", metadata: metadata)
+        let report: PumpReport
+        if let gain {
+            var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
+            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+        } else {
+            var chain = source.transformed(by: resampler).transformed(by: encoder)
+            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+        }
+        var summary = ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: encoder.inputFormat,
+                                     outputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
+                                     padding: encoder.padding ?? 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
+        summary.splices = (encoder as? ParallelAACEncoder)?.splices ?? []
+        return summary
+    }
+
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
                                                    as outputKind: MediaFileFormat, options: ConvertOptions, gain: PCMGain?,
@@ -165,21 +193,20 @@ extension Transcode {
         case .adts, .mp4:
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
                                          allowedSampleRates: AACEncoder.supportedSampleRates)
+            if options.threads > 1 {
+                let encoder: ParallelAACEncoder
+                do {
+                    encoder = try ParallelAACEncoder(bitrate: options.bitrate, coder: options.coder, threads: options.threads)
+                } catch {
+                    throw .codec(error)
+                }
+                return try encode(source, resampler: resampler, gain: gain, encoder: encoder, named: name, to: output,
+                                  metadata: outputKind == .mp4 ? metadata : ITunesMetadata(), control: control, progress: progress)
+            }
             let encoder: AACEncoder
             do { encoder = try AACEncoder(bitrate: options.bitrate, coder: options.coder) } catch { throw .codec(error) }
-            var sink = try AudioPacketOutput(path: output, encoder: encoder, encoderName: "KeyFrameKit (libavcodec aac)",
-                                             metadata: outputKind == .mp4 ? metadata : ITunesMetadata())
-            let report: PumpReport
-            if let gain {
-                var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
-                report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-            } else {
-                var chain = source.transformed(by: resampler).transformed(by: encoder)
-                report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-            }
-            return ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: encoder.inputFormat, outputFrames: encoder.inputFrameCount,
-                                  packets: encoder.packetCount, priming: encoder.priming, padding: encoder.padding ?? 0,
-                                  damage: report.damage, stoppedEarly: report.stoppedEarly)
+            return try encode(source, resampler: resampler, gain: gain, encoder: encoder, named: name, to: output,
+                              metadata: outputKind == .mp4 ? metadata : ITunesMetadata(), control: control, progress: progress)
         default:
             let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32
             var sink = try PCMFileOutput(path: output, emptyMessage: "\(output): the input decodes to no audio")
@@ -213,3 +240,4 @@ private func fixed(_ value: Double, digits: Int) -> String {
     let padded = String(repeating: "0", count: max(0, digits - fractionText.count)) + fractionText
     return (value < 0 && scaled > 0 ? "-" : "") + "\(whole)" + (digits > 0 ? "." + padded : "")
 }
+
