@@ -800,7 +800,7 @@ def section(r: Result, info: dict[str, str], runs: int, invoked_as: str) -> str:
         f"- ffmpeg: `{shown[1]}`",
         f"- outputs: keyframe {r.ours_out.stat().st_size} bytes, ffmpeg "
         f"{r.ffmpeg_out.stat().st_size} bytes: {same}",
-        f"- {runs} timed runs each after one untimed warm-up each, alternating keyframe, ffmpeg; "
+        f"- {len(r.ours)} timed runs each after one untimed warm-up each, alternating keyframe, ffmpeg; "
         "peak RSS is the largest of the runs, measured by GNU time (`%M`)",
         f"- {info['date']}, commit `{info['commit']}`, {info['machine']}, {info['ffmpeg']}, "
         f"{info['swift']}",

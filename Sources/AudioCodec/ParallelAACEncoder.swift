@@ -115,6 +115,10 @@ public final class ParallelAACEncoder: GaplessEncoder {
             let probe = try AACEncoder(format: format, bitrate: bitrate, coder: coder)
             priming = probe.priming
             inputFormat = format
+            // Room for a segment with its pre- and post-roll and a buffer more, once: growing
+            // by doubling would overshoot it.
+            let frames = segmentFrameCount + (preRollPackets + Self.postRollPackets) * AACEncoder.framesPerPacket + 65536
+            pending.reserveCapacity(frames * format.channelCount)
         }
         guard format == inputFormat else { throw .unsupportedInput("the PCM layout changed mid-stream") }
         buffer.bytes.withUnsafeBytes { raw in pending.append(contentsOf: raw.bindMemory(to: Float.self)) }
@@ -184,7 +188,10 @@ public final class ParallelAACEncoder: GaplessEncoder {
         let channels = format.channelCount
         let from = Int(inputStart - pendingStart) * channels
         let to = Int(max(inputStart, inputEnd) - pendingStart) * channels
-        let samples = Array(pending[from..<to])
+        // Wait for a free encoder before copying, so that at most `threads` segments of PCM
+        // are held besides the pending input; the copy is the segment's one copy.
+        running.wait()
+        let pcm = PCMBuffer(format: format, bytes: pending[from..<to].withUnsafeBytes { Array($0) })
         let job = SegmentJob(index: index, inputStart: inputStart)
         submitted.append(job)
         // Keep only what the next segment's pre-roll needs.
@@ -194,8 +201,6 @@ public final class ParallelAACEncoder: GaplessEncoder {
             pendingStart = keepFrom
         }
         let (bitrate, coder, running) = (bitrate, coder, running)
-        let pcm = PCMBuffer(format: format, bytes: samples.withUnsafeBytes { Array($0) })
-        running.wait()
         workQueue.async {
             defer {
                 running.signal()
