@@ -124,10 +124,8 @@ struct Convert: ParsableCommand {
     private func options(for path: String, batch: Bool = false) throws -> Transcode.ConvertOptions {
         var raw: PCMFormat?
         if MediaFileFormat.detect(FilePath(path)) == .rawPCM {
-            guard let rate = inputSampleRate, let count = inputChannels else {
-                throw CommandFailure("\(path): raw PCM has no header: give --input-sample-rate and --input-channels (and --input-format)")
-            }
-            raw = PCMFormat(sampleRate: rate, channelCount: count, sampleFormat: inputFormat.sampleFormat)
+            raw = try PCMLayoutOptions.rawLayout(for: path, sampleRate: inputSampleRate, channels: inputChannels, format: inputFormat,
+                                                 options: "--input-sample-rate", "--input-channels", "--input-format")
         }
         return Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,

@@ -27,11 +27,18 @@ struct PCMLayoutOptions: ParsableArguments {
 
     /// The layout for a raw file, or an error naming what is missing.
     func rawLayout(for path: String) throws -> PCMFormat {
+        try Self.rawLayout(for: path, sampleRate: sampleRate, channels: channels, format: format, options: "--sample-rate", "--channels", "--format")
+    }
+
+    /// The layout of raw PCM from its options (named as the command names them), or an error
+    /// naming what is missing or out of range.
+    static func rawLayout(for path: String, sampleRate: Int?, channels: Int?, format: RawSampleFormat,
+                          options rate: String, _ count: String, _ type: String) throws -> PCMFormat {
         guard let sampleRate, let channels else {
-            throw CommandFailure("\(path): raw PCM has no header: give --sample-rate and --channels (and --format, default s16le)")
+            throw CommandFailure("\(path): raw PCM has no header: give \(rate) and \(count) (and \(type), default s16le)")
         }
         guard (1...768_000).contains(sampleRate), (1...64).contains(channels) else {
-            throw CommandFailure("--sample-rate \(sampleRate) / --channels \(channels) out of range")
+            throw CommandFailure("\(rate) \(sampleRate) / \(count) \(channels) out of range")
         }
         return PCMFormat(sampleRate: sampleRate, channelCount: channels, sampleFormat: format.sampleFormat)
     }
