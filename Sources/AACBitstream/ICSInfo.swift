@@ -30,20 +30,34 @@ public struct ICSInfo: Sendable, Hashable {
     public var windowSequence: WindowSequence
     /// `window_shape`: 0 sine, 1 Kaiser-Bessel derived.
     public var windowShape: UInt8
+    /// Whether this window is every channel's: a mono element, or a channel pair with a common
+    /// window. A pair without one may window its second channel otherwise (its `ics_info`
+    /// follows the first channel's whole stream, which this does not parse).
+    public var coversBothChannelsOfPair: Bool
 
-    /// The `ics_info()` of the first channel of the first element of `rawDataBlock` (AAC-LC: a
-    /// single channel element, a channel pair element or an LFE); `nil` when the block starts
-    /// with another element or is too short.
+    /// The `ics_info()` of the first channel of the first audio element of `rawDataBlock`
+    /// (AAC-LC: a single channel element, a channel pair element or an LFE), after any fill
+    /// elements (`ID_FIL`, which libavcodec writes before the audio now and then); `nil` when
+    /// the block starts with another element or is too short.
     public init?(firstChannelOf rawDataBlock: [UInt8]) {
         var reader = BitReader(rawDataBlock)
         do {
-            let elementID = try reader.readBits(3)
+            var elementID = try reader.readBits(3)
+            while elementID == 6 {   // ID_FIL: count (4 bits, 15 = escaped by 8 more), then the bytes
+                var count = Int(try reader.readBits(4))
+                if count == 15 { count += Int(try reader.readBits(8)) - 1 }
+                for _ in 0..<count { _ = try reader.readBits(8) }
+                elementID = try reader.readBits(3)
+            }
             _ = try reader.readBits(4)   // element_instance_tag
             switch elementID {
             case 0, 3:   // ID_SCE, ID_LFE: individual_channel_stream(0): global_gain, then ics_info
                 _ = try reader.readBits(8)
+                coversBothChannelsOfPair = true
             case 1:      // ID_CPE: common_window, then ics_info, or the first channel's stream
-                if try reader.readFlag() == false { _ = try reader.readBits(8) }
+                let common = try reader.readFlag()
+                if !common { _ = try reader.readBits(8) }
+                coversBothChannelsOfPair = common
             default:
                 return nil
             }

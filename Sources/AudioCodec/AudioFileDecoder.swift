@@ -53,11 +53,12 @@ public final class AudioFileDecoder {
     ///   - sampleRate: the rate to deliver (resampled with soxr), or `nil` for the stream's.
     ///   - channelCount: the channels to deliver (downmixed with ITU-R BS.775 coefficients), or
     ///     `nil` for the stream's.
-    ///   - sampleFormat: the sample type to deliver.
+    ///   - sampleFormat: the sample type to deliver, or `nil` for the decoder's own (16-bit FLAC
+    ///     gives 16-bit samples, 24-bit FLAC 32-bit ones, MP3 and AAC float), interleaved.
     /// - Throws: ``CodecError/unsupportedInput(_:)`` naming what is wrong: not a media file, no
     ///   audio stream, no decoder, no channels; ``CodecError/ffmpeg(operation:code:message:)``.
     public init(path: FilePath, sampleRate: Int? = nil, channelCount: Int? = nil,
-                sampleFormat: PCMSampleFormat = .float32) throws(CodecError) {
+                sampleFormat: PCMSampleFormat? = nil) throws(CodecError) {
         try FFmpegFormatLibrary.load()
         self.path = path
         // An empty file is said to be one (libavformat would only find no stream in it).
@@ -107,7 +108,7 @@ public final class AudioFileDecoder {
             sourceFormat = PCMFormat(sampleRate: rate, channelCount: channels, sampleFormat: decodedType?.0 ?? .float32,
                                      isInterleaved: !(decodedType?.planar ?? true))
             outputFormat = PCMFormat(sampleRate: sampleRate ?? rate, channelCount: channelCount ?? channels,
-                                     sampleFormat: sampleFormat, isInterleaved: true)
+                                     sampleFormat: sampleFormat ?? sourceFormat.sampleFormat, isInterleaved: true)
             var found: [String: String] = [:]
             for dictionary in [opened.pointee.metadata, stream.pointee.metadata] {
                 var entry: UnsafeMutablePointer<AVDictionaryEntry>?
@@ -130,10 +131,14 @@ public final class AudioFileDecoder {
             if stream.pointee.duration != kf_nopts_value(), stream.pointee.duration > 0, timeBase.den > 0 {
                 let seconds = Double(stream.pointee.duration) * Double(timeBase.num) / Double(timeBase.den)
                 durationSeconds = seconds
-                // Containers that state the exact length of a lossless stream: fewer frames is a
-                // truncated file, not an estimate that was off.
-                if [AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK].contains(parameters.codec_id)
-                    || (parameters.codec_id.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && parameters.codec_id.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue) {
+                // Containers that state the exact length of a lossless stream (FLAC's
+                // STREAMINFO, a WAV/W64/AIFF/CAF data size, an MP4 sample table, a WavPack
+                // header): fewer frames is a truncated file. Elsewhere (AVI, Matroska, …) the
+                // length may be an estimate, and is not held against the file.
+                let exactContainers: Set<String> = ["flac", "wav", "w64", "aiff", "caf", "mov,mp4,m4a,3gp,3g2,mj2", "wv"]
+                let lossless = [AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK].contains(parameters.codec_id)
+                    || (parameters.codec_id.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && parameters.codec_id.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue)
+                if lossless, exactContainers.contains(containerName), opened.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM {
                     declaredFrameCount = Int64((seconds * Double(rate)).rounded())
                 }
             } else if opened.pointee.duration > 0 {
@@ -170,10 +175,16 @@ public final class AudioFileDecoder {
                 let rest = try converter?.drain() ?? []
                 return rest.isEmpty ? nil : PCMBuffer(format: outputFormat, bytes: rest)
             }
+            if received == kf_averror_invaliddata() {
+                // A frame the decoder could not make: skipped, as ffmpeg skips it, and reported.
+                damage.append(DamageEvent(.skippedBytes(count: 0), message: "a damaged \(codecName) frame was skipped (\(CodecError.message(for: received)))"))
+                continue
+            }
             guard received == kf_averror_eagain() else {
                 try CodecError.check(received, "decoding \(codecName)")
                 continue
             }
+            guard !inputEnded else { throw .invalidState("the \(codecName) decoder wants input after it was flushed") }
             try sendNextPacket()
         }
         return nil
@@ -223,9 +234,11 @@ public final class AudioFileDecoder {
                 try SampleConverter(from: input, inputLayout: layout, to: outputFormat)
             }
         }
+        let type = SampleConverter.sampleFormat(AVSampleFormat(rawValue: frame.pointee.format))
         guard let converter, Int(frame.pointee.ch_layout.nb_channels) == converter.inputFormat.channelCount,
-              Int(frame.pointee.sample_rate) == converter.inputFormat.sampleRate else {
-            throw .unsupportedInput("the \(codecName) stream changes its sample rate or channels mid-stream")
+              Int(frame.pointee.sample_rate) == converter.inputFormat.sampleRate,
+              let type, type.0 == converter.inputFormat.sampleFormat, type.planar == !converter.inputFormat.isInterleaved else {
+            throw .unsupportedInput("the \(codecName) stream changes its sample rate, channels or sample format mid-stream")
         }
         let planes = UnsafeRawPointer(frame.pointee.extended_data).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
         return try converter.convert(planes: planes, frameCount: count)

@@ -5,8 +5,8 @@ public import MediaCore
 /// A programme's loudness as EBU R 128 measures it (ITU-R BS.1770-4): integrated loudness,
 /// loudness range (EBU Tech 3342) and true peak.
 public struct Loudness: Sendable, Hashable, Codable {
-    /// Integrated loudness in LUFS (gated, over the whole programme); −∞ for digital silence,
-    /// reported as −70 or lower.
+    /// Integrated loudness in LUFS (gated, over the whole programme); −∞ for silence or a
+    /// programme shorter than one 400 ms gating block (JSON `null`).
     public var integrated: Double
     /// Loudness range in LU.
     public var range: Double
@@ -18,6 +18,24 @@ public struct Loudness: Sendable, Hashable, Codable {
         self.integrated = integrated
         self.range = range
         self.truePeak = truePeak
+    }
+
+    private enum CodingKeys: String, CodingKey { case integrated, range, truePeak }
+
+    /// Encodes each figure, `null` for one that is not finite (silence measures −∞, which JSON
+    /// cannot carry).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        for (key, value) in [(CodingKeys.integrated, integrated), (.range, range), (.truePeak, truePeak)] {
+            if value.isFinite { try container.encode(value, forKey: key) } else { try container.encodeNil(forKey: key) }
+        }
+    }
+
+    /// Decodes a measurement; `null` is −∞.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func value(_ key: CodingKeys) throws -> Double { try container.decodeIfPresent(Double.self, forKey: key) ?? -Double.infinity }
+        self.init(integrated: try value(.integrated), range: try value(.range), truePeak: try value(.truePeak))
     }
 
     /// The gain in dB that brings ``integrated`` to `target` LUFS, lowered where needed so that
@@ -62,6 +80,9 @@ public final class LoudnessMeter {
             }
             state = opened
             format = buffer.format
+            for (channel, weight) in Self.channelMap(count: buffer.format.channelCount).enumerated() {
+                _ = ebur128_set_channel(opened, UInt32(channel), Int32(weight.rawValue))
+            }
         }
         guard buffer.format == format else { throw .unsupportedInput("the PCM layout changed mid-stream") }
         let frames = buffer.frameCount
@@ -73,6 +94,23 @@ public final class LoudnessMeter {
             throw .unsupportedInput("libebur128 failed to add frames (error \(result))")
         }
         frameCount += Int64(frames)
+    }
+
+    /// How each channel counts (ITU-R BS.1770-4, Table 3), for FFmpeg's default layout of each
+    /// channel count: 3.0, 4.0 (with a back centre), 5.0 and 5.1 (sides or backs as surrounds),
+    /// 6.1 and 7.1 (backs and sides as surrounds); the LFE never counts.
+    static func channelMap(count: Int) -> [channel] {
+        switch count {
+        case 1: [EBUR128_CENTER]
+        case 2: [EBUR128_LEFT, EBUR128_RIGHT]
+        case 3: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER]
+        case 4: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_Mp180]
+        case 5: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_LEFT_SURROUND, EBUR128_RIGHT_SURROUND]
+        case 6: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_UNUSED, EBUR128_LEFT_SURROUND, EBUR128_RIGHT_SURROUND]
+        case 7: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_UNUSED, EBUR128_Mp180, EBUR128_LEFT_SURROUND, EBUR128_RIGHT_SURROUND]
+        case 8: [EBUR128_LEFT, EBUR128_RIGHT, EBUR128_CENTER, EBUR128_UNUSED, EBUR128_Mp135, EBUR128_Mm135, EBUR128_Mp090, EBUR128_Mm090]
+        default: (0..<count).map { $0 < 2 ? ($0 == 0 ? EBUR128_LEFT : EBUR128_RIGHT) : EBUR128_CENTER }
+        }
     }
 
     /// The measurement of everything added; `nil` before any audio.
@@ -125,8 +163,8 @@ public struct PCMGain: MediaTransform, Sendable {
         }
         var scaled = buffer
         scaled.bytes.withUnsafeMutableBytes { raw in
-            for index in raw.bindMemory(to: Float.self).indices {
-                raw.bindMemory(to: Float.self)[index] *= factor
+            for offset in stride(from: 0, to: raw.count - 3, by: 4) {
+                raw.storeBytes(of: raw.loadUnaligned(fromByteOffset: offset, as: Float.self) * factor, toByteOffset: offset, as: Float.self)
             }
         }
         return [scaled]

@@ -23,6 +23,7 @@ public final class PCMResampler {
     public private(set) var outputFrameCount: Int64 = 0
     private var converter: SampleConverter?
     private var passThrough = false
+    private var firstFormat: PCMFormat?
 
     /// A resampler to the given rate, channel count and sample type.
     public init(sampleRate: Int? = nil, channelCount: Int? = nil, sampleFormat: PCMSampleFormat = .float32,
@@ -62,6 +63,20 @@ public final class PCMResampler {
 extension PCMResampler: MediaTransform {
     /// Converts one buffer; returns what is ready (a rate change holds a few frames back).
     public func transform(_ buffer: PCMBuffer) throws(CodecError) -> [PCMBuffer] {
+        guard buffer.format.isInterleaved else {
+            throw .unsupportedInput("the resampler takes interleaved PCM (a planar buffer's planes are not laid out in PCMBuffer)")
+        }
+        if let first = firstFormat, first != buffer.format {
+            throw .unsupportedInput("the PCM layout changed mid-stream (\(first.sampleRate) Hz, \(first.channelCount) ch, "
+                                    + "\(first.sampleFormat.rawValue) → \(buffer.format.sampleRate) Hz, \(buffer.format.channelCount) ch, "
+                                    + "\(buffer.format.sampleFormat.rawValue))")
+        }
+        firstFormat = buffer.format
+        if passThrough {
+            inputFrameCount += Int64(buffer.frameCount)
+            outputFrameCount += Int64(buffer.frameCount)
+            return buffer.bytes.isEmpty ? [] : [buffer]
+        }
         var input = buffer
         if input.format.sampleFormat == .int24 { input = Self.widened(input) }
         if converter == nil && !passThrough {
@@ -81,10 +96,6 @@ extension PCMResampler: MediaTransform {
             outputFrameCount += Int64(input.frameCount)
             return input.bytes.isEmpty ? [] : [input]
         }
-        guard input.format == converter.inputFormat else {
-            throw .unsupportedInput("the PCM layout changed mid-stream (\(converter.inputFormat.sampleRate) Hz, "
-                                    + "\(converter.inputFormat.channelCount) ch → \(input.format.sampleRate) Hz, \(input.format.channelCount) ch)")
-        }
         let bytes = try converter.convert(interleaved: input.bytes)
         return emit(bytes, format: converter.outputFormat)
     }
@@ -92,7 +103,13 @@ extension PCMResampler: MediaTransform {
     /// What the resampler still holds.
     public func finish() throws(CodecError) -> [PCMBuffer] {
         guard let converter else { return [] }
-        return emit(try converter.drain(), format: converter.outputFormat)
+        var buffers: [PCMBuffer] = []
+        while true {
+            let rest = try converter.drain()
+            if rest.isEmpty { break }
+            buffers += emit(rest, format: converter.outputFormat)
+        }
+        return buffers
     }
 
     private func emit(_ bytes: [UInt8], format: PCMFormat) -> [PCMBuffer] {

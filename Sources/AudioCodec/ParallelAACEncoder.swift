@@ -39,8 +39,9 @@ public final class ParallelAACEncoder: GaplessEncoder {
         public var packetIndex: Int64
         /// Frames the splice was moved from its place at the segment boundary (0 most often).
         public var moved: Int
-        /// Whether the window sequences meet compatibly (false only when no place in the
-        /// overlap allowed it).
+        /// Whether the window sequences meet compatibly, as far as the first audio element's
+        /// `ics_info` shows (false only when no place in the overlap allowed it). In files of
+        /// more than one element (5.1), only the first is checked.
         public var compatible: Bool
     }
 
@@ -99,7 +100,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         self.coder = coder
         threadCount = max(1, threads)
         running = DispatchSemaphore(value: max(1, threads))
-        // Rounded to frames once the rate is known; 10 s at 48 kHz until then.
+        // Whole frames; the same frame count at every rate (30 s at 48 kHz).
         preRollPackets = max(4, Int(preRollSeconds * 48000) / AACEncoder.framesPerPacket)
         segmentFrameCount = max(AACEncoder.framesPerPacket * 8, Int(segmentSeconds * 48000) / AACEncoder.framesPerPacket * AACEncoder.framesPerPacket)
     }
@@ -121,7 +122,17 @@ public final class ParallelAACEncoder: GaplessEncoder {
             pending.reserveCapacity(frames * format.channelCount)
         }
         guard format == inputFormat else { throw .unsupportedInput("the PCM layout changed mid-stream") }
-        buffer.bytes.withUnsafeBytes { raw in pending.append(contentsOf: raw.bindMemory(to: Float.self)) }
+        // The bytes are copied into Float storage as bytes (their memory is bound to UInt8).
+        let count = buffer.bytes.count / MemoryLayout<Float>.size
+        let old = pending.count
+        pending.append(contentsOf: repeatElement(0, count: count))
+        pending.withUnsafeMutableBytes { destination in
+            buffer.bytes.withUnsafeBytes { source in
+                if let base = source.baseAddress {
+                    destination.baseAddress!.advanced(by: old * MemoryLayout<Float>.size).copyMemory(from: base, byteCount: count * MemoryLayout<Float>.size)
+                }
+            }
+        }
         inputFrameCount += Int64(buffer.frameCount)
         // Submit every segment whose post-roll has arrived.
         let postRoll = Int64(Self.postRollPackets * AACEncoder.framesPerPacket)
@@ -247,13 +258,18 @@ public final class ParallelAACEncoder: GaplessEncoder {
             let local = global - job.inputStart / Int64(AACEncoder.framesPerPacket)
             return local >= 0 && local < Int64(job.packets.count) ? job.packets[Int(local)].data : nil
         }
-        for move in [0, 1, -1, 2, -2] {
-            let first = boundary + Int64(move)
-            guard let previous = packet(earlier, first - 1).flatMap(ICSInfo.init(firstChannelOf:)),
-                  let following = packet(later, first).flatMap(ICSInfo.init(firstChannelOf:)) else { continue }
-            if following.windowSequence.mayFollow(previous.windowSequence) {
-                splices.append(Splice(packetIndex: first, moved: move, compatible: true))
-                return first
+        // First where the windows are known for both channels of a pair, then where only the
+        // first channel's are.
+        for wholeOnly in [true, false] {
+            for move in [0, 1, -1, 2, -2] {
+                let first = boundary + Int64(move)
+                guard let previous = packet(earlier, first - 1).flatMap(ICSInfo.init(firstChannelOf:)),
+                      let following = packet(later, first).flatMap(ICSInfo.init(firstChannelOf:)) else { continue }
+                if wholeOnly && !(previous.coversBothChannelsOfPair && following.coversBothChannelsOfPair) { continue }
+                if following.windowSequence.mayFollow(previous.windowSequence) {
+                    splices.append(Splice(packetIndex: first, moved: move, compatible: true))
+                    return first
+                }
             }
         }
         splices.append(Splice(packetIndex: boundary, moved: 0, compatible: false))

@@ -136,7 +136,7 @@ struct Convert: ParsableCommand {
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as
     /// it ends (or a JSON object with `--json`), a non-zero exit if any failed.
     private func runBatch() throws {
-        let directory = output.hasSuffix("/") ? String(output.dropLast()) : output
+        let directory = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         guard URLPath.isDirectory(directory) else { throw CommandFailure("\(output): no such directory") }
         let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
         let kind = MediaFileFormat(nameOf: FilePath("x.\(type)"))
@@ -147,7 +147,7 @@ struct Convert: ParsableCommand {
         var taken: [String: String] = [:]
         for path in inputs {
             let name = FilePath(path).lastComponent?.stem ?? "output"
-            let target = (directory.isEmpty ? "" : directory + "/") + name + "." + type
+            let target = (directory.isEmpty ? "" : directory.hasSuffix("/") ? directory : directory + "/") + name + "." + type
             if let other = taken[target] {
                 throw CommandFailure("\(path) and \(other) would both be written to \(target): rename one")
             }

@@ -151,6 +151,15 @@ import Testing
         let ours = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", wav, "-f", "s32le", "-"]).outputData
         let theirs = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", flac, "-f", "s32le", "-"]).outputData
         #expect(!ours.isEmpty && ours == theirs, "the WAV's samples differ from ffmpeg's decode of the FLAC")
+        // The decoder's own sample type: 24-bit FLAC decodes to 32-bit integers, 16-bit to 16.
+        let codec = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", wav])
+        #expect(codec.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s32le")
+        let shallow = directory.appendingPathComponent("shallow.flac").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=duration=0.5", "-c:a", "flac", "-sample_fmt", "s16", shallow])
+        let shallowWAV = directory.appendingPathComponent("shallow.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", shallow, "-o", shallowWAV])
+        let shallowCodec = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", shallowWAV])
+        #expect(shallowCodec.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s16le")
 
         // 5.1 → --channels 2: libswresample's ITU matrix, as `ffmpeg -ac 2` applies it.
         let surround = directory.appendingPathComponent("surround.flac").path
@@ -169,6 +178,21 @@ import Testing
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", surround, "-o", m4a])
         let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=channels", "-of", "csv=p=0", m4a])
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+    }
+
+    /// A container whose stream length is an estimate (PCM in AVI) is not taken for truncated.
+    @Test func anEstimatedLengthIsNotHeldAgainstAWholeFile() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let avi = directory.appendingPathComponent("pcm.avi").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=duration=2.00123", "-c:a", "pcm_s16le", avi])
+        let m4a = directory.appendingPathComponent("pcm.m4a").path
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["convert", avi, "-o", m4a])
+        #expect(run.status == 0, "\(run.standardError)")
+        let expected = try Self.referee(avi, channels: 1, in: directory)
+        let decoded = directory.appendingPathComponent("pcm.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", decoded])
+        #expect(try GaplessTests.pcm(decoded, channels: 1).frames == expected.frames)
     }
 
     @Test func aBrokenInputIsAnErrorNamingTheFileAndLeavesNothing() throws {

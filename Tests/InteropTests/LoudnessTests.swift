@@ -45,6 +45,27 @@ import Testing
         }
     }
 
+    /// Silence measures −∞ LUFS: JSON `null`, not a failure; `--replaygain` writes no gain then.
+    @Test func silenceIsMeasuredAsNothingAndGetsNoReplayGain() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let silence = directory.appendingPathComponent("silence.flac").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anullsrc=r=44100:cl=stereo", "-t", "2", "-c:a", "flac", silence])
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--loudness", "--json", silence])
+        let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+        let loudness = try #require(object?["loudness"] as? [String: Any], "\(run.standardOutput)")
+        #expect(loudness["integrated"] is NSNull, "\(loudness)")
+        let m4a = directory.appendingPathComponent("silence.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", silence, "-o", m4a, "--replaygain"])
+        let tags = try ConvertTagsTests.mutagenTags(m4a)
+        #expect(tags["----:com.apple.iTunes:replaygain_track_gain"] == nil)
+        // ReplayGain needs an MP4 to carry it: refused for WAV before any work.
+        let wav = directory.appendingPathComponent("silence.wav").path
+        let refused = try ExternalTool.run(try ExternalTool.keyframe, ["convert", silence, "-o", wav, "--replaygain"])
+        #expect(refused.status != 0 && refused.standardError.contains("ReplayGain"))
+        #expect(!FileManager.default.fileExists(atPath: wav))
+    }
+
     @Test func normalizeReachesTheTargetAndHoldsTheTruePeak() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -32,7 +32,7 @@ import Testing
         let wav = directory.appendingPathComponent("music.wav").path
         let frames = 44100 * 70 + 777
         let left = "0.3*sin(2*PI*(150*t+40*t*t))+0.05*(2*random(0)-1)+0.5*(2*random(2)-1)*lt(mod(t,0.37),0.004)"
-        let right = "0.25*sin(2*PI*(260*t+25*t*t))+0.05*(2*random(1)-1)"
+        let right = "0.25*sin(2*PI*(260*t+25*t*t))+0.05*(2*random(1)-1)+0.4*(2*random(3)-1)*lt(mod(t+0.11,0.29),0.004)"
         try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='\(left)|\(right)':s=44100:d=71", "-af", "atrim=end_sample=\(frames)",
                              "-c:a", "pcm_s16le", wav])
         let input = try GaplessTests.pcm(wav, channels: 2)
@@ -45,7 +45,10 @@ import Testing
             decoded[threads] = try GaplessTests.pcm(out, channels: 2)
             let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", m4a, "-f", "null", "-"])
             #expect(check.status == 0 && check.standardError.isEmpty, "\(threads) threads: ffmpeg says \(check.standardError)")
-            if threads > 1 { #expect(run.standardOutput.contains("splices"), "\(run.standardOutput)") }
+            if threads > 1 {
+                #expect(run.standardOutput.contains("splices"), "\(run.standardOutput)")
+                #expect(!run.standardOutput.contains("mismatched"), "\(run.standardOutput)")
+            }
         }
         let serial = try #require(decoded[1])
         #expect(serial.frames == frames)

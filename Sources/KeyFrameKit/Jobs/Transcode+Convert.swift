@@ -64,7 +64,7 @@ extension Transcode {
         public var outputFrames: Int64
         /// AAC packets written (AAC outputs).
         public var packets: Int64
-        /// The encoder's priming and padding (AAC outputs).
+        /// The encoder's priming (AAC outputs).
         public var priming: Int
         /// The padding after the input's end (AAC outputs).
         public var padding: Int
@@ -105,6 +105,9 @@ extension Transcode {
         if let rate = options.sampleRate, outputKind == .adts || outputKind == .mp4, !AACEncoder.supportedSampleRates.contains(rate) {
             throw .codec(.unsupportedSampleRate(rate, supported: AACEncoder.supportedSampleRates))
         }
+        if options.replayGain, outputKind != .mp4 {
+            throw .unsupported("\(output): ReplayGain is written as MP4 tags; use an .m4a or .mp4 output")
+        }
         if let channels = options.channelCount, channels < 1 || channels > 8 {
             throw .unsupported("\(channels) channels: give 1 to 8")
         }
@@ -126,7 +129,7 @@ extension Transcode {
         }
         let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
         var metadata = options.carriesTags ? source.metadata : ITunesMetadata()
-        if options.replayGain, let measured {
+        if options.replayGain, let measured, measured.integrated.isFinite, measured.integrated > -70 {
             // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output.
             let applied = gain?.decibels ?? 0
             let trackGain = -18 - (measured.integrated + applied)
@@ -137,7 +140,7 @@ extension Transcode {
             ]
         }
         // With a measuring pass first, the progress of the second is its second half.
-        let secondPass: ((MediaProgress) -> Void)? = gain == nil ? progress : progress.map { report in
+        let secondPass: ((MediaProgress) -> Void)? = measured == nil ? progress : progress.map { report in
             { report(MediaProgress(mediaSeconds: ($0.totalSeconds ?? 0) / 2 + $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
         }
         var summary = try convert(source, named: source.description, to: output, as: outputKind, options: options, gain: gain,
@@ -231,6 +234,7 @@ extension Transcode {
 
 /// `value` with `digits` decimals, rounded, `-` for negatives (`-3.21`).
 private func fixed(_ value: Double, digits: Int) -> String {
+    guard value.isFinite, abs(value) < 1e12 else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }
     let scaled = (abs(value) * scale).rounded()

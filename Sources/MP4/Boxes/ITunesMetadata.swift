@@ -18,7 +18,7 @@ public struct ITunesMetadata: Sendable, Hashable {
             self.total = total
         }
 
-        /// `"3/12"`, `"3"` or `"03 of 12"`-style text as tags carry it; `nil` without a number.
+        /// `"3/12"`, `"03/12"` or `"3"`, as tags carry it; `nil` without a number.
         public init?(text: String) {
             let parts = text.split(separator: "/").map { String($0.filter { $0 != " " }) }
             guard let first = parts.first, let number = Int(first), number >= 0 else { return nil }
