@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes seed inputs for one fuzz target into a directory.
 #
-#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb DIR
+#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb|ics DIR
 #
 # adts: short ADTS files made with ffmpeg, plus the ADTS files of ../shared/corpus when it is there.
 # asc:  AudioSpecificConfigs, from a list and from the esds boxes of the files below.
@@ -15,10 +15,12 @@
 #       several slices, access unit delimiters, VUI timing and HRD; some without x264's SEI.
 # hevc: the same with libx265: B-frames, open GOP, 10-bit, 4:4:4, slices, WPP, AUD, HRD.
 # annexb: both sets, plus a few hand-made edge cases (empty units, zero runs, no start code).
+# ics:  raw data blocks (ADTS frames without their headers) of mono, stereo and 5.1 AAC made with
+#       ffmpeg from a signal with clicks (short windows), 40 per file.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -182,6 +184,24 @@ adts)
         find "$corpus" -type f \( -name '*.aac' -o -name '*.adts' \) -exec cp -f {} "$dir/" \;
         chmod u+w "$dir"/*
     fi
+    ;;
+ics)
+    for layout in mono stereo 5.1; do
+        ffmpeg -nostdin -v error -y -f lavfi \
+            -i "aevalsrc='0.3*sin(2*PI*440*t)+0.6*(2*random(0)-1)*lt(mod(t,0.1),0.003)':s=48000:d=1" \
+            -af "aformat=channel_layouts=$layout" -c:a aac -b:a 96k -f adts "$work/ics-$layout.aac"
+        python3 - "$work/ics-$layout.aac" "$dir/block-$layout" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+offset, index = 0, 0
+while offset + 7 <= len(data) and index < 40:
+    length = ((data[offset + 3] & 3) << 11) | (data[offset + 4] << 3) | (data[offset + 5] >> 5)
+    header = 7 if data[offset + 1] & 1 else 9
+    open(f"{sys.argv[2]}-{index}.bin", "wb").write(data[offset + header:offset + length])
+    offset += length
+    index += 1
+PY
+    done
     ;;
 asc)
     # LC 44.1 kHz stereo; LC 44.1 kHz stereo + explicit no-SBR extension (FFmpeg's extradata);

@@ -44,6 +44,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// samples carry the stream's units in order; times are whole frames with `pts ≥ dts`; the
     /// configuration record is the first sample's and parses back.
     case annexb
+    /// ``ICSInfo``: the window of a raw data block's first channel never traps, reads only the
+    /// block's head (the same bytes with anything after them give the same answer), and is the
+    /// same read twice.
+    case ics
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -56,6 +60,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .h264: Self.h264ParameterSets(data)
         case .hevc: Self.hevcParameterSets(data)
         case .annexb: Self.annexBStream(data)
+        case .ics: Self.icsInfo(data)
         }
     }
 
@@ -121,6 +126,14 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         events += reader.takeEvents()
         return (frames, events, reader.statistics)
+    }
+
+    private static func icsInfo(_ data: [UInt8]) {
+        let info = ICSInfo(firstChannelOf: data)
+        precondition(info == ICSInfo(firstChannelOf: data), "ICSInfo reads the same block two ways")
+        if let info {
+            precondition(ICSInfo(firstChannelOf: data + [0xFF, 0x00, 0xA5]) == info, "ICSInfo depends on bytes after the header it read")
+        }
     }
 
     private static func asc(_ data: [UInt8]) {

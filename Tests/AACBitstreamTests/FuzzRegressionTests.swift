@@ -13,6 +13,11 @@ import Testing
         .h264: [x264Head],
         .hevc: [x265Head],
         .annexb: [x264Head, x265Head],
+        // Heads of raw data blocks of ffmpeg's AAC: a fill element with its encoder ident before
+        // the audio, mono (SCE) and stereo (CPE) frames.
+        .ics: ["de02004c61766335392e33372e313030000278ab59a23a3a", "00e2342cf11283f35fd3ffa7fd7fcfef3bd4a926712624ee",
+               "01449a6e914de2cd7b6613f766bb6225f1c75c69bbabd5df", "de02004c61766335392e33372e3130300042541fffffe200",
+               "21198ffffffffe0e567a91359ebfa7ffc5ffbff8ff4ee717", "214c36fe07fc7fc7fc4e592bbacd7965fcb45dabebabd387"].map(bytes(hex:)),
     ]
 
     /// The start of a 16×16 x264 stream (`ffmpeg -f lavfi -i testsrc -c:v libx264 -preset

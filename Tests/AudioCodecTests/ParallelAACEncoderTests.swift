@@ -101,3 +101,27 @@ struct StitchCase: Sendable, CustomTestStringConvertible {
     var threads: Int
     var testDescription: String { "\(frames) frames, \(threads) threads" }
 }
+
+/// ``ICSInfo`` on ffmpeg's own frames: the fill element with the encoder ident is stepped over.
+@Suite struct ICSInfoTests {
+    static func bytes(_ hex: String) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    }
+
+    @Test func readsTheFirstChannelsWindowAfterAFillElement() throws {
+        // ffmpeg's first frame of a 440 Hz sine: FIL ("Lavc59.37.100"), then an SCE (short
+        // windows: the sine starts abruptly); its fourth frame, one long window.
+        let first = try #require(ICSInfo(firstChannelOf: Self.bytes("de02004c61766335392e33372e31303000025cad5baa5a12")))
+        #expect(first.coversBothChannelsOfPair)
+        let steady = try #require(ICSInfo(firstChannelOf: Self.bytes("00de36acd52d0d074542d1d074361d4bbe7fbfff4ff7ff6f")))
+        #expect(steady.windowSequence == .onlyLong)
+        // Its second frame: global_gain 177, then window_sequence 2 (EIGHT_SHORT).
+        #expect(ICSInfo(firstChannelOf: Self.bytes("01629ad9993de2d54648c55caac5109b9599117ff8fc3ad3"))?.windowSequence == .eightShort)
+        // A stereo frame: a CPE.
+        #expect(ICSInfo(firstChannelOf: Self.bytes("21198ffffffffe0e567a91359ebfa7ffc5ffbff8ff4ee717")) != nil)
+        // A block that starts with a program config element is not read.
+        #expect(ICSInfo(firstChannelOf: [0xA0, 0x00, 0x00, 0x00]) == nil)
+        #expect(ICSInfo(firstChannelOf: []) == nil)
+    }
+}

@@ -180,6 +180,23 @@ import Testing
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
     }
 
+    /// The audio track of a video file (Matroska with MPEG-4 video and FLAC audio).
+    @Test func theAudioOfAVideoIsConverted() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let video = directory.appendingPathComponent("film.mkv").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=2", "-f", "lavfi", "-i", "sine=duration=2",
+                             "-c:v", "mpeg4", "-c:a", "flac", video])
+        let m4a = directory.appendingPathComponent("film.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", video, "-o", m4a])
+        let expected = try Self.referee(video, channels: 1, in: directory)
+        let decoded = directory.appendingPathComponent("film.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", decoded])
+        #expect(try GaplessTests.pcm(decoded, channels: 1).frames == expected.frames)
+        let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", m4a])
+        #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "audio")
+    }
+
     /// A container whose stream length is an estimate (PCM in AVI) is not taken for truncated.
     @Test func anEstimatedLengthIsNotHeldAgainstAWholeFile() throws {
         let directory = try ExternalTool.scratchDirectory()
@@ -211,6 +228,13 @@ import Testing
         let whole = try Data(contentsOf: URL(fileURLWithPath: flac))
         FileManager.default.createFile(atPath: truncated, contents: whole.prefix(whole.count * 6 / 10))
         cases.append(("a truncated FLAC", truncated, "truncated"))
+        let zeroChannels = directory.appendingPathComponent("zero-channels.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=duration=0.2", "-c:a", "pcm_s16le", zeroChannels])
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: zeroChannels))
+        bytes[22] = 0   // fmt chunk: nChannels = 0
+        bytes[23] = 0
+        try bytes.write(to: URL(fileURLWithPath: zeroChannels))
+        cases.append(("a 0-channel stream", zeroChannels, "channel"))
         let video = directory.appendingPathComponent("silent-film.mkv").path
         try MP4Check.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=1", "-c:v", "mpeg4", video])
         cases.append(("a video with no audio", video, "no audio stream"))
@@ -346,6 +370,17 @@ import Testing
                         "\(input.name): covr is not the attached picture")
             }
         }
+        // An M4A's own ilst (our MP4 reader) is carried too, cover included: re-convert the
+        // MP3's M4A.
+        let first = directory.appendingPathComponent("tagged.mp3.m4a").path
+        let again = directory.appendingPathComponent("again.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", first, "-o", again])
+        let before = try Self.mutagenTags(first), after = try Self.mutagenTags(again)
+        for key in Array(expected.keys) + ["trkn", "disk"] {
+            #expect(String(describing: before[key]) == String(describing: after[key]), "re-converted: \(key)")
+        }
+        #expect(String(describing: (before["covr"] as? [[Any]])?.first?.last) == String(describing: (after["covr"] as? [[Any]])?.first?.last),
+                "re-converted: covr")
         // --no-tags carries none.
         let bare = directory.appendingPathComponent("bare.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", directory.appendingPathComponent("tagged.ogg").path, "-o", bare, "--no-tags"])

@@ -57,8 +57,8 @@ public struct AudioFileInput: PCMSource {
     }
 
     /// The file's tags as iTunes items: from Vorbis comments, ID3v2 frames, RIFF INFO and
-    /// iTunes atoms as libavformat names them, with the cover picture; from an MP4's `ilst` when
-    /// KeyFrameKit reads it (its cover art is not carried yet). Empty for WAV, raw PCM and ADTS.
+    /// iTunes atoms as libavformat names them, with the cover picture; from an MP4's `ilst` (and
+    /// its `covr`) when KeyFrameKit reads it. Empty for WAV, raw PCM and ADTS.
     public var metadata: ITunesMetadata {
         switch reader {
         case .pcm:
@@ -72,7 +72,9 @@ public struct AudioFileInput: PCMSource {
                                              "disk": "disc", "©day": "date", "©gen": "genre", "©cmt": "comment", "©wrt": "composer"]
             var named: [String: String] = [:]
             for tag in tags.all { if let key = generic[tag.key], named[key] == nil { named[key] = tag.value } }
-            return ITunesMetadata(genericTags: named)
+            var metadata = ITunesMetadata(genericTags: named)
+            metadata.artwork = tags.all.first { $0.key == "covr" && $0.picture != nil }?.picture
+            return metadata
         case .decoded(let decoder):
             var metadata = ITunesMetadata(genericTags: decoder.tags)
             metadata.artwork = decoder.attachedPicture.flatMap { ITunesMetadata.Artwork(data: $0) }

@@ -8,11 +8,14 @@ public struct MetadataTag: Sendable, Hashable, CustomStringConvertible {
     /// The value as text: strings as they are, integers in decimal, `trkn`/`disk` as `N/TOTAL`,
     /// binary data (cover art) as a short description of its type and size.
     public var value: String
+    /// For a picture (`covr`: iTunes data types 13 JPEG, 14 PNG): its encoded bytes.
+    public var picture: ITunesMetadata.Artwork?
 
     /// A tag.
-    public init(key: String, value: String) {
+    public init(key: String, value: String, picture: ITunesMetadata.Artwork? = nil) {
         self.key = key
         self.value = value
+        self.picture = picture
     }
 
     /// `key=value`.

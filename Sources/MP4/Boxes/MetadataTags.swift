@@ -197,7 +197,8 @@ extension MetadataTags {
             }
             if type == "----" { key = "----:\(mean):\(name)" }
             for value in values {
-                tags.append(MetadataTag(key: key, value: format(value.bytes, type: value.type, key: key)))
+                let picture = ITunesMetadata.Artwork.Format(rawValue: value.type).map { ITunesMetadata.Artwork(data: value.bytes, format: $0) }
+                tags.append(MetadataTag(key: key, value: format(value.bytes, type: value.type, key: key), picture: picture))
             }
         }
         return tags
