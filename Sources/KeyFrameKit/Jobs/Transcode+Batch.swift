@@ -47,6 +47,7 @@ extension Transcode {
     ///   - options: applied to every item.
     ///   - jobs: how many run at once (at least 1); `keyframe convert` passes the number of
     ///     active cores.
+    ///   - control: stops or cancels every item.
     ///   - itemFinished: called on the item's thread as each ends, with its index.
     ///   - progress: called from the items' threads, a few times a second at most per item.
     /// - Returns: one outcome per item, in the order of `items`.
