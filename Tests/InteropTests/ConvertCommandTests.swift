@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 11: `keyframe convert`. Every input kind is made by ffmpeg from a chirp-plus-noise WAV;
@@ -178,6 +179,28 @@ import Testing
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", surround, "-o", m4a])
         let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=channels", "-of", "csv=p=0", m4a])
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+    }
+
+    /// libavformat is loaded only by jobs that need it: glibc's loader (`LD_DEBUG=libs`) names
+    /// every library a process opens, dlopen included.
+    @Test func probeDemuxAndMuxNeverLoadLibavformat() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mp3 = try Self.makeInput(Self.kinds[0], frames: 20_000, in: directory)
+        let m4a = directory.appendingPathComponent("a.m4a").path
+        let adts = directory.appendingPathComponent("a.aac").path
+        let remuxed = directory.appendingPathComponent("b.m4a").path
+        var environment = ProcessInfo.processInfo.environment
+        environment["LD_DEBUG"] = "libs"
+        let keyframe = try ExternalTool.keyframe
+        let convert = try Subprocess.run(keyframe, ["convert", mp3, "-o", m4a], environment: environment)
+        #expect(convert.status == 0 && convert.standardError.contains("libavformat.so"), "convert must load it (the check can fail)")
+        for arguments in [["probe", m4a], ["demux", m4a, "-o", adts], ["mux", adts, "-o", remuxed]] {
+            let run = try Subprocess.run(keyframe, arguments, environment: environment)
+            #expect(run.status == 0, "\(arguments[0]): \(run.standardError.suffix(400))")
+            #expect(!run.standardError.contains("libavformat.so"), "\(arguments[0]) loaded libavformat")
+            #expect(!run.standardError.contains("libavcodec.so"), "\(arguments[0]) loaded libavcodec")
+        }
     }
 
     /// The audio track of a video file (Matroska with MPEG-4 video and FLAC audio).
