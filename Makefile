@@ -26,7 +26,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # pulseaudio, pulseaudio-utils (paplay, pactl) and libasound2-plugins (the ALSA `pulse` device):
 # a virtual capture device where there is no sound card (make demo, make bench, the capture tests).
 APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libasound2-dev alsa-utils ffmpeg \
-                mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins
+                mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley
 VENV := .venv
 # mutagen: the tests' peer reader of durations.
 PIP_PACKAGES := mutagen

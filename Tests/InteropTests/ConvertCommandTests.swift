@@ -350,6 +350,7 @@ import Testing
                 if k == 'covr': out[k] = [[c.imageformat, bytes(c).hex()] for c in v]
                 elif k in ('trkn', 'disk'): out[k] = [list(x) for x in v]
                 elif k.startswith('----'): out[k] = [bytes(x).decode() for x in v]
+                elif isinstance(v, bool): out[k] = v
                 else: out[k] = list(v)
             print(json.dumps(out))
             """

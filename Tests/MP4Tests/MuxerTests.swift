@@ -69,7 +69,7 @@ import Testing
         #expect(file.movieTimescale == 44100)
         #expect(track.mediaEdit?.mediaTime == 1024)
         #expect(track.mediaEdit?.segmentDuration == UInt64(50 * 1024 - 1024 - 300))
-        #expect(file.topLevelBoxes.map(\.type.description) == ["ftyp", "moov", "free", "mdat"], "faststart: moov before mdat")
+        #expect(file.topLevelBoxes.map(\.type.description) == ["ftyp", "moov", "free", "free", "mdat"], "faststart: moov before mdat, then tag padding")
         let demuxer = MP4Demuxer(source: try FileByteSource(path: output))
         try demuxer.start()
         var index = 0
@@ -126,7 +126,7 @@ import Testing
     @Test func addTrackReturnsTheIDsAndEachLayoutWritesToAnInMemorySink() throws {
         let layouts: [(MuxerConfiguration.Layout, [String])] = [
             (.progressive, ["ftyp", "free", "mdat", "moov"]),
-            (.fastStart, ["ftyp", "moov", "free", "mdat"]),
+            (.fastStart, ["ftyp", "moov", "free", "free", "mdat"]),
             (.fragmented(fragmentDuration: MediaTime(value: 1, timescale: 2)), ["ftyp", "moov"] + Array(repeating: ["moof", "mdat"], count: 3).flatMap { $0 }),
         ]
         for (layout, _) in layouts {

@@ -49,7 +49,8 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
     func abandon() { sink.discard() }
 }
 
-/// The faststart layout, `ftyp` `moov` `free` `mdat`: written as the progressive layout, then,
+/// The faststart layout, `ftyp` `moov` `free` (2 KiB of padding for later tags) `free` `mdat`, or
+/// with room reserved `ftyp` `moov` `free` `free` `mdat`: written as the progressive layout, then,
 /// at the end, the movie goes into the room left for it (``MuxerConfiguration/expectedSampleCount``)
 /// or, without room enough, everything after `ftyp` moves up by the movie's size inside the same
 /// output and the movie is written into the gap, its chunk offsets shifted by as much. One
@@ -96,15 +97,17 @@ final class FastStartLayoutWriter: MP4LayoutWriter {
                 return
             }
         }
-        // Chunk offsets move by the movie's size; co64 may change that size once.
-        writer.chunkOffsetShift = Int64(writer.movie().count)
-        writer.chunkOffsetShift = Int64(writer.movie().count)
+        // Chunk offsets move by the movie's size and the padding after it (room for later tags,
+        // as Apple's and FFmpeg's tools leave); co64 may change the movie's size once.
+        let padding = MovieTagEditor.paddingBox
+        writer.chunkOffsetShift = Int64(writer.movie().count + padding.count)
+        writer.chunkOffsetShift = Int64(writer.movie().count + padding.count)
         let movie = writer.movie()
         let fileTypeSize = progressive.fileTypeSize
         do {
             try progressive.withSink { sink throws(ByteStreamError) in
-                try Self.moveTail(of: &sink, from: fileTypeSize, by: Int64(movie.count))
-                try sink.overwrite(movie, at: fileTypeSize)
+                try Self.moveTail(of: &sink, from: fileTypeSize, by: Int64(movie.count + padding.count))
+                try sink.overwrite(movie + padding, at: fileTypeSize)
                 try sink.commit()
             }
         } catch { throw .stream(error) }

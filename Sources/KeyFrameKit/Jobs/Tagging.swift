@@ -1,0 +1,84 @@
+public import SystemPackage
+
+/// Reading and writing the iTunes tags of an MP4/M4A/M4B without re-encoding: `keyframe tag`.
+///
+/// An edit is written **in place** when the new `moov` fits where the old one and the `free`
+/// padding after it were (only those bytes change), and otherwise by a **streamed rewrite**: the
+/// bytes before the `moov`, the new `moov` with its chunk offsets shifted, 2 KiB of fresh
+/// padding, then the rest of the file copied, committed under the file's name with one
+/// `rename(2)` so that the original survives any failure. Every box the edit does not touch is
+/// kept byte for byte, the gapless edit list and iTunSMPB included.
+public enum Tagging {
+    /// What a ``write(_:to:)`` did.
+    public struct WriteSummary: Sendable, Hashable {
+        /// Whether the file was edited in place (else rewritten).
+        public var inPlace: Bool
+        /// Bytes written.
+        public var bytesWritten: Int64
+        /// The items now in the file.
+        public var itemCount: Int
+    }
+
+    /// The item list of the MP4 at `path`.
+    public static func read(_ path: FilePath) throws(PipelineError) -> ITunesItemList {
+        let source = try open(path)
+        let file: MP4File
+        do { file = try MP4File(source: source) } catch { throw .container(error) }
+        do { return try MovieTagEditor.itemList(of: file, source: source) } catch { throw .container(error) }
+    }
+
+    /// Replaces the tags of the MP4 at `path` by what `edit` makes of them.
+    public static func write(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath) throws(PipelineError) -> WriteSummary {
+        let source = try open(path)
+        let file: MP4File
+        do { file = try MP4File(source: source) } catch { throw .container(error) }
+        var items: ITunesItemList
+        do { items = try MovieTagEditor.itemList(of: file, source: source) } catch { throw .container(error) }
+        try edit(&items)
+        let plan: MovieTagEdit
+        do { plan = try MovieTagEditor.edit(file, source: source, items: items) } catch { throw .container(error) }
+        if plan.fitsInPlace {
+            let bytes = plan.inPlaceBytes
+            do { try FilePatch.apply(bytes, at: plan.movieRange.lowerBound, to: path) } catch { throw .stream(error) }
+            return WriteSummary(inPlace: true, bytesWritten: Int64(bytes.count), itemCount: items.items.count)
+        }
+        guard !file.isFragmented else {
+            throw .unsupported("\(path): the tags do not fit in the movie's padding, and a fragmented file is not rewritten")
+        }
+        // A streamed rewrite: the head, the new movie and padding, the rest copied.
+        let size = source.byteCount
+        let sink: FileByteSink
+        do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do throws(ByteStreamError) {
+            try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
+            try sink.write(plan.movie)
+            try sink.write(MovieTagEditor.paddingBox)
+            try copy(from: source, range: plan.paddingRange.upperBound..<size, to: sink)
+            let written = sink.byteCount
+            try sink.commit()
+            return WriteSummary(inPlace: false, bytesWritten: written, itemCount: items.items.count)
+        } catch {
+            sink.cancel()
+            throw .stream(error)
+        }
+    }
+
+    private static func open(_ path: FilePath) throws(PipelineError) -> FileByteSource {
+        guard MediaFileFormat.detect(path) == .mp4 else {
+            throw .unsupported("\(path): not an MP4/M4A/M4B file; tags are written into MP4 files")
+        }
+        do { return try FileByteSource(path: path.string) } catch { throw .stream(error) }
+    }
+
+    /// Copies `range` of `source` to `sink` in 1 MiB reads.
+    private static func copy(from source: FileByteSource, range: Range<Int64>, to sink: FileByteSink) throws(ByteStreamError) {
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = Int(min(Int64(1 << 20), range.upperBound - offset))
+            let bytes = try source.read(at: offset, count: count)
+            guard !bytes.isEmpty else { break }
+            try sink.write(bytes)
+            offset += Int64(bytes.count)
+        }
+    }
+}

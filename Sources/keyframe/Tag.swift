@@ -1,0 +1,186 @@
+import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import KeyFrameKit
+
+/// `keyframe tag FILE… [--set KEY=VALUE]… [--remove KEY]… [--cover IMG]… [--remove-cover] [--json]`.
+struct Tag: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tag",
+        abstract: "Read or write the tags and cover art of M4A/MP4/M4B files, without re-encoding.",
+        discussion: """
+            With no edit, prints the tags (--json: one object per file). Edits are written in place \
+            when the new tags fit in the movie's padding (only those bytes change), else by a \
+            streamed rewrite committed with one rename, so the original survives any failure. \
+            Every other box is kept, the gapless edit list and iTunSMPB included. Keys: \
+            \(TagKey.names.joined(separator: ", ")); a four-character atom (©nam); or a freeform \
+            item MEAN:NAME (com.apple.iTunes:ISRC).
+            """
+    )
+
+    @Argument(help: "The files to read or edit.")
+    var files: [String]
+
+    @Option(name: .customLong("set"), help: ArgumentHelp("Set a tag (repeatable): title=…, track=3/12, media_kind=podcast, com.apple.iTunes:ISRC=…",
+                                                        valueName: "KEY=VALUE"))
+    var sets: [String] = []
+
+    @Option(name: .customLong("remove"), help: ArgumentHelp("Remove a tag (repeatable).", valueName: "KEY"))
+    var removals: [String] = []
+
+    @Option(name: .customLong("cover"), help: ArgumentHelp("Set the cover art to these JPEG/PNG images (repeatable).", valueName: "IMG"))
+    var covers: [String] = []
+
+    @Flag(help: "Remove the cover art.")
+    var removeCover = false
+
+    @Flag(help: "Print the tags as JSON (after any edit).")
+    var json = false
+
+    func run() throws {
+        var edits: [(inout ITunesItemList) throws -> Void] = []
+        for assignment in sets {
+            guard let equals = assignment.firstIndex(of: "=") else { throw CommandFailure("--set \(assignment): write KEY=VALUE") }
+            let key = try TagKey(String(assignment[..<equals]))
+            let value = String(assignment[assignment.index(after: equals)...])
+            let data = try key.data(value)
+            edits.append { $0.set(key.atom, type: data.type, values: [data.bytes]) }
+        }
+        for name in removals {
+            let key = try TagKey(name)
+            edits.append { $0.remove(key.atom) }
+        }
+        if removeCover { edits.append { $0.remove("covr") } }
+        if !covers.isEmpty {
+            var pictures: [ITunesMetadata.Artwork] = []
+            for path in covers {
+                guard let data = FileManager.default.contents(atPath: path), let picture = ITunesMetadata.Artwork(data: Array(data)) else {
+                    throw CommandFailure("\(path): not a JPEG or PNG image")
+                }
+                pictures.append(picture)
+            }
+            edits.append { list in
+                list.remove("covr")
+                list.set("covr", type: pictures[0].format.rawValue, values: [pictures[0].data])
+                // Several covers: one `data` box each, in one item; types may differ per box.
+                if pictures.count > 1 {
+                    list.setData("covr", values: pictures.map { ($0.format.rawValue, $0.data) })
+                }
+            }
+        }
+        var failed = false
+        for path in files {
+            do {
+                if !edits.isEmpty {
+                    let summary = try Tagging.write({ list throws(PipelineError) in
+                        for edit in edits {
+                            do { try edit(&list) } catch { throw .unsupported("\(error)") }
+                        }
+                    }, to: FilePath(path))
+                    if !json {
+                        print("\(path): \(summary.itemCount) tags written \(summary.inPlace ? "in place" : "by rewriting the file") "
+                              + "(\(summary.bytesWritten) bytes)")
+                    }
+                }
+                if json || edits.isEmpty { try printTags(path) }
+            } catch {
+                let text = "\(error)"
+                Terminal.warning(text.contains(path) ? text : "\(path): \(text)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+
+    private func printTags(_ path: String) throws {
+        let report = try Probe.report(for: path)
+        let tags = report.tags ?? [:]
+        if json {
+            try JSONOutput.print(["file": JSONValue.string(path), "tags": JSONValue.object(tags.mapValues(JSONValue.string))])
+        } else {
+            print("\(path):")
+            for (key, value) in tags.sorted(by: { $0.key < $1.key }) { print("  \(key): \(value)") }
+        }
+    }
+}
+
+/// A JSON value for `tag --json`.
+enum JSONValue: Encodable {
+    case string(String)
+    case object([String: JSONValue])
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .string(let text): try container.encode(text)
+        case .object(let object): try container.encode(object)
+        }
+    }
+}
+
+/// A tag name of `keyframe tag` and the item it is.
+struct TagKey {
+    enum Kind { case text, position, flag, integer16, mediaKind, genreID, freeform }
+
+    let atom: String
+    let kind: Kind
+
+    static let table: [String: (String, Kind)] = [
+        "title": ("©nam", .text), "artist": ("©ART", .text), "album": ("©alb", .text), "album_artist": ("aART", .text),
+        "composer": ("©wrt", .text), "date": ("©day", .text), "genre": ("©gen", .text), "comment": ("©cmt", .text),
+        "lyrics": ("©lyr", .text), "grouping": ("©grp", .text), "encoder": ("©too", .text),
+        "sort_title": ("sonm", .text), "sort_artist": ("soar", .text), "sort_album": ("soal", .text),
+        "sort_album_artist": ("soaa", .text), "sort_composer": ("soco", .text),
+        "track": ("trkn", .position), "disc": ("disk", .position),
+        "compilation": ("cpil", .flag), "tempo": ("tmpo", .integer16), "media_kind": ("stik", .mediaKind), "genre_id": ("gnre", .genreID),
+    ]
+    static var names: [String] { table.keys.sorted() }
+
+    static let mediaKinds: [String: UInt8] = ["music": 1, "audiobook": 2, "music_video": 6, "movie": 9, "tv_show": 10, "booklet": 11,
+                                              "ringtone": 14, "podcast": 21]
+
+    init(_ name: String) throws {
+        if let (atom, kind) = Self.table[name.lowercased()] {
+            self.atom = atom
+            self.kind = kind
+        } else if name.contains(":") {
+            atom = name.hasPrefix("----:") ? name : "----:" + name
+            kind = .freeform
+        } else if name.unicodeScalars.count == 4 {
+            atom = name
+            kind = .text
+        } else {
+            throw CommandFailure("unknown tag \(name): use \(Self.names.joined(separator: ", ")), a four-character atom, or MEAN:NAME")
+        }
+    }
+
+    /// The `data` box type and bytes for `value`.
+    func data(_ value: String) throws -> (type: UInt32, bytes: [UInt8]) {
+        func number<T: FixedWidthInteger>(_ type: T.Type) throws -> [UInt8] {
+            guard let number = T(value) else { throw CommandFailure("\(atom): \(value) is not a number") }
+            return withUnsafeBytes(of: number.bigEndian) { Array($0) }
+        }
+        switch kind {
+        case .text, .freeform:
+            return (1, Array(value.utf8))
+        case .position:
+            guard let position = ITunesMetadata.Position(text: value) else { throw CommandFailure("\(atom): write N or N/TOTAL, not \(value)") }
+            let parts = [UInt16(0), UInt16(clamping: position.number), UInt16(clamping: position.total)] + (atom == "trkn" ? [UInt16(0)] : [])
+            return (0, parts.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] })
+        case .flag:
+            let truthy = ["1", "yes", "true"].contains(value.lowercased())
+            guard truthy || ["0", "no", "false"].contains(value.lowercased()) else { throw CommandFailure("\(atom): write yes or no") }
+            return (21, [truthy ? 1 : 0])
+        case .integer16:
+            return (21, try number(UInt16.self))
+        case .mediaKind:
+            if let kind = Self.mediaKinds[value.lowercased()] { return (21, [kind]) }
+            return (21, try number(UInt8.self))
+        case .genreID:
+            return (0, try number(UInt16.self))
+        }
+    }
+}
