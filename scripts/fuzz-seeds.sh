@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes seed inputs for one fuzz target into a directory.
 #
-#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb|ics DIR
+#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst DIR
 #
 # adts: short ADTS files made with ffmpeg, plus the ADTS files of ../shared/corpus when it is there.
 # asc:  AudioSpecificConfigs, from a list and from the esds boxes of the files below.
@@ -15,12 +15,14 @@
 #       several slices, access unit delimiters, VUI timing and HRD; some without x264's SEI.
 # hevc: the same with libx265: B-frames, open GOP, 10-bit, 4:4:4, slices, WPP, AUD, HRD.
 # annexb: both sets, plus a few hand-made edge cases (empty units, zero runs, no start code).
+# ilst: the ilst payloads of M4A files tagged by ffmpeg and by mutagen (text, numbers, freeform,
+#       covers).
 # ics:  raw data blocks (ADTS frames without their headers) of mono, stereo and 5.1 AAC made with
 #       ffmpeg from a signal with clicks (short windows), 40 per file.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -184,6 +186,34 @@ adts)
         find "$corpus" -type f \( -name '*.aac' -o -name '*.adts' \) -exec cp -f {} "$dir/" \;
         chmod u+w "$dir"/*
     fi
+    ;;
+ilst)
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=duration=0.1" -c:a aac -metadata title=Title -metadata artist=Artist \
+        -metadata track=3/12 -metadata disc=1/2 -metadata comment=Comment -metadata genre=Jazz "$work/tagged.m4a"
+    python3 - "$work/tagged.m4a" "$dir" <<'PY'
+import struct, sys
+def boxes(data, start, end):
+    while start + 8 <= end:
+        size, kind = struct.unpack(">I4s", data[start:start + 8])
+        if size < 8: return
+        yield kind, start, start + size
+        start += size
+def find(data, start, end, path):
+    for kind, s, e in boxes(data, start, end):
+        if kind == path[0]:
+            inner = s + 8 + (4 if kind == b"meta" else 0)
+            return (inner, e) if len(path) == 1 else find(data, inner, e, path[1:])
+data = open(sys.argv[1], "rb").read()
+found = find(data, 0, len(data), [b"moov", b"udta", b"meta", b"ilst"])
+if found:
+    payload = data[found[0]:found[1]]
+    open(sys.argv[2] + "/ffmpeg-ilst.bin", "wb").write(payload)
+    # A freeform item and a small cover added by hand.
+    def box(kind, body): return struct.pack(">I", 8 + len(body)) + kind + body
+    free = box(b"----", box(b"mean", b"\0\0\0\0com.apple.iTunes") + box(b"name", b"\0\0\0\0ISRC") + box(b"data", b"\0\0\0\1\0\0\0\0USRC1"))
+    covr = box(b"covr", box(b"data", b"\0\0\0\x0d\0\0\0\0\xff\xd8\xff\xe0") + box(b"data", b"\0\0\0\x0e\0\0\0\0\x89PNG"))
+    open(sys.argv[2] + "/more-ilst.bin", "wb").write(payload + free + covr)
+PY
     ;;
 ics)
     for layout in mono stereo 5.1; do

@@ -48,6 +48,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// block's head (the same bytes with anything after them give the same answer), and is the
     /// same read twice.
     case ics
+    /// ``ITunesItemList`` (an `ilst` payload): any bytes give items or a typed error; what parses
+    /// writes back (``ITunesItemList/box``) to bytes that parse to the same items, and stays so
+    /// after an item is set and another removed.
+    case ilst
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -61,6 +65,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .hevc: Self.hevcParameterSets(data)
         case .annexb: Self.annexBStream(data)
         case .ics: Self.icsInfo(data)
+        case .ilst: Self.itemList(data)
         }
     }
 
@@ -126,6 +131,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         events += reader.takeEvents()
         return (frames, events, reader.statistics)
+    }
+
+    private static func itemList(_ data: [UInt8]) {
+        guard var list = try? ITunesItemList(payload: data) else { return }
+        func reparsed(_ list: ITunesItemList) -> ITunesItemList? {
+            try? ITunesItemList(payload: Array(list.box.dropFirst(8)))
+        }
+        precondition(reparsed(list) == list, "an item list does not write back to itself")
+        if let first = list.items.first { list.remove(first.key) }
+        list.set("©nam", type: 1, values: [Array("fuzz".utf8)])
+        list.set("----:com.apple.iTunes:FUZZ", type: 1, values: [[0x61]])
+        precondition(reparsed(list) == list, "an edited item list does not write back to itself")
     }
 
     private static func icsInfo(_ data: [UInt8]) {
