@@ -446,6 +446,11 @@ public enum FilePatch {
     /// - Throws: ``ByteStreamError/system(operation:path:errno:)`` for an `open`, `pwrite` or
     ///   `fsync` that fails; a patch that would extend the file is refused.
     public static func apply(_ bytes: [UInt8], at offset: Int64, to path: FilePath) throws(ByteStreamError) {
+        try apply([(offset, bytes)], to: path)
+    }
+
+    /// Writes each patch at its offset of the existing file at `path`, then syncs the file once.
+    public static func apply(_ patches: [(offset: Int64, bytes: [UInt8])], to path: FilePath) throws(ByteStreamError) {
         let descriptor: FileDescriptor
         do { descriptor = try FileDescriptor.open(path, .writeOnly, options: [.closeOnExec]) } catch {
             throw .system(operation: "open", path: path.string, errno: error as? Errno ?? .ioError)
@@ -455,11 +460,15 @@ public enum FilePatch {
         do { size = try descriptor.seek(offset: 0, from: .end) } catch {
             throw .system(operation: "seek", path: path.string, errno: error as? Errno ?? .ioError)
         }
-        guard offset >= 0, offset + Int64(bytes.count) <= size else {
-            throw .system(operation: "patch past the end of", path: path.string, errno: .invalidArgument)
+        for (offset, bytes) in patches {
+            guard offset >= 0, offset + Int64(bytes.count) <= size else {
+                throw .system(operation: "patch past the end of", path: path.string, errno: .invalidArgument)
+            }
         }
-        do { _ = try bytes.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: offset, $0) } } catch {
-            throw .system(operation: "write", path: path.string, errno: error as? Errno ?? .ioError)
+        for (offset, bytes) in patches where !bytes.isEmpty {
+            do { _ = try bytes.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: offset, $0) } } catch {
+                throw .system(operation: "write", path: path.string, errno: error as? Errno ?? .ioError)
+            }
         }
         do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
             throw .system(operation: "sync", path: path.string, errno: error)

@@ -30,19 +30,22 @@ public enum Tagging {
     /// Replaces the tags of the MP4 at `path` by what `edit` makes of them.
     public static func write(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath) throws(PipelineError) -> WriteSummary {
         let source = try open(path)
-        let file: MP4File
-        do { file = try MP4File(source: source) } catch { throw .container(error) }
+        // Only the top-level boxes and the movie's bytes are read: not the sample tables.
+        let boxes: [BoxHeader]
         var items: ITunesItemList
-        do { items = try MovieTagEditor.itemList(of: file, source: source) } catch { throw .container(error) }
+        do {
+            boxes = try MovieTagEditor.topLevelBoxes(of: source)
+            items = try MovieTagEditor.itemList(boxes: boxes, source: source)
+        } catch { throw .container(error) }
         try edit(&items)
         let plan: MovieTagEdit
-        do { plan = try MovieTagEditor.edit(file, source: source, items: items) } catch { throw .container(error) }
+        do { plan = try MovieTagEditor.edit(boxes: boxes, source: source, items: items) } catch { throw .container(error) }
         if plan.fitsInPlace {
-            let bytes = plan.inPlaceBytes
-            do { try FilePatch.apply(bytes, at: plan.movieRange.lowerBound, to: path) } catch { throw .stream(error) }
-            return WriteSummary(inPlace: true, bytesWritten: Int64(bytes.count), itemCount: items.items.count)
+            let patches = plan.inPlacePatches
+            do { try FilePatch.apply(patches, to: path) } catch { throw .stream(error) }
+            return WriteSummary(inPlace: true, bytesWritten: Int64(patches.reduce(0) { $0 + $1.bytes.count }), itemCount: items.items.count)
         }
-        guard !file.isFragmented else {
+        guard !boxes.contains(where: { $0.type == "moof" }) else {
             throw .unsupported("\(path): the tags do not fit in the movie's padding, and a fragmented file is not rewritten")
         }
         // A streamed rewrite: the head, the new movie and padding, the rest copied.

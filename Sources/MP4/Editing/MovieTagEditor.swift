@@ -20,6 +20,23 @@ public struct MovieTagEdit: Sendable {
         return size == room || size + 8 <= room
     }
 
+    /// The old `moov` and padding bytes, for ``inPlacePatches`` (empty when not read).
+    public var original: [UInt8] = []
+
+    /// The writes of an in-place edit: only the bytes of ``inPlaceBytes`` that differ from
+    /// ``original`` (the `moov` size field, then everything from the first changed byte on;
+    /// the sample tables before the tags stay untouched on disk).
+    public var inPlacePatches: [(offset: Int64, bytes: [UInt8])] {
+        let new = inPlaceBytes
+        guard original.count == new.count else { return [(movieRange.lowerBound, new)] }
+        var patches: [(offset: Int64, bytes: [UInt8])] = []
+        if original[0..<8] != new[0..<8] { patches.append((movieRange.lowerBound, Array(new[0..<8]))) }
+        if let first = (8..<new.count).first(where: { original[$0] != new[$0] }) {
+            patches.append((movieRange.lowerBound + Int64(first), Array(new[first...])))
+        }
+        return patches
+    }
+
     /// The bytes to write at ``movieRange``'s start for an in-place edit: the new `moov`, then a
     /// `free` box over what is left of the old `moov` and its padding.
     public var inPlaceBytes: [UInt8] {
@@ -52,7 +69,11 @@ public enum MovieTagEditor {
     /// - Throws: ``MP4Error`` when there is no `moov`, the `moov` is fragmented (tags would go
     ///   into every init segment), or a chunk offset would not fit in 32 bits after a shift.
     public static func edit(_ file: MP4File, source: some RandomAccessByteSource, items: ITunesItemList) throws(MP4Error) -> MovieTagEdit {
-        let boxes = file.topLevelBoxes
+        try edit(boxes: file.topLevelBoxes, source: source, items: items)
+    }
+
+    /// The edit of the tags of the file whose top-level boxes are `boxes` to `items`.
+    public static func edit(boxes: [BoxHeader], source: some RandomAccessByteSource, items: ITunesItemList) throws(MP4Error) -> MovieTagEdit {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else { throw .noMovie(offset: 0) }
         let moov = boxes[index]
         var paddingEnd = moov.offset + moov.size
@@ -69,6 +90,9 @@ public enum MovieTagEditor {
         let rebuilt = try replace(in: bytes, headerSize: 8, path: ["udta", "meta", "ilst"], with: items.box, where: BoxPath(components: ["moov"]))
         var edit = MovieTagEdit(movieRange: moov.offset..<(moov.offset + moov.size), paddingRange: (moov.offset + moov.size)..<paddingEnd,
                                 movie: rebuilt, shift: 0)
+        if edit.fitsInPlace {
+            do { edit.original = try source.read(at: moov.offset, count: Int(paddingEnd - moov.offset)) } catch { throw .stream(error) }
+        }
         if !edit.fitsInPlace {
             // A rewrite: the new moov, then fresh padding; what followed the old moov and its
             // padding moves by the difference.
@@ -82,9 +106,47 @@ public enum MovieTagEditor {
         return edit
     }
 
+    /// The top-level boxes of `source`, read header by header (16 bytes each), without parsing
+    /// any box: what an edit of the tags needs, at the cost of a few reads however long the file.
+    ///
+    /// - Throws: ``MP4Error/invalidBoxSize(path:offset:size:reason:)`` for a box that overruns the
+    ///   file or is smaller than its header.
+    public static func topLevelBoxes(of source: some RandomAccessByteSource) throws(MP4Error) -> [BoxHeader] {
+        let size = source.byteCount
+        var boxes: [BoxHeader] = []
+        var offset: Int64 = 0
+        while offset + 8 <= size {
+            let head: [UInt8]
+            do { head = try source.read(at: offset, count: 16) } catch { throw .stream(error) }
+            guard head.count >= 8 else { break }
+            let small = Int64(head[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            let type = FourCharacterCode(rawValue: head[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            var boxSize = small, headerSize = 8
+            if small == 1 {
+                guard head.count >= 16 else { throw .invalidBoxSize(path: BoxPath(components: [type.description]), offset: offset, size: 1, reason: "its 64-bit size is cut off") }
+                boxSize = Int64(bitPattern: head[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+                headerSize = 16
+            } else if small == 0 {
+                boxSize = size - offset
+            }
+            guard boxSize >= Int64(headerSize), offset + boxSize <= size else {
+                throw .invalidBoxSize(path: BoxPath(components: [type.description]), offset: offset, size: boxSize,
+                                      reason: "it does not fit in the file (\(size) bytes)")
+            }
+            boxes.append(BoxHeader(type: type, offset: offset, headerSize: headerSize, size: boxSize))
+            offset += boxSize
+        }
+        return boxes
+    }
+
     /// The item list of `file`'s `moov/udta/meta/ilst`, empty when there is none.
     public static func itemList(of file: MP4File, source: some RandomAccessByteSource) throws(MP4Error) -> ITunesItemList {
-        guard let moov = file.topLevelBoxes.first(where: { $0.type == "moov" }) else { throw .noMovie(offset: 0) }
+        try itemList(boxes: file.topLevelBoxes, source: source)
+    }
+
+    /// The item list of the `moov/udta/meta/ilst` among `boxes` (the file's top-level boxes).
+    public static func itemList(boxes: [BoxHeader], source: some RandomAccessByteSource) throws(MP4Error) -> ITunesItemList {
+        guard let moov = boxes.first(where: { $0.type == "moov" }) else { throw .noMovie(offset: 0) }
         let bytes: [UInt8]
         do { bytes = try source.read(at: moov.offset, count: Int(moov.size)) } catch { throw .stream(error) }
         var box = bytes
