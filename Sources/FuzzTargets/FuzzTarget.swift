@@ -251,6 +251,20 @@ extension FuzzTarget {
     fileprivate static func mp4(_ data: [UInt8]) {
         let source = ArrayRandomAccessSource(data)
         _ = try? BoxTree.nodes(of: source)
+        // The tag editor's header scan: boxes back to back from 0, inside the file; with a
+        // movie, its item list parses or errs, and an edit plan either fits or shifts.
+        if let boxes = try? MovieTagEditor.topLevelBoxes(of: source) {
+            var end: Int64 = 0
+            for box in boxes {
+                precondition(box.offset == end && box.size >= Int64(box.headerSize), "top-level boxes do not follow each other")
+                end += box.size
+            }
+            precondition(end <= Int64(data.count), "top-level boxes run past the file")
+            if boxes.contains(where: { $0.type == "moov" }), let items = try? MovieTagEditor.itemList(boxes: boxes, source: source),
+               let edit = try? MovieTagEditor.edit(boxes: boxes, source: source, items: items) {
+                precondition(edit.fitsInPlace == (edit.shift == 0), "an edit that fits does not move the media")
+            }
+        }
         guard let file = try? MP4File(source: source) else { return }
         for track in file.tracks where track.damage == nil {
             _ = try? track.formatDescription()
