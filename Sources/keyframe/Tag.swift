@@ -6,7 +6,7 @@ import Foundation
 #endif
 import KeyFrameKit
 
-/// `keyframe tag FILE… [--set KEY=VALUE]… [--remove KEY]… [--cover IMG]… [--remove-cover] [--json]`.
+/// `keyframe tag FILE… [--set KEY=VALUE]… [--remove KEY]… [--cover IMG]… [--remove-cover] [--import-json FILE] [--json]`.
 struct Tag: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tag",
@@ -40,9 +40,15 @@ struct Tag: ParsableCommand {
     @Flag(help: "Print the tags as JSON (after any edit).")
     var json = false
 
+    @Option(help: ArgumentHelp("Set the tags of a JSON object (KEY: VALUE, or the `tags` of `tag --json`); iTunSMPB and covers in it are skipped.",
+                               valueName: "FILE"))
+    var importJson: String?
+
     func run() throws {
         var edits: [(inout ITunesItemList) throws -> Void] = []
-        for assignment in sets {
+        var assignments = sets
+        if let importJson { assignments = try Self.assignments(fromJSON: importJson) + assignments }
+        for assignment in assignments {
             guard let equals = assignment.firstIndex(of: "=") else { throw CommandFailure("--set \(assignment): write KEY=VALUE") }
             let key = try TagKey(String(assignment[..<equals]))
             let value = String(assignment[assignment.index(after: equals)...])
@@ -95,6 +101,26 @@ struct Tag: ParsableCommand {
         if failed { throw ExitCode(1) }
     }
 
+    /// `KEY=VALUE` strings from a JSON object of strings or numbers (or one with a `tags`
+    /// object, as `tag --json` prints). The gapless tag (iTunSMPB) belongs to the audio, not to
+    /// a tag set, and covers are written as files: both are skipped.
+    static func assignments(fromJSON path: String) throws -> [String] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("\(path): cannot read it") }
+        let decoded: [String: JSONScalar]
+        do {
+            struct Printed: Decodable { let tags: [String: JSONScalar] }
+            if let printed = try? JSONDecoder().decode(Printed.self, from: data) {
+                decoded = printed.tags
+            } else {
+                decoded = try JSONDecoder().decode([String: JSONScalar].self, from: data)
+            }
+        } catch {
+            throw CommandFailure("\(path): not a JSON object of tags (\(error))")
+        }
+        return decoded.filter { $0.key != "----:com.apple.iTunes:iTunSMPB" && $0.key != "covr" }
+            .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.text)" }
+    }
+
     private func printTags(_ path: String) throws {
         let report = try Probe.report(for: path)
         let tags = report.tags ?? [:]
@@ -103,6 +129,24 @@ struct Tag: ParsableCommand {
         } else {
             print("\(path):")
             for (key, value) in tags.sorted(by: { $0.key < $1.key }) { print("  \(key): \(value)") }
+        }
+    }
+}
+
+/// A string or number in a JSON file of tags.
+struct JSONScalar: Decodable {
+    let text: String
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let string = try? container.decode(String.self) {
+            text = string
+        } else if let integer = try? container.decode(Int.self) {
+            text = String(integer)
+        } else if let flag = try? container.decode(Bool.self) {
+            text = flag ? "yes" : "no"
+        } else {
+            throw DecodingError.typeMismatch(String.self, .init(codingPath: decoder.codingPath, debugDescription: "a string or a number"))
         }
     }
 }
@@ -151,7 +195,8 @@ struct TagKey {
             kind = .freeform
         } else if name.unicodeScalars.count == 4 {
             atom = name
-            kind = .text
+            // A known atom keeps its own kind (trkn is a position, cpil a flag, …).
+            kind = Self.table.values.first { $0.0 == name }?.1 ?? .text
         } else {
             throw CommandFailure("unknown tag \(name): use \(Self.names.joined(separator: ", ")), a four-character atom, or MEAN:NAME")
         }

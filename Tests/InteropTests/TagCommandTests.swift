@@ -92,6 +92,31 @@ import Testing
         #expect((tags["covr"] as? [[Any]])?.count == 2, "both of mutagen's covers kept")
     }
 
+    /// `tag --json` of one file, `--import-json` into another: the same tags (but iTunSMPB, which
+    /// belongs to each file's audio, and covers).
+    @Test func exportedTagsImportIntoAnotherFile() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.makeM4A(in: directory)
+        try ExternalTool.succeed(try ExternalTool.keyframe, [
+            "tag", source, "--set", "title=Exported", "--set", "track=7/9", "--set", "media_kind=audiobook", "--set", "compilation=yes",
+            "--set", "tempo=120", "--set", "com.apple.iTunes:ISRC=GBAYE0601498",
+        ])
+        let exported = directory.appendingPathComponent("tags.json").path
+        let json = try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", source, "--json"]).outputData
+        try json.write(to: URL(fileURLWithPath: exported))
+        let target = directory.appendingPathComponent("other.m4a").path
+        try FileManager.default.copyItem(atPath: try Self.makeM4A(in: directory.appendingPathComponent("sub", isDirectory: true)
+            .also { try FileManager.default.createDirectory(at: $0, withIntermediateDirectories: true) }), toPath: target)
+        let targetGapless = try ConvertTagsTests.mutagenTags(target)["----:com.apple.iTunes:iTunSMPB"] as? [String]
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", target, "--import-json", exported])
+        let a = try ConvertTagsTests.mutagenTags(source), b = try ConvertTagsTests.mutagenTags(target)
+        for key in ["©nam", "trkn", "stik", "cpil", "tmpo", "----:com.apple.iTunes:ISRC", "©too"] {
+            #expect(String(describing: a[key]) == String(describing: b[key]), "\(key): \(String(describing: a[key])) → \(String(describing: b[key]))")
+        }
+        #expect(b["----:com.apple.iTunes:iTunSMPB"] as? [String] == targetGapless, "the target keeps its own gapless tag")
+    }
+
     @Test func aFailedEditLeavesTheFileAsItWas() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -108,5 +133,13 @@ import Testing
         #expect(notMP4.status != 0 && notMP4.standardError.contains("not an MP4"))
         #expect(try Self.sha(m4a) == before, "the file is unchanged")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).allSatisfy { !$0.contains(".partial-") })
+    }
+}
+
+extension URL {
+    /// `self`, after `body` ran on it.
+    func also(_ body: (URL) throws -> Void) rethrows -> URL {
+        try body(self)
+        return self
     }
 }
