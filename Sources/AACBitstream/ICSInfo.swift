@@ -1,4 +1,4 @@
-public import MediaCore
+internal import MediaCore
 
 /// The window of an AAC frame's first channel, from the `ics_info()` of the first element of a
 /// raw data block (ISO/IEC 14496-3, 4.4.2.1 Table 4.6 and 4.5.4 `window_sequence`): what a

@@ -17,10 +17,21 @@ public final class AACDecoder {
         /// Samples to keep after that; `nil` keeps everything.
         public var validFrameCount: Int64?
 
+        /// Several ranges of decoded samples to keep, in order, instead of one (an edit list with
+        /// an entry per part of a gapless join); ``priming`` is then the first range's start.
+        public var keptRanges: [Range<Int64>]?
+
         /// A trim.
         public init(priming: Int, validFrameCount: Int64? = nil) {
             self.priming = priming
             self.validFrameCount = validFrameCount
+        }
+
+        /// A trim keeping `ranges` of the decoded samples (counted from the first), in order.
+        public init(keeping ranges: [Range<Int64>]) {
+            priming = Int(clamping: ranges.first?.lowerBound ?? 0)
+            validFrameCount = ranges.count == 1 ? Int64(ranges[0].count) : nil
+            keptRanges = ranges.count == 1 ? nil : ranges
         }
 
         /// Keep every sample.
@@ -57,7 +68,7 @@ public final class AACDecoder {
         guard [.int16, .int32, .float32].contains(outputSampleFormat) else {
             throw .unsupportedInput("decoder output \(outputSampleFormat.rawValue): use int16, int32 or float32")
         }
-        guard trim.priming >= 0, (trim.validFrameCount ?? 0) >= 0 else {
+        guard trim.priming >= 0, (trim.validFrameCount ?? 0) >= 0, !(trim.keptRanges ?? []).contains(where: { $0.lowerBound < 0 }) else {
             throw .unsupportedInput("a negative trim (priming \(trim.priming), length \(trim.validFrameCount ?? 0))")
         }
         self.outputSampleFormat = outputSampleFormat
@@ -178,6 +189,19 @@ public final class AACDecoder {
             // Which of this frame's samples survive the trim.
             let first = decodedFrameCount
             decodedFrameCount += Int64(count)
+            let planes = (0..<channels).map { channel in
+                UnsafePointer(UnsafeRawPointer(f.pointee.extended_data[channel]!).assumingMemoryBound(to: Float.self))
+            }
+            if let ranges = trim.keptRanges {
+                let frameRange = first..<(first + Int64(count))
+                for range in ranges where range.overlaps(frameRange) {
+                    let kept = range.clamped(to: frameRange)
+                    PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(kept.lowerBound - first), frameCount: kept.count,
+                                                    as: outputSampleFormat, to: &scratch)
+                    deliveredFrameCount += Int64(kept.count)
+                }
+                continue
+            }
             // Trim values come from files (edit lists, iTunSMPB): add without overflowing.
             var keepStart = max(0, Int64(trim.priming) - first)
             var keepEnd = Int64(count)
@@ -187,9 +211,6 @@ public final class AACDecoder {
             }
             keepStart = min(keepStart, Int64(count))
             guard keepEnd > keepStart else { continue }
-            let planes = (0..<channels).map { channel in
-                UnsafePointer(UnsafeRawPointer(f.pointee.extended_data[channel]!).assumingMemoryBound(to: Float.self))
-            }
             PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(keepStart), frameCount: Int(keepEnd - keepStart),
                                             as: outputSampleFormat, to: &scratch)
             deliveredFrameCount += keepEnd - keepStart

@@ -1,5 +1,5 @@
 internal import CFFmpeg
-public import MediaCore
+internal import MediaCore
 
 /// libavformat and libswresample, opened on first use (see CFFmpeg.h), after libavcodec: only
 /// jobs that read containers other than ours or convert PCM load them.

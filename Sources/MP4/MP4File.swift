@@ -227,6 +227,18 @@ public struct MP4File: Sendable {
                 }
             case "mdia":
                 try parseMedia(child.payload, path: child.path, into: &track)
+            case "tref":
+                // TrackReferenceBox (ISO/IEC 14496-12, 8.3.3): typed lists of track IDs.
+                var inner = try BoxIterator(child.payload, path: child.path)
+                while let box = try inner.next() {
+                    var ids = box.payload
+                    let list = try MP4Error.reading(box.path) { () throws(BinaryReadError) -> [UInt32] in
+                        var list: [UInt32] = []
+                        while ids.remaining >= 4 { list.append(try ids.readUInt32()) }
+                        return list
+                    }
+                    track.references[box.header.type, default: []] += list
+                }
             case "udta":
                 track.userData = child.payload
             default:

@@ -23,6 +23,8 @@ public struct MP4Track: Sendable {
     public var sampleTable: SampleTable
     /// Runs from movie fragments, in file order.
     public var fragmentRuns: [FragmentRun]
+    /// `tref` references by type (`chap`, `hint`, …): the track IDs each points to.
+    public var references: [FourCharacterCode: [UInt32]] = [:]
     /// `trak/udta` payload, when present.
     public var userData: ByteReader?
     /// Why the track cannot be read, when it cannot (a missing `stsd`, tables that disagree):
@@ -83,6 +85,19 @@ public struct MP4Track: Sendable {
         let tick = Int64((Double(timescale) / Double(movieTimescale)).rounded(.up))
         if media >= fromEdit && media - fromEdit < max(tick, 1) { return media }
         return fromEdit
+    }
+
+    /// The media ranges an edit list of several media edits presents, one after another, in
+    /// media timescale units (empty edits skipped); `nil` unless there are at least two media
+    /// edits at normal rate. A gapless join writes one per part.
+    public func editedMediaRanges(movieTimescale: Int) -> [Range<Int64>]? {
+        let edits = editList.filter { $0.mediaTime >= 0 }
+        guard edits.count >= 2, movieTimescale > 0, edits.allSatisfy({ $0.mediaRate == 1 && $0.segmentDuration > 0 }) else { return nil }
+        let scale = Double(timescale) / Double(movieTimescale)
+        return edits.map { edit in
+            let length = Int64(saturating: (Double(edit.segmentDuration) * scale).rounded())
+            return edit.mediaTime..<edit.mediaTime.saturatingAdding(length)
+        }
     }
 
     /// The track's edit, read the way players read an audio edit list: an optional empty edit,

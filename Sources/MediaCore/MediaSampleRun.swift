@@ -75,6 +75,18 @@ public struct MediaSampleRun: Sendable, Hashable {
     /// The run's duration: the entries' durations added up, in ``timescale`` units.
     public var duration: Int64 { entries.reduce(0) { $0 + Int64($1.duration) } }
 
+    /// The samples at `range` (entry indices) as a run of their own: their bytes copied once,
+    /// the first decode time moved to the first of them.
+    public func slice(_ range: Range<Int>) -> MediaSampleRun {
+        precondition(range.lowerBound >= 0 && range.upperBound <= entries.count, "a slice outside the run")
+        let before = entries[..<range.lowerBound]
+        let start = before.reduce(0) { $0 + $1.size }
+        let size = entries[range].reduce(0) { $0 + $1.size }
+        let time = before.reduce(firstDecodeTime) { $0 &+ Int64($1.duration) }
+        return MediaSampleRun(data: Array(data[start..<(start + size)]), entries: Array(entries[range]), firstDecodeTime: time,
+                              timescale: timescale, format: format, trackID: trackID)
+    }
+
     /// The run's samples, one at a time (each with a copy of its bytes).
     public var samples: [MediaSample] {
         var result: [MediaSample] = []

@@ -139,6 +139,11 @@ public struct AudioPacketInput: PacketSource {
     static func gaplessTrim(track: MP4Track, file: MP4File, outputRate: Int) -> AACDecoder.Trim {
         let scale = Double(max(track.timescale, 1))
         let toOutput = Double(outputRate) / scale
+        if let ranges = track.editedMediaRanges(movieTimescale: file.movieTimescale) {
+            return AACDecoder.Trim(keeping: ranges.map { range in
+                Int64(saturating: Double(range.lowerBound) * toOutput)..<Int64(saturating: Double(range.upperBound) * toOutput)
+            })
+        }
         if let edit = track.mediaEdit {
             let priming = Int(Int64(saturating: Double(edit.mediaTime) * toOutput))
             let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale).map { Int64(saturating: Double($0) * toOutput) }

@@ -233,7 +233,7 @@ extension Transcode {
 
 
 /// `value` with `digits` decimals, rounded, `-` for negatives (`-3.21`).
-private func fixed(_ value: Double, digits: Int) -> String {
+func fixed(_ value: Double, digits: Int) -> String {
     guard value.isFinite, abs(value) < 1e12 else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : "inf") }
     var scale = 1.0
     for _ in 0..<digits { scale *= 10 }

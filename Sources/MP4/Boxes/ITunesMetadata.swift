@@ -102,6 +102,9 @@ public struct ITunesMetadata: Sendable, Hashable {
     public var artwork: Artwork?
     /// `----` items, in order.
     public var freeform: [Freeform] = []
+    /// Whole item boxes written as they are after the others: another file's items, carried
+    /// over by an edit (``ITunesItemList/Item/box``).
+    public var verbatimItems: [[UInt8]] = []
 
     /// No items.
     public init() {}
@@ -166,6 +169,7 @@ public struct ITunesMetadata: Sendable, Hashable {
                 item.fullBox("data", flags: 1) { data in data.u32(0); data.raw(Array(entry.value.utf8)) }
             }
         }
+        for item in verbatimItems { ilst.raw(item) }
     }
 
     /// The code of an item key whose first character may be `©` (0xA9 in the box type, as

@@ -86,6 +86,19 @@ public struct ITunesItemList: Sendable, Hashable {
         }
     }
 
+    /// The text of the first item with `key` whose first `data` box holds UTF-8 (type 1).
+    public func text(_ key: String) -> String? {
+        guard let item = items.first(where: { $0.key == key }), item.box.count >= 8 else { return nil }
+        guard var children = try? BoxIterator(ByteReader(item.box, range: 8..<item.box.count), path: BoxPath(components: [key])) else { return nil }
+        while let child = try? children.next() {
+            guard child.header.type == "data" else { continue }
+            let bytes = Array(child.payload.remainingBytes)
+            guard bytes.count >= 8, bytes[1] == 0, bytes[2] == 0, bytes[3] == 1 else { return nil }
+            return MetadataTags.utf8(Array(bytes[8...]))
+        }
+        return nil
+    }
+
     static func u32(_ value: UInt32) -> [UInt8] { [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) } }
 
     /// A box header of `size` and `type`, whose characters are taken as Latin-1 (`©` is 0xA9).

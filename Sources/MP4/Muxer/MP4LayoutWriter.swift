@@ -5,6 +5,10 @@ struct MuxerContext {
     let tracks: [MuxerTrack]
     let movieTimescale: Int32
     var metadata = ITunesMetadata()
+    /// The chapters (a `chpl` and a QuickTime chapter track).
+    var chapters: [MovieChapter] = []
+    /// Where the chapter track's samples were written, once the media is closed.
+    var chapterDataOffset: Int64?
 }
 
 /// One layout of an MP4 file (``MuxerConfiguration/Layout``): where samples go as they
@@ -97,10 +101,16 @@ struct MediaDataWriter {
         do { try sink.write(run.data) } catch { throw .stream(error) }
     }
 
-    /// Fills in the `mdat` size: 32 bits, or a 64-bit header over the `free` box.
-    mutating func close(_ sink: inout any MP4OutputSink, tracks: [MuxerTrack]) throws(MP4Error) {
+    /// Writes `trailer` (the chapter track's samples) at the end of the media, fills in the
+    /// `mdat` size (32 bits, or a 64-bit header over the `free` box), and returns where the
+    /// trailer went.
+    @discardableResult
+    mutating func close(_ sink: inout any MP4OutputSink, tracks: [MuxerTrack], trailer: [UInt8] = []) throws(MP4Error) -> Int64 {
+        let trailerOffset: Int64
         do {
             if !started { try begin(&sink, tracks: tracks) }
+            trailerOffset = sink.byteCount
+            if !trailer.isEmpty { try sink.write(trailer) }
             let size = sink.byteCount - mediaDataStart
             if size <= Int64(UInt32.max) {
                 try sink.overwrite(BoxWriterBytes.u32(UInt32(size)), at: mediaDataStart)
@@ -114,6 +124,7 @@ struct MediaDataWriter {
             track.closeChunk()
             track.closeLastDuration()
         }
+        return trailerOffset
     }
 }
 

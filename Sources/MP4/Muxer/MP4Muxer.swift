@@ -126,6 +126,7 @@ public final class MP4Muxer {
         try MuxerTrack.check(format)
         let track = MuxerTrack(id: UInt32(tracks.count + 1), format: format)
         if let gapless = pendingGapless[track.id] { track.gapless = gapless }
+        if let segments = pendingSegments[track.id] { track.segments = segments }
         tracks.append(track)
         explicitTrackCount += 1
         return track.id
@@ -140,10 +141,47 @@ public final class MP4Muxer {
         let value = (max(0, priming), max(0, validFrameCount))
         if let track = tracks.first(where: { $0.id == trackID }) {
             track.gapless = value
+            track.segments = nil
         } else {
             pendingGapless[trackID] = value
+            pendingSegments[trackID] = nil
         }
     }
+
+    /// The samples of an audio track to present, range after range, in media samples: an edit
+    /// list with one entry per range (ISO/IEC 14496-12 8.6.6), as a gapless join of several
+    /// encodings needs (each part's priming and padding skipped). One range is
+    /// ``setGapless(trackID:priming:validFrameCount:)``; with several, no iTunSMPB is written, as
+    /// it can only describe one. May be set before the track exists, and changed until
+    /// ``finish()``.
+    public func setEdits(trackID: UInt32 = 1, keeping ranges: [Range<Int64>]) {
+        if ranges.count == 1, let only = ranges.first {
+            setGapless(trackID: trackID, priming: Int(only.lowerBound), validFrameCount: Int64(only.count))
+            return
+        }
+        if let track = tracks.first(where: { $0.id == trackID }) {
+            track.segments = ranges
+            track.gapless = nil
+        } else {
+            pendingSegments[trackID] = ranges
+            pendingGapless[trackID] = nil
+        }
+    }
+    private var pendingSegments: [UInt32: [Range<Int64>]] = [:]
+
+    /// The chapters written: a Nero `chpl` and a QuickTime chapter track (a text track the
+    /// first audio track references with `tref/chap`), as FFmpeg writes both. Sorted, the first
+    /// moved to 0, those past the end dropped (``Swift/Array/normalized(duration:)``). Set any
+    /// time until ``finish()``.
+    ///
+    /// - Throws: ``MP4Error/unsupportedLayout(_:)`` for a fragmented layout.
+    public func setChapters(_ chapters: [MovieChapter]) throws(MP4Error) {
+        guard !configuration.isFragmented else { throw .unsupportedLayout("chapters in a fragmented file") }
+        guard status == .unknown || status == .running else { throw .invalidMuxerState(operation: "setChapters", status: status.name) }
+        self.chapters = chapters
+    }
+    /// The chapters set.
+    public private(set) var chapters: [MovieChapter] = []
 
     /// The tags written into the movie's `ilst` (title, artist, cover art, ReplayGain, …).
     public private(set) var metadata = ITunesMetadata()
@@ -259,7 +297,7 @@ public final class MP4Muxer {
     // MARK: - Tracks and interleaving
 
     private var context: MuxerContext {
-        MuxerContext(tracks: tracks, movieTimescale: movieTimescale, metadata: metadata)
+        MuxerContext(tracks: tracks, movieTimescale: movieTimescale, metadata: metadata, chapters: chapters)
     }
 
     private var movieTimescale: Int32 {
@@ -291,6 +329,7 @@ public final class MP4Muxer {
         try MuxerTrack.check(sample.format)
         let track = MuxerTrack(id: UInt32(tracks.count + 1), format: sample.format)
         if let gapless = pendingGapless[track.id] { track.gapless = gapless }
+        if let segments = pendingSegments[track.id] { track.segments = segments }
         tracks.append(track)
         return track
     }

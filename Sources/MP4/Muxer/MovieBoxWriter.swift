@@ -19,6 +19,10 @@ struct MovieBoxWriter {
     var fragmentedMediaDurations: [UInt32: Int64] = [:]
     /// The tags written into `ilst` after the encoder tag.
     var metadata = ITunesMetadata()
+    /// Chapters: a `chpl` in `udta` and a chapter track whose samples are at ``chapterDataOffset``.
+    var chapters: [MovieChapter] = []
+    /// Where the chapter track's samples lie (before ``chunkOffsetShift``).
+    var chapterDataOffset: Int64?
 
     static let one16: UInt32 = 0x0001_0000
 
@@ -37,16 +41,28 @@ struct MovieBoxWriter {
     init(context: MuxerContext, configuration: MuxerConfiguration) {
         self.init(tracks: context.tracks, movieTimescale: context.movieTimescale, configuration: configuration)
         metadata = context.metadata
+        if let offset = context.chapterDataOffset, !context.chapters.isEmpty {
+            chapters = context.chapters
+            chapterDataOffset = offset
+        }
+    }
+
+    /// The chapters written, as the movie carries them, and the chapter track's ID.
+    private var writtenChapters: (chapters: [MovieChapter], trackID: UInt32)? {
+        guard chapterDataOffset != nil, !fragmented else { return nil }
+        let duration = tracks.map(movieDuration).max() ?? 0
+        let list = chapters.normalized(duration: MediaTime(value: Int64(clamping: duration), timescale: movieTimescale))
+        return list.isEmpty ? nil : (list, (tracks.map(\.id).max() ?? 0) + 1)
     }
 
     /// `ftyp` for `tracks` (the `avc1` brand only with an H.264 track).
     static func fileType(tracks: [MuxerTrack], configuration: MuxerConfiguration, fragmented: Bool) -> [UInt8] {
         let hasH264 = tracks.contains { if case .video(let video) = $0.format { video.codec == .h264 } else { false } }
         return fileType(hasVideo: configuration.mediaTypes.contains(.video) || tracks.contains { $0.mediaType == .video },
-                        fragmented: fragmented, hasH264: hasH264)
+                        fragmented: fragmented, hasH264: hasH264, audiobook: configuration.isAudiobook)
     }
 
-    static func fileType(hasVideo: Bool, fragmented: Bool, hasH264: Bool = false) -> [UInt8] {
+    static func fileType(hasVideo: Bool, fragmented: Bool, hasH264: Bool = false, audiobook: Bool = false) -> [UInt8] {
         var box = BoxWriter()
         box.box("ftyp") { b in
             if hasVideo || fragmented {
@@ -54,8 +70,9 @@ struct MovieBoxWriter {
                 for brand: FourCharacterCode in (fragmented ? ["isom", "iso6", "iso2", "mp41"] : ["isom", "iso2", "mp41"]) { b.fourCC(brand) }
                 if hasH264 { b.fourCC("avc1") }
             } else {
-                b.fourCC("M4A "); b.u32(512)
-                for brand: FourCharacterCode in ["M4A ", "isom", "iso2"] { b.fourCC(brand) }
+                // An audiobook (.m4b) is `M4B ` (Apple's players file it under books), also `M4A `.
+                b.fourCC(audiobook ? "M4B " : "M4A "); b.u32(512)
+                for brand: FourCharacterCode in (audiobook ? ["M4B ", "M4A ", "isom", "iso2"] : ["M4A ", "isom", "iso2"]) { b.fourCC(brand) }
             }
         }
         return box.bytes
@@ -77,7 +94,15 @@ struct MovieBoxWriter {
         if let gapless = track.gapless {
             return UInt64(max(0, Int64(saturating: Double(gapless.validFrameCount) * Double(movieTimescale) / Double(track.timescale))))
         }
+        if let segments = track.segments {
+            return segments.reduce(UInt64(0)) { $0 + editDuration(of: $1, track: track) }
+        }
         return UInt64(max(0, Int64(saturating: Double(track.mediaDuration) * Double(movieTimescale) / Double(track.timescale))))
+    }
+
+    /// A range of media samples as an edit's `segment_duration` in the movie timescale.
+    func editDuration(of range: Range<Int64>, track: MuxerTrack) -> UInt64 {
+        UInt64(max(0, Int64(saturating: (Double(range.count) * Double(movieTimescale) / Double(track.timescale)).rounded())))
     }
 
     func movie() -> [UInt8] {
@@ -94,9 +119,13 @@ struct MovieBoxWriter {
                 b.u32(Self.one16); b.u16(0x0100); b.zeros(10)
                 for value in TrackTransform.identity.matrix { b.i32(value) }
                 b.zeros(24)
-                b.u32((tracks.map(\.id).max() ?? 0) + 1)
+                b.u32((tracks.map(\.id).max() ?? 0) + (writtenChapters == nil ? 1 : 2))
             }
             for track in tracks { writeTrack(track, into: &moov, largeOffsets: large) }
+            if let written = writtenChapters, let offset = chapterDataOffset {
+                moov.raw(ChapterTrack.track(chapters: written.chapters, trackID: written.trackID, timescale: UInt32(movieTimescale),
+                                            duration: duration, chunkOffset: UInt64(offset + chunkOffsetShift), wideOffset: large))
+            }
             if fragmented {
                 moov.box("mvex") { mvex in
                     mvex.fullBox("mehd", version: 1) { b in b.u64(duration) }
@@ -129,7 +158,25 @@ struct MovieBoxWriter {
                     b.u32(0); b.u32(0)
                 }
             }
-            if track.gapless == nil, !fragmented, let delay = track.earliestPresentation, delay > 0 {
+            if let written = writtenChapters, track.id == (tracks.first { $0.mediaType == .audio } ?? tracks.first)?.id {
+                trak.raw(ChapterTrack.reference(to: written.trackID))
+            }
+            if let segments = track.segments, !fragmented {
+                // A join: one edit per part, each skipping that part's priming and padding.
+                trak.box("edts") { edts in
+                    edts.fullBox("elst", version: wide ? 1 : 0) { b in
+                        b.u32(UInt32(segments.count))
+                        for range in segments {
+                            let length = editDuration(of: range, track: track)
+                            if wide { b.u64(length); b.u64(UInt64(range.lowerBound)) } else {
+                                b.u32(UInt32(clamping: length)); b.i32(Int32(clamping: range.lowerBound))
+                            }
+                            b.u32(Self.one16)
+                        }
+                    }
+                }
+            }
+            if track.gapless == nil, track.segments == nil, !fragmented, let delay = track.earliestPresentation, delay > 0 {
                 // Reordered video: present from the first picture shown, not the first decoded.
                 trak.box("edts") { edts in
                     edts.fullBox("elst") { b in
@@ -320,6 +367,7 @@ struct MovieBoxWriter {
                     }
                 }
             }
+            if let written = writtenChapters { udta.raw(ChapterListBox(chapters: written.chapters).box) }
         }
     }
 }

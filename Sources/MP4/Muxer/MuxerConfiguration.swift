@@ -42,6 +42,8 @@ public struct MuxerConfiguration: Sendable {
     /// box (room for tags); a movie that does not fit is written by the move, as without an
     /// estimate. `nil`: no room is left.
     public var expectedSampleCount: Int?
+    /// An audio-only file is an audiobook (`.m4b`): its major brand is `M4B ` instead of `M4A `.
+    public var isAudiobook = false
 
     /// A configuration; by default faststart, audio only.
     public init(layout: Layout = .fastStart, mediaTypes: MediaType = .audio, preferredTransform: TrackTransform = .identity,

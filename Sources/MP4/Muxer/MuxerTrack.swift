@@ -17,6 +17,8 @@ final class MuxerTrack {
     var queue: [MediaSample] = []
     /// Gapless information: encoder priming and valid length, in samples.
     var gapless: (priming: Int, validFrameCount: Int64)?
+    /// Several edits: the media samples presented, range after range (a gapless join).
+    var segments: [Range<Int64>]?
 
     // Fragmented mode: the current fragment's samples.
     var fragmentData: [UInt8] = []

@@ -27,9 +27,12 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
         try media.write(run: run, track: track, tracks: tracks, to: &sink)
     }
 
-    /// Fills in the `mdat` size and closes every track's last chunk and duration.
-    func closeMedia(context: MuxerContext) throws(MP4Error) {
-        try media.close(&sink, tracks: context.tracks)
+    /// Writes the chapter track's samples, fills in the `mdat` size and closes every track's
+    /// last chunk and duration.
+    func closeMedia(context: inout MuxerContext) throws(MP4Error) {
+        let trailer = context.chapters.isEmpty ? [] : ChapterTrack.samples(context.chapters).bytes
+        let offset = try media.close(&sink, tracks: context.tracks, trailer: trailer)
+        if !trailer.isEmpty { context.chapterDataOffset = offset }
     }
 
     /// Lends the output to `body` (the faststart move).
@@ -38,7 +41,8 @@ final class ProgressiveLayoutWriter: MP4LayoutWriter {
     }
 
     func finish(context: MuxerContext) throws(MP4Error) {
-        try closeMedia(context: context)
+        var context = context
+        try closeMedia(context: &context)
         let writer = MovieBoxWriter(context: context, configuration: configuration)
         do {
             try sink.write(writer.movie())
@@ -79,7 +83,8 @@ final class FastStartLayoutWriter: MP4LayoutWriter {
     }
 
     func finish(context: MuxerContext) throws(MP4Error) {
-        try progressive.closeMedia(context: context)
+        var context = context
+        try progressive.closeMedia(context: &context)
         var writer = MovieBoxWriter(context: context, configuration: progressive.configuration)
         // The movie in the room left for it: nothing moves, and what is left stays `free`.
         let room = progressive.reservedMovieSpace

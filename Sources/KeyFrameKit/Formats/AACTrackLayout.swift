@@ -1,0 +1,120 @@
+public import SystemPackage
+
+/// What an edit without re-encoding needs to know about an AAC input (an M4A/MP4 track or an
+/// ADTS stream): its packets, their common length, and which of their decoded samples are
+/// presented — the priming skipped at the start and the valid length after it, from the edit
+/// list (ISO/IEC 14496-12 8.6.6), else iTunSMPB, else everything. Times are in media units
+/// (``timescale`` per second), which for AAC are samples at the output rate.
+public struct AACTrackLayout: Sendable {
+    /// The file.
+    public let path: FilePath
+    /// Its container.
+    public let container: MediaFileFormat
+    /// The packets' format: the AudioSpecificConfig, rate and channels.
+    public let audioFormat: EncodedAudioFormat
+    /// Media units per second.
+    public let timescale: Int
+    /// The length of every packet but possibly the last, in media units.
+    public let packetDuration: Int64
+    /// Packets in the stream.
+    public let packetCount: Int
+    /// The packets' total length in media units.
+    public let mediaDuration: Int64
+    /// Media units decoded before the presented audio starts (the encoder's priming).
+    public let priming: Int64
+    /// Media units presented.
+    public let validLength: Int64
+    /// The file's iTunes items (empty for ADTS).
+    public let items: ITunesItemList
+    /// The file's chapters (empty for ADTS).
+    public let chapters: [MovieChapter]
+
+    /// Measures the AAC of `path`: an MP4's audio track from its tables (no media read), an ADTS
+    /// stream by reading its frame headers.
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` for a file with no AAC, packets of varying
+    ///   length, or an edit list of several parts (a joined file, which is cut or split by
+    ///   joining again); the container's errors.
+    public init(path: FilePath) throws(PipelineError) {
+        self.path = path
+        var input = try AudioPacketInput(path: path, purpose: .remuxing)
+        container = input.format
+        if let track = input.track, let file = input.file {
+            guard let config = input.audioSpecificConfig else { throw .unsupported("\(path): no AAC track") }
+            do { audioFormat = try Self.encodedFormat(config) } catch { throw .bitstream(error) }
+            timescale = track.timescale
+            let stts = track.sampleTable.timeToSample
+            guard track.fragmentRuns.isEmpty else {
+                throw .unsupported("\(path): a fragmented file; edit its defragmented copy (keyframe mux --defragment)")
+            }
+            guard let first = stts.first, stts.dropLast().allSatisfy({ $0.delta == first.delta }), first.delta > 0 else {
+                throw .unsupported("\(path): audio track \(track.id) has packets of varying length; an edit needs whole AAC frames of one length")
+            }
+            packetDuration = Int64(first.delta)
+            packetCount = track.sampleCount
+            mediaDuration = track.mediaDuration
+            if track.editedMediaRanges(movieTimescale: file.movieTimescale) != nil {
+                throw .unsupported("\(path): its edit list presents several parts (a joined file); cut or split the parts, then join them again")
+            }
+            let trim = AudioPacketInput.gaplessTrim(track: track, file: file, outputRate: track.timescale)
+            priming = Int64(trim.priming)
+            validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming))
+            let source: FileByteSource
+            do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+            do {
+                items = try MovieTagEditor.itemList(of: file, source: source)
+                chapters = try file.chapters(source: source)
+            } catch { throw .container(error) }
+        } else {
+            // ADTS: count the frames (headers only are looked at; the payloads pass in runs).
+            var count = 0
+            var duration: Int64 = 0
+            var format: FormatDescription?
+            var length: Int64 = 0
+            while let run = try input.nextRun(maxBytes: 1 << 20) {
+                if format == nil {
+                    format = run.format
+                    length = Int64(run.entries.first?.duration ?? 0)
+                }
+                count += run.count
+                duration += run.duration
+            }
+            guard case .audio(let audio)? = format, length > 0 else { throw .unsupported("\(path): no AAC frames") }
+            audioFormat = audio
+            timescale = audio.sampleRate
+            packetDuration = length
+            packetCount = count
+            mediaDuration = duration
+            priming = 0
+            validLength = duration
+            items = ITunesItemList()
+            chapters = []
+        }
+    }
+
+    private static func encodedFormat(_ config: AudioSpecificConfig) throws(AACBitstreamError) -> EncodedAudioFormat {
+        let format = try config.formatDescription()
+        guard case .audio(let audio) = format else { preconditionFailure("an AudioSpecificConfig describes audio") }
+        return audio
+    }
+
+    /// Seconds presented.
+    public var seconds: Double { Double(validLength) / Double(max(timescale, 1)) }
+
+    /// The title tag (`©nam`), when the file has one.
+    public var title: String? {
+        items.text("©nam")
+    }
+
+    /// The packets to keep for presented samples `range` (media units from the presentation
+    /// start): the frame before the first sample (the decoder's pre-roll, whose overlap the
+    /// first sample needs), through the frame after the last; and where, in the kept packets'
+    /// decoded samples, the range starts.
+    public func packets(presenting range: Range<Int64>) -> (packets: ClosedRange<Int>, priming: Int64) {
+        let start = priming + range.lowerBound
+        let end = priming + range.upperBound
+        let first = max(0, Int(start / packetDuration) - 1)
+        let last = min(packetCount - 1, Int((end - 1) / packetDuration) + 1)
+        return (first...max(first, last), start - Int64(first) * packetDuration)
+    }
+}

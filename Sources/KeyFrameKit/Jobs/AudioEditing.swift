@@ -1,0 +1,336 @@
+public import SystemPackage
+
+/// Cutting, splitting and joining AAC without re-encoding: `keyframe cut`, `split` and `join`.
+///
+/// Every edit is exact to the sample. It keeps whole AAC packets — the one before the first
+/// sample wanted (the decoder needs its overlap to reconstruct that sample) through the one after
+/// the last — and writes an edit list (ISO/IEC 14496-12 8.6.6) whose `media_time` skips to the
+/// first sample wanted and whose `segment_duration` ends at the last. A join writes one edit per
+/// part, each skipping that part's priming and padding, so that the output decodes to exactly
+/// the parts' decoded audio one after another.
+///
+/// Composition: ``AACTrackLayout`` (what the inputs hold) → ``PacketSpliceSource`` (the packets
+/// kept, on one timeline) → ``MuxerOutput`` (a faststart M4A with the edits, tags and chapters),
+/// around the ``Pump``. Outputs are written under a temporary name and renamed when complete.
+public enum AudioEditing {
+    /// A position in the presented audio: seconds, or samples at the output rate.
+    public enum Position: Sendable, Hashable, CustomStringConvertible {
+        /// Seconds from the start.
+        case seconds(Double)
+        /// Samples from the start, at the stream's output rate.
+        case samples(Int64)
+
+        /// `12.5` (seconds), `1:02:03.5` or `2:03` (hours, minutes, seconds), or `48000s`
+        /// (samples); `nil` for anything else or a negative time.
+        public init?(positionArgument argument: String) {
+            let text = String(argument.filter { $0 != " " })
+            if text.hasSuffix("s"), let count = Int64(text.dropLast()), count >= 0 {
+                self = .samples(count)
+                return
+            }
+            let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard (1...3).contains(fields.count) else { return nil }
+            var seconds = 0.0
+            for (index, field) in fields.enumerated() {
+                guard let value = Double(field), value >= 0, value.isFinite else { return nil }
+                if index < fields.count - 1, value != value.rounded() { return nil }
+                seconds = seconds * 60 + value
+            }
+            self = .seconds(seconds)
+        }
+
+        /// The position in media units of `layout` (its timescale is its output rate for AAC).
+        func units(in layout: AACTrackLayout) -> Int64 {
+            switch self {
+            case .samples(let count):
+                let rate = max(layout.audioFormat.sampleRate, 1)
+                return rate == layout.timescale ? count : Int64((Double(count) * Double(layout.timescale) / Double(rate)).rounded())
+            case .seconds(let seconds):
+                return Int64((seconds * Double(layout.timescale)).rounded())
+            }
+        }
+
+        /// `12.5 s` or `48000 samples`.
+        public var description: String {
+            switch self {
+            case .seconds(let seconds): "\(seconds) s"
+            case .samples(let count): "\(count) samples"
+            }
+        }
+    }
+
+    /// What an edit wrote.
+    public struct Summary: Sendable, Hashable {
+        /// The file written.
+        public var output: FilePath
+        /// AAC packets written.
+        public var packets: Int
+        /// Samples presented (the edit's length).
+        public var samples: Int64
+        /// The output's sample rate.
+        public var sampleRate: Int
+        /// The chapters written.
+        public var chapters: [MovieChapter]
+
+        /// Seconds presented.
+        public var seconds: Double { Double(samples) / Double(max(sampleRate, 1)) }
+    }
+
+    // MARK: - Cut
+
+    /// Writes the samples of `input` (an M4A/MP4 or ADTS file) from `start` up to `end` (the end of
+    /// the input when `nil`) to the M4A `output`, without re-encoding.
+    ///
+    /// The output keeps the input's tags (iTunSMPB rewritten for the cut) and its chapters,
+    /// shifted to the cut's start and clipped to its length; a chapter that began before the
+    /// start begins at 0.
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` for an output that is not `.m4a`/`.m4b`/`.mp4`,
+    ///   an empty range, or a start past the end.
+    @discardableResult
+    public static func cut(_ input: FilePath, to output: FilePath, from start: Position, to end: Position? = nil,
+                           control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        try checkOutput(output)
+        let layout = try AACTrackLayout(path: input)
+        let range = try presentedRange(of: layout, from: start, to: end)
+        let chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
+        return try write(output, pieces: [(layout, range)], chapters: chapters, items: layout.items, control: control, progress: progress)
+    }
+
+    /// The presented range `start..<end` of `layout`, in media units, checked.
+    static func presentedRange(of layout: AACTrackLayout, from start: Position, to end: Position?) throws(PipelineError) -> Range<Int64> {
+        let lower = start.units(in: layout)
+        let upper = min(end?.units(in: layout) ?? layout.validLength, layout.validLength)
+        guard lower < layout.validLength else {
+            throw .unsupported("\(layout.path): the start, \(start), is at or past the end of its \(layout.validLength) samples (\(seconds(layout.validLength, layout)) s)")
+        }
+        guard lower < upper else {
+            throw .unsupported("\(layout.path): the end, \(end?.description ?? "the end"), is not after the start, \(start)")
+        }
+        return lower..<upper
+    }
+
+    // MARK: - Split
+
+    /// Where ``split(_:into:at:control:progress:)`` cuts.
+    public enum SplitPoints: Sendable, Hashable {
+        /// At these positions.
+        case positions([Position])
+        /// At every chapter: a part per chapter, titled by it.
+        case chapters
+    }
+
+    /// Splits `input` into consecutive M4A parts in `directory` (`NAME-01.m4a`, `NAME-02.m4a`, …
+    /// after the input's name; `.m4b` for an `.m4b` input), each exact to the sample, so that
+    /// joining them gives back the input's samples.
+    ///
+    /// Parts at ``SplitPoints/positions(_:)`` keep the input's tags and the chapters that fall in
+    /// them; parts at ``SplitPoints/chapters`` take the chapter's title as their title tag and
+    /// the chapter's number as their track number.
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` for points out of order or past the end, a
+    ///   file without chapters split at chapters, or a part that would exist already.
+    public static func split(_ input: FilePath, into directory: FilePath, at points: SplitPoints, control: JobControl? = nil,
+                             progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
+        let layout = try AACTrackLayout(path: input)
+        var bounds: [Int64]
+        var titles: [String?]
+        switch points {
+        case .positions(let positions):
+            bounds = positions.map { $0.units(in: layout) }
+            titles = Array(repeating: nil, count: bounds.count + 1)
+        case .chapters:
+            let starts = layout.chapters.map { Int64((try? $0.startTime.converted(to: Int32(clamping: layout.timescale), rounding: .nearest).value) ?? 0) }
+            guard !layout.chapters.isEmpty else { throw .unsupported("\(input): has no chapters to split at") }
+            bounds = Array(starts.dropFirst())
+            titles = layout.chapters.map(\.title)
+            if let first = starts.first, first > 0 {
+                // Audio before the first chapter is a part of its own.
+                bounds.insert(first, at: 0)
+                titles.insert(nil, at: 0)
+            }
+        }
+        guard zip(bounds, bounds.dropFirst()).allSatisfy({ $0 < $1 }), bounds.allSatisfy({ $0 > 0 && $0 < layout.validLength }) else {
+            throw .unsupported("\(input): split points must increase and lie inside its \(seconds(layout.validLength, layout)) s")
+        }
+        let edges = [0] + bounds + [layout.validLength]
+        let stem = input.stem ?? "part"
+        let ext = input.extension?.lowercased() == "m4b" ? "m4b" : "m4a"
+        let width = max(2, String(edges.count - 1).count)
+        let outputs = (1..<edges.count).map { number in
+            directory.appending("\(stem)-\(String(repeating: "0", count: max(0, width - String(number).count)))\(number).\(ext)")
+        }
+        for path in outputs where FileSystemCalls.exists(path) {
+            throw .unsupported("\(path) exists; split does not overwrite parts")
+        }
+        var summaries: [Summary] = []
+        var written: [FilePath] = []
+        do throws(PipelineError) {
+            for part in 0..<(edges.count - 1) {
+                let range = edges[part]..<edges[part + 1]
+                var items = layout.items
+                var chapters: [MovieChapter] = []
+                if case .chapters = points {
+                    if let title = titles[part] {
+                        items.set("©nam", type: 1, values: [Array(title.utf8)])
+                    }
+                    let number = UInt16(clamping: part + 1), total = UInt16(clamping: edges.count - 1)
+                    items.set("trkn", type: 0, values: [[0, 0, UInt8(number >> 8), UInt8(number & 0xFF), UInt8(total >> 8), UInt8(total & 0xFF), 0, 0]])
+                } else {
+                    chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
+                }
+                let overall = progress.map { report in
+                    { (inner: MediaProgress) in
+                        report(MediaProgress(mediaSeconds: Double(range.lowerBound) / Double(layout.timescale) + inner.mediaSeconds * Double(range.count) / Double(max(layout.validLength, 1)),
+                                             totalSeconds: layout.seconds))
+                    }
+                }
+                summaries.append(try write(outputs[part], pieces: [(layout, range)], chapters: chapters, items: items, control: control, progress: overall))
+                written.append(outputs[part])
+            }
+        } catch {
+            // No half split: the parts written so far go too.
+            for path in written { try? FileSystemCalls.unlink(path) }
+            throw error
+        }
+        return summaries
+    }
+
+    // MARK: - Join
+
+    /// Joins `inputs` (M4A/MP4 or ADTS files sharing one AudioSpecificConfig) into the M4A
+    /// `output` without re-encoding, gaplessly: an edit per part skips that part's priming and
+    /// padding, so the output decodes to exactly the parts' decoded audio one after another.
+    ///
+    /// The output has a chapter per part, titled by the part's title tag, else its file name, and
+    /// the first part's tags, except those that describe that part only (title, track number,
+    /// iTunSMPB).
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` naming the input and the field that differs
+    ///   when the inputs cannot be joined losslessly (object type, sample rate, channel
+    ///   configuration, frame length, or any other AudioSpecificConfig bit).
+    @discardableResult
+    public static func join(_ inputs: [FilePath], to output: FilePath, control: JobControl? = nil,
+                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        try checkOutput(output)
+        guard !inputs.isEmpty else { throw .unsupported("join needs at least one input") }
+        var layouts: [AACTrackLayout] = []
+        for input in inputs { layouts.append(try AACTrackLayout(path: input)) }
+        let first = layouts[0]
+        for (number, layout) in layouts.enumerated().dropFirst() {
+            if let difference = difference(between: first, and: layout) {
+                throw .unsupported("cannot join \(layout.path) to \(first.path) without re-encoding: input \(number + 1) differs from input 1 in \(difference)")
+            }
+        }
+        var chapters: [MovieChapter] = []
+        var offset: Int64 = 0
+        for layout in layouts {
+            let title = layout.title ?? layout.path.stem ?? "Part \(chapters.count + 1)"
+            chapters.append(MovieChapter(startTime: MediaTime(value: offset, timescale: Int32(clamping: first.timescale)), title: title))
+            offset += layout.validLength
+        }
+        var items = first.items
+        for key in ["©nam", "trkn"] { items.remove(key) }
+        return try write(output, pieces: layouts.map { ($0, 0..<$0.validLength) }, chapters: chapters, items: items,
+                         control: control, progress: progress)
+    }
+
+    /// The first field in which `other`'s stream differs from `base`'s, as words; `nil` when
+    /// their packets can share one track.
+    static func difference(between base: AACTrackLayout, and other: AACTrackLayout) -> String? {
+        let a = base.audioFormat, b = other.audioFormat
+        if a.codec != b.codec { return "codec (\(a.codec) vs \(b.codec))" }
+        if a.decoderConfiguration == b.decoderConfiguration, base.timescale == other.timescale, base.packetDuration == other.packetDuration {
+            return nil
+        }
+        guard let x = try? AudioSpecificConfig(bytes: a.decoderConfiguration), let y = try? AudioSpecificConfig(bytes: b.decoderConfiguration) else {
+            return "AudioSpecificConfig (\(hex(a.decoderConfiguration)) vs \(hex(b.decoderConfiguration)))"
+        }
+        if x.profileName != y.profileName || x.audioObjectType != y.audioObjectType {
+            return "audio object type (\(x.profileName) vs \(y.profileName))"
+        }
+        if x.samplingFrequency != y.samplingFrequency { return "sampling frequency (\(x.samplingFrequency) Hz vs \(y.samplingFrequency) Hz)" }
+        if x.outputSampleRate != y.outputSampleRate { return "output sample rate (\(x.outputSampleRate) Hz vs \(y.outputSampleRate) Hz)" }
+        if x.channelConfiguration != y.channelConfiguration {
+            return "channel configuration (\(x.channelConfiguration) vs \(y.channelConfiguration))"
+        }
+        if x.framesPerPacket != y.framesPerPacket { return "frame length (\(x.framesPerPacket) vs \(y.framesPerPacket) samples)" }
+        if base.timescale != other.timescale { return "media timescale (\(base.timescale) vs \(other.timescale))" }
+        if base.packetDuration != other.packetDuration { return "packet duration (\(base.packetDuration) vs \(other.packetDuration))" }
+        return "AudioSpecificConfig (\(hex(a.decoderConfiguration)) vs \(hex(b.decoderConfiguration)))"
+    }
+
+    // MARK: - Writing
+
+    /// Writes the presented `range` of each layout, one after another, to `output`.
+    private static func write(_ output: FilePath, pieces: [(layout: AACTrackLayout, range: Range<Int64>)], chapters: [MovieChapter],
+                              items: ITunesItemList, control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        var splice: [PacketSpliceSource.Piece] = []
+        var edits: [Range<Int64>] = []
+        var mediaOffset: Int64 = 0
+        var packets = 0
+        for piece in pieces {
+            let kept = piece.layout.packets(presenting: piece.range)
+            let input = try AudioPacketInput(path: piece.layout.path, purpose: .remuxing)
+            splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets))
+            edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
+            let count = kept.packets.count
+            packets += count
+            // Every packet but a stream's last has the common length.
+            let lastIsShort = kept.packets.upperBound == piece.layout.packetCount - 1
+            let lastLength = piece.layout.mediaDuration - Int64(piece.layout.packetCount - 1) * piece.layout.packetDuration
+            mediaOffset += Int64(count - 1) * piece.layout.packetDuration + (lastIsShort ? lastLength : piece.layout.packetDuration)
+        }
+        var configuration = MuxerConfiguration(layout: .fastStart, mediaTypes: .audio, encoderName: "KeyFrameKit",
+                                               expectedSampleCount: packets + chapters.count * 40)
+        configuration.isAudiobook = output.extension?.lowercased() == "m4b"
+        var sink = try MuxerOutput(path: output, configuration: configuration)
+        var metadata = ITunesMetadata()
+        metadata.verbatimItems = items.items.filter { $0.key != MetadataTags.gaplessKey && $0.key != "©too" }.map(\.box)
+        do {
+            try sink.muxer.setMetadata(metadata)
+            try sink.muxer.setChapters(chapters)
+        } catch {
+            sink.cancel()
+            throw .container(error)
+        }
+        sink.muxer.setEdits(keeping: edits)
+        var source = PacketSpliceSource(pieces: splice)
+        var runs = SampleRunSink(sink)
+        _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+        let layout = pieces[0].layout
+        return Summary(output: output, packets: packets, samples: edits.reduce(0) { $0 + Int64($1.count) },
+                       sampleRate: layout.timescale, chapters: chapters.normalized())
+    }
+
+    private static func checkOutput(_ output: FilePath) throws(PipelineError) {
+        guard let ext = output.extension?.lowercased(), ["m4a", "m4b", "mp4"].contains(ext) else {
+            throw .unsupported("\(output): edits are written as M4A; name the output .m4a, .m4b or .mp4")
+        }
+    }
+
+    /// `chapters` of a stream, as seen from `start` (media units) for `length`: shifted, the one
+    /// playing at `start` moved to 0, those after the end dropped.
+    static func shifted(_ chapters: [MovieChapter], by start: Int64, length: Int64, timescale: Int) -> [MovieChapter] {
+        guard !chapters.isEmpty else { return [] }
+        let scale = Int32(clamping: timescale)
+        var result: [MovieChapter] = []
+        for chapter in chapters.normalized() {
+            let time = (try? chapter.startTime.converted(to: scale, rounding: .nearest).value) ?? 0
+            let moved = time - start
+            guard moved < length else { break }
+            let chapter = MovieChapter(startTime: MediaTime(value: max(0, moved), timescale: scale), title: chapter.title)
+            if moved <= 0, !result.isEmpty { result[0] = chapter } else { result.append(chapter) }
+        }
+        return result
+    }
+
+    private static func seconds(_ units: Int64, _ layout: AACTrackLayout) -> String {
+        fixed(Double(units) / Double(max(layout.timescale, 1)), digits: 3)
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import KeyFrameKit
+
+/// `keyframe cut IN -o OUT.m4a --start T [--end T]`: a sample-exact cut without re-encoding.
+struct Cut: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cut",
+        abstract: "Cut an M4A or ADTS file to [start, end), exact to the sample, without re-encoding.",
+        discussion: """
+            Keeps whole AAC packets, from the one before START (the decoder needs its overlap) to the \
+            one after END, and writes an edit list so that a player honouring it plays exactly the \
+            samples from START up to END; iTunSMPB says the same. Tags are kept; chapters are shifted \
+            to the cut and clipped to it. Times are seconds (12.5), H:MM:SS.mmm (1:02:03.5) or \
+            samples at the output rate (48000s). The output is an M4A (.m4a, .m4b or .mp4), written \
+            under a temporary name and renamed when complete.
+            """
+    )
+
+    @Argument(help: "The .m4a/.mp4/.m4b or .aac (ADTS) file.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "The M4A output (.m4a, .m4b, .mp4).")
+    var output: String
+
+    @Option(help: "The first sample kept: seconds, H:MM:SS.mmm, or Ns for samples.")
+    var start = PositionArgument(.samples(0))
+
+    @Option(help: "The sample after the last kept (default: the end of the input).")
+    var end: PositionArgument?
+
+    @Flag(help: "Print what was written as JSON.")
+    var json = false
+
+    func run() throws {
+        try checkDistinct(input: input, output: output)
+        let line = ProgressLine(label: "cutting")
+        let summary = try AudioEditing.cut(FilePath(input), to: FilePath(output), from: start.position, to: end?.position,
+                                           control: StopSignals.cancellingControl(), progress: line.update)
+        line.finish(mediaSeconds: 0, totalSeconds: nil)
+        let result = EditSummaryOutput(summary)
+        if json { try JSONOutput.print(result) } else { print(result.line) }
+    }
+}

@@ -1,0 +1,38 @@
+import ArgumentParser
+import KeyFrameKit
+
+/// `keyframe join A B … -o OUT.m4a|.m4b`: a gapless join without re-encoding.
+struct Join: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Join M4A or ADTS files that share one AAC configuration, gaplessly, without re-encoding.",
+        discussion: """
+            The packets are put one after another in one track, and the edit list gets an entry per \
+            part that skips that part's priming and padding: a player honouring it plays exactly the \
+            parts' audio one after another. Each part becomes a chapter, titled by its title tag or \
+            else its file name; the output takes the first part's tags but its title and track number. \
+            Inputs whose AudioSpecificConfig differs are refused with the field that differs. Players \
+            that read only iTunSMPB cannot skip the priming inside the file: the output carries no \
+            iTunSMPB (it can describe only one part).
+            """
+    )
+
+    @Argument(help: "The parts, in order (.m4a/.mp4/.m4b or .aac).")
+    var inputs: [String]
+
+    @Option(name: .shortAndLong, help: "The M4A output (.m4a, .m4b, .mp4).")
+    var output: String
+
+    @Flag(help: "Print what was written as JSON.")
+    var json = false
+
+    func run() throws {
+        for input in inputs { try checkDistinct(input: input, output: output) }
+        let line = ProgressLine(label: "joining")
+        let summary = try AudioEditing.join(inputs.map { FilePath($0) }, to: FilePath(output),
+                                            control: StopSignals.cancellingControl(), progress: line.update)
+        line.finish(mediaSeconds: 0, totalSeconds: nil)
+        let result = EditSummaryOutput(summary)
+        if json { try JSONOutput.print(result) } else { print(result.line) }
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import KeyFrameKit
+
+/// `keyframe split IN --at T,T… | --chapters -o DIR/`: consecutive gapless parts.
+struct Split: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "split",
+        abstract: "Split an M4A or ADTS file into gapless parts at times or at its chapters.",
+        discussion: """
+            Each part is cut as `keyframe cut` cuts, so joining the parts (`keyframe join`) gives \
+            back the input's samples bit for bit. Parts are named after the input: NAME-01.m4a, \
+            NAME-02.m4a, … (.m4b for an .m4b input) in DIR; an existing part is not overwritten, and \
+            if one part fails the parts written are removed. With --chapters each part takes its \
+            chapter's title as its title tag and its number as its track number.
+            """
+    )
+
+    @Argument(help: "The .m4a/.mp4/.m4b or .aac (ADTS) file.")
+    var input: String
+
+    @Option(parsing: .upToNextOption, help: "Split points, comma-separated or repeated: seconds, H:MM:SS.mmm, or Ns for samples.")
+    var at: [String] = []
+
+    @Flag(help: "Split at every chapter.")
+    var chapters = false
+
+    @Option(name: .shortAndLong, help: "The directory the parts go into.")
+    var output: String
+
+    @Flag(help: "Print what was written as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard chapters != !at.isEmpty else { throw ValidationError("give either --at T,T… or --chapters") }
+    }
+
+    func run() throws {
+        var positions: [AudioEditing.Position] = []
+        for text in at.flatMap({ $0.split(separator: ",") }) {
+            guard let position = AudioEditing.Position(positionArgument: String(text)) else {
+                throw CommandFailure("--at \(text): give seconds (12.5), H:MM:SS.mmm or samples (48000s)")
+            }
+            positions.append(position)
+        }
+        let line = ProgressLine(label: "splitting")
+        let summaries = try AudioEditing.split(FilePath(input), into: FilePath(output), at: chapters ? .chapters : .positions(positions),
+                                               control: StopSignals.cancellingControl(), progress: line.update)
+        line.finish(mediaSeconds: 0, totalSeconds: nil)
+        let results = summaries.map(EditSummaryOutput.init)
+        if json { try JSONOutput.print(results) } else { for result in results { print(result.line) } }
+    }
+}
