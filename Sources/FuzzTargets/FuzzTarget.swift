@@ -253,15 +253,15 @@ extension FuzzTarget {
         _ = try? BoxTree.nodes(of: source)
         // The tag editor's header scan: boxes back to back from 0, inside the file; with a
         // movie, its item list parses or errs, and an edit plan either fits or shifts.
-        if let boxes = try? MovieTagEditor.topLevelBoxes(of: source) {
+        if let boxes = try? MovieEditor.topLevelBoxes(of: source) {
             var end: Int64 = 0
             for box in boxes {
                 precondition(box.offset == end && box.size >= Int64(box.headerSize), "top-level boxes do not follow each other")
                 end += box.size
             }
             precondition(end <= Int64(data.count), "top-level boxes run past the file")
-            if boxes.contains(where: { $0.type == "moov" }), let items = try? MovieTagEditor.itemList(boxes: boxes, source: source),
-               let edit = try? MovieTagEditor.edit(boxes: boxes, source: source, items: items) {
+            if boxes.contains(where: { $0.type == "moov" }), let items = try? MovieEditor.itemList(boxes: boxes, source: source),
+               let edit = try? MovieEditor.edit(boxes: boxes, source: source, items: items) {
                 precondition(edit.fitsInPlace == (edit.shift == 0), "an edit that fits does not move the media")
             }
         }

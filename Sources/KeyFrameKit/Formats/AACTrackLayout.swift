@@ -62,7 +62,7 @@ public struct AACTrackLayout: Sendable {
             let source: FileByteSource
             do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
             do {
-                items = try MovieTagEditor.itemList(of: file, source: source)
+                items = try MovieEditor.itemList(of: file, source: source)
                 chapters = try file.chapters(source: source)
             } catch { throw .container(error) }
         } else {

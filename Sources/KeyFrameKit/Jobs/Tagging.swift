@@ -24,7 +24,7 @@ public enum Tagging {
         let source = try open(path)
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
-        do { return try MovieTagEditor.itemList(of: file, source: source) } catch { throw .container(error) }
+        do { return try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }
     }
 
     /// Replaces the tags of the MP4 at `path` by what `edit` makes of them.
@@ -34,36 +34,63 @@ public enum Tagging {
         let boxes: [BoxHeader]
         var items: ITunesItemList
         do {
-            boxes = try MovieTagEditor.topLevelBoxes(of: source)
-            items = try MovieTagEditor.itemList(boxes: boxes, source: source)
+            boxes = try MovieEditor.topLevelBoxes(of: source)
+            items = try MovieEditor.itemList(boxes: boxes, source: source)
         } catch { throw .container(error) }
         try edit(&items)
-        let plan: MovieTagEdit
-        do { plan = try MovieTagEditor.edit(boxes: boxes, source: source, items: items) } catch { throw .container(error) }
+        let plan: MovieEdit
+        do { plan = try MovieEditor.edit(boxes: boxes, source: source, items: items) } catch { throw .container(error) }
+        return try commit(plan, boxes: boxes, source: source, path: path, itemCount: items.items.count)
+    }
+
+    /// Writes `plan` into the file at `path`: in place when it fits, else by a streamed rewrite
+    /// committed with one `rename(2)`.
+    static func commit(_ plan: MovieEdit, boxes: [BoxHeader], source: FileByteSource, path: FilePath,
+                       itemCount: Int) throws(PipelineError) -> WriteSummary {
         if plan.fitsInPlace {
             let patches = plan.inPlacePatches
             do { try FilePatch.apply(patches, to: path) } catch { throw .stream(error) }
-            return WriteSummary(inPlace: true, bytesWritten: Int64(patches.reduce(0) { $0 + $1.bytes.count }), itemCount: items.items.count)
+            return WriteSummary(inPlace: true, bytesWritten: Int64(patches.reduce(0) { $0 + $1.bytes.count }), itemCount: itemCount)
         }
         guard !boxes.contains(where: { $0.type == "moof" }) else {
-            throw .unsupported("\(path): the tags do not fit in the movie's padding, and a fragmented file is not rewritten")
+            throw .unsupported("\(path): the edit does not fit in the movie's padding, and a fragmented file is not rewritten")
         }
-        // A streamed rewrite: the head, the new movie and padding, the rest copied.
+        // A streamed rewrite: the head, the new movie, padding and chapter samples, the rest copied.
         let size = source.byteCount
         let sink: FileByteSink
         do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
         do throws(ByteStreamError) {
             try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
-            try sink.write(plan.movie)
-            try sink.write(MovieTagEditor.paddingBox)
+            try sink.write(plan.rewrittenBytes)
             try copy(from: source, range: plan.paddingRange.upperBound..<size, to: sink)
             let written = sink.byteCount
             try sink.commit()
-            return WriteSummary(inPlace: false, bytesWritten: written, itemCount: items.items.count)
+            return WriteSummary(inPlace: false, bytesWritten: written, itemCount: itemCount)
         } catch {
             sink.cancel()
             throw .stream(error)
         }
+    }
+
+    /// The chapters of the MP4 at `path`: its QuickTime chapter track's, else its Nero `chpl`'s.
+    public static func readChapters(_ path: FilePath) throws(PipelineError) -> [MovieChapter] {
+        let source = try open(path)
+        do { return try MP4File(source: source).chapters(source: source) } catch { throw .container(error) }
+    }
+
+    /// Replaces the chapters of the MP4 at `path` by `chapters` (none removes them): a Nero
+    /// `chpl` and a QuickTime chapter track, as FFmpeg writes both, sorted, the first starting at
+    /// 0, none past the end. In place when they fit in the padding, else by a streamed rewrite.
+    public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath) throws(PipelineError) -> WriteSummary {
+        let source = try open(path)
+        let boxes: [BoxHeader]
+        do { boxes = try MovieEditor.topLevelBoxes(of: source) } catch { throw .container(error) }
+        guard !boxes.contains(where: { $0.type == "moof" }) else {
+            throw .unsupported("\(path): a fragmented file; chapters are written into a defragmented one")
+        }
+        let plan: MovieEdit
+        do { plan = try MovieEditor.edit(boxes: boxes, source: source, items: nil, chapters: chapters) } catch { throw .container(error) }
+        return try commit(plan, boxes: boxes, source: source, path: path, itemCount: chapters.count)
     }
 
     private static func open(_ path: FilePath) throws(PipelineError) -> FileByteSource {

@@ -104,7 +104,7 @@ final class FastStartLayoutWriter: MP4LayoutWriter {
         }
         // Chunk offsets move by the movie's size and the padding after it (room for later tags,
         // as Apple's and FFmpeg's tools leave); co64 may change the movie's size once.
-        let padding = MovieTagEditor.paddingBox
+        let padding = MovieEditor.paddingBox
         writer.chunkOffsetShift = Int64(writer.movie().count + padding.count)
         writer.chunkOffsetShift = Int64(writer.movie().count + padding.count)
         let movie = writer.movie()

@@ -1,26 +1,30 @@
 public import MediaCore
 
-/// How a file gets new tags: where its `moov` is, the new `moov`, and whether the new one fits
-/// where the old one and the padding after it were.
-public struct MovieTagEdit: Sendable {
+/// How a file gets new tags or chapters: where its `moov` is, the new `moov`, and whether it fits
+/// where the old one and the room after it were.
+public struct MovieEdit: Sendable {
     /// The old `moov`'s place in the file.
     public var movieRange: Range<Int64>
-    /// The `free`/`skip` padding right after it, which an in-place edit may use.
+    /// The room right after it that an edit may reuse: `free`/`skip` padding, and an `mdat` that
+    /// held only the chapter samples the edit replaces.
     public var paddingRange: Range<Int64>
     /// The new `moov` (with chunk offsets shifted by ``shift`` when the media moves).
     public var movie: [UInt8]
-    /// Bytes the data after the old `moov` moves by in a rewrite (0 in place).
+    /// An `mdat` box holding the new chapter track's samples (empty without one): at the end of
+    /// the room in place, after the fresh padding in a rewrite.
+    public var mediaData: [UInt8] = []
+    /// Bytes the data after the room moves by in a rewrite (0 in place).
     public var shift: Int64
 
-    /// Whether the new `moov` and a `free` box filling the rest fit in the old `moov` and its
-    /// padding, so that nothing else in the file moves.
+    /// Whether the new `moov` and chapter samples, with a `free` box filling the rest, fit in
+    /// the old `moov` and its room, so that nothing else in the file moves.
     public var fitsInPlace: Bool {
         let room = paddingRange.upperBound - movieRange.lowerBound
-        let size = Int64(movie.count)
+        let size = Int64(movie.count + mediaData.count)
         return size == room || size + 8 <= room
     }
 
-    /// The old `moov` and padding bytes, for ``inPlacePatches`` (empty when not read).
+    /// The old `moov` and room bytes, for ``inPlacePatches`` (empty when not read).
     public var original: [UInt8] = []
 
     /// The writes of an in-place edit: only the bytes of ``inPlaceBytes`` that differ from
@@ -32,25 +36,30 @@ public struct MovieTagEdit: Sendable {
         var patches: [(offset: Int64, bytes: [UInt8])] = []
         if original[0..<8] != new[0..<8] { patches.append((movieRange.lowerBound, Array(new[0..<8]))) }
         if let first = (8..<new.count).first(where: { original[$0] != new[$0] }) {
-            patches.append((movieRange.lowerBound + Int64(first), Array(new[first...])))
+            let last = (first..<new.count).last(where: { original[$0] != new[$0] }) ?? first
+            patches.append((movieRange.lowerBound + Int64(first), Array(new[first...last])))
         }
         return patches
     }
 
-    /// The bytes to write at ``movieRange``'s start for an in-place edit: the new `moov`, then a
-    /// `free` box over what is left of the old `moov` and its padding.
+    /// The bytes to write at ``movieRange``'s start for an in-place edit: the new `moov`, a
+    /// `free` box over what is left of the room, then the chapter samples.
     public var inPlaceBytes: [UInt8] {
         let room = Int(paddingRange.upperBound - movieRange.lowerBound)
-        let rest = room - movie.count
-        guard rest > 0 else { return movie }
-        return movie + ITunesItemList.header(size: rest, type: "free") + [UInt8](repeating: 0, count: rest - 8)
+        let rest = room - movie.count - mediaData.count
+        guard rest > 0 else { return movie + mediaData }
+        return movie + ITunesItemList.header(size: rest, type: "free") + [UInt8](repeating: 0, count: rest - 8) + mediaData
     }
+
+    /// The bytes that replace the old `moov` and its room in a rewrite.
+    public var rewrittenBytes: [UInt8] { movie + MovieEditor.paddingBox + mediaData }
 }
 
-/// Replaces the iTunes item list of a movie (`moov/udta/meta/ilst`), keeping every other box
-/// byte for byte, and shifts the chunk offsets (`stco`, `co64`: ISO/IEC 14496-12, 8.7.5) of a
-/// rewrite in which the media after the `moov` moves.
-public enum MovieTagEditor {
+/// Edits a movie's tags (`moov/udta/meta/ilst`) and chapters (a Nero `chpl` and a QuickTime
+/// chapter track) without touching its media: every other box is kept byte for byte, and the
+/// chunk offsets (`stco`, `co64`: ISO/IEC 14496-12, 8.7.5) are shifted in a rewrite in which the
+/// media after the `moov` moves.
+public enum MovieEditor {
     /// The padding left after a rewritten `moov`, for later edits in place (Apple's and FFmpeg's
     /// tools leave room for tags likewise).
     public static let padding = 2048
@@ -60,48 +69,74 @@ public enum MovieTagEditor {
         ITunesItemList.header(size: padding, type: "free") + [UInt8](repeating: 0, count: padding - 8)
     }
 
+    /// The largest `mdat` right after the `moov` that an edit reuses when nothing points into it.
+    static let reusableMediaDataSize: Int64 = 1 << 20
+
     /// The edit of `file`'s tags to `items`.
-    ///
-    /// - Parameters:
-    ///   - file: the parsed file (its top-level boxes).
-    ///   - source: the file's bytes.
-    ///   - items: the new item list.
-    /// - Throws: ``MP4Error`` when there is no `moov`, the `moov` is fragmented (tags would go
-    ///   into every init segment), or a chunk offset would not fit in 32 bits after a shift.
-    public static func edit(_ file: MP4File, source: some RandomAccessByteSource, items: ITunesItemList) throws(MP4Error) -> MovieTagEdit {
+    public static func edit(_ file: MP4File, source: some RandomAccessByteSource, items: ITunesItemList) throws(MP4Error) -> MovieEdit {
         try edit(boxes: file.topLevelBoxes, source: source, items: items)
     }
 
-    /// The edit of the tags of the file whose top-level boxes are `boxes` to `items`.
-    public static func edit(boxes: [BoxHeader], source: some RandomAccessByteSource, items: ITunesItemList) throws(MP4Error) -> MovieTagEdit {
+    /// The edit of the file whose top-level boxes are `boxes`: its tags to `items` (kept when
+    /// `nil`) and its chapters to `chapters` (kept when `nil`, removed when empty).
+    ///
+    /// - Throws: ``MP4Error`` when there is no `moov` or it cannot be read whole, or a chunk
+    ///   offset would not fit in 32 bits after a shift.
+    public static func edit(boxes: [BoxHeader], source: some RandomAccessByteSource, items: ITunesItemList?,
+                            chapters: [MovieChapter]? = nil) throws(MP4Error) -> MovieEdit {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else { throw .noMovie(offset: 0) }
         let moov = boxes[index]
-        var paddingEnd = moov.offset + moov.size
-        var next = index + 1
-        while next < boxes.count, boxes[next].type == "free" || boxes[next].type == "skip", boxes[next].offset == paddingEnd {
-            paddingEnd += boxes[next].size
-            next += 1
-        }
         let bytes: [UInt8]
         do { bytes = try source.read(at: moov.offset, count: Int(moov.size)) } catch { throw .stream(error) }
         guard bytes.count == Int(moov.size), moov.headerSize == 8 else {
             throw .invalidBoxSize(path: BoxPath(components: ["moov"]), offset: moov.offset, size: moov.size, reason: "the movie box cannot be read whole")
         }
-        let rebuilt = try replace(in: bytes, headerSize: 8, path: ["udta", "meta", "ilst"], with: items.box, where: BoxPath(components: ["moov"]))
-        var edit = MovieTagEdit(movieRange: moov.offset..<(moov.offset + moov.size), paddingRange: (moov.offset + moov.size)..<paddingEnd,
-                                movie: rebuilt, shift: 0)
-        if edit.fitsInPlace {
-            do { edit.original = try source.read(at: moov.offset, count: Int(paddingEnd - moov.offset)) } catch { throw .stream(error) }
+        let location = BoxPath(components: ["moov"])
+        var rebuilt = bytes
+        if let items { rebuilt = try replace(in: rebuilt, headerSize: 8, path: ["udta", "meta", "ilst"], with: items.box, where: location) }
+        var chapterTrack: ChapterTrackPlan?
+        if let chapters {
+            (rebuilt, chapterTrack) = try ChapterEdit.apply(chapters, to: rebuilt, location: location)
         }
-        if !edit.fitsInPlace {
-            // A rewrite: the new moov, then fresh padding; what followed the old moov and its
-            // padding moves by the difference.
-            let withPadding = rebuilt.count + padding
-            edit.shift = Int64(withPadding) - (paddingEnd - moov.offset)
-            var shifted = rebuilt
-            try shiftChunkOffsets(in: &shifted, by: edit.shift, after: moov.offset)
+        // The room: padding, and an mdat no remaining chunk points into (old chapter samples).
+        let offsets = try chunkOffsets(in: rebuilt)
+        var paddingEnd = moov.offset + moov.size
+        var next = index + 1
+        while next < boxes.count, boxes[next].offset == paddingEnd {
+            let box = boxes[next]
+            let reusable = box.type == "free" || box.type == "skip"
+                || (box.type == "mdat" && box.size <= reusableMediaDataSize
+                    && !offsets.contains { $0 >= UInt64(box.offset) && $0 < UInt64(box.offset + box.size) })
+            guard reusable else { break }
+            paddingEnd += box.size
+            next += 1
+        }
+        let room = paddingEnd - moov.offset
+        var edit = MovieEdit(movieRange: moov.offset..<(moov.offset + moov.size), paddingRange: (moov.offset + moov.size)..<paddingEnd,
+                             movie: rebuilt, shift: 0)
+        let wide = UInt64(source.byteCount) + UInt64(rebuilt.count) + (1 << 20) > UInt64(UInt32.max)
+        if let plan = chapterTrack {
+            edit.mediaData = ITunesItemList.header(size: 8 + plan.samples.count, type: "mdat") + plan.samples
+            edit.movie = plan.movie(withTrackAt: 0, wide: wide)
+        }
+        if edit.fitsInPlace {
+            if let plan = chapterTrack {
+                edit.movie = plan.movie(withTrackAt: UInt64(paddingEnd) - UInt64(edit.mediaData.count) + 8, wide: wide)
+            }
+            do { edit.original = try source.read(at: moov.offset, count: Int(room)) } catch { throw .stream(error) }
+            return edit
+        }
+        // A rewrite: the new moov, fresh padding, the chapter samples; what followed the room
+        // moves by the difference.
+        edit.shift = Int64(edit.movie.count + padding + edit.mediaData.count) - room
+        var shifted = rebuilt
+        try shiftChunkOffsets(in: &shifted, by: edit.shift, after: moov.offset)
+        if let plan = chapterTrack {
+            var moved = plan
+            moved.base = shifted
+            edit.movie = moved.movie(withTrackAt: UInt64(moov.offset) + UInt64(edit.movie.count + padding) + 8, wide: wide)
+        } else {
             edit.movie = shifted
-            edit.paddingRange = edit.paddingRange.lowerBound..<edit.paddingRange.upperBound
         }
         return edit
     }
@@ -219,10 +254,33 @@ public enum MovieTagEditor {
     /// the old `moov`), in every `trak/mdia/minf/stbl/stco` and `co64`.
     static func shiftChunkOffsets(in moov: inout [UInt8], by delta: Int64, after threshold: Int64) throws(MP4Error) {
         guard delta != 0 else { return }
-        try shift(&moov, range: 8..<moov.count, path: BoxPath(components: ["moov"]), delta: delta, threshold: threshold)
+        try forEachChunkOffset(in: &moov, range: 8..<moov.count, path: BoxPath(components: ["moov"])) { value, wide, path, at throws(MP4Error) in
+            guard Int64(value) >= threshold else { return value }
+            let moved = Int64(value) + delta
+            guard moved >= 0, wide || moved <= Int64(UInt32.max) else {
+                throw .invalidField(path: path, field: "chunk_offset", value: moved, offset: Int64(at),
+                                    allowed: "a 32-bit offset (the file would need co64)")
+            }
+            return UInt64(moved)
+        }
     }
 
-    private static func shift(_ bytes: inout [UInt8], range: Range<Int>, path: BoxPath, delta: Int64, threshold: Int64) throws(MP4Error) {
+    /// Every chunk offset of every track in `moov`.
+    static func chunkOffsets(in moov: [UInt8]) throws(MP4Error) -> [UInt64] {
+        var bytes = moov
+        var offsets: [UInt64] = []
+        try forEachChunkOffset(in: &bytes, range: 8..<bytes.count, path: BoxPath(components: ["moov"])) { value, _, _, _ throws(MP4Error) in
+            offsets.append(value)
+            return value
+        }
+        return offsets
+    }
+
+    /// Calls `body` with each chunk offset of `trak/mdia/minf/stbl/stco` and `co64` below
+    /// `range` of `bytes` (whether it is 64-bit, its box, its byte position) and stores what it
+    /// returns in its place.
+    private static func forEachChunkOffset(in bytes: inout [UInt8], range: Range<Int>, path: BoxPath,
+                                           _ body: (UInt64, Bool, BoxPath, Int) throws(MP4Error) -> UInt64) throws(MP4Error) {
         var iterator = try BoxIterator(ByteReader(bytes, range: range), path: path)
         var boxes: [(type: String, code: FourCharacterCode, start: Int, header: Int, end: Int)] = []
         while let child = try iterator.next() {
@@ -232,7 +290,7 @@ public enum MovieTagEditor {
         for box in boxes {
             switch box.type {
             case "trak", "mdia", "minf", "stbl":
-                try shift(&bytes, range: (box.start + box.header)..<box.end, path: path.appending(box.code), delta: delta, threshold: threshold)
+                try forEachChunkOffset(in: &bytes, range: (box.start + box.header)..<box.end, path: path.appending(box.code), body)
             case "stco", "co64":
                 let wide = box.type == "co64"
                 let width = wide ? 8 : 4
@@ -246,13 +304,9 @@ public enum MovieTagEditor {
                 for entry in 0..<count {
                     let at = countAt + 4 + entry * width
                     let value = bytes[at..<(at + width)].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                    guard Int64(value) >= threshold else { continue }
-                    let moved = Int64(value) + delta
-                    guard moved >= 0, wide || moved <= Int64(UInt32.max) else {
-                        throw .invalidField(path: path.appending(box.code), field: "chunk_offset", value: moved, offset: Int64(at),
-                                            allowed: "a 32-bit offset (the file would need co64)")
-                    }
-                    for byte in 0..<width { bytes[at + byte] = UInt8(truncatingIfNeeded: UInt64(moved) >> (8 * (width - 1 - byte))) }
+                    let new = try body(value, wide, path.appending(box.code), at)
+                    guard new != value else { continue }
+                    for byte in 0..<width { bytes[at + byte] = UInt8(truncatingIfNeeded: new >> (8 * (width - 1 - byte))) }
                 }
             default:
                 break
