@@ -241,15 +241,15 @@ import Testing
         var cases: [(name: String, path: String, says: String)] = []
         let random = directory.appendingPathComponent("random.mp3").path
         var generator = SystemRandomNumberGenerator()
-        FileManager.default.createFile(atPath: random, contents: Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        _ = FileManager.default.createFile(atPath: random, contents: Data((0..<20_000).map { _ in UInt8.random(in: 0...255, using: &generator) }))
         cases.append(("random bytes", random, "not a media file"))
         let empty = directory.appendingPathComponent("empty.flac").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         cases.append(("a zero-length file", empty, "empty"))
         let flac = try Self.makeInput(Self.kinds[4], frames: 96_000, in: directory)
         let truncated = directory.appendingPathComponent("truncated.flac").path
         let whole = try Data(contentsOf: URL(fileURLWithPath: flac))
-        FileManager.default.createFile(atPath: truncated, contents: whole.prefix(whole.count * 6 / 10))
+        _ = FileManager.default.createFile(atPath: truncated, contents: whole.prefix(whole.count * 6 / 10))
         cases.append(("a truncated FLAC", truncated, "truncated"))
         let zeroChannels = directory.appendingPathComponent("zero-channels.wav").path
         try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=duration=0.2", "-c:a", "pcm_s16le", zeroChannels])
@@ -289,9 +289,9 @@ import Testing
             good.append(named)
         }
         let broken = directory.appendingPathComponent("broken.flac").path
-        FileManager.default.createFile(atPath: broken, contents: Data("fLaC but not really".utf8))
+        _ = FileManager.default.createFile(atPath: broken, contents: Data("fLaC but not really".utf8))
         let empty = directory.appendingPathComponent("empty.mp3").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         let output = directory.appendingPathComponent("out")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
 

@@ -123,7 +123,7 @@ import Testing
         let m4a = try Self.makeM4A(in: directory)
         let before = try Self.sha(m4a)
         let text = directory.appendingPathComponent("notes.txt").path
-        FileManager.default.createFile(atPath: text, contents: Data("not an image".utf8))
+        _ = FileManager.default.createFile(atPath: text, contents: Data("not an image".utf8))
         let run = try ExternalTool.run(try ExternalTool.keyframe, ["tag", m4a, "--cover", text])
         #expect(run.status != 0 && run.standardError.contains("notes.txt"), "\(run.standardError)")
         let unknown = try ExternalTool.run(try ExternalTool.keyframe, ["tag", m4a, "--set", "nonsense_key=1"])
