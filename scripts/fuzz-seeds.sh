@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes seed inputs for one fuzz target into a directory.
 #
-#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst DIR
+#   scripts/fuzz-seeds.sh adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters DIR
 #
 # adts: short ADTS files made with ffmpeg, plus the ADTS files of ../shared/corpus when it is there.
 # asc:  AudioSpecificConfigs, from a list and from the esds boxes of the files below.
@@ -17,12 +17,14 @@
 # annexb: both sets, plus a few hand-made edge cases (empty units, zero runs, no start code).
 # ilst: the ilst payloads of M4A files tagged by ffmpeg and by mutagen (text, numbers, freeform,
 #       covers).
+# chapters: the chpl payloads and chapter text samples of M4A files with chapters from ffmpeg
+#       (ASCII and UTF-8 titles, 1 and 40 chapters); mp4 also gets such a file.
 # ics:  raw data blocks (ADTS frames without their headers) of mono, stereo and 5.1 AAC made with
 #       ffmpeg from a signal with clicks (short windows), 40 per file.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -215,6 +217,28 @@ if found:
     open(sys.argv[2] + "/more-ilst.bin", "wb").write(payload + free + covr)
 PY
     ;;
+chapters)
+    {
+        echo ";FFMETADATA1"
+        for i in $(seq 0 39); do printf '[CHAPTER]\nTIMEBASE=1/1000\nSTART=%d\nEND=%d\ntitle=Chapter %d — ü\n' $((i * 10)) $((i * 10 + 10)) "$i"; done
+    } > "$work/meta.txt"
+    printf ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=400\ntitle=Only\n' > "$work/one.txt"
+    for name in meta one; do
+        ffmpeg -nostdin -v error -y -f lavfi -i "sine=duration=0.4" -i "$work/$name.txt" -map 0 -map_chapters 1 -c:a aac "$work/$name.m4a"
+        python3 - "$work/$name.m4a" "$dir/$name" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+at = data.find(b"chpl")
+if at >= 4:
+    size = struct.unpack(">I", data[at - 4:at])[0]
+    open(sys.argv[2] + "-chpl.bin", "wb").write(data[at + 4:at - 4 + size])
+at = data.find(b"encd")
+if at >= 0:
+    # the first text sample: 16-bit length, the title, then the 12-byte encd box
+    open(sys.argv[2] + "-text.bin", "wb").write(data[max(0, at - 40):at + 8])
+PY
+    done
+    ;;
 ics)
     for layout in mono stereo 5.1; do
         ffmpeg -nostdin -v error -y -f lavfi \
@@ -278,6 +302,8 @@ mp4)
     ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k -movflags +faststart "$dir/aac-faststart.m4a"
     ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k -movflags frag_keyframe+empty_moov+default_base_moof         -frag_duration 100000 "$dir/aac-fragmented.mp4"
     ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k "$dir/aac.mov"
+    printf ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=100\ntitle=A\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=100\nEND=300\ntitle=B\n' > "$work/chapters.txt"
+    ffmpeg -nostdin -v error -y "${src[@]}" -i "$work/chapters.txt" -map 0 -map_chapters 1 -c:a aac -b:a 16k "$dir/aac-chapters.m4a"
     ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=32x32:rate=5:duration=0.4" "${src[@]}"         -c:v libx264 -preset ultrafast -g 2 -bf 1 -c:a aac -b:a 16k -shortest "$dir/h264-aac.mp4"
     if [[ -d $corpus ]]; then
         find "$corpus" -type f \( -name '*.mp4' -o -name '*.m4a' \) -size -32k -exec cp -f {} "$dir/" \;

@@ -52,6 +52,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// writes back (``ITunesItemList/box``) to bytes that parse to the same items, and stays so
     /// after an item is set and another removed.
     case ilst
+    /// ``ChapterListBox`` (a Nero `chpl` payload) and ``ChapterTrack/title(fromSample:)``: any
+    /// bytes give chapters or a typed error; what parses writes back to a box that parses to the
+    /// same chapters; a text sample's title never traps.
+    case chapters
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -66,6 +70,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .annexb: Self.annexBStream(data)
         case .ics: Self.icsInfo(data)
         case .ilst: Self.itemList(data)
+        case .chapters: Self.chapterList(data)
         }
     }
 
@@ -143,6 +148,19 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         list.set("©nam", type: 1, values: [Array("fuzz".utf8)])
         list.set("----:com.apple.iTunes:FUZZ", type: 1, values: [[0x61]])
         precondition(reparsed(list) == list, "an edited item list does not write back to itself")
+    }
+
+    private static func chapterList(_ data: [UInt8]) {
+        _ = ChapterTrack.title(fromSample: data)
+        var reader = ByteReader(data)
+        guard let list = try? ChapterListBox(from: &reader, path: BoxPath(components: ["chpl"])) else { return }
+        let box = list.box
+        var again = ByteReader(Array(box.dropFirst(8)))
+        let reparsed = try? ChapterListBox(from: &again, path: BoxPath(components: ["chpl"]))
+        // Titles that are not UTF-8 were read with replacement characters, which can be longer:
+        // compare what the writer kept.
+        precondition(reparsed?.chapters.map(\.startTime) == list.chapters.map(\.startTime), "chpl times do not write back")
+        precondition(reparsed?.box == box, "a chpl does not write back to itself")
     }
 
     private static func icsInfo(_ data: [UInt8]) {
@@ -264,8 +282,24 @@ extension FuzzTarget {
                let edit = try? MovieEditor.edit(boxes: boxes, source: source, items: items) {
                 precondition(edit.fitsInPlace == (edit.shift == 0), "an edit that fits does not move the media")
             }
+            // A chapter edit, applied: the file still parses and reads back chapters it was given.
+            let titles = ["One", "Two"]
+            let chapters = titles.enumerated().map { MovieChapter(startTime: MediaTime(value: Int64($0.offset), timescale: 1000), title: $0.element) }
+            if boxes.contains(where: { $0.type == "moov" }), !boxes.contains(where: { $0.type == "moof" }),
+               let edit = try? MovieEditor.edit(boxes: boxes, source: source, items: nil, chapters: chapters) {
+                precondition(edit.fitsInPlace == (edit.shift == 0), "a chapter edit that fits does not move the media")
+                let start = Int(edit.movieRange.lowerBound), end = Int(edit.paddingRange.upperBound)
+                let edited = edit.fitsInPlace
+                    ? Array(data[..<start]) + edit.inPlaceBytes + Array(data[end...])
+                    : Array(data[..<start]) + edit.rewrittenBytes + Array(data[end...])
+                let editedSource = ArrayRandomAccessSource(edited)
+                if let file = try? MP4File(source: editedSource), let read = try? file.chapters(source: editedSource) {
+                    precondition(read.map(\.title).elementsEqual(titles.prefix(read.count)), "a chapter edit reads back other titles")
+                }
+            }
         }
         guard let file = try? MP4File(source: source) else { return }
+        _ = try? file.chapters(source: source)
         for track in file.tracks where track.damage == nil {
             _ = try? track.formatDescription()
             _ = track.mediaEdit

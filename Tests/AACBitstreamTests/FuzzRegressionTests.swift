@@ -20,6 +20,8 @@ import Testing
                "21198ffffffffe0e567a91359ebfa7ffc5ffbff8ff4ee717", "214c36fe07fc7fc7fc4e592bbacd7965fcb45dabebabd387"].map(bytes(hex:)),
         // An ilst payload: ©nam "Title", trkn 3/12, and a freeform ISRC.
         .ilst: [bytes(hex: "0000001da96e616d000000156461746100000001000000005469746c650000002074726b6e0000001864617461000000000000000000000003000c0000000000492d2d2d2d0000001c6d65616e00000000636f6d2e6170706c652e6954756e6573000000106e616d650000000049535243000000156461746100000001000000005553524331")],
+        // A chpl payload (version 1): 0 s "A", 1.5 s "Bü"; and a chapter text sample with `encd`.
+        .chapters: [bytes(hex: "010000000000000002000000000000000001410000000000e4e1c00342c3bc"), bytes(hex: "000548656c6c6f0000000c656e636400000100")],
     ]
 
     /// The start of a 16×16 x264 stream (`ffmpeg -f lavfi -i testsrc -c:v libx264 -preset
