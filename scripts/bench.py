@@ -144,6 +144,11 @@ class Job:
     # Container jobs are also timed against `cp` of the same input in the same run (the issue's
     # "copy speed" targets): ours / cp of the median wall time must be at most this.
     copy_target: float | None = None
+    # An edit in place: each run of ours works on a fresh copy of the input, {work}, made before
+    # the run and not timed (the command's output is that file).
+    fresh_copy: bool = False
+    # Other inputs the templates name: {placeholder} → input name.
+    extra_inputs: dict[str, str] = field(default_factory=dict)
 
 
 BENCH_SECONDS = 600
@@ -187,6 +192,44 @@ def make_inputs(seconds: int = BENCH_SECONDS, rate: int = BENCH_RATE) -> dict[st
                         f"concatenations of the {length} ADTS",
             needs=["adts"],
             make=lambda path, inputs: make_hour_m4a(path, inputs["adts"]),
+        ),
+        Input(
+            name="m4a-hour-kf",
+            filename=f"input-v1-3600s-{rate}-stereo-96k-keyframe.m4a",
+            description="the 1-hour ADTS muxed by `keyframe mux` (faststart, 2 KiB of padding after the moov "
+                        "for tags, as every M4A KeyFrameKit writes)",
+            needs=["adts-hour"],
+            make=lambda path, inputs: run_checked([str(keyframe_binary()), "mux", str(inputs["adts-hour"]), "-o", str(path)]),
+        ),
+        Input(
+            name="cover-jpg",
+            filename="input-v1-cover-1000.jpg",
+            description="a 1000×1000 JPEG cover (ffmpeg's cellauto pattern, about 300 KB)",
+            make=lambda path, _: run_checked(["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                              "cellauto=s=1000x1000", "-frames:v", "1", "-q:v", "2", str(path)]),
+        ),
+        Input(
+            name="m4a-half-a",
+            filename=f"input-v1-1800s-a-{rate}-stereo-96k.m4a",
+            description="the first 30 minutes of the 1-hour ADTS, stream-copied into an M4A by ffmpeg",
+            needs=["adts-hour"],
+            make=lambda path, inputs: run_checked(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(inputs["adts-hour"]),
+                                                   "-t", "1800", "-c", "copy", "-movflags", "+faststart", str(path)]),
+        ),
+        Input(
+            name="m4a-half-b",
+            filename=f"input-v1-1800s-b-{rate}-stereo-96k.m4a",
+            description="the last 30 minutes of the 1-hour ADTS, stream-copied into an M4A by ffmpeg",
+            needs=["adts-hour"],
+            make=lambda path, inputs: run_checked(["ffmpeg", "-nostdin", "-v", "error", "-y", "-ss", "1800", "-i",
+                                                   str(inputs["adts-hour"]), "-c", "copy", "-movflags", "+faststart", str(path)]),
+        ),
+        Input(
+            name="halves-list",
+            filename="input-v1-halves.txt",
+            description="ffmpeg's concat list of the two 30-minute M4As",
+            needs=["m4a-half-a", "m4a-half-b"],
+            make=lambda path, inputs: path.write_text(f"file '{inputs['m4a-half-a']}'\nfile '{inputs['m4a-half-b']}'\n"),
         ),
         Input(
             name="adts-hour",
@@ -377,6 +420,56 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         copy_target=3.0,
     ),
     Job(
+        name="tag-in-place",
+        input="m4a-hour-kf",
+        what="tag a 1-hour M4A in place (title, artist, album into its padding) against ffmpeg's stream-copy rewrite "
+             "with the same tags",
+        ours=["{keyframe}", "tag", "{work}", "--set", "title=Bench Title", "--set", "artist=KeyFrameKit", "--set", "album=Bench"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-map", "0", "-c", "copy", "-metadata", "title=Bench Title",
+                "-metadata", "artist=KeyFrameKit", "-metadata", "album=Bench", "{out}"],
+        out_ext=".m4a",
+        target=1.0,
+        copy_target=0.2,
+        fresh_copy=True,
+    ),
+    Job(
+        name="tag-rewrite",
+        input="m4a-hour-kf",
+        what="add a 300 KB cover to a 1-hour M4A (too big for the padding: a streamed rewrite, committed with "
+             "a rename) against ffmpeg's stream-copy rewrite with the cover",
+        ours=["{keyframe}", "tag", "{work}", "--cover", "{cover}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-i", "{cover}", "-map", "0", "-map", "1", "-c", "copy",
+                "-disposition:v", "attached_pic", "{out}"],
+        out_ext=".m4a",
+        target=1.0,
+        copy_target=2.0,
+        fresh_copy=True,
+        extra_inputs={"cover": "cover-jpg"},
+    ),
+    Job(
+        name="cut",
+        input="m4a-hour",
+        what="cut 40 minutes (10:00–50:00) out of a 1-hour M4A, sample-exact, without re-encoding, against "
+             "`ffmpeg -ss -to -c copy` (packet-exact only)",
+        ours=["{keyframe}", "cut", "{in}", "-o", "{out}", "--start", "600", "--end", "3000"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-ss", "600", "-to", "3000", "-i", "{in}", "-c", "copy", "{out}"],
+        out_ext=".m4a",
+        target=1.0,
+        copy_target=1.0,
+    ),
+    Job(
+        name="join",
+        input="m4a-hour",
+        what="join two 30-minute M4As gaplessly without re-encoding (an edit per part, a chapter per part), "
+             "against ffmpeg's concat demuxer with `-c copy` (not gapless); cp copies the 1-hour M4A",
+        ours=["{keyframe}", "join", "{half-a}", "{half-b}", "-o", "{out}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "concat", "-safe", "0", "-i", "{halves-list}", "-c", "copy", "{out}"],
+        out_ext=".m4a",
+        target=1.0,
+        copy_target=2.0,
+        extra_inputs={"half-a": "m4a-half-a", "half-b": "m4a-half-b", "halves-list": "halves-list"},
+    ),
+    Job(
         name="record",
         input="wav48-loop",
         what=f"Live capture → M4A (AAC-LC 128 kb/s), {RECORD_SECONDS} s of stereo "
@@ -434,7 +527,7 @@ class Sample:
         return self.cpu / self.wall if self.wall > 0 else float("nan")
 
 
-def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None) -> Sample:
+def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None, keep: bool = False) -> Sample:
     """Runs cmd once (output file removed first) under GNU time and returns its figures.
 
     Peak RSS comes from GNU time (`%M`): a small C parent, so the figure is the command's own.
@@ -442,7 +535,7 @@ def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None) -> Sam
     high-water mark is taken over from the forked Python image before exec (~14 MiB here).
     `env` is added to this process's environment. The command's stdout and stderr are kept.
     """
-    if out.exists():
+    if out.exists() and not keep:
         out.unlink()
     full_env = dict(os.environ, **env) if env else None
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as stdout, \
@@ -511,9 +604,25 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
         print(f"{job.name}: {job.max_runs} runs (this job's cap) instead of {runs}", flush=True)
         runs = job.max_runs
 
+    extras = {name: ensure_input(source, made, out_dir) for name, source in job.extra_inputs.items()}
+    work = job_dir / f"work{in_path.suffix}"
+    if job.fresh_copy:
+        ours_out = work
+
     def fill(template: list[str], out: Path) -> list[str]:
-        return [a.replace("{keyframe}", keyframe).replace("{in}", str(in_path))
-                 .replace("{out}", str(out)) for a in template]
+        filled = []
+        for a in template:
+            a = a.replace("{keyframe}", keyframe).replace("{in}", str(in_path)).replace("{out}", str(out))
+            a = a.replace("{work}", str(work))
+            for name, path in extras.items():
+                a = a.replace("{" + name + "}", str(path))
+            filled.append(a)
+        return filled
+
+    def fresh() -> None:
+        # Not timed: the file an in-place edit works on, a fresh copy of the input each run.
+        if job.fresh_copy:
+            shutil.copyfile(in_path, work)
 
     ours_cmd, ffmpeg_cmd = fill(job.ours, ours_out), fill(job.ffmpeg, ffmpeg_out)
     copy_out = job_dir / f"cp{in_path.suffix}"
@@ -524,14 +633,16 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
     with environment as env:
         if job.warmup:
             print(f"{job.name}: warm-up ...", flush=True)
-            measure(ours_cmd, ours_out, env)
+            fresh()
+            measure(ours_cmd, ours_out, env, keep=job.fresh_copy)
             measure(ffmpeg_cmd, ffmpeg_out, env)
             if job.copy_target is not None:
                 measure(copy_cmd, copy_out, env)
         for i in range(runs):
             if job.realtime:
                 print(f"{job.name}: run {i + 1}/{runs}: keyframe ...", end="", flush=True)
-            ours.append(measure(ours_cmd, ours_out, env))
+            fresh()
+            ours.append(measure(ours_cmd, ours_out, env, keep=job.fresh_copy))
             if job.realtime:
                 ours_overruns(ours[-1])  # its --json, checked now: a BenchError fails this job only
                 print(" ffmpeg ...", end="", flush=True)
@@ -547,6 +658,8 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
                       + (f", cp {copies[-1].wall:.3f} s" if copies else ""), flush=True)
     if copy_out.exists():
         copy_out.unlink()
+    if work.exists():
+        work.unlink()
     return Result(job, in_path, ours_cmd, ffmpeg_cmd, ours, ffmpeg, ours_out, ffmpeg_out, copies)
 
 
@@ -860,6 +973,13 @@ def write_doc(sections: dict[str, str], doc: Path) -> None:
 # --- main -----------------------------------------------------------------------------------------
 
 
+KEYFRAME_PATH = "keyframe"  # set by main(): the binary measured, also used to make inputs
+
+
+def keyframe_binary() -> str:
+    return KEYFRAME_PATH
+
+
 def default_keyframe() -> str:
     env = os.environ.get("KEYFRAME_BIN")
     if env:
@@ -903,6 +1023,8 @@ def main() -> int:
             print(f"bench: {tool} not found on PATH", file=sys.stderr)
             return 2
     keyframe = args.keyframe or default_keyframe()
+    global KEYFRAME_PATH
+    KEYFRAME_PATH = keyframe
     if not (os.path.isfile(keyframe) and os.access(keyframe, os.X_OK)):
         print(f"bench: no keyframe executable at {keyframe} "
               "(build it: swift build -c release --product keyframe)", file=sys.stderr)

@@ -30,13 +30,13 @@ extension [MovieChapter] {
     public func normalized(duration: MediaTime? = nil) -> [MovieChapter] {
         var sorted = self.enumerated().sorted { ($0.element.startTime, $0.offset) < ($1.element.startTime, $1.offset) }.map(\.element)
         if let duration { sorted.removeAll { $0.startTime >= duration && $0.startTime.value != 0 } }
-        guard !sorted.isEmpty else { return [] }
-        sorted[0].startTime = MediaTime(value: 0, timescale: sorted[0].startTime.timescale)
         // Two chapters at one time: the later one in the list wins, as a player would show it.
         var unique: [MovieChapter] = []
         for chapter in sorted {
             if let last = unique.last, last.startTime == chapter.startTime { unique[unique.count - 1] = chapter } else { unique.append(chapter) }
         }
+        guard !unique.isEmpty else { return [] }
+        unique[0].startTime = MediaTime(value: 0, timescale: unique[0].startTime.timescale)
         return unique
     }
 }
