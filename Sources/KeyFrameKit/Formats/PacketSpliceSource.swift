@@ -27,9 +27,13 @@ public struct PacketSpliceSource: MediaSource {
     /// Packets delivered from each piece.
     public private(set) var deliveredCounts: [Int]
 
-    /// The packets of `pieces`, in order.
-    public init(pieces: [Piece]) {
+    /// The most bytes a run read from an input holds.
+    public let runBytes: Int
+
+    /// The packets of `pieces`, in order, read in runs of at most `runBytes`.
+    public init(pieces: [Piece], runBytes: Int = 256 * 1024) {
         self.pieces = pieces
+        self.runBytes = max(1, runBytes)
         deliveredCounts = Array(repeating: 0, count: pieces.count)
     }
 
@@ -37,15 +41,17 @@ public struct PacketSpliceSource: MediaSource {
     public mutating func next() throws(PipelineError) -> MediaSampleRun? {
         while index < pieces.count {
             let wanted = pieces[index].packets
-            guard position <= wanted.upperBound, var run = try pieces[index].input.nextRun(maxBytes: 256 * 1024) else {
+            guard position <= wanted.upperBound, var run = try pieces[index].input.nextRun(maxBytes: runBytes) else {
                 index += 1
                 position = 0
                 continue
             }
             let start = position
             position += run.count
-            let keep = max(start, wanted.lowerBound)..<min(position, wanted.upperBound + 1)
-            guard !keep.isEmpty else { continue }
+            let lower = max(start, wanted.lowerBound), upper = min(position, wanted.upperBound + 1)
+            // A run wholly before the piece (or, past its end, never read) keeps nothing.
+            guard lower < upper else { continue }
+            let keep = lower..<upper
             if keep.count != run.count { run = run.slice((keep.lowerBound - start)..<(keep.upperBound - start)) }
             if format == nil { format = run.format }
             run.format = format ?? run.format
