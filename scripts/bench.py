@@ -623,6 +623,7 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
         # Not timed: the file an in-place edit works on, a fresh copy of the input each run.
         if job.fresh_copy:
             shutil.copyfile(in_path, work)
+            os.sync()  # the copy's dirty pages written back now, not by the edit's fsync
 
     ours_cmd, ffmpeg_cmd = fill(job.ours, ours_out), fill(job.ffmpeg, ffmpeg_out)
     copy_out = job_dir / f"cp{in_path.suffix}"
@@ -658,8 +659,6 @@ def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, P
                       + (f", cp {copies[-1].wall:.3f} s" if copies else ""), flush=True)
     if copy_out.exists():
         copy_out.unlink()
-    if work.exists():
-        work.unlink()
     return Result(job, in_path, ours_cmd, ffmpeg_cmd, ours, ffmpeg, ours_out, ffmpeg_out, copies)
 
 
