@@ -180,6 +180,15 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
         return sample
     }
 
+    /// Steps over the next `count` samples of a chosen track without reading their bytes (a
+    /// cut that starts late); returns how many there were. A table error met on the way stops
+    /// the skip and is thrown by the next pull, as it would have been.
+    @discardableResult
+    public func skipSamples(trackID: UInt32, count: Int) -> Int {
+        guard status == .running, let reader = readers[trackID] else { return 0 }
+        return reader.skip(count)
+    }
+
     /// The next samples of a chosen track that lie back to back in the file and in time — at
     /// least one, at most 4096 and `maxBytes` of them unless the first alone is longer — read
     /// with one call: container
@@ -311,6 +320,23 @@ final class TrackSampleReader {
         }
         return MediaSampleRun(data: data, entries: entries, firstDecodeTime: firstDecode,
                               timescale: Int32(clamping: track.timescale), format: format, trackID: track.id)
+    }
+
+    /// Steps over up to `count` samples without reading them; returns how many.
+    func skip(_ count: Int) -> Int {
+        var skipped = 0
+        while skipped < count, !isFinished {
+            compactQueue()
+            if head == queue.count {
+                guard pendingError == nil else { break }
+                fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity)
+                guard head < queue.count else { break }
+            }
+            let step = min(count - skipped, queue.count - head)
+            head += step
+            skipped += step
+        }
+        return skipped
     }
 
     /// Drops the delivered locations, so that the queue holds only what was read ahead.

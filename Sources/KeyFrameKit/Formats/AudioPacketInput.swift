@@ -115,6 +115,19 @@ public struct AudioPacketInput: PacketSource {
         }
     }
 
+    /// Steps over the next `count` packets of an MP4 track without reading them; returns how
+    /// many there were (fewer at the end of the track). ADTS frames are found only by reading
+    /// them, so an ADTS input skips none (returns 0): its reader drops them as it reads.
+    public mutating func skip(packets count: Int) -> Int {
+        switch reader {
+        case .mp4(var mp4):
+            defer { reader = .mp4(mp4) }
+            return mp4.skip(count)
+        case .adts:
+            return 0
+        }
+    }
+
     /// Seconds read, out of the whole.
     public var progress: MediaProgress {
         switch reader {

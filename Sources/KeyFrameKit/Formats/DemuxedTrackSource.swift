@@ -47,6 +47,12 @@ struct DemuxedTrackSource: PacketSource {
         }
     }
 
+    /// Steps over `count` samples without reading them; returns how many.
+    mutating func skip(_ count: Int) -> Int {
+        guard !isEnded else { return 0 }
+        return demuxer.skipSamples(trackID: track.id, count: count)
+    }
+
     var progress: MediaProgress {
         MediaProgress(mediaSeconds: decodeSeconds, totalSeconds: Double(track.mediaDuration) / Double(max(track.timescale, 1)))
     }

@@ -41,6 +41,10 @@ public struct PacketSpliceSource: MediaSource {
     public mutating func next() throws(PipelineError) -> MediaSampleRun? {
         while index < pieces.count {
             let wanted = pieces[index].packets
+            if position == 0, wanted.lowerBound > 0 {
+                // An MP4 track steps over the packets before the piece without reading them.
+                position = pieces[index].input.skip(packets: wanted.lowerBound)
+            }
             guard position <= wanted.upperBound, var run = try pieces[index].input.nextRun(maxBytes: runBytes) else {
                 index += 1
                 position = 0
