@@ -44,7 +44,8 @@ public enum MP4Probe {
         report.brand = file.fileType?.majorBrand.description
         report.fragmented = file.isFragmented
         if let userData = file.userData, let tags = try? MetadataTags.parse(udta: userData, path: BoxPath(components: ["moov", "udta"])) {
-            report.tags = Dictionary(tags.all.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+            // An item with several values (two covers) shows them all, separated by "; ".
+            report.tags = Dictionary(tags.all.map { ($0.key, $0.value) }, uniquingKeysWith: { first, next in first + "; " + next })
         }
         return report
     }

@@ -94,6 +94,48 @@ import Testing
 
     /// `tag --json` of one file, `--import-json` into another: the same tags (but iTunSMPB, which
     /// belongs to each file's audio, and covers).
+    static func ourTags(_ path: String) throws -> [String: String] {
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", path, "--json"])
+        let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+        return object?["tags"] as? [String: String] ?? [:]
+    }
+
+    @Test func whatAtomicParsleyAndFFmpegWriteIsRead() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let m4a = try Self.makeM4A(in: directory)
+        let jpeg = directory.appendingPathComponent("a.jpg").path
+        let png = directory.appendingPathComponent("b.png").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "color=c=blue:s=16x16", "-frames:v", "1", jpeg])
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=16x16", "-frames:v", "1", png])
+        // AtomicParsley, one kind of item per call (it rewrites the file each time).
+        for arguments in [["--title", "AP Tïtle", "--artist", "AP Artist", "--tracknum", "4/9"], ["--artwork", jpeg, "--artwork", png],
+                          ["--genre", "Jazz", "--disk", "1/2"], ["--compilation", "true", "--stik", "Audiobook"],
+                          ["--rDNSatom", "USRC1", "name=ISRC", "domain=com.apple.iTunes"]] {
+            try ExternalTool.succeed("AtomicParsley", [m4a, "--overWrite"] + arguments)
+        }
+        let listed = try ExternalTool.succeed("AtomicParsley", [m4a, "-t"]).standardOutput
+        #expect(listed.contains("2 pieces of artwork") && listed.contains("USRC1"), "AtomicParsley wrote them: \(listed)")
+        var tags = try Self.ourTags(m4a)
+        #expect(tags["©nam"] == "AP Tïtle" && tags["©ART"] == "AP Artist" && tags["trkn"] == "4/9" && tags["disk"] == "1/2")
+        #expect(tags["gnre"] == "9" && tags["cpil"] == "1" && tags["stik"] == "2", "\(tags)")
+        #expect(tags["----:com.apple.iTunes:ISRC"] == "USRC1")
+        #expect(tags["covr"]?.hasPrefix("JPEG image") == true && tags["covr"]?.contains("; PNG image") == true, "both covers: \(tags["covr"] ?? "")")
+        // An edit keeps what AtomicParsley wrote.
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", m4a, "--set", "album=Ours"])
+        tags = try Self.ourTags(m4a)
+        #expect(tags["©alb"] == "Ours" && tags["©nam"] == "AP Tïtle" && tags["----:com.apple.iTunes:ISRC"] == "USRC1")
+        #expect(try ExternalTool.succeed("AtomicParsley", [m4a, "-t"]).standardOutput.contains("2 pieces of artwork"))
+        // FFmpeg's tags.
+        let wav = directory.appendingPathComponent("in.wav").path
+        let ffmpegFile = directory.appendingPathComponent("ffmpeg.m4a").path
+        try MP4Check.ffmpeg(["-i", wav, "-c:a", "aac", "-metadata", "title=FF Title", "-metadata", "artist=FF Artist", "-metadata", "album=FF Album",
+                             "-metadata", "track=3/10", "-metadata", "date=2021", "-metadata", "comment=FF comment", ffmpegFile])
+        tags = try Self.ourTags(ffmpegFile)
+        #expect(tags["©nam"] == "FF Title" && tags["©ART"] == "FF Artist" && tags["©alb"] == "FF Album" && tags["trkn"] == "3/10")
+        #expect(tags["©day"] == "2021" && tags["©cmt"] == "FF comment" && tags["©too"]?.hasPrefix("Lavf") == true, "\(tags)")
+    }
+
     @Test func exportedTagsImportIntoAnotherFile() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
