@@ -7,7 +7,7 @@ internal import Darwin
 #else
 #error("FileSystemCalls needs rename(2), unlink(2) and fsync(2) from the platform C library")
 #endif
-public import SystemPackage
+package import SystemPackage
 
 // The platform C library's calls, named apart from the Swift wrappers below so that a wrapper
 // never resolves to itself. Each returns what the C call returns: 0, or -1 with errno set.
@@ -37,7 +37,7 @@ private let system_sync_file_range: (@convention(c) (CInt, Int64, Int64, CUnsign
 /// The file-system calls swift-system 1.8 does not wrap — `rename(2)`, `unlink(2)`, `fsync(2)`
 /// and Linux's `sync_file_range(2)` — as thin wrappers that throw `Errno`, the way swift-system's own do. This file is
 /// MediaCore's only use of the platform C library.
-public enum FileSystemCalls {
+package enum FileSystemCalls {
     /// `rename(2)`: gives `source` the name `destination` in one step. An existing file at
     /// `destination` is replaced atomically: every observer sees either it or `source`'s file,
     /// never neither (POSIX.1-2017, rename()). Both must be on the same file system.
@@ -50,17 +50,24 @@ public enum FileSystemCalls {
     }
 
     /// `unlink(2)`: removes the name `path` (a file, not a directory).
-    public static func unlink(_ path: FilePath) throws(Errno) {
+    package static func unlink(_ path: FilePath) throws(Errno) {
         try nothingOrErrno(retryOnInterrupt: false) {
             path.withPlatformString { system_unlink($0) }
         }
     }
 
-    /// Whether `path` names something that can be opened for reading (`open(2)` succeeds).
-    public static func exists(_ path: FilePath) -> Bool {
-        guard let descriptor = try? FileDescriptor.open(path, .readOnly) else { return false }
-        try? descriptor.close()
-        return true
+    /// Whether something is at `path`: `open(2)` for reading succeeds, or fails for want of
+    /// permission (not for want of the file).
+    package static func exists(_ path: FilePath) -> Bool {
+        do {
+            let descriptor = try FileDescriptor.open(path, .readOnly)
+            try? descriptor.close()
+            return true
+        } catch let error as Errno {
+            return error != .noSuchFileOrDirectory
+        } catch {
+            return true
+        }
     }
 
     /// `fsync(2)`: returns once the file's data and metadata are on stable storage.

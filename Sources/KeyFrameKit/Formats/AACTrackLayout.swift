@@ -47,7 +47,10 @@ public struct AACTrackLayout: Sendable {
             guard track.fragmentRuns.isEmpty else {
                 throw .unsupported("\(path): a fragmented file; edit its defragmented copy (keyframe mux --defragment)")
             }
-            guard let first = stts.first, stts.dropLast().allSatisfy({ $0.delta == first.delta }), first.delta > 0 else {
+            // One length for every packet, but a shorter last one (the stream's end).
+            let lastIsShort = stts.count > 1 && stts.last.map { $0.count == 1 && $0.delta <= stts[0].delta } == true
+            guard let first = stts.first, first.delta > 0, stts.dropLast().allSatisfy({ $0.delta == first.delta }),
+                  stts.count == 1 || lastIsShort || stts.last?.delta == first.delta else {
                 throw .unsupported("\(path): audio track \(track.id) has packets of varying length; an edit needs whole AAC frames of one length")
             }
             packetDuration = Int64(first.delta)
@@ -61,10 +64,9 @@ public struct AACTrackLayout: Sendable {
             validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming))
             let source: FileByteSource
             do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
-            do {
-                items = try MovieEditor.itemList(of: file, source: source)
-                chapters = try file.chapters(source: source)
-            } catch { throw .container(error) }
+            do { items = try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }
+            // Chapters that cannot be read are not carried; the audio is what an edit is for.
+            chapters = (try? file.chapters(source: source)) ?? []
         } else {
             // ADTS: count the frames (headers only are looked at; the payloads pass in runs).
             var count = 0

@@ -10,11 +10,15 @@ public struct PacketSpliceSource: MediaSource {
         public var input: AudioPacketInput
         /// The indices of the packets taken.
         public var packets: ClosedRange<Int>
+        /// The duration every packet of the piece gets (the length a decoder gives each), or
+        /// `nil` to keep the input's: a join gives a part's short last packet its full length.
+        public var packetDuration: UInt32?
 
         /// A piece.
-        public init(input: AudioPacketInput, packets: ClosedRange<Int>) {
+        public init(input: AudioPacketInput, packets: ClosedRange<Int>, packetDuration: UInt32? = nil) {
             self.input = input
             self.packets = packets
+            self.packetDuration = packetDuration
         }
     }
 
@@ -57,6 +61,10 @@ public struct PacketSpliceSource: MediaSource {
             guard lower < upper else { continue }
             let keep = lower..<upper
             if keep.count != run.count { run = run.slice((keep.lowerBound - start)..<(keep.upperBound - start)) }
+            if let duration = pieces[index].packetDuration, run.entries.contains(where: { $0.duration != duration }) {
+                run = MediaSampleRun(data: run.data, entries: run.entries.map { MediaSampleRun.Entry(size: $0.size, duration: duration, compositionOffset: $0.compositionOffset, isSync: $0.isSync) },
+                                     firstDecodeTime: run.firstDecodeTime, timescale: run.timescale, format: run.format, trackID: run.trackID)
+            }
             if format == nil { format = run.format }
             run.format = format ?? run.format
             run.trackID = 1

@@ -21,7 +21,7 @@ public enum AudioEditing {
         case samples(Int64)
 
         /// `12.5` (seconds), `1:02:03.5` or `2:03` (hours, minutes, seconds), or `48000s`
-        /// (samples); `nil` for anything else or a negative time.
+        /// (samples); `nil` for anything else, a negative time, or one past 10⁹ seconds.
         public init?(positionArgument argument: String) {
             let text = String(argument.filter { $0 != " " })
             if text.hasSuffix("s"), let count = Int64(text.dropLast()), count >= 0 {
@@ -36,6 +36,8 @@ public enum AudioEditing {
                 if index < fields.count - 1, value != value.rounded() { return nil }
                 seconds = seconds * 60 + value
             }
+            // Past about 31 years no file reaches; the bound keeps every conversion exact.
+            guard seconds <= 1e9 else { return nil }
             self = .seconds(seconds)
         }
 
@@ -44,9 +46,9 @@ public enum AudioEditing {
             switch self {
             case .samples(let count):
                 let rate = max(layout.audioFormat.sampleRate, 1)
-                return rate == layout.timescale ? count : Int64((Double(count) * Double(layout.timescale) / Double(rate)).rounded())
+                return rate == layout.timescale ? count : Int64(saturating: (Double(count) * Double(layout.timescale) / Double(rate)).rounded())
             case .seconds(let seconds):
-                return Int64((seconds * Double(layout.timescale)).rounded())
+                return Int64(saturating: (seconds * Double(layout.timescale)).rounded())
             }
         }
 
@@ -67,7 +69,8 @@ public enum AudioEditing {
         public var packets: Int
         /// Samples presented (the edit's length).
         public var samples: Int64
-        /// The output's sample rate.
+        /// Samples per second of ``samples``: the media timescale, which for AAC is the output
+        /// sample rate.
         public var sampleRate: Int
         /// The chapters written.
         public var chapters: [MovieChapter]
@@ -179,11 +182,9 @@ public enum AudioEditing {
                 } else {
                     chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
                 }
+                // The parts are read in order from one input: its position is the split's progress.
                 let overall = progress.map { report in
-                    { (inner: MediaProgress) in
-                        report(MediaProgress(mediaSeconds: Double(range.lowerBound) / Double(layout.timescale) + inner.mediaSeconds * Double(range.count) / Double(max(layout.validLength, 1)),
-                                             totalSeconds: layout.seconds))
-                    }
+                    { (inner: MediaProgress) in report(MediaProgress(mediaSeconds: inner.mediaSeconds, totalSeconds: layout.seconds)) }
                 }
                 summaries.append(try write(outputs[part], pieces: [(layout, range)], chapters: chapters, items: items, control: control, progress: overall))
                 written.append(outputs[part])
@@ -257,7 +258,9 @@ public enum AudioEditing {
         if x.framesPerPacket != y.framesPerPacket { return "frame length (\(x.framesPerPacket) vs \(y.framesPerPacket) samples)" }
         if base.timescale != other.timescale { return "media timescale (\(base.timescale) vs \(other.timescale))" }
         if base.packetDuration != other.packetDuration { return "packet duration (\(base.packetDuration) vs \(other.packetDuration))" }
-        return "AudioSpecificConfig (\(hex(a.decoderConfiguration)) vs \(hex(b.decoderConfiguration)))"
+        // The same stream configuration written two ways (an M4A's explicit SBR signalling
+        // beside an ADTS header's implicit one): the packets decode the same.
+        return nil
     }
 
     // MARK: - Writing
@@ -269,17 +272,18 @@ public enum AudioEditing {
         var edits: [Range<Int64>] = []
         var mediaOffset: Int64 = 0
         var packets = 0
-        for piece in pieces {
+        for (number, piece) in pieces.enumerated() {
             let kept = piece.layout.packets(presenting: piece.range)
             let input = try AudioPacketInput(path: piece.layout.path, purpose: .remuxing)
-            splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets))
+            // A decoder gives every packet's full length, a stream's short last one included
+            // (its stts says less: the padding it ends with). Inside a join that packet lasts
+            // its full length, so that the media timeline is the decoded one.
+            let isLast = number == pieces.count - 1
+            splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets,
+                                                   packetDuration: isLast ? nil : UInt32(clamping: piece.layout.packetDuration)))
             edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
-            let count = kept.packets.count
-            packets += count
-            // Every packet but a stream's last has the common length.
-            let lastIsShort = kept.packets.upperBound == piece.layout.packetCount - 1
-            let lastLength = piece.layout.mediaDuration - Int64(piece.layout.packetCount - 1) * piece.layout.packetDuration
-            mediaOffset += Int64(count - 1) * piece.layout.packetDuration + (lastIsShort ? lastLength : piece.layout.packetDuration)
+            packets += kept.packets.count
+            mediaOffset += Int64(kept.packets.count) * piece.layout.packetDuration
         }
         var configuration = MuxerConfiguration(layout: .fastStart, mediaTypes: .audio, encoderName: "KeyFrameKit",
                                                expectedSampleCount: packets + chapters.count * 40)

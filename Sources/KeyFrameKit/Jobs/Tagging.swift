@@ -89,7 +89,11 @@ public enum Tagging {
             throw .unsupported("\(path): a fragmented file; chapters are written into a defragmented one")
         }
         let plan: MovieEdit
-        do { plan = try MovieEditor.edit(boxes: boxes, source: source, items: nil, chapters: chapters) } catch { throw .container(error) }
+        do {
+            plan = try MovieEditor.edit(boxes: boxes, source: source, items: nil, chapters: chapters)
+            // The new movie must read as one before anything is written.
+            _ = try MP4File(source: ArrayRandomAccessSource(plan.movie))
+        } catch { throw .container(error) }
         return try commit(plan, boxes: boxes, source: source, path: path, itemCount: chapters.count)
     }
 

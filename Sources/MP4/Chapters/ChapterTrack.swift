@@ -20,9 +20,12 @@ public enum ChapterTrack {
 
     /// The title a text sample holds: its 16-bit length and that many bytes (UTF-16 when they
     /// start with a byte-order mark, else UTF-8); `nil` when the length overruns the sample.
-    public static func title(fromSample bytes: [UInt8]) -> String? {
+    /// With `cutAt`, `bytes` is the head of a longer sample and a title longer than `cutAt`
+    /// bytes is cut there.
+    public static func title(fromSample bytes: [UInt8], cutAt: Int? = nil) -> String? {
         guard bytes.count >= 2 else { return nil }
-        let length = Int(bytes[0]) << 8 | Int(bytes[1])
+        var length = Int(bytes[0]) << 8 | Int(bytes[1])
+        if let cutAt { length = min(length, max(0, cutAt)) }
         guard 2 + length <= bytes.count else { return nil }
         let text = Array(bytes[2..<(2 + length)])
         if text.count >= 2, text[0] == 0xFE, text[1] == 0xFF {

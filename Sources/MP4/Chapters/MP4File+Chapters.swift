@@ -16,27 +16,43 @@ extension MP4File {
         return nil
     }
 
-    /// The QuickTime chapter track: the text track a `tref/chap` of another track points to.
+    /// The QuickTime chapter track: the text track a `tref/chap` of another track points to
+    /// (Apple files may also point to a video track of chapter pictures, which is not this).
     public var chapterTrack: MP4Track? {
         for track in tracks {
             for id in track.references["chap"] ?? [] {
-                if let target = tracks.first(where: { $0.id == id && $0.id != track.id && $0.damage == nil }) { return target }
+                if let target = tracks.first(where: { $0.id == id && $0.id != track.id && $0.damage == nil && Self.textHandlers.contains($0.handlerType) }) {
+                    return target
+                }
             }
         }
         return nil
     }
 
+    /// The handlers of tracks whose samples are text.
+    static let textHandlers: Set<FourCharacterCode> = ["text", "sbtl"]
+    /// The most bytes of one chapter title read, and of all of them.
+    static let maximumTitleBytes = 4096
+    static let maximumChapterTextBytes = 16 << 20
+
     /// The most chapters read from a chapter track.
     public static let maximumChapterCount = 65_536
 
-    /// The movie's chapters: from its QuickTime chapter track when it has one (titles in full,
-    /// times in the track's timescale), else from its Nero `chpl`; empty when it has neither.
+    /// The movie's chapters: from its QuickTime chapter track when it has one (titles of up to
+    /// 4 KiB, times in the track's timescale), else — or when that track is malformed — from
+    /// its Nero `chpl`; empty when it has neither.
     ///
-    /// - Throws: ``MP4Error`` for a malformed `chpl` or chapter track (a sample outside the file,
-    ///   a title longer than its sample, more than ``maximumChapterCount`` chapters).
+    /// - Throws: ``MP4Error`` for a malformed chapter track without a `chpl` to fall back on (a
+    ///   sample outside the file, a title longer than its sample, more than
+    ///   ``maximumChapterCount`` chapters or 16 MiB of titles), or a malformed `chpl`.
     public func chapters(source: some RandomAccessByteSource) throws(MP4Error) -> [MovieChapter] {
         if let track = chapterTrack {
-            return try Self.chapters(of: track, source: source)
+            do {
+                return try Self.chapters(of: track, source: source)
+            } catch {
+                guard let list = try? chapterList() else { throw error }
+                return list.chapters
+            }
         }
         return try chapterList()?.chapters ?? []
     }
@@ -51,13 +67,21 @@ extension MP4File {
         let scale = Int32(clamping: max(1, track.timescale))
         var cursor = SampleTableCursor()
         var chapters: [MovieChapter] = []
+        var total = 0
         while let location = try cursor.next(in: track.sampleTable, path: track.path) {
-            guard location.size <= 2 + Int(UInt16.max) + 64, location.offset >= 0, location.offset + Int64(location.size) <= source.byteCount else {
+            guard location.offset >= 0, location.size >= 0, location.offset <= source.byteCount - Int64(location.size) else {
                 throw .sampleOutsideFile(trackID: track.id, sampleIndex: location.index, offset: location.offset,
                                          size: Int64(location.size), fileSize: source.byteCount)
             }
-            let bytes = try Self.read(source, at: location.offset, count: location.size)
-            guard let title = ChapterTrack.title(fromSample: bytes) else {
+            // A title past 4 KiB is cut there; the titles together stay under 16 MiB.
+            let count = min(location.size, maximumTitleBytes + 2)
+            total += count
+            guard total <= maximumChapterTextBytes else {
+                throw .invalidField(path: track.path, field: "chapter text", value: Int64(total), offset: location.offset,
+                                    allowed: "at most \(maximumChapterTextBytes) bytes of titles")
+            }
+            let bytes = try Self.read(source, at: location.offset, count: count)
+            guard let title = ChapterTrack.title(fromSample: bytes, cutAt: location.size > count ? count - 2 : nil) else {
                 throw .invalidField(path: track.path, field: "text length of chapter \(location.index + 1)", value: Int64(bytes.count), offset: location.offset,
                                     allowed: "a 16-bit length within the \(location.size)-byte sample")
             }

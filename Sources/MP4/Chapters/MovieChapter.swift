@@ -14,9 +14,11 @@ public struct MovieChapter: Sendable, Hashable {
         self.title = title
     }
 
-    /// A chapter starting `seconds` into the movie (kept to the 100-nanosecond unit of `chpl`).
+    /// A chapter starting `seconds` into the movie (kept to the 100-nanosecond unit of `chpl`;
+    /// a negative or non-finite time is 0, one past 10⁹ seconds is 10⁹ seconds).
     public init(seconds: Double, title: String) {
-        self.init(startTime: MediaTime(value: Int64((max(0, seconds) * 10_000_000).rounded()), timescale: 10_000_000), title: title)
+        let clamped = seconds.isFinite ? min(max(0, seconds), 1e9) : 0
+        self.init(startTime: MediaTime(value: Int64((clamped * 10_000_000).rounded()), timescale: 10_000_000), title: title)
     }
 
     /// The start in seconds.

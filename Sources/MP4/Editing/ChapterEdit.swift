@@ -33,13 +33,13 @@ struct ChapterTrackPlan {
 /// text track; `mvhd`'s `next_track_ID` moves past the new track.
 enum ChapterEdit {
     static func apply(_ chapters: [MovieChapter], to moov: [UInt8], location: BoxPath) throws(MP4Error) -> ([UInt8], ChapterTrackPlan?) {
-        var children = try Self.children(of: moov, headerSize: 8, path: location)
+        var children = try Self.children(of: moov, path: location)
         // What the tracks are and what they point to.
         var chapterIDs: Set<UInt32> = []
         var tracks: [(index: Int, id: UInt32, handler: String)] = []
         for (index, child) in children.enumerated() where type(of: child) == "trak" {
             let path = location.appending("trak")
-            let parts = try Self.children(of: child, headerSize: 8, path: path)
+            let parts = try Self.children(of: child, path: path)
             var id: UInt32 = 0
             var handler = ""
             for part in parts {
@@ -49,7 +49,7 @@ enum ChapterEdit {
                     guard part.count >= at + 4 else { throw .truncated(path: path.appending("tkhd"), BinaryReadError(offset: 0, needed: at + 4, available: part.count, unit: .bytes)) }
                     id = Self.u32(part, at)
                 case "tref":
-                    for reference in try Self.children(of: part, headerSize: 8, path: path.appending("tref")) where type(of: reference) == "chap" {
+                    for reference in try Self.children(of: part, path: path.appending("tref")) where type(of: reference) == "chap" {
                         var at = 8
                         while at + 4 <= reference.count {
                             chapterIDs.insert(Self.u32(reference, at))
@@ -57,7 +57,7 @@ enum ChapterEdit {
                         }
                     }
                 case "mdia":
-                    for box in try Self.children(of: part, headerSize: 8, path: path.appending("mdia")) where type(of: box) == "hdlr" && box.count >= 20 {
+                    for box in try Self.children(of: part, path: path.appending("mdia")) where type(of: box) == "hdlr" && box.count >= 20 {
                         handler = MetadataTags.latin1(FourCharacterCode(rawValue: Self.u32(box, 16)))
                     }
                 default:
@@ -72,70 +72,77 @@ enum ChapterEdit {
         for (index, child) in children.enumerated() where !removed.contains(index) {
             switch type(of: child) {
             case "trak":
-                var parts = try Self.children(of: child, headerSize: 8, path: location.appending("trak"))
+                var parts = try Self.children(of: child, path: location.appending("trak"))
                 if let at = parts.firstIndex(where: { type(of: $0) == "tref" }) {
-                    let references = try Self.children(of: parts[at], headerSize: 8, path: location.appending("trak").appending("tref"))
+                    let references = try Self.children(of: parts[at], path: location.appending("trak").appending("tref"))
                         .filter { type(of: $0) != "chap" }
-                    if references.isEmpty { parts.remove(at: at) } else { parts[at] = assemble(Array(parts[at][0..<8]), references) }
+                    if references.isEmpty { parts.remove(at: at) } else { parts[at] = assemble(parts[at], references) }
                 }
-                kept.append(assemble(Array(child[0..<8]), parts))
+                kept.append(assemble(child, parts))
             case "udta":
-                let parts = try Self.children(of: child, headerSize: 8, path: location.appending("udta")).filter { type(of: $0) != "chpl" }
-                kept.append(assemble(Array(child[0..<8]), parts))
+                let parts = try Self.children(of: child, path: location.appending("udta")).filter { type(of: $0) != "chpl" }
+                kept.append(assemble(child, parts))
             default:
                 kept.append(child)
             }
         }
         children = kept
-        guard let headerIndex = children.firstIndex(where: { type(of: $0) == "mvhd" }), children[headerIndex].count >= 8 + 4 + 8 + 4 + 4 else {
-            throw .missingBox(path: location, type: "mvhd")
-        }
+        // mvhd (ISO/IEC 14496-12 8.2.2): version 0 is 108 bytes, version 1 120, next_track_ID last.
+        guard let headerIndex = children.firstIndex(where: { type(of: $0) == "mvhd" }) else { throw .missingBox(path: location, type: "mvhd") }
         let header = children[headerIndex]
-        let wideHeader = header[8] == 1
+        let wideHeader = header.count > 8 && header[8] == 1
+        let nextIDAt = wideHeader ? 116 : 104
+        guard header.count >= nextIDAt + 4 else {
+            throw .invalidBoxSize(path: location.appending("mvhd"), offset: 0, size: Int64(header.count),
+                                  reason: "a version \(wideHeader ? 1 : 0) movie header has \(nextIDAt + 4) bytes")
+        }
         let timescale = Self.u32(header, wideHeader ? 8 + 4 + 16 : 8 + 4 + 8)
-        let duration = wideHeader && header.count >= 8 + 4 + 16 + 4 + 8
+        let duration = wideHeader
             ? UInt64(Self.u32(header, 8 + 4 + 16 + 4)) << 32 | UInt64(Self.u32(header, 8 + 4 + 16 + 8))
             : UInt64(Self.u32(header, 8 + 4 + 8 + 4))
-        let list = chapters.normalized(duration: timescale > 0 ? MediaTime(value: Int64(clamping: duration), timescale: Int32(clamping: timescale)) : nil)
-        guard !list.isEmpty else {
-            var movie = Array(moov[0..<8]) + children.flatMap { $0 }
-            setSize(&movie)
-            return (movie, nil)
+        guard timescale > 0 else {
+            throw .invalidField(path: location.appending("mvhd"), field: "timescale", value: 0, offset: 0, allowed: "1...\(UInt32.max)")
         }
+        let list = chapters.normalized(duration: timescale <= UInt32(Int32.max) ? MediaTime(value: Int64(clamping: duration), timescale: Int32(timescale)) : nil)
+        guard !list.isEmpty else { return (assemble(moov, children), nil) }
         // The new track's ID, past every other.
         let remaining = tracks.filter { !removed.contains($0.index) }
-        let trackID = max(header.count >= 4 ? Self.u32(header, header.count - 4) : 1, (remaining.map(\.id).max() ?? 0) + 1)
+        let candidate = max(UInt64(Self.u32(header, nextIDAt)), UInt64(remaining.map(\.id).max() ?? 0) + 1)
+        guard candidate < UInt64(UInt32.max) else {
+            throw .invalidField(path: location.appending("mvhd"), field: "next_track_ID", value: Int64(candidate), offset: 0,
+                                allowed: "below \(UInt32.max), to number a chapter track")
+        }
+        let trackID = UInt32(candidate)
         var newHeader = header
-        setU32(&newHeader, header.count - 4, trackID + 1)
+        setU32(&newHeader, nextIDAt, trackID + 1)
         children[headerIndex] = newHeader
         // The reference from the first audio track (else the first track).
         let audioIDs = Set(remaining.filter { $0.handler == "soun" }.map(\.id))
         let audioIndex = children.indices.first { type(of: children[$0]) == "trak" && Self.trackID(ofTrak: children[$0]).map(audioIDs.contains) == true }
             ?? children.firstIndex { type(of: $0) == "trak" }
         guard let audioIndex else { throw .missingBox(path: location, type: "trak") }
-        var parts = try Self.children(of: children[audioIndex], headerSize: 8, path: location.appending("trak"))
+        var parts = try Self.children(of: children[audioIndex], path: location.appending("trak"))
         if let at = parts.firstIndex(where: { type(of: $0) == "tref" }) {
-            var references = try Self.children(of: parts[at], headerSize: 8, path: location.appending("trak").appending("tref"))
+            var references = try Self.children(of: parts[at], path: location.appending("trak").appending("tref"))
             references.append(Array(ChapterTrack.reference(to: trackID).dropFirst(8)))
-            parts[at] = assemble(Array(parts[at][0..<8]), references)
+            parts[at] = assemble(parts[at], references)
         } else {
             let after = (parts.firstIndex { type(of: $0) == "tkhd" } ?? -1) + 1
             parts.insert(ChapterTrack.reference(to: trackID), at: after)
         }
-        children[audioIndex] = assemble(Array(children[audioIndex][0..<8]), parts)
+        children[audioIndex] = assemble(children[audioIndex], parts)
         // The Nero list in udta (made when there is none).
         let chpl = ChapterListBox(chapters: list).box
         if let at = children.firstIndex(where: { type(of: $0) == "udta" }) {
-            var parts = try Self.children(of: children[at], headerSize: 8, path: location.appending("udta"))
+            var parts = try Self.children(of: children[at], path: location.appending("udta"))
             parts.append(chpl)
-            children[at] = assemble(Array(children[at][0..<8]), parts)
+            children[at] = assemble(children[at], parts)
         } else {
             children.append(assemble(ITunesItemList.header(size: 8, type: "udta"), [chpl]))
         }
         let lastTrack = children.lastIndex { type(of: $0) == "trak" } ?? headerIndex
         let insertAt = 8 + children[...lastTrack].reduce(0) { $0 + $1.count }
-        var base = Array(moov[0..<8]) + children.flatMap { $0 }
-        setSize(&base)
+        let base = assemble(moov, children)
         let samples = ChapterTrack.samples(list).bytes
         return (base, ChapterTrackPlan(base: base, insertAt: insertAt, chapters: list, trackID: trackID, timescale: timescale,
                                        duration: duration, samples: samples))
@@ -143,13 +150,20 @@ enum ChapterEdit {
 
     /// The `track_ID` of a `trak` box's `tkhd`.
     private static func trackID(ofTrak trak: [UInt8]) -> UInt32? {
-        guard let parts = try? children(of: trak, headerSize: 8, path: BoxPath(components: ["trak"])),
+        guard let parts = try? children(of: trak, path: BoxPath(components: ["trak"])),
               let header = parts.first(where: { type(of: $0) == "tkhd" }), header.count >= 8 + 4 + 8 + 4 else { return nil }
         return u32(header, header[8] == 1 ? 8 + 4 + 16 : 8 + 4 + 8)
     }
 
-    /// The child boxes of `box`, each whole.
-    static func children(of box: [UInt8], headerSize: Int, path: BoxPath) throws(MP4Error) -> [[UInt8]] {
+    /// The size of a whole box's header: 16 with a 64-bit size, else 8.
+    static func headerSize(of box: [UInt8]) -> Int {
+        box.count >= 16 && u32(box, 0) == 1 ? 16 : 8
+    }
+
+    /// The child boxes of a (plain, not full) box, each whole.
+    static func children(of box: [UInt8], path: BoxPath) throws(MP4Error) -> [[UInt8]] {
+        let headerSize = headerSize(of: box)
+        guard box.count >= headerSize else { return [] }
         var result: [[UInt8]] = []
         var iterator = try BoxIterator(ByteReader(box, range: headerSize..<box.count), path: path)
         while let child = try iterator.next() {
@@ -168,9 +182,9 @@ enum ChapterEdit {
         box.count >= 8 ? MetadataTags.latin1(FourCharacterCode(rawValue: u32(box, 4))) : ""
     }
 
-    /// A box of `header` (its first 8 bytes; the size is recomputed) and `children`.
-    static func assemble(_ header: [UInt8], _ children: [[UInt8]]) -> [UInt8] {
-        var box = header + children.flatMap { $0 }
+    /// A box of the type of `original` (a whole box) holding `children`, with an 8-byte header.
+    static func assemble(_ original: [UInt8], _ children: [[UInt8]]) -> [UInt8] {
+        var box = [0, 0, 0, 0] + Array(original[4..<8]) + children.flatMap { $0 }
         setSize(&box)
         return box
     }

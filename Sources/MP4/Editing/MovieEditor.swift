@@ -55,6 +55,14 @@ public struct MovieEdit: Sendable {
     public var rewrittenBytes: [UInt8] { movie + MovieEditor.paddingBox + mediaData }
 }
 
+/// The name ``MovieEdit`` had when it planned tag edits only.
+@available(*, deprecated, renamed: "MovieEdit")
+public typealias MovieTagEdit = MovieEdit
+
+/// The name ``MovieEditor`` had when it edited tags only.
+@available(*, deprecated, renamed: "MovieEditor")
+public typealias MovieTagEditor = MovieEditor
+
 /// Edits a movie's tags (`moov/udta/meta/ilst`) and chapters (a Nero `chpl` and a QuickTime
 /// chapter track) without touching its media: every other box is kept byte for byte, and the
 /// chunk offsets (`stco`, `co64`: ISO/IEC 14496-12, 8.7.5) are shifted in a rewrite in which the
@@ -114,7 +122,11 @@ public enum MovieEditor {
         let room = paddingEnd - moov.offset
         var edit = MovieEdit(movieRange: moov.offset..<(moov.offset + moov.size), paddingRange: (moov.offset + moov.size)..<paddingEnd,
                              movie: rebuilt, shift: 0)
-        let wide = UInt64(source.byteCount) + UInt64(rebuilt.count) + (1 << 20) > UInt64(UInt32.max)
+        // One offset width for the measuring and the final build: 64 bits when the chapter
+        // samples could lie past 4 GiB (after the file, the new movie, padding and the track).
+        let trackBound = UInt64((chapterTrack?.chapters.count ?? 0) * 64 + (1 << 16))
+        let wide = UInt64(source.byteCount) + UInt64(rebuilt.count) + UInt64(padding) + UInt64(chapterTrack?.samples.count ?? 0) + trackBound
+            > UInt64(UInt32.max)
         if let plan = chapterTrack {
             edit.mediaData = ITunesItemList.header(size: 8 + plan.samples.count, type: "mdat") + plan.samples
             edit.movie = plan.movie(withTrackAt: 0, wide: wide)

@@ -81,6 +81,7 @@ struct MovieBoxWriter {
     /// Whether a chunk offset needs `co64`.
     func needsLargeOffsets() -> Bool {
         tracks.contains { track in track.chunkOffsets.contains { Int64($0) + chunkOffsetShift > Int64(UInt32.max) } }
+            || (chapterDataOffset.map { $0 + chunkOffsetShift > Int64(UInt32.max) } ?? false)
     }
 
     /// A track's duration in movie timescale units: its edit when it has one, else its media.
@@ -163,12 +164,14 @@ struct MovieBoxWriter {
             }
             if let segments = track.segments, !fragmented {
                 // A join: one edit per part, each skipping that part's priming and padding.
+                // 64-bit fields when any duration or media_time needs them (a join past 2^31 samples).
+                let wideEdits = wide || segments.contains { $0.lowerBound > Int64(Int32.max) || editDuration(of: $0, track: track) > UInt64(UInt32.max) }
                 trak.box("edts") { edts in
-                    edts.fullBox("elst", version: wide ? 1 : 0) { b in
+                    edts.fullBox("elst", version: wideEdits ? 1 : 0) { b in
                         b.u32(UInt32(segments.count))
                         for range in segments {
                             let length = editDuration(of: range, track: track)
-                            if wide { b.u64(length); b.u64(UInt64(range.lowerBound)) } else {
+                            if wideEdits { b.u64(length); b.u64(UInt64(range.lowerBound)) } else {
                                 b.u32(UInt32(clamping: length)); b.i32(Int32(clamping: range.lowerBound))
                             }
                             b.u32(Self.one16)
