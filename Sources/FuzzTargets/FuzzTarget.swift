@@ -282,6 +282,26 @@ extension FuzzTarget {
                let edit = try? MovieEditor.edit(boxes: boxes, source: source, items: items) {
                 precondition(edit.fitsInPlace == (edit.shift == 0), "an edit that fits does not move the media")
             }
+            // A tag edit planned from the udta alone, applied: the items read back, and a file
+            // that parsed still parses with the same tracks.
+            var tagged = ITunesItemList()
+            tagged.set("©nam", type: 1, values: [Array("fuzz".utf8)])
+            if boxes.contains(where: { $0.type == "moov" }), let fast = try? MovieEditor.editTags(boxes: boxes, source: source, items: tagged) {
+                var edited = data
+                for (offset, bytes) in fast.patches {
+                    precondition(offset >= 0 && Int(offset) + bytes.count <= edited.count, "a tag patch outside the file")
+                    edited.replaceSubrange(Int(offset)..<(Int(offset) + bytes.count), with: bytes)
+                }
+                let editedSource = ArrayRandomAccessSource(edited)
+                if let editedBoxes = try? MovieEditor.topLevelBoxes(of: editedSource) {
+                    precondition(editedBoxes.count <= boxes.count, "an in-place tag edit adds top-level boxes")
+                    precondition((try? MovieEditor.itemList(boxes: editedBoxes, source: editedSource)) == tagged, "in-place tags do not read back")
+                }
+                if let before = try? MP4File(source: source) {
+                    let after = try? MP4File(source: editedSource)
+                    precondition(after?.tracks.count == before.tracks.count, "an in-place tag edit changes the tracks")
+                }
+            }
             // A chapter edit, applied: the file still parses and reads back chapters it was given.
             let titles = ["One", "Two"]
             let chapters = titles.enumerated().map { MovieChapter(startTime: MediaTime(value: Int64($0.offset), timescale: 1000), title: $0.element) }

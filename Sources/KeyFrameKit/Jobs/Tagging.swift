@@ -38,6 +38,15 @@ public enum Tagging {
             items = try MovieEditor.itemList(boxes: boxes, source: source)
         } catch { throw .container(error) }
         try edit(&items)
+        // In place when the tags fit the padding: planned from the moov's child headers and its
+        // udta, written as the moov size and the new udta.
+        let fast: MovieUserDataEdit?
+        do { fast = try MovieEditor.editTags(boxes: boxes, source: source, items: items) } catch { throw .container(error) }
+        if let fast {
+            let patches = fast.patches
+            do { try FilePatch.apply(patches, to: path) } catch { throw .stream(error) }
+            return WriteSummary(inPlace: true, bytesWritten: Int64(patches.reduce(0) { $0 + $1.bytes.count }), itemCount: items.items.count)
+        }
         let plan: MovieEdit
         do { plan = try MovieEditor.edit(boxes: boxes, source: source, items: items) } catch { throw .container(error) }
         return try commit(plan, boxes: boxes, source: source, path: path, itemCount: items.items.count)

@@ -159,26 +159,37 @@ public enum MovieEditor {
     /// - Throws: ``MP4Error/invalidBoxSize(path:offset:size:reason:)`` for a box that overruns the
     ///   file or is smaller than its header.
     public static func topLevelBoxes(of source: some RandomAccessByteSource) throws(MP4Error) -> [BoxHeader] {
-        let size = source.byteCount
+        try boxes(of: source, in: 0..<source.byteCount, path: .root)
+    }
+
+    /// The most boxes ``boxes(of:in:path:)`` lists: a bound on the reads a hostile file can ask for.
+    static let maximumListedBoxes = 1 << 16
+
+    /// The boxes back to back in `range` of `source`, read header by header (16 bytes each).
+    static func boxes(of source: some RandomAccessByteSource, in range: Range<Int64>, path: BoxPath) throws(MP4Error) -> [BoxHeader] {
+        let size = range.upperBound
         var boxes: [BoxHeader] = []
-        var offset: Int64 = 0
+        var offset = range.lowerBound
         while offset + 8 <= size {
+            guard boxes.count < maximumListedBoxes else {
+                throw .invalidBoxSize(path: path, offset: offset, size: size - offset, reason: "it holds more than \(maximumListedBoxes) boxes")
+            }
             let head: [UInt8]
-            do { head = try source.read(at: offset, count: 16) } catch { throw .stream(error) }
+            do { head = try source.read(at: offset, count: Int(min(16, size - offset))) } catch { throw .stream(error) }
             guard head.count >= 8 else { break }
             let small = Int64(head[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
             let type = FourCharacterCode(rawValue: head[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
             var boxSize = small, headerSize = 8
             if small == 1 {
-                guard head.count >= 16 else { throw .invalidBoxSize(path: BoxPath(components: [type.description]), offset: offset, size: 1, reason: "its 64-bit size is cut off") }
+                guard head.count >= 16 else { throw .invalidBoxSize(path: path.appending(type), offset: offset, size: 1, reason: "its 64-bit size is cut off") }
                 boxSize = Int64(bitPattern: head[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
                 headerSize = 16
             } else if small == 0 {
                 boxSize = size - offset
             }
-            guard boxSize >= Int64(headerSize), offset + boxSize <= size else {
-                throw .invalidBoxSize(path: BoxPath(components: [type.description]), offset: offset, size: boxSize,
-                                      reason: "it does not fit in the file (\(size) bytes)")
+            guard boxSize >= Int64(headerSize), boxSize <= size - offset else {
+                throw .invalidBoxSize(path: path.appending(type), offset: offset, size: boxSize,
+                                      reason: "it does not fit in \(path == .root ? "the file" : path.description) (\(size - offset) bytes left)")
             }
             boxes.append(BoxHeader(type: type, offset: offset, headerSize: headerSize, size: boxSize))
             offset += boxSize
@@ -191,31 +202,11 @@ public enum MovieEditor {
         try itemList(boxes: file.topLevelBoxes, source: source)
     }
 
-    /// The item list of the `moov/udta/meta/ilst` among `boxes` (the file's top-level boxes).
+    /// The item list of the `moov/udta/meta/ilst` among `boxes` (the file's top-level boxes):
+    /// the `moov`'s child headers and its `udta` are read, not its sample tables.
     public static func itemList(boxes: [BoxHeader], source: some RandomAccessByteSource) throws(MP4Error) -> ITunesItemList {
-        guard let moov = boxes.first(where: { $0.type == "moov" }) else { throw .noMovie(offset: 0) }
-        let bytes: [UInt8]
-        do { bytes = try source.read(at: moov.offset, count: Int(moov.size)) } catch { throw .stream(error) }
-        var box = bytes
-        var headerSize = moov.headerSize
-        var location = BoxPath(components: ["moov"])
-        for name in ["udta", "meta", "ilst"] {
-            var iterator = try BoxIterator(ByteReader(box, range: headerSize..<box.count), path: location)
-            var next: (bytes: [UInt8], header: Int)?
-            while next == nil, let child = try iterator.next() {
-                guard MetadataTags.latin1(child.header.type) == name else { continue }
-                let start = Int(child.header.offset)
-                let childBytes = Array(box[start..<min(box.count, start + Int(child.header.size))])
-                var inner = child.header.headerSize
-                if name == "meta", childBytes.count >= inner + 8, Array(childBytes[(inner + 4)..<(inner + 8)]) != Array("hdlr".utf8) { inner += 4 }
-                next = (childBytes, inner)
-                location = location.appending(child.header.type)
-            }
-            guard let found = next else { return ITunesItemList() }
-            box = found.bytes
-            headerSize = found.header
-        }
-        return try ITunesItemList(payload: Array(box[headerSize...]), path: location)
+        guard let userData = try userData(boxes: boxes, source: source).userData else { return ITunesItemList() }
+        return try itemList(userData: userData.bytes, headerSize: userData.header.headerSize)
     }
 
     /// `box` (whose children start after `headerSize` bytes) with the box at `path` below it
