@@ -74,6 +74,7 @@ let package = Package(
         .executableTarget(name: "record-m4a", dependencies: ["KeyFrameKit"], path: "Examples/record-m4a", swiftSettings: strict),
         .executableTarget(name: "decode-mp4", dependencies: ["KeyFrameKit"], path: "Examples/decode-mp4", swiftSettings: strict),
         .executableTarget(name: "mux-h264", dependencies: ["KeyFrameKit"], path: "Examples/mux-h264", swiftSettings: strict),
+        .executableTarget(name: "edit-m4a", dependencies: ["KeyFrameKit"], path: "Examples/edit-m4a", swiftSettings: strict),
 
                 .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
