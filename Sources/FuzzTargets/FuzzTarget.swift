@@ -294,7 +294,9 @@ extension FuzzTarget {
                 }
                 let editedSource = ArrayRandomAccessSource(edited)
                 if let editedBoxes = try? MovieEditor.topLevelBoxes(of: editedSource) {
-                    precondition(editedBoxes.count <= boxes.count, "an in-place tag edit adds top-level boxes")
+                    // The same boxes but padding: a moov that shrinks leaves a free box behind it.
+                    let kept = { (list: [BoxHeader]) in list.filter { $0.type != "free" && $0.type != "skip" }.map(\.type) }
+                    precondition(kept(editedBoxes) == kept(boxes), "an in-place tag edit changes the top-level boxes")
                     precondition((try? MovieEditor.itemList(boxes: editedBoxes, source: editedSource)) == tagged, "in-place tags do not read back")
                 }
                 if let before = try? MP4File(source: source) {
