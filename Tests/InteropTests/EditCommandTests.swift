@@ -169,6 +169,39 @@ import Testing
         #expect(brand.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "M4B")
     }
 
+    @Test func splitAtChaptersMakesAPartPerChapterTitledByIt() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try Self.makeSource(in: directory, seconds: 6, name: "book")
+        let m4b = directory.appendingPathComponent("book.m4b").path
+        try FileManager.default.moveItem(atPath: source, toPath: m4b)
+        let list = directory.appendingPathComponent("chapters.txt").path
+        try "0 Opening\n00:00:01.500 Middle\n0:04.25 End\n".write(toFile: list, atomically: true, encoding: .utf8)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", m4b, "--import", list])
+        let whole = try Self.decode(m4b, in: directory)
+        let parts = directory.appendingPathComponent("chapters")
+        try FileManager.default.createDirectory(at: parts, withIntermediateDirectories: true)
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["split", m4b, "--chapters", "-o", parts.path, "--json"])
+        let files = (try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [[String: Any]] ?? []).compactMap { $0["output"] as? String }
+        #expect(files.map { URL(fileURLWithPath: $0).lastPathComponent } == ["book-01.m4b", "book-02.m4b", "book-03.m4b"])
+        var samples: [Int16] = []
+        for (number, file) in files.enumerated() {
+            let tags = try TagCommandTests.ourTags(file)
+            #expect(tags["©nam"] == ["Opening", "Middle", "End"][number] && tags["trkn"] == "\(number + 1)/3", "\(file): \(tags)")
+            samples += try Self.decode(file, in: directory).samples
+        }
+        let partsAreTheWhole = samples == whole.samples
+        #expect(partsAreTheWhole, "the parts are the book's samples, in order")
+        let middleFrames = try Self.decode(files[1], in: directory).frames
+        #expect(middleFrames == 132_000, "4.25 s − 1.5 s at 48 kHz")
+        // Joined back, the chapters are the parts' titles again.
+        let again = directory.appendingPathComponent("again.m4b").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["join"] + files + ["-o", again])
+        #expect(try Self.ffprobeChapters(again).map(\.title) == ["Opening", "Middle", "End"])
+        let joinedIsTheBook = try Self.decode(again, in: directory).samples == whole.samples
+        #expect(joinedIsTheBook)
+    }
+
     @Test func inputsThatCannotBeJoinedLosslesslyNameTheField() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
