@@ -20,6 +20,10 @@ private func system_unlink(_ path: UnsafePointer<CChar>) -> CInt {
     unlink(path)
 }
 
+private func system_mkdir(_ path: UnsafePointer<CChar>, _ mode: mode_t) -> CInt {
+    mkdir(path, mode)
+}
+
 private func system_fsync(_ descriptor: CInt) -> CInt {
     fsync(descriptor)
 }
@@ -53,6 +57,15 @@ package enum FileSystemCalls {
     package static func unlink(_ path: FilePath) throws(Errno) {
         try nothingOrErrno(retryOnInterrupt: false) {
             path.withPlatformString { system_unlink($0) }
+        }
+    }
+
+    /// `mkdir(2)` with mode 0755 (less the umask); an existing directory is not an error.
+    package static func makeDirectory(_ path: FilePath) throws(Errno) {
+        do throws(Errno) {
+            try nothingOrErrno(retryOnInterrupt: false) { path.withPlatformString { system_mkdir($0, 0o755) } }
+        } catch where error == .fileExists {
+            return
         }
     }
 

@@ -12,11 +12,13 @@ struct Decode: ParsableCommand {
             encoder's priming is dropped and decoding ends where the edit ends, so our own files \
             decode to exactly the samples encoded. OUTPUT .wav is 16-bit (or 32-bit float with --format f32le); \
             .pcm is raw interleaved. Damage in the input is reported on stderr. Nothing is left under \
-            OUTPUT if decoding fails.
+            OUTPUT if decoding fails. INPUT .m3u8 is an HLS media playlist of CMAF segments (as \
+            `keyframe package` writes): its init segment and segments are read in order, the \
+            priming edit and iTunSMPB applied.
             """
     )
 
-    @Argument(help: "The .aac, .m4a or .mp4 file to decode.")
+    @Argument(help: "The .aac, .m4a, .mp4 or .m3u8 (HLS media playlist) to decode.")
     var input: String
 
     @Option(name: .shortAndLong, help: "The output file: .wav or .pcm.")
@@ -34,7 +36,14 @@ struct Decode: ParsableCommand {
             throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .pcm))")
         }
         let line = ProgressLine(label: "decoding")
-        let summary = try Transcode.decode(FilePath(input), segments: segments.map { FilePath($0) }, to: FilePath(output),
+        var source = FilePath(input)
+        var segmentPaths = segments.map { FilePath($0) }
+        if source.extension?.lowercased() == "m3u8" {
+            let files = try HLSMediaPlaylist.files(of: source)
+            source = files.initSegment
+            segmentPaths = files.segments + segmentPaths
+        }
+        let summary = try Transcode.decode(source, segments: segmentPaths, to: FilePath(output),
                                            sampleFormat: format.sampleFormat, control: StopSignals.cancellingControl(),
                                            progress: line.update)
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)

@@ -159,7 +159,17 @@ public struct AudioPacketInput: PacketSource {
         }
         if let edit = track.mediaEdit {
             let priming = Int(Int64(saturating: Double(edit.mediaTime) * toOutput))
-            let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale).map { Int64(saturating: Double($0) * toOutput) }
+            var valid = track.editedMediaDuration(movieTimescale: file.movieTimescale).map { Int64(saturating: Double($0) * toOutput) }
+            if valid == nil, edit.segmentDuration == 0 {
+                // An open-ended edit (a CMAF header's): iTunSMPB, when it gives a length for the
+                // same priming, says where the presented samples end.
+                for userData in [track.userData, file.userData].compactMap({ $0 }) {
+                    if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless,
+                       gapless.originalSampleCount > 0, gapless.priming == Int(edit.mediaTime) {
+                        valid = Int64(saturating: Double(gapless.originalSampleCount) * toOutput)
+                    }
+                }
+            }
             return AACDecoder.Trim(priming: priming, validFrameCount: valid)
         }
         for userData in [track.userData, file.userData].compactMap({ $0 }) {

@@ -17,6 +17,10 @@ struct MovieBoxWriter {
     var fragmented = false
     /// Fragmented: the durations known so far (0 while recording), per track id, in media units.
     var fragmentedMediaDurations: [UInt32: Int64] = [:]
+    /// A CMAF header (ISO/IEC 23000-19 7.3): with ``fragmented``, every duration is 0 (the
+    /// gapless edit's `segment_duration` too: the priming skipped, then to the end), while
+    /// iTunSMPB still gives the valid length from ``fragmentedMediaDurations``.
+    var openEnded = false
     /// The tags written into `ilst` after the encoder tag.
     var metadata = ITunesMetadata()
     /// Chapters: a `chpl` in `udta` and a chapter track whose samples are at ``chapterDataOffset``.
@@ -86,6 +90,7 @@ struct MovieBoxWriter {
 
     /// A track's duration in movie timescale units: its edit when it has one, else its media.
     func movieDuration(of track: MuxerTrack) -> UInt64 {
+        if openEnded { return 0 }
         if fragmented {
             let media = fragmentedMediaDurations[track.id] ?? 0
             guard media > 0 else { return 0 }
@@ -201,7 +206,7 @@ struct MovieBoxWriter {
                 }
             }
             trak.box("mdia") { mdia in
-                let mediaDuration = UInt64(max(0, fragmented ? fragmentedMediaDurations[track.id] ?? 0 : track.mediaDuration))
+                let mediaDuration = openEnded ? 0 : UInt64(max(0, fragmented ? fragmentedMediaDurations[track.id] ?? 0 : track.mediaDuration))
                 let wideMedia = mediaDuration > UInt64(UInt32.max) || fragmented
                 mdia.fullBox("mdhd", version: wideMedia ? 1 : 0) { b in
                     if wideMedia { b.u64(0); b.u64(0); b.u32(UInt32(track.timescale)); b.u64(mediaDuration) } else {

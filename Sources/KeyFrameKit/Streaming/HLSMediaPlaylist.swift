@@ -1,0 +1,148 @@
+/// An HLS media playlist (RFC 8216, 4.3): the segments of one rendition, each with its
+/// duration, after the init segment (`EXT-X-MAP`).
+public struct HLSMediaPlaylist: Sendable, Hashable {
+    /// One media segment: its URI (relative to the playlist) and its duration in seconds
+    /// (`EXTINF`, RFC 8216 4.3.2.1).
+    public struct Segment: Sendable, Hashable {
+        /// The segment's URI.
+        public var uri: String
+        /// Seconds.
+        public var duration: Double
+
+        /// A segment.
+        public init(uri: String, duration: Double) {
+            self.uri = uri
+            self.duration = duration
+        }
+    }
+
+    /// `EXT-X-MAP:URI`: the init segment (RFC 8216 4.3.2.5).
+    public var mapURI: String?
+    /// The segments, in order.
+    public var segments: [Segment]
+    /// `EXT-X-PLAYLIST-TYPE` (`VOD`, `EVENT`), when given.
+    public var playlistType: String?
+    /// `EXT-X-ENDLIST`: no segment will be added.
+    public var isEnded: Bool
+    /// `EXT-X-MEDIA-SEQUENCE`.
+    public var mediaSequence: Int
+
+    /// A playlist.
+    public init(mapURI: String?, segments: [Segment], playlistType: String? = "VOD", isEnded: Bool = true, mediaSequence: Int = 0) {
+        self.mapURI = mapURI
+        self.segments = segments
+        self.playlistType = playlistType
+        self.isEnded = isEnded
+        self.mediaSequence = mediaSequence
+    }
+
+    /// `EXT-X-TARGETDURATION` (RFC 8216 4.3.3.1): every `EXTINF`, rounded to the nearest
+    /// integer, is at most it.
+    public var targetDuration: Int {
+        max(1, segments.map { Int($0.duration.rounded()) }.max() ?? 1)
+    }
+
+    /// The playlist's text: version 7 (fMP4 segments with `EXT-X-MAP`), independent segments
+    /// (every AAC packet decodes on its own after its pre-roll), `EXTINF` to the microsecond.
+    public var text: String {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)"]
+        if let playlistType { lines.append("#EXT-X-PLAYLIST-TYPE:\(playlistType)") }
+        lines.append("#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)")
+        lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
+        if let mapURI { lines.append("#EXT-X-MAP:URI=\"\(mapURI)\"") }
+        for segment in segments {
+            lines.append("#EXTINF:\(fixed(segment.duration, digits: 6)),")
+            lines.append(segment.uri)
+        }
+        if isEnded { lines.append("#EXT-X-ENDLIST") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Parses the tags a media playlist of fMP4 segments needs: `EXT-X-MAP`, `EXTINF`, segment
+    /// URIs, `EXT-X-PLAYLIST-TYPE`, `EXT-X-MEDIA-SEQUENCE` and `EXT-X-ENDLIST`; other tags are
+    /// skipped.
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` without `#EXTM3U`, for a master playlist (it
+    ///   names variants, not segments), or for a segment URI without its `EXTINF`.
+    public init(text: String) throws(PipelineError) {
+        let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
+        guard lines.first == "#EXTM3U" else { throw .unsupported("not an HLS playlist: it does not start with #EXTM3U") }
+        var map: String?
+        var segments: [Segment] = []
+        var pending: Double?
+        var type: String?
+        var ended = false
+        var sequence = 0
+        for (number, line) in lines.enumerated() where !line.isEmpty {
+            if line.hasPrefix("#EXT-X-STREAM-INF") {
+                throw .unsupported("a master playlist (line \(number + 1)): give one of its media playlists")
+            } else if line.hasPrefix("#EXT-X-MAP:") {
+                map = Self.attribute("URI", in: line)
+            } else if line.hasPrefix("#EXTINF:") {
+                let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
+                guard let seconds = Double(value), seconds >= 0 else { throw .unsupported("line \(number + 1): \(line) has no duration") }
+                pending = seconds
+            } else if line.hasPrefix("#EXT-X-PLAYLIST-TYPE:") {
+                type = String(line.dropFirst("#EXT-X-PLAYLIST-TYPE:".count))
+            } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
+                sequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
+            } else if line == "#EXT-X-ENDLIST" {
+                ended = true
+            } else if !line.hasPrefix("#") {
+                guard let duration = pending else { throw .unsupported("line \(number + 1): segment \(line) has no #EXTINF before it") }
+                segments.append(Segment(uri: line, duration: duration))
+                pending = nil
+            }
+        }
+        self.init(mapURI: map, segments: segments, playlistType: type, isEnded: ended, mediaSequence: sequence)
+    }
+
+    /// The value of a quoted or plain attribute of a tag's attribute list (RFC 8216 4.2).
+    static func attribute(_ name: String, in line: String) -> String? {
+        let key = Array((name + "=").utf8)
+        let bytes = Array(line.utf8)
+        guard let start = (0...max(0, bytes.count - key.count)).first(where: { bytes.count >= key.count && Array(bytes[$0..<($0 + key.count)]) == key
+                                                                                  && ($0 == 0 || bytes[$0 - 1] == UInt8(ascii: ",") || bytes[$0 - 1] == UInt8(ascii: ":")) })
+        else { return nil }
+        let rest = Substring(String(decoding: bytes[(start + key.count)...], as: UTF8.self))
+        if rest.first == "\"" {
+            return String(rest.dropFirst().prefix { $0 != "\"" })
+        }
+        return String(rest.prefix { $0 != "," })
+    }
+}
+
+extension String {
+    /// The string without spaces and tabs at either end.
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+    }
+}
+
+extension HLSMediaPlaylist {
+    /// The media playlist at `path`, and its init segment and segments as paths beside it (URIs
+    /// are taken relative to the playlist's directory; absolute URLs are refused).
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` for a playlist without `EXT-X-MAP` (packed
+    ///   audio segments are not read) or with `http:` URIs; the stream's read errors.
+    public static func files(of path: FilePath) throws(PipelineError) -> (playlist: HLSMediaPlaylist, initSegment: FilePath, segments: [FilePath]) {
+        let source: FileByteSource
+        do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+        let size = source.byteCount
+        guard size <= 64 << 20 else { throw .unsupported("\(path): a playlist of \(size) bytes is not one") }
+        let bytes: [UInt8]
+        do { bytes = try source.read(at: 0, count: Int(size)) } catch { throw .stream(error) }
+        let playlist: HLSMediaPlaylist
+        do { playlist = try HLSMediaPlaylist(text: String(decoding: bytes, as: UTF8.self)) } catch {
+            throw .unsupported("\(path): \(error)")
+        }
+        guard let map = playlist.mapURI else { throw .unsupported("\(path): no EXT-X-MAP; only fMP4 (CMAF) segments are read") }
+        let directory = path.removingLastComponent()
+        func resolve(_ uri: String) throws(PipelineError) -> FilePath {
+            guard !uri.contains("://") else { throw .unsupported("\(path): \(uri) is a URL; only files beside the playlist are read") }
+            let file = FilePath(uri)
+            return file.isAbsolute ? file : directory.appending(file.components)
+        }
+        return (playlist, try resolve(map), try playlist.segments.map { segment throws(PipelineError) in try resolve(segment.uri) })
+    }
+}

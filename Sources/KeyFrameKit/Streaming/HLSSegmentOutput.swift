@@ -1,0 +1,153 @@
+public import SystemPackage
+
+/// An HLS rendition on disk (RFC 8216) as a ``/MediaCore/PacketSink``: AAC packets in; CMAF
+/// segments of whole packets (`segment-00001.m4s`, …), the init segment (`init.mp4`) and the
+/// media playlist (`index.m3u8`) out, in a directory.
+///
+/// Segments last ``segmentDuration`` (rounded to whole packets) but the last, which takes up to
+/// half a segment more rather than leave a short one: a segment is cut only once one and a half
+/// segments are waiting. Packets wholly after the last presented sample (the encoder's padding
+/// past the frame that holds the end) are not written; the init segment's edit skips the priming
+/// and its iTunSMPB gives the valid length, so that a gapless reader stops at the source's end.
+///
+/// Each file is written under a temporary name and renamed when complete, and the playlist last:
+/// a reader sees whole segments only. ``cancel()`` (or an error) removes what was written.
+public struct HLSSegmentOutput: PacketSink {
+    /// What the gapless numbers come from.
+    public enum Gapless {
+        /// Known before the packets: an AAC file's priming and valid length, in media units.
+        case known(priming: Int64, validLength: Int64)
+        /// The encoder whose packets come: read when the stream ends.
+        case encoder(any GaplessEncoder)
+    }
+
+    /// The directory written.
+    public let directory: FilePath
+    /// The wanted segment length in seconds.
+    public let segmentDuration: Double
+    /// The playlist's file name.
+    public let playlistName: String
+    /// The segments written so far.
+    public private(set) var segments: [CMAFSegment] = []
+    /// The playlist, once finished.
+    public private(set) var playlist: HLSMediaPlaylist?
+
+    private let gapless: Gapless
+    private var segmenter: CMAFSegmenter?
+    private var queue: [MediaSample] = []
+    private var queuedDuration: Int64 = 0
+    private var packetIndex = 0
+    private var written: [FilePath] = []
+    private var mediaDuration: Int64 = 0
+
+    /// A rendition in `directory` (made if missing), segments of about `segmentDuration` seconds.
+    public init(directory: FilePath, segmentDuration: Double = 6, gapless: Gapless, playlistName: String = "index.m3u8") throws(PipelineError) {
+        guard segmentDuration >= 0.5, segmentDuration <= 60 else {
+            throw .unsupported("--segment-duration \(segmentDuration): give 0.5 to 60 seconds")
+        }
+        do { try FileSystemCalls.makeDirectory(directory) } catch {
+            throw .stream(.system(operation: "make the directory", path: directory.string, errno: error))
+        }
+        self.directory = directory
+        self.segmentDuration = segmentDuration
+        self.gapless = gapless
+        self.playlistName = playlistName
+    }
+
+    /// Queues a packet, and writes a segment once one and a half are waiting.
+    public mutating func write(_ packet: MediaSample) throws(PipelineError) {
+        if segmenter == nil {
+            let priming: Int
+            switch gapless {
+            case .known(let value, _): priming = Int(value)
+            case .encoder(let encoder): priming = encoder.priming
+            }
+            do { segmenter = try CMAFSegmenter(format: packet.format, priming: priming) } catch { throw .container(error) }
+        }
+        let timescale = Int32(segmenter?.timescale ?? 1)
+        let duration = (try? packet.duration.converted(to: timescale, rounding: .nearest).value) ?? 0
+        queue.append(packet)
+        queuedDuration += duration
+        let target = Int64((segmentDuration * Double(timescale)).rounded())
+        if queuedDuration * 2 >= target * 3 { try cut(atLeast: target) }
+    }
+
+    /// Writes the queued packets from the front, whole ones adding up to at least `target` media
+    /// units, as a segment.
+    private mutating func cut(atLeast target: Int64) throws(PipelineError) {
+        guard let segmenter else { return }
+        var taken: Int64 = 0
+        var count = 0
+        while count < queue.count, taken < target {
+            let duration = (try? queue[count].duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 0
+            taken += duration
+            count += 1
+        }
+        for packet in queue[..<count] { segmenter.append(packet) }
+        queue.removeFirst(count)
+        queuedDuration -= taken
+        packetIndex += count
+        try writeSegment()
+    }
+
+    private mutating func writeSegment() throws(PipelineError) {
+        guard let segment = segmenter?.cutSegment() else { return }
+        let name = Self.segmentName(segment.sequenceNumber)
+        try writeFile(name, segment.bytes)
+        segments.append(segment)
+        mediaDuration += segment.duration
+    }
+
+    /// `segment-00001.m4s`.
+    static func segmentName(_ number: UInt32) -> String {
+        let digits = String(number)
+        return "segment-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + ".m4s"
+    }
+
+    private mutating func writeFile(_ name: String, _ bytes: [UInt8]) throws(PipelineError) {
+        let path = directory.appending(name)
+        let sink: FileByteSink
+        do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do throws(ByteStreamError) {
+            try sink.write(bytes)
+            try sink.commit()
+        } catch {
+            sink.cancel()
+            throw .stream(error)
+        }
+        if !written.contains(path) { written.append(path) }
+    }
+
+    /// Writes the last segments (dropping the packets wholly after the last presented sample),
+    /// the init segment with the gapless numbers, then the playlist.
+    public mutating func finish() throws(PipelineError) {
+        guard let segmenter else { throw .unsupported("nothing to package: the input holds no audio") }
+        let (priming, valid): (Int64, Int64)
+        switch gapless {
+        case .known(let first, let length): (priming, valid) = (first, length)
+        case .encoder(let encoder): (priming, valid) = (Int64(encoder.priming), encoder.inputFrameCount)
+        }
+        // The last packet needed is the one that holds the last presented sample.
+        let frame = Int64(max(1, (try? queue.first?.duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 1024))
+        let lastNeeded = Int((priming + valid - 1) / max(frame, 1))
+        let keep = max(0, min(queue.count, lastNeeded - packetIndex + 1))
+        if keep < queue.count {
+            queue.removeLast(queue.count - keep)
+            queuedDuration = queue.reduce(0) { $0 + ((try? $1.duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 0) }
+        }
+        let target = Int64((segmentDuration * Double(segmenter.timescale)).rounded())
+        if queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
+        if !queue.isEmpty { try cut(atLeast: .max) }
+        try writeFile("init.mp4", segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration))
+        let list = HLSMediaPlaylist(mapURI: "init.mp4", segments: segments.map { HLSMediaPlaylist.Segment(uri: Self.segmentName($0.sequenceNumber), duration: $0.seconds) })
+        try writeFile(playlistName, Array(list.text.utf8))
+        playlist = list
+        written.removeAll()
+    }
+
+    /// Removes every file written.
+    public mutating func cancel() {
+        for path in written { try? FileSystemCalls.unlink(path) }
+        written.removeAll()
+    }
+}

@@ -1,0 +1,115 @@
+public import MediaCore
+
+/// One CMAF segment (ISO/IEC 23000-19 7.3.3: a `styp`, then one fragment, `moof` + `mdat`) of
+/// whole audio packets.
+public struct CMAFSegment: Sendable {
+    /// `styp` `moof` `mdat`.
+    public var bytes: [UInt8]
+    /// The fragment's `mfhd` sequence number, from 1.
+    public var sequenceNumber: UInt32
+    /// The `tfdt` base media decode time, in media units: the previous segment's plus its duration.
+    public var baseDecodeTime: Int64
+    /// The packets' durations added up, in media units.
+    public var duration: Int64
+    /// Packets in the segment.
+    public var sampleCount: Int
+    /// The media timescale.
+    public var timescale: Int32
+
+    /// The duration in seconds.
+    public var seconds: Double { Double(duration) / Double(max(timescale, 1)) }
+}
+
+/// Writes one audio track as CMAF (ISO/IEC 23000-19): a header (the init segment: `ftyp` and a
+/// `moov` with `mvex` and empty sample tables) and segments of whole packets, each one fragment
+/// whose `tfdt` continues the previous one's. The encoder's priming is one edit in the header,
+/// `segment_duration` 0 and `media_time` the priming (ISO/IEC 14496-12 8.6.6; Apple's HLS
+/// authoring guidance and CMAF 7.5.13 both ask for it), and iTunSMPB there says the valid length
+/// when it is known.
+///
+/// Samples go in with ``append(_:)``; ``cutSegment()`` writes what was appended as one segment.
+/// The caller decides where segments end. Not `Sendable`: one thread at a time appends.
+public final class CMAFSegmenter {
+    private let track: MuxerTrack
+    private var sequence: UInt32 = 0
+    private var nextDecodeTime: Int64 = 0
+    private var data: [UInt8] = []
+    /// Packets appended since the last cut.
+    public var pendingSampleCount: Int { track.fragmentEntries.count }
+    /// Media units appended since the last cut.
+    public private(set) var pendingDuration: Int64 = 0
+    /// The media timescale (the sample rate for AAC).
+    public var timescale: Int32 { track.timescale }
+
+    /// A segmenter for packets of `format` (AAC) whose first `priming` decoded samples are the
+    /// encoder's.
+    ///
+    /// - Throws: ``MP4Error/unsupportedCodec(trackID:codec:reason:)`` for a format the muxer
+    ///   cannot describe.
+    public init(format: FormatDescription, priming: Int) throws(MP4Error) {
+        try MuxerTrack.check(format)
+        track = MuxerTrack(id: 1, format: format)
+        track.gapless = (max(0, priming), 0)
+    }
+
+    /// The header (init segment): `ftyp` (`cmfc`, `iso6`) and the `moov`. With `validFrameCount`
+    /// (known once the media is), iTunSMPB gives the samples presented after the priming.
+    public func header(validFrameCount: Int64? = nil, mediaDuration: Int64? = nil) -> [UInt8] {
+        if let validFrameCount { track.gapless = (track.gapless?.priming ?? 0, validFrameCount) }
+        var writer = MovieBoxWriter(tracks: [track], movieTimescale: track.timescale, transform: .identity, encoderName: "KeyFrameKit")
+        writer.fragmented = true
+        writer.openEnded = true
+        if let mediaDuration { writer.fragmentedMediaDurations = [track.id: mediaDuration] }
+        var box = BoxWriter()
+        box.box("ftyp") { b in
+            b.fourCC("cmfc"); b.u32(0)
+            for brand: FourCharacterCode in ["cmfc", "iso6", "isom", "mp41"] { b.fourCC(brand) }
+        }
+        return box.bytes + writer.movie()
+    }
+
+    /// Adds a packet to the segment being built. Its duration (in the track's timescale) is
+    /// the sample's own.
+    public func append(_ sample: MediaSample) {
+        let duration = max(0, (try? sample.duration.converted(to: track.timescale, rounding: .nearest).value) ?? 0)
+        if track.fragmentEntries.isEmpty { track.fragmentStartDecodeTime = nextDecodeTime }
+        track.fragmentEntries.append((UInt32(clamping: sample.data.count), UInt32(clamping: duration), 0x0200_0000, 0))
+        data += sample.data
+        pendingDuration += duration
+    }
+
+    /// Adds the packets of a run.
+    public func append(run: MediaSampleRun) {
+        if track.fragmentEntries.isEmpty { track.fragmentStartDecodeTime = nextDecodeTime }
+        for entry in run.entries {
+            track.fragmentEntries.append((UInt32(clamping: entry.size), entry.duration, 0x0200_0000, 0))
+            pendingDuration += Int64(entry.duration)
+        }
+        data += run.data
+    }
+
+    /// The packets appended since the last cut, as a segment; `nil` when there are none.
+    public func cutSegment() -> CMAFSegment? {
+        guard !track.fragmentEntries.isEmpty else { return nil }
+        sequence += 1
+        var styp = BoxWriter()
+        styp.box("styp") { b in
+            b.fourCC("msdh"); b.u32(0)
+            for brand: FourCharacterCode in ["msdh", "msix", "cmfs", "cmff", "cmfc"] { b.fourCC(brand) }
+        }
+        let headerSize = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [0]).count
+        let moof = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [Int32(clamping: headerSize + 8)])
+        let bytes = styp.bytes + moof + BoxWriterBytes.u32(UInt32(clamping: 8 + data.count)) + Array("mdat".utf8) + data
+        let segment = CMAFSegment(bytes: bytes, sequenceNumber: sequence, baseDecodeTime: nextDecodeTime, duration: pendingDuration,
+                                  sampleCount: track.fragmentEntries.count, timescale: track.timescale)
+        nextDecodeTime += pendingDuration
+        pendingDuration = 0
+        data.removeAll(keepingCapacity: true)
+        track.fragmentEntries.removeAll(keepingCapacity: true)
+        return segment
+    }
+}
+
+/// Not `Sendable`: appending mutates the segment being built.
+@available(*, unavailable)
+extension CMAFSegmenter: Sendable {}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import KeyFrameKit
+
+/// `keyframe package IN --hls DIR [--segment-duration S] [--bitrate B] [--json]`.
+struct Package: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "package",
+        abstract: "Package audio as an HLS rendition: a playlist, a CMAF init segment and fMP4 segments.",
+        discussion: """
+            An AAC input (.m4a/.mp4 or ADTS) is stream-copied; anything else `convert` reads is \
+            encoded to AAC-LC (128 kb/s, or --bitrate, which also re-encodes AAC). DIR gets \
+            index.m3u8 (VOD, EXT-X-MAP, EXT-X-INDEPENDENT-SEGMENTS, EXT-X-ENDLIST), init.mp4 and \
+            segment-NNNNN.m4s: whole AAC frames, about --segment-duration seconds each, the last up \
+            to half a segment longer rather than short. The encoder's priming is one edit in \
+            init.mp4 (segment_duration 0, media_time the priming) and its iTunSMPB gives the valid \
+            length; packets wholly after the last sample are not written. Files are written under \
+            temporary names and renamed when complete, the playlist last.
+            """
+    )
+
+    @Argument(help: "The audio file to package.")
+    var input: String
+
+    @Option(help: "The directory for the HLS rendition (made if missing).")
+    var hls: String
+
+    @Option(help: "Seconds per segment (whole AAC frames).")
+    var segmentDuration: Double = 6
+
+    @Option(help: "Encode at this bitrate (e.g. 128k) instead of copying AAC.")
+    var bitrate: Bitrate?
+
+    @Flag(help: "Print what was written as JSON.")
+    var json = false
+
+    struct Output: Encodable {
+        var playlist: String
+        var segments: Int
+        var targetDuration: Int
+        var segmentDurations: [Double]
+        var copied: Bool
+    }
+
+    func run() throws {
+        let line = ProgressLine(label: "packaging")
+        let summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
+                                        options: Packaging.Options(segmentDuration: segmentDuration, bitrate: bitrate?.bitsPerSecond),
+                                        control: StopSignals.cancellingControl(), progress: line.update)
+        line.finish(mediaSeconds: 0, totalSeconds: nil)
+        let output = Output(playlist: summary.playlist.string, segments: summary.segmentDurations.count, targetDuration: summary.targetDuration,
+                            segmentDurations: summary.segmentDurations, copied: summary.copied)
+        if json {
+            try JSONOutput.print(output)
+        } else {
+            let total = summary.segmentDurations.reduce(0, +)
+            print("\(output.playlist): \(output.segments) segments, \(Terminal.fixed(total, digits: 3)) s, "
+                  + "target duration \(output.targetDuration) s, AAC \(summary.copied ? "copied" : "encoded")")
+        }
+    }
+}
