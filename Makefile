@@ -28,8 +28,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libasound2-dev alsa-utils ffmpeg \
                 mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley
 VENV := .venv
-# mutagen: the tests' peer reader of durations.
-PIP_PACKAGES := mutagen
+# mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists).
+PIP_PACKAGES := mutagen m3u8
 # The perceptual metrics of `make quality` (scripts/quality.py), installed by that target only:
 # they add ~220 MB to the venv and CI's `make test` does not need them. visqol-python builds
 # libsvm-official from source.

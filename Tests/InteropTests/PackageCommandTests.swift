@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+
+/// Issue 13, item 1: `keyframe package IN --hls DIR`. The PyPI `m3u8` package parses the
+/// playlist; a box walk in Python (not ours) checks each segment's `tfdt` against the samples
+/// before it, whole AAC frames, and `EXTINF` against the samples; FFmpeg's HLS demuxer plays it
+/// without a warning at lag 0; `keyframe decode index.m3u8` gives the source's samples.
+@Suite struct PackageCommandTests {
+    /// The playlist and segments as the `m3u8` package and a box walk see them.
+    static let inspector = """
+        import json, struct, sys, os, m3u8
+        path = sys.argv[1]
+        playlist = m3u8.load(path)
+        base = os.path.dirname(path)
+        def boxes(data, start, end):
+            while start + 8 <= end:
+                size, kind = struct.unpack(">I4s", data[start:start + 8])
+                if size < 8: return
+                yield kind, start, start + size
+                start += size
+        def find(data, start, end, kind):
+            return [(s, e) for k, s, e in boxes(data, start, end) if k == kind]
+        init = open(os.path.join(base, playlist.segment_map[0].uri), "rb").read()
+        moov = find(init, 0, len(init), b"moov")[0]
+        trak = find(init, moov[0] + 8, moov[1], b"trak")[0]
+        mdia = find(init, trak[0] + 8, trak[1], b"mdia")[0]
+        mdhd = find(init, mdia[0] + 8, mdia[1], b"mdhd")[0]
+        version = init[mdhd[0] + 8]
+        timescale = struct.unpack(">I", init[mdhd[0] + (28 if version == 1 else 20):][:4])[0]
+        edts = find(init, trak[0] + 8, trak[1], b"edts")
+        elst = find(init, edts[0][0] + 8, edts[0][1], b"elst")[0] if edts else None
+        edit = None
+        if elst:
+            v = init[elst[0] + 8]
+            n = struct.unpack(">I", init[elst[0] + 12:elst[0] + 16])[0]
+            if v == 1:
+                edit = struct.unpack(">Qq", init[elst[0] + 16:elst[0] + 32]) + (n,)
+            else:
+                edit = struct.unpack(">Ii", init[elst[0] + 16:elst[0] + 24]) + (n,)
+        segments = []
+        for segment in playlist.segments:
+            data = open(os.path.join(base, segment.uri), "rb").read()
+            kinds = [k.decode() for k, s, e in boxes(data, 0, len(data))]
+            moof = find(data, 0, len(data), b"moof")[0]
+            traf = find(data, moof[0] + 8, moof[1], b"traf")[0]
+            tfdt = find(data, traf[0] + 8, traf[1], b"tfdt")[0]
+            tv = data[tfdt[0] + 8]
+            base_time = struct.unpack(">Q" if tv == 1 else ">I", data[tfdt[0] + 12:tfdt[0] + (20 if tv == 1 else 16)])[0]
+            trun = find(data, traf[0] + 8, traf[1], b"trun")[0]
+            flags = struct.unpack(">I", data[trun[0] + 8:trun[0] + 12])[0] & 0xFFFFFF
+            count = struct.unpack(">I", data[trun[0] + 12:trun[0] + 16])[0]
+            at = trun[0] + 16 + (4 if flags & 1 else 0) + (4 if flags & 4 else 0)
+            durations = []
+            for _ in range(count):
+                entry = []
+                for bit in (0x100, 0x200, 0x400, 0x800):
+                    if flags & bit:
+                        entry.append(struct.unpack(">I", data[at:at + 4])[0]); at += 4
+                durations.append(entry[0] if flags & 0x100 else None)
+            segments.append({"uri": segment.uri, "extinf": segment.duration, "kinds": kinds, "tfdt": base_time,
+                             "durations": durations})
+        print(json.dumps({"version": playlist.version, "target": playlist.target_duration, "type": playlist.playlist_type,
+                          "endlist": playlist.is_endlist, "independent": playlist.is_independent_segments,
+                          "map": playlist.segment_map[0].uri, "timescale": timescale, "edit": edit, "segments": segments}))
+        """
+
+    struct Inspection {
+        var target: Int
+        var type: String
+        var ended: Bool
+        var independent: Bool
+        var timescale: Int
+        var edit: [Int]
+        var segments: [(extinf: Double, kinds: [String], tfdt: Int, durations: [Int])]
+    }
+
+    static func inspect(_ playlist: String) throws -> Inspection {
+        let run = try ExternalTool.succeed("python3", ["-c", inspector, playlist])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        let segments = (object["segments"] as? [[String: Any]] ?? []).map { segment in
+            (segment["extinf"] as? Double ?? -1, segment["kinds"] as? [String] ?? [], segment["tfdt"] as? Int ?? -1,
+             (segment["durations"] as? [Any] ?? []).map { $0 as? Int ?? -1 })
+        }
+        return Inspection(target: object["target"] as? Int ?? 0, type: object["type"] as? String ?? "", ended: object["endlist"] as? Bool ?? false,
+                          independent: object["independent"] as? Bool ?? false, timescale: object["timescale"] as? Int ?? 0,
+                          edit: object["edit"] as? [Int] ?? [], segments: segments)
+    }
+
+    /// The checks every rendition passes: VOD tags, whole frames, tfdt continuity, EXTINF exact.
+    static func expectWellFormed(_ inspection: Inspection, segmentSeconds: Double, priming: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(inspection.type.uppercased() == "VOD" && inspection.ended && inspection.independent, sourceLocation: sourceLocation)
+        #expect(inspection.edit == [0, priming, 1], "one edit: segment_duration 0, media_time the priming", sourceLocation: sourceLocation)
+        var expected = 0
+        for (index, segment) in inspection.segments.enumerated() {
+            #expect(segment.kinds == ["styp", "moof", "mdat"], sourceLocation: sourceLocation)
+            #expect(segment.tfdt == expected, "segment \(index + 1): tfdt \(segment.tfdt), expected \(expected)", sourceLocation: sourceLocation)
+            // Whole AAC frames; the stream's very last may say less (an M4A's stts keeps its padding out).
+            let isLast = index == inspection.segments.count - 1
+            let frames = isLast ? segment.durations.dropLast() : segment.durations[...]
+            #expect(frames.allSatisfy { $0 == 1024 } && (segment.durations.last ?? 0) <= 1024 && (segment.durations.last ?? 0) > 0,
+                    "whole AAC frames", sourceLocation: sourceLocation)
+            let samples = segment.durations.reduce(0, +)
+            #expect(abs(segment.extinf - Double(samples) / Double(inspection.timescale)) < 1e-6, "EXTINF exact", sourceLocation: sourceLocation)
+            #expect(Int(segment.extinf.rounded()) <= inspection.target, "EXTINF within the target duration", sourceLocation: sourceLocation)
+            if index < inspection.segments.count - 1 {
+                #expect(abs(segment.extinf - segmentSeconds) < 1024.0 / Double(inspection.timescale), sourceLocation: sourceLocation)
+            } else if inspection.segments.count > 1 {
+                #expect(segment.extinf >= segmentSeconds / 2 - 0.05 && segment.extinf <= segmentSeconds * 1.5 + 0.05, "no short last segment",
+                        sourceLocation: sourceLocation)
+            }
+            expected += samples
+        }
+    }
+
+    @Test func anM4AIsCopiedIntoSegmentsThatDecodeToItsSamples() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try EditCommandTests.makeSource(in: directory, seconds: 20)
+        let hls = directory.appendingPathComponent("hls").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", source, "--hls", hls, "--json"])
+        let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+        #expect(summary?["copied"] as? Bool == true && summary?["segments"] as? Int == 3)
+        let playlist = hls + "/index.m3u8"
+        let inspection = try Self.inspect(playlist)
+        Self.expectWellFormed(inspection, segmentSeconds: 6, priming: 1024)
+        #expect(inspection.target == 8, "6-s segments and a last one of 8 s")
+        // Ours: exactly the source's samples. FFmpeg: at lag 0, no warning (it keeps the tail).
+        let whole = try EditCommandTests.decode(source, in: directory)
+        let ours = try EditCommandTests.decode(playlist, in: directory)
+        let oursIsTheSource = ours.samples == whole.samples
+        #expect(oursIsTheSource)
+        let theirs = try EditCommandTests.ffmpegDecode(playlist, in: directory)
+        let theirsLinesUp = theirs.frames >= whole.frames && theirs.frames < whole.frames + 1024 && theirs.samples.prefix(whole.samples.count) == whole.samples[...]
+        #expect(theirsLinesUp, "FFmpeg's HLS demuxer: \(theirs.frames) frames")
+    }
+
+    @Test func anyOtherInputIsEncodedAndShortSegmentsWork() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        let frames = 44100 * 7 + 333
+        try GaplessTests.makeSignal(rate: 44100, channels: 2, frames: frames, to: wav)
+        let hls = directory.appendingPathComponent("two").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", hls, "--segment-duration", "2", "--json"])
+        let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+        #expect(summary?["copied"] as? Bool == false)
+        let playlist = hls + "/index.m3u8"
+        let inspection = try Self.inspect(playlist)
+        Self.expectWellFormed(inspection, segmentSeconds: 2, priming: 1024)
+        // 7.0 s in 2-s segments: 2, 2 and 3 (the last takes what would have been a short fourth).
+        #expect(inspection.segments.count == 3 && inspection.target == 3, "\(inspection.segments.map(\.extinf))")
+        let decoded = try EditCommandTests.decode(playlist, in: directory)
+        #expect(decoded.frames == frames, "the encoded rendition decodes to the input's length")
+        let lag = GaplessTests.peakLag(try GaplessTests.pcm(wav, channels: 2), decoded, channel: 0)
+        #expect(lag == 0, "and lines up with it")
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+    }
+
+    @Test func aBrokenInputOrAnUnwritableDirectoryLeavesNothing() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try EditCommandTests.makeSource(in: directory, seconds: 3)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: source)))
+        bytes.removeLast(bytes.count / 2)
+        let broken = directory.appendingPathComponent("broken.m4a").path
+        try Data(bytes).write(to: URL(fileURLWithPath: broken))
+        let hls = directory.appendingPathComponent("out").path
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["package", broken, "--hls", hls])
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []
+        #expect(run.status != 0 || left.contains("index.m3u8"), "a truncated file is an error or its whole part is packaged: \(run.standardError)")
+        #expect(!left.contains { $0.hasPrefix(".") }, "no temporary file is left: \(left)")
+        let readOnly = directory.appendingPathComponent("readonly")
+        try FileManager.default.createDirectory(at: readOnly, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: readOnly.path)
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: readOnly.path) }
+        let denied = try ExternalTool.run(try ExternalTool.keyframe, ["package", source, "--hls", readOnly.appendingPathComponent("hls").path])
+        let isRoot = getuid() == 0
+        #expect(isRoot || (denied.status != 0 && denied.standardError.contains("hls")), "\(denied.standardError)")
+        let notAudio = directory.appendingPathComponent("notes.txt").path
+        try "not audio".write(toFile: notAudio, atomically: true, encoding: .utf8)
+        let refused = try ExternalTool.run(try ExternalTool.keyframe, ["package", notAudio, "--hls", directory.appendingPathComponent("n").path])
+        #expect(refused.status != 0 && !refused.standardError.isEmpty)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("n").path)) ?? []).isEmpty)
+    }
+}
