@@ -24,6 +24,10 @@ private func system_mkdir(_ path: UnsafePointer<CChar>, _ mode: mode_t) -> CInt 
     mkdir(path, mode)
 }
 
+private func system_rmdir(_ path: UnsafePointer<CChar>) -> CInt {
+    rmdir(path)
+}
+
 private func system_fsync(_ descriptor: CInt) -> CInt {
     fsync(descriptor)
 }
@@ -67,6 +71,11 @@ package enum FileSystemCalls {
         } catch where error == .fileExists {
             return
         }
+    }
+
+    /// `rmdir(2)`: removes the empty directory `path`.
+    package static func removeDirectory(_ path: FilePath) throws(Errno) {
+        try nothingOrErrno(retryOnInterrupt: false) { path.withPlatformString { system_rmdir($0) } }
     }
 
     /// Whether something is at `path`: `open(2)` for reading succeeds, or fails for want of

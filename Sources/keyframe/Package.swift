@@ -14,7 +14,11 @@ struct Package: ParsableCommand {
             to half a segment longer rather than short. The encoder's priming is one edit in \
             init.mp4 (segment_duration 0, media_time the priming) and its iTunSMPB gives the valid \
             length; packets wholly after the last sample are not written. Files are written under \
-            temporary names and renamed when complete, the playlist last.
+            temporary names and renamed when complete, the playlist last. --bitrates 64k,128k,… \
+            encodes a ladder from the one source: DIR/64k/, DIR/128k/, … each a rendition as above, \
+            with identical segment boundaries, named by DIR/master.m3u8 (BANDWIDTH is the peak \
+            segment bit rate, AVERAGE-BANDWIDTH the mean, CODECS mp4a.40.2). --dash also writes \
+            DIR/manifest.mpd over the same segments.
             """
     )
 
@@ -30,11 +34,19 @@ struct Package: ParsableCommand {
     @Option(help: "Encode at this bitrate (e.g. 128k) instead of copying AAC.")
     var bitrate: Bitrate?
 
+    @Option(help: "Encode a ladder, one rendition per bitrate (comma-separated: 64k,128k).")
+    var bitrates: String?
+
+    @Flag(help: "Also write an MPEG-DASH manifest (manifest.mpd) over the same segments.")
+    var dash = false
+
     @Flag(help: "Print what was written as JSON.")
     var json = false
 
     struct Output: Encodable {
         var playlist: String
+        var mpd: String?
+        var renditions: [String: Int]
         var segments: Int
         var targetDuration: Int
         var segmentDurations: [Double]
@@ -42,19 +54,28 @@ struct Package: ParsableCommand {
     }
 
     func run() throws {
+        var ladder: [Int] = []
+        for text in (bitrates ?? "").split(separator: ",") {
+            guard let value = Bitrate(argument: String(text)) else { throw CommandFailure("--bitrates \(text): give bitrates like 64k,128k") }
+            ladder.append(value.bitsPerSecond)
+        }
         let line = ProgressLine(label: "packaging")
         let summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
-                                        options: Packaging.Options(segmentDuration: segmentDuration, bitrate: bitrate?.bitsPerSecond),
+                                        options: Packaging.Options(segmentDuration: segmentDuration, bitrate: bitrate?.bitsPerSecond,
+                                                                   bitrates: ladder, dash: dash),
                                         control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)
-        let output = Output(playlist: summary.playlist.string, segments: summary.segmentDurations.count, targetDuration: summary.targetDuration,
+        let renditions = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.peakBitrate) }, uniquingKeysWith: { a, _ in a })
+        let output = Output(playlist: summary.playlist.string, mpd: summary.mpd?.string, renditions: renditions, segments: summary.segmentDurations.count, targetDuration: summary.targetDuration,
                             segmentDurations: summary.segmentDurations, copied: summary.copied)
         if json {
             try JSONOutput.print(output)
         } else {
             let total = summary.segmentDurations.reduce(0, +)
             print("\(output.playlist): \(output.segments) segments, \(Terminal.fixed(total, digits: 3)) s, "
-                  + "target duration \(output.targetDuration) s, AAC \(summary.copied ? "copied" : "encoded")")
+                  + "target duration \(output.targetDuration) s, AAC \(summary.copied ? "copied" : "encoded")"
+                  + (summary.renditions.count > 1 ? ", \(summary.renditions.count) renditions" : "")
+                  + (summary.mpd.map { ", \($0)" } ?? ""))
         }
     }
 }

@@ -24,9 +24,9 @@ import Testing
         return try GaplessTests.pcm(wav, channels: 2)
     }
 
-    static func ffmpegDecode(_ file: String, in directory: URL) throws -> GaplessTests.PCM {
+    static func ffmpegDecode(_ file: String, in directory: URL, map: String = "0:a") throws -> GaplessTests.PCM {
         let wav = directory.appendingPathComponent(UUID().uuidString + ".wav").path
-        let run = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", file, "-map", "0:a", "-c:a", "pcm_s16le", wav])
+        let run = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", file, "-map", map, "-c:a", "pcm_s16le", wav])
         #expect(run.status == 0 && run.standardError.isEmpty, "ffmpeg on \(file): \(run.standardError)")
         return try GaplessTests.pcm(wav, channels: 2)
     }

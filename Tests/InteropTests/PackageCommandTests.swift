@@ -157,6 +157,47 @@ import Testing
         #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
     }
 
+    @Test func aLadderHasAMasterPlaylistAndAlignedSegmentsAndDASHNamesTheSame() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try GaplessTests.makeSignal(rate: 48000, channels: 2, frames: 48000 * 14, to: wav)
+        let out = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", out, "--bitrates", "64k,128k", "--dash", "--segment-duration", "4"])
+        // The master playlist, as the m3u8 package reads it.
+        let script = """
+            import json, sys, m3u8
+            master = m3u8.load(sys.argv[1])
+            print(json.dumps([{"uri": p.uri, "bandwidth": p.stream_info.bandwidth, "average": p.stream_info.average_bandwidth,
+                               "codecs": p.stream_info.codecs} for p in master.playlists]))
+            """
+        let run = try ExternalTool.succeed("python3", ["-c", script, out + "/master.m3u8"])
+        let variants = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [[String: Any]] ?? []
+        #expect(variants.compactMap { $0["uri"] as? String } == ["128k/index.m3u8", "64k/index.m3u8"])
+        #expect(variants.allSatisfy { $0["codecs"] as? String == "mp4a.40.2" })
+        let bandwidths = variants.compactMap { $0["bandwidth"] as? Int }, averages = variants.compactMap { $0["average"] as? Int }
+        #expect(bandwidths.count == 2 && averages.count == 2 && zip(bandwidths, averages).allSatisfy { $0 >= $1 }, "peak ≥ average")
+        #expect(averages.count == 2 && abs(averages[0] - 130_000) < 10_000 && abs(averages[1] - 66_000) < 8_000, "\(averages)")
+        // Both renditions well formed, their segment boundaries identical.
+        let high = try Self.inspect(out + "/128k/index.m3u8"), low = try Self.inspect(out + "/64k/index.m3u8")
+        Self.expectWellFormed(high, segmentSeconds: 4, priming: 1024)
+        Self.expectWellFormed(low, segmentSeconds: 4, priming: 1024)
+        #expect(high.segments.map(\.tfdt) == low.segments.map(\.tfdt) && high.segments.map(\.extinf) == low.segments.map(\.extinf))
+        // FFmpeg plays the master playlist and the DASH manifest without an error, at lag 0.
+        let source = try GaplessTests.pcm(wav, channels: 2)
+        for manifest in [out + "/master.m3u8", out + "/manifest.mpd"] {
+            let theirs = try EditCommandTests.ffmpegDecode(manifest, in: directory, map: "0:a:0")
+            #expect(GaplessTests.peakLag(source, theirs, channel: 0) == 0, "\(manifest)")
+            #expect(theirs.frames > 48000 * 13, "\(manifest): \(theirs.frames) frames")
+        }
+        let mpd = try String(contentsOfFile: out + "/manifest.mpd", encoding: .utf8)
+        #expect(mpd.contains("initialization=\"64k/init.mp4\"") && mpd.contains("media=\"128k/segment-$Number%05d$.m4s\""))
+        let xml = "import sys, xml.etree.ElementTree as E\nr = E.parse(sys.argv[1]).getroot()\n"
+            + "print(len([e for e in r.iter() if e.tag.endswith('Representation')]), r.get('type'))"
+        let parsed = try ExternalTool.succeed("python3", ["-c", xml, out + "/manifest.mpd"]).standardOutput
+        #expect(parsed == "2 static\n", "the MPD parses as XML: \(parsed)")
+    }
+
     @Test func aBrokenInputOrAnUnwritableDirectoryLeavesNothing() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

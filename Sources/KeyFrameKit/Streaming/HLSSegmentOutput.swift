@@ -27,8 +27,26 @@ public struct HLSSegmentOutput: PacketSink {
     public let segmentDuration: Double
     /// The playlist's file name.
     public let playlistName: String
+    /// A segment written: its file name, size and duration (the bytes are not kept).
+    public struct WrittenSegment: Sendable, Hashable {
+        /// The file name in ``HLSSegmentOutput/directory``.
+        public var name: String
+        /// Bytes.
+        public var byteCount: Int
+        /// Media units.
+        public var duration: Int64
+        /// The media timescale.
+        public var timescale: Int32
+        /// Seconds.
+        public var seconds: Double { Double(duration) / Double(max(timescale, 1)) }
+    }
+
     /// The segments written so far.
-    public private(set) var segments: [CMAFSegment] = []
+    public private(set) var segments: [WrittenSegment] = []
+    /// The packets' format, once the first came.
+    public private(set) var format: EncodedAudioFormat?
+    /// The priming, once known (at the end for an encoder's).
+    public private(set) var priming: Int64 = 0
     /// The playlist, once finished.
     public private(set) var playlist: HLSMediaPlaylist?
 
@@ -63,6 +81,7 @@ public struct HLSSegmentOutput: PacketSink {
             case .encoder(let encoder): priming = encoder.priming
             }
             do { segmenter = try CMAFSegmenter(format: packet.format, priming: priming) } catch { throw .container(error) }
+            if case .audio(let audio) = packet.format { format = audio }
         }
         let timescale = Int32(segmenter?.timescale ?? 1)
         let duration = (try? packet.duration.converted(to: timescale, rounding: .nearest).value) ?? 0
@@ -94,7 +113,7 @@ public struct HLSSegmentOutput: PacketSink {
         guard let segment = segmenter?.cutSegment() else { return }
         let name = Self.segmentName(segment.sequenceNumber)
         try writeFile(name, segment.bytes)
-        segments.append(segment)
+        segments.append(WrittenSegment(name: name, byteCount: segment.bytes.count, duration: segment.duration, timescale: segment.timescale))
         mediaDuration += segment.duration
     }
 
@@ -139,7 +158,8 @@ public struct HLSSegmentOutput: PacketSink {
         if queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
         if !queue.isEmpty { try cut(atLeast: .max) }
         try writeFile("init.mp4", segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration))
-        let list = HLSMediaPlaylist(mapURI: "init.mp4", segments: segments.map { HLSMediaPlaylist.Segment(uri: Self.segmentName($0.sequenceNumber), duration: $0.seconds) })
+        self.priming = priming
+        let list = HLSMediaPlaylist(mapURI: "init.mp4", segments: segments.map { HLSMediaPlaylist.Segment(uri: $0.name, duration: $0.seconds) })
         try writeFile(playlistName, Array(list.text.utf8))
         playlist = list
         written.removeAll()

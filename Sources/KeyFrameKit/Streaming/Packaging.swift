@@ -13,18 +13,29 @@ public enum Packaging {
         /// Encode at this bitrate (bits per second); `nil` stream-copies an AAC input and encodes
         /// anything else at 128 kb/s.
         public var bitrate: Int?
+        /// A ladder: one rendition per bitrate, each in a directory of its own (`64k/`, …),
+        /// named by `master.m3u8`; their segment boundaries are identical. Empty for one rendition.
+        public var bitrates: [Int]
+        /// Also write `manifest.mpd` (MPEG-DASH) over the same segments.
+        public var dash: Bool
 
-        /// Options: 6-second segments, AAC copied.
-        public init(segmentDuration: Double = 6, bitrate: Int? = nil) {
+        /// Options: 6-second segments, AAC copied, one rendition, no DASH.
+        public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false) {
             self.segmentDuration = segmentDuration
             self.bitrate = bitrate
+            self.bitrates = bitrates
+            self.dash = dash
         }
     }
 
     /// What a packaging wrote.
     public struct Summary: Sendable {
-        /// The playlist written.
+        /// The playlist written: the media playlist, or for a ladder the master playlist.
         public var playlist: FilePath
+        /// The renditions, as the manifests name them.
+        public var renditions: [StreamManifests.Rendition]
+        /// The DASH manifest, when one was written.
+        public var mpd: FilePath?
         /// The segments: their durations in seconds.
         public var segmentDurations: [Double]
         /// `EXT-X-TARGETDURATION`.
@@ -33,9 +44,81 @@ public enum Packaging {
         public var copied: Bool
     }
 
-    /// Packages `input` as an HLS rendition in `directory`: `index.m3u8`, `init.mp4` and CMAF
-    /// segments, written atomically, the playlist last. Nothing is left on an error.
+    /// Packages `input` as HLS in `directory`: one rendition (`index.m3u8`, `init.mp4` and CMAF
+    /// segments), or with ``Options/bitrates`` a ladder (a rendition per bitrate in `64k/`, …,
+    /// and `master.m3u8`), and with ``Options/dash`` a `manifest.mpd` over the same segments.
+    /// Every file is written atomically, the playlists and manifests last; nothing is left on an
+    /// error.
     public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
+                           progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        var summary: Summary
+        if options.bitrates.isEmpty {
+            summary = try rendition(input, to: directory, options: options, control: control, progress: progress)
+        } else {
+            guard Set(options.bitrates).count == options.bitrates.count else { throw .unsupported("--bitrates: each bitrate once") }
+            do { try FileSystemCalls.makeDirectory(directory) } catch {
+                throw .stream(.system(operation: "make the directory", path: directory.string, errno: error))
+            }
+            var renditions: [StreamManifests.Rendition] = []
+            var made: [FilePath] = []
+            do throws(PipelineError) {
+                for bitrate in options.bitrates {
+                    let name = "\(bitrate / 1000)k"
+                    var single = options
+                    single.bitrate = bitrate
+                    single.bitrates = []
+                    single.dash = false
+                    let part = try rendition(input, to: directory.appending(name), options: single, control: control, progress: progress)
+                    made.append(directory.appending(name))
+                    var named = part.renditions[0]
+                    named.path = name
+                    renditions.append(named)
+                }
+                // The same boundaries in every rendition: a player switches at any segment.
+                guard Set(renditions.map { $0.segments.map(\.duration) }).count == 1 else {
+                    throw PipelineError.unsupported("the renditions' segments do not line up")
+                }
+                try write(StreamManifests.masterPlaylist(renditions), to: directory.appending("master.m3u8"))
+            } catch {
+                for rendition in made { remove(rendition) }
+                throw error
+            }
+            summary = Summary(playlist: directory.appending("master.m3u8"), renditions: renditions, segmentDurations: renditions[0].segments.map {
+                Double($0.duration) / Double(max(renditions[0].timescale, 1))
+            }, targetDuration: 0, copied: false)
+            summary.targetDuration = HLSMediaPlaylist(mapURI: nil, segments: summary.segmentDurations.map { .init(uri: "", duration: $0) }).targetDuration
+        }
+        if options.dash {
+            let path = directory.appending("manifest.mpd")
+            try write(StreamManifests.mpd(summary.renditions), to: path)
+            summary.mpd = path
+        }
+        return summary
+    }
+
+    /// Writes `text` to `path` atomically.
+    static func write(_ text: String, to path: FilePath) throws(PipelineError) {
+        let sink: FileByteSink
+        do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do throws(ByteStreamError) {
+            try sink.write(Array(text.utf8))
+            try sink.commit()
+        } catch {
+            sink.cancel()
+            throw .stream(error)
+        }
+    }
+
+    /// Removes a rendition directory's files (`index.m3u8`, `init.mp4`, segments) and the
+    /// directory when it is then empty.
+    static func remove(_ directory: FilePath) {
+        guard let playlist = try? HLSMediaPlaylist.files(of: directory.appending("index.m3u8")) else { return }
+        for path in [directory.appending("index.m3u8"), playlist.initSegment] + playlist.segments { try? FileSystemCalls.unlink(path) }
+        try? FileSystemCalls.removeDirectory(directory)
+    }
+
+    /// One rendition.
+    static func rendition(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         let kind = MediaFileFormat.detect(input)
         let aac: AACTrackLayout? = if options.bitrate == nil, kind == .adts || kind == .mp4 { try? AACTrackLayout(path: input) } else { nil }
@@ -57,7 +140,10 @@ public enum Packaging {
     }
 
     private static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
-        Summary(playlist: sink.directory.appending(sink.playlistName), segmentDurations: sink.segments.map(\.seconds),
-                targetDuration: sink.playlist?.targetDuration ?? 0, copied: copied)
+        let rendition = StreamManifests.Rendition(path: "", playlist: sink.playlistName, segments: sink.segments.map { ($0.byteCount, $0.duration) },
+                                                  timescale: Int(sink.segments.first?.timescale ?? 1), channelCount: sink.format?.channelCount ?? 2,
+                                                  priming: sink.priming)
+        return Summary(playlist: sink.directory.appending(sink.playlistName), renditions: [rendition], segmentDurations: sink.segments.map(\.seconds),
+                       targetDuration: sink.playlist?.targetDuration ?? 0, copied: copied)
     }
 }

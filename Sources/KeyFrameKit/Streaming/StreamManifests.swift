@@ -1,0 +1,126 @@
+/// The manifests that name several renditions or describe them for DASH: an HLS master playlist
+/// (RFC 8216 4.3.4.2, `EXT-X-STREAM-INF`) and a static MPEG-DASH MPD (ISO/IEC 23009-1, with a
+/// `SegmentTemplate` and `SegmentTimeline` over the same CMAF segments).
+public enum StreamManifests {
+    /// One rendition as the manifests name it.
+    public struct Rendition: Sendable, Hashable {
+        /// The rendition's directory, relative to the manifests (empty for the same directory).
+        public var path: String
+        /// Its media playlist's name.
+        public var playlist: String
+        /// Its segments: sizes in bytes and durations in media units.
+        public var segments: [(bytes: Int, duration: Int64)]
+        /// The media timescale.
+        public var timescale: Int
+        /// Channels.
+        public var channelCount: Int
+        /// The RFC 6381 codec string: `mp4a.40.2` for AAC-LC.
+        public var codecs: String
+        /// The encoder's priming, in media units (the DASH `presentationTimeOffset`).
+        public var priming: Int64
+
+        /// A rendition.
+        public init(path: String, playlist: String = "index.m3u8", segments: [(bytes: Int, duration: Int64)], timescale: Int, channelCount: Int,
+                    codecs: String = "mp4a.40.2", priming: Int64) {
+            self.path = path
+            self.playlist = playlist
+            self.segments = segments
+            self.timescale = timescale
+            self.channelCount = channelCount
+            self.codecs = codecs
+            self.priming = priming
+        }
+
+        public static func == (lhs: Rendition, rhs: Rendition) -> Bool {
+            lhs.path == rhs.path && lhs.playlist == rhs.playlist && lhs.timescale == rhs.timescale && lhs.codecs == rhs.codecs
+                && lhs.segments.map(\.bytes) == rhs.segments.map(\.bytes) && lhs.segments.map(\.duration) == rhs.segments.map(\.duration)
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(path)
+            hasher.combine(playlist)
+        }
+
+        /// `BANDWIDTH`: the peak segment bit rate, bits per second (RFC 8216 4.3.4.2).
+        public var peakBitrate: Int {
+            segments.map { Int((Double($0.bytes * 8) * Double(timescale) / Double(max($0.duration, 1))).rounded(.up)) }.max() ?? 0
+        }
+
+        /// `AVERAGE-BANDWIDTH`: all the segments' bits over their duration.
+        public var averageBitrate: Int {
+            let bits = segments.reduce(0) { $0 + $1.bytes * 8 }
+            let duration = segments.reduce(Int64(0)) { $0 + $1.duration }
+            return Int((Double(bits) * Double(timescale) / Double(max(duration, 1))).rounded(.up))
+        }
+
+        /// The media duration in seconds.
+        public var seconds: Double { Double(segments.reduce(Int64(0)) { $0 + $1.duration }) / Double(max(timescale, 1)) }
+
+        var prefix: String { path.isEmpty ? "" : path + "/" }
+    }
+
+    /// The HLS master playlist naming `renditions`, highest bandwidth first.
+    public static func masterPlaylist(_ renditions: [Rendition]) -> String {
+        var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-INDEPENDENT-SEGMENTS"]
+        for rendition in renditions.sorted(by: { $0.peakBitrate > $1.peakBitrate }) {
+            lines.append("#EXT-X-STREAM-INF:BANDWIDTH=\(rendition.peakBitrate),AVERAGE-BANDWIDTH=\(rendition.averageBitrate),"
+                         + "CODECS=\"\(rendition.codecs)\"")
+            lines.append(rendition.prefix + rendition.playlist)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A static MPD (ISO/IEC 23009-1, `isoff-live` profile) with one audio adaptation set whose
+    /// representations are `renditions`: `init.mp4` and `segment-$Number%05d$.m4s` in each
+    /// rendition's directory, their times in a `SegmentTimeline`, the priming as the
+    /// `presentationTimeOffset`.
+    public static func mpd(_ renditions: [Rendition]) -> String {
+        let duration = renditions.map(\.seconds).max() ?? 0
+        var xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="static" \
+            mediaPresentationDuration="PT\(fixed(duration, digits: 3))S" minBufferTime="PT2S">
+              <Period id="0" start="PT0S">
+                <AdaptationSet id="0" contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1" lang="und">
+
+            """
+        for (index, rendition) in renditions.enumerated() {
+            xml += """
+                      <Representation id="\(index)" bandwidth="\(rendition.peakBitrate)" codecs="\(rendition.codecs)" audioSamplingRate="\(rendition.timescale)">
+                        <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="\(rendition.channelCount)"/>
+                        <SegmentTemplate timescale="\(rendition.timescale)" presentationTimeOffset="\(rendition.priming)" \
+                initialization="\(rendition.prefix)init.mp4" media="\(rendition.prefix)segment-$Number%05d$.m4s" startNumber="1">
+                          <SegmentTimeline>
+
+                """
+            var time: Int64 = 0
+            var runs: [(start: Int64, duration: Int64, repeats: Int)] = []
+            for segment in rendition.segments {
+                if let last = runs.last, last.duration == segment.duration {
+                    runs[runs.count - 1].repeats += 1
+                } else {
+                    runs.append((time, segment.duration, 0))
+                }
+                time += segment.duration
+            }
+            for (number, run) in runs.enumerated() {
+                let start = number == 0 ? " t=\"\(run.start)\"" : ""
+                let repeats = run.repeats > 0 ? " r=\"\(run.repeats)\"" : ""
+                xml += "                <S\(start) d=\"\(run.duration)\"\(repeats)/>\n"
+            }
+            xml += """
+                          </SegmentTimeline>
+                        </SegmentTemplate>
+                      </Representation>
+
+                """
+        }
+        xml += """
+                </AdaptationSet>
+              </Period>
+            </MPD>
+
+            """
+        return xml
+    }
+}
