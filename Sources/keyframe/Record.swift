@@ -31,11 +31,27 @@ struct Record: ParsableCommand {
 
             Without a sound card, record from PulseAudio (--device pulse, with a null sink's monitor as \
             the source) or from a PCM defined in a file given to --alsa-config (e.g. ALSA's `file` plugin).
+
+            --hls DIR records a live HLS rendition instead of a file: DIR gets init.mp4 at once, then a \
+            CMAF segment (segment-NNNNN.m4s, whole AAC frames, --segment-duration seconds) as soon as \
+            one is recorded, each written under a temporary name and renamed, and index.m3u8 rewritten \
+            atomically after each: an event playlist, or the last --hls-window segments, with \
+            EXT-X-PROGRAM-DATE-TIME from the capture's start. Ctrl-C ends it with EXT-X-ENDLIST; after a \
+            SIGKILL the playlist lists only complete segments.
             """
     )
 
-    @Argument(help: "The file to write: .pcm, .wav, .aac or .m4a.")
-    var output: String
+    @Argument(help: "The file to write: .pcm, .wav, .aac or .m4a (or --hls DIR).")
+    var output: String?
+
+    @Option(help: ArgumentHelp("Record a live HLS rendition into this directory.", valueName: "DIR"))
+    var hls: String?
+
+    @Option(help: "HLS: segments the playlist lists; 0 keeps them all (an event playlist).")
+    var hlsWindow = 0
+
+    @Option(help: "HLS: seconds per segment (whole AAC frames).")
+    var segmentDuration: Double = 6
 
     @Option(help: ArgumentHelp("Stop after this many seconds (exactly that many frames).", valueName: "seconds"))
     var duration: Double?
@@ -80,19 +96,33 @@ struct Record: ParsableCommand {
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
         }
-        guard Recording.Container(fileExtensionOf: FilePath(output)) != nil else {
+        guard (output == nil) != (hls == nil) else { throw ValidationError("give an OUTPUT file or --hls DIR") }
+        if let output, Recording.Container(fileExtensionOf: FilePath(output)) == nil {
             throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
         }
+        guard hlsWindow >= 0, (0.5...60).contains(segmentDuration) else {
+            throw ValidationError("--hls-window must be 0 or more and --segment-duration 0.5–60 s")
+        }
     }
+
+    /// The file or the HLS directory written.
+    private var destination: String { hls ?? output ?? "" }
 
     func run() throws {
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
-        let options = try Recording.Options(
-            outputPath: FilePath(output), configuration: configuration, bitrate: bitrate.bitsPerSecond, coder: coder.coder, device: audioDevice.device,
+        var options = try Recording.Options(
+            outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate.bitsPerSecond, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
-            queueCapacity: max(4, 5000 / periodMilliseconds))
+            queueCapacity: max(4, 5000 / periodMilliseconds), container: hls == nil ? nil : .hls)
+        options.hlsWindow = hlsWindow
+        options.hlsSegmentDuration = segmentDuration
+        if hls != nil {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            options.hlsStartDate = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        }
         let recording: Recording
         do { recording = try Recording(options: options) } catch { throw CommandFailure("\(error)") }
         // Before start: opening a device can take a second (PulseAudio), and a Ctrl-C then must
@@ -116,11 +146,11 @@ struct Record: ParsableCommand {
         signals.finishing()
         let summary: Recording.Summary
         do { summary = try recording.finish() } catch {
-            throw CommandFailure("\(output): \(error)")
+            throw CommandFailure("\(destination): \(error)")
         }
         report(summary)
         if let failure = summary.deviceFailure {
-            throw CommandFailure("recording stopped early: \(failure); \(output) holds the \(Terminal.fixed(summary.seconds, digits: 3)) s recorded before")
+            throw CommandFailure("recording stopped early: \(failure); \(destination) holds the \(Terminal.fixed(summary.seconds, digits: 3)) s recorded before")
         }
     }
 
@@ -133,7 +163,7 @@ struct Record: ParsableCommand {
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
             let codec = summary.container.isAAC ? ", AAC-LC \(bitrate.bitsPerSecond) b/s" : ""
-            print("\(output): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
+            print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
         }

@@ -70,7 +70,7 @@ import Testing
         #expect(error < 0.01, "RMS difference \(error) of full scale")
     }
 
-    @Test(arguments: Recording.Container.allCases)
+    @Test(arguments: Self.fileContainers)
     func recordingWritesExactlyTheFramesAskedFor(container: Recording.Container) throws {
         let (directory, tone, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -107,6 +107,9 @@ import Testing
             // ADTS keeps the priming and padding: 33 packets of 1024.
             #expect(result.frames == Int64((33_333 + 1024 + 1023) / 1024 * 1024))
             decoded = Array(try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm))).dropFirst(1024 * 4).prefix(33_333 * 4))
+        case .hls:
+            Issue.record("a directory, not a file container")
+            return
         case .m4a:
             let pcm = directory.appendingPathComponent("decoded.pcm").path
             let result = try Transcode.decode(FilePath(output), to: FilePath(pcm))
@@ -118,10 +121,13 @@ import Testing
         #expect(Self.rmsDifference(decoded, Array(tone.prefix(decoded.count))) < 0.01)
     }
 
+    /// The containers a file's extension names (HLS is a directory).
+    static let fileContainers = Recording.Container.allCases.filter { $0 != .hls }
+
     @Test func aMissingDeviceLeavesNoFile() throws {
         let (directory, _, configuration) = try Self.fixture(frames: 10)
         defer { try? FileManager.default.removeItem(at: directory) }
-        for container in Recording.Container.allCases {
+        for container in Self.fileContainers {
             let output = directory.appendingPathComponent("missing.\(container.rawValue)").path
             let recording = try Recording(options: Recording.Options(outputPath: FilePath(output), device: "kf_nope", alsaConfiguration: configuration))
             #expect(throws: PipelineError.self) { try recording.start() }
@@ -133,7 +139,7 @@ import Testing
     @Test func aMissingDeviceLeavesAnExistingFileAsItWas() throws {
         let (directory, _, configuration) = try Self.fixture(frames: 10)
         defer { try? FileManager.default.removeItem(at: directory) }
-        for container in Recording.Container.allCases {
+        for container in Self.fileContainers {
             for crashSafe in [false, true] {
                 let output = directory.appendingPathComponent("existing.\(container.rawValue)")
                 let before = Data("an earlier recording".utf8)

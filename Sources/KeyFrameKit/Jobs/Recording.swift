@@ -40,6 +40,9 @@ public final class Recording: Sendable {
         case aac
         /// AAC-LC in MP4 with a sample-exact edit list (`.m4a`, `.mp4`).
         case m4a
+        /// A live HLS rendition in a directory: CMAF segments, each written whole, and a
+        /// playlist rewritten after each (``HLSSegmentOutput``).
+        case hls
 
         /// The container `path`'s name says, if any (see ``MediaFileFormat``).
         public init?(fileExtensionOf path: FilePath) {
@@ -53,7 +56,7 @@ public final class Recording: Sendable {
         }
 
         /// Whether the PCM is encoded to AAC.
-        public var isAAC: Bool { self == .aac || self == .m4a }
+        public var isAAC: Bool { self == .aac || self == .m4a || self == .hls }
     }
 
     /// What to record, from where, to where.
@@ -80,12 +83,20 @@ public final class Recording: Sendable {
         public var periodFrames: Int?
         /// Periods encoding and writing may fall behind before capture drops them.
         public var queueCapacity: Int
+        /// HLS (``Container/hls``): the segment length, the playlist window and the capture's
+        /// wall-clock start for `EXT-X-PROGRAM-DATE-TIME`.
+        public var hlsSegmentDuration: Double = 6
+        /// HLS: segments the playlist lists (0: an event playlist with all of them).
+        public var hlsWindow: Int = 0
+        /// HLS: seconds since 1970 (UTC) when capture starts; `nil` writes no program date-times.
+        public var hlsStartDate: Double?
 
         /// Options for recording to `outputPath`; throws when its extension names no container.
         public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
                     coder: AACEncoder.Coder = .fast, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
-                    crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250) throws(PipelineError) {
-            guard let container = Container(fileExtensionOf: outputPath) else {
+                    crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250,
+                    container explicit: Container? = nil) throws(PipelineError) {
+            guard let container = explicit ?? Container(fileExtensionOf: outputPath) else {
                 throw .unsupported("\(outputPath): unknown output type; use \(MediaFileFormat.extensionList(holding: [.pcm, .aac]))")
             }
             self.outputPath = outputPath
@@ -247,7 +258,11 @@ public final class Recording: Sendable {
         }
         let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
         let pump: PumpThread
-        if let encoder = pending.encoder {
+        if let encoder = pending.encoder, options.container == .hls {
+            let output = try HLSSegmentOutput(directory: options.outputPath, segmentDuration: options.hlsSegmentDuration, gapless: .encoder(encoder),
+                                              live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate))
+            pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
+        } else if let encoder = pending.encoder {
             let output = try AudioPacketOutput(
                 path: options.outputPath, encoder: encoder,
                 fragmentDuration: options.crashSafe && options.container == .m4a ? MediaTime(value: 1, timescale: 1) : nil,
@@ -398,6 +413,13 @@ protocol RecordingOutput: MediaSink where Failure == PipelineError {
 
 extension AudioPacketOutput: RecordingOutput {
     static func frames(in element: MediaSample) -> Int64 { Int64(AACEncoder.framesPerPacket) }
+}
+
+extension HLSSegmentOutput: RecordingOutput {
+    /// Segments are written whole as they are cut: nothing to push.
+    mutating func checkpoint() throws(PipelineError) {}
+    /// Removes what was written (capture never started).
+    mutating func discard() { cancel() }
 }
 
 extension PCMFileOutput: RecordingOutput {

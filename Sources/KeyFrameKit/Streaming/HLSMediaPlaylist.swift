@@ -8,11 +8,15 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         public var uri: String
         /// Seconds.
         public var duration: Double
+        /// `EXT-X-PROGRAM-DATE-TIME` (RFC 8216 4.3.2.6): the wall-clock time of the segment's
+        /// first sample, in seconds since 1970 (UTC).
+        public var programDateTime: Double?
 
         /// A segment.
-        public init(uri: String, duration: Double) {
+        public init(uri: String, duration: Double, programDateTime: Double? = nil) {
             self.uri = uri
             self.duration = duration
+            self.programDateTime = programDateTime
         }
     }
 
@@ -51,6 +55,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
         if let mapURI { lines.append("#EXT-X-MAP:URI=\"\(mapURI)\"") }
         for segment in segments {
+            if let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.iso8601(time))") }
             lines.append("#EXTINF:\(fixed(segment.duration, digits: 6)),")
             lines.append(segment.uri)
         }
@@ -95,6 +100,30 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
             }
         }
         self.init(mapURI: map, segments: segments, playlistType: type, isEnded: ended, mediaSequence: sequence)
+    }
+
+    /// `2026-11-25T05:31:02.123Z`: seconds since 1970 as an RFC 3339 date-time in UTC, to the
+    /// millisecond.
+    static func iso8601(_ seconds: Double) -> String {
+        let milliseconds = Int64((seconds * 1000).rounded())
+        let days = Int64((Double(milliseconds) / 86_400_000).rounded(.down))
+        let inDay = milliseconds - days * 86_400_000
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(inDay / 3_600_000, 2)):\(pad(inDay / 60000 % 60, 2)):"
+            + "\(pad(inDay / 1000 % 60, 2)).\(pad(inDay % 1000, 3))Z"
     }
 
     /// The value of a quoted or plain attribute of a tag's attribute list (RFC 8216 4.2).

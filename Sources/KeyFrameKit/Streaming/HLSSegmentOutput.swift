@@ -21,6 +21,27 @@ public struct HLSSegmentOutput: PacketSink {
         case encoder(any GaplessEncoder)
     }
 
+    /// A live rendition: what changes when the packets come from a capture.
+    public struct Live: Sendable, Hashable {
+        /// Segments the playlist lists (a sliding window, `EXT-X-MEDIA-SEQUENCE` counting the
+        /// ones that left it), or 0 for an event playlist that keeps them all
+        /// (`EXT-X-PLAYLIST-TYPE:EVENT`).
+        public var window: Int
+        /// The wall-clock time of the first sample, seconds since 1970 (UTC): each segment's
+        /// `EXT-X-PROGRAM-DATE-TIME` is it plus the samples before the segment.
+        public var startDate: Double?
+
+        /// A live rendition.
+        public init(window: Int = 0, startDate: Double? = nil) {
+            self.window = window
+            self.startDate = startDate
+        }
+    }
+
+    /// Live: the init segment is written with the first packet, a segment as soon as one is
+    /// long enough, and the playlist rewritten (atomically) after each; `nil` for VOD.
+    public let live: Live?
+
     /// The directory written.
     public let directory: FilePath
     /// The wanted segment length in seconds.
@@ -57,12 +78,16 @@ public struct HLSSegmentOutput: PacketSink {
     private var packetIndex = 0
     private var written: [FilePath] = []
     private var mediaDuration: Int64 = 0
+    /// Whether the directory was made here (``cancel()`` removes it when empty).
+    private var createdDirectory = false
 
     /// A rendition in `directory` (made if missing), segments of about `segmentDuration` seconds.
-    public init(directory: FilePath, segmentDuration: Double = 6, gapless: Gapless, playlistName: String = "index.m3u8") throws(PipelineError) {
+    public init(directory: FilePath, segmentDuration: Double = 6, gapless: Gapless, playlistName: String = "index.m3u8",
+                live: Live? = nil) throws(PipelineError) {
         guard segmentDuration >= 0.5, segmentDuration <= 60 else {
             throw .unsupported("--segment-duration \(segmentDuration): give 0.5 to 60 seconds")
         }
+        createdDirectory = !FileSystemCalls.exists(directory)
         do { try FileSystemCalls.makeDirectory(directory) } catch {
             throw .stream(.system(operation: "make the directory", path: directory.string, errno: error))
         }
@@ -70,6 +95,7 @@ public struct HLSSegmentOutput: PacketSink {
         self.segmentDuration = segmentDuration
         self.gapless = gapless
         self.playlistName = playlistName
+        self.live = live
     }
 
     /// Queues a packet, and writes a segment once one and a half are waiting.
@@ -82,13 +108,48 @@ public struct HLSSegmentOutput: PacketSink {
             }
             do { segmenter = try CMAFSegmenter(format: packet.format, priming: priming) } catch { throw .container(error) }
             if case .audio(let audio) = packet.format { format = audio }
+            // Live: the header goes first, without the valid length (rewritten at the end).
+            if live != nil, let segmenter { try writeFile("init.mp4", segmenter.header()) }
         }
         let timescale = Int32(segmenter?.timescale ?? 1)
         let duration = (try? packet.duration.converted(to: timescale, rounding: .nearest).value) ?? 0
         queue.append(packet)
         queuedDuration += duration
         let target = Int64((segmentDuration * Double(timescale)).rounded())
-        if queuedDuration * 2 >= target * 3 { try cut(atLeast: target) }
+        if live != nil {
+            // Live: a segment as soon as it is long enough, then the playlist.
+            if queuedDuration >= target {
+                try cut(atLeast: target)
+                try writePlaylist(ended: false)
+            }
+        } else if queuedDuration * 2 >= target * 3 {
+            try cut(atLeast: target)
+        }
+    }
+
+    /// The playlist of the segments written: VOD when not live; live, an event playlist or the
+    /// last ``Live/window`` segments, with their program date-times.
+    private mutating func writePlaylist(ended: Bool) throws(PipelineError) {
+        var entries: [HLSMediaPlaylist.Segment] = []
+        var elapsed: Int64 = 0
+        for segment in segments {
+            let date = live?.startDate.map { $0 + Double(elapsed) / Double(max(segment.timescale, 1)) }
+            entries.append(HLSMediaPlaylist.Segment(uri: segment.name, duration: segment.seconds, programDateTime: date))
+            elapsed += segment.duration
+        }
+        var list = HLSMediaPlaylist(mapURI: "init.mp4", segments: entries, playlistType: "VOD", isEnded: ended)
+        if let live {
+            if live.window > 0 {
+                let dropped = max(0, entries.count - live.window)
+                list.segments = Array(entries.dropFirst(dropped))
+                list.mediaSequence = dropped
+                list.playlistType = nil
+            } else {
+                list.playlistType = "EVENT"
+            }
+        }
+        try writeFile(playlistName, Array(list.text.utf8))
+        playlist = list
     }
 
     /// Writes the queued packets from the front, whole ones adding up to at least `target` media
@@ -155,13 +216,20 @@ public struct HLSSegmentOutput: PacketSink {
             queuedDuration = queue.reduce(0) { $0 + ((try? $1.duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 0) }
         }
         let target = Int64((segmentDuration * Double(segmenter.timescale)).rounded())
-        if queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
+        if live == nil, queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
         if !queue.isEmpty { try cut(atLeast: .max) }
+        // The header with the valid length (live: rewritten over the first one, atomically).
         try writeFile("init.mp4", segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration))
         self.priming = priming
-        let list = HLSMediaPlaylist(mapURI: "init.mp4", segments: segments.map { HLSMediaPlaylist.Segment(uri: $0.name, duration: $0.seconds) })
-        try writeFile(playlistName, Array(list.text.utf8))
-        playlist = list
+        try writePlaylist(ended: true)
+        written.removeAll()
+    }
+
+    /// Frames a packet holds (for a recording's count).
+    static func frames(in element: MediaSample) -> Int64 { Int64(AACEncoder.framesPerPacket) }
+
+    /// Keeps what was written (a live rendition's playlist lists only whole segments).
+    mutating func salvage() {
         written.removeAll()
     }
 
@@ -169,5 +237,6 @@ public struct HLSSegmentOutput: PacketSink {
     public mutating func cancel() {
         for path in written { try? FileSystemCalls.unlink(path) }
         written.removeAll()
+        if createdDirectory { try? FileSystemCalls.removeDirectory(directory) }
     }
 }

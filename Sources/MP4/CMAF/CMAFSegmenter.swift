@@ -53,7 +53,8 @@ public final class CMAFSegmenter {
     }
 
     /// The header (init segment): `ftyp` (`cmfc`, `iso6`) and the `moov`. With `validFrameCount`
-    /// (known once the media is), iTunSMPB gives the samples presented after the priming.
+    /// (known once the media is), iTunSMPB gives the samples presented after the priming; without
+    /// it (a live stream) there is no iTunSMPB.
     public func header(validFrameCount: Int64? = nil, mediaDuration: Int64? = nil) -> [UInt8] {
         if let validFrameCount { track.gapless = (track.gapless?.priming ?? 0, validFrameCount) }
         var writer = MovieBoxWriter(tracks: [track], movieTimescale: track.timescale, transform: .identity, encoderName: "KeyFrameKit")

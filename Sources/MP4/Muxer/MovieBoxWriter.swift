@@ -363,7 +363,8 @@ struct MovieBoxWriter {
                         item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(encoderName.utf8)) }
                     }
                     metadata.write(into: &ilst)
-                    if let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless {
+                    // A live CMAF header does not know the valid length yet: no iTunSMPB then.
+                    if let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless, !(openEnded && gapless.validFrameCount == 0) {
                         let media = fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration
                         let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
                         let info = ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)

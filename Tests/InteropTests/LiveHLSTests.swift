@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+import TestSupport
+import Glibc
+
+/// Issue 13, item 2: `keyframe record --hls DIR`. From ALSA's `file` plugin (no clock): an event
+/// playlist and a sliding window, program date-times, whole segments, a decode that gives every
+/// frame recorded. From PulseAudio in real time: SIGINT ends the playlist; after a SIGKILL it
+/// lists only complete segments and FFmpeg plays them without an error.
+@Suite struct LiveHLSTests {
+    static let listing = """
+        import json, sys, m3u8
+        p = m3u8.load(sys.argv[1])
+        print(json.dumps({"type": p.playlist_type, "sequence": p.media_sequence, "ended": p.is_endlist,
+                          "dates": [s.program_date_time.isoformat() if s.program_date_time else None for s in p.segments],
+                          "uris": [s.uri for s in p.segments], "durations": [s.duration for s in p.segments]}))
+        """
+
+    static func listing(_ playlist: String) throws -> [String: Any] {
+        let run = try ExternalTool.succeed("python3", ["-c", listing, playlist])
+        return try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func anEventPlaylistAndASlidingWindowFromTheFilePlugin() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = CaptureCheck.tone(frames: 4 * 48000, rate: 48000, frequencies: [1000, 1500])
+        let raw = directory.appendingPathComponent("in.raw").path
+        try CaptureCheck.bytes(input).write(to: URL(fileURLWithPath: raw))
+        let configuration = try CaptureCheck.alsaConfiguration(in: directory, input: raw)
+        for window in [0, 2] {
+            let hls = directory.appendingPathComponent("hls\(window)").path
+            let run = try ExternalTool.succeed(try ExternalTool.keyframe, [
+                "record", "--hls", hls, "--hls-window", "\(window)", "--segment-duration", "1", "--duration", "3.5", "--device", "kf_in",
+                "--alsa-config", configuration, "--sample-rate", "48000", "--json",
+            ])
+            let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+            let frames = summary["frames"] as? Int ?? -1
+            #expect(summary["container"] as? String == "hls" && frames > 0, "\(summary)")
+            let playlist = hls + "/index.m3u8"
+            let list = try Self.listing(playlist)
+            let uris = list["uris"] as? [String] ?? []
+            let all = (try FileManager.default.contentsOfDirectory(atPath: hls)).filter { $0.hasSuffix(".m4s") }.sorted()
+            #expect(list["ended"] as? Bool == true, "ended by --duration")
+            #expect((list["dates"] as? [Any] ?? []).allSatisfy { $0 is String } && !uris.isEmpty, "a program date-time per segment: \(list)")
+            if window == 0 {
+                #expect((list["type"] as? String)?.uppercased() == "EVENT" && uris == all && list["sequence"] as? Int == 0)
+                // Every frame recorded, decoded from the playlist (the padding trimmed by iTunSMPB).
+                let decoded = try EditCommandTests.decode(playlist, in: directory)
+                #expect(decoded.frames == frames, "decoded \(decoded.frames) frames, recorded \(frames)")
+                let durations = list["durations"] as? [Double] ?? []
+                #expect(durations.dropLast().allSatisfy { abs($0 - 1) < 0.022 }, "1-s segments of whole frames: \(durations)")
+            } else {
+                #expect(list["type"] == nil || list["type"] is NSNull, "a sliding window has no playlist type")
+                #expect(uris == Array(all.suffix(2)) && list["sequence"] as? Int == all.count - 2, "the last two of \(all): \(list)")
+            }
+            let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
+            #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+        }
+    }
+}
+
+extension RecordCommandTests.PulseAudio {
+    @Test(.timeLimit(.minutes(3)))
+    func liveHLSEndsOnSIGINTAndSurvivesSIGKILL() throws {
+        for signal in [SIGINT, SIGKILL] {
+            let pulse = try PulseTone()
+            defer { pulse.close() }
+            let hls = pulse.directory.appendingPathComponent("live").path
+            let what = "record --hls --device pulse, signal \(signal)"
+            let recording = try pulse.startRecording(["--hls", hls, "--segment-duration", "1", "--device", "pulse", "--sample-rate", "48000"])
+            try pulse.server.waitForStreams("source-outputs", while: recording)
+            Subprocess.sleep(.milliseconds(3500))
+            try #require(recording.send(signal), "\(what): ended before the signal: \(recording.standardErrorSoFar)")
+            let finished = try recording.wait(timeout: .seconds(60))
+            let playlist = hls + "/index.m3u8"
+            try #require(FileManager.default.fileExists(atPath: playlist), "\(what): no playlist")
+            let list = try LiveHLSTests.listing(playlist)
+            let uris = list["uris"] as? [String] ?? []
+            #expect(uris.count >= 2, "\(what): \(uris)")
+            for uri in uris { #expect(FileManager.default.fileExists(atPath: hls + "/" + uri), "\(what): \(uri) is listed but missing") }
+            let leftovers = (try FileManager.default.contentsOfDirectory(atPath: hls)).filter { $0.hasPrefix(".") }
+            if signal == SIGINT {
+                #expect(finished.result.status == 0 && list["ended"] as? Bool == true, "\(what): \(finished.result.standardError)")
+                #expect(leftovers.isEmpty, "\(what): \(leftovers)")
+            } else {
+                #expect(finished.signal == SIGKILL && list["ended"] as? Bool == false, "\(what)")
+            }
+            // A killed recording's playlist has no EXT-X-ENDLIST: FFmpeg takes it for a live one and
+            // reloads it; one reload without a new segment ends the read.
+            let raw = pulse.directory.appendingPathComponent("ffmpeg.s16").path
+            let decode = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-max_reload", "1",
+                                                       "-live_start_index", "0", "-i", playlist, "-f", "s16le", "-c:a", "pcm_s16le", raw],
+                                            environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+            #expect(decode.status == 0 && decode.standardError.isEmpty, "\(what): ffmpeg -v error said: \(decode.standardError)")
+            let samples = CaptureCheck.samples((try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data())
+            #expect(samples.count / 2 >= 48000 * uris.count - 48000, "\(what): \(samples.count / 2) frames from \(uris.count) segments")
+            PulseTone.expectTone(samples, rate: 48000, what)
+        }
+    }
+}
