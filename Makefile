@@ -25,8 +25,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # pulseaudio, pulseaudio-utils (paplay, pactl) and libasound2-plugins (the ALSA `pulse` device):
 # a virtual capture device where there is no sound card (make demo, make bench, the capture tests).
+# GStreamer (gst-launch-1.0 with -good, -bad, -libav) and VLC (cvlc): the peer players of the HLS
+# and DASH tests.
 APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libasound2-dev alsa-utils ffmpeg \
-                mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley
+                mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley \
+                gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base
 VENV := .venv
 # mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists).
 PIP_PACKAGES := mutagen m3u8

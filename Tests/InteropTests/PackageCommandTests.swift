@@ -198,6 +198,70 @@ import Testing
         #expect(parsed == "2 static\n", "the MPD parses as XML: \(parsed)")
     }
 
+    /// What GStreamer's `playbin` decodes from `uri`: interleaved s16 stereo at 48 kHz.
+    static func gstreamerSamples(_ uri: String, in directory: URL) throws -> GaplessTests.PCM {
+        let raw = directory.appendingPathComponent(UUID().uuidString + ".raw").path
+        let run = try ExternalTool.run("gst-launch-1.0", ["-q", "playbin", "uri=\(uri)", "video-sink=fakesink",
+                                                          "audio-sink=audioconvert ! audioresample ! audio/x-raw,format=S16LE,channels=2,rate=48000 ! filesink location=\(raw)"])
+        #expect(run.status == 0, "gst-launch-1.0 playbin \(uri): \(run.standardError)")
+        let data = (try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data()
+        var samples = [Int16](repeating: 0, count: data.count / 2)
+        samples.withUnsafeMutableBytes { _ = data.copyBytes(to: $0) }
+        return GaplessTests.PCM(samples: samples, channels: 2)
+    }
+
+    @Test func gstreamerPlaysTheHLSAndTheDASHRendition() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        let frames = 48000 * 9
+        try GaplessTests.makeSignal(rate: 48000, channels: 2, frames: frames, to: wav)
+        let out = directory.appendingPathComponent("g").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", out, "--dash", "--segment-duration", "3"])
+        let source = try GaplessTests.pcm(wav, channels: 2)
+        // DASH (dashdemux) honours presentationTimeOffset: lag 0, the tail of the last frame after.
+        let dash = try Self.gstreamerSamples("file://" + out + "/manifest.mpd", in: directory)
+        #expect(GaplessTests.peakLag(source, dash, channel: 0) == 0 && dash.frames >= frames && dash.frames < frames + 1024, "DASH: \(dash.frames)")
+        // HLS (hlsdemux) plays every sample of the segments, the priming included: it does not
+        // apply the init segment's edit list (README), so it lags by the priming.
+        let hls = try Self.gstreamerSamples("file://" + out + "/index.m3u8", in: directory)
+        #expect(hls.frames >= frames + 1024 && hls.frames < frames + 2048, "HLS: \(hls.frames)")
+        #expect(GaplessTests.peakLag(source, hls, channel: 0, maxLag: 1100) == 1024, "hlsdemux keeps the priming")
+    }
+
+    /// What VLC (`cvlc`, headless, its `afile` output) decodes from `path`. VLC refuses to run as
+    /// root, so it runs as `nobody` when the tests do (`runuser`), writing into a directory open
+    /// to it.
+    static func vlcSamples(_ path: String, in directory: URL) throws -> GaplessTests.PCM {
+        let out = directory.appendingPathComponent("vlc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        let wav = out.appendingPathComponent("vlc.wav").path
+        let vlc = ["cvlc", "-q", "--no-loop", "--play-and-exit", "--aout=afile", "--audiofile-file=\(wav)", path]
+        let run = getuid() == 0
+            ? try ExternalTool.run("runuser", ["-u", "nobody", "--", "env", "HOME=\(out.path)"] + vlc)
+            : try ExternalTool.run("cvlc", Array(vlc.dropFirst()))
+        #expect(run.status == 0, "cvlc \(path): \(run.standardError)")
+        return try GaplessTests.pcm(wav, channels: 2)
+    }
+
+    @Test func vlcPlaysTheHLSAndTheDASHRenditionGaplessly() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let wav = directory.appendingPathComponent("in.wav").path
+        let frames = 48000 * 8
+        try GaplessTests.makeSignal(rate: 48000, channels: 2, frames: frames, to: wav)
+        let out = directory.appendingPathComponent("v").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", out, "--dash", "--segment-duration", "3"])
+        let source = try GaplessTests.pcm(wav, channels: 2)
+        for manifest in ["index.m3u8", "manifest.mpd"] {
+            let theirs = try Self.vlcSamples(out + "/" + manifest, in: directory)
+            // The priming skipped (the edit list for HLS, presentationTimeOffset for DASH), the tail of the last frame after.
+            #expect(GaplessTests.peakLag(source, theirs, channel: 0, maxLag: 1100) == 0, "VLC, \(manifest)")
+            #expect(theirs.frames >= frames && theirs.frames < frames + 1024, "VLC, \(manifest): \(theirs.frames) frames")
+        }
+    }
+
     @Test func aBrokenInputOrAnUnwritableDirectoryLeavesNothing() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
