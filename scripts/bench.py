@@ -149,6 +149,9 @@ class Job:
     fresh_copy: bool = False
     # Other inputs the templates name: {placeholder} → input name.
     extra_inputs: dict[str, str] = field(default_factory=dict)
+    # The outputs are directories ({out} is one, made empty before each run), checked by the
+    # playlist each must hold.
+    output_directory: bool = False
 
 
 BENCH_SECONDS = 600
@@ -472,6 +475,19 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         extra_inputs={"half-a": "m4a-half-a", "half-b": "m4a-half-b", "halves-list": "halves-list"},
     ),
     Job(
+        name="package-hls",
+        input="m4a-hour",
+        what="1-hour M4A → HLS rendition: CMAF init segment, fMP4 segments of about 6 s and a VOD playlist "
+             "(stream copy), against ffmpeg's HLS muxer with fMP4 segments",
+        ours=["{keyframe}", "package", "{in}", "--hls", "{out}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c", "copy", "-f", "hls", "-hls_time", "6",
+                "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4",
+                "-hls_segment_filename", "{out}/segment-%05d.m4s", "{out}/index.m3u8"],
+        out_ext="",
+        target=1.0,
+        output_directory=True,
+    ),
+    Job(
         name="record",
         input="wav48-loop",
         what=f"Live capture → M4A (AAC-LC 128 kb/s), {RECORD_SECONDS} s of stereo "
@@ -537,7 +553,12 @@ def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None, keep: 
     high-water mark is taken over from the forked Python image before exec (~14 MiB here).
     `env` is added to this process's environment. The command's stdout and stderr are kept.
     """
-    if out.exists() and not keep:
+    directory = out.suffix == ""
+    if directory:
+        # A directory output: made empty (ffmpeg's HLS muxer does not make it), checked by its playlist.
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+    elif out.exists() and not keep:
         out.unlink()
     full_env = dict(os.environ, **env) if env else None
     with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as stdout, \
@@ -555,6 +576,8 @@ def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None, keep: 
         stdout.seek(0)
         out_text = stdout.read().decode(errors="replace")
         fields = report.read().split()[-3:]
+    if directory:
+        out = out / "index.m3u8"
     if not out.is_file() or out.stat().st_size == 0:
         raise BenchError(f"command wrote no output {out}: {shlex.join(cmd)}")
     return Sample(wall=wall, cpu=float(fields[1]) + float(fields[2]), maxrss_kib=int(fields[0]),
@@ -769,7 +792,16 @@ def wav_data(path: Path) -> bytes | None:
             f.seek(size + (size & 1), os.SEEK_CUR)
 
 
+def output_size(path: Path) -> int:
+    """A file's size, or the files of a directory output added up."""
+    if path.is_dir():
+        return sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+    return path.stat().st_size
+
+
 def compare_outputs(a: Path, b: Path) -> str:
+    if a.is_dir() or b.is_dir():
+        return "directories (HLS renditions), not compared byte for byte"
     if file_digest(a) == file_digest(b):
         return "byte-identical"
     da, db = wav_data(a), wav_data(b)
@@ -855,8 +887,8 @@ def realtime_section(r: Result, info: dict[str, str], runs: int, invoked_as: str
         f"`queueOverruns`, summed over the runs; it recorded {', '.join(map(str, frames))} frames "
         f"per run (stopped by {', '.join(stopped)}); ffmpeg's xruns are its \"ALSA buffer xrun\" "
         "warnings",
-        f"- outputs (last run): keyframe {r.ours_out.stat().st_size} bytes, "
-        f"{media_seconds(r.ours_out)}; ffmpeg {r.ffmpeg_out.stat().st_size} bytes, "
+        f"- outputs (last run): keyframe {output_size(r.ours_out)} bytes, "
+        f"{media_seconds(r.ours_out)}; ffmpeg {output_size(r.ffmpeg_out)} bytes, "
         f"{media_seconds(r.ffmpeg_out)}",
         f"- {runs} run{'s' if runs != 1 else ''} each, alternating keyframe, ffmpeg, no warm-up; peak RSS is the largest of "
         "the runs, measured by GNU time (`%M`)",
@@ -912,8 +944,8 @@ def section(r: Result, info: dict[str, str], runs: int, invoked_as: str) -> str:
         "",
         f"- keyframe: `{shown[0]}`",
         f"- ffmpeg: `{shown[1]}`",
-        f"- outputs: keyframe {r.ours_out.stat().st_size} bytes, ffmpeg "
-        f"{r.ffmpeg_out.stat().st_size} bytes: {same}",
+        f"- outputs: keyframe {output_size(r.ours_out)} bytes, ffmpeg "
+        f"{output_size(r.ffmpeg_out)} bytes: {same}",
         f"- {len(r.ours)} timed runs each after one untimed warm-up each, alternating keyframe, ffmpeg; "
         "peak RSS is the largest of the runs, measured by GNU time (`%M`)",
         f"- {info['date']}, commit `{info['commit']}`, {info['machine']}, {info['ffmpeg']}, "

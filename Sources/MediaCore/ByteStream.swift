@@ -366,16 +366,26 @@ public final class FileByteSink: SeekableByteSink {
     /// temporary file, and a file already at ``path`` is untouched. If only the directory's sync
     /// fails, the file already has its name; the error says its durability is not known.
     public func commit() throws(ByteStreamError) {
+        try commit(syncing: true)
+    }
+
+    /// Completes the file like ``commit()``; with `syncing` false, without waiting for the data
+    /// and the directory to reach the disk (no `fsync`): for many files committed in a row that
+    /// are synced together afterwards (``FileSystemCalls/syncFileSystem(containing:)``), before
+    /// anything names them.
+    public func commit(syncing: Bool) throws(ByteStreamError) {
         guard isOpen else { return }
         do throws(ByteStreamError) { try flush() } catch {
             cancel()
             throw error
         }
         isOpen = false
-        do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
-            try? descriptor.close()
-            removeTemporaryFile()
-            throw .system(operation: "sync", path: path, errno: error)
+        if syncing {
+            do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
+                try? descriptor.close()
+                removeTemporaryFile()
+                throw .system(operation: "sync", path: path, errno: error)
+            }
         }
         do {
             try descriptor.close()
@@ -389,6 +399,7 @@ public final class FileByteSink: SeekableByteSink {
                 throw .system(operation: "rename into place", path: path, errno: error)
             }
         }
+        guard syncing else { return }
         do throws(Errno) { try FileSystemCalls.syncDirectory(directory) } catch {
             throw .system(operation: "sync the directory of", path: path, errno: error)
         }

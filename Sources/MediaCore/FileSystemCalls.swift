@@ -28,6 +28,10 @@ private func system_rmdir(_ path: UnsafePointer<CChar>) -> CInt {
     rmdir(path)
 }
 
+private func system_sync() {
+    sync()
+}
+
 private func system_fsync(_ descriptor: CInt) -> CInt {
     fsync(descriptor)
 }
@@ -39,6 +43,13 @@ private func system_fsync(_ descriptor: CInt) -> CInt {
 private let system_sync_file_range: (@convention(c) (CInt, Int64, Int64, CUnsignedInt) -> CInt)? = {
     guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
     return unsafeBitCast(symbol, to: (@convention(c) (CInt, Int64, Int64, CUnsignedInt) -> CInt).self)
+}()
+
+/// Linux's `syncfs(2)`, declared by glibc only under `_GNU_SOURCE`: looked up like
+/// `sync_file_range`; `nil` without it (then `sync(2)` does the work).
+private let system_syncfs: (@convention(c) (CInt) -> CInt)? = {
+    guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (CInt) -> CInt).self)
 }()
 #endif
 
@@ -76,6 +87,23 @@ package enum FileSystemCalls {
     /// `rmdir(2)`: removes the empty directory `path`.
     package static func removeDirectory(_ path: FilePath) throws(Errno) {
         try nothingOrErrno(retryOnInterrupt: false) { path.withPlatformString { system_rmdir($0) } }
+    }
+
+    /// Writes back everything written to the file system that holds `directory` (`syncfs(2)`;
+    /// `sync(2)` where there is no `syncfs`), and the directory itself: one call for many files
+    /// committed without syncing.
+    package static func syncFileSystem(containing directory: FilePath) throws(Errno) {
+        let descriptor: FileDescriptor
+        do { descriptor = try FileDescriptor.open(directory, .readOnly) } catch { throw error as? Errno ?? .ioError }
+        defer { try? descriptor.close() }
+        #if os(Linux)
+        if let syncfs = system_syncfs {
+            try nothingOrErrno(retryOnInterrupt: true) { syncfs(descriptor.rawValue) }
+            return
+        }
+        #endif
+        system_sync()
+        try Self.sync(descriptor)
     }
 
     /// Whether something is at `path`: `open(2)` for reading succeeds, or fails for want of

@@ -173,7 +173,7 @@ public struct HLSSegmentOutput: PacketSink {
     private mutating func writeSegment() throws(PipelineError) {
         guard let segment = segmenter?.cutSegment() else { return }
         let name = Self.segmentName(segment.sequenceNumber)
-        try writeFile(name, segment.bytes)
+        try writeFile(name, segment.bytes, syncing: live != nil)
         segments.append(WrittenSegment(name: name, byteCount: segment.bytes.count, duration: segment.duration, timescale: segment.timescale))
         mediaDuration += segment.duration
     }
@@ -184,13 +184,16 @@ public struct HLSSegmentOutput: PacketSink {
         return "segment-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + ".m4s"
     }
 
-    private mutating func writeFile(_ name: String, _ bytes: [UInt8]) throws(PipelineError) {
+    /// Writes a file atomically. VOD segments are not synced one by one: the file system is
+    /// synced once before the init segment and the playlist name them (``finish()``); live ones
+    /// are, since the playlist names each at once.
+    private mutating func writeFile(_ name: String, _ bytes: [UInt8], syncing: Bool = true) throws(PipelineError) {
         let path = directory.appending(name)
         let sink: FileByteSink
         do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
         do throws(ByteStreamError) {
             try sink.write(bytes)
-            try sink.commit()
+            try sink.commit(syncing: syncing)
         } catch {
             sink.cancel()
             throw .stream(error)
@@ -218,6 +221,12 @@ public struct HLSSegmentOutput: PacketSink {
         let target = Int64((segmentDuration * Double(segmenter.timescale)).rounded())
         if live == nil, queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
         if !queue.isEmpty { try cut(atLeast: .max) }
+        if live == nil {
+            // The segments reach the disk before anything names them.
+            do { try FileSystemCalls.syncFileSystem(containing: directory) } catch {
+                throw .stream(.system(operation: "sync", path: directory.string, errno: error))
+            }
+        }
         // The header with the valid length (live: rewritten over the first one, atomically).
         try writeFile("init.mp4", segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration))
         self.priming = priming
