@@ -37,7 +37,10 @@ struct Record: ParsableCommand {
             one is recorded, each written under a temporary name and renamed, and index.m3u8 rewritten \
             atomically after each: an event playlist, or the last --hls-window segments, with \
             EXT-X-PROGRAM-DATE-TIME from the capture's start. Ctrl-C ends it with EXT-X-ENDLIST; after a \
-            SIGKILL the playlist lists only complete segments.
+            SIGKILL the playlist lists only complete segments. --part-duration adds low-latency parts: \
+            each (whole frames, at most that long) is written as segment-NNNNN.P.m4s and listed with \
+            EXT-X-PART as soon as it is recorded, with EXT-X-PART-INF, EXT-X-SERVER-CONTROL \
+            (PART-HOLD-BACK three part targets) and EXT-X-PRELOAD-HINT; a segment is its parts.
             """
     )
 
@@ -52,6 +55,9 @@ struct Record: ParsableCommand {
 
     @Option(help: "HLS: seconds per segment (whole AAC frames).")
     var segmentDuration: Double = 6
+
+    @Option(help: "HLS: low-latency parts of at most this many seconds (EXT-X-PART), written as they are recorded.")
+    var partDuration: Double?
 
     @Option(help: ArgumentHelp("Stop after this many seconds (exactly that many frames).", valueName: "seconds"))
     var duration: Double?
@@ -103,6 +109,11 @@ struct Record: ParsableCommand {
         guard hlsWindow >= 0, (0.5...60).contains(segmentDuration) else {
             throw ValidationError("--hls-window must be 0 or more and --segment-duration 0.5–60 s")
         }
+        if let partDuration {
+            guard hls != nil, (0.1...segmentDuration).contains(partDuration) else {
+                throw ValidationError("--part-duration goes with --hls: 0.1 s up to the segment duration")
+            }
+        }
     }
 
     /// The file or the HLS directory written.
@@ -118,6 +129,7 @@ struct Record: ParsableCommand {
             queueCapacity: max(4, 5000 / periodMilliseconds), container: hls == nil ? nil : .hls)
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = segmentDuration
+        options.hlsPartDuration = partDuration
         if hls != nil {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)

@@ -61,6 +61,54 @@ import Glibc
     }
 }
 
+extension LiveHLSTests {
+    static let partListing = """
+        import json, sys, m3u8
+        p = m3u8.load(sys.argv[1])
+        print(json.dumps({"partTarget": p.part_inf.part_target if p.part_inf else None,
+                          "holdBack": p.server_control.part_hold_back if p.server_control else None,
+                          "canBlock": p.server_control.can_block_reload if p.server_control else None,
+                          "segments": [{"uri": s.uri, "parts": [[q.uri, q.duration, q.independent] for q in s.parts]} for s in p.segments]}))
+        """
+
+    @Test(.timeLimit(.minutes(2)))
+    func lowLatencyPartsAreListedAndMakeTheSegments() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = CaptureCheck.tone(frames: 5 * 48000, rate: 48000, frequencies: [1000, 1500])
+        let raw = directory.appendingPathComponent("in.raw").path
+        try CaptureCheck.bytes(input).write(to: URL(fileURLWithPath: raw))
+        let configuration = try CaptureCheck.alsaConfiguration(in: directory, input: raw)
+        let hls = directory.appendingPathComponent("ll").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, [
+            "record", "--hls", hls, "--segment-duration", "2", "--part-duration", "0.5", "--duration", "4.2", "--device", "kf_in",
+            "--alsa-config", configuration, "--sample-rate", "48000", "--json",
+        ])
+        let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+        let playlist = hls + "/index.m3u8"
+        let listed = try JSONSerialization.jsonObject(with: Data(try ExternalTool.succeed("python3", ["-c", Self.partListing, playlist]).standardOutput.utf8))
+            as? [String: Any] ?? [:]
+        let target = listed["partTarget"] as? Double ?? -1
+        #expect(target == 0.5 && (listed["holdBack"] as? Double ?? 0) >= 3 * target && listed["canBlock"] as? String == "YES", "\(listed)")
+        let segments = listed["segments"] as? [[String: Any]] ?? []
+        #expect(segments.count >= 2)
+        for segment in segments {
+            let parts = segment["parts"] as? [[Any]] ?? []
+            #expect(!parts.isEmpty && parts.allSatisfy { ($0[1] as? Double ?? 9) <= target && $0[2] as? String == "YES" }, "\(segment)")
+            // A segment is its parts after a styp.
+            let whole = try Data(contentsOf: URL(fileURLWithPath: hls + "/" + (segment["uri"] as? String ?? "")))
+            var joined = Data()
+            for part in parts { joined += try Data(contentsOf: URL(fileURLWithPath: hls + "/" + (part[0] as? String ?? ""))) }
+            #expect(whole.count > joined.count && whole.suffix(joined.count) == joined && whole.prefix(8).suffix(4) == Data("styp".utf8),
+                    "\(segment["uri"] ?? "")")
+        }
+        let decoded = try EditCommandTests.decode(playlist, in: directory)
+        #expect(decoded.frames == summary["frames"] as? Int, "every frame recorded")
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+    }
+}
+
 extension RecordCommandTests.PulseAudio {
     @Test(.timeLimit(.minutes(3)))
     func liveHLSEndsOnSIGINTAndSurvivesSIGKILL() throws {

@@ -90,6 +90,8 @@ public final class Recording: Sendable {
         public var hlsWindow: Int = 0
         /// HLS: seconds since 1970 (UTC) when capture starts; `nil` writes no program date-times.
         public var hlsStartDate: Double?
+        /// HLS: low-latency parts of at most this many seconds (``HLSSegmentOutput/Live/partDuration``).
+        public var hlsPartDuration: Double?
 
         /// Options for recording to `outputPath`; throws when its extension names no container.
         public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
@@ -260,7 +262,8 @@ public final class Recording: Sendable {
         let pump: PumpThread
         if let encoder = pending.encoder, options.container == .hls {
             let output = try HLSSegmentOutput(directory: options.outputPath, segmentDuration: options.hlsSegmentDuration, gapless: .encoder(encoder),
-                                              live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate))
+                                              live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate,
+                                                                          partDuration: options.hlsPartDuration))
             pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
         } else if let encoder = pending.encoder {
             let output = try AudioPacketOutput(

@@ -1,6 +1,28 @@
 /// An HLS media playlist (RFC 8216, 4.3): the segments of one rendition, each with its
 /// duration, after the init segment (`EXT-X-MAP`).
 public struct HLSMediaPlaylist: Sendable, Hashable {
+    /// A partial segment of low-latency HLS (`EXT-X-PART`, RFC 8216bis 4.4.4.9): a CMAF chunk.
+    public struct Part: Sendable, Hashable {
+        /// The part's URI.
+        public var uri: String
+        /// Seconds.
+        public var duration: Double
+        /// `INDEPENDENT=YES`: it decodes without the part before it (every AAC part does, after
+        /// its pre-roll).
+        public var independent: Bool
+
+        /// A part.
+        public init(uri: String, duration: Double, independent: Bool = true) {
+            self.uri = uri
+            self.duration = duration
+            self.independent = independent
+        }
+
+        var line: String {
+            "#EXT-X-PART:DURATION=\(fixed(duration, digits: 6)),URI=\"\(uri)\"" + (independent ? ",INDEPENDENT=YES" : "")
+        }
+    }
+
     /// One media segment: its URI (relative to the playlist) and its duration in seconds
     /// (`EXTINF`, RFC 8216 4.3.2.1).
     public struct Segment: Sendable, Hashable {
@@ -11,6 +33,8 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         /// `EXT-X-PROGRAM-DATE-TIME` (RFC 8216 4.3.2.6): the wall-clock time of the segment's
         /// first sample, in seconds since 1970 (UTC).
         public var programDateTime: Double?
+        /// Its parts (low-latency HLS), listed before it.
+        public var parts: [Part] = []
 
         /// A segment.
         public init(uri: String, duration: Double, programDateTime: Double? = nil) {
@@ -30,6 +54,15 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     public var isEnded: Bool
     /// `EXT-X-MEDIA-SEQUENCE`.
     public var mediaSequence: Int
+    /// Low-latency HLS: `EXT-X-PART-INF:PART-TARGET`, seconds; `nil` for a playlist without parts.
+    public var partTarget: Double?
+    /// Low-latency HLS: the parts of the segment being recorded, after the last whole segment.
+    public var openParts: [Part] = []
+    /// Low-latency HLS: `EXT-X-PRELOAD-HINT:TYPE=PART`, the URI of the next part.
+    public var preloadHint: String?
+    /// Segments from the end whose parts are listed (RFC 8216bis asks for those within three
+    /// target durations of the end).
+    public static let segmentsWithParts = 3
 
     /// A playlist.
     public init(mapURI: String?, segments: [Segment], playlistType: String? = "VOD", isEnded: Bool = true, mediaSequence: Int = 0) {
@@ -41,23 +74,37 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     }
 
     /// `EXT-X-TARGETDURATION` (RFC 8216 4.3.3.1): every `EXTINF`, rounded to the nearest
-    /// integer, is at most it.
+    /// integer, is at most it; at least ``targetHint``.
     public var targetDuration: Int {
-        max(1, segments.map { Int($0.duration.rounded()) }.max() ?? 1)
+        max(1, targetHint, segments.map { Int($0.duration.rounded()) }.max() ?? 1)
     }
+
+    /// The least target duration: a live playlist says the segment length it will have before
+    /// its first segment is done.
+    public var targetHint = 1
 
     /// The playlist's text: version 7 (fMP4 segments with `EXT-X-MAP`), independent segments
     /// (every AAC packet decodes on its own after its pre-roll), `EXTINF` to the microsecond.
     public var text: String {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)"]
+        if let partTarget {
+            // Blocking reload, and a hold-back of three part targets (RFC 8216bis 4.4.3.8).
+            lines.append("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(fixed(3 * partTarget, digits: 3))")
+            lines.append("#EXT-X-PART-INF:PART-TARGET=\(fixed(partTarget, digits: 3))")
+        }
         if let playlistType { lines.append("#EXT-X-PLAYLIST-TYPE:\(playlistType)") }
         lines.append("#EXT-X-MEDIA-SEQUENCE:\(mediaSequence)")
         lines.append("#EXT-X-INDEPENDENT-SEGMENTS")
         if let mapURI { lines.append("#EXT-X-MAP:URI=\"\(mapURI)\"") }
-        for segment in segments {
+        for (index, segment) in segments.enumerated() {
             if let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.iso8601(time))") }
+            if partTarget != nil, index >= segments.count - Self.segmentsWithParts { lines += segment.parts.map(\.line) }
             lines.append("#EXTINF:\(fixed(segment.duration, digits: 6)),")
             lines.append(segment.uri)
+        }
+        if partTarget != nil {
+            lines += openParts.map(\.line)
+            if let preloadHint, !isEnded { lines.append("#EXT-X-PRELOAD-HINT:TYPE=PART,URI=\"\(preloadHint)\"") }
         }
         if isEnded { lines.append("#EXT-X-ENDLIST") }
         return lines.joined(separator: "\n") + "\n"

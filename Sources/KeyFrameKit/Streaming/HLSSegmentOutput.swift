@@ -30,11 +30,16 @@ public struct HLSSegmentOutput: PacketSink {
         /// The wall-clock time of the first sample, seconds since 1970 (UTC): each segment's
         /// `EXT-X-PROGRAM-DATE-TIME` is it plus the samples before the segment.
         public var startDate: Double?
+        /// Low-latency HLS: the part target in seconds. Each part (a CMAF chunk, whole frames,
+        /// at most this long) is written as `segment-NNNNN.P.m4s` and listed (`EXT-X-PART`) as
+        /// soon as it is recorded; a segment is its parts after a `styp`. `nil`: no parts.
+        public var partDuration: Double?
 
         /// A live rendition.
-        public init(window: Int = 0, startDate: Double? = nil) {
+        public init(window: Int = 0, startDate: Double? = nil, partDuration: Double? = nil) {
             self.window = window
             self.startDate = startDate
+            self.partDuration = partDuration
         }
     }
 
@@ -58,6 +63,8 @@ public struct HLSSegmentOutput: PacketSink {
         public var duration: Int64
         /// The media timescale.
         public var timescale: Int32
+        /// Its parts (low-latency HLS), in order.
+        public var parts: [HLSMediaPlaylist.Part] = []
         /// Seconds.
         public var seconds: Double { Double(duration) / Double(max(timescale, 1)) }
     }
@@ -80,6 +87,8 @@ public struct HLSSegmentOutput: PacketSink {
     private var mediaDuration: Int64 = 0
     /// Whether the directory was made here (``cancel()`` removes it when empty).
     private var createdDirectory = false
+    /// Low-latency HLS: the parts of the segment being recorded.
+    private var openParts: [(name: String, bytes: [UInt8], duration: Int64, timescale: Int32)] = []
 
     /// A rendition in `directory` (made if missing), segments of about `segmentDuration` seconds.
     public init(directory: FilePath, segmentDuration: Double = 6, gapless: Gapless, playlistName: String = "index.m3u8",
@@ -116,7 +125,16 @@ public struct HLSSegmentOutput: PacketSink {
         queue.append(packet)
         queuedDuration += duration
         let target = Int64((segmentDuration * Double(timescale)).rounded())
-        if live != nil {
+        if let partDuration = live?.partDuration {
+            // Low-latency: a part as soon as it is recorded (whole frames, at most the part
+            // target), a segment every so many parts, the playlist after each.
+            let framesPerPart = max(1, Int((partDuration * Double(timescale)).rounded(.down)) / Int(max(duration, 1)))
+            if queue.count >= framesPerPart {
+                try cutPart(count: framesPerPart)
+                if openParts.count >= max(1, Int((segmentDuration / partDuration).rounded())) { try closeSegment() }
+                try writePlaylist(ended: false)
+            }
+        } else if live != nil {
             // Live: a segment as soon as it is long enough, then the playlist.
             if queuedDuration >= target {
                 try cut(atLeast: target)
@@ -137,7 +155,14 @@ public struct HLSSegmentOutput: PacketSink {
             entries.append(HLSMediaPlaylist.Segment(uri: segment.name, duration: segment.seconds, programDateTime: date))
             elapsed += segment.duration
         }
+        for (index, segment) in segments.enumerated() { entries[index].parts = segment.parts }
         var list = HLSMediaPlaylist(mapURI: "init.mp4", segments: entries, playlistType: "VOD", isEnded: ended)
+        if let partDuration = live?.partDuration {
+            list.partTarget = partDuration
+            list.openParts = openParts.map { HLSMediaPlaylist.Part(uri: $0.name, duration: Double($0.duration) / Double(max($0.timescale, 1))) }
+            list.preloadHint = Self.partName(segment: segments.count + 1, part: openParts.count + 1)
+        }
+        if live != nil { list.targetHint = Int(segmentDuration.rounded(.up)) }
         if let live {
             if live.window > 0 {
                 let dropped = max(0, entries.count - live.window)
@@ -170,9 +195,45 @@ public struct HLSSegmentOutput: PacketSink {
         try writeSegment()
     }
 
+    /// Writes the first `count` queued packets as a part of the segment being recorded.
+    private mutating func cutPart(count: Int) throws(PipelineError) {
+        guard let segmenter else { return }
+        var taken: Int64 = 0
+        for packet in queue[..<count] {
+            segmenter.append(packet)
+            taken += (try? packet.duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 0
+        }
+        queue.removeFirst(count)
+        queuedDuration -= taken
+        packetIndex += count
+        guard let chunk = segmenter.cutChunk() else { return }
+        let name = Self.partName(segment: segments.count + 1, part: openParts.count + 1)
+        try writeFile(name, chunk.bytes)
+        openParts.append((name, chunk.bytes, chunk.duration, chunk.timescale))
+    }
+
+    /// Writes the parts recorded as a segment: a `styp`, then each part's chunk.
+    private mutating func closeSegment() throws(PipelineError) {
+        guard !openParts.isEmpty else { return }
+        let bytes = CMAFSegmenter.segmentType + openParts.flatMap(\.bytes)
+        let name = Self.segmentName(UInt32(segments.count + 1))
+        try writeFile(name, bytes)
+        let duration = openParts.reduce(Int64(0)) { $0 + $1.duration }
+        var segment = WrittenSegment(name: name, byteCount: bytes.count, duration: duration, timescale: openParts[0].timescale)
+        segment.parts = openParts.map { HLSMediaPlaylist.Part(uri: $0.name, duration: Double($0.duration) / Double(max($0.timescale, 1))) }
+        segments.append(segment)
+        mediaDuration += duration
+        openParts.removeAll()
+    }
+
+    /// `segment-00001.2.m4s`: part 2 of segment 1.
+    static func partName(segment: Int, part: Int) -> String {
+        String(segmentName(UInt32(segment)).dropLast(4)) + ".\(part).m4s"
+    }
+
     private mutating func writeSegment() throws(PipelineError) {
         guard let segment = segmenter?.cutSegment() else { return }
-        let name = Self.segmentName(segment.sequenceNumber)
+        let name = Self.segmentName(UInt32(segments.count + 1))
         try writeFile(name, segment.bytes, syncing: live != nil)
         segments.append(WrittenSegment(name: name, byteCount: segment.bytes.count, duration: segment.duration, timescale: segment.timescale))
         mediaDuration += segment.duration
@@ -219,8 +280,13 @@ public struct HLSSegmentOutput: PacketSink {
             queuedDuration = queue.reduce(0) { $0 + ((try? $1.duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 0) }
         }
         let target = Int64((segmentDuration * Double(segmenter.timescale)).rounded())
-        if live == nil, queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
-        if !queue.isEmpty { try cut(atLeast: .max) }
+        if live?.partDuration != nil {
+            if !queue.isEmpty { try cutPart(count: queue.count) }
+            try closeSegment()
+        } else {
+            if live == nil, queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
+            if !queue.isEmpty { try cut(atLeast: .max) }
+        }
         if live == nil {
             // The segments reach the disk before anything names them.
             do { try FileSystemCalls.syncFileSystem(containing: directory) } catch {

@@ -89,18 +89,33 @@ public final class CMAFSegmenter {
         data += run.data
     }
 
-    /// The packets appended since the last cut, as a segment; `nil` when there are none.
-    public func cutSegment() -> CMAFSegment? {
-        guard !track.fragmentEntries.isEmpty else { return nil }
-        sequence += 1
+    /// The `styp` that starts every segment (ISO/IEC 23000-19 7.3.3: CMAF segment and fragment
+    /// brands, and DASH's `msdh`/`msix`).
+    public static var segmentType: [UInt8] {
         var styp = BoxWriter()
         styp.box("styp") { b in
             b.fourCC("msdh"); b.u32(0)
             for brand: FourCharacterCode in ["msdh", "msix", "cmfs", "cmff", "cmfc"] { b.fourCC(brand) }
         }
+        return styp.bytes
+    }
+
+    /// The packets appended since the last cut, as a segment (`styp` and one fragment); `nil`
+    /// when there are none.
+    public func cutSegment() -> CMAFSegment? {
+        guard var chunk = cutChunk() else { return nil }
+        chunk.bytes = Self.segmentType + chunk.bytes
+        return chunk
+    }
+
+    /// The packets appended since the last cut as one CMAF chunk (a fragment, `moof` + `mdat`,
+    /// without `styp`): a low-latency HLS part, several of which, after a `styp`, make a segment.
+    public func cutChunk() -> CMAFSegment? {
+        guard !track.fragmentEntries.isEmpty else { return nil }
+        sequence += 1
         let headerSize = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [0]).count
         let moof = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [Int32(clamping: headerSize + 8)])
-        let bytes = styp.bytes + moof + BoxWriterBytes.u32(UInt32(clamping: 8 + data.count)) + Array("mdat".utf8) + data
+        let bytes = moof + BoxWriterBytes.u32(UInt32(clamping: 8 + data.count)) + Array("mdat".utf8) + data
         let segment = CMAFSegment(bytes: bytes, sequenceNumber: sequence, baseDecodeTime: nextDecodeTime, duration: pendingDuration,
                                   sampleCount: track.fragmentEntries.count, timescale: track.timescale)
         nextDecodeTime += pendingDuration
