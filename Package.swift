@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.0"),
+        // The low-latency HLS server (HLSServer): HTTP on SwiftNIO through Hummingbird.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // `make docs` (swift package generate-documentation); a command plugin, never linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -58,9 +60,11 @@ let package = Package(
 
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
+        // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
+        .target(name: "HLSServer", dependencies: ["KeyFrameKit", .product(name: "Hummingbird", package: "hummingbird")], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
-            dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KeyFrameKit", "HLSServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import HLSServer
 import KeyFrameKit
 #if canImport(Glibc)
 import Glibc
@@ -59,6 +60,10 @@ struct Record: ParsableCommand {
     @Option(help: "HLS: low-latency parts of at most this many seconds (EXT-X-PART), written as they are recorded.")
     var partDuration: Double?
 
+    @Option(help: ArgumentHelp("HLS: serve the rendition over HTTP, low-latency (blocking playlist reload), on this address.",
+                               valueName: "HOST:PORT"))
+    var serve: String?
+
     @Option(help: ArgumentHelp("Stop after this many seconds (exactly that many frames).", valueName: "seconds"))
     var duration: Double?
 
@@ -114,6 +119,16 @@ struct Record: ParsableCommand {
                 throw ValidationError("--part-duration goes with --hls: 0.1 s up to the segment duration")
             }
         }
+        if let serve {
+            guard hls != nil, Self.address(serve) != nil else { throw ValidationError("--serve HOST:PORT goes with --hls (e.g. 127.0.0.1:8080)") }
+        }
+    }
+
+    /// `HOST:PORT` (a port of 1–65535).
+    static func address(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        let host = String(text[..<colon])
+        return (host.isEmpty ? "127.0.0.1" : host, port)
     }
 
     /// The file or the HLS directory written.
@@ -129,7 +144,17 @@ struct Record: ParsableCommand {
             queueCapacity: max(4, 5000 / periodMilliseconds), container: hls == nil ? nil : .hls)
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = segmentDuration
-        options.hlsPartDuration = partDuration
+        // Serving is low-latency: parts of 1 s unless asked otherwise.
+        options.hlsPartDuration = partDuration ?? (serve != nil ? min(1, segmentDuration) : nil)
+        var server: LiveHLSServer.Running?
+        if let serve, let hls, let (host, port) = Self.address(serve) {
+            // Bound before capture starts: a port in use stops here, before anything is written.
+            let publication = LiveHLSPublication()
+            options.hlsPublication = publication
+            server = try LiveHLSServer(publication: publication, directory: FilePath(hls)).start(host: host, port: port)
+            Terminal.error("serving http://\(host):\(port)/index.m3u8\n")
+        }
+        defer { server?.stop() }
         if hls != nil {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)

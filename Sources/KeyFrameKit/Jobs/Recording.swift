@@ -92,6 +92,8 @@ public final class Recording: Sendable {
         public var hlsStartDate: Double?
         /// HLS: low-latency parts of at most this many seconds (``HLSSegmentOutput/Live/partDuration``).
         public var hlsPartDuration: Double?
+        /// HLS: where each playlist is published for a server (``LiveHLSPublication``).
+        public var hlsPublication: LiveHLSPublication?
 
         /// Options for recording to `outputPath`; throws when its extension names no container.
         public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
@@ -263,7 +265,8 @@ public final class Recording: Sendable {
         if let encoder = pending.encoder, options.container == .hls {
             let output = try HLSSegmentOutput(directory: options.outputPath, segmentDuration: options.hlsSegmentDuration, gapless: .encoder(encoder),
                                               live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate,
-                                                                          partDuration: options.hlsPartDuration))
+                                                                          partDuration: options.hlsPartDuration,
+                                                                          publication: options.hlsPublication))
             pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
         } else if let encoder = pending.encoder {
             let output = try AudioPacketOutput(

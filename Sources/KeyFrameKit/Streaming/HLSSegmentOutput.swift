@@ -34,12 +34,24 @@ public struct HLSSegmentOutput: PacketSink {
         /// at most this long) is written as `segment-NNNNN.P.m4s` and listed (`EXT-X-PART`) as
         /// soon as it is recorded; a segment is its parts after a `styp`. `nil`: no parts.
         public var partDuration: Double?
+        /// Where each playlist is also published, for a server's blocking reloads.
+        public var publication: LiveHLSPublication?
 
         /// A live rendition.
-        public init(window: Int = 0, startDate: Double? = nil, partDuration: Double? = nil) {
+        public init(window: Int = 0, startDate: Double? = nil, partDuration: Double? = nil, publication: LiveHLSPublication? = nil) {
             self.window = window
             self.startDate = startDate
             self.partDuration = partDuration
+            self.publication = publication
+        }
+
+        public static func == (lhs: Live, rhs: Live) -> Bool {
+            lhs.window == rhs.window && lhs.startDate == rhs.startDate && lhs.partDuration == rhs.partDuration && lhs.publication === rhs.publication
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(window)
+            hasher.combine(partDuration)
         }
     }
 
@@ -175,6 +187,7 @@ public struct HLSSegmentOutput: PacketSink {
         }
         try writeFile(playlistName, Array(list.text.utf8))
         playlist = list
+        live?.publication?.publish(list)
     }
 
     /// Writes the queued packets from the front, whole ones adding up to at least `target` media

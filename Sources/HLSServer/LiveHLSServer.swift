@@ -1,0 +1,115 @@
+public import Hummingbird
+public import KeyFrameKit
+internal import Synchronization
+internal import Dispatch
+
+/// A low-latency HLS server for a live rendition (RFC 8216bis): the playlist from a
+/// ``/KeyFrameKit/LiveHLSPublication``, with blocking reload (`_HLS_msn`, `_HLS_part`), and the
+/// init segment, segments and parts from the rendition's directory.
+///
+/// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:)``
+/// run a server of its own on a thread of its own.
+public struct LiveHLSServer: Sendable {
+    /// What is published.
+    public let publication: LiveHLSPublication
+    /// Where the files are.
+    public let directory: FilePath
+    /// The playlist's name.
+    public let playlistName: String
+
+    /// A server of `publication`, whose files are in `directory`.
+    public init(publication: LiveHLSPublication, directory: FilePath, playlistName: String = "index.m3u8") {
+        self.publication = publication
+        self.directory = directory
+        self.playlistName = playlistName
+    }
+
+    /// Adds `GET /index.m3u8` (blocking reload) and `GET /{file}` (the init segment, segments,
+    /// parts) to `router`.
+    public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
+        let server = self
+        router.get(RouterPath(stringLiteral: playlistName)) { request, _ -> Response in
+            await server.playlistResponse(request)
+        }
+        router.get(":file") { request, context -> Response in
+            guard let name = context.parameters.get("file") else { return Response(status: .notFound) }
+            return server.fileResponse(name)
+        }
+    }
+
+    /// The playlist, held until it holds the segment and part asked for (RFC 8216bis 6.2.5.2):
+    /// 400 for a segment more than two past the last, 503 after three target durations.
+    func playlistResponse(_ request: Request) async -> Response {
+        let query = request.uri.queryParameters
+        let segment = query["_HLS_msn"].flatMap { Int(String($0)) }
+        let part = query["_HLS_part"].flatMap { Int(String($0)) }
+        if part != nil, segment == nil { return Response(status: .badRequest) }
+        let timeout = Duration.seconds(3 * publication.targetDuration)
+        switch await publication.playlist(segment: segment, part: part, timeout: timeout) {
+        case .ready(let text):
+            var headers = HTTPFields()
+            headers[.contentType] = "application/vnd.apple.mpegurl"
+            headers[.cacheControl] = "no-cache"
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        case .tooFarAhead:
+            return Response(status: .badRequest)
+        case .timedOut:
+            return Response(status: .serviceUnavailable)
+        case .notStarted:
+            return Response(status: .notFound)
+        }
+    }
+
+    /// A file of the rendition: only names it writes (no path separators, no dot files).
+    func fileResponse(_ name: String) -> Response {
+        guard !name.contains("/"), !name.hasPrefix("."), name.hasSuffix(".m4s") || name.hasSuffix(".mp4") else {
+            return Response(status: .notFound)
+        }
+        guard let source = try? FileByteSource(path: directory.appending(name).string),
+              let bytes = try? source.read(at: 0, count: Int(source.byteCount)) else {
+            return Response(status: .notFound)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "video/mp4"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// A running server: ``stop()`` ends it.
+    public final class Running: Sendable {
+        private let task: Mutex<Task<Void, any Error>?>
+
+        init(task: Task<Void, any Error>) { self.task = Mutex(task) }
+
+        /// Stops serving (a graceful shutdown: requests in flight are answered).
+        public func stop() {
+            task.withLock { $0?.cancel() }
+        }
+    }
+
+    /// Starts serving on `host:port` on a task of its own and returns once the port is bound.
+    ///
+    /// - Throws: ``/KeyFrameKit/PipelineError/unsupported(_:)`` naming the address when it
+    ///   cannot be bound (a port in use).
+    public func start(host: String, port: Int) throws(PipelineError) -> Running {
+        let router = Router()
+        addRoutes(to: router)
+        let bound = DispatchSemaphore(value: 0)
+        let failure = Mutex<String?>(nil)
+        let app = Application(router: router, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "keyframe"),
+                              onServerRunning: { _ in bound.signal() })
+        let task = Task {
+            do {
+                try await app.runService(gracefulShutdownSignals: [])
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+                bound.signal()
+                throw error
+            }
+        }
+        bound.wait()
+        if let reason = failure.withLock({ $0 }) {
+            throw .unsupported("cannot serve on \(host):\(port): \(reason)")
+        }
+        return Running(task: task)
+    }
+}

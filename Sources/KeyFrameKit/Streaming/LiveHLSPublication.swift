@@ -1,0 +1,103 @@
+internal import Synchronization
+internal import Dispatch
+
+/// What a live rendition has published, for a server that answers blocking playlist reloads
+/// (RFC 8216bis 6.2.5.2, `_HLS_msn` and `_HLS_part`): the current playlist, the media sequence
+/// number of the segment being recorded, and its parts so far. ``HLSSegmentOutput`` publishes
+/// after every playlist it writes; any number of requests wait for a segment or part at once.
+///
+/// `Sendable`: the state and the waiting requests are behind one mutex.
+public final class LiveHLSPublication: Sendable {
+    /// The answer to a playlist request.
+    public enum Reload: Sendable, Equatable {
+        /// The playlist, holding what was asked for (or all there will be).
+        case ready(String)
+        /// `_HLS_msn` is more than two segments past the last one: HTTP 400.
+        case tooFarAhead
+        /// It did not come within three target durations: HTTP 503.
+        case timedOut
+        /// Nothing is published yet: HTTP 404.
+        case notStarted
+    }
+
+    private struct Waiter {
+        var segment: Int
+        var part: Int?
+        var continuation: CheckedContinuation<Reload, Never>
+    }
+
+    private struct State {
+        var playlist: HLSMediaPlaylist?
+        var text = ""
+        /// The media sequence number of the segment being recorded (the last whole one + 1).
+        var openSegment = 0
+        /// Parts of that segment published.
+        var openParts = 0
+        var ended = false
+        var waiters: [Int: Waiter] = [:]
+        var nextWaiter = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// An empty publication.
+    public init() {}
+
+    /// Publishes `playlist` and answers the requests it satisfies.
+    public func publish(_ playlist: HLSMediaPlaylist) {
+        let ready: [(CheckedContinuation<Reload, Never>, Reload)] = state.withLock { state in
+            state.playlist = playlist
+            state.text = playlist.text
+            state.openSegment = playlist.mediaSequence + playlist.segments.count
+            state.openParts = playlist.openParts.count
+            state.ended = playlist.isEnded
+            var answered: [(CheckedContinuation<Reload, Never>, Reload)] = []
+            for (id, waiter) in state.waiters where Self.holds(state, segment: waiter.segment, part: waiter.part) {
+                answered.append((waiter.continuation, .ready(state.text)))
+                state.waiters[id] = nil
+            }
+            return answered
+        }
+        for (continuation, answer) in ready { continuation.resume(returning: answer) }
+    }
+
+    /// The playlist now, or once it holds segment `segment` (with `part`: that part of it), or
+    /// after `timeout`. A request without `segment` is answered at once.
+    public func playlist(segment: Int?, part: Int?, timeout: Duration) async -> Reload {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Reload, Never>) in
+            let immediate: Reload? = state.withLock { state in
+                guard state.playlist != nil else { return .notStarted }
+                guard let segment else { return .ready(state.text) }
+                // RFC 8216bis 6.2.5.2: more than two segments past the last one is an error.
+                if segment > state.openSegment + 1 { return .tooFarAhead }
+                if Self.holds(state, segment: segment, part: part) { return .ready(state.text) }
+                state.waiters[id] = Waiter(segment: segment, part: part, continuation: continuation)
+                return nil
+            }
+            if let immediate {
+                continuation.resume(returning: immediate)
+                return
+            }
+            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, nanoseconds)))) { [self] in
+                let waiter = state.withLock { state in state.waiters.removeValue(forKey: id) }
+                waiter?.continuation.resume(returning: .timedOut)
+            }
+        }
+    }
+
+    /// Whether the playlist holds segment `segment` whole (or, with `part`, part `part` of it,
+    /// counted from 0), or will hold nothing more.
+    private static func holds(_ state: State, segment: Int, part: Int?) -> Bool {
+        if state.ended || segment < state.openSegment { return true }
+        guard segment == state.openSegment, let part else { return false }
+        return part < state.openParts
+    }
+
+    /// The target duration of the playlist published, in seconds (for the 503 timeout).
+    public var targetDuration: Int { state.withLock { $0.playlist?.targetDuration ?? 6 } }
+}

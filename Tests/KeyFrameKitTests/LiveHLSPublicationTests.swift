@@ -1,0 +1,36 @@
+import KeyFrameKit
+import Testing
+
+/// Blocking playlist reload as RFC 8216bis 6.2.5.2 has it: hold until the segment or part
+/// exists, 400 for more than two segments ahead, 503 (a timeout) when it does not come.
+@Suite struct LiveHLSPublicationTests {
+    static func playlist(segments: Int, openParts: Int, ended: Bool = false) -> HLSMediaPlaylist {
+        var list = HLSMediaPlaylist(mapURI: "init.mp4", segments: (0..<segments).map { .init(uri: "s\($0)", duration: 2) },
+                                    playlistType: nil, isEnded: ended)
+        list.partTarget = 0.5
+        list.openParts = (0..<openParts).map { .init(uri: "p\($0)", duration: 0.5) }
+        return list
+    }
+
+    @Test func requestsWaitForTheirPartAndTooFarAheadIsRefused() async throws {
+        let publication = LiveHLSPublication()
+        #expect(await publication.playlist(segment: nil, part: nil, timeout: .seconds(1)) == .notStarted)
+        publication.publish(Self.playlist(segments: 2, openParts: 1))
+        // Segment 1 and part 0 of segment 2 exist: at once.
+        if case .ready = await publication.playlist(segment: 1, part: nil, timeout: .seconds(1)) {} else { Issue.record("segment 1") }
+        if case .ready = await publication.playlist(segment: 2, part: 0, timeout: .seconds(1)) {} else { Issue.record("part 2.0") }
+        // More than two segments past the last (segment 1): refused.
+        #expect(await publication.playlist(segment: 4, part: nil, timeout: .seconds(1)) == .tooFarAhead)
+        // Part 2.1 comes later: the request is held, then answered with the new playlist.
+        async let held = publication.playlist(segment: 2, part: 1, timeout: .seconds(10))
+        try await Task.sleep(for: .milliseconds(200))
+        publication.publish(Self.playlist(segments: 2, openParts: 2))
+        guard case .ready(let text) = await held else { Issue.record("part 2.1 was not answered"); return }
+        #expect(text.contains("URI=\"p1\""))
+        // Nothing more comes: a timeout (the server's 503).
+        #expect(await publication.playlist(segment: 3, part: 0, timeout: .milliseconds(300)) == .timedOut)
+        // Once ended, every request is answered at once.
+        publication.publish(Self.playlist(segments: 3, openParts: 0, ended: true))
+        if case .ready = await publication.playlist(segment: 3, part: 2, timeout: .seconds(5)) {} else { Issue.record("an ended playlist") }
+    }
+}
