@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Testing
 import TestSupport
 import Glibc
@@ -146,5 +149,87 @@ extension RecordCommandTests.PulseAudio {
             #expect(samples.count / 2 >= 48000 * uris.count - 48000, "\(what): \(samples.count / 2) frames from \(uris.count) segments")
             PulseTone.expectTone(samples, rate: 48000, what)
         }
+    }
+}
+
+/// A small HTTP client for the server tests: status, body and how long the answer took.
+enum HTTPProbe {
+    static func get(_ url: String, timeout: TimeInterval = 30) -> (status: Int, body: String, seconds: Double) {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result = (status: -1, body: "", seconds: 0.0)
+        let start = Date()
+        var request = URLRequest(url: URL(string: url)!)
+        request.timeoutInterval = timeout
+        let task = URLSession.shared.dataTask(with: request) { data, response, _ in
+            result = ((response as? HTTPURLResponse)?.statusCode ?? -1, String(decoding: data ?? Data(), as: UTF8.self), Date().timeIntervalSince(start))
+            done.signal()
+        }
+        task.resume()
+        done.wait()
+        return result
+    }
+
+    /// A free TCP port on loopback.
+    static func freePort() throws -> Int {
+        let run = try ExternalTool.succeed("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
+        return Int(run.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    }
+}
+
+extension RecordCommandTests.PulseAudio {
+    @Test(.timeLimit(.minutes(3)))
+    func lowLatencyHLSIsServedWithBlockingReload() throws {
+        let pulse = try PulseTone()
+        defer { pulse.close() }
+        let hls = pulse.directory.appendingPathComponent("served").path
+        let port = try HTTPProbe.freePort()
+        let base = "http://127.0.0.1:\(port)"
+        let recording = try pulse.startRecording(["--hls", hls, "--serve", "127.0.0.1:\(port)", "--segment-duration", "2", "--part-duration", "0.5",
+                                                  "--device", "pulse", "--sample-rate", "48000"])
+        defer { _ = recording.send(SIGINT) }
+        try pulse.server.waitForStreams("source-outputs", while: recording)
+        // The first playlist, once a part exists.
+        var first = HTTPProbe.get(base + "/index.m3u8")
+        for _ in 0..<40 where first.status != 200 {
+            Subprocess.sleep(.milliseconds(100))
+            first = HTTPProbe.get(base + "/index.m3u8")
+        }
+        try #require(first.status == 200, "the playlist: \(first.status) \(first.body)")
+        #expect(first.body.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=1.500") && first.body.contains("#EXT-X-PART-INF:PART-TARGET=0.500"))
+        // The hinted part: a blocking request for it is held until it exists, then names it.
+        let hint = first.body.split(separator: "\n").first { $0.hasPrefix("#EXT-X-PRELOAD-HINT") }.map(String.init) ?? ""
+        let uri = hint.split(separator: "\"").dropFirst().first.map(String.init) ?? ""
+        let numbers = uri.dropFirst("segment-".count).dropLast(".m4s".count).split(separator: ".").compactMap { Int($0) }
+        try #require(numbers.count == 2, "the preload hint: \(hint)")
+        let (msn, part) = (numbers[0] - 1, numbers[1] - 1)
+        let held = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn)&_HLS_part=\(part)")
+        #expect(held.status == 200 && held.body.contains("URI=\"\(uri)\""), "held until \(uri) exists: \(held.status) \(held.body)")
+        #expect(held.seconds > 0.05 && held.seconds < 2, "held \(held.seconds) s for a part of 0.5 s")
+        // The part and its segment are served.
+        let partFile = HTTPProbe.get(base + "/" + uri)
+        #expect(partFile.status == 200 && !partFile.body.isEmpty)
+        #expect(HTTPProbe.get(base + "/init.mp4").status == 200 && HTTPProbe.get(base + "/../etc/passwd").status == 404)
+        // Too far ahead: 400 at once.
+        let ahead = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn + 5)")
+        #expect(ahead.status == 400 && ahead.seconds < 1, "\(ahead.status)")
+        // FFmpeg's HLS demuxer (5.1 reads no EXT-X-PART: whole segments only) plays the live
+        // stream over HTTP without an error, once two segments are whole (a blocking request).
+        let twoSegments = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=1")
+        #expect(twoSegments.status == 200 && twoSegments.body.contains("segment-00002.m4s"), "\(twoSegments.status)")
+        let play = try Subprocess.run("ffmpeg", ["-nostdin", "-v", "error", "-i", base + "/index.m3u8", "-t", "2", "-f", "null", "-"],
+                                      environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+        #expect(play.status == 0 && play.standardError.isEmpty, "ffmpeg over HTTP: \(play.standardError)")
+        // A second server on the same port: a clear error, nothing written.
+        let other = pulse.directory.appendingPathComponent("other").path
+        let busy = try Subprocess.run(try ExternalTool.keyframe, ["record", "--hls", other, "--serve", "127.0.0.1:\(port)", "--device", "pulse"],
+                                      environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+        #expect(busy.status != 0 && busy.standardError.contains("127.0.0.1:\(port)"), "\(busy.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: other + "/index.m3u8"))
+        // Ctrl-C ends the stream: the playlist is ended.
+        try #require(recording.send(SIGINT))
+        let finished = try recording.wait(timeout: .seconds(60))
+        #expect(finished.result.status == 0, "\(finished.result.standardError)")
+        let ended = try String(contentsOfFile: hls + "/index.m3u8", encoding: .utf8)
+        #expect(ended.contains("#EXT-X-ENDLIST") && !ended.contains("PRELOAD-HINT"))
     }
 }
