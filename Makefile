@@ -9,6 +9,7 @@
 #   make fuzz-replay re-run saved findings (fuzz-findings/TARGET/) without libFuzzer
 #   make demo        record 5 s (sound card, else a virtual device), demux, decode, probe (demo-out/)
 #   make bench       benchmarks against FFmpeg (BENCHMARKS.md)
+#   make llhls       low-latency HLS figures: capture-to-served latency, server CPU (BENCHMARKS.md)
 #   make quality     perceptual quality of our AAC against ffmpeg's (BENCHMARKS.md)
 #   make clean       remove build output (keeps .venv and fuzz-findings; `make distclean` removes them)
 
@@ -66,7 +67,7 @@ FUZZ_MAX_LEN_mp4 ?= 65536
 FUZZ_FINDINGS := fuzz-findings
 REGRESSIONS := Tests/AACBitstreamTests/Regressions
 
-.PHONY: deps apt-deps venv build test docs examples fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-replay demo \
+.PHONY: deps apt-deps venv build test docs examples fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-replay demo llhls \
         bench clean distclean
 
 deps: apt-deps venv
@@ -241,6 +242,12 @@ demo: deps
 BENCH_RUNS ?= 5
 BENCH_JOBS ?=
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)
+
+# Low-latency HLS (scripts/llhls.py): a live recording served on loopback, followed by blocking
+# playlist reloads; prints the capture-to-served latency of 30 parts and the server's CPU share.
+llhls: deps
+	$(SWIFT) build -c release --static-swift-stdlib --product keyframe
+	$(VENV)/bin/python scripts/llhls.py
 
 bench: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product keyframe

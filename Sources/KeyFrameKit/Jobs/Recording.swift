@@ -185,6 +185,9 @@ public final class Recording: Sendable {
             var meter: AudioLevels
             var total: AudioLevels
             var stopReason: StopReason?
+            /// The wall-clock time of the first frame captured (the capture clock's origin, for
+            /// HLS program date-times): when its period came, less the period.
+            var captureStart: Double?
         }
 
         let lock: Mutex<Progress>
@@ -217,12 +220,14 @@ public final class Recording: Sendable {
             queueCapacity: options.queueCapacity, deliveryBatch: 5, frameLimit: options.frameLimit,
             alsaConfiguration: options.alsaConfiguration, onEnd: onEnd)
         capture = source.capture
+        let rate = Double(options.configuration.sampleRate)
         let metered = ObservedSource(source) { buffer in
             var levels = AudioLevels(channelCount: channels)
             levels.add(buffer)
             progress.lock.withLock { state in
                 state.meter.merge(levels)
                 state.total.merge(levels)
+                if state.captureStart == nil { state.captureStart = WallClock.now() - Double(buffer.frameCount) / rate }
             }
         }
         var encoder: AACEncoder?
@@ -263,10 +268,12 @@ public final class Recording: Sendable {
         let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
         let pump: PumpThread
         if let encoder = pending.encoder, options.container == .hls {
+            // Program date-times from the capture clock: the first frame's wall-clock time.
+            let captureStart: @Sendable () -> Double? = { progress.lock.withLock { $0.captureStart } }
             let output = try HLSSegmentOutput(directory: options.outputPath, segmentDuration: options.hlsSegmentDuration, gapless: .encoder(encoder),
                                               live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate,
                                                                           partDuration: options.hlsPartDuration,
-                                                                          publication: options.hlsPublication))
+                                                                          publication: options.hlsPublication, clock: captureStart))
             pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
         } else if let encoder = pending.encoder {
             let output = try AudioPacketOutput(

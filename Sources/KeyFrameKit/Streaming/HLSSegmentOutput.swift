@@ -36,13 +36,18 @@ public struct HLSSegmentOutput: PacketSink {
         public var partDuration: Double?
         /// Where each playlist is also published, for a server's blocking reloads.
         public var publication: LiveHLSPublication?
+        /// The capture clock: the wall-clock time of the first frame, once known; it wins over
+        /// ``startDate``.
+        public var clock: (@Sendable () -> Double?)?
 
         /// A live rendition.
-        public init(window: Int = 0, startDate: Double? = nil, partDuration: Double? = nil, publication: LiveHLSPublication? = nil) {
+        public init(window: Int = 0, startDate: Double? = nil, partDuration: Double? = nil, publication: LiveHLSPublication? = nil,
+                    clock: (@Sendable () -> Double?)? = nil) {
             self.window = window
             self.startDate = startDate
             self.partDuration = partDuration
             self.publication = publication
+            self.clock = clock
         }
 
         public static func == (lhs: Live, rhs: Live) -> Bool {
@@ -162,8 +167,15 @@ public struct HLSSegmentOutput: PacketSink {
     private mutating func writePlaylist(ended: Bool) throws(PipelineError) {
         var entries: [HLSMediaPlaylist.Segment] = []
         var elapsed: Int64 = 0
+        // The first frame captured is presented after the priming: a segment's first sample
+        // (its tfdt) was captured that much before the origin plus the samples before it.
+        let origin = live?.clock?() ?? live?.startDate
+        let primingSamples: Int64 = switch gapless {
+        case .known(let priming, _): priming
+        case .encoder(let encoder): Int64(encoder.priming)
+        }
         for segment in segments {
-            let date = live?.startDate.map { $0 + Double(elapsed) / Double(max(segment.timescale, 1)) }
+            let date = origin.map { $0 + Double(elapsed - primingSamples) / Double(max(segment.timescale, 1)) }
             entries.append(HLSMediaPlaylist.Segment(uri: segment.name, duration: segment.seconds, programDateTime: date))
             elapsed += segment.duration
         }
