@@ -5,20 +5,22 @@ internal import Dispatch
 
 /// A low-latency HLS server for a live rendition (RFC 8216bis): the playlist from a
 /// ``/KeyFrameKit/LiveHLSPublication``, with blocking reload (`_HLS_msn`, `_HLS_part`), and the
-/// init segment, segments and parts from the rendition's directory.
+/// init segment, segments and parts from the rendition's directory. Without a publication it
+/// serves a packaged directory as it is: playlists, MPDs, init segments and segments, in
+/// subdirectories too (a ladder).
 ///
 /// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:)``
 /// run a server of its own on a thread of its own.
 public struct LiveHLSServer: Sendable {
-    /// What is published.
-    public let publication: LiveHLSPublication
+    /// What is published live; `nil` to serve the directory's files only.
+    public let publication: LiveHLSPublication?
     /// Where the files are.
     public let directory: FilePath
     /// The playlist's name.
     public let playlistName: String
 
     /// A server of `publication`, whose files are in `directory`.
-    public init(publication: LiveHLSPublication, directory: FilePath, playlistName: String = "index.m3u8") {
+    public init(publication: LiveHLSPublication?, directory: FilePath, playlistName: String = "index.m3u8") {
         self.publication = publication
         self.directory = directory
         self.playlistName = playlistName
@@ -28,18 +30,20 @@ public struct LiveHLSServer: Sendable {
     /// parts) to `router`.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let server = self
-        router.get(RouterPath(stringLiteral: playlistName)) { request, _ -> Response in
-            await server.playlistResponse(request)
+        if publication != nil {
+            router.get(RouterPath(stringLiteral: playlistName)) { request, _ -> Response in
+                await server.playlistResponse(request)
+            }
         }
-        router.get(":file") { request, context -> Response in
-            guard let name = context.parameters.get("file") else { return Response(status: .notFound) }
-            return server.fileResponse(name)
+        router.get("**") { _, context -> Response in
+            server.fileResponse(context.parameters.getCatchAll().map(String.init))
         }
     }
 
     /// The playlist, held until it holds the segment and part asked for (RFC 8216bis 6.2.5.2):
     /// 400 for a segment more than two past the last, 503 after three target durations.
     func playlistResponse(_ request: Request) async -> Response {
+        guard let publication else { return Response(status: .notFound) }
         let query = request.uri.queryParameters
         let segment = query["_HLS_msn"].flatMap { Int(String($0)) }
         let part = query["_HLS_part"].flatMap { Int(String($0)) }
@@ -60,17 +64,24 @@ public struct LiveHLSServer: Sendable {
         }
     }
 
-    /// A file of the rendition: only names it writes (no path separators, no dot files).
-    func fileResponse(_ name: String) -> Response {
-        guard !name.contains("/"), !name.hasPrefix("."), name.hasSuffix(".m4s") || name.hasSuffix(".mp4") else {
+    /// The content types of the files a rendition has (RFC 8216 4, ISO/IEC 23009-1 Annex C).
+    static let contentTypes = ["m4s": "video/iso.segment", "mp4": "video/mp4", "m3u8": "application/vnd.apple.mpegurl",
+                               "mpd": "application/dash+xml"]
+
+    /// A file of the rendition, by its path components: only the kinds a rendition has, no
+    /// component that is empty or starts with a dot (so nothing outside the directory).
+    func fileResponse(_ components: [String]) -> Response {
+        guard let name = components.last, !components.isEmpty, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") }),
+              let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentTypes[kind] else {
             return Response(status: .notFound)
         }
-        guard let source = try? FileByteSource(path: directory.appending(name).string),
-              let bytes = try? source.read(at: 0, count: Int(source.byteCount)) else {
+        guard let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }.string),
+              source.byteCount <= 1 << 30, let bytes = try? source.read(at: 0, count: Int(source.byteCount)) else {
             return Response(status: .notFound)
         }
         var headers = HTTPFields()
-        headers[.contentType] = "video/mp4"
+        headers[.contentType] = type
+        if kind == "m3u8" || kind == "mpd" { headers[.cacheControl] = "no-cache" }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 

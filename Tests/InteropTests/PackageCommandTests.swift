@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import TestSupport
+import Glibc
 
 /// Issue 13, item 1: `keyframe package IN --hls DIR`. The PyPI `m3u8` package parses the
 /// playlist; a box walk in Python (not ours) checks each segment's `tfdt` against the samples
@@ -259,6 +261,46 @@ import Testing
             // The priming skipped (the edit list for HLS, presentationTimeOffset for DASH), the tail of the last frame after.
             #expect(GaplessTests.peakLag(source, theirs, channel: 0, maxLag: 1100) == 0, "VLC, \(manifest)")
             #expect(theirs.frames >= frames && theirs.frames < frames + 1024, "VLC, \(manifest): \(theirs.frames) frames")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func aPackagedLadderIsServedOverHTTPToEveryPlayer() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        let wav = directory.appendingPathComponent("in.wav").path
+        let frames = 48000 * 8
+        try GaplessTests.makeSignal(rate: 48000, channels: 2, frames: frames, to: wav)
+        let out = directory.appendingPathComponent("web").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", out, "--bitrates", "64k,128k", "--dash", "--segment-duration", "3"])
+        let port = try HTTPProbe.freePort()
+        let server = try RunningProcess(try ExternalTool.keyframe, ["serve", out, "--address", "127.0.0.1:\(port)"])
+        defer { _ = server.send(SIGINT) }
+        let base = "http://127.0.0.1:\(port)"
+        var master = HTTPProbe.get(base + "/master.m3u8")
+        for _ in 0..<50 where master.status != 200 {
+            Subprocess.sleep(.milliseconds(100))
+            master = HTTPProbe.get(base + "/master.m3u8")
+        }
+        try #require(master.status == 200 && master.body.contains("128k/index.m3u8"), "\(master.status)")
+        #expect(HTTPProbe.get(base + "/64k/segment-00001.m4s").status == 200 && HTTPProbe.get(base + "/../in.wav").status == 404)
+        let source = try GaplessTests.pcm(wav, channels: 2)
+        // FFmpeg: HLS over HTTP gapless; DASH over HTTP at lag 0 (it drops 1024 samples at each segment boundary: README).
+        let ffmpegHLS = try EditCommandTests.ffmpegDecode(base + "/master.m3u8", in: directory, map: "0:a:0")
+        #expect(GaplessTests.peakLag(source, ffmpegHLS, channel: 0) == 0 && ffmpegHLS.frames >= frames && ffmpegHLS.frames < frames + 1024, "FFmpeg HLS: \(ffmpegHLS.frames)")
+        let ffmpegDASH = try EditCommandTests.ffmpegDecode(base + "/manifest.mpd", in: directory, map: "0:a:0")
+        #expect(GaplessTests.peakLag(source, ffmpegDASH, channel: 0) == 0 && ffmpegDASH.frames > frames - 4096, "FFmpeg DASH: \(ffmpegDASH.frames)")
+        // GStreamer: DASH at lag 0; HLS keeps the priming.
+        let gstDASH = try Self.gstreamerSamples(base + "/manifest.mpd", in: directory)
+        #expect(GaplessTests.peakLag(source, gstDASH, channel: 0) == 0 && gstDASH.frames >= frames && gstDASH.frames < frames + 1024, "GStreamer DASH: \(gstDASH.frames)")
+        let gstHLS = try Self.gstreamerSamples(base + "/128k/index.m3u8", in: directory)
+        #expect(GaplessTests.peakLag(source, gstHLS, channel: 0, maxLag: 1100) == 1024 && gstHLS.frames >= frames + 1024, "GStreamer HLS: \(gstHLS.frames)")
+        // VLC: both gapless.
+        for manifest in ["/master.m3u8", "/manifest.mpd"] {
+            let vlc = try Self.vlcSamples(base + manifest, in: directory)
+            #expect(GaplessTests.peakLag(source, vlc, channel: 0, maxLag: 1100) == 0 && vlc.frames >= frames && vlc.frames < frames + 1024,
+                    "VLC \(manifest): \(vlc.frames)")
         }
     }
 

@@ -1,0 +1,38 @@
+import ArgumentParser
+import Dispatch
+import HLSServer
+import KeyFrameKit
+
+/// `keyframe serve DIR [--address HOST:PORT]`: a packaged directory over HTTP.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a directory `keyframe package` wrote (HLS playlists, DASH manifest, CMAF segments) over HTTP.",
+        discussion: """
+            Serves playlists (.m3u8), manifests (.mpd), init segments (.mp4) and segments (.m4s) of \\
+            DIR and its subdirectories, with their content types, until Ctrl-C. Loopback by default. \\
+            A live recording serves itself: `keyframe record --hls DIR --serve HOST:PORT`.
+            """
+    )
+
+    @Argument(help: "The directory to serve.")
+    var directory: String
+
+    @Option(help: ArgumentHelp("Where to listen.", valueName: "HOST:PORT"))
+    var address = "127.0.0.1:8080"
+
+    func validate() throws {
+        guard Record.address(address) != nil else { throw ValidationError("--address HOST:PORT (e.g. 127.0.0.1:8080)") }
+    }
+
+    func run() throws {
+        guard let (host, port) = Record.address(address) else { return }
+        let running = try LiveHLSServer(publication: nil, directory: FilePath(directory)).start(host: host, port: port)
+        Terminal.error("serving \(directory) on http://\(host):\(port)/ (Ctrl-C stops)\n")
+        let stop = DispatchSemaphore(value: 0)
+        let signals = StopSignals { stop.signal() }
+        stop.wait()
+        signals.finishing()
+        running.stop()
+    }
+}
