@@ -36,7 +36,13 @@ public struct LiveHLSServer: Sendable {
             }
         }
         router.get("**") { _, context -> Response in
-            server.fileResponse(context.parameters.getCatchAll().map(String.init))
+            let components = context.parameters.getCatchAll().map(String.init)
+            // The preload-hinted part is held until it exists (RFC 8216bis 6.2.6).
+            if let publication = server.publication, components.count == 1, let (segment, part) = Self.part(named: components[0]),
+               !FileSystemCalls.exists(server.directory.appending(components[0])) {
+                _ = await publication.waitForPart(segment: segment, part: part, timeout: .seconds(3 * publication.targetDuration))
+            }
+            return server.fileResponse(components)
         }
     }
 
@@ -47,7 +53,6 @@ public struct LiveHLSServer: Sendable {
         let query = request.uri.queryParameters
         let segment = query["_HLS_msn"].flatMap { Int(String($0)) }
         let part = query["_HLS_part"].flatMap { Int(String($0)) }
-        if part != nil, segment == nil { return Response(status: .badRequest) }
         let timeout = Duration.seconds(3 * publication.targetDuration)
         switch await publication.playlist(segment: segment, part: part, timeout: timeout) {
         case .ready(let text):
@@ -62,6 +67,15 @@ public struct LiveHLSServer: Sendable {
         case .notStarted:
             return Response(status: .notFound)
         }
+    }
+
+    /// The media sequence number and part index (from 0) of `segment-00002.3.m4s` (segment 1,
+    /// part 2), `nil` for any other name.
+    static func part(named name: String) -> (Int, Int)? {
+        guard name.hasPrefix("segment-"), name.hasSuffix(".m4s") else { return nil }
+        let numbers = name.dropFirst("segment-".count).dropLast(".m4s".count).split(separator: ".")
+        guard numbers.count == 2, let segment = Int(numbers[0]), let part = Int(numbers[1]), segment >= 1, part >= 1 else { return nil }
+        return (segment - 1, part - 1)
     }
 
     /// The content types of the files a rendition has (RFC 8216 4, ISO/IEC 23009-1 Annex C).

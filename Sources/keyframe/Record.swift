@@ -111,8 +111,8 @@ struct Record: ParsableCommand {
         if let output, Recording.Container(fileExtensionOf: FilePath(output)) == nil {
             throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
         }
-        guard hlsWindow >= 0, (0.5...60).contains(segmentDuration) else {
-            throw ValidationError("--hls-window must be 0 or more and --segment-duration 0.5–60 s")
+        guard hlsWindow == 0 || hlsWindow >= 3, (0.5...60).contains(segmentDuration) else {
+            throw ValidationError("--hls-window must be 0 (all) or at least 3 segments, and --segment-duration 0.5–60 s")
         }
         if let partDuration {
             guard hls != nil, (0.1...segmentDuration).contains(partDuration) else {

@@ -287,6 +287,13 @@ import Glibc
         let denied = try ExternalTool.run(try ExternalTool.keyframe, ["package", source, "--hls", readOnly.appendingPathComponent("hls").path])
         let isRoot = getuid() == 0
         #expect(isRoot || (denied.status != 0 && denied.standardError.contains("hls")), "\(denied.standardError)")
+        // Never over another package: refused, the first left whole.
+        let first = directory.appendingPathComponent("first").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", source, "--hls", first])
+        let before = try String(contentsOfFile: first + "/index.m3u8", encoding: .utf8)
+        let again = try ExternalTool.run(try ExternalTool.keyframe, ["package", source, "--hls", first])
+        #expect(again.status != 0 && again.standardError.contains("already holds a package"), "\(again.standardError)")
+        #expect(try String(contentsOfFile: first + "/index.m3u8", encoding: .utf8) == before)
         let notAudio = directory.appendingPathComponent("notes.txt").path
         try "not audio".write(toFile: notAudio, atomically: true, encoding: .utf8)
         let refused = try ExternalTool.run(try ExternalTool.keyframe, ["package", notAudio, "--hls", directory.appendingPathComponent("n").path])

@@ -11,6 +11,7 @@ import Testing
         list.openParts = [.init(uri: "segment-00002.1.m4s", duration: 0.992)]
         list.preloadHint = "segment-00002.2.m4s"
         list.targetHint = 2
+        list.canBlockReload = true
         let text = list.text
         #expect(text.contains("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=3.000\n#EXT-X-PART-INF:PART-TARGET=1.000\n"))
         #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:1970-01-01T00:00:00.000Z\n#EXT-X-PART:DURATION=0.992000,URI=\"segment-00001.1.m4s\",INDEPENDENT=YES\n"))

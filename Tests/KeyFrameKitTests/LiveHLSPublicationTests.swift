@@ -29,8 +29,16 @@ import Testing
         #expect(text.contains("URI=\"p1\""))
         // Nothing more comes: a timeout (the server's 503).
         #expect(await publication.playlist(segment: 3, part: 0, timeout: .milliseconds(300)) == .timedOut)
-        // Once ended, every request is answered at once.
+        // A part past the last of a whole segment is the first of the next: held.
+        var whole = Self.playlist(segments: 3, openParts: 0)
+        whole.segments[2].parts = [.init(uri: "a", duration: 0.5), .init(uri: "b", duration: 0.5)]
+        publication.publish(whole)
+        #expect(await publication.playlist(segment: 2, part: 5, timeout: .milliseconds(300)) == .timedOut, "part 2.5 is part 3.0, not yet there")
+        if case .ready = await publication.playlist(segment: 2, part: 1, timeout: .seconds(1)) {} else { Issue.record("part 2.1 of a whole segment") }
+        // Once ended, every request is answered at once, its parameters ignored.
         publication.publish(Self.playlist(segments: 3, openParts: 0, ended: true))
         if case .ready = await publication.playlist(segment: 3, part: 2, timeout: .seconds(5)) {} else { Issue.record("an ended playlist") }
+        if case .ready = await publication.playlist(segment: 40, part: nil, timeout: .seconds(5)) {} else { Issue.record("far ahead of an ended playlist") }
+        if case .ready = await publication.playlist(segment: nil, part: 1, timeout: .seconds(5)) {} else { Issue.record("a part alone, ended") }
     }
 }

@@ -60,6 +60,8 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     public var openParts: [Part] = []
     /// Low-latency HLS: `EXT-X-PRELOAD-HINT:TYPE=PART`, the URI of the next part.
     public var preloadHint: String?
+    /// Low-latency HLS: a server answers blocking playlist reloads (`CAN-BLOCK-RELOAD=YES`).
+    public var canBlockReload = false
     /// Segments from the end whose parts are listed (RFC 8216bis asks for those within three
     /// target durations of the end).
     public static let segmentsWithParts = 3
@@ -89,7 +91,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         var lines = ["#EXTM3U", "#EXT-X-VERSION:7", "#EXT-X-TARGETDURATION:\(targetDuration)"]
         if let partTarget {
             // Blocking reload, and a hold-back of three part targets (RFC 8216bis 4.4.3.8).
-            lines.append("#EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=\(fixed(3 * partTarget, digits: 3))")
+            lines.append("#EXT-X-SERVER-CONTROL:" + (canBlockReload ? "CAN-BLOCK-RELOAD=YES," : "") + "PART-HOLD-BACK=\(fixed(3 * partTarget, digits: 3))")
             lines.append("#EXT-X-PART-INF:PART-TARGET=\(fixed(partTarget, digits: 3))")
         }
         if let playlistType { lines.append("#EXT-X-PLAYLIST-TYPE:\(playlistType)") }
@@ -129,6 +131,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
             if line.hasPrefix("#EXT-X-STREAM-INF") {
                 throw .unsupported("a master playlist (line \(number + 1)): give one of its media playlists")
             } else if line.hasPrefix("#EXT-X-MAP:") {
+                guard !line.contains("BYTERANGE") else { throw .unsupported("line \(number + 1): an EXT-X-MAP byte range is not read") }
                 map = Self.attribute("URI", in: line)
             } else if line.hasPrefix("#EXTINF:") {
                 let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
@@ -140,6 +143,9 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
                 sequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
             } else if line == "#EXT-X-ENDLIST" {
                 ended = true
+            } else if line.hasPrefix("#EXT-X-BYTERANGE") || line.hasPrefix("#EXT-X-KEY") || line.hasPrefix("#EXT-X-DISCONTINUITY:") || line == "#EXT-X-DISCONTINUITY" {
+                throw .unsupported("line \(number + 1): \(line.prefix { $0 != ":" }) is not read (whole segment files of one stream only)")
+
             } else if !line.hasPrefix("#") {
                 guard let duration = pending else { throw .unsupported("line \(number + 1): segment \(line) has no #EXTINF before it") }
                 segments.append(Segment(uri: line, duration: duration))
@@ -213,6 +219,9 @@ extension HLSMediaPlaylist {
             throw .unsupported("\(path): \(error)")
         }
         guard let map = playlist.mapURI else { throw .unsupported("\(path): no EXT-X-MAP; only fMP4 (CMAF) segments are read") }
+        guard playlist.mediaSequence == 0 else {
+            throw .unsupported("\(path): a sliding window from segment \(playlist.mediaSequence); the segments before it are gone, so it cannot be decoded from its start")
+        }
         let directory = path.removingLastComponent()
         func resolve(_ uri: String) throws(PipelineError) -> FilePath {
             guard !uri.contains("://") else { throw .unsupported("\(path): \(uri) is a URL; only files beside the playlist are read") }

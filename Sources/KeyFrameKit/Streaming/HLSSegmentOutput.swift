@@ -50,10 +50,12 @@ public struct HLSSegmentOutput: PacketSink {
             self.clock = clock
         }
 
+        /// Live settings are equal when their values and publication (by identity) are.
         public static func == (lhs: Live, rhs: Live) -> Bool {
             lhs.window == rhs.window && lhs.startDate == rhs.startDate && lhs.partDuration == rhs.partDuration && lhs.publication === rhs.publication
         }
 
+        /// Hashes the window and part duration.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(window)
             hasher.combine(partDuration)
@@ -92,6 +94,8 @@ public struct HLSSegmentOutput: PacketSink {
     public private(set) var format: EncodedAudioFormat?
     /// The priming, once known (at the end for an encoder's).
     public private(set) var priming: Int64 = 0
+    /// The samples presented after the priming, once finished.
+    public private(set) var validLength: Int64 = 0
     /// The playlist, once finished.
     public private(set) var playlist: HLSMediaPlaylist?
 
@@ -112,6 +116,15 @@ public struct HLSSegmentOutput: PacketSink {
                 live: Live? = nil) throws(PipelineError) {
         guard segmentDuration >= 0.5, segmentDuration <= 60 else {
             throw .unsupported("--segment-duration \(segmentDuration): give 0.5 to 60 seconds")
+        }
+        if let partDuration = live?.partDuration {
+            guard partDuration >= 0.1, partDuration <= segmentDuration else {
+                throw .unsupported("a part duration of \(partDuration) s: give 0.1 s up to the segment duration (\(segmentDuration) s)")
+            }
+        }
+        // Never over another package: its playlist would name segments this one overwrites.
+        for name in [playlistName, "init.mp4", Self.segmentName(1), "master.m3u8"] where FileSystemCalls.exists(directory.appending(name)) {
+            throw .unsupported("\(directory) already holds a package (\(name)); choose another directory or remove it")
         }
         createdDirectory = !FileSystemCalls.exists(directory)
         do { try FileSystemCalls.makeDirectory(directory) } catch {
@@ -148,7 +161,8 @@ public struct HLSSegmentOutput: PacketSink {
             let framesPerPart = max(1, Int((partDuration * Double(timescale)).rounded(.down)) / Int(max(duration, 1)))
             if queue.count >= framesPerPart {
                 try cutPart(count: framesPerPart)
-                if openParts.count >= max(1, Int((segmentDuration / partDuration).rounded())) { try closeSegment() }
+                // Whole parts within the segment duration: the target duration never grows.
+                if openParts.count >= max(1, Int((segmentDuration / partDuration + 1e-9).rounded(.down))) { try closeSegment() }
                 try writePlaylist(ended: false)
             }
         } else if live != nil {
@@ -185,11 +199,15 @@ public struct HLSSegmentOutput: PacketSink {
             list.partTarget = partDuration
             list.openParts = openParts.map { HLSMediaPlaylist.Part(uri: $0.name, duration: Double($0.duration) / Double(max($0.timescale, 1))) }
             list.preloadHint = Self.partName(segment: segments.count + 1, part: openParts.count + 1)
+            list.canBlockReload = live?.publication != nil
         }
         if live != nil { list.targetHint = Int(segmentDuration.rounded(.up)) }
         if let live {
             if live.window > 0 {
-                let dropped = max(0, entries.count - live.window)
+                // RFC 8216 6.2.2: what stays lasts at least three target durations.
+                var dropped = max(0, entries.count - live.window)
+                let floor = 3.0 * Double(max(list.targetDuration, Int(segmentDuration.rounded(.up))))
+                while dropped > 0, entries[dropped...].reduce(0.0, { $0 + $1.duration }) < floor { dropped -= 1 }
                 list.segments = Array(entries.dropFirst(dropped))
                 list.mediaSequence = dropped
                 list.playlistType = nil
@@ -321,6 +339,7 @@ public struct HLSSegmentOutput: PacketSink {
         // The header with the valid length (live: rewritten over the first one, atomically).
         try writeFile("init.mp4", segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration))
         self.priming = priming
+        validLength = valid
         try writePlaylist(ended: true)
         written.removeAll()
     }

@@ -33,6 +33,9 @@ public final class LiveHLSPublication: Sendable {
         var openSegment = 0
         /// Parts of that segment published.
         var openParts = 0
+        /// The media sequence number of the first segment listed, and each listed segment's parts.
+        var firstSegment = 0
+        var partCounts: [Int] = []
         var ended = false
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
@@ -50,6 +53,8 @@ public final class LiveHLSPublication: Sendable {
             state.text = playlist.text
             state.openSegment = playlist.mediaSequence + playlist.segments.count
             state.openParts = playlist.openParts.count
+            state.firstSegment = playlist.mediaSequence
+            state.partCounts = playlist.segments.map(\.parts.count)
             state.ended = playlist.isEnded
             var answered: [(CheckedContinuation<Reload, Never>, Reload)] = []
             for (id, waiter) in state.waiters where Self.holds(state, segment: waiter.segment, part: waiter.part) {
@@ -71,8 +76,9 @@ public final class LiveHLSPublication: Sendable {
         return await withCheckedContinuation { (continuation: CheckedContinuation<Reload, Never>) in
             let immediate: Reload? = state.withLock { state in
                 guard state.playlist != nil else { return .notStarted }
-                guard let segment else { return .ready(state.text) }
-                // RFC 8216bis 6.2.5.2: more than two segments past the last one is an error.
+                // RFC 8216bis 6.2.5.2: an ended playlist ignores the request's parameters; a
+                // part without a segment, or more than two segments past the last, is an error.
+                guard !state.ended, let segment else { return part != nil && !state.ended ? .tooFarAhead : .ready(state.text) }
                 if segment > state.openSegment + 1 { return .tooFarAhead }
                 if Self.holds(state, segment: segment, part: part) { return .ready(state.text) }
                 state.waiters[id] = Waiter(segment: segment, part: part, continuation: continuation)
@@ -93,9 +99,24 @@ public final class LiveHLSPublication: Sendable {
     /// Whether the playlist holds segment `segment` whole (or, with `part`, part `part` of it,
     /// counted from 0), or will hold nothing more.
     private static func holds(_ state: State, segment: Int, part: Int?) -> Bool {
-        if state.ended || segment < state.openSegment { return true }
+        if state.ended { return true }
+        var (segment, part) = (segment, part)
+        // A part past the last of a whole segment is the first of the next (RFC 8216bis 6.2.5.2).
+        while let asked = part, segment < state.openSegment, segment >= state.firstSegment,
+              segment - state.firstSegment < state.partCounts.count, asked >= state.partCounts[segment - state.firstSegment] {
+            segment += 1
+            part = 0
+        }
+        if segment < state.openSegment { return true }
         guard segment == state.openSegment, let part else { return false }
         return part < state.openParts
+    }
+
+    /// Waits (at most `timeout`) until part `part` of segment `segment` is published; whether
+    /// it was. For a request of the preload-hinted part (RFC 8216bis 6.2.6).
+    public func waitForPart(segment: Int, part: Int, timeout: Duration) async -> Bool {
+        if case .ready = await playlist(segment: segment, part: part, timeout: timeout) { return true }
+        return false
     }
 
     /// The target duration of the playlist published, in seconds (for the 503 timeout).

@@ -56,6 +56,9 @@ public enum Packaging {
             summary = try rendition(input, to: directory, options: options, control: control, progress: progress)
         } else {
             guard Set(options.bitrates).count == options.bitrates.count else { throw .unsupported("--bitrates: each bitrate once") }
+            guard !FileSystemCalls.exists(directory.appending("master.m3u8")) else {
+                throw .unsupported("\(directory) already holds a package (master.m3u8); choose another directory or remove it")
+            }
             do { try FileSystemCalls.makeDirectory(directory) } catch {
                 throw .stream(.system(operation: "make the directory", path: directory.string, errno: error))
             }
@@ -143,7 +146,9 @@ public enum Packaging {
         let rendition = StreamManifests.Rendition(path: "", playlist: sink.playlistName, segments: sink.segments.map { ($0.byteCount, $0.duration) },
                                                   timescale: Int(sink.segments.first?.timescale ?? 1), channelCount: sink.format?.channelCount ?? 2,
                                                   priming: sink.priming)
-        return Summary(playlist: sink.directory.appending(sink.playlistName), renditions: [rendition], segmentDurations: sink.segments.map(\.seconds),
+        var presented = rendition
+        presented.validLength = sink.validLength
+        return Summary(playlist: sink.directory.appending(sink.playlistName), renditions: [presented], segmentDurations: sink.segments.map(\.seconds),
                        targetDuration: sink.playlist?.targetDuration ?? 0, copied: copied)
     }
 }

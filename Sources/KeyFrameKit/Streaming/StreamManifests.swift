@@ -18,6 +18,8 @@ public enum StreamManifests {
         public var codecs: String
         /// The encoder's priming, in media units (the DASH `presentationTimeOffset`).
         public var priming: Int64
+        /// The samples presented (after the priming, before the padding), when known.
+        public var validLength: Int64?
 
         /// A rendition.
         public init(path: String, playlist: String = "index.m3u8", segments: [(bytes: Int, duration: Int64)], timescale: Int, channelCount: Int,
@@ -31,11 +33,13 @@ public enum StreamManifests {
             self.priming = priming
         }
 
+        /// Renditions are equal when their names, timescale, codec and segments are.
         public static func == (lhs: Rendition, rhs: Rendition) -> Bool {
             lhs.path == rhs.path && lhs.playlist == rhs.playlist && lhs.timescale == rhs.timescale && lhs.codecs == rhs.codecs
                 && lhs.segments.map(\.bytes) == rhs.segments.map(\.bytes) && lhs.segments.map(\.duration) == rhs.segments.map(\.duration)
         }
 
+        /// Hashes the rendition's names.
         public func hash(into hasher: inout Hasher) {
             hasher.combine(path)
             hasher.combine(playlist)
@@ -75,7 +79,8 @@ public enum StreamManifests {
     /// rendition's directory, their times in a `SegmentTimeline`, the priming as the
     /// `presentationTimeOffset`.
     public static func mpd(_ renditions: [Rendition]) -> String {
-        let duration = renditions.map(\.seconds).max() ?? 0
+        // The presented length: without the priming and the padding, when known.
+        let duration = renditions.map { rendition in rendition.validLength.map { Double($0) / Double(max(rendition.timescale, 1)) } ?? rendition.seconds }.max() ?? 0
         var xml = """
             <?xml version="1.0" encoding="UTF-8"?>
             <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="static" \
