@@ -371,7 +371,7 @@ public final class FileByteSink: SeekableByteSink {
 
     /// Completes the file like ``commit()``; with `syncing` false, without waiting for the data
     /// and the directory to reach the disk (no `fsync`): for many files committed in a row that
-    /// are synced together afterwards (``FileSystemCalls/syncFileSystem(containing:)``), before
+    /// are synced together afterwards (one `syncfs(2)` for the file system), before
     /// anything names them.
     public func commit(syncing: Bool) throws(ByteStreamError) {
         guard isOpen else { return }
