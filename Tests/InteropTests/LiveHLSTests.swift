@@ -28,14 +28,15 @@ import Glibc
     func anEventPlaylistAndASlidingWindowFromTheFilePlugin() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let input = CaptureCheck.tone(frames: 7 * 48000, rate: 48000, frequencies: [1000, 1500])
+        let input = CaptureCheck.tone(frames: 10 * 48000, rate: 48000, frequencies: [1000, 1500])
         let raw = directory.appendingPathComponent("in.raw").path
         try CaptureCheck.bytes(input).write(to: URL(fileURLWithPath: raw))
         let configuration = try CaptureCheck.alsaConfiguration(in: directory, input: raw)
         for window in [0, 3] {
             let hls = directory.appendingPathComponent("hls\(window)").path
             let run = try ExternalTool.succeed(try ExternalTool.keyframe, [
-                "record", "--hls", hls, "--hls-window", "\(window)", "--segment-duration", "1", "--duration", window == 0 ? "3.5" : "6.5", "--device", "kf_in",
+                "record", "--hls", hls, "--hls-window", "\(window)", "--segment-duration", window == 0 ? "1" : "0.5", "--duration", window == 0 ? "3.5" : "9",
+                "--device", "kf_in",
                 "--alsa-config", configuration, "--sample-rate", "48000", "--json",
             ])
             let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
@@ -59,7 +60,14 @@ import Glibc
                 // The last three, or more when they last less than three target durations (RFC 8216 6.2.2).
                 let listed = (list["durations"] as? [Double] ?? []).reduce(0, +)
                 #expect(uris.count >= 3 && uris.count < all.count && uris == Array(all.suffix(uris.count)), "the last of \(all): \(list)")
-                #expect(list["sequence"] as? Int == all.count - uris.count && listed >= 3, "\(list)")
+                let firstListed = uris.first.flatMap { Int($0.dropFirst("segment-".count).prefix(5)) } ?? 0
+                #expect(list["sequence"] as? Int == firstListed - 1 && listed >= 3, "\(list)")
+                // A segment a window's worth out of the playlist is removed; the ones just out stay.
+                let dropped = firstListed - 1
+                if dropped > 0 {
+                    let kept = (1...dropped).filter { all.contains(String(format: "segment-%05d.m4s", $0)) }
+                    #expect(kept == Array(max(1, dropped - 2)...dropped), "out of the window \(dropped): kept \(kept) of \(all)")
+                }
             }
             let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
             #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")

@@ -108,6 +108,8 @@ public struct HLSSegmentOutput: PacketSink {
     private var mediaDuration: Int64 = 0
     /// Whether the directory was made here (``cancel()`` removes it when empty).
     private var createdDirectory = false
+    /// Live with a window: segments whose files were removed, from the first.
+    private var removedSegments = 0
     /// Low-latency HLS: the parts of the segment being recorded.
     private var openParts: [(name: String, bytes: [UInt8], duration: Int64, timescale: Int32)] = []
 
@@ -208,6 +210,17 @@ public struct HLSSegmentOutput: PacketSink {
                 var dropped = max(0, entries.count - live.window)
                 let floor = 3.0 * Double(max(list.targetDuration, Int(segmentDuration.rounded(.up))))
                 while dropped > 0, entries[dropped...].reduce(0.0, { $0 + $1.duration }) < floor { dropped -= 1 }
+                // A segment out of the window stays for another window's worth of segments
+                // (clients may still be fetching it: RFC 8216 6.2.2), then goes with its parts.
+                while removedSegments < dropped - live.window {
+                    let gone = segments[removedSegments]
+                    for name in [gone.name] + gone.parts.map(\.uri) {
+                        let path = directory.appending(name)
+                        try? FileSystemCalls.unlink(path)
+                        written.removeAll { $0 == path }
+                    }
+                    removedSegments += 1
+                }
                 list.segments = Array(entries.dropFirst(dropped))
                 list.mediaSequence = dropped
                 list.playlistType = nil
