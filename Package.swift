@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "VideoBitstream", targets: ["VideoBitstream"]),
         .library(name: "MP4", targets: ["MP4"]),
         .library(name: "AudioCodec", targets: ["AudioCodec"]),
+        .library(name: "HLSServer", targets: ["HLSServer"]),
         .executable(name: "keyframe", targets: ["keyframe"]),
         .executable(name: "keyframe-fuzz", targets: ["keyframe-fuzz"]),
     ],
@@ -27,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-numerics", from: "1.1.0"),
         // The low-latency HLS server (HLSServer): HTTP on SwiftNIO through Hummingbird.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         // `make docs` (swift package generate-documentation); a command plugin, never linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -61,7 +63,8 @@ let package = Package(
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
-        .target(name: "HLSServer", dependencies: ["KeyFrameKit", .product(name: "Hummingbird", package: "hummingbird")], swiftSettings: strict),
+        .target(name: "HLSServer", dependencies: ["KeyFrameKit", .product(name: "Hummingbird", package: "hummingbird"),
+                                                 .product(name: "HTTPTypes", package: "swift-http-types")], swiftSettings: strict),
         .executableTarget(
             name: "keyframe",
             dependencies: ["KeyFrameKit", "HLSServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],

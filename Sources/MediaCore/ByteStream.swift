@@ -173,7 +173,11 @@ public struct ArrayByteSink: SeekableByteSink, Sendable {
 }
 
 /// A file opened for reading, closed when the value is released.
-public final class FileByteSource: ByteSource, RandomAccessByteSource {
+///
+/// `Sendable`: ``read(at:count:)`` reads at an offset (`pread(2)`), so any number of threads may
+/// read one file at once; ``read(into:maxCount:)`` moves the file's one position, so sequential
+/// reading belongs to one owner at a time.
+public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable {
     private let descriptor: FileDescriptor
     /// The path the file was opened from.
     public let path: String
@@ -438,10 +442,6 @@ public final class FileByteSink: SeekableByteSink {
         removeTemporaryFile()
     }
 }
-
-/// Not `Sendable`: reads move the file position; one thread at a time reads a source.
-@available(*, unavailable)
-extension FileByteSource: Sendable {}
 
 /// Not `Sendable`: writes append to a buffer and move the output; one thread at a time writes.
 @available(*, unavailable)

@@ -167,13 +167,25 @@ extension RecordCommandTests.PulseAudio {
 /// A small HTTP client for the server tests: status, body and how long the answer took.
 enum HTTPProbe {
     static func get(_ url: String, timeout: TimeInterval = 30) -> (status: Int, body: String, seconds: Double) {
+        let answer = request(url, timeout: timeout)
+        return (answer.status, String(decoding: answer.body, as: UTF8.self), answer.seconds)
+    }
+
+    /// `method` of `url` with `headers`: the status, the response's header fields (lowercased
+    /// names), the body and how long it took.
+    static func request(_ url: String, method: String = "GET", headers: [String: String] = [:], timeout: TimeInterval = 30)
+        -> (status: Int, headers: [String: String], body: Data, seconds: Double) {
         let done = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var result = (status: -1, body: "", seconds: 0.0)
+        nonisolated(unsafe) var result = (status: -1, headers: [String: String](), body: Data(), seconds: 0.0)
         let start = Date()
         var request = URLRequest(url: URL(string: url)!)
         request.timeoutInterval = timeout
+        request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let task = URLSession.shared.dataTask(with: request) { data, response, _ in
-            result = ((response as? HTTPURLResponse)?.statusCode ?? -1, String(decoding: data ?? Data(), as: UTF8.self), Date().timeIntervalSince(start))
+            let http = response as? HTTPURLResponse
+            let fields = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { $0["\($1.key)".lowercased()] = "\($1.value)" }
+            result = (http?.statusCode ?? -1, fields, data ?? Data(), Date().timeIntervalSince(start))
             done.signal()
         }
         task.resume()
@@ -226,9 +238,12 @@ extension RecordCommandTests.PulseAudio {
         let partFile = HTTPProbe.get(base + "/" + uri)
         #expect(partFile.status == 200 && !partFile.body.isEmpty)
         #expect(HTTPProbe.get(base + "/init.mp4").status == 200 && HTTPProbe.get(base + "/../etc/passwd").status == 404)
-        // Too far ahead: 400 at once.
+        // Too far ahead: 400 at once; a part more than the Advance Part Limit (3 ÷ 0.5 s = 6
+        // parts) past the last published one too (part 9 of the next segment is at least 7 past).
         let ahead = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn + 5)")
         #expect(ahead.status == 400 && ahead.seconds < 1, "\(ahead.status)")
+        let partsAhead = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn + 1)&_HLS_part=9")
+        #expect(partsAhead.status == 400 && partsAhead.seconds < 1, "\(partsAhead.status)")
         // FFmpeg's HLS demuxer (5.1 reads no EXT-X-PART: whole segments only) plays the live
         // stream over HTTP without an error, once two segments are whole (a blocking request).
         let twoSegments = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=1")

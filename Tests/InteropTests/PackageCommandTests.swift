@@ -248,6 +248,15 @@ import Glibc
         }
         try #require(master.status == 200 && master.body.contains("128k/index.m3u8"), "\(master.status)")
         #expect(HTTPProbe.get(base + "/64k/segment-00001.m4s").status == 200 && HTTPProbe.get(base + "/../in.wav").status == 404)
+        // HEAD and a byte range (RFC 9110 14) of a segment, as a player asks for them.
+        let segmentBytes = try Data(contentsOf: URL(fileURLWithPath: out + "/64k/segment-00001.m4s"))
+        let head = HTTPProbe.request(base + "/64k/segment-00001.m4s", method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == String(segmentBytes.count)
+                && head.headers["accept-ranges"] == "bytes", "\(head.status) \(head.headers)")
+        let ranged = HTTPProbe.request(base + "/64k/segment-00001.m4s", headers: ["Range": "bytes=8-23"])
+        #expect(ranged.status == 206 && ranged.body == segmentBytes[8..<24] && ranged.headers["content-range"] == "bytes 8-23/\(segmentBytes.count)",
+                "\(ranged.status) \(ranged.headers)")
+        #expect(HTTPProbe.request(base + "/64k/segment-00001.m4s", headers: ["Range": "bytes=\(segmentBytes.count)-"]).status == 416)
         let source = try GaplessTests.pcm(wav, channels: 2)
         // FFmpeg: HLS over HTTP gapless; DASH over HTTP at lag 0 (it drops 1024 samples at each segment boundary: README).
         let ffmpegHLS = try EditCommandTests.ffmpegDecode(base + "/master.m3u8", in: directory, map: "0:a:0")
@@ -298,6 +307,22 @@ import Glibc
         try "not audio".write(toFile: notAudio, atomically: true, encoding: .utf8)
         let refused = try ExternalTool.run(try ExternalTool.keyframe, ["package", notAudio, "--hls", directory.appendingPathComponent("n").path])
         #expect(refused.status != 0 && !refused.standardError.isEmpty)
+        // A ladder that fails leaves no directory behind either.
+        let ladder = directory.appendingPathComponent("ladder").path
+        let refusedLadder = try ExternalTool.run(try ExternalTool.keyframe, ["package", notAudio, "--hls", ladder, "--bitrates", "64k,96k", "--dash"])
+        #expect(refusedLadder.status != 0 && !FileManager.default.fileExists(atPath: ladder), "\(refusedLadder.standardError)")
+        // Ctrl-C in the middle of a ladder: the renditions finished, the one being made and the
+        // directory all go.
+        let long = directory.appendingPathComponent("long.flac").path
+        try ExternalTool.succeed("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=600", "-ac", "1", long])
+        let interrupted = directory.appendingPathComponent("interrupted").path
+        let packaging = try RunningProcess(try ExternalTool.keyframe, ["package", long, "--hls", interrupted, "--bitrates", "64k,96k,128k", "--dash"])
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: interrupted + "/96k") { Subprocess.sleep(.milliseconds(20)) }
+        #expect(FileManager.default.fileExists(atPath: interrupted + "/64k/index.m3u8"), "the first rendition was finished before Ctrl-C")
+        #expect(packaging.send(SIGINT))
+        let stopped = try packaging.wait(timeout: .seconds(60))
+        #expect(stopped.result.status != 0 && !FileManager.default.fileExists(atPath: interrupted),
+                "\(stopped.result.standardError) \((try? FileManager.default.subpathsOfDirectory(atPath: interrupted)) ?? [])")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("n").path)) ?? []).isEmpty)
     }
 }

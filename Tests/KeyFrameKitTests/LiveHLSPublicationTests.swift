@@ -21,8 +21,14 @@ import Testing
         if case .ready = await publication.playlist(segment: 2, part: 0, timeout: .seconds(1)) {} else { Issue.record("part 2.0") }
         // More than two segments past the last (segment 1): refused.
         #expect(await publication.playlist(segment: 4, part: nil, timeout: .seconds(1)) == .tooFarAhead)
+        // The Advance Part Limit (RFC 8216bis 6.2.5.2): 3 ÷ PART-TARGET = 6 parts past the last
+        // published (2.0) when PART-TARGET is 0.5 s; a part without a segment is refused too.
+        #expect(await publication.playlist(segment: 2, part: 6, timeout: .milliseconds(200)) == .timedOut, "part 2.6 is 6 past 2.0: held")
+        #expect(await publication.playlist(segment: 2, part: 7, timeout: .seconds(1)) == .tooFarAhead)
+        #expect(await publication.playlist(segment: 3, part: 3, timeout: .seconds(1)) == .tooFarAhead, "3.3 is 2.0 + 4 + 4")
+        #expect(await publication.playlist(segment: nil, part: 0, timeout: .seconds(1)) == .tooFarAhead)
         // Part 2.1 comes later: the request is held, then answered with the new playlist.
-        async let held = publication.playlist(segment: 2, part: 1, timeout: .seconds(10))
+        async let held = publication.playlist(segment: 2, part: 1, timeout: .seconds(120)) // generous: other suites may hold the threads
         try await Task.sleep(for: .milliseconds(200))
         publication.publish(Self.playlist(segments: 2, openParts: 2))
         guard case .ready(let text) = await held else { Issue.record("part 2.1 was not answered"); return }

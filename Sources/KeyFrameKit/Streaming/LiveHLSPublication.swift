@@ -12,7 +12,8 @@ public final class LiveHLSPublication: Sendable {
     public enum Reload: Sendable, Equatable {
         /// The playlist, holding what was asked for (or all there will be).
         case ready(String)
-        /// `_HLS_msn` is more than two segments past the last one: HTTP 400.
+        /// `_HLS_msn` is more than two segments past the last one, `_HLS_part` is more than the
+        /// Advance Part Limit past the last part, or `_HLS_part` comes without `_HLS_msn`: HTTP 400.
         case tooFarAhead
         /// It did not come within three target durations: HTTP 503.
         case timedOut
@@ -36,6 +37,8 @@ public final class LiveHLSPublication: Sendable {
         /// The media sequence number of the first segment listed, and each listed segment's parts.
         var firstSegment = 0
         var partCounts: [Int] = []
+        /// The playlist's PART-TARGET, if it has parts.
+        var partTarget: Double?
         var ended = false
         var waiters: [Int: Waiter] = [:]
         var nextWaiter = 0
@@ -55,6 +58,7 @@ public final class LiveHLSPublication: Sendable {
             state.openParts = playlist.openParts.count
             state.firstSegment = playlist.mediaSequence
             state.partCounts = playlist.segments.map(\.parts.count)
+            state.partTarget = playlist.partTarget
             state.ended = playlist.isEnded
             var answered: [(CheckedContinuation<Reload, Never>, Reload)] = []
             for (id, waiter) in state.waiters where Self.holds(state, segment: waiter.segment, part: waiter.part) {
@@ -79,7 +83,7 @@ public final class LiveHLSPublication: Sendable {
                 // RFC 8216bis 6.2.5.2: an ended playlist ignores the request's parameters; a
                 // part without a segment, or more than two segments past the last, is an error.
                 guard !state.ended, let segment else { return part != nil && !state.ended ? .tooFarAhead : .ready(state.text) }
-                if segment > state.openSegment + 1 { return .tooFarAhead }
+                if segment > state.openSegment + 1 || Self.exceedsAdvancePartLimit(state, segment: segment, part: part) { return .tooFarAhead }
                 if Self.holds(state, segment: segment, part: part) { return .ready(state.text) }
                 state.waiters[id] = Waiter(segment: segment, part: part, continuation: continuation)
                 return nil
@@ -94,6 +98,22 @@ public final class LiveHLSPublication: Sendable {
                 waiter?.continuation.resume(returning: .timedOut)
             }
         }
+    }
+
+    /// Whether part `part` of segment `segment` lies more than the Advance Part Limit past the last
+    /// part published (RFC 8216bis 6.2.5.2): 3 ÷ PART-TARGET parts when PART-TARGET is under a
+    /// second, else 3. A segment's parts beyond those published are counted as many as the
+    /// most any listed segment has.
+    private static func exceedsAdvancePartLimit(_ state: State, segment: Int, part: Int?) -> Bool {
+        guard let part, let partTarget = state.partTarget, partTarget > 0, segment >= state.openSegment else { return false }
+        let limit = partTarget < 1 ? Int((3 / partTarget).rounded(.down)) : 3
+        // How many parts past the last published one: 1 for the next part (the preload hint).
+        var ahead = part - state.openParts + 1
+        if segment > state.openSegment {
+            let perSegment = max(state.partCounts.max() ?? 0, state.openParts, Int((Double(state.playlist?.targetDuration ?? 1) / partTarget).rounded(.down)))
+            ahead += perSegment * (segment - state.openSegment)
+        }
+        return ahead > limit
     }
 
     /// Whether the playlist holds segment `segment` whole (or, with `part`, part `part` of it,

@@ -51,20 +51,25 @@ public enum Packaging {
     /// error.
     public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        var summary: Summary
-        if options.bitrates.isEmpty {
-            summary = try rendition(input, to: directory, options: options, control: control, progress: progress)
-        } else {
-            guard Set(options.bitrates).count == options.bitrates.count else { throw .unsupported("--bitrates: each bitrate once") }
-            guard !FileSystemCalls.exists(directory.appending("master.m3u8")) else {
-                throw .unsupported("\(directory) already holds a package (master.m3u8); choose another directory or remove it")
-            }
-            do { try FileSystemCalls.makeDirectory(directory) } catch {
-                throw .stream(.system(operation: "make the directory", path: directory.string, errno: error))
-            }
-            var renditions: [StreamManifests.Rendition] = []
-            var made: [FilePath] = []
-            do throws(PipelineError) {
+        guard Set(options.bitrates).count == options.bitrates.count else { throw .unsupported("--bitrates: each bitrate once") }
+        if !options.bitrates.isEmpty, FileSystemCalls.exists(directory.appending("master.m3u8")) {
+            throw .unsupported("\(directory) already holds a package (master.m3u8); choose another directory or remove it")
+        }
+        // On an error (or Ctrl-C) everything written goes: the renditions finished, the
+        // manifests, and the directory when this made it.
+        let createdDirectory = !FileSystemCalls.exists(directory)
+        var made: [FilePath] = []
+        var manifests: [FilePath] = []
+        do throws(PipelineError) {
+            var summary: Summary
+            if options.bitrates.isEmpty {
+                summary = try rendition(input, to: directory, options: options, control: control, progress: progress)
+                made.append(directory)
+            } else {
+                do { try FileSystemCalls.makeDirectory(directory) } catch {
+                    throw PipelineError.stream(.system(operation: "make the directory", path: directory.string, errno: error))
+                }
+                var renditions: [StreamManifests.Rendition] = []
                 for bitrate in options.bitrates {
                     let name = "\(bitrate / 1000)k"
                     var single = options
@@ -82,21 +87,24 @@ public enum Packaging {
                     throw PipelineError.unsupported("the renditions' segments do not line up")
                 }
                 try write(StreamManifests.masterPlaylist(renditions), to: directory.appending("master.m3u8"))
-            } catch {
-                for rendition in made { remove(rendition) }
-                throw error
+                manifests.append(directory.appending("master.m3u8"))
+                summary = Summary(playlist: directory.appending("master.m3u8"), renditions: renditions, segmentDurations: renditions[0].segments.map {
+                    Double($0.duration) / Double(max(renditions[0].timescale, 1))
+                }, targetDuration: 0, copied: false)
+                summary.targetDuration = HLSMediaPlaylist(mapURI: nil, segments: summary.segmentDurations.map { .init(uri: "", duration: $0) }).targetDuration
             }
-            summary = Summary(playlist: directory.appending("master.m3u8"), renditions: renditions, segmentDurations: renditions[0].segments.map {
-                Double($0.duration) / Double(max(renditions[0].timescale, 1))
-            }, targetDuration: 0, copied: false)
-            summary.targetDuration = HLSMediaPlaylist(mapURI: nil, segments: summary.segmentDurations.map { .init(uri: "", duration: $0) }).targetDuration
+            if options.dash {
+                let path = directory.appending("manifest.mpd")
+                try write(StreamManifests.mpd(summary.renditions), to: path)
+                summary.mpd = path
+            }
+            return summary
+        } catch {
+            for path in manifests { try? FileSystemCalls.unlink(path) }
+            for rendition in made { remove(rendition, directoryToo: rendition != directory || createdDirectory) }
+            if createdDirectory { try? FileSystemCalls.removeDirectory(directory) }
+            throw error
         }
-        if options.dash {
-            let path = directory.appending("manifest.mpd")
-            try write(StreamManifests.mpd(summary.renditions), to: path)
-            summary.mpd = path
-        }
-        return summary
     }
 
     /// Writes `text` to `path` atomically.
@@ -112,12 +120,12 @@ public enum Packaging {
         }
     }
 
-    /// Removes a rendition directory's files (`index.m3u8`, `init.mp4`, segments) and the
-    /// directory when it is then empty.
-    static func remove(_ directory: FilePath) {
+    /// Removes a rendition directory's files (`index.m3u8`, `init.mp4`, segments), and with
+    /// `directoryToo` the directory when it is then empty.
+    static func remove(_ directory: FilePath, directoryToo: Bool) {
         guard let playlist = try? HLSMediaPlaylist.files(of: directory.appending("index.m3u8")) else { return }
         for path in [directory.appending("index.m3u8"), playlist.initSegment] + playlist.segments { try? FileSystemCalls.unlink(path) }
-        try? FileSystemCalls.removeDirectory(directory)
+        if directoryToo { try? FileSystemCalls.removeDirectory(directory) }
     }
 
     /// One rendition.

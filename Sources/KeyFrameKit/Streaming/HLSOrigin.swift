@@ -1,0 +1,215 @@
+internal import MediaCore
+
+/// The HTTP origin of an HLS (and DASH) rendition, free of any HTTP framework: it turns a
+/// request (method, path, query, `Range`) into a response (status, headers, body), and an app
+/// answers with it from whatever server it runs (Hummingbird: `HLSServer.LiveHLSServer`; Vapor,
+/// SwiftNIO, …: a route that forwards to ``respond(to:)``).
+///
+/// - A live playlist comes from a ``LiveHLSPublication``, with blocking reload (RFC 8216bis
+///   6.2.5.2): held until it holds the `_HLS_msn` and `_HLS_part` asked for, 400 for a request
+///   too far ahead, 503 after three target durations.
+/// - A GET of the preload-hinted part is held until the part exists (RFC 8216bis 6.2.6).
+/// - Files of the directory (playlists, MPDs, init segments, segments, parts, in
+///   subdirectories too) are served with their content types, a single `Range` (RFC 9110 14),
+///   and `HEAD`. Nothing outside the directory: no path component may be empty or start with a
+///   dot.
+public struct HLSOrigin: Sendable {
+    /// What is published live; `nil` to serve the directory's files only.
+    public let publication: LiveHLSPublication?
+    /// Where the files are.
+    public let directory: FilePath
+    /// The name of the live playlist (the path a player asks for).
+    public let playlistName: String
+
+    /// An origin of `publication`, whose files are in `directory`.
+    public init(publication: LiveHLSPublication?, directory: FilePath, playlistName: String = "index.m3u8") {
+        self.publication = publication
+        self.directory = directory
+        self.playlistName = playlistName
+    }
+
+    /// An HTTP request, as much of it as an origin reads.
+    public struct Request: Sendable {
+        /// `GET` or `HEAD` (anything else is answered 405).
+        public var method: String
+        /// The path's components, percent-decoded (`["128k", "segment-00001.m4s"]`).
+        public var path: [String]
+        /// The query's parameters (`_HLS_msn`, `_HLS_part`).
+        public var query: [String: String]
+        /// The `Range` header's value, if any.
+        public var range: String?
+
+        /// A request for `path` (its components).
+        public init(method: String = "GET", path: [String], query: [String: String] = [:], range: String? = nil) {
+            self.method = method
+            self.path = path
+            self.query = query
+            self.range = range
+        }
+    }
+
+    /// An HTTP response.
+    public struct Response: Sendable {
+        /// The status code.
+        public var status: Int
+        /// The header fields (`Content-Type`, `Content-Length`, `Content-Range`, `Cache-Control`,
+        /// `Accept-Ranges`), in order.
+        public var headers: [(name: String, value: String)]
+        /// The body.
+        public var body: Body
+
+        /// What a response carries.
+        public enum Body: Sendable {
+            /// Nothing (an error, or a `HEAD`).
+            case empty
+            /// A playlist's text.
+            case text(String)
+            /// `range` of an open file: read it with ``HLSOrigin/FileRange/chunks(of:)``.
+            case file(FileRange)
+        }
+
+        /// The value of the header field `name` (case-insensitive).
+        public func header(_ name: String) -> String? {
+            headers.first { $0.name.lowercased() == name.lowercased() }?.value
+        }
+
+        static func status(_ status: Int) -> Response { Response(status: status, headers: [], body: .empty) }
+    }
+
+    /// A byte range of a file opened when the request was answered (so a segment removed from a
+    /// sliding window meanwhile is still served whole).
+    public struct FileRange: Sendable {
+        let source: FileByteSource
+        /// The bytes to send.
+        public let range: Range<Int64>
+
+        /// The bytes in pieces of at most `size` bytes, in order; `nil` after the last. A read
+        /// error ends them early (the connection's length then tells the client).
+        public func chunks(of size: Int = 256 * 1024) -> AnyIterator<[UInt8]> {
+            var offset = range.lowerBound
+            return AnyIterator {
+                guard offset < range.upperBound,
+                      let bytes = try? source.read(at: offset, count: Int(min(Int64(size), range.upperBound - offset))), !bytes.isEmpty else { return nil }
+                offset += Int64(bytes.count)
+                return bytes
+            }
+        }
+    }
+
+    /// The content types of the files a rendition has (RFC 8216 4, ISO/IEC 23009-1 Annex C).
+    static let contentTypes = ["m4s": "video/iso.segment", "mp4": "video/mp4", "m3u8": "application/vnd.apple.mpegurl",
+                               "mpd": "application/dash+xml"]
+
+    /// The response to `request`: it may wait, for a blocking playlist reload or the hinted part,
+    /// at most three target durations.
+    public func respond(to request: Request) async -> Response {
+        guard request.method == "GET" || request.method == "HEAD" else { return .status(405) }
+        var response: Response
+        if let publication, request.path == [playlistName] {
+            response = await playlistResponse(publication, query: request.query)
+        } else {
+            // The preload-hinted part is held until it exists (RFC 8216bis 6.2.6).
+            if let publication, request.path.count == 1, let (segment, part) = Self.part(named: request.path[0]),
+               !FileSystemCalls.exists(directory.appending(request.path[0])) {
+                _ = await publication.waitForPart(segment: segment, part: part, timeout: .seconds(3 * publication.targetDuration))
+            }
+            response = fileResponse(request.path, range: request.range)
+        }
+        if request.method == "HEAD" { response.body = .empty }
+        return response
+    }
+
+    /// The playlist, held until it holds the segment and part asked for.
+    func playlistResponse(_ publication: LiveHLSPublication, query: [String: String]) async -> Response {
+        let segment = query["_HLS_msn"].flatMap { Int($0) }
+        let part = query["_HLS_part"].flatMap { Int($0) }
+        if (query["_HLS_msn"] != nil && segment == nil) || (query["_HLS_part"] != nil && part == nil) { return .status(400) }
+        let timeout = Duration.seconds(3 * publication.targetDuration)
+        switch await publication.playlist(segment: segment, part: part, timeout: timeout) {
+        case .ready(let text):
+            return Response(status: 200, headers: [("Content-Type", Self.contentTypes["m3u8"]!), ("Cache-Control", "no-cache"),
+                                                   ("Content-Length", String(text.utf8.count))], body: .text(text))
+        case .tooFarAhead: return .status(400)
+        case .timedOut: return .status(503)
+        case .notStarted: return .status(404)
+        }
+    }
+
+    /// The media sequence number and part index (from 0) of `segment-00002.3.m4s` (segment 1,
+    /// part 2), `nil` for any other name.
+    static func part(named name: String) -> (Int, Int)? {
+        guard name.hasPrefix("segment-"), name.hasSuffix(".m4s") else { return nil }
+        let numbers = name.dropFirst("segment-".count).dropLast(".m4s".count).split(separator: ".")
+        guard numbers.count == 2, let segment = Int(numbers[0]), let part = Int(numbers[1]), segment >= 1, part >= 1 else { return nil }
+        return (segment - 1, part - 1)
+    }
+
+    /// A file of the rendition by its path components: only the kinds a rendition has, no
+    /// component that is empty or starts with a dot (so nothing outside the directory).
+    func fileResponse(_ components: [String], range: String?) -> Response {
+        guard let name = components.last, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\0") }),
+              let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentTypes[kind],
+              let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }.string),
+              let size = source.size() else {
+            return .status(404)
+        }
+        var headers: [(name: String, value: String)] = [("Content-Type", type), ("Accept-Ranges", "bytes")]
+        if kind == "m3u8" || kind == "mpd" { headers.append(("Cache-Control", "no-cache")) }
+        var status = 200
+        var bytes = 0..<size
+        if let range {
+            switch Self.byteRange(range, size: size) {
+            case .whole: break
+            case .part(let part):
+                status = 206
+                bytes = part
+                headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"))
+            case .unsatisfiable:
+                return Response(status: 416, headers: [("Content-Range", "bytes */\(size)")], body: .empty)
+            }
+        }
+        headers.append(("Content-Length", String(bytes.count)))
+        return Response(status: status, headers: headers, body: .file(FileRange(source: source, range: bytes)))
+    }
+
+    /// What a `Range` header asks of a file of `size` bytes.
+    enum ByteRange: Equatable {
+        /// The whole file: no range this origin answers (several ranges, another unit, a
+        /// malformed value), which RFC 9110 14.2 lets a server ignore.
+        case whole
+        /// One range of bytes.
+        case part(Range<Int64>)
+        /// A range starting past the end: 416.
+        case unsatisfiable
+    }
+
+    /// A single `bytes=first-last`, `bytes=first-` or `bytes=-suffix` range (RFC 9110 14.1.2).
+    static func byteRange(_ value: String, size: Int64) -> ByteRange {
+        let trimmed = value.trimmingWhitespace
+        guard trimmed.lowercased().hasPrefix("bytes=") else { return .whole }
+        let spec = trimmed.dropFirst("bytes=".count).trimmingWhitespace
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
+        let (first, last) = (spec[..<dash].trimmingWhitespace, spec[spec.index(after: dash)...].trimmingWhitespace)
+        let digits = { (text: String) in !text.isEmpty && text.utf8.count <= 18 && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        if first.isEmpty {
+            guard digits(last), let suffix = Int64(last) else { return .whole }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .part(max(0, size - suffix)..<size)
+        }
+        guard digits(first), let start = Int64(first) else { return .whole }
+        var end = size - 1
+        if !last.isEmpty {
+            guard digits(last), let stated = Int64(last), stated >= start else { return .whole }
+            end = min(stated, size - 1)
+        }
+        guard start < size else { return .unsatisfiable }
+        return .part(start..<(end + 1))
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces and tabs.
+    fileprivate var trimmingWhitespace: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
