@@ -107,6 +107,17 @@ import Testing
         return PCM(samples: samples.map { Int16(littleEndian: $0) }, channels: channels)
     }
 
+    /// `pcm` from frame `start` on.
+    static func tail(_ pcm: PCM, from start: Int) -> PCM {
+        PCM(samples: Array(pcm.samples.dropFirst(min(pcm.samples.count, start * pcm.channels))), channels: pcm.channels)
+    }
+
+    /// The first of `offsets` (frames) at which `y` no longer lines up with `x` at lag 0 (samples
+    /// lost or repeated before it), or `nil` when it lines up at every one.
+    static func continuity(_ x: PCM, _ y: PCM, at offsets: [Int]) -> Int? {
+        offsets.first { peakLag(tail(x, from: $0), tail(y, from: $0), channel: 0, window: 4096, maxLag: 1100) != 0 }
+    }
+
     /// The lag in −64…64 at which Σ x[n]·y[n+lag] over the first 8192 samples of x is largest.
     static func peakLag(_ x: PCM, _ y: PCM, channel: Int, window: Int = 8192, maxLag: Int = 64) -> Int {
         let a = stride(from: channel, to: min(x.samples.count, window * x.channels), by: x.channels).map { Double(x.samples[$0]) }

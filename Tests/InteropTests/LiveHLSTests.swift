@@ -14,9 +14,10 @@ import Glibc
     static let listing = """
         import json, sys, m3u8
         p = m3u8.load(sys.argv[1])
+        whole = [s for s in p.segments if s.uri]  # m3u8 lists the open segment's parts as a segment without a URI
         print(json.dumps({"type": p.playlist_type, "sequence": p.media_sequence, "ended": p.is_endlist,
-                          "dates": [s.program_date_time.isoformat() if s.program_date_time else None for s in p.segments],
-                          "uris": [s.uri for s in p.segments], "durations": [s.duration for s in p.segments]}))
+                          "dates": [s.program_date_time.isoformat() if s.program_date_time else None for s in whole],
+                          "uris": [s.uri for s in whole], "durations": [s.duration for s in whole]}))
         """
 
     static func listing(_ playlist: String) throws -> [String: Any] {
@@ -127,14 +128,21 @@ extension LiveHLSTests {
 extension RecordCommandTests.PulseAudio {
     @Test(.timeLimit(.minutes(3)))
     func liveHLSEndsOnSIGINTAndSurvivesSIGKILL() throws {
-        for signal in [SIGINT, SIGKILL] {
+        // Also killed while serving low-latency HLS: the parts on disk are whole too.
+        for (signal, served) in [(SIGINT, false), (SIGKILL, false), (SIGKILL, true)] {
             let pulse = try PulseTone()
             defer { pulse.close() }
             let hls = pulse.directory.appendingPathComponent("live").path
-            let what = "record --hls --device pulse, signal \(signal)"
-            let recording = try pulse.startRecording(["--hls", hls, "--segment-duration", "1", "--device", "pulse", "--sample-rate", "48000"])
+            let what = "record --hls --device pulse\(served ? " --serve" : ""), signal \(signal)"
+            let port = try HTTPProbe.freePort()
+            let serving = served ? ["--serve", "127.0.0.1:\(port)", "--part-duration", "0.25"] : []
+            let recording = try pulse.startRecording(["--hls", hls, "--segment-duration", "1", "--device", "pulse", "--sample-rate", "48000"] + serving)
             try pulse.server.waitForStreams("source-outputs", while: recording)
             Subprocess.sleep(.milliseconds(3500))
+            if served {
+                let live = HTTPProbe.get("http://127.0.0.1:\(port)/index.m3u8?_HLS_msn=2")
+                #expect(live.status == 200 && live.body.contains("#EXT-X-PART:"), "\(what): \(live.status)")
+            }
             try #require(recording.send(signal), "\(what): ended before the signal: \(recording.standardErrorSoFar)")
             let finished = try recording.wait(timeout: .seconds(60))
             let playlist = hls + "/index.m3u8"
@@ -143,6 +151,11 @@ extension RecordCommandTests.PulseAudio {
             let uris = list["uris"] as? [String] ?? []
             #expect(uris.count >= 2, "\(what): \(uris)")
             for uri in uris { #expect(FileManager.default.fileExists(atPath: hls + "/" + uri), "\(what): \(uri) is listed but missing") }
+            // Every part listed exists (the preload hint names the one not yet written).
+            let text = try String(contentsOfFile: playlist, encoding: .utf8)
+            let parts = text.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-PART:") }.compactMap { $0.split(separator: "\"").dropFirst().first }
+            #expect(served == !parts.isEmpty, "\(what): \(parts.count) parts listed")
+            for part in parts { #expect(FileManager.default.fileExists(atPath: hls + "/" + part), "\(what): part \(part) is listed but missing") }
             let leftovers = (try FileManager.default.contentsOfDirectory(atPath: hls)).filter { $0.hasPrefix(".") }
             if signal == SIGINT {
                 #expect(finished.result.status == 0 && list["ended"] as? Bool == true, "\(what): \(finished.result.standardError)")

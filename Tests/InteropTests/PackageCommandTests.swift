@@ -190,10 +190,21 @@ import Glibc
         for manifest in [out + "/master.m3u8", out + "/manifest.mpd"] {
             let theirs = try EditCommandTests.ffmpegDecode(manifest, in: directory, map: "0:a:0")
             #expect(GaplessTests.peakLag(source, theirs, channel: 0) == 0, "\(manifest)")
-            #expect(theirs.frames > 48000 * 13, "\(manifest): \(theirs.frames) frames")
+            #expect(theirs.frames >= 48000 * 14 && theirs.frames < 48000 * 14 + 1024, "\(manifest): \(theirs.frames) frames")
         }
         let mpd = try String(contentsOfFile: out + "/manifest.mpd", encoding: .utf8)
-        #expect(mpd.contains("initialization=\"64k/init.mp4\"") && mpd.contains("media=\"128k/segment-$Number%05d$.m4s\""))
+        #expect(mpd.contains("initialization=\"64k/init-dash.mp4\"") && mpd.contains("media=\"128k/segment-$Number%05d$.m4s\""))
+        // iTunSMPB (priming 1024, the valid length): in init.mp4 for HLS; for DASH not in its
+        // header but in the first segment's moof, and in no other segment.
+        let smpb = " 00000000 00000400 " // then the padding, then the length
+        let length = String(48000 * 14, radix: 16, uppercase: true)
+        for rendition in ["64k", "128k"] {
+            func text(_ name: String) throws -> String { String(decoding: try Data(contentsOf: URL(fileURLWithPath: "\(out)/\(rendition)/\(name)")), as: UTF8.self) }
+            #expect(try text("init.mp4").contains(smpb) && !(try text("init-dash.mp4")).contains("iTunSMPB"), "\(rendition)")
+            let first = try text("segment-00001.m4s")
+            #expect(first.contains(smpb) && first.contains(String(repeating: "0", count: 16 - length.count) + length), "\(rendition): segment 1 has the length")
+            #expect(!(try text("segment-00002.m4s")).contains("iTunSMPB"), "\(rendition)")
+        }
         let xml = "import sys, xml.etree.ElementTree as E\nr = E.parse(sys.argv[1]).getroot()\n"
             + "print(len([e for e in r.iter() if e.tag.endswith('Representation')]), r.get('type'))"
         let parsed = try ExternalTool.succeed("python3", ["-c", xml, out + "/manifest.mpd"]).standardOutput
@@ -258,11 +269,16 @@ import Glibc
                 "\(ranged.status) \(ranged.headers)")
         #expect(HTTPProbe.request(base + "/64k/segment-00001.m4s", headers: ["Range": "bytes=\(segmentBytes.count)-"]).status == 416)
         let source = try GaplessTests.pcm(wav, channels: 2)
-        // FFmpeg: HLS over HTTP gapless; DASH over HTTP at lag 0 (it drops 1024 samples at each segment boundary: README).
+        // FFmpeg: HLS and DASH over HTTP gapless. (Its DASH reader parses the header again for
+        // each segment: the DASH header has no iTunSMPB, the first segment's moof has it.)
         let ffmpegHLS = try EditCommandTests.ffmpegDecode(base + "/master.m3u8", in: directory, map: "0:a:0")
         #expect(GaplessTests.peakLag(source, ffmpegHLS, channel: 0) == 0 && ffmpegHLS.frames >= frames && ffmpegHLS.frames < frames + 1024, "FFmpeg HLS: \(ffmpegHLS.frames)")
         let ffmpegDASH = try EditCommandTests.ffmpegDecode(base + "/manifest.mpd", in: directory, map: "0:a:0")
-        #expect(GaplessTests.peakLag(source, ffmpegDASH, channel: 0) == 0 && ffmpegDASH.frames > frames - 4096, "FFmpeg DASH: \(ffmpegDASH.frames)")
+        #expect(GaplessTests.peakLag(source, ffmpegDASH, channel: 0) == 0 && ffmpegDASH.frames >= frames && ffmpegDASH.frames < frames + 1024,
+                "FFmpeg DASH: \(ffmpegDASH.frames)")
+        // Lined up after each segment boundary (3 s) and near the end too: nothing lost between.
+        let checkpoints = [3 * 48000 + 2000, 6 * 48000 + 2000, frames - 6000]
+        #expect(GaplessTests.continuity(source, ffmpegDASH, at: checkpoints) == nil, "FFmpeg DASH: samples lost at a segment boundary")
         // GStreamer: DASH at lag 0; HLS keeps the priming.
         let gstDASH = try Self.gstreamerSamples(base + "/manifest.mpd", in: directory)
         #expect(GaplessTests.peakLag(source, gstDASH, channel: 0) == 0 && gstDASH.frames >= frames && gstDASH.frames < frames + 1024, "GStreamer DASH: \(gstDASH.frames)")

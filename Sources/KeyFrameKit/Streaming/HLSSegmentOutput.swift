@@ -10,6 +10,11 @@ public import SystemPackage
 /// past the frame that holds the end) are not written; the init segment's edit skips the priming
 /// and its iTunSMPB gives the valid length, so that a gapless reader stops at the source's end.
 ///
+/// With ``writesDASHHeader`` (VOD), a second init segment, ``dashHeaderName``, is written for an
+/// MPD over the same segments: the same header without iTunSMPB, which the first segment's `moof`
+/// carries instead (a `udta`). A DASH reader that parses the header again before each segment
+/// (FFmpeg 5.1's) would otherwise skip the priming at every segment boundary.
+///
 /// Each file is written under a temporary name and renamed when complete, and the playlist last:
 /// a reader sees whole segments only. ``cancel()`` (or an error) removes what was written.
 public struct HLSSegmentOutput: PacketSink {
@@ -66,6 +71,11 @@ public struct HLSSegmentOutput: PacketSink {
     /// long enough, and the playlist rewritten (atomically) after each; `nil` for VOD.
     public let live: Live?
 
+    /// The DASH header's file name: `init-dash.mp4`.
+    public static let dashHeaderName = "init-dash.mp4"
+    /// Whether ``dashHeaderName`` is written too (VOD only).
+    public let writesDASHHeader: Bool
+
     /// The directory written.
     public let directory: FilePath
     /// The wanted segment length in seconds.
@@ -112,20 +122,24 @@ public struct HLSSegmentOutput: PacketSink {
     private var removedSegments = 0
     /// Low-latency HLS: the parts of the segment being recorded.
     private var openParts: [(name: String, bytes: [UInt8], duration: Int64, timescale: Int32)] = []
+    /// With a DASH header: the first segment, kept until its iTunSMPB's numbers are known.
+    private var heldFirstSegment: [UInt8]?
 
     /// A rendition in `directory` (made if missing), segments of about `segmentDuration` seconds.
+    /// With `writesDASHHeader`, also ``dashHeaderName`` (VOD only).
     public init(directory: FilePath, segmentDuration: Double = 6, gapless: Gapless, playlistName: String = "index.m3u8",
-                live: Live? = nil) throws(PipelineError) {
+                live: Live? = nil, writesDASHHeader: Bool = false) throws(PipelineError) {
         guard segmentDuration >= 0.5, segmentDuration <= 60 else {
             throw .unsupported("--segment-duration \(segmentDuration): give 0.5 to 60 seconds")
         }
+        guard live == nil || !writesDASHHeader else { throw .unsupported("a DASH header is written for a packaged (VOD) rendition only") }
         if let partDuration = live?.partDuration {
             guard partDuration >= 0.1, partDuration <= segmentDuration else {
                 throw .unsupported("a part duration of \(partDuration) s: give 0.1 s up to the segment duration (\(segmentDuration) s)")
             }
         }
         // Never over another package: its playlist would name segments this one overwrites.
-        for name in [playlistName, "init.mp4", Self.segmentName(1), "master.m3u8"] where FileSystemCalls.exists(directory.appending(name)) {
+        for name in [playlistName, "init.mp4", Self.dashHeaderName, Self.segmentName(1), "master.m3u8"] where FileSystemCalls.exists(directory.appending(name)) {
             throw .unsupported("\(directory) already holds a package (\(name)); choose another directory or remove it")
         }
         createdDirectory = !FileSystemCalls.exists(directory)
@@ -137,6 +151,7 @@ public struct HLSSegmentOutput: PacketSink {
         self.gapless = gapless
         self.playlistName = playlistName
         self.live = live
+        self.writesDASHHeader = writesDASHHeader
     }
 
     /// Queues a packet, and writes a segment once one and a half are waiting.
@@ -288,9 +303,13 @@ public struct HLSSegmentOutput: PacketSink {
     }
 
     private mutating func writeSegment() throws(PipelineError) {
-        guard let segment = segmenter?.cutSegment() else { return }
+        // With a DASH header the first segment's moof ends with iTunSMPB: a placeholder of the
+        // same size until the numbers are known (``finish()``).
+        let tagged = writesDASHHeader && segments.isEmpty
+        let userData = tagged ? CMAFSegmenter.gaplessUserData(priming: 0, padding: 0, validFrameCount: 0) : []
+        guard let segment = segmenter?.cutSegment(userData: userData) else { return }
         let name = Self.segmentName(UInt32(segments.count + 1))
-        try writeFile(name, segment.bytes, syncing: live != nil)
+        if tagged { heldFirstSegment = segment.bytes } else { try writeFile(name, segment.bytes, syncing: live != nil) }
         segments.append(WrittenSegment(name: name, byteCount: segment.bytes.count, duration: segment.duration, timescale: segment.timescale))
         mediaDuration += segment.duration
     }
@@ -343,6 +362,14 @@ public struct HLSSegmentOutput: PacketSink {
             if live == nil, queuedDuration * 2 > target * 3 { try cut(atLeast: target) }
             if !queue.isEmpty { try cut(atLeast: .max) }
         }
+        if var first = heldFirstSegment, let name = segments.first?.name {
+            let tag = CMAFSegmenter.gaplessUserData(priming: Int(priming), padding: max(0, Int(mediaDuration - priming - valid)), validFrameCount: valid)
+            let moofStart = CMAFSegmenter.segmentType.count
+            let moofEnd = moofStart + first[moofStart..<(moofStart + 4)].reduce(0) { $0 << 8 | Int($1) }
+            first.replaceSubrange((moofEnd - tag.count)..<moofEnd, with: tag)
+            try writeFile(name, first, syncing: false)
+            heldFirstSegment = nil
+        }
         if live == nil {
             // The segments reach the disk before anything names them.
             do { try FileSystemCalls.syncFileSystem(containing: directory) } catch {
@@ -351,6 +378,9 @@ public struct HLSSegmentOutput: PacketSink {
         }
         // The header with the valid length (live: rewritten over the first one, atomically).
         try writeFile("init.mp4", segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration))
+        if writesDASHHeader {
+            try writeFile(Self.dashHeaderName, segmenter.header(validFrameCount: valid, mediaDuration: mediaDuration, gaplessTag: false))
+        }
         self.priming = priming
         validLength = valid
         try writePlaylist(ended: true)

@@ -18,6 +18,8 @@ public enum Packaging {
         public var bitrates: [Int]
         /// Also write `manifest.mpd` (MPEG-DASH) over the same segments.
         public var dash: Bool
+        /// A rendition of a ladder with DASH: write its DASH header.
+        var dashHeader = false
 
         /// Options: 6-second segments, AAC copied, one rendition, no DASH.
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false) {
@@ -76,6 +78,7 @@ public enum Packaging {
                     single.bitrate = bitrate
                     single.bitrates = []
                     single.dash = false
+                    single.dashHeader = options.dash
                     let part = try rendition(input, to: directory.appending(name), options: single, control: control, progress: progress)
                     made.append(directory.appending(name))
                     var named = part.renditions[0]
@@ -124,7 +127,9 @@ public enum Packaging {
     /// `directoryToo` the directory when it is then empty.
     static func remove(_ directory: FilePath, directoryToo: Bool) {
         guard let playlist = try? HLSMediaPlaylist.files(of: directory.appending("index.m3u8")) else { return }
-        for path in [directory.appending("index.m3u8"), playlist.initSegment] + playlist.segments { try? FileSystemCalls.unlink(path) }
+        for path in [directory.appending("index.m3u8"), playlist.initSegment, directory.appending(HLSSegmentOutput.dashHeaderName)] + playlist.segments {
+            try? FileSystemCalls.unlink(path)
+        }
         if directoryToo { try? FileSystemCalls.removeDirectory(directory) }
     }
 
@@ -135,7 +140,8 @@ public enum Packaging {
         let aac: AACTrackLayout? = if options.bitrate == nil, kind == .adts || kind == .mp4 { try? AACTrackLayout(path: input) } else { nil }
         if let layout = aac {
             var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                            gapless: .known(priming: layout.priming, validLength: layout.validLength))
+                                            gapless: .known(priming: layout.priming, validLength: layout.validLength),
+                                            writesDASHHeader: options.dash || options.dashHeader)
             var packets = try AudioPacketInput(path: input, purpose: .remuxing)
             _ = try Pump.run(from: &packets, into: &sink, control: control, progress: progress)
             return summary(of: sink, copied: true)
@@ -144,7 +150,8 @@ public enum Packaging {
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
         let encoder: AACEncoder
         do { encoder = try AACEncoder(bitrate: options.bitrate ?? 128_000) } catch { throw .codec(error) }
-        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, gapless: .encoder(encoder))
+        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, gapless: .encoder(encoder),
+                                        writesDASHHeader: options.dash || options.dashHeader)
         var chain = source.transformed(by: resampler).transformed(by: encoder)
         _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         return summary(of: sink, copied: false)
@@ -156,6 +163,7 @@ public enum Packaging {
                                                   priming: sink.priming)
         var presented = rendition
         presented.validLength = sink.validLength
+        if sink.writesDASHHeader { presented.dashInitialization = HLSSegmentOutput.dashHeaderName }
         return Summary(playlist: sink.directory.appending(sink.playlistName), renditions: [presented], segmentDurations: sink.segments.map(\.seconds),
                        targetDuration: sink.playlist?.targetDuration ?? 0, copied: copied)
     }

@@ -20,6 +20,9 @@ public enum StreamManifests {
         public var priming: Int64
         /// The samples presented (after the priming, before the padding), when known.
         public var validLength: Int64?
+        /// The init segment the MPD names: `init.mp4`, or the DASH header
+        /// (``HLSSegmentOutput/dashHeaderName``) when the rendition has one.
+        public var dashInitialization = "init.mp4"
 
         /// A rendition.
         public init(path: String, playlist: String = "index.m3u8", segments: [(bytes: Int, duration: Int64)], timescale: Int, channelCount: Int,
@@ -75,7 +78,7 @@ public enum StreamManifests {
     }
 
     /// A static MPD (ISO/IEC 23009-1, `isoff-live` profile) with one audio adaptation set whose
-    /// representations are `renditions`: `init.mp4` and `segment-$Number%05d$.m4s` in each
+    /// representations are `renditions`: ``Rendition/dashInitialization`` and `segment-$Number%05d$.m4s` in each
     /// rendition's directory, their times in a `SegmentTimeline`, the priming as the
     /// `presentationTimeOffset`.
     public static func mpd(_ renditions: [Rendition]) -> String {
@@ -94,7 +97,7 @@ public enum StreamManifests {
                       <Representation id="\(index)" bandwidth="\(rendition.peakBitrate)" codecs="\(rendition.codecs)" audioSamplingRate="\(rendition.timescale)">
                         <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="\(rendition.channelCount)"/>
                         <SegmentTemplate timescale="\(rendition.timescale)" presentationTimeOffset="\(rendition.priming)" \
-                initialization="\(rendition.prefix)init.mp4" media="\(rendition.prefix)segment-$Number%05d$.m4s" startNumber="1">
+                initialization="\(rendition.prefix)\(rendition.dashInitialization)" media="\(rendition.prefix)segment-$Number%05d$.m4s" startNumber="1">
                           <SegmentTimeline>
 
                 """

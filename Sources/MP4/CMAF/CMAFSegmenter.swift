@@ -55,11 +55,17 @@ public final class CMAFSegmenter {
     /// The header (init segment): `ftyp` (`cmfc`, `iso6`) and the `moov`. With `validFrameCount`
     /// (known once the media is), iTunSMPB gives the samples presented after the priming; without
     /// it (a live stream) there is no iTunSMPB.
-    public func header(validFrameCount: Int64? = nil, mediaDuration: Int64? = nil) -> [UInt8] {
+    ///
+    /// Without `gaplessTag` the header has no iTunSMPB even then: a DASH header, whose first
+    /// segment carries the tag instead (``gaplessUserData(priming:padding:validFrameCount:)``),
+    /// because a reader that parses the header again before every segment (FFmpeg 5.1's DASH
+    /// demuxer) would skip the priming at every segment boundary.
+    public func header(validFrameCount: Int64? = nil, mediaDuration: Int64? = nil, gaplessTag: Bool = true) -> [UInt8] {
         if let validFrameCount { track.gapless = (track.gapless?.priming ?? 0, validFrameCount) }
         var writer = MovieBoxWriter(tracks: [track], movieTimescale: track.timescale, transform: .identity, encoderName: "KeyFrameKit")
         writer.fragmented = true
         writer.openEnded = true
+        writer.omitsGaplessTag = !gaplessTag
         if let mediaDuration { writer.fragmentedMediaDurations = [track.id: mediaDuration] }
         var box = BoxWriter()
         box.box("ftyp") { b in
@@ -100,21 +106,30 @@ public final class CMAFSegmenter {
         return styp.bytes
     }
 
-    /// The packets appended since the last cut, as a segment (`styp` and one fragment); `nil`
-    /// when there are none.
-    public func cutSegment() -> CMAFSegment? {
-        guard var chunk = cutChunk() else { return nil }
+    /// A `udta` (ISO/IEC 14496-12 8.10.1, allowed in a `moof`) whose `meta`/`ilst` holds only
+    /// iTunSMPB: the first segment's gapless numbers, for a header written without them. Its
+    /// size does not depend on the values (the tag's fields have fixed widths).
+    public static func gaplessUserData(priming: Int, padding: Int, validFrameCount: Int64) -> [UInt8] {
+        MovieBoxWriter.gaplessUserData(ITunesGaplessInfo(priming: priming, padding: padding, originalSampleCount: validFrameCount))
+    }
+
+    /// The packets appended since the last cut, as a segment (`styp` and one fragment, whose
+    /// `moof` ends with `userData` when given); `nil` when there are none.
+    public func cutSegment(userData: [UInt8] = []) -> CMAFSegment? {
+        guard var chunk = cutChunk(userData: userData) else { return nil }
         chunk.bytes = Self.segmentType + chunk.bytes
         return chunk
     }
 
     /// The packets appended since the last cut as one CMAF chunk (a fragment, `moof` + `mdat`,
     /// without `styp`): a low-latency HLS part, several of which, after a `styp`, make a segment.
-    public func cutChunk() -> CMAFSegment? {
+    /// `userData`, a whole `udta` box, ends the `moof`.
+    public func cutChunk(userData: [UInt8] = []) -> CMAFSegment? {
         guard !track.fragmentEntries.isEmpty else { return nil }
         sequence += 1
-        let headerSize = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [0]).count
-        let moof = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [Int32(clamping: headerSize + 8)])
+        let headerSize = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [0], userData: userData).count
+        let moof = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [Int32(clamping: headerSize + 8)],
+                                                        userData: userData)
         let bytes = moof + BoxWriterBytes.u32(UInt32(clamping: 8 + data.count)) + Array("mdat".utf8) + data
         let segment = CMAFSegment(bytes: bytes, sequenceNumber: sequence, baseDecodeTime: nextDecodeTime, duration: pendingDuration,
                                   sampleCount: track.fragmentEntries.count, timescale: track.timescale)

@@ -118,8 +118,9 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
 
     /// A `moof` (ISO/IEC 14496-12 8.8.4) of one `traf` per track: `tfhd` (default-base-is-moof),
     /// `tfdt` (version 1), `trun` with sizes and durations (flags for video, composition
-    /// offsets when any).
-    static func movieFragment(sequence: UInt32, tracks: [MuxerTrack], dataOffsets: [Int32]) -> [UInt8] {
+    /// offsets when any). `userData` (a whole `udta`, ISO/IEC 14496-12 8.10.1 allows one in a
+    /// `moof`) comes after the `traf`s.
+    static func movieFragment(sequence: UInt32, tracks: [MuxerTrack], dataOffsets: [Int32], userData: [UInt8] = []) -> [UInt8] {
         var box = BoxWriter()
         box.box("moof") { moof in
             moof.fullBox("mfhd") { b in b.u32(sequence) }
@@ -143,6 +144,7 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
                     }
                 }
             }
+            moof.raw(userData)
         }
         return box.bytes
     }

@@ -21,6 +21,8 @@ struct MovieBoxWriter {
     /// gapless edit's `segment_duration` too: the priming skipped, then to the end), while
     /// iTunSMPB still gives the valid length from ``fragmentedMediaDurations``.
     var openEnded = false
+    /// No iTunSMPB in `udta` (a DASH CMAF header: the first segment's `moof` carries it).
+    var omitsGaplessTag = false
     /// The tags written into `ilst` after the encoder tag.
     var metadata = ITunesMetadata()
     /// Chapters: a `chpl` in `udta` and a chapter track whose samples are at ``chapterDataOffset``.
@@ -352,6 +354,29 @@ struct MovieBoxWriter {
         return UInt32(clamping: peak * 8)
     }
 
+    /// The `----:com.apple.iTunes:iTunSMPB` item of an `ilst`.
+    static func writeGaplessItem(_ info: ITunesGaplessInfo, into ilst: inout BoxWriter) {
+        ilst.box("----") { item in
+            item.fullBox("mean") { d in d.raw(Array("com.apple.iTunes".utf8)) }
+            item.fullBox("name") { d in d.raw(Array("iTunSMPB".utf8)) }
+            item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(info.text.utf8)) }
+        }
+    }
+
+    /// A `udta` holding only `meta` (`hdlr` `mdir`) with an `ilst` of `info`'s iTunSMPB.
+    static func gaplessUserData(_ info: ITunesGaplessInfo) -> [UInt8] {
+        var box = BoxWriter()
+        box.box("udta") { udta in
+            udta.fullBox("meta") { meta in
+                meta.fullBox("hdlr") { b in
+                    b.u32(0); b.fourCC("mdir"); b.fourCC("appl"); b.zeros(8); b.u8(0)
+                }
+                meta.box("ilst") { ilst in writeGaplessItem(info, into: &ilst) }
+            }
+        }
+        return box.bytes
+    }
+
     private func writeUserData(into moov: inout BoxWriter) {
         moov.box("udta") { udta in
             udta.fullBox("meta") { meta in
@@ -364,15 +389,12 @@ struct MovieBoxWriter {
                     }
                     metadata.write(into: &ilst)
                     // A live CMAF header does not know the valid length yet: no iTunSMPB then.
-                    if let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless, !(openEnded && gapless.validFrameCount == 0) {
+                    if !omitsGaplessTag, let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless,
+                       !(openEnded && gapless.validFrameCount == 0) {
                         let media = fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration
                         let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
-                        let info = ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
-                        ilst.box("----") { item in
-                            item.fullBox("mean") { d in d.raw(Array("com.apple.iTunes".utf8)) }
-                            item.fullBox("name") { d in d.raw(Array("iTunSMPB".utf8)) }
-                            item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(info.text.utf8)) }
-                        }
+                        Self.writeGaplessItem(ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount),
+                                              into: &ilst)
                     }
                 }
             }
