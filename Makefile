@@ -137,7 +137,7 @@ docs:
 	@echo "  python3 -m http.server -d $(DOCS)/KeyFrameKit.doccarchive 8000   # http://localhost:8000/documentation/keyframekit"
 
 EXAMPLES := examples-out
-EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a
+EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a serve-vapor
 
 # The programs of Examples/ (public API only), run by scripts/examples.sh on inputs ffmpeg makes
 # in examples-out/; each output is checked with ffprobe (no warning, the expected streams).

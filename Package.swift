@@ -29,6 +29,9 @@ let package = Package(
         // The low-latency HLS server (HLSServer): HTTP on SwiftNIO through Hummingbird.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // Examples/serve-vapor only (an executable target, no product: a package that depends on
+        // KeyFrameKit does not resolve it).
+        .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
         // `make docs` (swift package generate-documentation); a command plugin, never linked.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -81,6 +84,8 @@ let package = Package(
         .executableTarget(name: "record-m4a", dependencies: ["KeyFrameKit"], path: "Examples/record-m4a", swiftSettings: strict),
         .executableTarget(name: "decode-mp4", dependencies: ["KeyFrameKit"], path: "Examples/decode-mp4", swiftSettings: strict),
         .executableTarget(name: "mux-h264", dependencies: ["KeyFrameKit"], path: "Examples/mux-h264", swiftSettings: strict),
+        .executableTarget(name: "serve-vapor", dependencies: ["KeyFrameKit", .product(name: "Vapor", package: "vapor")],
+                          path: "Examples/serve-vapor", swiftSettings: strict),
         .executableTarget(name: "edit-m4a", dependencies: ["KeyFrameKit"], path: "Examples/edit-m4a", swiftSettings: strict),
 
                 .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),

@@ -10,6 +10,9 @@
 #   mux-h264    audio.aac (ADTS) + video.h264 (Annex-B, 25 fps) → muxed.mp4: aac + h264, 50 frames
 #   edit-m4a    book.m4a (3 s) split at 1.25 s, parts titled, joined → book.m4b: 2 chapters, 3.000 s,
 #               the same samples as book.m4a
+#   serve-vapor 3 s from the `file` plugin as live low-latency HLS in live/, served by a Vapor app on
+#               loopback: the ended playlist with its parts, HEAD and a byte range of a segment,
+#               and ffprobe reading the stream over HTTP (3 s, every packet)
 set -euo pipefail
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -22,6 +25,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)   # absolute: the ALSA configuration names the raw file by path
 cd "$out"
 rm -f ./*.raw ./*.conf ./*.mp4 ./*.m4a ./*.m4b ./*.aac ./*.h264 ./*.wav ./*.log
+rm -rf live
 
 fail() { echo "examples: $*" >&2; exit 1; }
 ff() { ffmpeg -hide_banner -nostdin -loglevel error -y "$@"; }
@@ -79,4 +83,44 @@ expect "book.m4b format" "$format" "format|duration=3.000000|tag:major_brand=M4B
 "$bin/decode-mp4" book.m4b book-joined.wav >/dev/null
 cmp -s book-original.wav book-joined.wav || fail "book.m4b does not decode to book.m4a's samples"
 
-echo "== examples: 4 passed (outputs in ${out#"$OLDPWD"/})"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+echo "== serve-vapor examples live $port examples.conf"
+"$bin/serve-vapor" examples live "$port" examples.conf >serve-vapor.log 2>&1 &
+server=$!
+trap 'kill -INT $server 2>/dev/null || true' EXIT
+# http URL [RANGE]: prints the status, the Content-Length and Content-Range, and the body's size,
+# for a GET (or a HEAD with RANGE "HEAD").
+http() {
+    python3 - "$@" <<'PY'
+import sys, urllib.request, urllib.error
+url, extra = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
+request = urllib.request.Request(url, method="HEAD" if extra == "HEAD" else "GET")
+if extra not in ("", "HEAD"): request.add_header("Range", extra)
+try:
+    with urllib.request.urlopen(request, timeout=10) as r:
+        body = r.read()
+        print(r.status, r.headers.get("Content-Length"), r.headers.get("Content-Range"), len(body))
+        if url.endswith(".m3u8"): sys.stderr.write(body.decode())
+except (urllib.error.URLError, ConnectionError) as error:
+    print("error", getattr(error, "code", error))
+PY
+}
+base="http://127.0.0.1:$port/live"
+for _ in $(seq 100); do
+    http "$base/index.m3u8" 2>playlist.log | grep -q '^200' && grep -q EXT-X-ENDLIST playlist.log && break
+    sleep 0.1
+done
+grep -q EXT-X-ENDLIST playlist.log || fail "serve-vapor: no ended playlist at $base/index.m3u8: $(cat serve-vapor.log)"
+grep -q '#EXT-X-PART:' playlist.log || fail "serve-vapor: the playlist lists no parts"
+size=$(stat -c %s live/segment-00001.m4s)
+expect "HEAD segment-00001.m4s" "$(http "$base/segment-00001.m4s" HEAD)" "200 $size None 0"
+expect "GET segment-00001.m4s bytes=4-11" "$(http "$base/segment-00001.m4s" bytes=4-11)" "206 8 bytes 4-11/$size 8"
+expect "GET ../tone.raw" "$(http "$base/../tone.raw")" "error 404"
+format=$(probe "$base/index.m3u8" format=duration)
+echo "$format"
+expect "the served stream" "$format" "format|duration=3.041814"
+kill -INT $server
+wait $server || fail "serve-vapor did not end cleanly on SIGINT: $(cat serve-vapor.log)"
+trap - EXIT
+
+echo "== examples: 5 passed (outputs in ${out#"$OLDPWD"/})"
