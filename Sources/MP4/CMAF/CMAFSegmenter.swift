@@ -27,7 +27,7 @@ public struct CMAFSegment: Sendable {
 /// authoring guidance and CMAF 7.5.13 both ask for it), and iTunSMPB there says the valid length
 /// when it is known.
 ///
-/// Samples go in with ``append(_:)``; ``cutSegment()`` writes what was appended as one segment.
+/// Samples go in with ``append(_:)``; ``cutSegment(userData:)`` writes what was appended as one segment.
 /// The caller decides where segments end. Not `Sendable`: one thread at a time appends.
 public final class CMAFSegmenter {
     private let track: MuxerTrack
