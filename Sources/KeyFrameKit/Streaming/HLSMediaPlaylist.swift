@@ -78,7 +78,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     /// `EXT-X-TARGETDURATION` (RFC 8216 4.3.3.1): every `EXTINF`, rounded to the nearest
     /// integer, is at most it; at least ``targetHint``.
     public var targetDuration: Int {
-        max(1, targetHint, segments.map { Int($0.duration.rounded()) }.max() ?? 1)
+        max(1, targetHint, segments.map { $0.duration.isFinite ? Int(min(max($0.duration, 0), 1e9).rounded()) : 1 }.max() ?? 1)
     }
 
     /// The least target duration: a live playlist says the segment length it will have before
@@ -132,10 +132,16 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
                 throw .unsupported("a master playlist (line \(number + 1)): give one of its media playlists")
             } else if line.hasPrefix("#EXT-X-MAP:") {
                 guard !line.contains("BYTERANGE") else { throw .unsupported("line \(number + 1): an EXT-X-MAP byte range is not read") }
-                map = Self.attribute("URI", in: line)
+                // RFC 8216 4.3.2.5: URI is a quoted-string.
+                guard let uri = Self.attribute("URI", in: line, quoted: true) else {
+                    throw .unsupported("line \(number + 1): EXT-X-MAP without a quoted URI")
+                }
+                map = uri
             } else if line.hasPrefix("#EXTINF:") {
                 let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
-                guard let seconds = Double(value), seconds >= 0 else { throw .unsupported("line \(number + 1): \(line) has no duration") }
+                guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds < 1e9 else {
+                    throw .unsupported("line \(number + 1): \(line) has no duration (a number of seconds, under 10⁹)")
+                }
                 pending = seconds
             } else if line.hasPrefix("#EXT-X-PLAYLIST-TYPE:") {
                 type = String(line.dropFirst("#EXT-X-PLAYLIST-TYPE:".count))
@@ -179,8 +185,9 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
             + "\(pad(inDay / 1000 % 60, 2)).\(pad(inDay % 1000, 3))Z"
     }
 
-    /// The value of a quoted or plain attribute of a tag's attribute list (RFC 8216 4.2).
-    static func attribute(_ name: String, in line: String) -> String? {
+    /// The value of a quoted or plain attribute of a tag's attribute list (RFC 8216 4.2); with
+    /// `quoted`, only a quoted-string's (closed, without the quotes).
+    static func attribute(_ name: String, in line: String, quoted: Bool = false) -> String? {
         let key = Array((name + "=").utf8)
         let bytes = Array(line.utf8)
         guard let start = (0...max(0, bytes.count - key.count)).first(where: { bytes.count >= key.count && Array(bytes[$0..<($0 + key.count)]) == key
@@ -188,9 +195,11 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         else { return nil }
         let rest = Substring(String(decoding: bytes[(start + key.count)...], as: UTF8.self))
         if rest.first == "\"" {
-            return String(rest.dropFirst().prefix { $0 != "\"" })
+            let value = rest.dropFirst().prefix { $0 != "\"" }
+            guard !quoted || value.endIndex < rest.endIndex else { return nil }
+            return String(value)
         }
-        return String(rest.prefix { $0 != "," })
+        return quoted ? nil : String(rest.prefix { $0 != "," })
     }
 }
 
