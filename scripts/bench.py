@@ -150,7 +150,7 @@ class Job:
     # Other inputs the templates name: {placeholder} → input name.
     extra_inputs: dict[str, str] = field(default_factory=dict)
     # The outputs are directories ({out} is one, made empty before each run), checked by the
-    # playlist each must hold.
+    # playlist (or DASH manifest) each must hold.
     output_directory: bool = False
 
 
@@ -488,6 +488,18 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         output_directory=True,
     ),
     Job(
+        name="package-dash",
+        input="m4a-hour",
+        what="1-hour M4A → HLS rendition plus a DASH MPD over the same CMAF segments (and the DASH init "
+             "segment), against ffmpeg's DASH muxer (SegmentTemplate with a SegmentTimeline)",
+        ours=["{keyframe}", "package", "{in}", "--hls", "{out}", "--dash"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c", "copy", "-f", "dash", "-seg_duration", "6",
+                "-use_template", "1", "-use_timeline", "1", "{out}/manifest.mpd"],
+        out_ext="",
+        target=1.0,
+        output_directory=True,
+    ),
+    Job(
         name="record",
         input="wav48-loop",
         what=f"Live capture → M4A (AAC-LC 128 kb/s), {RECORD_SECONDS} s of stereo "
@@ -577,7 +589,7 @@ def measure(cmd: list[str], out: Path, env: dict[str, str] | None = None, keep: 
         out_text = stdout.read().decode(errors="replace")
         fields = report.read().split()[-3:]
     if directory:
-        out = out / "index.m3u8"
+        out = next((out / name for name in ("index.m3u8", "manifest.mpd") if (out / name).is_file()), out / "index.m3u8")
     if not out.is_file() or out.stat().st_size == 0:
         raise BenchError(f"command wrote no output {out}: {shlex.join(cmd)}")
     return Sample(wall=wall, cpu=float(fields[1]) + float(fields[2]), maxrss_kib=int(fields[0]),

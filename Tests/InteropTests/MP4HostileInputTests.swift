@@ -1,6 +1,7 @@
 import Foundation
 import KeyFrameKit
 import Testing
+import TestSupport
 
 /// Hostile input for the MP4 reader: the corpus's three malformed files, and thousands of
 /// mutations of small valid files run through the library in-process — MP4Probe, BoxTree, and an
@@ -281,17 +282,6 @@ enum MutationSeed: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// SplitMix64: a small seeded generator, so that every run tries the same mutations.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Makes the mutations of one file: truncations at box boundaries and elsewhere, bit flips
 /// (mostly in moov/moof), 4-byte overwrites of box sizes and of the first fields of box payloads

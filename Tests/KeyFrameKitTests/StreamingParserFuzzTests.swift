@@ -1,5 +1,6 @@
 @testable import KeyFrameKit
 import Testing
+import TestSupport
 
 /// A bounded, seeded mutation fuzz run of the streaming text parsers, in `make test`: the media
 /// playlist parser (`HLSMediaPlaylist(text:)`, which `keyframe decode x.m3u8` runs on any file)
@@ -7,18 +8,6 @@ import Testing
 /// playlist that parses writes a text that parses again to the same segments; a range lies
 /// within the file.
 @Suite struct StreamingParserFuzzTests {
-    /// A small deterministic generator (SplitMix64).
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static var seeds: [String] {
         var live = HLSMediaPlaylist(mapURI: "init.mp4", segments: (1...3).map { .init(uri: "segment-0000\($0).m4s", duration: 0.975238, programDateTime: 1.7e9) },
                                     playlistType: nil, isEnded: false, mediaSequence: 4)
@@ -36,7 +25,7 @@ import Testing
     static let tokens = ["#EXTINF:", "#EXT-X-MAP:URI=\"", "#EXT-X-MEDIA-SEQUENCE:", "#EXT-X-ENDLIST", "#EXT-X-BYTERANGE:1@0", ",", "\"", "=",
                          "\n", "\r\n", "9223372036854775807", "-1", "1e309", "nan", "inf", "0x10", "URI=", "#EXT-X-PART:DURATION=", "\u{0}", "é"]
 
-    static func mutate(_ text: String, _ random: inout Generator) -> String {
+    static func mutate(_ text: String, _ random: inout SplitMix64) -> String {
         var bytes = Array(text.utf8)
         for _ in 0..<Int.random(in: 1...6, using: &random) {
             let at = bytes.isEmpty ? 0 : Int.random(in: 0..<bytes.count, using: &random)
@@ -54,7 +43,7 @@ import Testing
     }
 
     @Test func mediaPlaylistsNeverTrapAndRoundTrip() {
-        var random = Generator(state: 13)
+        var random = SplitMix64(state: 13)
         var parsed = 0
         for round in 0..<6000 {
             let seed = Self.seeds[round % Self.seeds.count]
@@ -69,7 +58,7 @@ import Testing
     }
 
     @Test func byteRangesNeverTrapAndStayInTheFile() {
-        var random = Generator(state: 7)
+        var random = SplitMix64(state: 7)
         let seeds = ["bytes=0-99", "bytes=-5", "bytes=10-", "bytes=5-1", "bytes=0-1,2-3", "bytes = 1 - 2", "BYTES=3-4", "bytes=-0"]
         for round in 0..<20000 {
             let value = Self.mutate(seeds[round % seeds.count], &random)

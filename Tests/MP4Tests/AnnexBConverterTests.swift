@@ -3,6 +3,7 @@ import MediaCore
 @testable import MP4
 import VideoBitstream
 import Testing
+import TestSupport
 
 @Suite("Annex B conversion")
 struct AnnexBConverterTests {
@@ -166,7 +167,7 @@ struct AnnexBConverterTests {
     }
 
     @Test func randomSamplesNeverTrap() throws {
-        var generator = SeededGenerator(state: 11)
+        var generator = SplitMix64(state: 11)
         var h264 = try Self.h264(lengthSize: 2)
         var hevc = try AnnexBConverter(codec: .hevc, nalUnitLengthSize: 1, parameterSets: [Self.vps])
         for index in 0..<5000 {
@@ -311,7 +312,7 @@ struct AnnexBConverterTests {
         try MediaTool.ffmpeg(["-f", "lavfi", "-i", "testsrc=size=160x120:rate=30", "-t", "1", "-c:v", encoder, "-g", "8"] + extra + [file.path])
         var bytes = try MediaTool.bytes(file)
         let track = try #require(try WalkedFile(bytes).videoTrack)
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(state: seed)
         let minimum = encoder == "libx265" ? 2 : 0
         // Interesting first bytes: H.264 types 1, 5 (first_mb 0 or not), 7, 8, 6; HEVC IRAP/VPS/SPS/PPS.
         let headers: [[UInt8]] = encoder == "libx265"

@@ -3,6 +3,7 @@ import MediaCore
 @testable import MP4
 import VideoBitstream
 import Testing
+import TestSupport
 
 @Suite("avcC and hvcC records")
 struct ConfigurationRecordTests {
@@ -219,7 +220,7 @@ struct ConfigurationRecordTests {
     }
 
     @Test func randomBytesNeverTrap() {
-        var generator = SeededGenerator(state: 7)
+        var generator = SplitMix64(state: 7)
         for round in 0..<4000 {
             let count = Int.random(in: 0...64, using: &generator)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }

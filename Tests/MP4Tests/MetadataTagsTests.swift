@@ -2,6 +2,7 @@ import Foundation
 import MediaCore
 @testable import MP4
 import Testing
+import TestSupport
 
 @Suite("udta metadata tags")
 struct MetadataTagsTests {
@@ -121,7 +122,7 @@ struct MetadataTagsTests {
     }
 
     @Test func randomBytesNeverTrap() {
-        var generator = SeededGenerator(state: 3)
+        var generator = SplitMix64(state: 3)
         let seed = Self.box("meta", [0, 0, 0, 0] + Self.mdirHandler + Self.box("ilst", Self.box("©nam", Self.data(1, Self.text("Title")))
             + Self.box("----", Self.box("mean", [0, 0, 0, 0, 0x61]) + Self.box("name", [0, 0, 0, 0, 0x62]) + Self.data(21, [1, 2, 3]))))
             + Self.box("©day", [0, 4, 0, 0] + Self.text("2024"))
