@@ -28,9 +28,13 @@ public struct LiveHLSServer: Sendable {
 
     /// What is published live; `nil` when only the directory's files are served.
     public var publication: LiveHLSPublication? { origin.publication }
+    /// Where the files are.
+    public var directory: FilePath { origin.directory }
+    /// The live playlist's name.
+    public var playlistName: String { origin.playlistName }
 
     /// Adds `GET` and `HEAD` of every path (the playlist with blocking reload, the init segment,
-    /// segments, parts) to `router`.
+    /// segments, parts) to `router`; other methods find no route (404).
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let origin = self.origin
         let respond: @Sendable (Request, Context) async throws -> Response = { request, context in

@@ -174,9 +174,10 @@ public struct ArrayByteSink: SeekableByteSink, Sendable {
 
 /// A file opened for reading, closed when the value is released.
 ///
-/// `Sendable`: ``read(at:count:)`` reads at an offset (`pread(2)`), so any number of threads may
-/// read one file at once; ``read(into:maxCount:)`` moves the file's one position, so sequential
-/// reading belongs to one owner at a time.
+/// `Sendable`: ``read(at:count:)`` reads at an offset (`pread(2)`) and a regular file's
+/// ``size()`` comes from `fstat(2)`, so any number of threads may use one file at once;
+/// ``read(into:maxCount:)`` moves the file's one position, so sequential reading belongs to one
+/// owner at a time.
 public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable {
     private let descriptor: FileDescriptor
     /// The path the file was opened from.
@@ -197,8 +198,13 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     /// The file's size in bytes (0 for a pipe or device).
     public var byteCount: Int64 { size() ?? 0 }
 
-    /// The file's size in bytes, or `nil` for a pipe or device.
+    /// Whether the file is a regular file (not a directory, pipe, device or socket).
+    public var isRegularFile: Bool { FileSystemCalls.regularFileSize(descriptor) != nil }
+
+    /// The file's size in bytes, or `nil` for a pipe or device. A regular file's comes from
+    /// `fstat(2)`, without touching the file position; a device's from seeking to its end.
     public func size() -> Int64? {
+        if let size = FileSystemCalls.regularFileSize(descriptor) { return size }
         guard let current = try? descriptor.seek(offset: 0, from: .current),
               let end = try? descriptor.seek(offset: 0, from: .end) else { return nil }
         _ = try? descriptor.seek(offset: current, from: .start)

@@ -36,6 +36,10 @@ private func system_fsync(_ descriptor: CInt) -> CInt {
     fsync(descriptor)
 }
 
+private func system_fstat(_ descriptor: CInt, _ status: UnsafeMutablePointer<stat>) -> CInt {
+    fstat(descriptor, status)
+}
+
 #if os(Linux)
 /// Linux's `sync_file_range(2)`, which glibc declares only under `_GNU_SOURCE` (so Swift's Glibc
 /// module does not import it): looked up once in the C library already loaded, with its C type.
@@ -53,8 +57,8 @@ private let system_syncfs: (@convention(c) (CInt) -> CInt)? = {
 }()
 #endif
 
-/// The file-system calls swift-system 1.8 does not wrap — `rename(2)`, `unlink(2)`, `fsync(2)`
-/// and Linux's `sync_file_range(2)` — as thin wrappers that throw `Errno`, the way swift-system's own do. This file is
+/// The file-system calls swift-system 1.8 does not wrap — `rename(2)`, `unlink(2)`, `fsync(2)`,
+/// `fstat(2)` and Linux's `sync_file_range(2)` — as thin wrappers that throw `Errno`, the way swift-system's own do. This file is
 /// MediaCore's only use of the platform C library.
 package enum FileSystemCalls {
     /// `rename(2)`: gives `source` the name `destination` in one step. An existing file at
@@ -118,6 +122,15 @@ package enum FileSystemCalls {
         } catch {
             return true
         }
+    }
+
+    /// `fstat(2)`: the size in bytes of the open file, when it is a regular file (`nil` for a
+    /// directory, pipe, device or socket). Reads no file position, so any thread may ask.
+    static func regularFileSize(_ descriptor: FileDescriptor) -> Int64? {
+        var status = stat()
+        guard (try? nothingOrErrno(retryOnInterrupt: true, { system_fstat(descriptor.rawValue, &status) })) != nil,
+              status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(status.st_size)
     }
 
     /// `fsync(2)`: returns once the file's data and metadata are on stable storage.

@@ -206,6 +206,15 @@ enum HTTPProbe {
         return result
     }
 
+    /// The status of a GET of `path` sent exactly as given (no `..` collapsed, as URL clients
+    /// do), on loopback.
+    static func rawStatus(port: Int, path: String) -> Int {
+        let script = "import http.client, sys\nc = http.client.HTTPConnection('127.0.0.1', int(sys.argv[1]), timeout=30)\n"
+            + "c.request('GET', sys.argv[2])\nprint(c.getresponse().status)"
+        guard let run = try? ExternalTool.run("python3", ["-c", script, String(port), path]) else { return -1 }
+        return Int(run.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
     /// A free TCP port on loopback.
     static func freePort() throws -> Int {
         let run = try ExternalTool.succeed("python3", ["-c", "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"])
@@ -250,12 +259,19 @@ extension RecordCommandTests.PulseAudio {
         // The part and its segment are served.
         let partFile = HTTPProbe.get(base + "/" + uri)
         #expect(partFile.status == 200 && !partFile.body.isEmpty)
-        #expect(HTTPProbe.get(base + "/init.mp4").status == 200 && HTTPProbe.get(base + "/../etc/passwd").status == 404)
+        #expect(HTTPProbe.get(base + "/init.mp4").status == 200)
+        // Nothing outside DIR, even a file of a kind it serves, asked for with a raw `..`.
+        try Data([1, 2, 3]).write(to: pulse.directory.appendingPathComponent("outside.m4s"))
+        #expect(HTTPProbe.rawStatus(port: port, path: "/../outside.m4s") == 404)
         // Too far ahead: 400 at once; a part more than the Advance Part Limit (3 ÷ 0.5 s = 6
-        // parts) past the last published one too (part 9 of the next segment is at least 7 past).
+        // parts) past the last published one too: part 9 of the segment after the one being
+        // recorded is at least 7 past, even if that one has just been finished.
         let ahead = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn + 5)")
         #expect(ahead.status == 400 && ahead.seconds < 1, "\(ahead.status)")
-        let partsAhead = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn + 1)&_HLS_part=9")
+        let now = HTTPProbe.get(base + "/index.m3u8").body
+        let sequence = now.split(separator: "\n").first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }.flatMap { Int($0.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) } ?? 0
+        let open = sequence + now.components(separatedBy: "#EXTINF:").count - 1
+        let partsAhead = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(open + 1)&_HLS_part=9")
         #expect(partsAhead.status == 400 && partsAhead.seconds < 1, "\(partsAhead.status)")
         // FFmpeg's HLS demuxer (5.1 reads no EXT-X-PART: whole segments only) plays the live
         // stream over HTTP without an error, once two segments are whole (a blocking request).

@@ -8,6 +8,7 @@ import Testing
     static func directory() throws -> URL {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("origin-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url.appendingPathComponent("128k"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: url.appendingPathComponent("folder.m4s"), withIntermediateDirectories: true)
         try Data((0..<100).map { UInt8($0) }).write(to: url.appendingPathComponent("128k/segment-00001.m4s"))
         try Data("#EXTM3U\n".utf8).write(to: url.appendingPathComponent("master.m3u8"))
         try Data("secret".utf8).write(to: url.appendingPathComponent(".hidden.m4s"))
@@ -41,11 +42,17 @@ import Testing
         let past = await origin.respond(to: .init(path: ["128k", "segment-00001.m4s"], range: "bytes=100-"))
         #expect(past.status == 416 && past.header("Content-Range") == "bytes */100")
         // HEAD: the headers, no body.
-        let head = await origin.respond(to: .init(method: "HEAD", path: ["128k", "segment-00001.m4s"]))
-        #expect(head.status == 200 && head.header("Content-Length") == "100")
+        let head = await origin.respond(to: .init(method: "HEAD", path: ["128k", "segment-00001.m4s"], range: "bytes=0-1"))
+        #expect(head.status == 200 && head.header("Content-Length") == "100", "a HEAD ignores Range (RFC 9110 14.2)")
         if case .empty = head.body {} else { Issue.record("a HEAD has no body") }
-        // Nothing outside the directory, nothing hidden, no other kind of file, no other method.
-        for path in [["..", "origin.m4s"], [".hidden.m4s"], ["notes.txt"], ["128k", ""], [], ["missing.m4s"]] {
+        // Nothing outside the directory, nothing hidden, no other kind of file, no directory, no
+        // other method.
+        // A file of a kind it serves, beside the directory: `..` does not reach it.
+        let outside = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + "-outside.m4s")
+        try Data([1, 2, 3]).write(to: outside)
+        defer { try? FileManager.default.removeItem(at: outside) }
+        for path in [["..", outside.lastPathComponent], ["128k", "..", "..", outside.lastPathComponent], [".hidden.m4s"], ["notes.txt"], ["128k", ""], [],
+                     ["missing.m4s"], ["folder.m4s"]] {
             #expect(await origin.respond(to: .init(path: path)).status == 404, "\(path)")
         }
         #expect(await origin.respond(to: .init(method: "PUT", path: ["master.m3u8"])).status == 405)
@@ -66,6 +73,8 @@ import Testing
         #expect(await origin.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "9"])).status == 400)
         #expect(await origin.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "x"])).status == 400)
         #expect(await origin.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_part": "0"])).status == 400)
+        #expect(await origin.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "-1"])).status == 400)
+        #expect(await origin.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "2", "_HLS_part": "-1"])).status == 400)
         #expect(await origin.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "2", "_HLS_part": "0"])).status == 200)
         #expect(HLSOrigin.part(named: "segment-00003.2.m4s")! == (2, 1) && HLSOrigin.part(named: "segment-00003.m4s") == nil)
     }

@@ -25,8 +25,15 @@ import Testing
         // published (2.0) when PART-TARGET is 0.5 s; a part without a segment is refused too.
         #expect(await publication.playlist(segment: 2, part: 6, timeout: .milliseconds(200)) == .timedOut, "part 2.6 is 6 past 2.0: held")
         #expect(await publication.playlist(segment: 2, part: 7, timeout: .seconds(1)) == .tooFarAhead)
+        // The next segment's parts count from the end of this one, as many parts as the most a
+        // segment has (here 4): 3.2 is 2.0 + 3 + 3 = 6 parts ahead, 3.3 seven.
+        var withParts = Self.playlist(segments: 2, openParts: 1)
+        for index in 0..<2 { withParts.segments[index].parts = (0..<4).map { .init(uri: "s\(index).\($0)", duration: 0.5) } }
+        publication.publish(withParts)
+        #expect(await publication.playlist(segment: 3, part: 2, timeout: .milliseconds(200)) == .timedOut, "3.2: held")
         #expect(await publication.playlist(segment: 3, part: 3, timeout: .seconds(1)) == .tooFarAhead, "3.3 is 2.0 + 4 + 4")
         #expect(await publication.playlist(segment: nil, part: 0, timeout: .seconds(1)) == .tooFarAhead)
+        publication.publish(Self.playlist(segments: 2, openParts: 1))
         // Part 2.1 comes later: the request is held, then answered with the new playlist.
         async let held = publication.playlist(segment: 2, part: 1, timeout: .seconds(120)) // generous: other suites may hold the threads
         try await Task.sleep(for: .milliseconds(200))
@@ -41,6 +48,13 @@ import Testing
         publication.publish(whole)
         #expect(await publication.playlist(segment: 2, part: 5, timeout: .milliseconds(300)) == .timedOut, "part 2.5 is part 3.0, not yet there")
         if case .ready = await publication.playlist(segment: 2, part: 1, timeout: .seconds(1)) {} else { Issue.record("part 2.1 of a whole segment") }
+        // A cancelled request stops waiting at once: the part it waited for, published after the
+        // cancellation, does not answer it.
+        let cancelled = Task { await publication.playlist(segment: 3, part: 1, timeout: .seconds(120)) }
+        try await Task.sleep(for: .milliseconds(50))
+        cancelled.cancel()
+        publication.publish(Self.playlist(segments: 3, openParts: 2))
+        #expect(await cancelled.value == .timedOut)
         // Once ended, every request is answered at once, its parameters ignored.
         publication.publish(Self.playlist(segments: 3, openParts: 0, ended: true))
         if case .ready = await publication.playlist(segment: 3, part: 2, timeout: .seconds(5)) {} else { Issue.record("an ended playlist") }

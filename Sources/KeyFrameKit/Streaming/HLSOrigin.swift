@@ -32,7 +32,8 @@ public struct HLSOrigin: Sendable {
     public struct Request: Sendable {
         /// `GET` or `HEAD` (anything else is answered 405).
         public var method: String
-        /// The path's components, percent-decoded (`["128k", "segment-00001.m4s"]`).
+        /// The path's components as the request names them (`["128k", "segment-00001.m4s"]`);
+        /// an empty one, or one that starts with a dot, is answered 404.
         public var path: [String]
         /// The query's parameters (`_HLS_msn`, `_HLS_part`).
         public var query: [String: String]
@@ -113,7 +114,8 @@ public struct HLSOrigin: Sendable {
                !FileSystemCalls.exists(directory.appending(request.path[0])) {
                 _ = await publication.waitForPart(segment: segment, part: part, timeout: .seconds(3 * publication.targetDuration))
             }
-            response = fileResponse(request.path, range: request.range)
+            // RFC 9110 14.2: a Range is for GET only.
+            response = fileResponse(request.path, range: request.method == "GET" ? request.range : nil)
         }
         if request.method == "HEAD" { response.body = .empty }
         return response
@@ -121,8 +123,9 @@ public struct HLSOrigin: Sendable {
 
     /// The playlist, held until it holds the segment and part asked for.
     func playlistResponse(_ publication: LiveHLSPublication, query: [String: String]) async -> Response {
-        let segment = query["_HLS_msn"].flatMap { Int($0) }
-        let part = query["_HLS_part"].flatMap { Int($0) }
+        // RFC 8216bis 6.2.5.2: decimal-integers.
+        let segment = query["_HLS_msn"].flatMap { UInt32($0) }.map(Int.init)
+        let part = query["_HLS_part"].flatMap { UInt32($0) }.map(Int.init)
         if (query["_HLS_msn"] != nil && segment == nil) || (query["_HLS_part"] != nil && part == nil) { return .status(400) }
         let timeout = Duration.seconds(3 * publication.targetDuration)
         switch await publication.playlist(segment: segment, part: part, timeout: timeout) {
@@ -150,7 +153,7 @@ public struct HLSOrigin: Sendable {
         guard let name = components.last, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\0") }),
               let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentTypes[kind],
               let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }.string),
-              let size = source.size() else {
+              source.isRegularFile, let size = source.size() else {
             return .status(404)
         }
         var headers: [(name: String, value: String)] = [("Content-Type", type), ("Accept-Ranges", "bytes")]

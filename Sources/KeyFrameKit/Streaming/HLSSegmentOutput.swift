@@ -366,7 +366,12 @@ public struct HLSSegmentOutput: PacketSink {
             let tag = CMAFSegmenter.gaplessUserData(priming: Int(priming), padding: max(0, Int(mediaDuration - priming - valid)), validFrameCount: valid)
             let moofStart = CMAFSegmenter.segmentType.count
             let moofEnd = moofStart + first[moofStart..<(moofStart + 4)].reduce(0) { $0 << 8 | Int($1) }
-            first.replaceSubrange((moofEnd - tag.count)..<moofEnd, with: tag)
+            let start = moofEnd - tag.count
+            // The placeholder is the moof's last box, and the tag has its size.
+            guard start > moofStart, moofEnd <= first.count, Array(first[(start + 4)..<(start + 8)]) == Array("udta".utf8) else {
+                throw .unsupported("the first segment's gapless tag is not where it was written")
+            }
+            first.replaceSubrange(start..<moofEnd, with: tag)
             try writeFile(name, first, syncing: false)
             heldFirstSegment = nil
         }

@@ -77,14 +77,29 @@ public final class LiveHLSPublication: Sendable {
             state.nextWaiter += 1
             return state.nextWaiter
         }
-        return await withCheckedContinuation { (continuation: CheckedContinuation<Reload, Never>) in
+        // A request whose task is cancelled (its client gone) stops waiting at once.
+        return await withTaskCancellationHandler {
+            await wait(id: id, segment: segment, part: part, timeout: timeout)
+        } onCancel: { [self] in
+            let waiter = state.withLock { state in state.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(returning: .timedOut)
+        }
+    }
+
+    /// At most this many requests wait at once; more are answered as timed out (503) at once.
+    public static let maximumWaitingRequests = 4096
+
+    private func wait(id: Int, segment: Int?, part: Int?, timeout: Duration) async -> Reload {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Reload, Never>) in
             let immediate: Reload? = state.withLock { state in
+                guard !Task.isCancelled else { return .timedOut }
                 guard state.playlist != nil else { return .notStarted }
                 // RFC 8216bis 6.2.5.2: an ended playlist ignores the request's parameters; a
                 // part without a segment, or more than two segments past the last, is an error.
                 guard !state.ended, let segment else { return part != nil && !state.ended ? .tooFarAhead : .ready(state.text) }
                 if segment > state.openSegment + 1 || Self.exceedsAdvancePartLimit(state, segment: segment, part: part) { return .tooFarAhead }
                 if Self.holds(state, segment: segment, part: part) { return .ready(state.text) }
+                guard state.waiters.count < Self.maximumWaitingRequests else { return .timedOut }
                 state.waiters[id] = Waiter(segment: segment, part: part, continuation: continuation)
                 return nil
             }
@@ -103,14 +118,15 @@ public final class LiveHLSPublication: Sendable {
     /// Whether part `part` of segment `segment` lies more than the Advance Part Limit past the last
     /// part published (RFC 8216bis 6.2.5.2): 3 ÷ PART-TARGET parts when PART-TARGET is under a
     /// second, else 3. A segment's parts beyond those published are counted as many as the
-    /// most any listed segment has.
+    /// most any listed segment has (at least those published, at least one): never more than it
+    /// will have, so a request is never refused early.
     private static func exceedsAdvancePartLimit(_ state: State, segment: Int, part: Int?) -> Bool {
         guard let part, let partTarget = state.partTarget, partTarget > 0, segment >= state.openSegment else { return false }
         let limit = partTarget < 1 ? Int((3 / partTarget).rounded(.down)) : 3
         // How many parts past the last published one: 1 for the next part (the preload hint).
         var ahead = part - state.openParts + 1
         if segment > state.openSegment {
-            let perSegment = max(state.partCounts.max() ?? 0, state.openParts, Int((Double(state.playlist?.targetDuration ?? 1) / partTarget).rounded(.down)))
+            let perSegment = max(state.partCounts.max() ?? 0, state.openParts, 1)
             ahead += perSegment * (segment - state.openSegment)
         }
         return ahead > limit

@@ -139,10 +139,11 @@ public enum Packaging {
         let kind = MediaFileFormat.detect(input)
         let aac: AACTrackLayout? = if options.bitrate == nil, kind == .adts || kind == .mp4 { try? AACTrackLayout(path: input) } else { nil }
         if let layout = aac {
+            // The input first, so that an input that cannot be read leaves no directory.
+            var packets = try AudioPacketInput(path: input, purpose: .remuxing)
             var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                             gapless: .known(priming: layout.priming, validLength: layout.validLength),
                                             writesDASHHeader: options.dash || options.dashHeader)
-            var packets = try AudioPacketInput(path: input, purpose: .remuxing)
             _ = try Pump.run(from: &packets, into: &sink, control: control, progress: progress)
             return summary(of: sink, copied: true)
         }
