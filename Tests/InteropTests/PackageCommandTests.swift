@@ -333,7 +333,7 @@ import Glibc
         // Ctrl-C in the middle of a ladder: the renditions finished, the one being made and the
         // directory all go.
         let long = directory.appendingPathComponent("long.flac").path
-        try ExternalTool.succeed("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=600", "-ac", "1", long])
+        try ExternalTool.succeed("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=180", "-ac", "1", long])
         let interrupted = directory.appendingPathComponent("interrupted").path
         let packaging = try RunningProcess(try ExternalTool.keyframe, ["package", long, "--hls", interrupted, "--bitrates", "64k,96k,128k", "--dash"])
         for _ in 0..<6000 where !FileManager.default.fileExists(atPath: interrupted + "/96k") && packaging.isRunning { Subprocess.sleep(.milliseconds(20)) }
