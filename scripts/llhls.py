@@ -23,6 +23,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import shutil
 import threading
 import time
 import urllib.request
@@ -111,6 +112,7 @@ def main() -> int:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     hls = out / "live"
+    shutil.rmtree(hls, ignore_errors=True)  # record --hls refuses a directory holding a package
     with bench.pulse_null_sink(out, signal) as env:
         recorder = subprocess.Popen([keyframe, "record", "--hls", str(hls), "--serve", f"127.0.0.1:{port}",
                                      "--segment-duration", "6", "--part-duration", "1", "--device", "pulse",
@@ -124,6 +126,8 @@ def main() -> int:
                         break
                 except Exception:
                     pass
+                if recorder.poll() is not None:
+                    raise SystemExit(f"llhls: keyframe record ended: {recorder.stderr.read().decode(errors='replace')}")
                 time.sleep(0.1)
             latencies: list[float] = []
             follow(base, 30, latencies)
@@ -138,6 +142,8 @@ def main() -> int:
             time.sleep(20)
             busy = cpu_seconds(recorder.pid) - busy_start
             stop.set()
+            for client in clients:  # each ends after its held request (one part) is answered
+                client.join(timeout=10)
         finally:
             recorder.send_signal(2)
             recorder.wait(timeout=30)
