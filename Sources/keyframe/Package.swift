@@ -18,7 +18,10 @@ struct Package: ParsableCommand {
             encodes a ladder from the one source: DIR/64k/, DIR/128k/, … each a rendition as above, \
             with identical segment boundaries, named by DIR/master.m3u8 (BANDWIDTH is the peak \
             segment bit rate, AVERAGE-BANDWIDTH the mean, CODECS mp4a.40.2). --dash also writes \
-            DIR/manifest.mpd over the same segments.
+            DIR/manifest.mpd over the same segments, with its own init segment, init-dash.mp4: \
+            init.mp4 without iTunSMPB, which the first segment's moof carries instead (FFmpeg's \
+            DASH reader parses the init segment again for every segment). Ctrl-C or an error \
+            leaves nothing.
             """
     )
 
