@@ -9,9 +9,9 @@ struct Serve: ParsableCommand {
         commandName: "serve",
         abstract: "Serve a directory `keyframe package` wrote (HLS playlists, DASH manifest, CMAF segments) over HTTP.",
         discussion: """
-            Serves playlists (.m3u8), manifests (.mpd), init segments (.mp4) and segments (.m4s) of \\
+            Serves playlists (.m3u8), manifests (.mpd), init segments (.mp4) and segments (.m4s) of \
             DIR and its subdirectories, with their content types, HEAD and single byte ranges, until \
-            Ctrl-C. Nothing outside DIR. Loopback by default. \\
+            Ctrl-C. Nothing outside DIR. Loopback by default. \
             A live recording serves itself: `keyframe record --hls DIR --serve HOST:PORT`.
             """
     )
