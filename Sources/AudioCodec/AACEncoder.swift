@@ -35,8 +35,13 @@ public final class AACEncoder {
         case fast
     }
 
-    /// The target bitrate in bits per second.
-    public let bitrate: Int
+    /// The target bitrate in bits per second: the one asked for, or — when the encoder was made
+    /// with `lowersBitrateToFit` — the one chosen for the input once it is open
+    /// (``fittingBitrate(_:channels:sampleRate:)``).
+    public private(set) var bitrate: Int
+    /// Whether ``bitrate`` is a preference, lowered to the most the input's rate and channel
+    /// count allow, rather than a demand that is an error when it does not fit.
+    public let lowersBitrateToFit: Bool
     /// The scale-factor search.
     public let coder: Coder
     /// The PCM layout of the input (set by the first sample or the initializer).
@@ -63,11 +68,19 @@ public final class AACEncoder {
 
     /// An encoder that opens on the first PCM sample, with its rate and channel count.
     ///
+    /// - Parameters:
+    ///   - bitrate: bits per second.
+    ///   - coder: the scale-factor search.
+    ///   - lowersBitrateToFit: take `bitrate` as a default rather than a demand: at open it is
+    ///     lowered to the most AAC carries at the input's rate and channel count
+    ///     (``fittingBitrate(_:channels:sampleRate:)``), so a 12 kHz mono input gets 72 kb/s
+    ///     where 128 kb/s was asked. Without it, a bitrate that does not fit is an error.
     /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
     ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
-    public init(bitrate: Int = 96_000, coder: Coder = .twoLoop) throws(CodecError) {
+    public init(bitrate: Int = 96_000, coder: Coder = .twoLoop, lowersBitrateToFit: Bool = false) throws(CodecError) {
         try FFmpegLibrary.load()
         self.coder = coder
+        self.lowersBitrateToFit = lowersBitrateToFit
         guard (8000...Self.maximumBitrate(channels: 8, sampleRate: 96000)).contains(bitrate) else {
             throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 8, sampleRate: 96000))
         }
@@ -77,14 +90,24 @@ public final class AACEncoder {
 
     /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
     /// error before any work starts.
-    public convenience init(format: PCMFormat, bitrate: Int = 96_000, coder: Coder = .twoLoop) throws(CodecError) {
-        try self.init(bitrate: bitrate, coder: coder)
+    public convenience init(format: PCMFormat, bitrate: Int = 96_000, coder: Coder = .twoLoop,
+                            lowersBitrateToFit: Bool = false) throws(CodecError) {
+        try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
         try open(format)
     }
 
-    /// The most bits per second AAC can carry: 6144 bits per channel per 1024-sample frame.
+    /// The most bits per second AAC can carry: 6144 bits per channel per 1024-sample frame
+    /// (ISO/IEC 14496-3, 4.5.3.2: the decoder input buffer holds 6144 bits per channel).
     public static func maximumBitrate(channels: Int, sampleRate: Int) -> Int {
         6144 * channels * sampleRate / 1024
+    }
+
+    /// `preferred`, lowered to the most AAC carries at `sampleRate` with `channels`
+    /// (``maximumBitrate(channels:sampleRate:)``) and raised to the 8 kb/s floor: the bitrate
+    /// a default becomes for an input. With the 128 kb/s default: 48 kb/s for mono at 8 kHz,
+    /// 72 kb/s for mono at 12 kHz, 128 kb/s from mono at 22.05 kHz on.
+    public static func fittingBitrate(_ preferred: Int, channels: Int, sampleRate: Int) -> Int {
+        max(8000, min(preferred, maximumBitrate(channels: channels, sampleRate: sampleRate)))
     }
 
     /// The compressed format of the packets, once the encoder is open.
@@ -167,6 +190,7 @@ public final class AACEncoder {
             throw .unsupportedChannelCount(format.channelCount, supported: Self.supportedChannelCounts)
         }
         let limit = Self.maximumBitrate(channels: format.channelCount, sampleRate: format.sampleRate)
+        if lowersBitrateToFit { bitrate = Self.fittingBitrate(bitrate, channels: format.channelCount, sampleRate: format.sampleRate) }
         guard (8000...limit).contains(bitrate) else { throw .bitrateOutOfRange(bitrate, allowed: 8000...limit) }
         guard let codec = kf_avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC encoder") }
         let context = try CodecContext(codec: codec)

@@ -55,10 +55,16 @@ public final class AudioFileDecoder {
     ///     `nil` for the stream's.
     ///   - sampleFormat: the sample type to deliver, or `nil` for the decoder's own (16-bit FLAC
     ///     gives 16-bit samples, 24-bit FLAC 32-bit ones, MP3 and AAC float), interleaved.
+    ///   - skippingInitialBytes: where the stream starts (libavformat's `skip_initial_bytes`):
+    ///     for an MP3 whose first frame follows its ID3v2 tag after stray bytes, the offset of
+    ///     that frame, so that the MP3 reader finds the Xing/LAME header there and honours the
+    ///     encoder delay and padding it gives (FFmpeg, reading from the tag's end, misses it and
+    ///     decodes the header frame as audio). The tags and cover are still read from the whole
+    ///     file.
     /// - Throws: ``CodecError/unsupportedInput(_:)`` naming what is wrong: not a media file, no
     ///   audio stream, no decoder, no channels; ``CodecError/ffmpeg(operation:code:message:)``.
     public init(path: FilePath, sampleRate: Int? = nil, channelCount: Int? = nil,
-                sampleFormat: PCMSampleFormat? = nil) throws(CodecError) {
+                sampleFormat: PCMSampleFormat? = nil, skippingInitialBytes: Int64 = 0) throws(CodecError) {
         try FFmpegFormatLibrary.load()
         self.path = path
         // An empty file is said to be one (libavformat would only find no stream in it).
@@ -67,8 +73,19 @@ public final class AudioFileDecoder {
             try? descriptor.close()
             if size == 0 { throw .unsupportedInput("the file is empty") }
         }
+        var wholeFileMetadata: (tags: [String: String], picture: [UInt8]?)?
+        var options: OpaquePointer?
+        if skippingInitialBytes > 0 {
+            var whole: UnsafeMutablePointer<AVFormatContext>?
+            if kf_avformat_open_input(&whole, path.string, nil, nil) >= 0, let whole {
+                wholeFileMetadata = Self.metadata(of: whole, streamIndex: nil)
+            }
+            kf_avformat_close_input(&whole)
+            _ = kf_av_dict_set(&options, "skip_initial_bytes", String(skippingInitialBytes), 0)
+        }
+        defer { kf_av_dict_free(&options) }
         var opened: UnsafeMutablePointer<AVFormatContext>?
-        let openCode = kf_avformat_open_input(&opened, path.string, nil, nil)
+        let openCode = kf_avformat_open_input(&opened, path.string, nil, &options)
         guard openCode >= 0, let opened else {
             // A file that cannot be opened at all keeps the system's reason; anything else is
             // bytes libavformat does not recognise as a media file.
@@ -109,24 +126,9 @@ public final class AudioFileDecoder {
                                      isInterleaved: !(decodedType?.planar ?? true))
             outputFormat = PCMFormat(sampleRate: sampleRate ?? rate, channelCount: channelCount ?? channels,
                                      sampleFormat: sampleFormat ?? sourceFormat.sampleFormat, isInterleaved: true)
-            var found: [String: String] = [:]
-            for dictionary in [opened.pointee.metadata, stream.pointee.metadata] {
-                var entry: UnsafeMutablePointer<AVDictionaryEntry>?
-                while let next = kf_av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
-                    entry = next
-                    let key = String(cString: next.pointee.key).lowercased()
-                    if found[key] == nil { found[key] = String(cString: next.pointee.value) }
-                }
-            }
-            tags = found
-            var picture: [UInt8]?
-            for index in 0..<Int(opened.pointee.nb_streams) {
-                guard let candidate = opened.pointee.streams[index], candidate.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0,
-                      let data = candidate.pointee.attached_pic.data, candidate.pointee.attached_pic.size > 0 else { continue }
-                picture = Array(UnsafeBufferPointer(start: data, count: Int(candidate.pointee.attached_pic.size)))
-                break
-            }
-            attachedPicture = picture
+            let found = wholeFileMetadata ?? Self.metadata(of: opened, streamIndex: Int(index))
+            tags = found.tags
+            attachedPicture = found.picture
             let timeBase = stream.pointee.time_base
             if stream.pointee.duration != kf_nopts_value(), stream.pointee.duration > 0, timeBase.den > 0 {
                 let seconds = Double(stream.pointee.duration) * Double(timeBase.num) / Double(timeBase.den)
@@ -154,6 +156,41 @@ public final class AudioFileDecoder {
 
     deinit {
         kf_avformat_close_input(&formatContext)
+    }
+
+    /// The tags of the container and then of the audio stream (by lower-cased key, the first
+    /// one of a key kept), and the first attached picture.
+    private static func metadata(of context: UnsafeMutablePointer<AVFormatContext>,
+                                 streamIndex: Int?) -> (tags: [String: String], picture: [UInt8]?) {
+        var found: [String: String] = [:]
+        var dictionaries = [context.pointee.metadata]
+        let streamCount = Int(context.pointee.nb_streams)
+        if let streamIndex, streamIndex < streamCount, let stream = context.pointee.streams[streamIndex] {
+            dictionaries.append(stream.pointee.metadata)
+        } else if streamIndex == nil {
+            for index in 0..<streamCount {
+                if let stream = context.pointee.streams[index], stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO {
+                    dictionaries.append(stream.pointee.metadata)
+                    break
+                }
+            }
+        }
+        for dictionary in dictionaries {
+            var entry: UnsafeMutablePointer<AVDictionaryEntry>?
+            while let next = kf_av_dict_get(dictionary, "", entry, AV_DICT_IGNORE_SUFFIX) {
+                entry = next
+                let key = String(cString: next.pointee.key).lowercased()
+                if found[key] == nil { found[key] = String(cString: next.pointee.value) }
+            }
+        }
+        var picture: [UInt8]?
+        for index in 0..<streamCount {
+            guard let candidate = context.pointee.streams[index], candidate.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0,
+                  let data = candidate.pointee.attached_pic.data, candidate.pointee.attached_pic.size > 0 else { continue }
+            picture = Array(UnsafeBufferPointer(start: data, count: Int(candidate.pointee.attached_pic.size)))
+            break
+        }
+        return (found, picture)
     }
 
     /// The next decoded and converted frames, `nil` at the end.

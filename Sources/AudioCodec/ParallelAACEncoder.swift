@@ -45,8 +45,12 @@ public final class ParallelAACEncoder: GaplessEncoder {
         public var compatible: Bool
     }
 
-    /// The target bitrate in bits per second.
-    public let bitrate: Int
+    /// The target bitrate in bits per second (lowered to fit the input once it is known, when
+    /// ``lowersBitrateToFit``).
+    public private(set) var bitrate: Int
+    /// Whether ``bitrate`` is a default lowered to what the input's rate and channels allow
+    /// (``AACEncoder/fittingBitrate(_:channels:sampleRate:)``).
+    public let lowersBitrateToFit: Bool
     /// The scale-factor search.
     public let coder: AACEncoder.Coder
     /// How many segments are encoded at once.
@@ -85,6 +89,8 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///
     /// - Parameters:
     ///   - bitrate: bits per second.
+    ///   - lowersBitrateToFit: take `bitrate` as a default, lowered to what the input allows
+    ///     (see ``AACEncoder/init(bitrate:coder:lowersBitrateToFit:)``).
     ///   - coder: the scale-factor search of every segment's encoder.
     ///   - threads: segments encoded at once (at least 1).
     ///   - segmentSeconds: the length of a segment (at 48 kHz; the same number of frames at
@@ -93,10 +99,11 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     libavcodec's rate control starts every encoder at the same quantiser (λ 120) and
     ///     takes seconds to settle on the input: measured on the bench's music, 1 s of pre-roll
     ///     left the parallel encode 0.26 dB below the serial one, 3 s left it 0.04 dB below.
-    public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, threads: Int, segmentSeconds: Double = 30,
-                preRollSeconds: Double = 3) throws(CodecError) {
+    public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
+                segmentSeconds: Double = 30, preRollSeconds: Double = 3) throws(CodecError) {
         _ = try AACEncoder(bitrate: bitrate, coder: coder)   // checks the bitrate and loads libavcodec
         self.bitrate = bitrate
+        self.lowersBitrateToFit = lowersBitrateToFit
         self.coder = coder
         threadCount = max(1, threads)
         running = DispatchSemaphore(value: max(1, threads))
@@ -113,7 +120,8 @@ public final class ParallelAACEncoder: GaplessEncoder {
             guard format.sampleFormat == .float32, format.isInterleaved else {
                 throw .unsupportedInput("the parallel encoder takes interleaved 32-bit float PCM")
             }
-            let probe = try AACEncoder(format: format, bitrate: bitrate, coder: coder)
+            let probe = try AACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+            bitrate = probe.bitrate
             priming = probe.priming
             inputFormat = format
             // Room for a segment with its pre- and post-roll and a buffer more, once: growing

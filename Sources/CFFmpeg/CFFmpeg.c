@@ -134,6 +134,8 @@ static struct {
     int (*av_read_frame)(AVFormatContext *, AVPacket *);
     void (*avformat_close_input)(AVFormatContext **);
     AVDictionaryEntry *(*av_dict_get)(const AVDictionary *, const char *, const AVDictionaryEntry *, int);
+    int (*av_dict_set)(AVDictionary **, const char *, const char *, int);
+    void (*av_dict_free)(AVDictionary **);
     int (*avcodec_parameters_to_context)(AVCodecContext *, const AVCodecParameters *);
     const char *(*avcodec_get_name)(enum AVCodecID);
     int (*swr_alloc_set_opts2)(SwrContext **, const AVChannelLayout *, enum AVSampleFormat, int,
@@ -173,6 +175,8 @@ static void kf_format_load_once(void) {
     KFF_BIND(avformat, av_read_frame);
     KFF_BIND(avformat, avformat_close_input);
     KFF_BIND(avutil, av_dict_get);
+    KFF_BIND(avutil, av_dict_set);
+    KFF_BIND(avutil, av_dict_free);
     KFF_BIND(avcodec, avcodec_parameters_to_context);
     KFF_BIND(avcodec, avcodec_get_name);
     KFF_BIND(swresample, swr_alloc_set_opts2);
@@ -209,6 +213,10 @@ void kf_avformat_close_input(AVFormatContext **context) { kff.avformat_close_inp
 AVDictionaryEntry *kf_av_dict_get(const AVDictionary *dictionary, const char *key, const AVDictionaryEntry *previous, int flags) {
     return kff.av_dict_get(dictionary, key, previous, flags);
 }
+int kf_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags) {
+    return kff.av_dict_set(dictionary, key, value, flags);
+}
+void kf_av_dict_free(AVDictionary **dictionary) { kff.av_dict_free(dictionary); }
 int kf_avcodec_parameters_to_context(AVCodecContext *context, const AVCodecParameters *parameters) {
     return kff.avcodec_parameters_to_context(context, parameters);
 }

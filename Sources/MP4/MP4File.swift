@@ -197,6 +197,7 @@ public struct MP4File: Sendable {
             if track.mediaHeader.timescale == 0 { throw MP4Error.missingBox(path: path.appending("mdia"), type: "mdhd") }
             if track.sampleEntries.isEmpty { throw MP4Error.missingBox(path: path.appending("mdia").appending("minf").appending("stbl"), type: "stsd") }
             for entry in track.sampleEntries { damage += entry.damage }
+            for repair in track.sampleTable.repairs { damage.append(DamageEvent(.inconsistentHeader, message: repair)) }
             if let problem = track.sampleTable.consistencyProblem {
                 damage.append(DamageEvent(.inconsistentHeader, message: "\(path): \(problem)"))
             }
@@ -284,7 +285,10 @@ public struct MP4File: Sendable {
             case "stsd": track.sampleEntries = try SampleDescriptionBox.entries(&reader, path: child.path, handler: handler)
             case "stts": track.sampleTable.timeToSample = try SampleTableBoxes.timeToSample(&reader, path: child.path)
             case "ctts": track.sampleTable.compositionOffsets = try SampleTableBoxes.compositionOffsets(&reader, path: child.path)
-            case "stsc": track.sampleTable.sampleToChunk = try SampleTableBoxes.sampleToChunk(&reader, path: child.path)
+            case "stsc":
+                let (entries, repairs) = try SampleTableBoxes.sampleToChunk(&reader, path: child.path)
+                track.sampleTable.sampleToChunk = entries
+                track.sampleTable.repairs += repairs
             case "stsz": track.sampleTable.sampleSizes = try SampleTableBoxes.sampleSizes(&reader, path: child.path)
             case "stz2": track.sampleTable.sampleSizes = try SampleTableBoxes.compactSampleSizes(&reader, path: child.path)
             case "stco": track.sampleTable.chunkOffsets = try SampleTableBoxes.chunkOffsets(&reader, path: child.path, wide: false)

@@ -36,6 +36,9 @@ public struct SampleTable: Sendable, Hashable {
     public var chunkOffsets: [UInt64] = []
     /// `stss` sample numbers (1-based); `nil` when every sample is a sync sample.
     public var syncSamples: [UInt32]?
+    /// What was wrong with the tables and read past, a sentence each (an `stsc` entry that
+    /// repeats its successor's first chunk).
+    public var repairs: [String] = []
 
     /// An empty table.
     public init() {}

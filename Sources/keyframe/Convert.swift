@@ -45,8 +45,8 @@ struct Convert: ParsableCommand {
 
     var input: String { inputs[0] }
 
-    @Option(help: "AAC bitrate: 128000, 128k or 0.128M.")
-    var bitrate = Bitrate(argument: "128k")!
+    @Option(help: "AAC bitrate: 128000, 128k or 0.128M; default 128k, or the most AAC carries at the output's rate and channels.")
+    var bitrate: Bitrate?
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search: twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast.", valueName: "coder"))
@@ -103,7 +103,7 @@ struct Convert: ParsableCommand {
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
-            text += ", \(summary.packets) AAC packets at \(bitrate.bitsPerSecond) b/s (priming \(summary.priming), padding \(summary.padding))"
+            text += ", \(summary.packets) AAC packets at \(summary.bitrate ?? 0) b/s (priming \(summary.priming), padding \(summary.padding))"
         } else {
             text += ", \(summary.outputFrames) frames"
         }
@@ -127,7 +127,7 @@ struct Convert: ParsableCommand {
             raw = try PCMLayoutOptions.rawLayout(for: path, sampleRate: inputSampleRate, channels: inputChannels, format: inputFormat,
                                                  options: "--input-sample-rate", "--input-channels", "--input-format")
         }
-        return Transcode.ConvertOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
+        return Transcode.ConvertOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                         threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount))

@@ -5,7 +5,7 @@ import KeyFrameKit
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "decode",
-        abstract: "Decode an AAC file to WAV or raw PCM.",
+        abstract: "Decode an AAC file (or any audio file FFmpeg reads) to WAV or raw PCM.",
         discussion: """
             INPUT .aac (ADTS) is decoded whole, like `ffmpeg -i IN.aac OUT.wav`: ADTS cannot say how \
             much of the start is encoder priming. INPUT .m4a/.mp4/.mov has its edit list applied: the \
@@ -14,11 +14,12 @@ struct Decode: ParsableCommand {
             .pcm is raw interleaved. Damage in the input is reported on stderr. Nothing is left under \
             OUTPUT if decoding fails. INPUT .m3u8 is an HLS media playlist of CMAF segments (as \
             `keyframe package` writes): its init segment and segments are read in order, the \
-            priming edit and iTunSMPB applied.
+            priming edit and iTunSMPB applied. Any other audio file (FLAC, MP3, Ogg, an ADPCM or \
+            A-law WAV, ALAC, …) is decoded by libavformat and libavcodec, as `keyframe convert` reads it.
             """
     )
 
-    @Argument(help: "The .aac, .m4a, .mp4 or .m3u8 (HLS media playlist) to decode.")
+    @Argument(help: "The .aac, .m4a, .mp4 or .m3u8 (HLS media playlist) to decode, or any audio file FFmpeg reads.")
     var input: String
 
     @Option(name: .shortAndLong, help: "The output file: .wav or .pcm.")
@@ -50,6 +51,6 @@ struct Decode: ParsableCommand {
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, \(summary.format.channelCount) ch, "
-              + "\(summary.frames) frames from \(summary.packets) AAC packets")
+              + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) AAC packets" : ""))
     }
 }

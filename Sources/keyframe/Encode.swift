@@ -21,8 +21,8 @@ struct Encode: ParsableCommand {
     @Option(name: .shortAndLong, help: "The output file: .aac (ADTS) or .m4a (MP4).")
     var output: String
 
-    @Option(help: "Target bitrate: 96000, 96k or 0.128M.")
-    var bitrate = Bitrate(argument: "96k")!
+    @Option(help: "Target bitrate: 96000, 96k or 0.128M; default 96k, or the most AAC carries at the input's rate and channels.")
+    var bitrate: Bitrate?
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast (half the CPU).",
@@ -55,7 +55,7 @@ struct Encode: ParsableCommand {
         }
         let format = reader.format
         let line = ProgressLine(label: "encoding")
-        let options = Transcode.EncodeOptions(bitrate: bitrate.bitsPerSecond, coder: coder.coder,
+        let options = Transcode.EncodeOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder,
                                               fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil)
         let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
                                            progress: line.update)
@@ -63,6 +63,6 @@ struct Encode: ParsableCommand {
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(format.sampleRate) Hz, \(format.channelCount) ch → "
-              + "\(summary.packets) AAC packets at \(bitrate.bitsPerSecond) b/s (priming \(summary.priming), padding \(summary.padding))")
+              + "\(summary.packets) AAC packets at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
     }
 }

@@ -75,8 +75,8 @@ struct Record: ParsableCommand {
     @Option(help: "Channels to capture (1–8).")
     var channels = 2
 
-    @Option(help: "AAC bitrate for .aac and .m4a: 128000, 128k or 0.128M.")
-    var bitrate = Bitrate(argument: "128k")!
+    @Option(help: "AAC bitrate for .aac and .m4a: 128000, 128k or 0.128M; default 128k, or the most AAC carries at the rate and channels.")
+    var bitrate: Bitrate?
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): fast (half the CPU, a little lower quality) or twoloop (ffmpeg's default).",
@@ -138,10 +138,11 @@ struct Record: ParsableCommand {
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
         var options = try Recording.Options(
-            outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate.bitsPerSecond, coder: coder.coder, device: audioDevice.device,
+            outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate?.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
             queueCapacity: max(4, 5000 / periodMilliseconds), container: hls == nil ? nil : .hls)
+        options.lowersBitrateToFit = bitrate == nil
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = segmentDuration
         // Serving is low-latency: parts of 1 s unless asked otherwise.
@@ -199,7 +200,9 @@ struct Record: ParsableCommand {
             let levels = zip(summary.levels.peakDBFS, summary.levels.rmsDBFS).map { peak, rms in
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
-            let codec = summary.container.isAAC ? ", AAC-LC \(bitrate.bitsPerSecond) b/s" : ""
+            let used = bitrate?.bitsPerSecond
+                ?? AACEncoder.fittingBitrate(Transcode.defaultBitrate, channels: summary.format.channelCount, sampleRate: summary.format.sampleRate)
+            let codec = summary.container.isAAC ? ", AAC-LC \(used) b/s" : ""
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")

@@ -69,6 +69,8 @@ int kf_av_find_best_stream(AVFormatContext *context, enum AVMediaType type, int 
 int kf_av_read_frame(AVFormatContext *context, AVPacket *packet);
 void kf_avformat_close_input(AVFormatContext **context);
 AVDictionaryEntry *kf_av_dict_get(const AVDictionary *dictionary, const char *key, const AVDictionaryEntry *previous, int flags);
+int kf_av_dict_set(AVDictionary **dictionary, const char *key, const char *value, int flags);
+void kf_av_dict_free(AVDictionary **dictionary);
 int kf_avcodec_parameters_to_context(AVCodecContext *context, const AVCodecParameters *parameters);
 int kf_swr_alloc_set_opts2(SwrContext **context, const AVChannelLayout *outLayout, enum AVSampleFormat outFormat, int outRate,
                            const AVChannelLayout *inLayout, enum AVSampleFormat inFormat, int inRate, int logOffset, void *logContext);

@@ -24,6 +24,10 @@ public struct AACTrackLayout: Sendable {
     public let priming: Int64
     /// Media units presented.
     public let validLength: Int64
+    /// Whether the time-to-sample table gives every packet one length (but a shorter last one).
+    /// When it does not (it jitters or skips), ``packetDuration`` is the length a decoder gives
+    /// each frame, ``mediaDuration`` is that times ``packetCount``, and edits count frames.
+    public let hasRegularTimeTable: Bool
     /// The file's iTunes items (empty for ADTS).
     public let items: ITunesItemList
     /// The file's chapters (empty for ADTS).
@@ -33,7 +37,7 @@ public struct AACTrackLayout: Sendable {
     /// stream by reading its frame headers.
     ///
     /// - Throws: ``PipelineError/unsupported(_:)`` for a file with no AAC, packets of varying
-    ///   length, or an edit list of several parts (a joined file, which is cut or split by
+    ///   length whose frame length is not a whole number of timescale units, or an edit list of several parts (a joined file, which is cut or split by
     ///   joining again); the container's errors.
     public init(path: FilePath) throws(PipelineError) {
         self.path = path
@@ -49,13 +53,32 @@ public struct AACTrackLayout: Sendable {
             }
             // One length for every packet, but a shorter last one (the stream's end).
             let lastIsShort = stts.count > 1 && stts.last.map { $0.count == 1 && $0.delta <= stts[0].delta } == true
-            guard let first = stts.first, first.delta > 0, stts.dropLast().allSatisfy({ $0.delta == first.delta }),
-                  stts.count == 1 || lastIsShort || stts.last?.delta == first.delta else {
-                throw .unsupported("\(path): audio track \(track.id) has packets of varying length; an edit needs whole AAC frames of one length")
+            let regular = stts.first.map { first in
+                first.delta > 0 && stts.dropLast().allSatisfy { $0.delta == first.delta }
+                    && (stts.count == 1 || lastIsShort || stts.last?.delta == first.delta)
+            } ?? false
+            // A decoder never sees the time-to-sample table: every AAC frame decodes to the
+            // AudioSpecificConfig's frame length (1024, or 960 with frameLengthFlag; twice that
+            // with SBR). A table that jitters (deltas of 1022, 1024, 1025 from a muxer writing
+            // timestamps) or skips (2964) is read as that length per frame, and the edit is made
+            // on frame indices.
+            let frameUnits = Int64(audioFormat.framesPerPacket) * Int64(track.timescale)
+            let decodedLength = audioFormat.sampleRate > 0 && frameUnits % Int64(audioFormat.sampleRate) == 0
+                ? frameUnits / Int64(audioFormat.sampleRate) : 0
+            if regular, let first = stts.first {
+                packetDuration = Int64(first.delta)
+                mediaDuration = track.mediaDuration
+                hasRegularTimeTable = true
+            } else if decodedLength > 0 {
+                packetDuration = decodedLength
+                mediaDuration = decodedLength * Int64(track.sampleCount)
+                hasRegularTimeTable = false
+            } else {
+                throw .unsupported("\(path): audio track \(track.id) has packets of varying length, and its AudioSpecificConfig's frame "
+                                   + "length (\(audioFormat.framesPerPacket) at \(audioFormat.sampleRate) Hz) is no whole number of "
+                                   + "units of the track's timescale \(track.timescale)")
             }
-            packetDuration = Int64(first.delta)
             packetCount = track.sampleCount
-            mediaDuration = track.mediaDuration
             if track.editedMediaRanges(movieTimescale: file.movieTimescale) != nil {
                 throw .unsupported("\(path): its edit list presents several parts (a joined file); cut or split the parts, then join them again")
             }
@@ -89,6 +112,7 @@ public struct AACTrackLayout: Sendable {
             mediaDuration = duration
             priming = 0
             validLength = duration
+            hasRegularTimeTable = true
             items = ITunesItemList()
             chapters = []
         }

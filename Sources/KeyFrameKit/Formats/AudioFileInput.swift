@@ -4,36 +4,56 @@ public import SystemPackage
 /// raw PCM by ``PCMFileReader``; ADTS and MP4 AAC by ``AudioPacketInput`` through
 /// ``/AudioCodec/AACDecoder`` (edit list applied); anything else — FLAC, MP3, Ogg Vorbis, Opus,
 /// ALAC, AIFF, the audio of a video — by ``/AudioCodec/AudioFileDecoder`` (libavformat and
-/// libavcodec). PCM from the decoders is 32-bit float; from a PCM file, its own type.
+/// libavcodec), except true 32-bit FLAC, which FFmpeg 5.1 cannot decode, by
+/// ``/AudioCodec/FLACFileDecoder`` (libFLAC). PCM from the decoders is 32-bit float (32-bit
+/// integers from libFLAC); from a PCM file, its own type.
 public struct AudioFileInput: PCMSource {
     private enum Reader {
         case pcm(PCMFileReader)
         case aac(TransformedSource<AudioPacketInput, AACDecoder>)
         case decoded(AudioFileDecoder)
+        case flac(FLACFileDecoder)
     }
 
     private var reader: Reader
     /// The file read.
     public let path: FilePath
     /// What reads it: `WAV`, `raw PCM`, `ADTS (AAC)`, `MP4 (AAC)`, or libavformat's container
-    /// and libavcodec's codec (`flac/flac`, `ogg/opus`).
+    /// and libavcodec's codec (`flac/flac`, `ogg/opus`), or `flac/libFLAC`.
     public let description: String
     /// The PCM layout, when known before the first buffer (PCM files and libavcodec's inputs).
     public let pcmFormat: PCMFormat?
 
     /// Opens `path`; `rawFormat` is the layout of a raw PCM file (it has no header).
     ///
+    /// KeyFrameKit's own readers come first. A file one of them refuses — a WAV of a codec
+    /// other than PCM or float (IMA or MS ADPCM, A-law), an MP4 whose audio is not AAC, a file
+    /// whose bytes look like ADTS but are not — goes to libavformat; when libavformat cannot read
+    /// it either, the error is our reader's, which names the chunk or box and the offset. What
+    /// our reader said is kept in ``refusal``. A WAV whose data chunk runs past the end of the
+    /// file stays an error (a cut recording), unless `allowsTruncatedWAV`.
+    ///
     /// - Throws: ``PipelineError`` naming what is wrong with the file.
-    public init(path: FilePath, rawFormat: PCMFormat? = nil) throws(PipelineError) {
+    public init(path: FilePath, rawFormat: PCMFormat? = nil, allowsTruncatedWAV: Bool = false) throws(PipelineError) {
         self.path = path
         let detected = MediaFileFormat.detect(path)
+        var refused: PipelineError?
         switch detected {
         case .wav?, .rawPCM?:
-            let file = try PCMFileReader(path: path, rawFormat: rawFormat)
-            reader = .pcm(file)
-            description = detected == .wav ? "WAV" : "raw PCM"
-            pcmFormat = file.format
-            return
+            do {
+                let file = detected == .wav ? try PCMFileReader(wavPath: path, allowTruncated: allowsTruncatedWAV)
+                    : try PCMFileReader(path: path, rawFormat: rawFormat)
+                reader = .pcm(file)
+                description = detected == .wav ? "WAV" : "raw PCM"
+                pcmFormat = file.format
+                refusal = nil
+                return
+            } catch {
+                // Raw PCM has no header for libavformat to read, and a cut recording is refused
+                // on purpose.
+                guard detected == .wav, !error.isTruncatedWAV else { throw error }
+                refused = error
+            }
         case .adts?, .mp4?:
             do {
                 let packets = try AudioPacketInput(path: path, purpose: .decoding)
@@ -41,20 +61,44 @@ public struct AudioFileInput: PCMSource {
                 reader = .aac(packets.transformed(by: decoder))
                 description = detected == .adts ? "ADTS (AAC)" : "MP4 (AAC)"
                 pcmFormat = nil
+                refusal = nil
                 return
             } catch {
-                // An MP4 whose audio is not AAC (ALAC, MP3, Opus in MP4): libavcodec decodes it.
-                guard detected == .mp4, error.holdsOtherThanAAC else { throw error }
+                // An MP4 whose audio is not AAC (ALAC, MP3, Opus in MP4), or bytes that only
+                // looked like ADTS: libavcodec may decode it.
+                refused = error
             }
         default:
             break
         }
+        if FLACFileDecoder.isFLAC32(path: path) {
+            // True 32-bit FLAC, of which FFmpeg 5.1 decodes no frame: libFLAC reads the audio;
+            // the tags and cover still come from libavformat (``metadata``).
+            let decoder: FLACFileDecoder
+            do { decoder = try FLACFileDecoder(path: path) } catch { throw .codec(error) }
+            reader = .flac(decoder)
+            description = "flac/libFLAC"
+            pcmFormat = decoder.outputFormat
+            refusal = refused.map { "\($0)" }
+            return
+        }
         let decoder: AudioFileDecoder
-        do { decoder = try AudioFileDecoder(path: path) } catch { throw .codec(error) }
+        do {
+            // An MP3 with stray bytes after its ID3v2 tag is read from its first frame, so that its
+            // Xing/LAME header's delay and padding are honoured.
+            decoder = try AudioFileDecoder(path: path, skippingInitialBytes: MediaFileFormat.mpegAudioStartAfterStrayBytes(path) ?? 0)
+        } catch {
+            throw refused ?? .codec(error)
+        }
         reader = .decoded(decoder)
         description = "\(decoder.containerName)/\(decoder.codecName)"
         pcmFormat = decoder.outputFormat
+        refusal = refused.map { "\($0)" }
     }
+
+    /// Why KeyFrameKit's own reader refused the file before libavformat read it (for example
+    /// "unsupported format tag 0x11"), or `nil` when the first reader read it.
+    public let refusal: String?
 
     /// The file's tags as iTunes items: from Vorbis comments, ID3v2 frames, RIFF INFO and
     /// iTunes atoms as libavformat names them, with the cover picture; from an MP4's `ilst` (and
@@ -79,6 +123,12 @@ public struct AudioFileInput: PCMSource {
             var metadata = ITunesMetadata(genericTags: decoder.tags)
             metadata.artwork = decoder.attachedPicture.flatMap { ITunesMetadata.Artwork(data: $0) }
             return metadata
+        case .flac:
+            // libavformat reads a 32-bit FLAC's metadata blocks fine; only its decoder fails.
+            guard let tags = try? AudioFileDecoder(path: path) else { return ITunesMetadata() }
+            var metadata = ITunesMetadata(genericTags: tags.tags)
+            metadata.artwork = tags.attachedPicture.flatMap { ITunesMetadata.Artwork(data: $0) }
+            return metadata
         }
     }
 
@@ -93,6 +143,8 @@ public struct AudioFileInput: PCMSource {
             return try aac.next()
         case .decoded(let decoder):
             do { return try decoder.next() } catch { throw .codec(error) }
+        case .flac(let decoder):
+            do { return try decoder.next() } catch { throw .codec(error) }
         }
     }
 
@@ -102,6 +154,7 @@ public struct AudioFileInput: PCMSource {
         case .pcm(let file): file.progress
         case .aac(let aac): aac.progress
         case .decoded(let decoder): decoder.progress
+        case .flac(let decoder): decoder.progress
         }
     }
 
@@ -116,17 +169,16 @@ public struct AudioFileInput: PCMSource {
             return aac.takeDamage()
         case .decoded(let decoder):
             return decoder.takeDamage()
+        case .flac(let decoder):
+            return decoder.takeDamage()
         }
     }
 }
 
 extension PipelineError {
-    /// Whether this is ``AudioPacketInput``'s refusal of an audio track that is not AAC.
-    var holdsOtherThanAAC: Bool {
-        switch self {
-        case .codec(.undecodable): true
-        case .unsupported(let message): message.contains("this job takes AAC")
-        default: false
-        }
+    /// Whether this is a WAV whose data chunk runs past the end of the file.
+    var isTruncatedWAV: Bool {
+        if case .wav(.dataBeyondFile) = self { return true }
+        return false
     }
 }

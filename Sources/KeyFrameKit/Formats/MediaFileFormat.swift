@@ -145,15 +145,54 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
             // An ID3v2 tag (ID3v2.4 § 3.1) starts MP3 files as often as ADTS ones: what follows
             // the tag decides. MPEG audio of another layer (an MP3) is not ADTS.
             if format == .adts, head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 {
-                let size = head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0)
-                if let next = try? source.read(at: Int64(size), count: 2), next.count == 2, next[0] == 0xFF,
-                   next[1] & 0xE0 == 0xE0, next[1] & 0x06 != 0 {
-                    return nil
-                }
+                return afterID3(source: source, head: head).format
             }
             return format
         }
         return MediaFileFormat(nameOf: path)
+    }
+
+    /// Bytes after an ID3v2 tag searched for the first frame's sync word.
+    static let afterTagSearchLength = 65536
+
+    /// What follows an ID3v2 tag decides between ADTS and MPEG audio (an MP3): the first 12-bit
+    /// sync word (ISO/IEC 11172-3 2.4.2.3; ISO/IEC 14496-3 1.A.2.2.1) in `bytes`, after any stray
+    /// bytes some taggers leave (zero padding outside the tag's declared size, as FFmpeg's MP3
+    /// reader resyncs over), is an ADTS header when its layer is 0, else MPEG audio of layer
+    /// I–III (`nil`: libavformat's reader). With no sync word at all it stays ADTS, whose reader
+    /// reports what it steps over.
+    static func afterID3(_ bytes: [UInt8]) -> (format: MediaFileFormat?, syncIndex: Int?) {
+        var index = 0
+        while index + 1 < bytes.count {
+            if bytes[index] == 0xFF, bytes[index + 1] & 0xE0 == 0xE0 {
+                let layer = (bytes[index + 1] >> 1) & 0x03
+                // ADTS: 12 sync bits and layer 0; MPEG-1/2/2.5 audio: 11 sync bits and a layer.
+                if bytes[index + 1] & 0xF0 == 0xF0, layer == 0 { return (.adts, index) }
+                if layer != 0 { return (nil, index) }
+            }
+            index += 1
+        }
+        return (.adts, nil)
+    }
+
+    /// ``afterID3(_:)`` of the bytes after the ID3v2 tag that `head` starts with, and the end of
+    /// that tag (ID3v2.4 3.1: a 10-byte header, a syncsafe size, a 10-byte footer when flagged).
+    private static func afterID3(source: FileByteSource, head: [UInt8]) -> (format: MediaFileFormat?, tagEnd: Int64, sync: Int64?) {
+        let tagEnd = Int64(head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0))
+        let after = (try? source.read(at: tagEnd, count: afterTagSearchLength)) ?? []
+        let found = afterID3(after)
+        return (found.format, tagEnd, found.syncIndex.map { tagEnd + Int64($0) })
+    }
+
+    /// For MPEG audio (an MP3) behind an ID3v2 tag with stray bytes between the tag and the
+    /// first frame: the offset of that frame. `nil` for any other file, and for an MP3 whose
+    /// first frame follows its tag at once.
+    public static func mpegAudioStartAfterStrayBytes(_ path: FilePath) -> Int64? {
+        guard let source = try? FileByteSource(path: path.string), let head = try? source.read(at: 0, count: sniffLength),
+              head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 else { return nil }
+        let found = afterID3(source: source, head: head)
+        guard found.format == nil, let sync = found.sync, sync > found.tagEnd else { return nil }
+        return sync
     }
 
     /// Extensions of the formats that can hold `contents`, for messages (`.wav, .pcm, …`).

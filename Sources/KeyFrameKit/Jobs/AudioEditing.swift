@@ -277,10 +277,12 @@ public enum AudioEditing {
             let input = try AudioPacketInput(path: piece.layout.path, purpose: .remuxing)
             // A decoder gives every packet's full length, a stream's short last one included
             // (its stts says less: the padding it ends with). Inside a join that packet lasts
-            // its full length, so that the media timeline is the decoded one.
+            // its full length, so that the media timeline is the decoded one. A table that
+            // jitters is rewritten whole, every packet a frame's length.
             let isLast = number == pieces.count - 1
             splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets,
-                                                   packetDuration: isLast ? nil : UInt32(clamping: piece.layout.packetDuration)))
+                                                   packetDuration: isLast && piece.layout.hasRegularTimeTable ? nil
+                                                       : UInt32(clamping: piece.layout.packetDuration)))
             edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
             packets += kept.packets.count
             mediaOffset += Int64(kept.packets.count) * piece.layout.packetDuration

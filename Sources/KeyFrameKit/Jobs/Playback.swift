@@ -25,8 +25,9 @@ public enum Playback {
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
     }
 
-    /// Plays the `.wav`, `.aac` or `.m4a`/`.mp4`/`.mov` file at `input` (recognised by its
-    /// bytes) on `device`.
+    /// Plays the audio file at `input` (recognised by its bytes) on `device`: WAV, ADTS and MP4
+    /// AAC by KeyFrameKit's readers, anything else libavformat reads (FLAC, MP3, Ogg, …) through
+    /// ``AudioFileInput``.
     ///
     /// Compositions: ``PCMFileReader`` → ``/AudioIO/AudioPlayerSink``, or ``AudioPacketInput`` →
     /// ``/AudioCodec/AACDecoder`` → ``/AudioIO/AudioPlayerSink``.
@@ -38,18 +39,27 @@ public enum Playback {
         var sink = AudioPlayerSink(device: device, alsaConfiguration: alsaConfiguration)
         let report: PumpReport
         switch MediaFileFormat.detect(input) {
-        case .wav:
+        case .wav where (try? PCMFileReader(wavPath: input, allowTruncated: true)) != nil:
             var source = try PCMFileReader(wavPath: input, allowTruncated: true)
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         case .adts, .mp4:
-            let packets = try AudioPacketInput(path: input, purpose: .decoding)
-            var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
-            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+            if let packets = try? AudioPacketInput(path: input, purpose: .decoding) {
+                var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
+                report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+            } else {
+                report = try playOther(input, into: &sink, control: control, progress: progress)
+            }
         default:
-            let formats = [MediaFileFormat.wav, .adts, .mp4].map { ".\($0.fileExtensions[0])" }.joined(separator: ", ")
-            throw .unsupported("\(input): \(MediaFileFormat.detect(input).map { "\($0) input" } ?? "unknown input type"); play takes \(formats)")
+            report = try playOther(input, into: &sink, control: control, progress: progress)
         }
         guard let format = sink.player?.format else { throw .unsupported("\(input): no audio to play") }
         return Summary(format: format, frames: sink.framesWritten, underruns: sink.player?.underrunCount ?? 0, damage: report.damage)
+    }
+
+    /// Any other audio file, decoded as `convert` reads it (``AudioFileInput``), in 16-bit.
+    private static func playOther(_ input: FilePath, into sink: inout AudioPlayerSink, control: JobControl?,
+                                  progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> PumpReport {
+        var source = try AudioFileInput(path: input, allowsTruncatedWAV: true).transformed(by: PCMResampler(sampleFormat: .int16))
+        return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
     }
 }

@@ -69,6 +69,9 @@ public final class Recording: Sendable {
         public var configuration: AudioConfiguration
         /// The AAC bitrate (`.aac`, `.m4a`), bits per second.
         public var bitrate: Int
+        /// Whether ``bitrate`` is a default, lowered to the most AAC carries at the capture's
+        /// rate and channel count (``/AudioCodec/AACEncoder/fittingBitrate(_:channels:sampleRate:)``).
+        public var lowersBitrateToFit = false
         /// The AAC encoder's scale-factor search (`.aac`, `.m4a`).
         public var coder: AACEncoder.Coder
         /// The ALSA PCM name.
@@ -233,7 +236,8 @@ public final class Recording: Sendable {
         var encoder: AACEncoder?
         if options.container.isAAC {
             do {
-                encoder = try AACEncoder(format: options.configuration.pcmFormat, bitrate: options.bitrate, coder: options.coder)
+                encoder = try AACEncoder(format: options.configuration.pcmFormat, bitrate: options.bitrate, coder: options.coder,
+                                         lowersBitrateToFit: options.lowersBitrateToFit)
             } catch {
                 throw .codec(error)
             }

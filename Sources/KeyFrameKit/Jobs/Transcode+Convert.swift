@@ -4,8 +4,9 @@ internal import RealModule
 extension Transcode {
     /// How a conversion is done.
     public struct ConvertOptions: Sendable {
-        /// The AAC bitrate in bits per second (AAC outputs).
-        public var bitrate: Int
+        /// The AAC bitrate in bits per second (AAC outputs); `nil` for ``Transcode/defaultBitrate``,
+        /// lowered to the most AAC carries at the output's rate and channel count.
+        public var bitrate: Int?
         /// The encoder's scale-factor search (AAC outputs).
         public var coder: AACEncoder.Coder
         /// The output's sample rate; `nil` keeps the input's, or — for AAC, which carries only
@@ -33,9 +34,9 @@ extension Transcode {
         /// `ffmpeg -c:a aac`.
         public var threads: Int
 
-        /// Options; by default 128 kb/s with libavcodec's default (two-loop) search, the input's
-        /// rate and channels.
-        public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
+        /// Options; by default 128 kb/s (less where the rate and channels carry less) with
+        /// libavcodec's default (two-loop) search, the input's rate and channels.
+        public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
                     pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil,
                     replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1) {
             self.bitrate = bitrate
@@ -68,6 +69,8 @@ extension Transcode {
         public var priming: Int
         /// The padding after the input's end (AAC outputs).
         public var padding: Int
+        /// The AAC bitrate encoded at (AAC outputs).
+        public var bitrate: Int?
         /// What was odd about the input but not fatal.
         public var damage: [DamageEvent]
         /// Whether ``JobControl/requestStop()`` ended the job early.
@@ -184,6 +187,7 @@ extension Transcode {
                                      outputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
                                      padding: encoder.padding ?? 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
         summary.splices = (encoder as? ParallelAACEncoder)?.splices ?? []
+        summary.bitrate = (encoder as? AACEncoder)?.bitrate ?? (encoder as? ParallelAACEncoder)?.bitrate
         return summary
     }
 
@@ -199,7 +203,8 @@ extension Transcode {
             if options.threads > 1 {
                 let encoder: ParallelAACEncoder
                 do {
-                    encoder = try ParallelAACEncoder(bitrate: options.bitrate, coder: options.coder, threads: options.threads)
+                    encoder = try ParallelAACEncoder(bitrate: options.bitrate ?? defaultBitrate, lowersBitrateToFit: options.bitrate == nil,
+                                                     coder: options.coder, threads: options.threads)
                 } catch {
                     throw .codec(error)
                 }
@@ -207,7 +212,11 @@ extension Transcode {
                                   metadata: outputKind == .mp4 ? metadata : ITunesMetadata(), control: control, progress: progress)
             }
             let encoder: AACEncoder
-            do { encoder = try AACEncoder(bitrate: options.bitrate, coder: options.coder) } catch { throw .codec(error) }
+            do {
+                encoder = try AACEncoder(bitrate: options.bitrate ?? defaultBitrate, coder: options.coder, lowersBitrateToFit: options.bitrate == nil)
+            } catch {
+                throw .codec(error)
+            }
             return try encode(source, resampler: resampler, gain: gain, encoder: encoder, named: name, to: output,
                               metadata: outputKind == .mp4 ? metadata : ITunesMetadata(), control: control, progress: progress)
         default:

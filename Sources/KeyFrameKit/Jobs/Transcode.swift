@@ -4,17 +4,23 @@ public import SystemPackage
 /// codec and a sink around the ``Pump``. Streamed: memory holds one buffer of PCM and a few
 /// packets, however long the file.
 public enum Transcode {
+    /// The AAC bitrate when none is given: 128 kb/s, lowered to the most AAC carries at the
+    /// input's rate and channel count (``/AudioCodec/AACEncoder/fittingBitrate(_:channels:sampleRate:)``).
+    public static let defaultBitrate = 128_000
+
     /// How an encode is done.
     public struct EncodeOptions: Sendable {
-        /// The AAC bitrate in bits per second.
-        public var bitrate: Int
+        /// The AAC bitrate in bits per second; `nil` for ``Transcode/defaultBitrate`` fitted to
+        /// the input.
+        public var bitrate: Int?
         /// The encoder's scale-factor search.
         public var coder: AACEncoder.Coder
         /// Write an MP4 fragmented (crash-safe), a fragment this long; `nil` for a normal file.
         public var fragmentDuration: MediaTime?
 
-        /// Options; by default 128 kb/s with libavcodec's default (two-loop) search.
-        public init(bitrate: Int = 128_000, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil) {
+        /// Options; by default 128 kb/s (less where the input's rate and channels carry less)
+        /// with libavcodec's default (two-loop) search.
+        public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil) {
             self.bitrate = bitrate
             self.coder = coder
             self.fragmentDuration = fragmentDuration
@@ -31,6 +37,8 @@ public enum Transcode {
         public var priming: Int
         /// The padding after the input's end (samples).
         public var padding: Int
+        /// The bitrate encoded at (bits per second).
+        public var bitrate: Int
         /// What was odd about the input but not fatal.
         public var damage: [DamageEvent]
         /// Whether ``JobControl/requestStop()`` ended the encode early (the output is complete
@@ -48,13 +56,18 @@ public enum Transcode {
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
         guard let format = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
         let encoder: AACEncoder
-        do { encoder = try AACEncoder(format: format, bitrate: options.bitrate, coder: options.coder) } catch { throw .codec(error) }
+        do {
+            encoder = try AACEncoder(format: format, bitrate: options.bitrate ?? defaultBitrate, coder: options.coder,
+                                     lowersBitrateToFit: options.bitrate == nil)
+        } catch {
+            throw .codec(error)
+        }
         var sink = try AudioPacketOutput(path: output, encoder: encoder, fragmentDuration: options.fragmentDuration,
                                          encoderName: "KeyFrameKit (libavcodec aac)")
         var source = input.transformed(by: encoder)
         let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
-                             padding: encoder.padding ?? 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
+                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, damage: report.damage, stoppedEarly: report.stoppedEarly)
     }
 
     /// What a decode produced.
@@ -70,6 +83,8 @@ public enum Transcode {
     }
 
     /// Decodes the AAC of `input` to `output`: a `.wav` or raw `.pcm`, by the output's name.
+    /// Any other audio file (FLAC, MP3, Ogg, an ADPCM WAV, …) is decoded by libavformat and
+    /// libavcodec, as ``convert(_:to:options:control:progress:)`` reads it.
     ///
     /// The input's format comes from its bytes (``MediaFileFormat/detect(_:)``). For an MP4 the
     /// edit list is applied (the encoder's priming is dropped and decoding stops where the edit
@@ -90,7 +105,15 @@ public enum Transcode {
     public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath,
                               sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DecodeSummary {
-        let packets = try AudioPacketInput(path: input, segments: segments, trackID: trackID, purpose: .decoding)
+        let packets: AudioPacketInput
+        do {
+            packets = try AudioPacketInput(path: input, segments: segments, trackID: trackID, purpose: .decoding)
+        } catch {
+            // Not AAC that KeyFrameKit reads (FLAC, MP3, an ADPCM WAV, ALAC in MP4, …): decoded
+            // as `convert` decodes it, by libavformat and libavcodec.
+            guard segments.isEmpty, trackID == nil else { throw error }
+            return try decodeOther(input, to: output, sampleFormat: sampleFormat, control: control, progress: progress)
+        }
         let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
         var sink = try PCMFileOutput(path: output, emptyMessage: "\(input): no AAC frames could be decoded")
         let counter = PacketCounter()
@@ -98,6 +121,20 @@ public enum Transcode {
         let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         guard let format = sink.format else { throw .unsupported("\(input): no AAC frames could be decoded") }
         return DecodeSummary(format: format, frames: sink.frames, packets: counter.count, damage: report.damage)
+    }
+}
+
+extension Transcode {
+    /// Decodes a file that is not AAC: ``AudioFileInput`` → ``/AudioCodec/PCMResampler`` (the
+    /// sample type only) → ``PCMFileOutput``.
+    static func decodeOther(_ input: FilePath, to output: FilePath, sampleFormat: PCMSampleFormat, control: JobControl?,
+                            progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> DecodeSummary {
+        let source = try AudioFileInput(path: input)
+        var sink = try PCMFileOutput(path: output, emptyMessage: "\(input): the input decodes to no audio")
+        var chain = source.transformed(by: PCMResampler(sampleFormat: sampleFormat))
+        let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+        guard let format = sink.format else { throw .unsupported("\(input): the input decodes to no audio") }
+        return DecodeSummary(format: format, frames: sink.frames, packets: 0, damage: report.damage)
     }
 }
 

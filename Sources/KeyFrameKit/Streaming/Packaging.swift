@@ -150,7 +150,7 @@ public enum Packaging {
         let source = try AudioFileInput(path: input)
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
         let encoder: AACEncoder
-        do { encoder = try AACEncoder(bitrate: options.bitrate ?? 128_000) } catch { throw .codec(error) }
+        do { encoder = try AACEncoder(bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil) } catch { throw .codec(error) }
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, gapless: .encoder(encoder),
                                         writesDASHHeader: options.dash || options.dashHeader)
         var chain = source.transformed(by: resampler).transformed(by: encoder)

@@ -101,7 +101,10 @@ enum SampleTableBoxes {
         }
     }
 
-    static func sampleToChunk(_ reader: inout ByteReader, path: BoxPath) throws(MP4Error) -> [SampleToChunkEntry] {
+    /// The `stsc` entries, and a sentence for each entry dropped: one whose `first_chunk` repeats
+    /// the next entry's covers no chunk (some muxers write it; mp4parse and FFmpeg read past it),
+    /// so it is dropped and reported rather than the track refused.
+    static func sampleToChunk(_ reader: inout ByteReader, path: BoxPath) throws(MP4Error) -> (entries: [SampleToChunkEntry], repairs: [String]) {
         _ = try FullBoxHeader.parse(from: &reader, path: path)
         let start = reader.offset
         let count = try MP4Error.reading(path) { () throws(BinaryReadError) in try reader.readUInt32() }
@@ -115,19 +118,30 @@ enum SampleTableBoxes {
             }
             return entries
         }
-        // first_chunk starts at 1 and increases.
+        // first_chunk starts at 1 and increases; an entry that repeats the one before covers
+        // no chunk and gives way to the later one.
         var previous: UInt32 = 0
+        var kept: [SampleToChunkEntry] = []
+        kept.reserveCapacity(entries.count)
+        var repairs: [String] = []
         for (index, entry) in entries.enumerated() {
+            if index > 0, entry.firstChunk == previous {
+                repairs.append("\(path) at byte \(start + 4 + Int64((index - 1) * 12)): entry \(index) repeats first_chunk \(previous) "
+                               + "of entry \(index + 1), so covers no chunk; it is ignored")
+                kept[kept.count - 1] = entry
+                continue
+            }
             guard entry.firstChunk > previous else {
                 throw .invalidField(path: path, field: "first_chunk of entry \(index + 1)", value: Int64(entry.firstChunk),
                                     offset: start + 4 + Int64(index * 12), allowed: "greater than \(previous)")
             }
             previous = entry.firstChunk
+            kept.append(entry)
         }
-        if let first = entries.first, first.firstChunk != 1 {
+        if let first = kept.first, first.firstChunk != 1 {
             throw .invalidField(path: path, field: "first_chunk of entry 1", value: Int64(first.firstChunk), offset: start + 4, allowed: "1")
         }
-        return entries
+        return (kept, repairs)
     }
 
     static func sampleSizes(_ reader: inout ByteReader, path: BoxPath) throws(MP4Error) -> SampleSizes {
