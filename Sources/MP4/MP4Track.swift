@@ -75,15 +75,16 @@ public struct MP4Track: Sendable {
 
     /// The length of the edit's media in media timescale units, or `nil` for an open-ended edit.
     ///
-    /// Writers that keep the movie timescale at 1000 (FFmpeg) round `segment_duration` down to
-    /// the millisecond; when the media that follows `media_time` is longer than the edit by less
-    /// than one movie tick, the media's own end is the exact one.
+    /// Writers that keep the movie timescale coarse round `segment_duration` to a tick: FFmpeg
+    /// (1000) mostly down, sometimes up; GStreamer (1800 for `mp4mux`) up. When the media that
+    /// follows `media_time` differs from the edit by less than one movie tick either way, the
+    /// media's own end is the exact one (a player cannot present samples the media lacks).
     public func editedMediaDuration(movieTimescale: Int) -> Int64? {
         guard let edit = mediaEdit, edit.segmentDuration > 0, movieTimescale > 0 else { return nil }
         let fromEdit = Int64(saturating: Double(edit.segmentDuration) * Double(timescale) / Double(movieTimescale))
         let media = mediaDuration.saturatingSubtracting(edit.mediaTime)
         let tick = Int64((Double(timescale) / Double(movieTimescale)).rounded(.up))
-        if media >= fromEdit && media - fromEdit < max(tick, 1) { return media }
+        if abs(media - fromEdit) < max(tick, 1) { return media }
         return fromEdit
     }
 

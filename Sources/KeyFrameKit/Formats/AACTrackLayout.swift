@@ -48,9 +48,6 @@ public struct AACTrackLayout: Sendable {
             do { audioFormat = try Self.encodedFormat(config) } catch { throw .bitstream(error) }
             timescale = track.timescale
             let stts = track.sampleTable.timeToSample
-            guard track.fragmentRuns.isEmpty else {
-                throw .unsupported("\(path): a fragmented file; edit its defragmented copy (keyframe mux --defragment)")
-            }
             // One length for every packet, but a shorter last one (the stream's end).
             let lastIsShort = stts.count > 1 && stts.last.map { $0.count == 1 && $0.delta <= stts[0].delta } == true
             let regular = stts.first.map { first in
@@ -61,11 +58,11 @@ public struct AACTrackLayout: Sendable {
             // AudioSpecificConfig's frame length (1024, or 960 with frameLengthFlag; twice that
             // with SBR). A table that jitters (deltas of 1022, 1024, 1025 from a muxer writing
             // timestamps) or skips (2964) is read as that length per frame, and the edit is made
-            // on frame indices.
+            // on frame indices; so are a fragmented file's track runs.
             let frameUnits = Int64(audioFormat.framesPerPacket) * Int64(track.timescale)
             let decodedLength = audioFormat.sampleRate > 0 && frameUnits % Int64(audioFormat.sampleRate) == 0
                 ? frameUnits / Int64(audioFormat.sampleRate) : 0
-            if regular, let first = stts.first {
+            if regular, track.fragmentRuns.isEmpty, let first = stts.first {
                 packetDuration = Int64(first.delta)
                 mediaDuration = track.mediaDuration
                 hasRegularTimeTable = true
@@ -84,7 +81,8 @@ public struct AACTrackLayout: Sendable {
             }
             let trim = AudioPacketInput.gaplessTrim(track: track, file: file, outputRate: track.timescale)
             priming = Int64(trim.priming)
-            validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming))
+            // Without an edit or iTunSMPB, the table's own end (a short last sample) is the end.
+            validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming), max(0, track.mediaDuration - priming))
             let source: FileByteSource
             do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
             do { items = try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }

@@ -177,6 +177,18 @@ public struct AudioPacketInput: PacketSource {
                 return AACDecoder.Trim(priming: gapless.priming, validFrameCount: gapless.originalSampleCount)
             }
         }
+        // No edit and no iTunSMPB: a last sample shorter than a frame (a fragmented file's last
+        // `trun` entry, a short last `stts` delta) says where the stream ends, as Chromium and
+        // ffprobe read it; the padding after it is not presented.
+        if let config = try? track.audioSpecificConfig(), case .audio(let audio)? = try? config.formatDescription(),
+           audio.sampleRate > 0 {
+            let frame = Double(audio.framesPerPacket) * scale / Double(audio.sampleRate)
+            let decoded = frame * Double(track.sampleCount)
+            let timed = Double(track.mediaDuration)
+            if frame > 0, timed < decoded, decoded - timed < frame {
+                return AACDecoder.Trim(priming: 0, validFrameCount: Int64(saturating: timed * toOutput))
+            }
+        }
         return .none
     }
 

@@ -61,23 +61,45 @@ public enum Tagging {
             do { try FilePatch.apply(patches, to: path) } catch { throw .stream(error) }
             return WriteSummary(inPlace: true, bytesWritten: Int64(patches.reduce(0) { $0 + $1.bytes.count }), itemCount: itemCount)
         }
-        guard !boxes.contains(where: { $0.type == "moof" }) else {
-            throw .unsupported("\(path): the edit does not fit in the movie's padding, and a fragmented file is not rewritten")
-        }
         // A streamed rewrite: the head, the new movie, padding and chapter samples, the rest copied.
+        // The movie's chunk offsets are already shifted; a fragmented file's fragments move by
+        // the same amount, so their absolute offsets (a tfhd's base_data_offset, an mfra's
+        // moof_offset) are shifted as they are copied.
         let size = source.byteCount
+        let delta = plan.movieRange.lowerBound + Int64(plan.rewrittenBytes.count) - plan.paddingRange.upperBound
+        let moved = boxes.filter { $0.offset >= plan.paddingRange.upperBound && ($0.type == "moof" || $0.type == "mfra") }
         let sink: FileByteSink
         do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
-        do throws(ByteStreamError) {
-            try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
-            try sink.write(plan.rewrittenBytes)
-            try copy(from: source, range: plan.paddingRange.upperBound..<size, to: sink)
-            let written = sink.byteCount
-            try sink.commit()
-            return WriteSummary(inPlace: false, bytesWritten: written, itemCount: itemCount)
+        do throws(PipelineError) {
+            do throws(ByteStreamError) {
+                try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
+                try sink.write(plan.rewrittenBytes)
+            } catch { throw .stream(error) }
+            var position = plan.paddingRange.upperBound
+            for box in moved where delta != 0 {
+                do throws(ByteStreamError) {
+                    try copy(from: source, range: position..<box.offset, to: sink)
+                } catch { throw .stream(error) }
+                guard box.size <= 64 << 20, box.end <= size else {
+                    throw .container(.invalidBoxSize(path: BoxPath(components: [box.type == "moof" ? "moof" : "mfra"]), offset: box.offset,
+                                                     size: box.size, reason: "larger than a fragment's header can be (64 MiB), or past the end"))
+                }
+                let bytes: [UInt8]
+                do { bytes = try source.read(at: box.offset, count: Int(box.size)) } catch { throw .stream(error) }
+                let shifted: [UInt8]
+                do { shifted = try MovieEditor.shiftingFragmentOffsets(in: bytes, type: box.type, by: delta) } catch { throw .container(error) }
+                do { try sink.write(shifted) } catch { throw .stream(error) }
+                position = box.end
+            }
+            do throws(ByteStreamError) {
+                try copy(from: source, range: position..<size, to: sink)
+                let written = sink.byteCount
+                try sink.commit()
+                return WriteSummary(inPlace: false, bytesWritten: written, itemCount: itemCount)
+            } catch { throw .stream(error) }
         } catch {
             sink.cancel()
-            throw .stream(error)
+            throw error
         }
     }
 
@@ -94,12 +116,15 @@ public enum Tagging {
         let source = try open(path)
         let boxes: [BoxHeader]
         do { boxes = try MovieEditor.topLevelBoxes(of: source) } catch { throw .container(error) }
-        guard !boxes.contains(where: { $0.type == "moof" }) else {
-            throw .unsupported("\(path): a fragmented file; chapters are written into a defragmented one")
-        }
         let plan: MovieEdit
         do {
-            plan = try MovieEditor.edit(boxes: boxes, source: source, items: nil, chapters: chapters)
+            var seconds: Double?
+            if boxes.contains(where: { $0.type == "moof" }) {
+                let file = try MP4File(source: source)
+                seconds = file.tracks.filter { $0.handlerType == "soun" && $0.timescale > 0 }
+                    .map { Double($0.mediaDuration) / Double($0.timescale) }.max()
+            }
+            plan = try MovieEditor.edit(boxes: boxes, source: source, items: nil, chapters: chapters, fragmentedDuration: seconds)
             // The new movie must read as one before anything is written.
             _ = try MP4File(source: ArrayRandomAccessSource(plan.movie))
         } catch { throw .container(error) }

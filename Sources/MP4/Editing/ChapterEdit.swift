@@ -32,7 +32,8 @@ struct ChapterTrackPlan {
 /// `chpl` in `udta`, a `tref/chap` in the first audio track, and a ``ChapterTrackPlan`` for the
 /// text track; `mvhd`'s `next_track_ID` moves past the new track.
 enum ChapterEdit {
-    static func apply(_ chapters: [MovieChapter], to moov: [UInt8], location: BoxPath) throws(MP4Error) -> ([UInt8], ChapterTrackPlan?) {
+    static func apply(_ chapters: [MovieChapter], to moov: [UInt8], location: BoxPath,
+                      fragmentedDuration: Double? = nil) throws(MP4Error) -> ([UInt8], ChapterTrackPlan?) {
         var children = try Self.children(of: moov, path: location)
         // What the tracks are and what they point to.
         var chapterIDs: Set<UInt32> = []
@@ -97,11 +98,15 @@ enum ChapterEdit {
                                   reason: "a version \(wideHeader ? 1 : 0) movie header has \(nextIDAt + 4) bytes")
         }
         let timescale = Self.u32(header, wideHeader ? 8 + 4 + 16 : 8 + 4 + 8)
-        let duration = wideHeader
+        var duration = wideHeader
             ? UInt64(Self.u32(header, 8 + 4 + 16 + 4)) << 32 | UInt64(Self.u32(header, 8 + 4 + 16 + 8))
             : UInt64(Self.u32(header, 8 + 4 + 8 + 4))
         guard timescale > 0 else {
             throw .invalidField(path: location.appending("mvhd"), field: "timescale", value: 0, offset: 0, allowed: "1...\(UInt32.max)")
+        }
+        // A fragmented file's movie header may say 0 (`empty_moov`): its fragments' length counts.
+        if duration == 0, let seconds = fragmentedDuration, seconds.isFinite, seconds > 0, seconds < 1e9 {
+            duration = UInt64((seconds * Double(timescale)).rounded(.up))
         }
         let list = chapters.normalized(duration: timescale <= UInt32(Int32.max) ? MediaTime(value: Int64(clamping: duration), timescale: Int32(timescale)) : nil)
         guard !list.isEmpty else { return (assemble(moov, children), nil) }

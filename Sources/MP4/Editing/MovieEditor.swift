@@ -87,11 +87,13 @@ public enum MovieEditor {
 
     /// The edit of the file whose top-level boxes are `boxes`: its tags to `items` (kept when
     /// `nil`) and its chapters to `chapters` (kept when `nil`, removed when empty).
+    /// `fragmentedDuration` is a fragmented file's length in seconds, for chapters when its
+    /// movie header says 0.
     ///
     /// - Throws: ``MP4Error`` when there is no `moov` or it cannot be read whole, or a chunk
     ///   offset would not fit in 32 bits after a shift.
     public static func edit(boxes: [BoxHeader], source: some RandomAccessByteSource, items: ITunesItemList?,
-                            chapters: [MovieChapter]? = nil) throws(MP4Error) -> MovieEdit {
+                            chapters: [MovieChapter]? = nil, fragmentedDuration: Double? = nil) throws(MP4Error) -> MovieEdit {
         guard let index = boxes.firstIndex(where: { $0.type == "moov" }) else { throw .noMovie(offset: 0) }
         let moov = boxes[index]
         let bytes: [UInt8]
@@ -104,7 +106,7 @@ public enum MovieEditor {
         if let items { rebuilt = try replace(in: rebuilt, headerSize: 8, path: ["udta", "meta", "ilst"], with: items.box, where: location) }
         var chapterTrack: ChapterTrackPlan?
         if let chapters {
-            (rebuilt, chapterTrack) = try ChapterEdit.apply(chapters, to: rebuilt, location: location)
+            (rebuilt, chapterTrack) = try ChapterEdit.apply(chapters, to: rebuilt, location: location, fragmentedDuration: fragmentedDuration)
         }
         // The room: padding, and an mdat no remaining chunk points into (old chapter samples).
         let offsets = try chunkOffsets(in: rebuilt)
