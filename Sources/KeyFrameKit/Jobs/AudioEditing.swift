@@ -166,6 +166,12 @@ public enum AudioEditing {
         for path in outputs where FileSystemCalls.exists(path) {
             throw .unsupported("\(path) exists; split does not overwrite parts")
         }
+        // The directory is made when it is missing (its parent must exist).
+        if !FileSystemCalls.exists(directory) {
+            do { try FileSystemCalls.makeDirectory(directory) } catch {
+                throw .unsupported("cannot make the directory \(directory): \(error)")
+            }
+        }
         var summaries: [Summary] = []
         var written: [FilePath] = []
         do throws(PipelineError) {
