@@ -55,8 +55,11 @@ let package = Package(
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
+        // libFLAC, bound lazily with dlopen (headers from libflac-dev): true 32-bit FLAC, which
+        // FFmpeg 5.1 cannot decode.
+        .target(name: "CFLAC", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
-        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio",
+        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio",
                                                   .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
 
         // ALSA capture and playback (libasound2-dev).
@@ -98,7 +101,7 @@ let package = Package(
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec"], swiftSettings: strict),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),

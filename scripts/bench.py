@@ -235,6 +235,25 @@ def make_inputs(seconds: int = BENCH_SECONDS, rate: int = BENCH_RATE) -> dict[st
             make=lambda path, inputs: path.write_text(f"file '{inputs['m4a-half-a']}'\nfile '{inputs['m4a-half-b']}'\n"),
         ),
         Input(
+            name="mp3",
+            filename=f"input-v1-{seconds}s-{rate}-stereo-192k.mp3",
+            description=f"MP3 (LAME 192 kb/s CBR, an ID3v2 tag, a Xing/LAME header) made by ffmpeg from the {length} WAV",
+            needs=["wav"],
+            make=lambda path, inputs: run_checked(
+                ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(inputs["wav"]), "-c:a", "libmp3lame", "-b:a", "192k",
+                 "-metadata", "title=Bench", str(path)]),
+        ),
+        Input(
+            name="m4a-hour-frag",
+            filename=f"input-v1-3600s-{rate}-stereo-96k-fragmented.m4a",
+            description="the 1-hour M4A stream-copied by ffmpeg into a fragmented one (`-movflags frag_keyframe+empty_moov`, "
+                        "absolute base data offsets in every tfhd)",
+            needs=["m4a-hour"],
+            make=lambda path, inputs: run_checked(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(inputs["m4a-hour"]),
+                                                   "-c", "copy", "-movflags", "frag_keyframe+empty_moov", "-frag_duration", "1000000",
+                                                   str(path)]),
+        ),
+        Input(
             name="adts-hour",
             filename=f"input-v1-3600s-{rate}-stereo-96k.aac",
             description=f"1-hour stereo ADTS AAC-LC 96 kb/s: six concatenations of the {length} ADTS",
@@ -395,6 +414,16 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         max_runs=3,
     ),
     Job(
+        name="convert-mp3",
+        input="mp3",
+        what="MP3 (ID3v2, LAME header) → gapless M4A AAC-LC 128 kb/s through libavformat (issue 20's foreign inputs), "
+             "one file on every core",
+        ours=["{keyframe}", "convert", "{in}", "-o", "{out}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c:a", "aac", "-b:a", "128k", "{out}"],
+        out_ext=".m4a",
+        max_runs=3,
+    ),
+    Job(
         name="decode",
         input="adts",
         what="ADTS AAC-LC → 16-bit WAV (libavcodec's aac decoder in both)",
@@ -450,6 +479,29 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         copy_target=3.0,
         fresh_copy=True,
         extra_inputs={"cover": "cover-jpg"},
+    ),
+    Job(
+        name="tag-rewrite-fragmented",
+        input="m4a-hour-frag",
+        what="add a 300 KB cover to ffmpeg's fragmented 1-hour M4A (a streamed rewrite that shifts every tfhd's "
+             "base_data_offset) against ffmpeg's stream-copy rewrite with the cover",
+        ours=["{keyframe}", "tag", "{work}", "--cover", "{cover}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-i", "{cover}", "-map", "0", "-map", "1", "-c", "copy",
+                "-disposition:v", "attached_pic", "-movflags", "frag_keyframe+empty_moov", "{out}"],
+        out_ext=".m4a",
+        copy_target=3.0,
+        fresh_copy=True,
+        extra_inputs={"cover": "cover-jpg"},
+    ),
+    Job(
+        name="cut-fragmented",
+        input="m4a-hour-frag",
+        what="cut 40 minutes (10:00–50:00) out of ffmpeg's fragmented 1-hour M4A, sample-exact, against "
+             "`ffmpeg -ss -to -c copy`",
+        ours=["{keyframe}", "cut", "{in}", "-o", "{out}", "--start", "600", "--end", "3000"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-ss", "600", "-to", "3000", "-i", "{in}", "-c", "copy", "{out}"],
+        out_ext=".m4a",
+        copy_target=3.0,
     ),
     Job(
         name="cut",

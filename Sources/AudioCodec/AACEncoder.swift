@@ -11,7 +11,7 @@ internal import PCMAudio
 ///   and re-chunks them into 1024-frame codec frames (as `KFAudioEncoder`'s `_leftBuffer` does); each
 ///   input sample is converted once, straight into the codec's frame.
 /// - The sample rate and channel count come from the first PCM sample, or from
-///   ``init(format:bitrate:coder:)``.
+///   ``init(format:bitrate:coder:lowersBitrateToFit:)``.
 /// - Every packet has its own time: `pts = first input pts + (1024·k − priming)/rate`, the time
 ///   of the first input sample the packet's output stands for once the decoder drops the
 ///   ``priming``. (`KFAudioEncoder` stamps every packet cut from one buffer with that buffer's

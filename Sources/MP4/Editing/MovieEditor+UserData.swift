@@ -67,7 +67,7 @@ extension MovieEditor {
 
     /// The in-place edit of the tags of the file whose top-level boxes are `boxes` to `items`,
     /// planned from the `moov`'s child headers and its `udta` only; `nil` when the new tags do
-    /// not fit in the `free`/`skip` padding after the `moov` (then ``edit(boxes:source:items:chapters:)``
+    /// not fit in the `free`/`skip` padding after the `moov` (then ``edit(boxes:source:items:chapters:fragmentedDuration:)``
     /// plans a rewrite).
     ///
     /// - Throws: ``MP4Error`` when there is no `moov`, or its children or `udta` are malformed.
