@@ -306,3 +306,66 @@ extension AudioFileDecoder: PCMSource {
 
 @available(*, unavailable)
 extension AudioFileDecoder: Sendable {}
+
+extension AudioFileDecoder {
+    /// What libavformat says of a file's audio without decoding it: its container, codec,
+    /// layout, packets and length (`keyframe probe` of a file KeyFrameKit's own readers do not
+    /// read: MP3, FLAC, Ogg, an ADPCM WAV, …).
+    public struct StreamSummary: Sendable, Hashable {
+        /// The container, as libavformat names it (`mp3`, `flac`, `ogg`, `wav`, …).
+        public var containerName: String
+        /// The codec, as libavcodec names it (`mp3`, `flac`, `vorbis`, `adpcm_ima_wav`, …).
+        public var codecName: String
+        /// The stream's sample rate in Hz.
+        public var sampleRate: Int
+        /// The stream's channels.
+        public var channelCount: Int
+        /// Packets of the audio stream, counted by reading them.
+        public var packetCount: Int
+        /// Seconds: the stream's length as the container gives it (an Ogg's last granule, a
+        /// Xing header's frame count, a WAV's data size), else the packets' durations added up.
+        public var duration: Double
+        /// Bytes of the audio stream's packets.
+        public var byteCount: Int64
+        /// Samples of encoder delay at the start, when the container declares them in the codec
+        /// parameters (an Opus pre-skip); an MP3's LAME delay is applied by the decoder but not
+        /// declared there.
+        public var priming: Int?
+        /// The tags, as ``AudioFileDecoder/tags``.
+        public var tags: [String: String]
+    }
+
+    /// Reads the packets of the best audio stream of `path` (no decoding) and sums them up;
+    /// `skippingInitialBytes` as for ``init(path:sampleRate:channelCount:sampleFormat:skippingInitialBytes:)``.
+    ///
+    /// - Throws: ``CodecError/unsupportedInput(_:)`` for a file libavformat does not read or
+    ///   that has no audio stream; ``CodecError/ffmpeg(operation:code:message:)`` for a read
+    ///   error.
+    public static func summary(of path: FilePath, skippingInitialBytes: Int64 = 0) throws(CodecError) -> StreamSummary {
+        let decoder = try AudioFileDecoder(path: path, skippingInitialBytes: skippingInitialBytes)
+        guard let context = decoder.formatContext, let stream = context.pointee.streams[Int(decoder.streamIndex)] else {
+            throw .invalidState("the file was closed")
+        }
+        let parameters = stream.pointee.codecpar.pointee
+        var packets = 0
+        var bytes: Int64 = 0
+        var ticks: Int64 = 0
+        while true {
+            let read = kf_av_read_frame(context, decoder.packet.pointer)
+            if read == kf_averror_eof() { break }
+            try CodecError.check(read, "reading \(decoder.containerName)")
+            defer { kf_av_packet_unref(decoder.packet.pointer) }
+            guard decoder.packet.pointer.pointee.stream_index == decoder.streamIndex else { continue }
+            packets += 1
+            bytes += Int64(decoder.packet.pointer.pointee.size)
+            ticks += max(0, decoder.packet.pointer.pointee.duration)
+        }
+        let base = stream.pointee.time_base
+        let fromPackets = base.den > 0 ? Double(ticks) * Double(base.num) / Double(base.den) : 0
+        let priming = parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil
+        return StreamSummary(containerName: decoder.containerName, codecName: decoder.codecName,
+                             sampleRate: decoder.sourceFormat.sampleRate, channelCount: decoder.sourceFormat.channelCount,
+                             packetCount: packets, duration: decoder.durationSeconds ?? fromPackets,
+                             byteCount: bytes, priming: priming, tags: decoder.tags)
+    }
+}

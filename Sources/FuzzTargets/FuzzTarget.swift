@@ -319,6 +319,17 @@ extension FuzzTarget {
                     precondition(read.map(\.title).elementsEqual(titles.prefix(read.count)), "a chapter edit reads back other titles")
                 }
             }
+            // A rewrite that moves the fragments: shifting a moof's or an mfra's absolute offsets
+            // never traps, keeps the box's size, and shifting back gives the original bytes.
+            for box in boxes where (box.type == "moof" || box.type == "mfra") && box.size <= 1 << 20 {
+                let bytes = Array(data[Int(box.offset)..<Int(box.end)])
+                if let moved = try? MovieEditor.shiftingFragmentOffsets(in: bytes, type: box.type, by: 4096) {
+                    precondition(moved.count == bytes.count, "shifting a fragment's offsets changes its size")
+                    if let back = try? MovieEditor.shiftingFragmentOffsets(in: moved, type: box.type, by: -4096) {
+                        precondition(back == bytes, "shifting a fragment's offsets there and back changes it")
+                    }
+                }
+            }
         }
         guard let file = try? MP4File(source: source) else { return }
         _ = try? file.chapters(source: source)

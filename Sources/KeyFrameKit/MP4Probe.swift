@@ -11,7 +11,10 @@ public enum MP4Probe {
             var entry = ProbeReport.Track(id: Int(track.id), type: track.typeName, codec: track.codecName,
                                           sampleCount: track.sampleCount, duration: 0)
             let mediaSeconds = Double(track.mediaDuration) / Double(max(track.timescale, 1))
-            if let edit = track.mediaEdit, edit.segmentDuration > 0 {
+            if let ranges = track.editedMediaRanges(movieTimescale: file.movieTimescale), track.timescale > 0 {
+                // A joined file: its media edits one after another.
+                entry.duration = Double(ranges.reduce(Int64(0)) { $0 + Int64($1.count) }) / Double(track.timescale)
+            } else if let edit = track.mediaEdit, edit.segmentDuration > 0 {
                 entry.duration = Double(edit.segmentDuration) / movieScale
             } else {
                 entry.duration = mediaSeconds
@@ -66,7 +69,14 @@ public enum MP4Probe {
             entry.channels = audio.channelCount
         }
         entry.decodedFrames = track.mediaDuration
-        if let edit = track.mediaEdit, track.timescale > 0 {
+        if let config, let problem = timelineSkips(of: track, config: config) {
+            damage.append(DamageEvent(.inconsistentHeader, message: problem))
+        }
+        if let ranges = track.editedMediaRanges(movieTimescale: movieTimescale), let first = ranges.first, let last = ranges.last {
+            // A joined file: the first part's priming, the last part's padding.
+            entry.priming = Int(first.lowerBound)
+            entry.remainder = Int(max(0, track.mediaDuration.saturatingSubtracting(last.upperBound)))
+        } else if let edit = track.mediaEdit, track.timescale > 0 {
             entry.priming = Int(edit.mediaTime)
             // A segment_duration of 0 (fragmented files) leaves the end open: no remainder known.
             if let valid = track.editedMediaDuration(movieTimescale: movieTimescale) {
@@ -86,6 +96,36 @@ public enum MP4Probe {
             let bytes = track.sampleTable.sampleSizes.totalBytes + track.fragmentRuns.reduce(Int64(0)) { $0 + $1.byteCountForReport }
             entry.bitrate = Int(Int64(saturating: Double(bytes) * 8 / (Double(track.mediaDuration) / Double(max(track.timescale, 1)))))
         }
+    }
+}
+
+extension MP4Probe {
+    /// A sentence when the time-to-sample table skips time a decoder does not: a packet that
+    /// lasts at least one and a half frames of the AudioSpecificConfig's frame length (a
+    /// muxer's timestamp gap). Decoders, ours and FFmpeg's, play the frames back to back, so
+    /// after it the audio comes earlier than the table says. Small jitter (a delta of 1022 or
+    /// 1025 for 1024) is not reported: it is the same timeline rounded.
+    static func timelineSkips(of track: MP4Track, config: AudioSpecificConfig) -> String? {
+        guard case .audio(let audio)? = try? config.formatDescription(), audio.sampleRate > 0 else { return nil }
+        let units = Int64(audio.framesPerPacket) * Int64(track.timescale)
+        guard units % Int64(audio.sampleRate) == 0 else { return nil }
+        let frame = units / Int64(audio.sampleRate)
+        var sample = 0
+        var skips = 0
+        var skipped: Int64 = 0
+        var first: (sample: Int, delta: UInt32)?
+        for entry in track.sampleTable.timeToSample {
+            if Int64(entry.delta) * 2 >= frame * 3 {
+                skips += Int(entry.count)
+                skipped += (Int64(entry.delta) - frame) * Int64(entry.count)
+                if first == nil { first = (sample + 1, entry.delta) }
+            }
+            sample += Int(entry.count)
+        }
+        guard let first else { return nil }
+        return "track \(track.id): stts gives sample \(first.sample) a duration of \(first.delta) where an AAC frame lasts \(frame) "
+            + "(\(skips) such sample\(skips == 1 ? "" : "s"), \(skipped) units in all): the timeline skips time the frames do not hold; "
+            + "decoders play the frames back to back"
     }
 }
 

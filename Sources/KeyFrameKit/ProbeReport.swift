@@ -109,3 +109,21 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
         try container.encodeIfPresent(tags, forKey: .tags)
     }
 }
+
+extension ProbeReport {
+    /// The report of a file KeyFrameKit's own readers do not describe (MP3, FLAC, Ogg, WAV, …),
+    /// from libavformat: `format` is its container name, one audio track with the codec, rate,
+    /// channels, packets and length (``/AudioCodec/AudioFileDecoder/summary(of:)``).
+    ///
+    /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file either.
+    public init(libavformatSummaryOf path: FilePath) throws(CodecError) {
+        let summary = try AudioFileDecoder.summary(of: path, skippingInitialBytes: MediaFileFormat.mpegAudioStartAfterStrayBytes(path) ?? 0)
+        var track = Track(id: 1, type: "audio", codec: summary.codecName, sampleCount: summary.packetCount, duration: summary.duration)
+        track.sampleRate = summary.sampleRate
+        track.channels = summary.channelCount
+        track.priming = summary.priming
+        if summary.duration > 0 { track.bitrate = Int((Double(summary.byteCount) * 8 / summary.duration).rounded()) }
+        self.init(format: summary.containerName, duration: summary.duration, tracks: [track])
+        tags = summary.tags.isEmpty ? nil : summary.tags
+    }
+}

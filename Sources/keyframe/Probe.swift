@@ -17,7 +17,9 @@ struct Probe: ParsableCommand {
             truncated last frame are reported. MP4, M4A, MOV and fragmented MP4 are read from their \
             box structure: every track with codec, sample count, duration, priming and remainder \
             (from the edit list or iTunSMPB), video size after the track matrix, and tags. A broken \
-            file is an error naming the box path and byte offset.
+            file is an error naming the box path and byte offset. Any other audio file (MP3, FLAC, \
+            Ogg, WAV, an ADPCM WAV, …) is described as libavformat reads it: container, codec, rate, \
+            channels, packets counted and duration.
             """
     )
 
@@ -90,7 +92,9 @@ struct Probe: ParsableCommand {
             }
         }
         guard format == .adts else {
-            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac))")
+            if format == nil || format == .wav, let report = try? ProbeReport(libavformatSummaryOf: FilePath(path)) { return report }
+            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac)) "
+                                 + "and any audio file FFmpeg reads")
         }
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }

@@ -164,15 +164,11 @@ enum CaptureCheck {
                 Double(stream["duration"] as? String ?? ""))
     }
 
-    /// What `ffprobe -v warning FILE` says, less the two lines FFmpeg 5.1 prints for every file of
-    /// a kind (DESIGN.md): "Estimating duration from bitrate" (ADTS), "Guessed Channel Layout" (WAV
-    /// without a channel mask).
+    /// What `ffprobe -v warning FILE` says, less the lines FFmpeg 5.1 prints for every file of a
+    /// kind (``PeerQuirk``: "Estimating duration from bitrate" for ADTS, "Guessed Channel Layout"
+    /// for a WAV without a channel mask).
     static func ffprobeWarnings(_ file: String) throws -> String {
-        let probe = try ExternalTool.run("ffprobe", ["-v", "warning", file])
-        let lines = (probe.standardOutput + probe.standardError).split(separator: "\n").filter {
-            !$0.contains("Estimating duration from bitrate") && !$0.contains("Guessed Channel Layout")
-        }
-        return (probe.status == 0 ? "" : "ffprobe exited \(probe.status)\n") + lines.joined(separator: "\n")
+        try PeerQuirk.ffprobeWarnings(file, quirks: [.adtsDurationEstimate, .wavChannelLayoutGuess])
     }
 
     /// What `ffmpeg -v error -i FILE -f null -` says (empty when it decodes cleanly).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `keyframe encode` and `keyframe decode` judged by FFmpeg, at every AAC rate in mono, stereo
 /// and 5.1: ffmpeg decodes our ADTS without a message; since we drive the same encoder with the
@@ -7,7 +8,7 @@ import Testing
 /// ffmpeg's (and the corpus's) ADTS is sample-identical to `ffmpeg -i IN OUT.wav`.
 @Suite struct CodecInteropTests {
     /// FFmpeg 5.1 prints this at -v warning for every ADTS file; it says nothing about ours.
-    static let adtsDurationNote = "Estimating duration from bitrate, this may be inaccurate"
+    static let adtsDurationNote = PeerQuirk.adtsDurationEstimate.rawValue
 
     static func makeWAV(rate: Int, channels: Int, seconds: Double = 1.3, to path: String, frequency: Int = 440) throws {
         try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y",

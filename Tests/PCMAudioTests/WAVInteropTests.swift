@@ -2,6 +2,7 @@ import Foundation
 import MediaCore
 import PCMAudio
 import Testing
+import TestSupport
 
 /// WAV judged by FFmpeg and MediaInfo: every file ffmpeg writes reads with the format, frame count
 /// and sample bytes ffprobe and ffmpeg give; every file WAVWriter writes passes `ffprobe -v
@@ -155,7 +156,7 @@ import Testing
         let masked = hasMask(format)
         if let layout { #expect(probed.channelLayout == (masked ? layout : nil), sourceLocation: sourceLocation) }
         let decoded = try Tool.succeed("ffmpeg", ["-nostdin", "-v", "warning", "-i", path, "-f", "null", "-"])
-        let guessed = "Guessed Channel Layout for Input Stream #0.0 : \(format.channelCount == 1 ? "mono" : "stereo")\n"
+        let guessed = "\(PeerQuirk.wavChannelLayoutGuess.rawValue) for Input Stream #0.0 : \(format.channelCount == 1 ? "mono" : "stereo")\n"
         #expect(decoded.standardError == (masked ? "" : guessed), "ffmpeg -v warning: \(decoded.standardError)", sourceLocation: sourceLocation)
     }
 
