@@ -28,7 +28,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # a virtual capture device where there is no sound card (make demo, make bench, the capture tests).
 # GStreamer (gst-launch-1.0 with -good, -bad, -libav) and VLC (cvlc): the peer players of the HLS
 # and DASH tests.
-APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libflac-dev libasound2-dev alsa-utils ffmpeg flac \
+APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libflac-dev libasound2-dev alsa-utils ffmpeg flac lame \
                 mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley \
                 gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base
 # Real media read in place by the RealMedia tests (issue 20), ~1.5 MB: Ogg Vorbis sound themes
