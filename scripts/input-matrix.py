@@ -156,7 +156,9 @@ TAGGED = [
     ("pcm_s16be-aiff", "pcm_s16be", "aiff", 44100, 2, ["-write_id3v2", "1"], "ffmpeg", True, True),
     ("wavpack", "wavpack", "wv", 44100, 2, [], "ffmpeg", False, False),
     ("tta", "tta", "tta", 44100, 2, [], "ffmpeg", False, False),
-    ("wmav2", "wmav2", "wma", 44100, 2, [], "ffmpeg", True, True),
+    # No cover: FFmpeg 5.1's ASF muxer writes the picture as a one-frame mjpeg video stream
+    # (ffprobe: attached_pic=0), not a WM/Picture tag, so there is no cover to carry.
+    ("wmav2", "wmav2", "wma", 44100, 2, [], "ffmpeg", False, True),
     ("flac-mka", "flac", "mka", 48000, 2, [], "ffmpeg", True, True),
     ("opus-webm", "libopus", "webm", 48000, 2, [], "ffmpeg", False, True),
 ]

@@ -21,8 +21,11 @@ internal import PCMAudio
 public final class AACEncoder {
     /// Sample rates the encoder takes (ISO/IEC 14496-3 Table 1.18, 8–96 kHz).
     public static let supportedSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
-    /// Channel counts with an AAC channel configuration that libavcodec's encoder takes.
-    public static let supportedChannelCounts = [1, 2, 3, 4, 5, 6, 8]
+    /// Channel counts libavcodec's encoder takes: those of an AAC channel configuration (ISO/IEC
+    /// 14496-3 Table 1.19), and 7 (6.1), which it writes with a program_config_element, as it
+    /// does other layouts no configuration names (quad, 7.1 wide) when the PCM's
+    /// ``/MediaCore/PCMFormat/channelMask`` names them.
+    public static let supportedChannelCounts = [1, 2, 3, 4, 5, 6, 7, 8]
     /// PCM frames per AAC-LC packet.
     public static let framesPerPacket = 1024
 
@@ -182,6 +185,24 @@ public final class AACEncoder {
 
     // MARK: - Codec
 
+    private func openContext(_ codec: UnsafePointer<AVCodec>, format: PCMFormat, namedLayout: Bool) throws(CodecError) -> CodecContext {
+        let context = try CodecContext(codec: codec)
+        let c = context.pointer
+        c.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        c.pointee.sample_rate = Int32(format.sampleRate)
+        if namedLayout, let mask = format.channelMask, mask.nonzeroBitCount == format.channelCount {
+            try CodecError.check(kf_av_channel_layout_from_mask(&c.pointee.ch_layout, mask), "av_channel_layout_from_mask")
+        } else {
+            kf_default_channel_layout(&c.pointee.ch_layout, Int32(format.channelCount))
+        }
+        c.pointee.bit_rate = Int64(bitrate)
+        c.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
+        c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        try CodecError.check(kf_av_opt_set(c.pointee.priv_data, "aac_coder", coder.rawValue, 0), "setting aac_coder \(coder.rawValue)")
+        try context.open()
+        return context
+    }
+
     private func open(_ format: PCMFormat) throws(CodecError) {
         guard Self.supportedSampleRates.contains(format.sampleRate) else {
             throw .unsupportedSampleRate(format.sampleRate, supported: Self.supportedSampleRates)
@@ -193,16 +214,16 @@ public final class AACEncoder {
         if lowersBitrateToFit { bitrate = Self.fittingBitrate(bitrate, channels: format.channelCount, sampleRate: format.sampleRate) }
         guard (8000...limit).contains(bitrate) else { throw .bitrateOutOfRange(bitrate, allowed: 8000...limit) }
         guard let codec = kf_avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw .codecNotFound("AAC encoder") }
-        let context = try CodecContext(codec: codec)
+        // The PCM's speakers when it names them (a program_config_element for quad, 6.1, 7.1
+        // wide, …), else the usual layout of the count; a named layout libavcodec cannot
+        // describe falls back to the usual one.
+        let context: CodecContext
+        if format.channelMask != nil, let named = try? openContext(codec, format: format, namedLayout: true) {
+            context = named
+        } else {
+            context = try openContext(codec, format: format, namedLayout: false)
+        }
         let c = context.pointer
-        c.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
-        c.pointee.sample_rate = Int32(format.sampleRate)
-        kf_default_channel_layout(&c.pointee.ch_layout, Int32(format.channelCount))
-        c.pointee.bit_rate = Int64(bitrate)
-        c.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
-        c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
-        try CodecError.check(kf_av_opt_set(c.pointee.priv_data, "aac_coder", coder.rawValue, 0), "setting aac_coder \(coder.rawValue)")
-        try context.open()
 
         let frame = try Frame()
         let f = frame.pointer

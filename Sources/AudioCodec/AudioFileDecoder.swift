@@ -41,6 +41,9 @@ public final class AudioFileDecoder {
     private let packet: Packet
     private var converter: SampleConverter?
     private var declaredFrameCount: Int64?
+    /// The longest packet read, in the stream's time base (ALAC in CAF: 4096 samples).
+    private var packetFrames: Int64 = 0
+    private var lastPacketTime: Int64?
     private var inputEnded = false
     private var finished = false
     private var damage: [DamageEvent] = []
@@ -122,10 +125,17 @@ public final class AudioFileDecoder {
             let rate = Int(parameters.sample_rate)
             let channels = Int(parameters.ch_layout.nb_channels)
             let decodedType = SampleConverter.sampleFormat(context.pointer.pointee.sample_fmt)
-            sourceFormat = PCMFormat(sampleRate: rate, channelCount: channels, sampleFormat: decodedType?.0 ?? .float32,
+            // 64-bit integers (pcm_s64le) are delivered as 64-bit float, which holds them better
+            // than any other type here.
+            let wide = SampleConverter.stand_in(for: context.pointer.pointee.sample_fmt) != nil
+            sourceFormat = PCMFormat(sampleRate: rate, channelCount: channels, sampleFormat: decodedType?.0 ?? (wide ? .float64 : .float32),
                                      isInterleaved: !(decodedType?.planar ?? true))
+            // The source's speakers, when it names them and the channels are not remixed.
+            let layout = parameters.ch_layout
+            let mask: UInt64? = layout.order == AV_CHANNEL_ORDER_NATIVE && (channelCount == nil || channelCount == channels)
+                && layout.u.mask.nonzeroBitCount == channels ? layout.u.mask : nil
             outputFormat = PCMFormat(sampleRate: sampleRate ?? rate, channelCount: channelCount ?? channels,
-                                     sampleFormat: sampleFormat ?? sourceFormat.sampleFormat, isInterleaved: true)
+                                     sampleFormat: sampleFormat ?? sourceFormat.sampleFormat, isInterleaved: true, channelMask: mask)
             let found = wholeFileMetadata ?? Self.metadata(of: opened, streamIndex: Int(index))
             tags = found.tags
             attachedPicture = found.picture
@@ -232,7 +242,9 @@ public final class AudioFileDecoder {
         guard !inputEnded else { return }
         while true {
             let read = kf_av_read_frame(formatContext, packet.pointer)
-            if read == kf_averror_eof() {
+            // Some demuxers (wsaud, roq) answer an I/O error, not end of file, once they have read
+            // the last byte; ffmpeg ends there too.
+            if read == kf_averror_eof() || (read < 0 && formatContext?.pointee.pb?.pointee.eof_reached ?? 0 != 0) {
                 inputEnded = true
                 try CodecError.check(kf_avcodec_send_packet(context.pointer, nil), "flushing the \(codecName) decoder")
                 return
@@ -241,6 +253,13 @@ public final class AudioFileDecoder {
             defer { kf_av_packet_unref(packet.pointer) }
             guard packet.pointer.pointee.stream_index == streamIndex else { continue }
             let position = packet.pointer.pointee.pos
+            // The longest packet: its duration, else the step between packets' times.
+            let pts = packet.pointer.pointee.pts
+            if pts != kf_nopts_value() {
+                if let last = lastPacketTime { packetFrames = max(packetFrames, pts - last) }
+                lastPacketTime = pts
+            }
+            packetFrames = max(packetFrames, packet.pointer.pointee.duration)
             let sent = kf_avcodec_send_packet(context.pointer, packet.pointer)
             if sent == kf_averror_invaliddata() {
                 // A damaged packet: skipped, as ffmpeg skips it, and reported.
@@ -261,17 +280,19 @@ public final class AudioFileDecoder {
             let base = context.pointer.pointee.pkt_timebase
             if base.den > 0 { lastSeconds = Double(frame.pointee.pts) * Double(base.num) / Double(base.den) }
         }
+        let frameFormat = AVSampleFormat(rawValue: frame.pointee.format)
+        let standIn = SampleConverter.stand_in(for: frameFormat)
         if converter == nil {
-            guard let (type, planar) = SampleConverter.sampleFormat(AVSampleFormat(rawValue: frame.pointee.format)) else {
+            guard let (type, planar) = SampleConverter.sampleFormat(frameFormat) ?? standIn else {
                 throw .unsupportedInput("the \(codecName) decoder's sample format \(frame.pointee.format)")
             }
             let input = PCMFormat(sampleRate: Int(frame.pointee.sample_rate), channelCount: Int(frame.pointee.ch_layout.nb_channels),
                                   sampleFormat: type, isInterleaved: !planar)
             converter = try withUnsafePointer(to: &frame.pointee.ch_layout) { layout throws(CodecError) in
-                try SampleConverter(from: input, inputLayout: layout, to: outputFormat)
+                try SampleConverter(from: input, inputLayout: layout, to: outputFormat, inputSampleFormat: standIn == nil ? nil : frameFormat)
             }
         }
-        let type = SampleConverter.sampleFormat(AVSampleFormat(rawValue: frame.pointee.format))
+        let type = SampleConverter.sampleFormat(frameFormat) ?? standIn
         guard let converter, Int(frame.pointee.ch_layout.nb_channels) == converter.inputFormat.channelCount,
               Int(frame.pointee.sample_rate) == converter.inputFormat.sampleRate,
               let type, type.0 == converter.inputFormat.sampleFormat, type.planar == !converter.inputFormat.isInterleaved else {
@@ -283,6 +304,12 @@ public final class AudioFileDecoder {
 
     private func checkLength() throws(CodecError) {
         guard let declared = declaredFrameCount, decodedFrameCount < declared else { return }
+        // A container that declares whole packets (CAF's pakt: packets × frames per packet, as
+        // FFmpeg's CAF muxer writes it) is longer than the decode by less than one packet when
+        // the last packet is short: that is padding, not a truncation.
+        let timeBase = formatContext.flatMap { $0.pointee.streams[Int(streamIndex)]?.pointee.time_base }
+        let longest = timeBase.map { $0.den > 0 ? packetFrames * Int64($0.num) * Int64(sourceFormat.sampleRate) / Int64($0.den) : 0 } ?? 0
+        if containerName == "caf", longest > 0, declared - decodedFrameCount < longest { return }
         throw .unsupportedInput("the \(codecName) stream ends after \(decodedFrameCount) of the \(declared) samples its header declares (a truncated file)")
     }
 }

@@ -37,8 +37,10 @@ public final class PCMResampler {
     /// The output layout for `input`.
     public func outputFormat(for input: PCMFormat) -> PCMFormat {
         let rate = sampleRate ?? allowedSampleRates.map { Self.nearestRate(to: input.sampleRate, in: $0) } ?? input.sampleRate
+        // The speakers stay those of the input unless the channels are remixed.
+        let keepsChannels = channelCount == nil || channelCount == input.channelCount
         return PCMFormat(sampleRate: rate, channelCount: channelCount ?? input.channelCount,
-                         sampleFormat: sampleFormat, isInterleaved: true)
+                         sampleFormat: sampleFormat, isInterleaved: true, channelMask: keepsChannels ? input.channelMask : nil)
     }
 
     /// The rate of `allowed` to resample `rate` to: `rate` itself if allowed; above the highest
@@ -56,7 +58,8 @@ public final class PCMResampler {
     /// Whether a resampler is needed at all for `input`: the output would differ from it.
     public func changes(_ input: PCMFormat) -> Bool {
         outputFormat(for: input) != PCMFormat(sampleRate: input.sampleRate, channelCount: input.channelCount,
-                                             sampleFormat: input.sampleFormat, isInterleaved: true) || !input.isInterleaved
+                                             sampleFormat: input.sampleFormat, isInterleaved: true, channelMask: input.channelMask)
+            || !input.isInterleaved
     }
 }
 

@@ -26,9 +26,10 @@ final class SampleConverter {
 
     /// A converter from `input` (whose channel layout is `inputLayout`, or the default order for
     /// its channel count) to `output` (interleaved; the default order for its channel count).
-    init(from input: PCMFormat, inputLayout: UnsafePointer<AVChannelLayout>? = nil, to output: PCMFormat) throws(CodecError) {
+    init(from input: PCMFormat, inputLayout: UnsafePointer<AVChannelLayout>? = nil, to output: PCMFormat,
+         inputSampleFormat: AVSampleFormat? = nil) throws(CodecError) {
         try FFmpegFormatLibrary.load()
-        guard let inFormat = Self.sampleFormat(input.sampleFormat, planar: !input.isInterleaved),
+        guard let inFormat = inputSampleFormat ?? Self.sampleFormat(input.sampleFormat, planar: !input.isInterleaved),
               let outFormat = Self.sampleFormat(output.sampleFormat, planar: false) else {
             throw .unsupportedInput("PCM conversion from \(input.sampleFormat.rawValue) to \(output.sampleFormat.rawValue)")
         }
@@ -37,7 +38,7 @@ final class SampleConverter {
         }
         inputFormat = input
         outputFormat = PCMFormat(sampleRate: output.sampleRate, channelCount: output.channelCount,
-                                 sampleFormat: output.sampleFormat, isInterleaved: true)
+                                 sampleFormat: output.sampleFormat, isInterleaved: true, channelMask: output.channelMask)
         var inLayout = AVChannelLayout()
         var outLayout = AVChannelLayout()
         defer {
@@ -46,10 +47,17 @@ final class SampleConverter {
         }
         if let inputLayout, inputLayout.pointee.nb_channels == Int32(input.channelCount), inputLayout.pointee.order != AV_CHANNEL_ORDER_UNSPEC {
             _ = kf_av_channel_layout_copy(&inLayout, inputLayout)
-        } else {
+        } else if !Self.setLayout(&inLayout, mask: input.channelMask, channelCount: input.channelCount) {
             kf_default_channel_layout(&inLayout, Int32(input.channelCount))
         }
-        kf_default_channel_layout(&outLayout, Int32(output.channelCount))
+        // The same speakers out as in when the count stays (no remix of quad into 4.0), those
+        // the output names, else the usual layout of the count (a downmix).
+        if Self.setLayout(&outLayout, mask: output.channelMask, channelCount: output.channelCount) {
+        } else if output.channelCount == input.channelCount {
+            _ = kf_av_channel_layout_copy(&outLayout, &inLayout)
+        } else {
+            kf_default_channel_layout(&outLayout, Int32(output.channelCount))
+        }
         var swr: OpaquePointer?
         try CodecError.check(kf_swr_alloc_set_opts2(&swr, &outLayout, outFormat, Int32(output.sampleRate),
                                                     &inLayout, inFormat, Int32(input.sampleRate), 0, nil),
@@ -71,6 +79,12 @@ final class SampleConverter {
 
     deinit {
         kf_swr_free(&context)
+    }
+
+    /// Sets `layout` to the speakers `mask` names when it names `channelCount` of them.
+    static func setLayout(_ layout: inout AVChannelLayout, mask: UInt64?, channelCount: Int) -> Bool {
+        guard let mask, mask.nonzeroBitCount == channelCount else { return false }
+        return kf_av_channel_layout_from_mask(&layout, mask) == 0
     }
 
     /// Converts `frameCount` frames whose planes (one for interleaved input) start at `planes`;
@@ -154,6 +168,18 @@ final class SampleConverter {
         case AV_SAMPLE_FMT_FLTP: (.float32, true)
         case AV_SAMPLE_FMT_DBL: (.float64, false)
         case AV_SAMPLE_FMT_DBLP: (.float64, true)
+        default: nil
+        }
+    }
+
+    /// For a decoder's sample format that ``sampleFormat(_:)`` does not name but libswresample
+    /// converts (64-bit integers, from the `pcm_s64le` decoder): the type of the same width that
+    /// stands for it in a ``/MediaCore/PCMFormat`` (the bytes are never read as that type), and
+    /// whether it is planar.
+    static func stand_in(for format: AVSampleFormat) -> (PCMSampleFormat, planar: Bool)? {
+        switch format {
+        case AV_SAMPLE_FMT_S64: (.float64, false)
+        case AV_SAMPLE_FMT_S64P: (.float64, true)
         default: nil
         }
     }

@@ -35,6 +35,7 @@ static struct {
     void (*av_log_set_level)(int);
     int (*av_channel_layout_copy)(AVChannelLayout *, const AVChannelLayout *);
     void (*av_channel_layout_default)(AVChannelLayout *, int);
+    int (*av_channel_layout_from_mask)(AVChannelLayout *, uint64_t);
     int (*av_strerror)(int, char *, size_t);
     int (*av_opt_set)(void *, const char *, const char *, int);
 } kf;
@@ -78,6 +79,7 @@ static void kf_load_once(void) {
     KF_BIND(avutil, av_frame_make_writable);
     KF_BIND(avutil, av_frame_unref);
     KF_BIND(avutil, av_mallocz);
+    KF_BIND(avutil, av_channel_layout_from_mask);
     KF_BIND(avutil, av_log_set_level);
     KF_BIND(avutil, av_channel_layout_copy);
     KF_BIND(avutil, av_channel_layout_default);
@@ -239,3 +241,5 @@ int kf_av_channel_layout_describe(const AVChannelLayout *layout, char *buffer, s
 }
 int kf_av_get_bytes_per_sample(enum AVSampleFormat format) { return kff.av_get_bytes_per_sample(format); }
 int kf_av_sample_fmt_is_planar(enum AVSampleFormat format) { return kff.av_sample_fmt_is_planar(format); }
+
+int kf_av_channel_layout_from_mask(AVChannelLayout *layout, uint64_t mask) { return kf.av_channel_layout_from_mask(layout, mask); }

@@ -58,13 +58,22 @@ public struct PCMFormat: Sendable, Hashable {
     public var sampleFormat: PCMSampleFormat
     /// Interleaved (`L R L R`) or planar (all of `L`, then all of `R`).
     public var isInterleaved: Bool
+    /// The speaker of each channel, in order, as the bits of a WAVE_FORMAT_EXTENSIBLE
+    /// `dwChannelMask` (Microsoft, "Multiple channel audio data and WAVE files": front left
+    /// 0x1, front right 0x2, front centre 0x4, LFE 0x8, back left 0x10, back right 0x20, …, side
+    /// left 0x200, side right 0x400; FFmpeg's `AV_CH_*` bits are the same); `nil` for the usual
+    /// layout of ``channelCount`` channels. It lets a quad source stay quad (front and back
+    /// pairs) instead of being taken for 4.0 (front, centre, back centre).
+    public var channelMask: UInt64?
 
     /// A PCM layout.
-    public init(sampleRate: Int, channelCount: Int, sampleFormat: PCMSampleFormat, isInterleaved: Bool = true) {
+    public init(sampleRate: Int, channelCount: Int, sampleFormat: PCMSampleFormat, isInterleaved: Bool = true,
+                channelMask: UInt64? = nil) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.sampleFormat = sampleFormat
         self.isInterleaved = isInterleaved
+        self.channelMask = channelMask
     }
 
     /// Bytes of one frame (one sample of every channel).

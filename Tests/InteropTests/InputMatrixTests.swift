@@ -91,7 +91,8 @@ import Testing
         for container in ["mp3", "flac", "ogg", "mp4", "caf", "mov", "wav", "rf64", "aiff", "wv", "tta", "asf", "matroska", "webm"] {
             #expect(tagged.contains { $0.container == container && $0.tags.contains("title") }, "no tagged \(container)")
         }
-        for container in ["mp3", "flac", "ogg", "mp4", "aiff", "asf", "matroska"] {
+        // (Not ASF: FFmpeg 5.1's ASF muxer writes a picture as a video stream, not a WM/Picture.)
+        for container in ["mp3", "flac", "ogg", "mp4", "aiff", "matroska"] {
             #expect(tagged.contains { $0.container == container && $0.coverRead }, "no \(container) with a cover")
         }
         for container in ["mp3", "ogg", "mp4", "mov", "aiff", "asf", "matroska", "webm"] {

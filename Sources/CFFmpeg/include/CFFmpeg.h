@@ -53,6 +53,8 @@ void kf_av_log_set_level(int level);
 int kf_av_channel_layout_copy(AVChannelLayout *destination, const AVChannelLayout *source);
 /// The default (native-order) layout for a channel count: stereo, 5.1, …
 void kf_default_channel_layout(AVChannelLayout *layout, int channels);
+/// av_channel_layout_from_mask: a native-order layout of the speakers `mask` names.
+int kf_av_channel_layout_from_mask(AVChannelLayout *layout, uint64_t mask);
 /// FFmpeg's own message for an error code (av_strerror).
 void kf_error_string(int code, char *buffer, size_t size);
 

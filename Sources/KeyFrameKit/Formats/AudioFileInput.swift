@@ -20,7 +20,7 @@ public struct AudioFileInput: PCMSource {
     public let path: FilePath
     /// What reads it: `WAV`, `raw PCM`, `ADTS (AAC)`, `MP4 (AAC)`, or libavformat's container
     /// and libavcodec's codec (`flac/flac`, `ogg/opus`), or `flac/libFLAC`.
-    public let description: String
+    public private(set) var description: String
     /// The PCM layout, when known before the first buffer (PCM files and libavcodec's inputs).
     public let pcmFormat: PCMFormat?
 
@@ -102,11 +102,17 @@ public struct AudioFileInput: PCMSource {
 
     /// The file's tags as iTunes items: from Vorbis comments, ID3v2 frames, RIFF INFO and
     /// iTunes atoms as libavformat names them, with the cover picture; from an MP4's `ilst` (and
-    /// its `covr`) when KeyFrameKit reads it. Empty for WAV, raw PCM and ADTS.
+    /// its `covr`) when KeyFrameKit reads it; a WAV's LIST/INFO through libavformat. Empty for raw
+    /// PCM and ADTS.
     public var metadata: ITunesMetadata {
         switch reader {
         case .pcm:
-            return ITunesMetadata()
+            // A WAV's LIST/INFO chunk (INAM, IART, IPRD, ICRD, IGNR, ICMT, ITRK), as libavformat
+            // names it; raw PCM has none.
+            guard description == "WAV", let tags = try? AudioFileDecoder(path: path) else { return ITunesMetadata() }
+            var metadata = ITunesMetadata(genericTags: tags.tags)
+            metadata.artwork = tags.attachedPicture.flatMap { ITunesMetadata.Artwork(data: $0) }
+            return metadata
         case .aac(let aac):
             guard let file = aac.upstream.file, let userData = file.userData,
                   let tags = try? MetadataTags.parse(udta: userData, path: BoxPath(components: ["moov", "udta"])) else {
@@ -142,7 +148,16 @@ public struct AudioFileInput: PCMSource {
             defer { reader = .aac(aac) }
             return try aac.next()
         case .decoded(let decoder):
-            do { return try decoder.next() } catch { throw .codec(error) }
+            do { return try decoder.next() } catch {
+                // FLAC that libavcodec decodes none of (FFmpeg 5.1 with some of its own encoder's
+                // large blocks: 16384 or 32768 samples of many channels) goes to libFLAC before
+                // anything was delivered.
+                guard decoder.decodedFrameCount == 0, decoder.codecName == "flac", FLACStreamInfo(path: path) != nil,
+                      let flac = try? FLACFileDecoder(path: path) else { throw .codec(error) }
+                reader = .flac(flac)
+                description = "flac/libFLAC"
+                do { return try flac.next() } catch { throw .codec(error) }
+            }
         case .flac(let decoder):
             do { return try decoder.next() } catch { throw .codec(error) }
         }

@@ -53,7 +53,10 @@ public struct PCMFileReader: PCMSource {
                 throw WAVError.dataBeyondFile(declared: declared, available: max(0, size - wav.dataOffset), offset: wav.dataOffset)
             }
             reader = .wav(wav)
-            format = wav.format
+            var layout = wav.format
+            // WAVE_FORMAT_EXTENSIBLE's speakers travel with the PCM (a quad file stays quad).
+            if let mask = wav.channelMask, mask != 0, mask.nonzeroBitCount == layout.channelCount { layout.channelMask = UInt64(mask) }
+            format = layout
             frameCount = wav.frameCount
         } catch {
             throw PipelineError(error)
@@ -82,7 +85,9 @@ public struct PCMFileReader: PCMSource {
             switch reader {
             case .wav(var wav):
                 defer { reader = .wav(wav) }
-                return try wav.next()
+                guard var buffer = try wav.next() else { return nil }
+                buffer.format.channelMask = format.channelMask
+                return buffer
             case .raw(var raw):
                 defer { reader = .raw(raw) }
                 return try raw.next()
