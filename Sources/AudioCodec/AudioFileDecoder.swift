@@ -44,6 +44,8 @@ public final class AudioFileDecoder {
     /// The longest packet read, in the stream's time base (ALAC in CAF: 4096 samples).
     private var packetFrames: Int64 = 0
     private var lastPacketTime: Int64?
+    /// Whether the stream is PCM (its container's length is exact to the frame).
+    private var isPCM = false
     private var inputEnded = false
     private var finished = false
     private var damage: [DamageEvent] = []
@@ -148,8 +150,8 @@ public final class AudioFileDecoder {
                 // header): fewer frames is a truncated file. Elsewhere (AVI, Matroska, …) the
                 // length may be an estimate, and is not held against the file.
                 let exactContainers: Set<String> = ["flac", "wav", "w64", "aiff", "caf", "mov,mp4,m4a,3gp,3g2,mj2", "wv"]
-                let lossless = [AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK].contains(parameters.codec_id)
-                    || (parameters.codec_id.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && parameters.codec_id.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue)
+                isPCM = parameters.codec_id.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && parameters.codec_id.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue
+                let lossless = [AV_CODEC_ID_FLAC, AV_CODEC_ID_ALAC, AV_CODEC_ID_WAVPACK].contains(parameters.codec_id) || isPCM
                 if lossless, exactContainers.contains(containerName), opened.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM {
                     declaredFrameCount = Int64((seconds * Double(rate)).rounded())
                 }
@@ -242,9 +244,7 @@ public final class AudioFileDecoder {
         guard !inputEnded else { return }
         while true {
             let read = kf_av_read_frame(formatContext, packet.pointer)
-            // Some demuxers (wsaud, roq) answer an I/O error, not end of file, once they have read
-            // the last byte; ffmpeg ends there too.
-            if read == kf_averror_eof() || (read < 0 && formatContext?.pointee.pb?.pointee.eof_reached ?? 0 != 0) {
+            if read == kf_averror_eof() || endsAtFileEnd(read) {
                 inputEnded = true
                 try CodecError.check(kf_avcodec_send_packet(context.pointer, nil), "flushing the \(codecName) decoder")
                 return
@@ -256,7 +256,7 @@ public final class AudioFileDecoder {
             // The longest packet: its duration, else the step between packets' times.
             let pts = packet.pointer.pointee.pts
             if pts != kf_nopts_value() {
-                if let last = lastPacketTime { packetFrames = max(packetFrames, pts - last) }
+                if let last = lastPacketTime { packetFrames = max(packetFrames, pts.subtractingReportingOverflow(last).partialValue) }
                 lastPacketTime = pts
             }
             packetFrames = max(packetFrames, packet.pointer.pointee.duration)
@@ -270,6 +270,14 @@ public final class AudioFileDecoder {
             try CodecError.check(sent, "decoding \(codecName)")
             return
         }
+    }
+
+    /// Whether `code` is the I/O error some demuxers (wsaud, roq) answer, instead of end of
+    /// file, once they have read the file's last byte: ffmpeg ends there too. Noted as damage.
+    private func endsAtFileEnd(_ code: Int32) -> Bool {
+        guard code == kf_averror_eio(), formatContext?.pointee.pb?.pointee.eof_reached ?? 0 != 0 else { return false }
+        damage.append(DamageEvent(.ignored, message: "\(containerName): the reader answered an I/O error at the end of the file; taken as its end"))
+        return true
     }
 
     private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(CodecError) -> [UInt8] {
@@ -304,12 +312,17 @@ public final class AudioFileDecoder {
 
     private func checkLength() throws(CodecError) {
         guard let declared = declaredFrameCount, decodedFrameCount < declared else { return }
-        // A container that declares whole packets (CAF's pakt: packets × frames per packet, as
-        // FFmpeg's CAF muxer writes it) is longer than the decode by less than one packet when
-        // the last packet is short: that is padding, not a truncation.
+        // A CAF of a packetized codec declares whole packets (its pakt: packets × frames per
+        // packet, as FFmpeg's CAF muxer writes it), longer than the decode by less than one
+        // packet when the last packet is short: that is padding, not a truncation. (PCM in CAF
+        // declares its exact length.)
         let timeBase = formatContext.flatMap { $0.pointee.streams[Int(streamIndex)]?.pointee.time_base }
-        let longest = timeBase.map { $0.den > 0 ? packetFrames * Int64($0.num) * Int64(sourceFormat.sampleRate) / Int64($0.den) : 0 } ?? 0
-        if containerName == "caf", longest > 0, declared - decodedFrameCount < longest { return }
+        let longest = timeBase.map { base -> Int64 in
+            guard base.den > 0 else { return 0 }
+            let (scaled, overflow) = packetFrames.multipliedReportingOverflow(by: Int64(base.num) * Int64(sourceFormat.sampleRate))
+            return overflow ? 0 : scaled / Int64(base.den)
+        } ?? 0
+        if containerName == "caf", !isPCM, longest > 0, declared - decodedFrameCount < longest { return }
         throw .unsupportedInput("the \(codecName) stream ends after \(decodedFrameCount) of the \(declared) samples its header declares (a truncated file)")
     }
 }
@@ -379,13 +392,13 @@ extension AudioFileDecoder {
         var ticks: Int64 = 0
         while true {
             let read = kf_av_read_frame(context, decoder.packet.pointer)
-            if read == kf_averror_eof() { break }
+            if read == kf_averror_eof() || decoder.endsAtFileEnd(read) { break }
             try CodecError.check(read, "reading \(decoder.containerName)")
             defer { kf_av_packet_unref(decoder.packet.pointer) }
             guard decoder.packet.pointer.pointee.stream_index == decoder.streamIndex else { continue }
             packets += 1
             bytes += Int64(decoder.packet.pointer.pointee.size)
-            ticks += max(0, decoder.packet.pointer.pointee.duration)
+            ticks = ticks.addingReportingOverflow(max(0, decoder.packet.pointer.pointee.duration)).partialValue
         }
         let base = stream.pointee.time_base
         let fromPackets = base.den > 0 ? Double(ticks) * Double(base.num) / Double(base.den) : 0

@@ -122,11 +122,26 @@ public final class FLACFileDecoder {
             throw error
         }
         outputFormat = PCMFormat(sampleRate: streamInfo.sampleRate, channelCount: streamInfo.channelCount, sampleFormat: .int32,
-                                 isInterleaved: true)
+                                 isInterleaved: true, channelMask: Self.channelMask(channelCount: streamInfo.channelCount))
     }
 
     deinit {
         kf_flac_stream_close(stream)
+    }
+
+    /// The speakers of FLAC's independent channel assignments (RFC 9639 9.1.3; `dwChannelMask`
+    /// bits): 3 front left, right, centre; 4 quad; 5 and 6 with back left and right (and LFE);
+    /// 7 6.1; 8 7.1. `nil` for mono and stereo, whose usual layout it is.
+    static func channelMask(channelCount: Int) -> UInt64? {
+        switch channelCount {
+        case 3: 0x7
+        case 4: 0x33
+        case 5: 0x37
+        case 6: 0x3F
+        case 7: 0x70F
+        case 8: 0x63F
+        default: nil
+        }
     }
 
     /// Whether `path` is a native FLAC file whose STREAMINFO declares 32 bits per sample: the

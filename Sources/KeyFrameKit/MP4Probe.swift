@@ -13,7 +13,7 @@ public enum MP4Probe {
             let mediaSeconds = Double(track.mediaDuration) / Double(max(track.timescale, 1))
             if let ranges = track.editedMediaRanges(movieTimescale: file.movieTimescale), track.timescale > 0 {
                 // A joined file: its media edits one after another.
-                entry.duration = Double(ranges.reduce(Int64(0)) { $0 + Int64($1.count) }) / Double(track.timescale)
+                entry.duration = Double(ranges.reduce(Int64(0)) { $0.saturatingAdding(Int64($1.count)) }) / Double(track.timescale)
             } else if let edit = track.mediaEdit, edit.segmentDuration > 0 {
                 entry.duration = Double(edit.segmentDuration) / movieScale
             } else {
@@ -116,11 +116,11 @@ extension MP4Probe {
         var first: (sample: Int, delta: UInt32)?
         for entry in track.sampleTable.timeToSample {
             if Int64(entry.delta) * 2 >= frame * 3 {
-                skips += Int(entry.count)
-                skipped += (Int64(entry.delta) - frame) * Int64(entry.count)
+                skips = skips.addingReportingOverflow(Int(entry.count)).partialValue
+                skipped = skipped.saturatingAdding((Int64(entry.delta) - frame).saturatingMultiplied(by: Int64(entry.count)))
                 if first == nil { first = (sample + 1, entry.delta) }
             }
-            sample += Int(entry.count)
+            sample = sample.addingReportingOverflow(Int(entry.count)).partialValue
         }
         guard let first else { return nil }
         return "track \(track.id): stts gives sample \(first.sample) a duration of \(first.delta) where an AAC frame lasts \(frame) "

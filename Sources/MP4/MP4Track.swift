@@ -84,7 +84,8 @@ public struct MP4Track: Sendable {
         let fromEdit = Int64(saturating: Double(edit.segmentDuration) * Double(timescale) / Double(movieTimescale))
         let media = mediaDuration.saturatingSubtracting(edit.mediaTime)
         let tick = Int64((Double(timescale) / Double(movieTimescale)).rounded(.up))
-        if abs(media - fromEdit) < max(tick, 1) { return media }
+        let difference = media.saturatingSubtracting(fromEdit)
+        if media >= 0, difference > -max(tick, 1), difference < max(tick, 1) { return media }
         return fromEdit
     }
 

@@ -71,7 +71,10 @@ public struct WAVWriter<Sink: SeekableByteSink> {
         let bits = format.sampleFormat.bytesPerSample * 8
         let extensible = format.channelCount > 2 || format.sampleRate > 48000 || bits > 16
         formatTag = extensible ? WAVFormatTag.extensible : WAVFormatTag.pcm
-        self.channelMask = extensible ? (channelMask ?? WAVChannelMask.defaultMask(channelCount: format.channelCount)) : nil
+        // The speakers: given, else those the PCM names (``PCMFormat/channelMask``), else the
+        // usual ones for the count.
+        let named = format.channelMask.flatMap { $0 <= UInt64(UInt32.max) && $0.nonzeroBitCount == format.channelCount ? UInt32($0) : nil }
+        self.channelMask = extensible ? (channelMask ?? named ?? WAVChannelMask.defaultMask(channelCount: format.channelCount)) : nil
         start = sink.byteCount
 
         var header = ByteWriter(capacity: 104)

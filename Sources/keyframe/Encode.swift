@@ -56,7 +56,7 @@ struct Encode: ParsableCommand {
         let format = reader.format
         let line = ProgressLine(label: "encoding")
         let options = Transcode.EncodeOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder,
-                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil)
+                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, preferredBitrate: 96_000)
         let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
                                            progress: line.update)
         let seconds = Double(summary.inputFrames) / Double(format.sampleRate)

@@ -92,9 +92,12 @@ struct Probe: ParsableCommand {
             }
         }
         guard format == .adts else {
-            if format == nil || format == .wav, let report = try? ProbeReport(libavformatSummaryOf: FilePath(path)) { return report }
+            var reason = ""
+            if format == nil || format == .wav {
+                do { return try ProbeReport(libavformatSummaryOf: FilePath(path)) } catch { reason = " (libavformat: \(error))" }
+            }
             throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac)) "
-                                 + "and any audio file FFmpeg reads")
+                                 + "and any audio file FFmpeg reads\(reason)")
         }
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }

@@ -92,6 +92,8 @@ int kf_av_sample_fmt_is_planar(enum AVSampleFormat format);
 static inline int kf_averror_eagain(void) { return AVERROR(EAGAIN); }
 /// AVERROR_EOF: the codec is fully drained.
 static inline int kf_averror_eof(void) { return AVERROR_EOF; }
+/// AVERROR(EIO).
+static inline int kf_averror_eio(void) { return AVERROR(EIO); }
 /// AVERROR(ENOMEM).
 static inline int kf_averror_enomem(void) { return AVERROR(ENOMEM); }
 /// AVERROR_STREAM_NOT_FOUND: av_find_best_stream found no stream of the type.

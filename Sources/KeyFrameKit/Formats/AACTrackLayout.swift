@@ -66,14 +66,14 @@ public struct AACTrackLayout: Sendable {
                 packetDuration = Int64(first.delta)
                 mediaDuration = track.mediaDuration
                 hasRegularTimeTable = true
-            } else if decodedLength > 0 {
+            } else if decodedLength > 0, case let (length, false) = decodedLength.multipliedReportingOverflow(by: Int64(track.sampleCount)) {
                 packetDuration = decodedLength
-                mediaDuration = decodedLength * Int64(track.sampleCount)
+                mediaDuration = length
                 hasRegularTimeTable = false
             } else {
                 throw .unsupported("\(path): audio track \(track.id) has packets of varying length, and its AudioSpecificConfig's frame "
                                    + "length (\(audioFormat.framesPerPacket) at \(audioFormat.sampleRate) Hz) is no whole number of "
-                                   + "units of the track's timescale \(track.timescale)")
+                                   + "units of the track's timescale \(track.timescale), or its \(track.sampleCount) frames last longer than can be counted")
             }
             packetCount = track.sampleCount
             if track.editedMediaRanges(movieTimescale: file.movieTimescale) != nil {
@@ -81,8 +81,8 @@ public struct AACTrackLayout: Sendable {
             }
             let trim = AudioPacketInput.gaplessTrim(track: track, file: file, outputRate: track.timescale)
             priming = Int64(trim.priming)
-            // Without an edit or iTunSMPB, the table's own end (a short last sample) is the end.
-            validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming), max(0, track.mediaDuration - priming))
+            // Without an edit or iTunSMPB, a short last sample ends it (the decoder's trim says so).
+            validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming))
             let source: FileByteSource
             do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
             do { items = try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }

@@ -22,7 +22,7 @@ public struct AudioFileInput: PCMSource {
     /// and libavcodec's codec (`flac/flac`, `ogg/opus`), or `flac/libFLAC`.
     public private(set) var description: String
     /// The PCM layout, when known before the first buffer (PCM files and libavcodec's inputs).
-    public let pcmFormat: PCMFormat?
+    public private(set) var pcmFormat: PCMFormat?
 
     /// Opens `path`; `rawFormat` is the layout of a raw PCM file (it has no header).
     ///
@@ -156,6 +156,7 @@ public struct AudioFileInput: PCMSource {
                       let flac = try? FLACFileDecoder(path: path) else { throw .codec(error) }
                 reader = .flac(flac)
                 description = "flac/libFLAC"
+                pcmFormat = flac.outputFormat
                 do { return try flac.next() } catch { throw .codec(error) }
             }
         case .flac(let decoder):
@@ -173,8 +174,20 @@ public struct AudioFileInput: PCMSource {
         }
     }
 
-    /// What the reader stepped over since the last call.
+    /// What the reader stepped over since the last call; first, when KeyFrameKit's own reader
+    /// refused the file and libavformat read it, why (``refusal``).
     public mutating func takeDamage() -> [DamageEvent] {
+        var events: [DamageEvent] = []
+        if let refusal, !refusalReported {
+            refusalReported = true
+            events.append(DamageEvent(.ignored, message: "read by libavformat, as KeyFrameKit's reader refused it: \(refusal)"))
+        }
+        return events + readerDamage()
+    }
+
+    private var refusalReported = false
+
+    private mutating func readerDamage() -> [DamageEvent] {
         switch reader {
         case .pcm(var file):
             defer { reader = .pcm(file) }

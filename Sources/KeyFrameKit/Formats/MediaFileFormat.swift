@@ -155,24 +155,49 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// Bytes after an ID3v2 tag searched for the first frame's sync word.
     static let afterTagSearchLength = 65536
 
-    /// What follows an ID3v2 tag decides between ADTS and MPEG audio (an MP3): the first 12-bit
-    /// sync word (ISO/IEC 11172-3 2.4.2.3; ISO/IEC 14496-3 1.A.2.2.1) in `bytes`, after any stray
-    /// bytes some taggers leave (zero padding outside the tag's declared size, as FFmpeg's MP3
-    /// reader resyncs over), is an ADTS header when its layer is 0, else MPEG audio of layer
-    /// I–III (`nil`: libavformat's reader). With no sync word at all it stays ADTS, whose reader
-    /// reports what it steps over.
+    /// What follows an ID3v2 tag decides between ADTS and MPEG audio (an MP3). After any zero
+    /// bytes some taggers leave outside the tag's declared size (FFmpeg's MP3 reader resyncs
+    /// over them), the first bytes are an ADTS header (a 12-bit sync word and layer 0, ISO/IEC
+    /// 14496-3 1.A.2.2.1): ADTS; or an MPEG-1/2/2.5 audio frame header of layer I–III (ISO/IEC
+    /// 11172-3 2.4.2.3) followed, one frame length later, by another: `nil`, libavformat's
+    /// reader. Anything else (a FLAC or WavPack stream behind a tag, unknown bytes) stays ADTS,
+    /// whose reader says what it finds, and which a decode hands to libavformat when it refuses.
     static func afterID3(_ bytes: [UInt8]) -> (format: MediaFileFormat?, syncIndex: Int?) {
-        var index = 0
-        while index + 1 < bytes.count {
-            if bytes[index] == 0xFF, bytes[index + 1] & 0xE0 == 0xE0 {
-                let layer = (bytes[index + 1] >> 1) & 0x03
-                // ADTS: 12 sync bits and layer 0; MPEG-1/2/2.5 audio: 11 sync bits and a layer.
-                if bytes[index + 1] & 0xF0 == 0xF0, layer == 0 { return (.adts, index) }
-                if layer != 0 { return (nil, index) }
+        guard let index = bytes.firstIndex(where: { $0 != 0 }), index + 1 < bytes.count, bytes[index] == 0xFF else { return (.adts, nil) }
+        if bytes[index + 1] & 0xF6 == 0xF0 { return (.adts, index) }
+        if let length = mpegAudioFrameLength(bytes, at: index) {
+            let next = index + length
+            // A second header where the first frame ends (or the read window ends first).
+            if next + 1 >= bytes.count || (bytes[next] == 0xFF && bytes[next + 1] & 0xFE == bytes[index + 1] & 0xFE) {
+                return (nil, index)
             }
-            index += 1
         }
         return (.adts, nil)
+    }
+
+    /// The length in bytes of the MPEG-1/2/2.5 audio frame whose header starts at `index`
+    /// (ISO/IEC 11172-3 2.4.2.3 and 13818-3 2.4.2.3), or `nil` when the header is not one.
+    static func mpegAudioFrameLength(_ bytes: [UInt8], at index: Int) -> Int? {
+        guard index + 3 < bytes.count, bytes[index] == 0xFF, bytes[index + 1] & 0xE0 == 0xE0 else { return nil }
+        let version = (bytes[index + 1] >> 3) & 0x03   // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
+        let layer = (bytes[index + 1] >> 1) & 0x03     // 3: I, 2: II, 1: III
+        let bitrateIndex = Int(bytes[index + 2] >> 4)
+        let rateIndex = Int((bytes[index + 2] >> 2) & 0x03)
+        let padding = Int((bytes[index + 2] >> 1) & 0x01)
+        guard version != 1, layer != 0, (1...14).contains(bitrateIndex), rateIndex < 3 else { return nil }
+        let kilobits: [Int]
+        switch (version == 3, layer) {
+        case (true, 3): kilobits = [32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
+        case (true, 2): kilobits = [32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
+        case (true, _): kilobits = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+        case (false, 3): kilobits = [32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
+        case (false, _): kilobits = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+        }
+        let rate = [44100, 48000, 32000][rateIndex] / (version == 3 ? 1 : version == 2 ? 2 : 4)
+        let bitrate = kilobits[bitrateIndex - 1] * 1000
+        if layer == 3 { return (12 * bitrate / rate + padding) * 4 }
+        let perFrame = layer == 1 && version != 3 ? 72 : 144
+        return perFrame * bitrate / rate + padding
     }
 
     /// ``afterID3(_:)`` of the bytes after the ID3v2 tag that `head` starts with, and the end of

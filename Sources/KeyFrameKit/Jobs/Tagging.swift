@@ -87,7 +87,8 @@ public enum Tagging {
                 let bytes: [UInt8]
                 do { bytes = try source.read(at: box.offset, count: Int(box.size)) } catch { throw .stream(error) }
                 let shifted: [UInt8]
-                do { shifted = try MovieEditor.shiftingFragmentOffsets(in: bytes, type: box.type, by: delta) } catch { throw .container(error) }
+                do { shifted = try MovieEditor.shiftingFragmentOffsets(in: bytes, type: box.type, by: delta,
+                                                                              after: plan.paddingRange.upperBound) } catch { throw .container(error) }
                 do { try sink.write(shifted) } catch { throw .stream(error) }
                 position = box.end
             }

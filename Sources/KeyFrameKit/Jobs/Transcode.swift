@@ -17,11 +17,15 @@ public enum Transcode {
         public var coder: AACEncoder.Coder
         /// Write an MP4 fragmented (crash-safe), a fragment this long; `nil` for a normal file.
         public var fragmentDuration: MediaTime?
+        /// The bitrate when ``bitrate`` is `nil`, lowered to what the input carries.
+        public var preferredBitrate: Int
 
-        /// Options; by default 128 kb/s (less where the input's rate and channels carry less)
-        /// with libavcodec's default (two-loop) search.
-        public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil) {
+        /// Options; by default `preferredBitrate` (less where the input's rate and channels carry
+        /// less) with libavcodec's default (two-loop) search.
+        public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil,
+                    preferredBitrate: Int = Transcode.defaultBitrate) {
             self.bitrate = bitrate
+            self.preferredBitrate = preferredBitrate
             self.coder = coder
             self.fragmentDuration = fragmentDuration
         }
@@ -57,7 +61,7 @@ public enum Transcode {
         guard let format = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
         let encoder: AACEncoder
         do {
-            encoder = try AACEncoder(format: format, bitrate: options.bitrate ?? defaultBitrate, coder: options.coder,
+            encoder = try AACEncoder(format: format, bitrate: options.bitrate ?? options.preferredBitrate, coder: options.coder,
                                      lowersBitrateToFit: options.bitrate == nil)
         } catch {
             throw .codec(error)
