@@ -113,7 +113,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
 extension ProbeReport {
     /// The report of a file KeyFrameKit's own readers do not describe (MP3, FLAC, Ogg, WAV, …),
     /// from libavformat: `format` is its container name, one audio track with the codec, rate,
-    /// channels, packets and length (``/AudioCodec/AudioFileDecoder/summary(of:)``).
+    /// channels, packets and length (``/AudioCodec/AudioFileDecoder/summary(of:skippingInitialBytes:)``).
     ///
     /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file either.
     public init(libavformatSummaryOf path: FilePath) throws(CodecError) {
