@@ -363,7 +363,9 @@ extension AudioFileDecoder {
         /// Packets of the audio stream, counted by reading them.
         public var packetCount: Int
         /// Seconds: the stream's length as the container gives it (an Ogg's last granule, a
-        /// Xing header's frame count, a WAV's data size), else the packets' durations added up.
+        /// Xing header's frame count, a WAV's data size), else — when there is none, or it is
+        /// only estimated from the bitrate (an MP3 without a Xing header) — the packets'
+        /// durations added up.
         public var duration: Double
         /// Bytes of the audio stream's packets.
         public var byteCount: Int64
@@ -405,7 +407,9 @@ extension AudioFileDecoder {
         let priming = parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil
         return StreamSummary(containerName: decoder.containerName, codecName: decoder.codecName,
                              sampleRate: decoder.sourceFormat.sampleRate, channelCount: decoder.sourceFormat.channelCount,
-                             packetCount: packets, duration: decoder.durationSeconds ?? fromPackets,
+                             packetCount: packets,
+                             duration: context.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE && fromPackets > 0
+                                 ? fromPackets : (decoder.durationSeconds ?? fromPackets),
                              byteCount: bytes, priming: priming, tags: decoder.tags)
     }
 }

@@ -113,7 +113,8 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
 extension ProbeReport {
     /// The report of a file KeyFrameKit's own readers do not describe (MP3, FLAC, Ogg, WAV, …),
     /// from libavformat: `format` is its container name, one audio track with the codec, rate,
-    /// channels, packets and length (``/AudioCodec/AudioFileDecoder/summary(of:skippingInitialBytes:)``).
+    /// channels, packets and length; for an MP3 with an Info tag (``MP3InfoTag``), the length
+    /// presented and the priming and remainder decoders drop (``/AudioCodec/AudioFileDecoder/summary(of:skippingInitialBytes:)``).
     ///
     /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file either.
     public init(libavformatSummaryOf path: FilePath) throws(CodecError) {
@@ -123,7 +124,16 @@ extension ProbeReport {
         track.channels = summary.channelCount
         track.priming = summary.priming
         if summary.duration > 0 { track.bitrate = Int((Double(summary.byteCount) * 8 / summary.duration).rounded()) }
-        self.init(format: summary.containerName, duration: summary.duration, tracks: [track])
+        var duration = summary.duration
+        // An MP3's Info tag: its frames, the encoder's delay and padding (what convert honours).
+        if summary.codecName == "mp3", summary.sampleRate > 0, let info = MP3InfoTag(path: path) {
+            track.decodedFrames = info.decodedSamples
+            track.priming = info.priming
+            track.remainder = info.remainder
+            duration = Double(info.validSamples) / Double(summary.sampleRate)
+            track.duration = duration
+        }
+        self.init(format: summary.containerName, duration: duration, tracks: [track])
         tags = summary.tags.isEmpty ? nil : summary.tags
     }
 }

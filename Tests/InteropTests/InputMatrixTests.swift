@@ -111,6 +111,14 @@ import Testing
         #expect(probe.status == 0 || (probe.status == 1 && !probe.standardError.isEmpty),
                 "\(what): keyframe probe exited \(probe.status): \(probe.standardError.suffix(400))")
         #expect(!probe.standardError.contains("Fatal error"), "\(what): keyframe probe: \(probe.standardError.suffix(400))")
+        if entry.codec == "mp3" {
+            // An MP3's length from its Info tag (the LAME delay and padding), else its frames:
+            // what the referee decodes, to the sample.
+            let report = try ExternalTool.probeJSON(source)
+            let seconds = report["duration"] as? Double ?? -1
+            #expect(Int((seconds * Double(entry.rate)).rounded()) == entry.refereeFrames,
+                    "\(what): probe says \(seconds) s, the referee decodes \(entry.refereeFrames) frames")
+        }
 
         let scratch = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
