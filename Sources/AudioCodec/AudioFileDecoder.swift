@@ -375,6 +375,9 @@ extension AudioFileDecoder {
         public var priming: Int?
         /// The tags, as ``AudioFileDecoder/tags``.
         public var tags: [String: String]
+        /// Frames a PCM stream holds, when its container states them exactly (a WAV, W64, AIFF
+        /// or CAF data size): what a decode gives.
+        public var declaredFrames: Int64?
     }
 
     /// Reads the packets of the best audio stream of `path` (no decoding) and sums them up;
@@ -410,6 +413,6 @@ extension AudioFileDecoder {
                              packetCount: packets,
                              duration: context.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE && fromPackets > 0
                                  ? fromPackets : (decoder.durationSeconds ?? fromPackets),
-                             byteCount: bytes, priming: priming, tags: decoder.tags)
+                             byteCount: bytes, priming: priming, tags: decoder.tags, declaredFrames: decoder.isPCM ? decoder.declaredFrameCount : nil)
     }
 }

@@ -123,6 +123,7 @@ extension ProbeReport {
         track.sampleRate = summary.sampleRate
         track.channels = summary.channelCount
         track.priming = summary.priming
+        track.decodedFrames = summary.declaredFrames
         if summary.duration > 0 { track.bitrate = Int((Double(summary.byteCount) * 8 / summary.duration).rounded()) }
         var duration = summary.duration
         // An MP3's Info tag: its frames, the encoder's delay and padding (what convert honours).
