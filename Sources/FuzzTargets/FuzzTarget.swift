@@ -333,6 +333,10 @@ extension FuzzTarget {
         }
         guard let file = try? MP4File(source: source) else { return }
         _ = try? file.chapters(source: source)
+        // `keyframe validate`'s gapless checks: findings, never a trap.
+        for finding in GaplessValidation.findings(in: file, name: "fuzz") {
+            precondition(finding.file == "fuzz" && !finding.rule.isEmpty, "a finding without its file or rule")
+        }
         for track in file.tracks where track.damage == nil {
             _ = try? track.formatDescription()
             _ = track.mediaEdit

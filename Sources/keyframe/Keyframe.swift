@@ -11,6 +11,6 @@ struct Keyframe: ParsableCommand {
             decode → play. See README.md.
             """,
         version: "0.1.0",
-        subcommands: [Record.self, Encode.self, Convert.self, Tag.self, Chapters.self, Cut.self, Split.self, Join.self, Package.self, Serve.self, Mux.self, Demux.self, Decode.self, Play.self, Probe.self, Devices.self]
+        subcommands: [Record.self, Encode.self, Convert.self, Tag.self, Chapters.self, Cut.self, Split.self, Join.self, Package.self, Serve.self, Mux.self, Demux.self, Decode.self, Play.self, Probe.self, Validate.self, Devices.self]
     )
 }

@@ -1,0 +1,69 @@
+public import MediaCore
+
+/// The gapless signals of an MP4/M4A/M4B, checked against each other (the first part of issue
+/// 21's `keyframe validate`): for each AAC track,
+///
+/// - the edit list (ISO/IEC 14496-12 8.6.6) against iTunSMPB: the priming (`media_time` against
+///   the tag's second field) and the valid length (the edit's duration, in media units, against
+///   the tag's fourth field) agree — an error when they do not, since players that read one or
+///   the other then start or end at different samples;
+/// - the encoder's priming as far as the file tells it: an AAC track whose edit starts at 0 (or
+///   which has no edit) and which has no iTunSMPB gets a warning that its priming will be heard;
+/// - a last sample shorter than a frame (a trimmed tail, as Chromium and FFmpeg read it) ends
+///   where the valid length says.
+public enum GaplessValidation {
+    /// The findings for `file`, named `name` in them.
+    public static func findings(in file: MP4File, name: String) -> [ValidationFinding] {
+        var findings: [ValidationFinding] = []
+        let movieTags = file.userData.flatMap { try? MetadataTags.parse(udta: $0, path: BoxPath(components: ["moov", "udta"])) }
+        for (index, track) in file.tracks.enumerated() where track.mediaType == .audio && track.codecName == "aac" {
+            let trak = "moov/trak[\(index + 1)]"
+            let trackTags = track.userData.flatMap { try? MetadataTags.parse(udta: $0, path: track.path) }
+            let gapless = trackTags?.gapless ?? movieTags?.gapless
+            guard let config = try? track.audioSpecificConfig(), case .audio(let audio)? = try? config.formatDescription(),
+                  audio.sampleRate > 0, track.timescale > 0 else { continue }
+            // Media units per output sample (1 when the timescale is the rate).
+            let unitsPerSample = Double(track.timescale) / Double(audio.sampleRate)
+            // Samples to media units, `nil` when the file's values are past what an Int64 holds.
+            func units(_ samples: Int64) -> Int64? { Int64(exactly: (Double(samples) * unitsPerSample).rounded()) }
+            let tick = max(1, Int64(exactly: (Double(track.timescale) / Double(max(file.movieTimescale, 1))).rounded(.up)) ?? 1)
+            guard let frame = units(Int64(audio.framesPerPacket)) else { continue }
+            let edit = track.mediaEdit
+            if let edit, let gapless {
+                if let priming = units(Int64(gapless.priming)), edit.mediaTime != priming {
+                    findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against iTunSMPB: priming",
+                                                      expected: "media_time \(priming) (iTunSMPB's \(gapless.priming))",
+                                                      found: "media_time \(edit.mediaTime)"))
+                }
+                if let length = track.editedMediaDuration(movieTimescale: file.movieTimescale), gapless.originalSampleCount > 0,
+                   let tagged = units(gapless.originalSampleCount) {
+                    let difference = length.saturatingSubtracting(tagged)
+                    if difference >= tick || difference <= -tick {
+                        findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against iTunSMPB: valid length",
+                                                          expected: "\(tagged) media units (iTunSMPB's \(gapless.originalSampleCount) samples)",
+                                                          found: "\(length) media units"))
+                    }
+                }
+            }
+            if (edit == nil || edit?.mediaTime == 0), gapless == nil || gapless?.priming == 0 {
+                findings.append(ValidationFinding(.warning, file: name, location: edit == nil ? trak : "\(trak)/edts/elst",
+                                                  rule: "encoder priming not signalled",
+                                                  expected: "an edit whose media_time skips the encoder's priming, or iTunSMPB",
+                                                  found: edit == nil ? "no edit list and no iTunSMPB" : "media_time 0 and no iTunSMPB priming: the priming will be heard"))
+            }
+            // A short last sample trims the tail; it must end where the valid length does.
+            let stts = track.sampleTable.timeToSample
+            if track.fragmentRuns.isEmpty, let last = stts.last, last.count == 1, stts.count > 1, Int64(last.delta) < frame,
+               let edit, let length = track.editedMediaDuration(movieTimescale: file.movieTimescale) {
+                let end = edit.mediaTime.saturatingAdding(length)
+                let difference = track.mediaDuration.saturatingSubtracting(end)
+                if difference >= tick || difference <= -tick {
+                    findings.append(ValidationFinding(.error, file: name, location: "\(trak)/mdia/minf/stbl/stts", rule: "short last sample against the valid length",
+                                                      expected: "the samples to end at \(end) media units (the edit's end)",
+                                                      found: "\(track.mediaDuration)"))
+                }
+            }
+        }
+        return findings
+    }
+}

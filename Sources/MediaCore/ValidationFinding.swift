@@ -1,0 +1,39 @@
+/// One thing `keyframe validate` found: where (the file, and the box path or tag), what rule,
+/// what was expected and what was found, and how bad it is.
+public struct ValidationFinding: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// How bad a finding is.
+    public enum Severity: String, Sendable, Hashable, Codable {
+        /// The file breaks a rule a player relies on (two gapless signals that disagree).
+        case error
+        /// The file is valid but a listener will notice (the priming is heard).
+        case warning
+    }
+
+    /// How bad it is.
+    public var severity: Severity
+    /// The file.
+    public var file: String
+    /// The box path (`moov/trak[1]/edts/elst`) or tag (`iTunSMPB`) it is about.
+    public var location: String
+    /// The rule, in a few words (`elst against iTunSMPB: priming`).
+    public var rule: String
+    /// What the rule expects.
+    public var expected: String
+    /// What the file holds.
+    public var found: String
+
+    /// A finding.
+    public init(_ severity: Severity, file: String, location: String, rule: String, expected: String, found: String) {
+        self.severity = severity
+        self.file = file
+        self.location = location
+        self.rule = rule
+        self.expected = expected
+        self.found = found
+    }
+
+    /// `file: error: moov/trak[1]/edts/elst: elst against iTunSMPB: priming: expected 2112, found 1024`.
+    public var description: String {
+        "\(file): \(severity.rawValue): \(location): \(rule): expected \(expected), found \(found)"
+    }
+}
