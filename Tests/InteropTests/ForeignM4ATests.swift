@@ -294,6 +294,15 @@ import TestSupport
         #expect(exact, "\(name): the cut is the whole file's samples \(range), bit for bit")
         try Self.expectFFmpegLinesUp(output, with: cut, in: directory, "\(name): cut")
         try Self.expectPeersSilent(on: output, foreign, "cut")
+        try Self.expectValidates(output, "\(name): cut")
+    }
+
+    /// `keyframe validate` finds no error in what we wrote (issue 21: it must say nothing on
+    /// what we write).
+    static func expectValidates(_ path: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["validate", path])
+        #expect(run.status == 0 && !run.standardOutput.contains(": error:"), "\(what): validate: \(run.standardOutput)\(run.standardError)",
+                sourceLocation: sourceLocation)
     }
 
     @Test(arguments: names)
@@ -328,6 +337,7 @@ import TestSupport
         // FFmpeg honours each part's edit start and inner end; it keeps the last part's padding.
         try Self.expectFFmpegLinesUp(joined, with: again, in: directory, "\(name): join")
         try Self.expectPeersSilent(on: joined, foreign, "join")
+        for file in files + [joined] { try Self.expectValidates(file, "\(name): split/join") }
         // probe reads the join's edit list whole: the track lasts as long as its parts.
         let probe = try ExternalTool.probeJSON(joined)
         let track = (probe["tracks"] as? [[String: Any]])?.first { $0["type"] as? String == "audio" } ?? [:]

@@ -10,7 +10,8 @@ public import MediaCore
 /// - the encoder's priming as far as the file tells it: an AAC track whose edit starts at 0 (or
 ///   which has no edit) and which has no iTunSMPB gets a warning that its priming will be heard;
 /// - a last sample shorter than a frame (a trimmed tail, as Chromium and FFmpeg read it) ends
-///   where the valid length says.
+///   where the valid length says: the edit's end, or for a joined file (a media edit per part,
+///   which iTunSMPB cannot describe and is not checked against) the last part's.
 public enum GaplessValidation {
     /// The findings for `file`, named `name` in them.
     public static func findings(in file: MP4File, name: String) -> [ValidationFinding] {
@@ -29,7 +30,7 @@ public enum GaplessValidation {
             let tick = max(1, Int64(exactly: (Double(track.timescale) / Double(max(file.movieTimescale, 1))).rounded(.up)) ?? 1)
             guard let frame = units(Int64(audio.framesPerPacket)) else { continue }
             let edit = track.mediaEdit
-            if let edit, let gapless {
+            if let edit, let gapless, track.editedMediaRanges(movieTimescale: file.movieTimescale) == nil {
                 if let priming = units(Int64(gapless.priming)), edit.mediaTime != priming {
                     findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against iTunSMPB: priming",
                                                       expected: "media_time \(priming) (iTunSMPB's \(gapless.priming))",
@@ -53,9 +54,16 @@ public enum GaplessValidation {
             }
             // A short last sample trims the tail; it must end where the valid length does.
             let stts = track.sampleTable.timeToSample
+            // The presented end: the last media edit's (a joined file has one per part).
+            let presentedEnd: Int64? = if let ranges = track.editedMediaRanges(movieTimescale: file.movieTimescale) {
+                ranges.last?.upperBound
+            } else if let edit, let length = track.editedMediaDuration(movieTimescale: file.movieTimescale) {
+                edit.mediaTime.saturatingAdding(length)
+            } else {
+                nil
+            }
             if track.fragmentRuns.isEmpty, let last = stts.last, last.count == 1, stts.count > 1, Int64(last.delta) < frame,
-               let edit, let length = track.editedMediaDuration(movieTimescale: file.movieTimescale) {
-                let end = edit.mediaTime.saturatingAdding(length)
+               let end = presentedEnd {
                 let difference = track.mediaDuration.saturatingSubtracting(end)
                 if difference >= tick || difference <= -tick {
                     findings.append(ValidationFinding(.error, file: name, location: "\(trak)/mdia/minf/stbl/stts", rule: "short last sample against the valid length",
