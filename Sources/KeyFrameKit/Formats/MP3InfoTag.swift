@@ -58,10 +58,7 @@ public struct MP3InfoTag: Sendable, Hashable {
     public init?(path: FilePath) {
         guard let source = try? FileByteSource(path: path.string), let head = try? source.read(at: 0, count: MediaFileFormat.sniffLength),
               head.count >= 4 else { return nil }
-        var start: Int64 = 0
-        if head[0] == 0x49, head[1] == 0x44, head[2] == 0x33, head.count >= 10 {
-            start = Int64(head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0))
-        }
+        let start = MediaFileFormat.id3v2TagEnd(head) ?? 0
         guard let after = try? source.read(at: start, count: 8192), let first = after.firstIndex(where: { $0 != 0 }) else { return nil }
         self.init(frame: Array(after[first...]))
     }

@@ -203,10 +203,17 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// ``afterID3(_:)`` of the bytes after the ID3v2 tag that `head` starts with, and the end of
     /// that tag (ID3v2.4 3.1: a 10-byte header, a syncsafe size, a 10-byte footer when flagged).
     private static func afterID3(source: FileByteSource, head: [UInt8]) -> (format: MediaFileFormat?, tagEnd: Int64, sync: Int64?) {
-        let tagEnd = Int64(head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0))
+        let tagEnd = id3v2TagEnd(head) ?? 0
         let after = (try? source.read(at: tagEnd, count: afterTagSearchLength)) ?? []
         let found = afterID3(after)
         return (found.format, tagEnd, found.syncIndex.map { tagEnd + Int64($0) })
+    }
+
+    /// Where the ID3v2 tag that `head` starts with ends (ID3v2.4 3.1: a 10-byte header, a
+    /// syncsafe size, a 10-byte footer when flagged); `nil` when `head` starts with no tag.
+    static func id3v2TagEnd(_ head: [UInt8]) -> Int64? {
+        guard head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 else { return nil }
+        return Int64(head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0))
     }
 
     /// For MPEG audio (an MP3) behind an ID3v2 tag with stray bytes between the tag and the
