@@ -124,6 +124,27 @@ package enum FileSystemCalls {
         }
     }
 
+    /// Whether `path` names a directory (`stat(2)`, following symbolic links).
+    package static func isDirectory(_ path: FilePath) -> Bool {
+        var status = stat()
+        let result = path.withPlatformString { stat($0, &status) }
+        return result == 0 && status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// The names in `directory` (`opendir(3)`/`readdir(3)`), without `.` and `..`, sorted.
+    package static func entries(of directory: FilePath) throws(Errno) -> [String] {
+        guard let handle = directory.withPlatformString({ opendir($0) }) else { throw Errno(rawValue: errno) }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: entry.pointee.d_name)) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
     /// `fstat(2)`: the size in bytes of the open file, when it is a regular file (`nil` for a
     /// directory, pipe, device or socket). Reads no file position, so any thread may ask.
     static func regularFileSize(_ descriptor: FileDescriptor) -> Int64? {

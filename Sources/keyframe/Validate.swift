@@ -35,23 +35,17 @@ struct Validate: ParsableCommand {
     func run() throws {
         var errors = 0
         var unreadable = 0
-        for path in paths {
-            let findings: [ValidationFinding]
-            guard MediaFileFormat.detect(FilePath(path)) == .mp4 else {
-                Terminal.warning("\(path): not an MP4/M4A/M4B file; validate checks those (CMAF sequences, HLS and DASH not yet)")
+        for report in FileValidation.reports(for: paths.map { FilePath($0) }) {
+            if let error = report.error {
+                Terminal.warning("\(error)")
                 unreadable += 1
                 continue
             }
-            do { findings = try FileValidation.findings(for: FilePath(path)) } catch {
-                Terminal.warning("\(path): \(error)")
-                unreadable += 1
-                continue
-            }
-            for finding in findings {
+            for finding in report.findings {
                 print(json ? JSONOutput.line(finding) : finding.description)
             }
-            errors += findings.filter { $0.severity == .error }.count
-            if !json && findings.isEmpty { print("\(path): ok") }
+            errors += report.findings.filter { $0.severity == .error }.count
+            if !json && report.findings.isEmpty { print("\(report.path): ok") }
         }
         if unreadable > 0 { throw ExitCode(2) }
         if errors > 0 { throw ExitCode(1) }

@@ -1,10 +1,122 @@
 public import SystemPackage
 
-/// `keyframe validate`'s checks of a file on disk (issue 21, its first part): the gapless
-/// signals of an MP4/M4A/M4B (``/MP4/GaplessValidation``). CMAF segment sequences, HLS playlists
-/// and DASH MPDs are not checked yet.
+/// `keyframe validate`'s checks of what is on disk: an MP4/M4A/M4B (its gapless signals,
+/// ``/MP4/GaplessValidation``, and when fragmented its fragments,
+/// ``/MP4/SegmentSequenceValidation``), a CMAF init segment with its media segments, an HLS
+/// playlist (``HLSValidation``), a DASH MPD (``DASHValidation``), or a directory of them.
 public enum FileValidation {
-    /// The findings for the MP4 at `path`.
+    /// What a path holds, as validate reads it.
+    public enum Input: Sendable, Hashable {
+        /// A directory: its master playlist (or every playlist) and its MPDs.
+        case directory
+        /// An HLS playlist, master or media.
+        case hlsPlaylist
+        /// A DASH MPD.
+        case dashManifest
+        /// An ISO BMFF file with a movie (`moov`): a whole file or an init segment.
+        case movie
+        /// A media segment (`styp`, `sidx`, `moof` first): it needs its init segment before it.
+        case mediaSegment
+        /// None of these.
+        case other
+    }
+
+    /// What `path` holds, from its first bytes (and for a directory, from the file system).
+    public static func input(at path: FilePath) -> Input {
+        if FileSystemCalls.isDirectory(path) { return .directory }
+        guard let source = try? FileByteSource(path: path.string), let head = try? source.read(at: 0, count: 64) else { return .other }
+        let text = String(decoding: head.prefix(64), as: UTF8.self)
+        let trimmed = text.drop { $0 == "\u{FEFF}" || $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
+        if trimmed.hasPrefix("#EXTM3U") { return .hlsPlaylist }
+        if trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<MPD") { return .dashManifest }
+        guard head.count >= 8 else { return .other }
+        let type = String(decoding: head[4..<8], as: UTF8.self)
+        switch type {
+        case "styp", "sidx", "moof", "emsg", "prft": return .mediaSegment
+        case "ftyp", "moov", "free", "skip", "wide", "pdin", "mdat": return .movie
+        default: return .other
+        }
+    }
+
+    /// What validate says of one argument (or of an init segment and the media segments after it).
+    public struct Report: Sendable {
+        /// The path (the init segment's, for a sequence).
+        public var path: String
+        /// The findings.
+        public var findings: [ValidationFinding]
+        /// Why the path could not be read at all (`keyframe validate` exits 2).
+        public var error: PipelineError?
+    }
+
+    /// Checks each of `paths` for what it is (``input(at:)``); an init segment followed by media
+    /// segments is checked as one sequence.
+    public static func reports(for paths: [FilePath]) -> [Report] {
+        var reports: [Report] = []
+        var index = 0
+        while index < paths.count {
+            let path = paths[index]
+            index += 1
+            func report(_ body: () throws(PipelineError) -> [ValidationFinding]) -> Report {
+                do { return Report(path: path.string, findings: try body()) } catch { return Report(path: path.string, findings: [], error: error) }
+            }
+            switch input(at: path) {
+            case .movie:
+                var segments: [FilePath] = []
+                while index < paths.count, input(at: paths[index]) == .mediaSegment {
+                    segments.append(paths[index])
+                    index += 1
+                }
+                reports.append(report { () throws(PipelineError) in
+                    segments.isEmpty ? try findings(for: path) : try sequence(initSegment: path, segments: segments).findings
+                })
+            case .mediaSegment:
+                reports.append(Report(path: path.string, findings: [],
+                                      error: .unsupported("\(path): a media segment; give its init segment before it (validate init.mp4 segment-*.m4s)")))
+            case .hlsPlaylist:
+                reports.append(report { () throws(PipelineError) in try HLSValidation.findings(forPlaylist: path) })
+            case .dashManifest:
+                reports.append(report { () throws(PipelineError) in try DASHValidation.findings(forManifest: path) })
+            case .directory:
+                reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
+            case .other:
+                reports.append(Report(path: path.string, findings: [],
+                                      error: .unsupported("\(path): not an MP4/M4A/M4B, a CMAF segment, an HLS playlist, a DASH MPD or a directory of them")))
+            }
+        }
+        return reports
+    }
+
+    /// A directory as a packager leaves it: its master playlist (or, without one, every
+    /// playlist in it) and every MPD.
+    ///
+    /// - Throws: ``PipelineError/unsupported(_:)`` when it holds neither.
+    public static func findings(forDirectory directory: FilePath) throws(PipelineError) -> [ValidationFinding] {
+        let names: [String]
+        do { names = try FileSystemCalls.entries(of: directory) } catch {
+            throw .unsupported("\(directory): cannot list it (\(error))")
+        }
+        let playlists = names.filter { $0.hasSuffix(".m3u8") }
+        let masters = playlists.filter { name in
+            guard let source = try? FileByteSource(path: directory.appending(name).string),
+                  let bytes = try? source.read(at: 0, count: Int(min(source.byteCount, 1 << 20))) else { return false }
+            return String(decoding: bytes, as: UTF8.self).contains("#EXT-X-STREAM-INF")
+        }
+        let manifests = names.filter { $0.hasSuffix(".mpd") }
+        guard !playlists.isEmpty || !manifests.isEmpty else {
+            throw .unsupported("\(directory): no .m3u8 playlist and no .mpd in it")
+        }
+        var found: [ValidationFinding] = []
+        for name in masters.isEmpty ? playlists : masters {
+            found += try HLSValidation.findings(forPlaylist: directory.appending(name))
+        }
+        for name in manifests {
+            found += try DASHValidation.findings(forManifest: directory.appending(name))
+        }
+        return found
+    }
+
+    /// The findings for the MP4 at `path`: its gapless signals, and when it is fragmented (its
+    /// samples in `moof`s, or an init segment alone), the fragment rules.
     ///
     /// - Throws: ``PipelineError`` when the file cannot be read, or not as MP4.
     public static func findings(for path: FilePath) throws(PipelineError) -> [ValidationFinding] {
@@ -12,6 +124,19 @@ public enum FileValidation {
         do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
-        return GaplessValidation.findings(in: file, name: path.string)
+        guard file.fragmentCount > 0 else { return GaplessValidation.findings(in: file, name: path.string) }
+        return try sequence(initSegment: path, segments: []).findings
+    }
+
+    /// An init segment and its media segments, checked as one track.
+    ///
+    /// - Throws: ``PipelineError`` when a file cannot be read, or the init not as MP4.
+    public static func sequence(initSegment: FilePath, segments: [FilePath]) throws(PipelineError) -> SegmentSequenceValidation {
+        var sources: [FileByteSource] = []
+        for path in [initSegment] + segments {
+            do { sources.append(try FileByteSource(path: path.string)) } catch { throw .stream(error) }
+        }
+        let parts = zip([initSegment] + segments, sources).map { SegmentSequenceValidation.Part(name: $0.0.string, byteCount: $0.1.byteCount) }
+        do { return try SegmentSequenceValidation(source: ConcatenatedByteSource(sources), parts: parts) } catch { throw .container(error) }
     }
 }

@@ -1,0 +1,571 @@
+public import MediaCore
+
+/// A fragmented track checked as a player reads it: an init segment and its media segments (a
+/// CMAF track, ISO/IEC 23000-19, or any fragmented ISO BMFF movie, 14496-12 8.8), or one
+/// fragmented file that holds both. The rules:
+///
+/// - **brands** (14496-12 4.3; 23000-19 7.2): the init starts with `ftyp`; a media segment
+///   holds no `ftyp`/`moov`; a segment's `styp`, when present, comes first;
+/// - **the header** (23000-19 7.3.1): `moov` has an `mvex`, one track, and no samples;
+/// - **one track per fragment** (23000-19 7.3.2.3): one `traf` per `moof`, for the init's track;
+/// - **`mfhd`** (14496-12 8.8.5): present, its `sequence_number` increasing from fragment to
+///   fragment;
+/// - **`tfdt`** (14496-12 8.8.12; 23000-19 7.5.17 makes it mandatory): present, and each
+///   fragment starting where the one before ended (continuity);
+/// - **`tfhd`/`trun` addressing** (23000-19 7.5.16, 7.5.18): `default-base-is-moof` set,
+///   no `base_data_offset`, a `data_offset` in every `trun`, the samples inside the `mdat` that
+///   follows their `moof`;
+/// - **whole frames** (for AAC): every sample lasts one frame, but the last of the sequence,
+///   which may be shorter (it trims the tail) and must then end at the valid length;
+/// - **`sidx`** (14496-12 8.16.3): `reference_ID` and `timescale` the track's, the earliest
+///   presentation time the next fragment's `tfdt`, each reference's size and duration those of
+///   the fragments it spans;
+/// - the gapless signals of the init (``GaplessValidation``).
+///
+/// Severity: a rule a player depends on (continuity, the samples inside their `mdat`, one
+/// track) is an error; a CMAF rule that a reader of plain fragmented MP4 does not need is an
+/// error when the init claims CMAF (`cmfc`/`cmf2`) and a warning when it does not.
+///
+/// The segment timings (``segments``) are what a manifest's durations are checked against.
+public struct SegmentSequenceValidation: Sendable {
+    /// One part of the source, as the caller names it (a file).
+    public struct Part: Sendable, Hashable {
+        /// Its name in findings.
+        public var name: String
+        /// Its length in bytes.
+        public var byteCount: Int64
+
+        /// A part.
+        public init(name: String, byteCount: Int64) {
+            self.name = name
+            self.byteCount = byteCount
+        }
+    }
+
+    /// What one part holds, in the track's media timescale.
+    public struct SegmentTiming: Sendable, Hashable {
+        /// The part's name.
+        public var name: String
+        /// The first fragment's decode time (`tfdt`), `nil` when the part has no fragment.
+        public var firstDecodeTime: Int64?
+        /// The sum of its samples' durations (the `trun`s').
+        public var duration: Int64
+        /// Its samples.
+        public var sampleCount: Int
+        /// Its `moof`s.
+        public var fragmentCount: Int
+        /// Its length in bytes.
+        public var byteCount: Int64
+    }
+
+    /// The track the init declares, as manifests describe it.
+    public struct TrackSummary: Sendable, Hashable {
+        /// `track_ID`.
+        public var trackID: UInt32
+        /// The media timescale (`mdhd`).
+        public var timescale: Int
+        /// The sample entry's type (`mp4a`).
+        public var sampleEntryType: FourCharacterCode
+        /// The RFC 6381 codec name (``SampleEntry/codecsParameter``).
+        public var codecs: String?
+        /// The decoded sample rate (the AudioSpecificConfig's output rate), for AAC.
+        public var sampleRate: Int?
+        /// Channels (the AudioSpecificConfig's, else the sample entry's).
+        public var channelCount: Int?
+        /// The AudioSpecificConfig's audioObjectType, for AAC.
+        public var audioObjectType: Int?
+        /// One AAC frame in media units.
+        public var frameDuration: Int64?
+        /// The edit's `media_time` (the encoder's priming), 0 without an edit.
+        public var priming: Int64
+        /// The presented length in media units, from the edit (or `nil`).
+        public var validLength: Int64?
+    }
+
+    /// Everything found, in file order.
+    public private(set) var findings: [ValidationFinding] = []
+    /// The init's track (the first audio track, else the first track); `nil` when it has none.
+    public private(set) var track: TrackSummary?
+    /// One timing per media segment part (every part after the first; for a single part, the
+    /// part itself).
+    public private(set) var segments: [SegmentTiming] = []
+    /// Whether the init's `ftyp` claims CMAF (`cmfc` or `cmf2`).
+    public private(set) var claimsCMAF = false
+    /// The parts' names, by index.
+    private var partNames: [String] = []
+    /// Whether the CMAF track rules apply: the init claims CMAF, or it has one track (a
+    /// fragmented movie of several tracks is checked by the ISO BMFF rules only).
+    private var isTrackFile = false
+
+    /// Checks `source`, the parts end to end.
+    ///
+    /// - Throws: ``MP4Error`` when the init segment cannot be read as a movie at all.
+    public init(source: some RandomAccessByteSource, parts: [Part]) throws(MP4Error) {
+        let file = try MP4File(source: source)
+        let initName = parts.first?.name ?? "init"
+        partNames = parts.map(\.name)
+        claimsCMAF = file.fileType.map { ftyp in ([ftyp.majorBrand] + ftyp.compatibleBrands).contains { $0 == "cmfc" || $0 == "cmf2" } } ?? false
+        findings += GaplessValidation.findings(in: file, name: initName)
+        guard let index = file.tracks.firstIndex(where: { $0.mediaType == .audio }) ?? file.tracks.indices.first else {
+            findings.append(ValidationFinding(.error, file: initName, location: "moov", rule: "a track", expected: "one trak", found: "none"))
+            return
+        }
+        let trak = file.tracks[index]
+        isTrackFile = claimsCMAF || file.tracks.count == 1
+        track = Self.summary(of: trak, in: file)
+        checkHeader(file, trackIndex: index, name: initName)
+        try walk(source: source, parts: parts, file: file, track: trak)
+        findings = Self.collapsingRepeats(findings)
+    }
+
+    /// One finding per file and rule: the first, its `found` saying how many more there were
+    /// (a rule broken in every fragment is one line, not a thousand).
+    static func collapsingRepeats(_ findings: [ValidationFinding]) -> [ValidationFinding] {
+        var kept: [ValidationFinding] = []
+        var position: [String: Int] = [:]
+        var more: [Int: Int] = [:]
+        for finding in findings {
+            let key = finding.file + "\u{0}" + finding.rule
+            if let index = position[key] {
+                more[index, default: 0] += 1
+            } else {
+                position[key] = kept.count
+                kept.append(finding)
+            }
+        }
+        for (index, count) in more { kept[index].found += " (and \(count) more like it in this file)" }
+        return kept
+    }
+
+    // MARK: - The init
+
+    private static func summary(of track: MP4Track, in file: MP4File) -> TrackSummary {
+        let asc = try? track.audioSpecificConfig()
+        let format: EncodedAudioFormat? = if let asc, case .audio(let audio)? = try? asc.formatDescription() { audio } else { nil }
+        var frame: Int64?
+        if let format, format.sampleRate > 0 {
+            frame = Int64(exactly: (Double(format.framesPerPacket) * Double(track.timescale) / Double(format.sampleRate)).rounded())
+        }
+        let edit = track.mediaEdit
+        return TrackSummary(trackID: track.id, timescale: track.timescale, sampleEntryType: track.sampleEntry?.type ?? "none",
+                            codecs: track.sampleEntry?.codecsParameter, sampleRate: format?.sampleRate,
+                            channelCount: format.map(\.channelCount).flatMap { $0 > 0 ? $0 : nil } ?? track.sampleEntry?.audio?.channelCount,
+                            audioObjectType: asc.map { Int($0.audioObjectType.rawValue) }, frameDuration: frame,
+                            priming: edit?.mediaTime ?? 0,
+                            validLength: track.editedMediaDuration(movieTimescale: file.movieTimescale))
+    }
+
+    private mutating func checkHeader(_ file: MP4File, trackIndex: Int, name: String) {
+        let cmaf: ValidationFinding.Severity = claimsCMAF ? .error : .warning
+        if file.topLevelBoxes.first?.type != "ftyp" {
+            findings.append(ValidationFinding(.error, file: name, location: file.topLevelBoxes.first.map { String(describing: $0.type) } ?? "(empty)",
+                                              rule: "brands: the header starts with ftyp", expected: "ftyp first",
+                                              found: file.topLevelBoxes.first.map { "\($0.type) first" } ?? "no box"))
+        }
+        if file.movieExtends == nil {
+            findings.append(ValidationFinding(.error, file: name, location: "moov", rule: "fragmented header: mvex",
+                                              expected: "moov/mvex (the movie is fragmented)", found: "no mvex"))
+        }
+        if claimsCMAF && file.tracks.count != 1 {
+            findings.append(ValidationFinding(cmaf, file: name, location: "moov", rule: "CMAF header: one track",
+                                              expected: "1 trak", found: "\(file.tracks.count)"))
+        }
+        let trak = file.tracks[trackIndex]
+        if isTrackFile && trak.sampleTable.sampleCount > 0 {
+            findings.append(ValidationFinding(cmaf, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl",
+                                              rule: "CMAF header: no samples in moov", expected: "0 samples", found: "\(trak.sampleTable.sampleCount)"))
+        }
+        if let summary = track, let rate = summary.sampleRate, trak.mediaType == .audio, summary.timescale != rate {
+            findings.append(ValidationFinding(.warning, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/mdhd",
+                                              rule: "audio timescale is the sample rate", expected: "\(rate)", found: "\(summary.timescale)"))
+        }
+        if let entry = trak.sampleEntry, let audio = entry.audio, let config = try? trak.audioSpecificConfig(),
+           config.channelConfiguration > 0, config.channelConfiguration <= 2, audio.channelCount != Int(config.channelConfiguration) {
+            findings.append(ValidationFinding(.warning, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl/stsd/\(entry.type)",
+                                              rule: "sample entry against AudioSpecificConfig: channels",
+                                              expected: "channelcount \(config.channelConfiguration) (channelConfiguration)", found: "\(audio.channelCount)"))
+        }
+    }
+
+    // MARK: - The fragments
+
+    /// What the walk carries from fragment to fragment.
+    private struct Progress {
+        var sequenceNumber: UInt32?
+        var decodeEnd: Int64?
+        var samplesSeen = 0
+        /// The last sample: where (part, moof path) and its duration, and where it ends.
+        var lastSample: (part: Int, location: String, duration: Int64, end: Int64)?
+        var fragments = 0
+    }
+
+    private mutating func walk(source: some RandomAccessByteSource, parts: [Part], file: MP4File, track: MP4Track) throws(MP4Error) {
+        var starts: [Int64] = []
+        var total: Int64 = 0
+        for part in parts {
+            starts.append(total)
+            total = total.saturatingAdding(part.byteCount)
+        }
+        func partIndex(_ offset: Int64) -> Int { (starts.lastIndex { $0 <= offset }) ?? 0 }
+        var progress = Progress()
+        var timings = parts.map { SegmentTiming(name: $0.name, firstDecodeTime: nil, duration: 0, sampleCount: 0, fragmentCount: 0, byteCount: $0.byteCount) }
+        let cmaf: ValidationFinding.Severity = claimsCMAF ? .error : .warning
+        var parser = MovieFragmentParser(trackDefaults: Dictionary((file.movieExtends?.trackDefaults ?? []).map { ($0.trackID, $0) }, uniquingKeysWith: { a, _ in a }),
+                                         decodeEnd: [:], fileSize: source.byteCount)
+        var offset: Int64 = 0
+        var boxIndexInPart = 0
+        var currentPart = 0
+        var moofInPart = 0
+        var pendingMoof: (header: BoxHeader, runs: [FragmentRun], location: String)?
+        var pendingSidx: [(location: String, part: Int, index: SegmentIndex, end: Int64)] = []
+        var fragmentSpans: [(start: Int64, end: Int64, decodeTime: Int64, duration: Int64)] = []
+        while offset + 8 <= source.byteCount {
+            let head = try MP4File.read(source, at: offset, count: Int(min(32, source.byteCount - offset)))
+            var reader = ByteReader(head, baseOffset: offset)
+            let header: BoxHeader
+            do {
+                header = try BoxHeader.parse(from: &reader, containerRemaining: source.byteCount - offset, path: .root, allowOverrun: { $0 == "mdat" })
+            } catch {
+                findings.append(ValidationFinding(.error, file: parts[partIndex(offset)].name, location: "byte \(offset - starts[partIndex(offset)])",
+                                                  rule: "box structure", expected: "a box header", found: "\(error)"))
+                break
+            }
+            let part = partIndex(offset)
+            if part != currentPart {
+                currentPart = part
+                boxIndexInPart = 0
+                moofInPart = 0
+            }
+            let name = parts[part].name
+            let partEnd = starts[part].saturatingAdding(parts[part].byteCount)
+            boxIndexInPart += 1
+            if header.end > partEnd && parts.count > 1 {
+                findings.append(ValidationFinding(.error, file: name, location: "\(header.type) at byte \(offset - starts[part])",
+                                                  rule: "a box ends inside its segment", expected: "\(partEnd - offset) bytes at most",
+                                                  found: "\(header.size)"))
+            }
+            if let moof = pendingMoof, header.type != "mdat" {
+                findings.append(ValidationFinding(.error, file: name, location: moof.location, rule: "moof followed by its mdat",
+                                                  expected: "mdat", found: "\(header.type)"))
+                pendingMoof = nil
+            }
+            let isMediaSegment = part > 0 || parts.count == 1
+            switch header.type {
+            case "ftyp", "moov":
+                if part > 0 {
+                    findings.append(ValidationFinding(.error, file: name, location: "\(header.type)", rule: "a media segment holds no header box",
+                                                      expected: "styp, sidx, moof, mdat", found: "\(header.type)"))
+                }
+            case "styp":
+                if boxIndexInPart != 1 {
+                    findings.append(ValidationFinding(.error, file: name, location: "styp", rule: "brands: styp comes first in its segment",
+                                                      expected: "box 1", found: "box \(boxIndexInPart)"))
+                }
+                if claimsCMAF, var payload = try? MP4File.payload(source, header, path: BoxPath.root.appending("styp")),
+                   let styp = try? FileTypeBox(from: &payload, path: BoxPath.root.appending("styp")),
+                   !([styp.majorBrand] + styp.compatibleBrands).contains(where: { ["cmfs", "cmff", "cmfl", "cmfc"].contains($0) }) {
+                    findings.append(ValidationFinding(.warning, file: name, location: "styp", rule: "brands: a CMAF segment's styp",
+                                                      expected: "cmfs (or cmff, cmfl) among its brands",
+                                                      found: ([styp.majorBrand] + styp.compatibleBrands).map(\.description).joined(separator: ",")))
+                }
+            case "sidx":
+                let location = "sidx at byte \(offset - starts[part])"
+                do {
+                    let index = try SegmentIndex(from: try MP4File.payload(source, header, path: BoxPath.root.appending("sidx")), path: BoxPath.root.appending("sidx"))
+                    pendingSidx.append((location, part, index, header.end))
+                } catch {
+                    findings.append(ValidationFinding(.error, file: name, location: location, rule: "sidx", expected: "a readable sidx", found: "\(error)"))
+                }
+            case "moof":
+                moofInPart += 1
+                let location = "moof[\(moofInPart)]"
+                let payload: ByteReader
+                do { payload = try MP4File.payload(source, header, path: BoxPath.root.appending("moof")) } catch {
+                    findings.append(ValidationFinding(.error, file: name, location: location, rule: "moof", expected: "a readable moof", found: "\(error)"))
+                    break
+                }
+                checkFragmentBoxes(payload, location: location, name: name, trackID: track.id, severity: cmaf, progress: &progress,
+                                   trackRules: isTrackFile)
+                let runs: [FragmentRun]
+                do { runs = try parser.parse(moof: payload, moofOffset: header.offset, path: BoxPath.root.appending("moof")) } catch {
+                    findings.append(ValidationFinding(.error, file: name, location: location, rule: "moof", expected: "readable track runs", found: "\(error)"))
+                    break
+                }
+                progress.fragments += 1
+                let ours = runs.filter { $0.trackID == track.id }
+                if let first = ours.first {
+                    if let end = progress.decodeEnd, first.firstDecodeTime != end {
+                        findings.append(ValidationFinding(.error, file: name, location: "\(location)/traf/tfdt", rule: "tfdt continuity",
+                                                          expected: "\(end) (where the fragment before ended)", found: "\(first.firstDecodeTime)"))
+                    }
+                    if isMediaSegment, timings[part].firstDecodeTime == nil { timings[part].firstDecodeTime = first.firstDecodeTime }
+                }
+                var duration: Int64 = 0
+                for run in ours {
+                    duration = duration.saturatingAdding(run.duration)
+                    checkSamples(run, location: "\(location)/traf/trun", part: part, name: name, progress: &progress)
+                }
+                if let first = ours.first { progress.decodeEnd = first.firstDecodeTime.saturatingAdding(duration) }
+                timings[part].duration = timings[part].duration.saturatingAdding(duration)
+                timings[part].sampleCount += ours.reduce(0) { $0 + $1.sampleCount }
+                timings[part].fragmentCount += 1
+                pendingMoof = (header, ours, location)
+            case "mdat":
+                if let moof = pendingMoof {
+                    for run in moof.runs where run.sampleCount > 0 {
+                        let end = run.dataOffset.saturatingAdding(run.byteCount)
+                        if run.dataOffset < header.payloadOffset || end > min(header.end, source.byteCount) {
+                            findings.append(ValidationFinding(.error, file: name, location: "\(moof.location)/traf/trun", rule: "samples inside the mdat that follows",
+                                                              expected: "bytes \(header.payloadOffset - starts[part])..<\(min(header.end, source.byteCount) - starts[part])",
+                                                              found: "bytes \(run.dataOffset - starts[part])..<\(end - starts[part])"))
+                        }
+                    }
+                    let start = moof.header.offset
+                    let time = moof.runs.first?.firstDecodeTime ?? 0
+                    fragmentSpans.append((start, header.end, time, moof.runs.reduce(Int64(0)) { $0.saturatingAdding($1.duration) }))
+                    pendingMoof = nil
+                }
+            default:
+                break
+            }
+            if header.end > source.byteCount { break }
+            offset = header.end
+        }
+        if let moof = pendingMoof {
+            findings.append(ValidationFinding(.error, file: parts[currentPart].name, location: moof.location, rule: "moof followed by its mdat",
+                                              expected: "mdat", found: "the end of the segment"))
+        }
+        for sidx in pendingSidx {
+            checkSegmentIndex(sidx.index, location: sidx.location, name: parts[sidx.part].name, end: sidx.end, trackID: track.id,
+                              timescale: track.timescale, spans: fragmentSpans)
+        }
+        checkEnd(progress, parts: parts, track: track)
+        segments = parts.count == 1 ? timings : Array(timings.dropFirst())
+    }
+
+    /// `mfhd`, the `traf` count and `tfhd`/`tfdt`/`trun` flags of one `moof`.
+    private mutating func checkFragmentBoxes(_ payload: ByteReader, location: String, name: String, trackID: UInt32,
+                                             severity: ValidationFinding.Severity, progress: inout Progress, trackRules: Bool) {
+        var sequence: UInt32?
+        var trafs = 0
+        guard var children = try? BoxIterator(payload, path: BoxPath.root.appending("moof")) else { return }
+        while let child = try? children.next() {
+            switch child.header.type {
+            case "mfhd":
+                var reader = child.payload
+                if (try? FullBoxHeader.parse(from: &reader, path: child.path)) != nil { sequence = try? reader.readUInt32() }
+            case "traf" where trackRules:
+                trafs += 1
+                checkTrackFragment(child.payload, path: child.path, location: "\(location)/traf", name: name, trackID: trackID, severity: severity)
+            default:
+                break
+            }
+        }
+        if let sequence {
+            if let previous = progress.sequenceNumber, sequence <= previous {
+                findings.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd sequence_number increases",
+                                                  expected: "more than \(previous)", found: "\(sequence)"))
+            }
+            progress.sequenceNumber = sequence
+        } else {
+            findings.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd present",
+                                              expected: "an mfhd", found: "none"))
+        }
+        if trackRules && trafs != 1 {
+            findings.append(ValidationFinding(.error, file: name, location: location, rule: "one track per fragment",
+                                              expected: "1 traf", found: "\(trafs)"))
+        }
+    }
+
+    private mutating func checkTrackFragment(_ payload: ByteReader, path: BoxPath, location: String, name: String, trackID: UInt32,
+                                             severity: ValidationFinding.Severity) {
+        guard var children = try? BoxIterator(payload, path: path) else { return }
+        var tfdt = false
+        var tfhd = false
+        while let child = try? children.next() {
+            var reader = child.payload
+            switch child.header.type {
+            case "tfhd":
+                tfhd = true
+                guard let full = try? FullBoxHeader.parse(from: &reader, path: child.path), let id = try? reader.readUInt32() else { continue }
+                if id != trackID {
+                    findings.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "one track per fragment: the init's track",
+                                                      expected: "track_ID \(trackID)", found: "\(id)"))
+                }
+                if full.flags & 0x01 != 0 {
+                    findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: no base_data_offset",
+                                                      expected: "base-data-offset-present 0", found: "1"))
+                }
+                if full.flags & 0x02_0000 == 0 {
+                    findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: default-base-is-moof",
+                                                      expected: "1", found: "0"))
+                }
+            case "tfdt":
+                tfdt = true
+            case "trun":
+                guard let full = try? FullBoxHeader.parse(from: &reader, path: child.path) else { continue }
+                if full.flags & 0x01 == 0 {
+                    findings.append(ValidationFinding(severity, file: name, location: "\(location)/trun", rule: "CMAF: trun data_offset",
+                                                      expected: "data-offset-present 1", found: "0"))
+                }
+            default:
+                break
+            }
+        }
+        if !tfhd {
+            findings.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "tfhd present", expected: "a tfhd", found: "none"))
+        }
+        if !tfdt {
+            findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfdt", rule: "CMAF: tfdt present",
+                                              expected: "a tfdt", found: "none"))
+        }
+    }
+
+    /// Whole frames: every sample one frame long, but the sequence's last.
+    private mutating func checkSamples(_ run: FragmentRun, location: String, part: Int, name: String, progress: inout Progress) {
+        guard let frame = track?.frameDuration, frame > 0 else { return }
+        var time = run.firstDecodeTime
+        for i in 0..<run.sampleCount {
+            let duration = Int64(run.durations?[i] ?? run.defaultDuration)
+            let size = run.sizes?[i] ?? run.defaultSize
+            // The sample before this one was not the last: it had to be a whole frame.
+            if let last = progress.lastSample, last.duration != frame {
+                findings.append(ValidationFinding(.error, file: partNames[last.part], location: last.location,
+                                                  rule: "whole frames: a sample lasts one frame (but the last)",
+                                                  expected: "\(frame)", found: "\(last.duration)"))
+            }
+            if size == 0 {
+                findings.append(ValidationFinding(.error, file: name, location: "\(location) sample \(i + 1)", rule: "whole frames: no empty sample",
+                                                  expected: "an AAC frame's bytes", found: "0 bytes"))
+            }
+            time = time.saturatingAdding(duration)
+            progress.lastSample = (part, "\(location) sample \(i + 1)", duration, time)
+            progress.samplesSeen += 1
+        }
+    }
+
+    /// The sequence's last sample: at most a frame; when short, it ends at the valid length.
+    private mutating func checkEnd(_ progress: Progress, parts: [Part], track: MP4Track) {
+        guard let last = progress.lastSample, let summary = self.track, let frame = summary.frameDuration else { return }
+        let name = parts[last.part].name
+        if last.duration > frame || last.duration <= 0 {
+            findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "whole frames: the last sample at most a frame",
+                                              expected: "1…\(frame)", found: "\(last.duration)"))
+        }
+        guard let valid = summary.validLength, segments.first?.firstDecodeTime ?? 0 == 0 || parts.count == 1 else { return }
+        let presentedEnd = summary.priming.saturatingAdding(valid)
+        if last.duration < frame && last.end != presentedEnd {
+            findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "short last sample against the valid length",
+                                              expected: "the samples to end at \(presentedEnd) (the edit's end)", found: "\(last.end)"))
+        } else if last.end < presentedEnd {
+            findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "the samples cover the valid length",
+                                              expected: "the samples to end at \(presentedEnd) or later (the edit's end)", found: "\(last.end)"))
+        }
+    }
+
+    /// `sidx` against the fragments it indexes.
+    private mutating func checkSegmentIndex(_ index: SegmentIndex, location: String, name: String, end: Int64, trackID: UInt32, timescale: Int,
+                                            spans: [(start: Int64, end: Int64, decodeTime: Int64, duration: Int64)]) {
+        if index.referenceID != trackID {
+            findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx reference_ID", expected: "\(trackID)", found: "\(index.referenceID)"))
+        }
+        guard index.timescale > 0 else {
+            findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx timescale", expected: "more than 0", found: "0"))
+            return
+        }
+        if Int(index.timescale) != timescale {
+            findings.append(ValidationFinding(.warning, file: name, location: "\(location)", rule: "sidx timescale", expected: "\(timescale) (the track's)", found: "\(index.timescale)"))
+        }
+        func scaled(_ value: Int64) -> Int64 { Int64(saturating: Double(value) * Double(index.timescale) / Double(max(timescale, 1))) }
+        // Writers differ on whether the index's times are decode times (FFmpeg) or presentation
+        // times after the edit that skips the priming (14496-12's "earliest presentation
+        // time"): either is taken.
+        let skip = self.track?.priming ?? 0
+        func presented(_ time: Int64) -> Int64 { max(0, time.saturatingSubtracting(skip)) }
+        var position = end.saturatingAdding(Int64(clamping: index.firstOffset))
+        if let first = spans.first(where: { $0.start >= position }), first.start == position {
+            let time = Int64(clamping: index.earliestPresentationTime)
+            if time != scaled(first.decodeTime) && time != scaled(presented(first.decodeTime)) {
+                findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx earliest_presentation_time",
+                                                  expected: "\(scaled(first.decodeTime)) (the next fragment's tfdt) or \(scaled(presented(first.decodeTime))) (after the edit)",
+                                                  found: "\(index.earliestPresentationTime)"))
+            }
+        }
+        for (number, reference) in index.references.enumerated() {
+            let rangeEnd = position.saturatingAdding(Int64(reference.size))
+            defer { position = rangeEnd }
+            // A reference to another sidx (a hierarchical index) is checked by that sidx.
+            guard !reference.isIndex else { continue }
+            let covered = spans.filter { $0.start >= position && $0.end <= rangeEnd }
+            let duration = covered.reduce(Int64(0)) { $0.saturatingAdding($1.duration) }
+            if covered.first?.start != position || covered.last?.end != rangeEnd {
+                findings.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx referenced_size",
+                                                  expected: "a size that ends at a fragment's end", found: "\(reference.size) bytes from byte \(position)"))
+            } else if let start = covered.first?.decodeTime {
+                let afterEdit = presented(start.saturatingAdding(duration)) - presented(start)
+                if Int64(reference.duration) != scaled(duration) && Int64(reference.duration) != scaled(afterEdit) {
+                    findings.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx subsegment_duration",
+                                                      expected: "\(scaled(duration)) (the fragments' samples) or \(scaled(afterEdit)) (after the edit)",
+                                                      found: "\(reference.duration)"))
+                }
+            }
+        }
+    }
+}
+
+/// `sidx` (ISO/IEC 14496-12, 8.16.3 SegmentIndexBox): where each subsegment of a segment lies
+/// and how long it lasts.
+public struct SegmentIndex: Sendable, Hashable {
+    /// One reference.
+    public struct Reference: Sendable, Hashable {
+        /// `reference_type`: 1 when it points at another `sidx`.
+        public var isIndex: Bool
+        /// `referenced_size` in bytes.
+        public var size: UInt32
+        /// `subsegment_duration` in the index's timescale.
+        public var duration: UInt32
+        /// `starts_with_SAP`.
+        public var startsWithSAP: Bool
+    }
+
+    /// `reference_ID`.
+    public var referenceID: UInt32
+    /// `timescale`.
+    public var timescale: UInt32
+    /// `earliest_presentation_time`.
+    public var earliestPresentationTime: UInt64
+    /// `first_offset`: bytes from the end of this box to the first referenced byte.
+    public var firstOffset: UInt64
+    /// The references.
+    public var references: [Reference]
+
+    /// Parses the payload of a `sidx`.
+    public init(from payload: ByteReader, path: BoxPath) throws(MP4Error) {
+        var reader = payload
+        let full = try FullBoxHeader.parse(from: &reader, path: path)
+        (referenceID, timescale, earliestPresentationTime, firstOffset) = try MP4Error.reading(path) {
+            () throws(BinaryReadError) -> (UInt32, UInt32, UInt64, UInt64) in
+            let id = try reader.readUInt32()
+            let scale = try reader.readUInt32()
+            let time = full.version == 0 ? UInt64(try reader.readUInt32()) : try reader.readUInt64()
+            let offset = full.version == 0 ? UInt64(try reader.readUInt32()) : try reader.readUInt64()
+            return (id, scale, time, offset)
+        }
+        let count = try MP4Error.reading(path) { () throws(BinaryReadError) -> UInt16 in
+            try reader.skip(2)
+            return try reader.readUInt16()
+        }
+        try reader.checkTable(count: UInt32(count), entrySize: 12, path: path, field: "reference_count")
+        var references: [Reference] = []
+        references.reserveCapacity(Int(count))
+        try MP4Error.reading(path) { () throws(BinaryReadError) in
+            for _ in 0..<count {
+                let word = try reader.readUInt32()
+                let duration = try reader.readUInt32()
+                let sap = try reader.readUInt32()
+                references.append(Reference(isIndex: word >> 31 == 1, size: word & 0x7FFF_FFFF, duration: duration, startsWithSAP: sap >> 31 == 1))
+            }
+        }
+        self.references = references
+    }
+}
