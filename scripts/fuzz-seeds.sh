@@ -305,6 +305,11 @@ mp4)
     printf ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=100\ntitle=A\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=100\nEND=300\ntitle=B\n' > "$work/chapters.txt"
     ffmpeg -nostdin -v error -y "${src[@]}" -i "$work/chapters.txt" -map 0 -map_chapters 1 -c:a aac -b:a 16k "$dir/aac-chapters.m4a"
     ffmpeg -nostdin -v error -y -f lavfi -i "testsrc=size=32x32:rate=5:duration=0.4" "${src[@]}"         -c:v libx264 -preset ultrafast -g 2 -bf 1 -c:a aac -b:a 16k -shortest "$dir/h264-aac.mp4"
+    # A CMAF track as validate reads it: FFmpeg's HLS init segment and media segments (styp,
+    # sidx, moof, mdat) end to end.
+    mkdir -p "$work/hls"
+    ffmpeg -nostdin -v error -y "${src[@]}" -c:a aac -b:a 16k -f hls -hls_segment_type fmp4 -hls_time 0.1 "$work/hls/index.m3u8"
+    cat "$work/hls/init.mp4" "$work/hls/index0.m4s" "$work/hls/index1.m4s" > "$dir/cmaf-sequence.mp4"
     if [[ -d $corpus ]]; then
         find "$corpus" -type f \( -name '*.mp4' -o -name '*.m4a' \) -size -32k -exec cp -f {} "$dir/" \;
         chmod u+w "$dir"/*

@@ -337,6 +337,20 @@ extension FuzzTarget {
         for finding in GaplessValidation.findings(in: file, name: "fuzz") {
             precondition(finding.file == "fuzz" && !finding.rule.isEmpty, "a finding without its file or rule")
         }
+        // The fragment rules, over the file as one part and split in two at its first moof (an
+        // init segment and a media segment): findings and timings, never a trap.
+        let split = file.topLevelBoxes.first { $0.type == "moof" }.map(\.offset) ?? Int64(data.count)
+        let partings: [[SegmentSequenceValidation.Part]] = [
+            [.init(name: "fuzz", byteCount: Int64(data.count))],
+            [.init(name: "init", byteCount: split), .init(name: "segment", byteCount: Int64(data.count) - split)],
+        ]
+        for parts in partings {
+            if let sequence = try? SegmentSequenceValidation(source: source, parts: parts) {
+                precondition(sequence.findings.allSatisfy { !$0.rule.isEmpty && parts.map(\.name).contains($0.file) }, "a finding that names no part")
+                precondition(sequence.segments.count == max(1, parts.count - 1), "a timing per media segment")
+                precondition(sequence.segments.allSatisfy { $0.duration >= 0 && $0.sampleCount >= 0 }, "a negative timing")
+            }
+        }
         for track in file.tracks where track.damage == nil {
             _ = try? track.formatDescription()
             _ = track.mediaEdit

@@ -6,30 +6,38 @@ import Foundation
 #endif
 import KeyFrameKit
 
-/// `keyframe validate PATH… [--json]`: checks what a file says about its gapless playback.
+/// `keyframe validate PATH… [--json]`: the gapless signals and packaging rules of an M4A/MP4, a
+/// CMAF segment sequence, an HLS playlist, a DASH MPD, or a directory of them.
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check an M4A/MP4/M4B's gapless signals against each other (issue 21, first part).",
+        abstract: "Check the gapless signals and packaging rules of an M4A/MP4, CMAF segments, an HLS playlist or a DASH MPD.",
         discussion: """
-            For each AAC track: the edit list against iTunSMPB (the priming and the valid length \
-            agree), a track whose priming is not signalled at all (an edit starting at 0, or none, \
-            and no iTunSMPB: the priming will be heard), and a last sample shorter than a frame \
-            against the valid length. Each finding names the file, the box path or tag, the rule, \
-            what was expected and what was found, as an error or a warning. Exit status 0 without \
-            errors, 1 with errors, 2 when a path cannot be read as MP4. CMAF segment sequences, \
-            HLS playlists and DASH MPDs are not checked yet (exit 2, said so).
+            A PATH is an M4A/MP4/M4B, an init segment followed by its media segments (validate \
+            init.mp4 seg-*.m4s), an HLS playlist (master or media, low-latency parts included), \
+            a DASH MPD, or a directory (its master playlist, or every playlist, and every MPD). \
+            Checked: the edit list against iTunSMPB, unsignalled priming (a warning), a short \
+            last sample against the valid length; ISO BMFF and CMAF rules (ftyp, mvex, one traf \
+            per moof, mfhd order, tfdt continuity, tfhd/trun addressing, whole AAC frames, \
+            styp, sidx); each EXTINF, part DURATION and DASH S@d against its segment's trun \
+            durations, the MPD's presentationTimeOffset against the init's edit; RFC 8216 \
+            (target duration, version, ENDLIST, BANDWIDTH against the peak segment bit rate, \
+            CODECS against the sample entry, renditions alike) and low-latency HLS (part \
+            targets, PART-HOLD-BACK, preload hints, blocking reload). Each finding names the \
+            file, the box path, line or element, the rule, what was expected and what was \
+            found, as an error or a warning. Exit status 0 without errors, 1 with errors, 2 when \
+            a path cannot be read at all.
             """
     )
 
-    @Argument(help: "The .m4a/.mp4/.m4b files to check.")
+    @Argument(help: "The files, segment sequences (init first), playlists, MPDs or directories to check.")
     var paths: [String]
 
     @Flag(help: "Print one JSON object per finding (severity, file, location, rule, expected, found), a line each.")
     var json = false
 
     func validate() throws {
-        guard !paths.isEmpty else { throw ValidationError("give at least one file to check") }
+        guard !paths.isEmpty else { throw ValidationError("give at least one path to check") }
     }
 
     func run() throws {

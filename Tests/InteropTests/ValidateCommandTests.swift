@@ -58,3 +58,79 @@ import TestSupport
         #expect(unreadable.status == 2 && unreadable.standardError.contains("not an MP4"), "\(unreadable.standardError)")
     }
 }
+
+/// Issue 21, items 1–3: CMAF sequences, HLS playlists and DASH MPDs, ours and FFmpeg's.
+extension ValidateCommandTests {
+    static func lines(_ run: ExternalTool.Result) -> [String] { run.standardOutput.split(separator: "\n").map(String.init) }
+
+    @Test func ourPackagesAndLaddersSayNothing() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 48000, channels: 2, seconds: 7, to: wav)
+        let single = directory.appendingPathComponent("single").path
+        let ladder = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", single, "--segment-duration", "2", "--dash"])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", ladder, "--bitrates", "48k,96k", "--segment-duration", "2", "--dash"])
+        let segments = try FileManager.default.contentsOfDirectory(atPath: single).filter { $0.hasSuffix(".m4s") }.sorted().map { single + "/" + $0 }
+        let paths = [single, single + "/index.m3u8", single + "/manifest.mpd", single + "/init.mp4"] + segments
+            + [ladder, ladder + "/master.m3u8", ladder + "/manifest.mpd"]
+        let run = try Self.validate(paths)
+        #expect(run.status == 0 && Self.lines(run) == [single, single + "/index.m3u8", single + "/manifest.mpd", single + "/init.mp4",
+                                                       ladder, ladder + "/master.m3u8", ladder + "/manifest.mpd"].map { "\($0): ok" },
+                "\(run.standardOutput)\(run.standardError)")
+    }
+
+    /// FFmpeg 5.1's HLS: its init signals no priming (a warning), and when its last segment
+    /// holds one trimmed sample, the last EXTINF says a whole frame (an error, the issue's own
+    /// example). Its DASH: clean (the first segment shortened by the priming, no offset).
+    @Test func ffmpegsHLSAndDASHFindings() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 383744 samples: FFmpeg's last HLS segment is one sample of 768.
+        let source = ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=f=440:r=48000", "-af", "atrim=end_sample=383744", "-ac", "2",
+                      "-c:a", "aac", "-b:a", "128k"]
+        let hls = directory.appendingPathComponent("hls")
+        let dash = directory.appendingPathComponent("dash")
+        for folder in [hls, dash] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
+        try ExternalTool.succeed("ffmpeg", source + ["-f", "hls", "-hls_segment_type", "fmp4", "-hls_time", "2", "-hls_playlist_type", "vod",
+                                                     hls.path + "/index.m3u8"])
+        try ExternalTool.succeed("ffmpeg", source + ["-f", "dash", "-seg_duration", "2", dash.path + "/manifest.mpd"])
+        let run = try Self.validate([hls.path + "/index.m3u8"], json: true)
+        #expect(run.status == 1, "\(run.standardError)")
+        let objects = run.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+        }
+        #expect(objects.count == 2, "\(objects)")
+        #expect(objects.contains { $0["severity"] == "warning" && $0["rule"] == "encoder priming not signalled" && $0["file"]?.hasSuffix("init.mp4") == true },
+                "\(objects)")
+        #expect(objects.contains { $0["severity"] == "error" && $0["rule"] == "EXTINF against the trun sample durations"
+                                   && $0["found"] == "0.021333 s" && $0["expected"]?.hasPrefix("0.016000 s (768 / 48000") == true }, "\(objects)")
+        let clean = try Self.validate([dash.path + "/manifest.mpd"])
+        #expect(clean.status == 0 && Self.lines(clean) == ["\(dash.path)/manifest.mpd: ok"], "\(clean.standardOutput)\(clean.standardError)")
+    }
+
+    /// The corpus's CMAF track (its sidx in presentation time, after the edit) is clean; a
+    /// media segment alone cannot be checked (exit 2); a fragmented movie of two tracks is held
+    /// to the ISO BMFF rules, not CMAF's.
+    @Test func corpusSegmentsAndWhatCannotBeChecked() throws {
+        let initSegment = try CorpusTests.corpusFile("cmaf_multi-segment_audio_init.mp4")
+        let first = try CorpusTests.corpusFile("cmaf_multi-segment_audio_1.m4s")
+        let second = try CorpusTests.corpusFile("cmaf_multi-segment_audio_2.m4s")
+        let run = try Self.validate([initSegment, first, second])
+        #expect(run.status == 0 && Self.lines(run) == ["\(initSegment): ok"], "\(run.standardOutput)\(run.standardError)")
+        let alone = try Self.validate([first])
+        #expect(alone.status == 2 && alone.standardError.contains("give its init segment before it"), "\(alone.standardError)")
+        // Out of order: tfdt jumps back, mfhd goes down.
+        let swapped = try Self.validate([initSegment, second, first])
+        #expect(swapped.status == 1 && swapped.standardOutput.contains("tfdt continuity")
+                && swapped.standardOutput.contains("mfhd sequence_number increases"), "\(swapped.standardOutput)")
+        let fragmented = try CorpusTests.corpusFile("mp4_sample_fragmented.mp4")
+        let movie = try Self.validate([fragmented])
+        #expect(movie.status == 0 && !movie.standardOutput.contains("one track per fragment") && !movie.standardOutput.contains("CMAF"),
+                "\(movie.standardOutput)")
+        // Damage a player steps over is an error here.
+        let long = try Self.validate([try CorpusTests.corpusFile("mp4_sample_mdat_too_long.mp4")])
+        #expect(long.status == 1 && long.standardOutput.contains("damage a reader steps over"), "\(long.standardOutput)")
+    }
+}

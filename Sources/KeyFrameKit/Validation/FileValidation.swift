@@ -124,7 +124,7 @@ public enum FileValidation {
         do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
-        guard file.fragmentCount > 0 else { return GaplessValidation.findings(in: file, name: path.string) }
+        guard file.fragmentCount > 0 else { return file.damageFindings(name: path.string) + GaplessValidation.findings(in: file, name: path.string) }
         return try sequence(initSegment: path, segments: []).findings
     }
 

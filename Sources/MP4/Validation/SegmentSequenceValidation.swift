@@ -105,6 +105,7 @@ public struct SegmentSequenceValidation: Sendable {
         let initName = parts.first?.name ?? "init"
         partNames = parts.map(\.name)
         claimsCMAF = file.fileType.map { ftyp in ([ftyp.majorBrand] + ftyp.compatibleBrands).contains { $0 == "cmfc" || $0 == "cmf2" } } ?? false
+        findings += file.damageFindings(name: initName)
         findings += GaplessValidation.findings(in: file, name: initName)
         guard let index = file.tracks.firstIndex(where: { $0.mediaType == .audio }) ?? file.tracks.indices.first else {
             findings.append(ValidationFinding(.error, file: initName, location: "moov", rule: "a track", expected: "one trak", found: "none"))
@@ -147,12 +148,22 @@ public struct SegmentSequenceValidation: Sendable {
             frame = Int64(exactly: (Double(format.framesPerPacket) * Double(track.timescale) / Double(format.sampleRate)).rounded())
         }
         let edit = track.mediaEdit
+        // The valid length: the edit's duration, or (an edit of segment_duration 0, as CMAF's
+        // offset edit list is) iTunSMPB's, in media units.
+        var validLength = track.editedMediaDuration(movieTimescale: file.movieTimescale)
+        if validLength == nil, let format, format.sampleRate > 0 {
+            let movieTags = file.userData.flatMap { try? MetadataTags.parse(udta: $0, path: BoxPath(components: ["moov", "udta"])) }
+            let trackTags = track.userData.flatMap { try? MetadataTags.parse(udta: $0, path: track.path) }
+            if let gapless = trackTags?.gapless ?? movieTags?.gapless, gapless.originalSampleCount > 0 {
+                validLength = Int64(exactly: (Double(gapless.originalSampleCount) * Double(track.timescale) / Double(format.sampleRate)).rounded())
+            }
+        }
         return TrackSummary(trackID: track.id, timescale: track.timescale, sampleEntryType: track.sampleEntry?.type ?? "none",
                             codecs: track.sampleEntry?.codecsParameter, sampleRate: format?.sampleRate,
                             channelCount: format.map(\.channelCount).flatMap { $0 > 0 ? $0 : nil } ?? track.sampleEntry?.audio?.channelCount,
                             audioObjectType: asc.map { Int($0.audioObjectType.rawValue) }, frameDuration: frame,
                             priming: edit?.mediaTime ?? 0,
-                            validLength: track.editedMediaDuration(movieTimescale: file.movieTimescale))
+                            validLength: validLength)
     }
 
     private mutating func checkHeader(_ file: MP4File, trackIndex: Int, name: String) {

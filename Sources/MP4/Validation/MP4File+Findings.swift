@@ -1,0 +1,20 @@
+public import MediaCore
+
+extension MP4File {
+    /// The damage the reader stepped over (``damage``, and each track's
+    /// ``MP4Track/damage``) as `keyframe validate` findings, errors all: a player plays through
+    /// it, but a writer should not have made it. The location is the byte offset where known.
+    public func damageFindings(name: String) -> [ValidationFinding] {
+        var findings = damage.map { event in
+            ValidationFinding(.error, file: name, location: event.offset.map { "byte \($0)" } ?? "the file", rule: "damage a reader steps over",
+                              expected: "a well-formed file", found: event.message)
+        }
+        for (index, track) in tracks.enumerated() {
+            // The file's damage names most broken tracks already.
+            guard let event = track.damage, !damage.contains(where: { $0.message.contains(event.message) }) else { continue }
+            findings.append(ValidationFinding(.error, file: name, location: "moov/trak[\(index + 1)]", rule: "damage a reader steps over",
+                                              expected: "a track that can be read", found: event.message))
+        }
+        return findings
+    }
+}
