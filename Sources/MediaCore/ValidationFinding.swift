@@ -36,4 +36,23 @@ public struct ValidationFinding: Sendable, Hashable, Codable, CustomStringConver
     public var description: String {
         "\(file): \(severity.rawValue): \(location): \(rule): expected \(expected), found \(found)"
     }
+
+    /// One finding per file and rule, the first, its ``found`` saying how many more there were:
+    /// a rule broken in every fragment or on every line is one finding, not a thousand.
+    public static func collapsingRepeats(_ findings: [ValidationFinding]) -> [ValidationFinding] {
+        var kept: [ValidationFinding] = []
+        var position: [String: Int] = [:]
+        var more: [Int: Int] = [:]
+        for finding in findings {
+            let key = finding.file + "\u{0}" + finding.rule
+            if let index = position[key] {
+                more[index, default: 0] += 1
+            } else {
+                position[key] = kept.count
+                kept.append(finding)
+            }
+        }
+        for (index, count) in more { kept[index].found += " (and \(count) more like it in this file)" }
+        return kept
+    }
 }

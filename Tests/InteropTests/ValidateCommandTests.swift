@@ -134,3 +134,97 @@ extension ValidateCommandTests {
         #expect(long.status == 1 && long.standardOutput.contains("damage a reader steps over"), "\(long.standardOutput)")
     }
 }
+
+extension ValidateCommandTests {
+    /// Each playlist and MPD rule, broken by one edit of a ladder we packaged, is named — with
+    /// its severity, the file and the line or element — and nothing else is.
+    @Test func brokenPlaylistsAndManifestsAreNamed() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 48000, channels: 2, seconds: 7, to: wav)
+        let ladder = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", ladder, "--bitrates", "32k,96k", "--segment-duration", "2", "--dash"])
+        let master = try String(contentsOfFile: ladder + "/master.m3u8", encoding: .utf8)
+        let media = try String(contentsOfFile: ladder + "/32k/index.m3u8", encoding: .utf8)
+        let mpd = try String(contentsOfFile: ladder + "/manifest.mpd", encoding: .utf8)
+
+        /// Writes `text` as `name` in the ladder, validates it, and returns its findings as
+        /// (severity, rule, location) with the exit status.
+        func findings(_ name: String, _ text: String) throws -> (status: Int32, found: [[String: String]], said: String) {
+            let path = ladder + "/" + name
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let run = try Self.validate([path], json: true)
+            return (run.status, run.standardOutput.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+            }, run.standardError)
+        }
+        func expectOnly(_ name: String, _ text: String, _ severity: String, _ rule: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let (status, found, _) = try findings(name, text)
+            #expect(found.count == 1 && found.first?["severity"] == severity && found.first?["rule"] == rule, "\(name): \(found)",
+                    sourceLocation: sourceLocation)
+            #expect(status == (severity == "error" ? 1 : 0), "\(name): exit \(status)", sourceLocation: sourceLocation)
+        }
+
+        // Media playlists (beside the 32k rendition's files).
+        let first = media.components(separatedBy: "#EXTINF:").dropFirst().first?.prefix { $0 != "," } ?? ""
+        try expectOnly("32k/short-target.m3u8", media.replacingOccurrences(of: #"#EXT-X-TARGETDURATION:\d+"#, with: "#EXT-X-TARGETDURATION:1", options: .regularExpression),
+                       "error", "EXTINF rounded at most EXT-X-TARGETDURATION (RFC 8216 4.3.3.1)")
+        try expectOnly("32k/old-version.m3u8", media.replacingOccurrences(of: "#EXT-X-VERSION:7", with: "#EXT-X-VERSION:3"),
+                       "error", "EXT-X-VERSION for the tags used (RFC 8216 7)")
+        try expectOnly("32k/open-vod.m3u8", media.replacingOccurrences(of: "#EXT-X-ENDLIST\n", with: ""),
+                       "error", "a VOD playlist is ended (RFC 8216 4.3.3.5, 6.2.1)")
+        try expectOnly("32k/long-extinf.m3u8", media.replacingOccurrences(of: "#EXTINF:\(first),", with: "#EXTINF:\(Double(first)! + 0.0213),"),
+                       "error", "EXTINF against the trun sample durations")
+        // The master: BANDWIDTH under the peak, CODECS that are not the sample entry's.
+        let lowered = master.replacingOccurrences(of: #"BANDWIDTH=(\d+),AVERAGE"#, with: "BANDWIDTH=1000,AVERAGE", options: .regularExpression)
+        let (lowStatus, low, _) = try findings("low.m3u8", lowered)
+        #expect(lowStatus == 1 && low.count == 1 && low.allSatisfy { $0["rule"] == "BANDWIDTH at least the peak segment bit rate (RFC 8216 4.3.4.2)" }, "\(low)")
+        let (codecStatus, codecs, _) = try findings("codecs.m3u8", master.replacingOccurrences(of: "mp4a.40.2", with: "mp4a.40.5"))
+        #expect(codecStatus == 1 && codecs.count == 1 && codecs.allSatisfy { $0["rule"] == "CODECS against the sample entry (RFC 8216 4.3.4.2)"
+                                                                              && $0["expected"]?.hasPrefix("mp4a.40.2") == true }, "\(codecs)")
+        // The MPD: an offset that disagrees with the edit, a duration that is not the segment's,
+        // a codec and a rate that are not the init's.
+        try expectOnly("offset.mpd", mpd.replacingOccurrences(of: #"presentationTimeOffset="1024""#, with: #"presentationTimeOffset="0""#),
+                       "error", "presentationTimeOffset against the init's edit (23009-1 5.3.9.2)")
+        let (rateStatus, rate, _) = try findings("rate.mpd", mpd.replacingOccurrences(of: #"audioSamplingRate="48000""#, with: #"audioSamplingRate="44100""#))
+        #expect(rateStatus == 1 && rate.count == 1 && rate.allSatisfy { $0["rule"] == "@audioSamplingRate against the AudioSpecificConfig" }, "\(rate)")
+        let (dStatus, d, dSaid) = try findings("duration.mpd", mpd.replacingOccurrences(of: ##"<S t="0" d=""##, with: ##"<S t="0" d="1"##))
+        #expect(dStatus == 1 && d.contains { $0["rule"] == "S@d against the trun sample durations (23009-1 5.3.9.6)" }, "\(dStatus): \(d) \(dSaid)")
+    }
+
+    /// Low-latency rules on a playlist of parts: a part over the target, a hold-back under two
+    /// part targets, a preload hint in an ended playlist.
+    @Test func lowLatencyRulesAreNamed() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let text = """
+            #EXTM3U
+            #EXT-X-VERSION:7
+            #EXT-X-TARGETDURATION:2
+            #EXT-X-SERVER-CONTROL:CAN-BLOCK-RELOAD=YES,PART-HOLD-BACK=0.9
+            #EXT-X-PART-INF:PART-TARGET=0.5
+            #EXT-X-PART:DURATION=0.6,URI="a.1.m4s",INDEPENDENT=YES
+            #EXT-X-PART:DURATION=0.2,URI="a.2.m4s"
+            #EXT-X-PART:DURATION=0.5,URI="a.3.m4s"
+            #EXTINF:1.3,
+            a.m4s
+            #EXT-X-PRELOAD-HINT:TYPE=PART,URI="b.1.m4s"
+            #EXT-X-ENDLIST
+
+            """
+        let path = directory.appendingPathComponent("ll.m3u8").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        let run = try Self.validate([path], json: true)
+        let found = run.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String] }
+        let rules = Set(found.map { $0["rule"] ?? "" })
+        #expect(run.status == 1, "\(run.standardOutput)")
+        for rule in ["PART-HOLD-BACK at least twice the part target (rfc8216bis 4.4.3.8)", "a part at most PART-TARGET (rfc8216bis 4.4.4.9)",
+                     "a part at least 85 % of PART-TARGET (rfc8216bis 4.4.4.9)", "no preload hint in an ended playlist (rfc8216bis 4.4.5.3)",
+                     "segments checked: fMP4 with EXT-X-MAP"] {
+            #expect(rules.contains(rule), "\(rule) in \(rules)")
+        }
+        #expect(found.first { $0["rule"] == "a part at least 85 % of PART-TARGET (rfc8216bis 4.4.4.9)" }?["location"] == "line 7 EXT-X-PART", "\(found)")
+    }
+}

@@ -189,24 +189,20 @@ public enum DASHValidation {
                     "\(template.presentationTimeOffset + offset) (S@t less it is the segments' tfdt less the edit's media_time \(track.priming))",
                     "\(template.presentationTimeOffset)", nil)
             } else {
-                var reported = 0
                 for entry in checked {
                     let mpdStart = entry.segment.time.saturatingSubtracting(template.presentationTimeOffset)
                     let clampedFirst = entry.start < 0 && mpdStart == 0 && entry.segment.duration == entry.duration.saturatingAdding(entry.start)
-                    if !clampedFirst && abs(mpdStart - entry.start) > tolerance, reported < 3 {
-                        reported += 1
+                    if !clampedFirst && abs(mpdStart - entry.start) > tolerance {
                         add(.error, "S@t against tfdt and the edit (23009-1 5.3.9.6)",
                             "t=\(entry.start.saturatingAdding(template.presentationTimeOffset)) (tfdt less the edit's media_time, plus presentationTimeOffset)",
                             "t=\(entry.segment.time)", "segment \(entry.index + 1) (number \(entry.segment.number))")
                     }
                 }
             }
-            var reported = 0
             for entry in checked {
                 let mpdStart = entry.segment.time.saturatingSubtracting(template.presentationTimeOffset)
                 let clampedFirst = entry.start < 0 && mpdStart == 0 && entry.segment.duration == entry.duration.saturatingAdding(entry.start)
-                if !clampedFirst && abs(entry.segment.duration - entry.duration) > tolerance, reported < 3 {
-                    reported += 1
+                if !clampedFirst && abs(entry.segment.duration - entry.duration) > tolerance {
                     add(.error, "S@d against the trun sample durations (23009-1 5.3.9.6)",
                         "d=\(entry.duration)", "d=\(entry.segment.duration)", "segment \(entry.index + 1) (number \(entry.segment.number))")
                 }

@@ -57,7 +57,7 @@ public enum FileValidation {
             let path = paths[index]
             index += 1
             func report(_ body: () throws(PipelineError) -> [ValidationFinding]) -> Report {
-                do { return Report(path: path.string, findings: try body()) } catch { return Report(path: path.string, findings: [], error: error) }
+                do { return Report(path: path.string, findings: ValidationFinding.collapsingRepeats(try body())) } catch { return Report(path: path.string, findings: [], error: error) }
             }
             switch input(at: path) {
             case .movie:

@@ -116,26 +116,7 @@ public struct SegmentSequenceValidation: Sendable {
         track = Self.summary(of: trak, in: file)
         checkHeader(file, trackIndex: index, name: initName)
         try walk(source: source, parts: parts, file: file, track: trak)
-        findings = Self.collapsingRepeats(findings)
-    }
-
-    /// One finding per file and rule: the first, its `found` saying how many more there were
-    /// (a rule broken in every fragment is one line, not a thousand).
-    static func collapsingRepeats(_ findings: [ValidationFinding]) -> [ValidationFinding] {
-        var kept: [ValidationFinding] = []
-        var position: [String: Int] = [:]
-        var more: [Int: Int] = [:]
-        for finding in findings {
-            let key = finding.file + "\u{0}" + finding.rule
-            if let index = position[key] {
-                more[index, default: 0] += 1
-            } else {
-                position[key] = kept.count
-                kept.append(finding)
-            }
-        }
-        for (index, count) in more { kept[index].found += " (and \(count) more like it in this file)" }
-        return kept
+        findings = ValidationFinding.collapsingRepeats(findings)
     }
 
     // MARK: - The init
