@@ -59,8 +59,11 @@ public struct DASHManifest: Sendable, Hashable {
         public var baseURL: String?
         /// The Adaptation Sets, in document order.
         public var adaptationSets: [AdaptationSet]
-        /// The line of the `Period` start tag.
+        /// The line on which the `Period` start tag ends (where libxml2 reports it).
         public var line: Int
+        /// The length the Period's neighbours imply when it has no `@duration`, set by the parse:
+        /// the next Period's start less its own, or the presentation's length less its start.
+        var impliedDuration: Double?
     }
 
     /// An `AdaptationSet` (5.3.3): interchangeable encodings of one content component.
@@ -86,7 +89,7 @@ public struct DASHManifest: Sendable, Hashable {
         public var representations: [Representation]
         /// The Adaptation Set's first `BaseURL`, as written.
         public var baseURL: String?
-        /// The line of the `AdaptationSet` start tag.
+        /// The line on which the `AdaptationSet` start tag ends (where libxml2 reports it).
         public var line: Int
     }
 
@@ -116,7 +119,7 @@ public struct DASHManifest: Sendable, Hashable {
         /// addressing is `SegmentBase` or `SegmentList` (neither is read): names the element and
         /// its line.
         public var unsupportedAddressing: String?
-        /// The line of the `Representation` start tag.
+        /// The line on which the `Representation` start tag ends (where libxml2 reports it).
         public var line: Int
     }
 
@@ -193,23 +196,29 @@ public struct DASHManifest: Sendable, Hashable {
         self.profiles = root.profiles
         self.baseURL = reader.mpdBaseURL
         self.periods = reader.periods
+        // Each Period's start and implied length, once (5.3.2.1): a Period without @start starts
+        // where the previous one ends, or at 0 when it is the first of a static presentation.
+        var starts: [Double?] = []
+        var previousEnd: Double?
+        for (index, period) in periods.enumerated() {
+            let start = period.start ?? (index == 0 ? (type == .static ? 0 : nil) : previousEnd)
+            starts.append(start)
+            previousEnd = start.flatMap { start in period.duration.map { start + $0 } }
+        }
+        for index in periods.indices {
+            guard let start = starts[index] else { continue }
+            let end = index + 1 < periods.count ? starts[index + 1] : mediaPresentationDuration
+            periods[index].impliedDuration = end.map { $0 - start }
+        }
     }
 
     /// The length of `period` in seconds (5.3.2.1): its `@duration`, else the next Period's
     /// start less its own, else (for the last Period) `MPD@mediaPresentationDuration` less its
     /// start; `nil` when none of these is known (a live presentation's last Period). A Period
     /// without `@start` starts where the previous one ends, or at 0 when it is the first of a
-    /// static presentation.
+    /// static presentation. The neighbours are those the MPD was parsed with.
     public func duration(of period: Period) -> Double? {
-        if let duration = period.duration { return duration }
-        guard let index = periods.firstIndex(of: period) else {
-            return mediaPresentationDuration.map { $0 - (period.start ?? 0) }
-        }
-        guard let start = start(ofPeriodAt: index) else { return nil }
-        if index + 1 < periods.count {
-            return self.start(ofPeriodAt: index + 1).map { $0 - start }
-        }
-        return mediaPresentationDuration.map { $0 - start }
+        period.duration ?? period.impliedDuration
     }
 
     /// The media segments of `representation` in `period`, in order: its `SegmentTimeline`
@@ -225,7 +234,7 @@ public struct DASHManifest: Sendable, Hashable {
     ///   with no end to run to, when more than ``maximumSegmentCount`` segments would be listed,
     ///   or when a number or time overflows.
     public func segments(of representation: Representation, in period: Period) throws(PipelineError) -> [Segment] {
-        let name = "Representation \(representation.id) (line \(representation.line))"
+        let name = "Representation \(representation.id.prefix(64)) (line \(representation.line))"
         func refuse(_ what: String) -> PipelineError { .unsupported("MPD: \(name): \(what)") }
         if let unsupported = representation.unsupportedAddressing { throw refuse(unsupported) }
         guard let template = representation.segmentTemplate else { throw refuse("no SegmentTemplate (nor SegmentBase or SegmentList)") }
@@ -398,24 +407,6 @@ public struct DASHManifest: Sendable, Hashable {
         let nearest = exact.rounded()
         if abs(exact - nearest) <= max(exact * 1e-12, 1e-9) { return Int64(nearest) }
         return Int64(exact.rounded(.up))
-    }
-
-    /// The start of the Period at `index` in seconds (5.3.2.1): its `@start`, else the previous
-    /// Period's start plus its `@duration`, else 0 for the first Period of a static MPD.
-    func start(ofPeriodAt index: Int) -> Double? {
-        var start: Double?
-        for current in 0...index {
-            if let explicit = periods[current].start {
-                start = explicit
-            } else if current == 0 {
-                start = type == .static ? 0 : nil
-            } else if let previous = start, let length = periods[current - 1].duration {
-                start = previous + length
-            } else {
-                start = nil
-            }
-        }
-        return start
     }
 
     /// The line of the first `<!ENTITY` in `text`, if any.
@@ -615,7 +606,7 @@ private struct OpenPeriod {
                         segmentTemplate: template?.resolved, unsupportedAddressing: unread, line: representation.line)
                 },
                 baseURL: set.baseURL, line: set.line)
-        }, line: line)
+        }, line: line, impliedDuration: nil)
     }
 }
 

@@ -167,16 +167,6 @@ public struct SegmentSequenceValidation: Sendable {
             findings.append(ValidationFinding(cmaf, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl",
                                               rule: "CMAF header: no samples in moov", expected: "0 samples", found: "\(trak.sampleTable.sampleCount)"))
         }
-        if let summary = track, let rate = summary.sampleRate, trak.mediaType == .audio, summary.timescale != rate {
-            findings.append(ValidationFinding(.warning, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/mdhd",
-                                              rule: "audio timescale is the sample rate", expected: "\(rate)", found: "\(summary.timescale)"))
-        }
-        if let entry = trak.sampleEntry, let audio = entry.audio, let config = try? trak.audioSpecificConfig(),
-           config.channelConfiguration > 0, config.channelConfiguration <= 2, audio.channelCount != Int(config.channelConfiguration) {
-            findings.append(ValidationFinding(.warning, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl/stsd/\(entry.type)",
-                                              rule: "sample entry against AudioSpecificConfig: channels",
-                                              expected: "channelcount \(config.channelConfiguration) (channelConfiguration)", found: "\(audio.channelCount)"))
-        }
     }
 
     // MARK: - The fragments
@@ -294,6 +284,10 @@ public struct SegmentSequenceValidation: Sendable {
                 }
                 var duration: Int64 = 0
                 for run in ours {
+                    if run.descriptionIndex < 1 || run.descriptionIndex > track.sampleEntries.count {
+                        findings.append(ValidationFinding(.error, file: name, location: "\(location)/traf/tfhd", rule: "sample_description_index names an stsd entry",
+                                                          expected: "1…\(track.sampleEntries.count)", found: "\(run.descriptionIndex)"))
+                    }
                     duration = duration.saturatingAdding(run.duration)
                     checkSamples(run, location: "\(location)/traf/trun", part: part, name: name, progress: &progress)
                 }
