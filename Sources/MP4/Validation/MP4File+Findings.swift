@@ -3,9 +3,10 @@ public import MediaCore
 extension MP4File {
     /// The damage the reader stepped over (``damage``, and each track's
     /// ``MP4Track/damage``) as `keyframe validate` findings, errors all: a player plays through
-    /// it, but a writer should not have made it. The location is the byte offset where known.
-    public func damageFindings(name: String) -> [ValidationFinding] {
-        var findings = damage.map { event in
+    /// it, but a writer should not have made it. The location is the byte offset where known;
+    /// with `range`, only the damage at offsets inside it (and where no offset is known).
+    public func damageFindings(name: String, within range: Range<Int64>? = nil) -> [ValidationFinding] {
+        var findings = damage.filter { event in range.map { range in event.offset.map { range.contains($0) } ?? true } ?? true }.map { event in
             ValidationFinding(.error, file: name, location: event.offset.map { "byte \($0)" } ?? "the file", rule: "damage a reader steps over",
                               expected: "a well-formed file", found: event.message)
         }

@@ -105,8 +105,11 @@ public struct SegmentSequenceValidation: Sendable {
         let initName = parts.first?.name ?? "init"
         partNames = parts.map(\.name)
         claimsCMAF = file.fileType.map { ftyp in ([ftyp.majorBrand] + ftyp.compatibleBrands).contains { $0 == "cmfc" || $0 == "cmf2" } } ?? false
-        findings += file.damageFindings(name: initName)
+        // The reader's damage in the init; the segments' is found by the walk, part by part.
+        findings += file.damageFindings(name: initName, within: parts.count > 1 ? 0..<(parts.first?.byteCount ?? 0) : nil)
         findings += GaplessValidation.findings(in: file, name: initName)
+        let empty = parts.map { SegmentTiming(name: $0.name, firstDecodeTime: nil, duration: 0, sampleCount: 0, fragmentCount: 0, byteCount: $0.byteCount) }
+        segments = parts.count <= 1 ? empty : Array(empty.dropFirst())
         guard let index = file.tracks.firstIndex(where: { $0.mediaType == .audio }) ?? file.tracks.indices.first else {
             findings.append(ValidationFinding(.error, file: initName, location: "moov", rule: "a track", expected: "one trak", found: "none"))
             return
@@ -208,12 +211,21 @@ public struct SegmentSequenceValidation: Sendable {
             do {
                 header = try BoxHeader.parse(from: &reader, containerRemaining: source.byteCount - offset, path: .root, allowOverrun: { $0 == "mdat" })
             } catch {
-                findings.append(ValidationFinding(.error, file: parts[partIndex(offset)].name, location: "byte \(offset - starts[partIndex(offset)])",
+                let part = partIndex(offset)
+                findings.append(ValidationFinding(.error, file: parts[part].name, location: "byte \(offset - starts[part])",
                                                   rule: "box structure", expected: "a box header", found: "\(error)"))
-                break
+                // The next segment is checked from its own start.
+                guard part + 1 < parts.count else { break }
+                offset = starts[part + 1]
+                continue
             }
             let part = partIndex(offset)
             if part != currentPart {
+                if let moof = pendingMoof {
+                    findings.append(ValidationFinding(.error, file: parts[currentPart].name, location: moof.location, rule: "moof followed by its mdat",
+                                                      expected: "mdat", found: "the end of the segment"))
+                    pendingMoof = nil
+                }
                 currentPart = part
                 boxIndexInPart = 0
                 moofInPart = 0
@@ -239,7 +251,7 @@ public struct SegmentSequenceValidation: Sendable {
                                                       expected: "styp, sidx, moof, mdat", found: "\(header.type)"))
                 }
             case "styp":
-                if boxIndexInPart != 1 {
+                if boxIndexInPart != 1 && parts.count > 1 {
                     findings.append(ValidationFinding(.error, file: name, location: "styp", rule: "brands: styp comes first in its segment",
                                                       expected: "box 1", found: "box \(boxIndexInPart)"))
                 }
@@ -300,9 +312,9 @@ public struct SegmentSequenceValidation: Sendable {
                 if let moof = pendingMoof {
                     for run in moof.runs where run.sampleCount > 0 {
                         let end = run.dataOffset.saturatingAdding(run.byteCount)
-                        if run.dataOffset < header.payloadOffset || end > min(header.end, source.byteCount) {
+                        if run.dataOffset < header.payloadOffset || end > min(header.end, partEnd) {
                             findings.append(ValidationFinding(.error, file: name, location: "\(moof.location)/traf/trun", rule: "samples inside the mdat that follows",
-                                                              expected: "bytes \(header.payloadOffset - starts[part])..<\(min(header.end, source.byteCount) - starts[part])",
+                                                              expected: "bytes \(header.payloadOffset - starts[part])..<\(min(header.end, partEnd) - starts[part])",
                                                               found: "bytes \(run.dataOffset - starts[part])..<\(end - starts[part])"))
                         }
                     }
@@ -313,6 +325,11 @@ public struct SegmentSequenceValidation: Sendable {
                 }
             default:
                 break
+            }
+            // A box past its segment's end: the next segment is checked from its own start.
+            if parts.count > 1 && header.end > partEnd {
+                offset = partEnd
+                continue
             }
             if header.end > source.byteCount { break }
             offset = header.end
@@ -325,7 +342,7 @@ public struct SegmentSequenceValidation: Sendable {
             checkSegmentIndex(sidx.index, location: sidx.location, name: parts[sidx.part].name, end: sidx.end, trackID: track.id,
                               timescale: track.timescale, spans: fragmentSpans)
         }
-        checkEnd(progress, parts: parts, track: track)
+        checkEnd(progress, parts: parts, firstDecodeTime: (parts.count == 1 ? timings.first : timings.dropFirst().first)?.firstDecodeTime)
         segments = parts.count == 1 ? timings : Array(timings.dropFirst())
     }
 
@@ -431,14 +448,16 @@ public struct SegmentSequenceValidation: Sendable {
     }
 
     /// The sequence's last sample: at most a frame; when short, it ends at the valid length.
-    private mutating func checkEnd(_ progress: Progress, parts: [Part], track: MP4Track) {
+    private mutating func checkEnd(_ progress: Progress, parts: [Part], firstDecodeTime: Int64?) {
         guard let last = progress.lastSample, let summary = self.track, let frame = summary.frameDuration else { return }
         let name = parts[last.part].name
         if last.duration > frame || last.duration <= 0 {
             findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "whole frames: the last sample at most a frame",
                                               expected: "1…\(frame)", found: "\(last.duration)"))
         }
-        guard let valid = summary.validLength, segments.first?.firstDecodeTime ?? 0 == 0 || parts.count == 1 else { return }
+        // The valid length counts from the first sample: a sequence that starts later (a live
+        // window) is not checked against it.
+        guard let valid = summary.validLength, (firstDecodeTime ?? 0) == 0 else { return }
         let presentedEnd = summary.priming.saturatingAdding(valid)
         if last.duration < frame && last.end != presentedEnd {
             findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "short last sample against the valid length",
