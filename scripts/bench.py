@@ -504,6 +504,16 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         copy_target=3.0,
     ),
     Job(
+        name="validate-fragmented",
+        input="m4a-hour-frag",
+        what="`keyframe validate` of ffmpeg's fragmented 1-hour M4A (every moof: mfhd order, tfdt continuity, "
+             "data inside its mdat, whole frames; the gapless signals) against ffprobe listing every packet's "
+             "timing (`-show_entries packet=pts,duration`): both walk every fragment",
+        ours=["sh", "-c", "{keyframe} validate {in} > {out}"],
+        ffmpeg=["sh", "-c", "ffprobe -v error -select_streams a:0 -show_entries packet=pts,duration -of csv {in} > {out}"],
+        out_ext=".txt",
+    ),
+    Job(
         name="cut",
         input="m4a-hour",
         what="cut 40 minutes (10:00–50:00) out of a 1-hour M4A, sample-exact, without re-encoding, against "
