@@ -24,7 +24,8 @@ public import MediaCore
 ///
 /// Severity: a rule a player depends on (continuity, the samples inside their `mdat`, one
 /// track) is an error; a CMAF rule that a reader of plain fragmented MP4 does not need is an
-/// error when the init claims CMAF (`cmfc`/`cmf2`) and a warning when it does not.
+/// error when the init claims CMAF (`cmfc`/`cmf2`), a warning for the segments of one that
+/// does not, and not checked in a single fragmented file that does not.
 ///
 /// The segment timings (``segments``) are what a manifest's durations are checked against.
 public struct SegmentSequenceValidation: Sendable {
@@ -194,7 +195,9 @@ public struct SegmentSequenceValidation: Sendable {
         func partIndex(_ offset: Int64) -> Int { (starts.lastIndex { $0 <= offset }) ?? 0 }
         var progress = Progress()
         var timings = parts.map { SegmentTiming(name: $0.name, firstDecodeTime: nil, duration: 0, sampleCount: 0, fragmentCount: 0, byteCount: $0.byteCount) }
-        let cmaf: ValidationFinding.Severity = claimsCMAF ? .error : .warning
+        // The CMAF addressing rules: errors when the init claims CMAF, warnings for segments
+        // (HLS and DASH readers expect them), not checked in a plain fragmented file.
+        let cmaf: ValidationFinding.Severity? = claimsCMAF ? .error : parts.count > 1 ? .warning : nil
         var parser = MovieFragmentParser(trackDefaults: Dictionary((file.movieExtends?.trackDefaults ?? []).map { ($0.trackID, $0) }, uniquingKeysWith: { a, _ in a }),
                                          decodeEnd: [:], fileSize: source.byteCount)
         var offset: Int64 = 0
@@ -348,7 +351,7 @@ public struct SegmentSequenceValidation: Sendable {
 
     /// `mfhd`, the `traf` count and `tfhd`/`tfdt`/`trun` flags of one `moof`.
     private mutating func checkFragmentBoxes(_ payload: ByteReader, location: String, name: String, trackID: UInt32,
-                                             severity: ValidationFinding.Severity, progress: inout Progress, trackRules: Bool) {
+                                             severity: ValidationFinding.Severity?, progress: inout Progress, trackRules: Bool) {
         var sequence: UInt32?
         var trafs = 0
         guard var children = try? BoxIterator(payload, path: BoxPath.root.appending("moof")) else { return }
@@ -381,7 +384,7 @@ public struct SegmentSequenceValidation: Sendable {
     }
 
     private mutating func checkTrackFragment(_ payload: ByteReader, path: BoxPath, location: String, name: String, trackID: UInt32,
-                                             severity: ValidationFinding.Severity) {
+                                             severity: ValidationFinding.Severity?) {
         guard var children = try? BoxIterator(payload, path: path) else { return }
         var tfdt = false
         var tfhd = false
@@ -395,11 +398,11 @@ public struct SegmentSequenceValidation: Sendable {
                     findings.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "one track per fragment: the init's track",
                                                       expected: "track_ID \(trackID)", found: "\(id)"))
                 }
-                if full.flags & 0x01 != 0 {
+                if let severity, full.flags & 0x01 != 0 {
                     findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: no base_data_offset",
                                                       expected: "base-data-offset-present 0", found: "1"))
                 }
-                if full.flags & 0x02_0000 == 0 {
+                if let severity, full.flags & 0x02_0000 == 0 {
                     findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: default-base-is-moof",
                                                       expected: "1", found: "0"))
                 }
@@ -407,7 +410,7 @@ public struct SegmentSequenceValidation: Sendable {
                 tfdt = true
             case "trun":
                 guard let full = try? FullBoxHeader.parse(from: &reader, path: child.path) else { continue }
-                if full.flags & 0x01 == 0 {
+                if let severity, full.flags & 0x01 == 0 {
                     findings.append(ValidationFinding(severity, file: name, location: "\(location)/trun", rule: "CMAF: trun data_offset",
                                                       expected: "data-offset-present 1", found: "0"))
                 }
@@ -418,7 +421,7 @@ public struct SegmentSequenceValidation: Sendable {
         if !tfhd {
             findings.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "tfhd present", expected: "a tfhd", found: "none"))
         }
-        if !tfdt {
+        if let severity, !tfdt {
             findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfdt", rule: "CMAF: tfdt present",
                                               expected: "a tfdt", found: "none"))
         }
