@@ -10,7 +10,8 @@ import Testing
 /// - ADTS output is byte-identical to `ffmpeg -c:a aac` of the same input (serial encoding);
 /// - resampling matches ffmpeg's soxr in length, WAV output is bit-exact, a downmix matches
 ///   ffmpeg's `-ac 2`;
-/// - a broken input is an error naming the file, and nothing is left behind.
+/// - a broken input is an error naming the file, and nothing is left behind;
+/// - `keyframe validate` says nothing on the M4As (issue 21).
 @Suite struct ConvertCommandTests {
     struct InputKind: Sendable, CustomTestStringConvertible {
         var name: String
@@ -70,6 +71,7 @@ import Testing
                                                          "-of", "compact=p=0:nk=1", m4a])
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "aac|\(kind.rate)|\(kind.channels)",
                 "\(kind.name): ffprobe sees \(probe.standardOutput)")
+        try ValidationCheck.expectSilent([m4a], "convert \(kind.name) -o out.m4a")
     }
 
     @Test func serialADTSIsByteIdenticalToFFmpegsEncoderOnTheSameInput() throws {
@@ -101,6 +103,7 @@ import Testing
         try MP4Check.ffmpeg(["-i", input, "-af", "aresample=resampler=soxr:precision=28", "-ar", "48000", "-c:a", "pcm_s16le", soxr])
         let theirs = try GaplessTests.pcm(soxr, channels: 1)
         #expect(ours.frames == theirs.frames && ours.frames == 72000, "ours \(ours.frames), ffmpeg's soxr \(theirs.frames), want 72000")
+        try ValidationCheck.expectSilent([m4a], "convert high.wav (192 kHz) -o high.m4a")
 
         // --sample-rate to float WAV: the same samples as ffmpeg's soxr.
         let wav = directory.appendingPathComponent("resampled.wav").path
@@ -179,6 +182,7 @@ import Testing
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", surround, "-o", m4a])
         let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=channels", "-of", "csv=p=0", m4a])
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "6")
+        try ValidationCheck.expectSilent([m4a], "convert surround.flac (5.1) -o surround.m4a")
     }
 
     /// libavformat is loaded only by jobs that need it: glibc's loader (`LD_DEBUG=libs`) names
@@ -201,6 +205,10 @@ import Testing
             #expect(!run.standardError.contains("libavformat.so"), "\(arguments[0]) loaded libavformat")
             #expect(!run.standardError.contains("libavcodec.so"), "\(arguments[0]) loaded libavcodec")
         }
+        try ValidationCheck.expectSilent([m4a], "convert input.mp3 -o a.m4a")
+        // The mux of the demuxed ADTS signals no priming: ADTS carries none (the stream copy has
+        // nothing to copy it from), so validate's warning is true and expected, on it alone.
+        try ValidationCheck.expectSilent([remuxed], "demux a.m4a -o a.aac, then mux a.aac -o b.m4a", allowing: [ValidationCheck.primingNotSignalled])
     }
 
     /// The audio track of a video file (Matroska with MPEG-4 video and FLAC audio).
@@ -218,6 +226,7 @@ import Testing
         #expect(try GaplessTests.pcm(decoded, channels: 1).frames == expected.frames)
         let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", m4a])
         #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "audio")
+        try ValidationCheck.expectSilent([m4a], "convert film.mkv -o film.m4a")
     }
 
     /// A container whose stream length is an estimate (PCM in AVI) is not taken for truncated.
@@ -233,6 +242,7 @@ import Testing
         let decoded = directory.appendingPathComponent("pcm.wav").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", decoded])
         #expect(try GaplessTests.pcm(decoded, channels: 1).frames == expected.frames)
+        try ValidationCheck.expectSilent([m4a], "convert pcm.avi -o pcm.m4a")
     }
 
     @Test func aBrokenInputIsAnErrorNamingTheFileAndLeavesNothing() throws {
@@ -311,6 +321,7 @@ import Testing
             let expected = try ConvertCommandTests.referee(input, channels: channels, in: directory)
             #expect(ours.frames == expected.frames, "good\(index): \(ours.frames) frames, ffmpeg decodes \(expected.frames)")
         }
+        try ValidationCheck.expectSilent(written.map { output.appendingPathComponent($0).path }, "convert good0.mp3 … good2.flac -o out/ --jobs 2")
 
         // --json: one object per file.
         let again = directory.appendingPathComponent("again")
@@ -409,6 +420,8 @@ import Testing
         let bare = directory.appendingPathComponent("bare.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", directory.appendingPathComponent("tagged.ogg").path, "-o", bare, "--no-tags"])
         #expect(try Self.mutagenTags(bare)["©nam"] == nil)
+        try ValidationCheck.expectSilent(inputs.map { directory.appendingPathComponent($0.name).path + ".m4a" } + [again, bare],
+                                         "convert tagged.mp3/.flac/.ogg, the MP3's M4A again, --no-tags")
     }
 
     @Test func replayGainIsTheGainToMinus18LUFSAndThePeak() throws {
@@ -428,5 +441,6 @@ import Testing
         let source = try LoudnessTests.ffmpegLoudness(input)
         #expect(abs(gain - (-18 - source.integrated)) <= 0.2, "gain \(gain) dB; ffmpeg measures \(source.integrated) LUFS")
         #expect(abs(20 * log10(peak) - source.truePeak) <= 0.2, "peak \(peak); ffmpeg's true peak \(source.truePeak) dBTP")
+        try ValidationCheck.expectSilent([m4a], "convert music.flac -o music.m4a --replaygain")
     }
 }

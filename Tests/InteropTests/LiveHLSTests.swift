@@ -9,7 +9,8 @@ import Glibc
 /// Issue 13, item 2: `keyframe record --hls DIR`. From ALSA's `file` plugin (no clock): an event
 /// playlist and a sliding window, program date-times, whole segments, a decode that gives every
 /// frame recorded. From PulseAudio in real time: SIGINT ends the playlist; after a SIGKILL it
-/// lists only complete segments and FFmpeg plays them without an error.
+/// lists only complete segments and FFmpeg plays them without an error. `keyframe validate`
+/// says nothing on any of the playlists (issue 21).
 @Suite struct LiveHLSTests {
     static let listing = """
         import json, sys, m3u8
@@ -72,6 +73,7 @@ import Glibc
             }
             let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
             #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+            try ValidationCheck.expectSilent([hls, playlist], "record --hls --hls-window \(window) (file plugin)")
         }
     }
 }
@@ -122,6 +124,7 @@ extension LiveHLSTests {
         #expect(decoded.frames == summary["frames"] as? Int, "every frame recorded")
         let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
         #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+        try ValidationCheck.expectSilent([hls, playlist], "record --hls --segment-duration 2 --part-duration 0.5 (file plugin)")
     }
 }
 
@@ -173,6 +176,7 @@ extension RecordCommandTests.PulseAudio {
             let samples = CaptureCheck.samples((try? Data(contentsOf: URL(fileURLWithPath: raw))) ?? Data())
             #expect(samples.count / 2 >= 48000 * uris.count - 48000, "\(what): \(samples.count / 2) frames from \(uris.count) segments")
             PulseTone.expectTone(samples, rate: 48000, what)
+            try ValidationCheck.expectSilent([hls, playlist], what)
         }
     }
 }
@@ -292,5 +296,6 @@ extension RecordCommandTests.PulseAudio {
         #expect(finished.result.status == 0, "\(finished.result.standardError)")
         let ended = try String(contentsOfFile: hls + "/index.m3u8", encoding: .utf8)
         #expect(ended.contains("#EXT-X-ENDLIST") && !ended.contains("PRELOAD-HINT"))
+        try ValidationCheck.expectSilent([hls, hls + "/index.m3u8"], "record --hls --serve --segment-duration 2 --part-duration 0.5, ended by SIGINT")
     }
 }

@@ -6,7 +6,8 @@ import Glibc
 /// Issue 13, item 1: `keyframe package IN --hls DIR`. The PyPI `m3u8` package parses the
 /// playlist; a box walk in Python (not ours) checks each segment's `tfdt` against the samples
 /// before it, whole AAC frames, and `EXTINF` against the samples; FFmpeg's HLS demuxer plays it
-/// without a warning at lag 0; `keyframe decode index.m3u8` gives the source's samples.
+/// without a warning at lag 0; `keyframe decode index.m3u8` gives the source's samples;
+/// `keyframe validate` says nothing on any package (issue 21).
 @Suite struct PackageCommandTests {
     /// The playlist and segments as the `m3u8` package and a box walk see them.
     static let inspector = """
@@ -114,6 +115,13 @@ import Glibc
         }
     }
 
+    /// `DIR/init.mp4` (or `initSegment`) then DIR's media segments in order: one CMAF track for
+    /// `keyframe validate`.
+    static func initAndSegments(_ directory: String, initSegment: String = "init.mp4") throws -> [String] {
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".m4s") }.sorted()
+        return ([initSegment] + segments).map { directory + "/" + $0 }
+    }
+
     @Test func anM4AIsCopiedIntoSegmentsThatDecodeToItsSamples() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -126,6 +134,7 @@ import Glibc
         let inspection = try Self.inspect(playlist)
         Self.expectWellFormed(inspection, segmentSeconds: 6, priming: 1024)
         #expect(inspection.target == 8, "6-s segments and a last one of 8 s")
+        try ValidationCheck.expectSilent([hls, playlist] + (try Self.initAndSegments(hls)), "package \(source) --hls (copied)")
         // Ours: exactly the source's samples. FFmpeg: at lag 0, no warning (it keeps the tail).
         let whole = try EditCommandTests.decode(source, in: directory)
         let ours = try EditCommandTests.decode(playlist, in: directory)
@@ -151,6 +160,7 @@ import Glibc
         Self.expectWellFormed(inspection, segmentSeconds: 2, priming: 1024)
         // 7.0 s in 2-s segments: 2, 2 and 3 (the last takes what would have been a short fourth).
         #expect(inspection.segments.count == 3 && inspection.target == 3, "\(inspection.segments.map(\.extinf))")
+        try ValidationCheck.expectSilent([hls, playlist] + (try Self.initAndSegments(hls)), "package in.wav --hls --segment-duration 2 (encoded)")
         let decoded = try EditCommandTests.decode(playlist, in: directory)
         #expect(decoded.frames == frames, "the encoded rendition decodes to the input's length")
         let lag = GaplessTests.peakLag(try GaplessTests.pcm(wav, channels: 2), decoded, channel: 0)
@@ -185,6 +195,15 @@ import Glibc
         Self.expectWellFormed(high, segmentSeconds: 4, priming: 1024)
         Self.expectWellFormed(low, segmentSeconds: 4, priming: 1024)
         #expect(high.segments.map(\.tfdt) == low.segments.map(\.tfdt) && high.segments.map(\.extinf) == low.segments.map(\.extinf))
+        // keyframe validate: the directory, the master, each rendition's playlist, the MPD, and
+        // each rendition's HLS and DASH init segment with its media segments.
+        var renditions: [String] = []
+        for rendition in ["64k", "128k"] {
+            let folder = out + "/" + rendition
+            renditions += [folder + "/index.m3u8"] + (try Self.initAndSegments(folder)) + (try Self.initAndSegments(folder, initSegment: "init-dash.mp4"))
+        }
+        try ValidationCheck.expectSilent([out, out + "/master.m3u8", out + "/manifest.mpd"] + renditions,
+                                         "package in.wav --hls --bitrates 64k,128k --dash --segment-duration 4")
         // FFmpeg plays the master playlist and the DASH manifest without an error, at lag 0.
         let source = try GaplessTests.pcm(wav, channels: 2)
         for manifest in [out + "/master.m3u8", out + "/manifest.mpd"] {
@@ -248,6 +267,7 @@ import Glibc
         try GaplessTests.makeSignal(rate: 48000, channels: 2, frames: frames, to: wav)
         let out = directory.appendingPathComponent("web").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", out, "--bitrates", "64k,128k", "--dash", "--segment-duration", "3"])
+        try ValidationCheck.expectSilent([out], "package in.wav --hls --bitrates 64k,128k --dash --segment-duration 3")
         let port = try HTTPProbe.freePort()
         let server = try RunningProcess(try ExternalTool.keyframe, ["serve", out, "--address", "127.0.0.1:\(port)"])
         defer { _ = server.send(SIGINT) }
@@ -308,6 +328,7 @@ import Glibc
         let left = (try? FileManager.default.contentsOfDirectory(atPath: hls)) ?? []
         #expect(run.status != 0 || left.contains("index.m3u8"), "a truncated file is an error or its whole part is packaged: \(run.standardError)")
         #expect(!left.contains { $0.hasPrefix(".") }, "no temporary file is left: \(left)")
+        if run.status == 0 { try ValidationCheck.expectSilent([hls], "package broken.m4a (its first half) --hls") }
         let readOnly = directory.appendingPathComponent("readonly")
         try FileManager.default.createDirectory(at: readOnly, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: readOnly.path)
@@ -318,6 +339,7 @@ import Glibc
         // Never over another package: refused, the first left whole.
         let first = directory.appendingPathComponent("first").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["package", source, "--hls", first])
+        try ValidationCheck.expectSilent([first], "package source.m4a --hls")
         let before = try String(contentsOfFile: first + "/index.m3u8", encoding: .utf8)
         let again = try ExternalTool.run(try ExternalTool.keyframe, ["package", source, "--hls", first])
         #expect(again.status != 0 && again.standardError.contains("already holds a package"), "\(again.standardError)")

@@ -38,7 +38,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
 ///   exactly ceil((N + 1024) / 1024) packets;
 /// - `.m4a`: gapless (ffprobe's `duration_ts` from the edit list and `keyframe decode` give exactly
 ///   N frames; ffmpeg's decode lines up with the input to the sample), the tone, and ffprobe and
-///   ffmpeg at `-v warning` say nothing;
+///   ffmpeg at `-v warning` say nothing, nor does `keyframe validate` (issue 21);
 /// - the `--json` summary tells the truth (frames, rate, channels, stoppedBy, peak and RMS per
 ///   channel), and stderr stays empty when it is not a terminal;
 /// - `--crash-safe` finishes the same files; `ALSA_CONFIG_PATH` works like `--alsa-config`.
@@ -178,6 +178,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
 
         case .m4a:
             try MuxCheck.expectPeersSilent(output, what, sourceLocation: sourceLocation)
+            try ValidationCheck.expectSilent([output], what, sourceLocation: sourceLocation)
             let stream = try CaptureCheck.ffprobeStream(output)
             #expect(stream.sampleRate == layout.rate && stream.channels == layout.channels && stream.durationTS == layout.frames,
                     "\(what): ffprobe reads \(stream) (gapless: duration_ts from the edit list is the \(layout.frames) captured frames)",
@@ -246,6 +247,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
             // fragmented M4A by our decoder and FFmpeg's silence.
             let what = "record --crash-safe .m4a"
             try MuxCheck.expectPeersSilent(recording.output, what)
+            try ValidationCheck.expectSilent([recording.output], what)
             let pcm = recording.directory.appendingPathComponent("ours.pcm").path
             try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", recording.output, "-o", pcm])
             let ours = CaptureCheck.samples(try Data(contentsOf: URL(fileURLWithPath: pcm)))
@@ -387,6 +389,7 @@ extension RecordCommandTests {
                 try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", output, "-o", pcm])
                 let frames = (try FileManager.default.attributesOfItem(atPath: pcm)[.size] as? Int ?? -1) / 4
                 #expect(frames == 144_000, "\(what): keyframe decode gives \(frames) frames")
+                try ValidationCheck.expectSilent([output], what)
             }
             PulseTone.expectTone(try CaptureCheck.ffmpegSamples(output, in: pulse.directory), rate: 48000, what)
         }
@@ -440,6 +443,7 @@ extension RecordCommandTests {
                 let decoded = (try FileManager.default.attributesOfItem(atPath: pcm)[.size] as? Int ?? -1) / 4
                 #expect(decoded == frames, "\(what): keyframe decode gives \(decoded) frames, the summary says \(frames)",
                         sourceLocation: sourceLocation)
+                try ValidationCheck.expectSilent([output], what, sourceLocation: sourceLocation)
             case .pcm, .aac: break
             }
             PulseTone.expectTone(try CaptureCheck.ffmpegSamples(output, in: pulse.directory), rate: rate, what, sourceLocation: sourceLocation)
@@ -494,6 +498,7 @@ extension RecordCommandTests {
                         "\(what): ffprobe counts \(packets) packets; the \(fragments.fragments) complete fragments hold \(fragments.samples.reduce(0, +))")
                 let decode = try ExternalTool.run(try ExternalTool.keyframe, ["decode", output, "-o", pulse.directory.appendingPathComponent("ours.wav").path])
                 #expect(decode.status == 0, "\(what): keyframe decode of the killed file: \(decode.standardError)")
+                try ValidationCheck.expectSilent([output], what)
             }
             if frames >= 48000 { PulseTone.expectTone(samples, rate: 48000, what) }
         }

@@ -140,11 +140,23 @@ public enum Packaging {
         let aac: AACTrackLayout? = if options.bitrate == nil, kind == .adts || kind == .mp4 { try? AACTrackLayout(path: input) } else { nil }
         if let layout = aac {
             // The input first, so that an input that cannot be read leaves no directory.
-            var packets = try AudioPacketInput(path: input, purpose: .remuxing)
+            let packets = try AudioPacketInput(path: input, purpose: .remuxing)
             var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                             gapless: .known(priming: layout.priming, validLength: layout.validLength),
                                             writesDASHHeader: options.dash || options.dashHeader)
-            _ = try Pump.run(from: &packets, into: &sink, control: control, progress: progress)
+            if layout.hasRegularTimeTable || layout.packetCount == 0 {
+                var source = packets
+                _ = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+            } else {
+                // A table that jitters or skips (a muxer writing timestamps): a decoder gives every
+                // frame its full length, so every sample of the segments gets it, and the track
+                // runs, EXTINF and iTunSMPB tell one timeline (as a cut does, AudioEditing).
+                var source = PacketSpliceSource(pieces: [PacketSpliceSource.Piece(input: packets, packets: 0...(layout.packetCount - 1),
+                                                                                  packetDuration: UInt32(clamping: layout.packetDuration))])
+                var runs = SampleRunSink(sink)
+                _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+                sink = runs.base
+            }
             return summary(of: sink, copied: true)
         }
         let source = try AudioFileInput(path: input)

@@ -54,6 +54,16 @@ public enum GaplessValidation {
             }
             // A short last sample trims the tail; it must end where the valid length does.
             let stts = track.sampleTable.timeToSample
+            // Every other sample one frame long: a decoder plays the frames back to back, so a
+            // table that jitters or skips (a muxer writing timestamps) tells another timeline.
+            if track.fragmentRuns.isEmpty, let odd = stts.dropLast().first(where: { Int64($0.delta) != frame })
+                ?? (stts.last.map { Int64($0.delta) > frame } == true ? stts.last : nil) {
+                let count = stts.dropLast().filter { Int64($0.delta) != frame }.reduce(0) { $0 + Int($1.count) }
+                    + (stts.last.map { Int64($0.delta) > frame ? Int($0.count) : 0 } ?? 0)
+                findings.append(ValidationFinding(.warning, file: name, location: "\(trak)/mdia/minf/stbl/stts", rule: "whole frames: a sample lasts one frame (but the last)",
+                                                  expected: "\(frame) (decoders play the frames back to back)",
+                                                  found: "\(odd.delta) (\(count) samples not one frame long)"))
+            }
             // The presented end: the last media edit's (a joined file has one per part).
             let presentedEnd: Int64? = if let ranges = track.editedMediaRanges(movieTimescale: file.movieTimescale) {
                 ranges.last?.upperBound
