@@ -302,9 +302,12 @@ import Glibc
         // Lined up after each segment boundary (3 s) and near the end too: nothing lost between.
         let checkpoints = [3 * 48000 + 2000, 6 * 48000 + 2000, frames - 6000]
         #expect(GaplessTests.continuity(source, ffmpegDASH, at: checkpoints) == nil, "FFmpeg DASH: samples lost at a segment boundary")
-        // GStreamer: DASH at lag 0; HLS keeps the priming.
+        // GStreamer 1.22 keeps the priming in both: its qtdemux does not apply the edit under a
+        // TIME segment, and the MPD has no presentationTimeOffset to stand in for it (the edit
+        // carries the priming alone, so that browsers, which apply the edit and subtract the
+        // offset, skip it once: issue 21's review).
         let gstDASH = try Self.gstreamerSamples(base + "/manifest.mpd", in: directory)
-        #expect(GaplessTests.peakLag(source, gstDASH, channel: 0) == 0 && gstDASH.frames >= frames && gstDASH.frames < frames + 1024, "GStreamer DASH: \(gstDASH.frames)")
+        #expect(GaplessTests.peakLag(source, gstDASH, channel: 0, maxLag: 1100) == 1024 && gstDASH.frames >= frames + 1024, "GStreamer DASH: \(gstDASH.frames)")
         let gstHLS = try Self.gstreamerSamples(base + "/128k/index.m3u8", in: directory)
         #expect(GaplessTests.peakLag(source, gstHLS, channel: 0, maxLag: 1100) == 1024 && gstHLS.frames >= frames + 1024, "GStreamer HLS: \(gstHLS.frames)")
         // VLC: both gapless.

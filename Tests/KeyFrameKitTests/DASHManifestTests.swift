@@ -53,16 +53,19 @@ import TestSupport
             #expect(representation.baseURL == nil && representation.unsupportedAddressing == nil)
             let template = try #require(representation.segmentTemplate)
             #expect(template.timescale == Int64(rendition.timescale))
-            #expect(template.presentationTimeOffset == rendition.priming)
+            // The priming is the init's edit alone, not an offset too (players apply both).
+            #expect(template.presentationTimeOffset == 0)
             #expect(template.initialization == "\(rendition.path)/\(rendition.dashInitialization)")
             #expect(template.media == "\(rendition.path)/segment-$Number%05d$.m4s")
             #expect(template.startNumber == 1 && template.duration == nil)
 
             let segments = try manifest.segments(of: representation, in: period)
+            // Presentation times after the edit: the first segment from 0, shortened by the priming.
             var time: Int64 = 0
             var expected: [Segment] = []
             for (number, segment) in rendition.segments.enumerated() {
-                expected.append(Segment(number: number + 1, time: time, duration: segment.duration))
+                let start = max(0, time - rendition.priming)
+                expected.append(Segment(number: number + 1, time: start, duration: time + segment.duration - rendition.priming - start))
                 time += segment.duration
             }
             #expect(segments == expected)
@@ -72,8 +75,10 @@ import TestSupport
             }
             #expect(names == (1...rendition.segments.count).map { "\(rendition.path)/segment-0000\($0).m4s" })
         }
-        #expect(set.representations[0].segmentTemplate?.timeline == [Entry(time: 0, duration: 96_256, repeatCount: 2), Entry(time: nil, duration: 40_000, repeatCount: 0)])
-        #expect(set.representations[1].segmentTemplate?.timeline == [Entry(time: 0, duration: 96_256, repeatCount: 1), Entry(time: nil, duration: 64_000, repeatCount: 0)])
+        #expect(set.representations[0].segmentTemplate?.timeline == [Entry(time: 0, duration: 94_208, repeatCount: 0), Entry(time: nil, duration: 96_256, repeatCount: 1),
+                                                                     Entry(time: nil, duration: 40_000, repeatCount: 0)])
+        #expect(set.representations[1].segmentTemplate?.timeline == [Entry(time: 0, duration: 95_232, repeatCount: 0), Entry(time: nil, duration: 96_256, repeatCount: 0),
+                                                                     Entry(time: nil, duration: 64_000, repeatCount: 0)])
         #expect(try DASHManifest(text: text) == manifest, "the same text reads to the same manifest")
     }
 

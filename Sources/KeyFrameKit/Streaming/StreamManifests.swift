@@ -16,7 +16,8 @@ public enum StreamManifests {
         public var channelCount: Int
         /// The RFC 6381 codec string: `mp4a.40.2` for AAC-LC.
         public var codecs: String
-        /// The encoder's priming, in media units (the DASH `presentationTimeOffset`).
+        /// The encoder's priming, in media units: the edit's `media_time`, which the MPD's
+        /// timeline starts after.
         public var priming: Int64
         /// The samples presented (after the priming, before the padding), when known.
         public var validLength: Int64?
@@ -79,8 +80,12 @@ public enum StreamManifests {
 
     /// A static MPD (ISO/IEC 23009-1, `isoff-live` profile) with one audio adaptation set whose
     /// representations are `renditions`: ``Rendition/dashInitialization`` and `segment-$Number%05d$.m4s` in each
-    /// rendition's directory, their times in a `SegmentTimeline`, the priming as the
-    /// `presentationTimeOffset`.
+    /// rendition's directory, their times in a `SegmentTimeline`. The times are the media's
+    /// presentation times, after the init's edit that skips the priming (5.3.9.6; 14496-12's
+    /// presentation times): the first segment starts at 0, shortened by the priming, and the
+    /// rest at their `tfdt` less it; no `presentationTimeOffset`. A player that applies the edit
+    /// (Chromium's MSE) and the offset (dash.js, Shaka) would skip the priming twice were it
+    /// the offset too.
     public static func mpd(_ renditions: [Rendition]) -> String {
         // The presented length: without the priming and the padding, when known.
         let duration = renditions.map { rendition in rendition.validLength.map { Double($0) / Double(max(rendition.timescale, 1)) } ?? rendition.seconds }.max() ?? 0
@@ -96,20 +101,23 @@ public enum StreamManifests {
             xml += """
                       <Representation id="\(index)" bandwidth="\(rendition.peakBitrate)" codecs="\(rendition.codecs)" audioSamplingRate="\(rendition.timescale)">
                         <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="\(rendition.channelCount)"/>
-                        <SegmentTemplate timescale="\(rendition.timescale)" presentationTimeOffset="\(rendition.priming)" \
+                        <SegmentTemplate timescale="\(rendition.timescale)" \
                 initialization="\(rendition.prefix)\(rendition.dashInitialization)" media="\(rendition.prefix)segment-$Number%05d$.m4s" startNumber="1">
                           <SegmentTimeline>
 
                 """
-            var time: Int64 = 0
+            // Presentation times: the decode times less the priming, the first segment from 0.
+            var decodeTime: Int64 = 0
             var runs: [(start: Int64, duration: Int64, repeats: Int)] = []
             for segment in rendition.segments {
-                if let last = runs.last, last.duration == segment.duration {
+                let start = max(0, decodeTime - rendition.priming)
+                let duration = max(0, decodeTime + segment.duration - rendition.priming) - start
+                if let last = runs.last, last.duration == duration {
                     runs[runs.count - 1].repeats += 1
                 } else {
-                    runs.append((time, segment.duration, 0))
+                    runs.append((start, duration, 0))
                 }
-                time += segment.duration
+                decodeTime += segment.duration
             }
             for (number, run) in runs.enumerated() {
                 let start = number == 0 ? " t=\"\(run.start)\"" : ""

@@ -5,16 +5,15 @@ public import SystemPackage
 /// For each Representation addressed by a `SegmentTemplate` (5.3.9.4): its init segment and
 /// media segments read as one ``/MP4/SegmentSequenceValidation``; each `SegmentTimeline` entry
 /// (5.3.9.6) against the media: `S@d` against the sum of the segment's `trun` sample
-/// durations, and `S@t − @presentationTimeOffset` (the period time the MPD gives, 5.3.9.2)
-/// against the segment's `tfdt` less the init's edit (the priming it skips) — so the
-/// presentation time offset is checked against the edit. Two ways of writing the first segment
-/// are taken: at the media time its `tfdt` gives (the offset then carries the priming), or
-/// from 0 and shortened by the priming (FFmpeg's). Then `@codecs` against the sample entry
-/// (RFC 6381), `@audioSamplingRate` and `AudioChannelConfiguration` against the
-/// AudioSpecificConfig, `@mediaPresentationDuration` against the presented length, `@bandwidth`
-/// with `@minBufferTime` as 5.3.5.2 defines them (delivered at that rate, every segment is in
-/// before it has played), and, in an Adaptation Set with `segmentAlignment`, the same segment
-/// times in every Representation.
+/// durations, and `S@t` against the segment's presentation time, its `tfdt` less the init's edit
+/// (the priming the edit skips; the first segment may start at 0 instead, shortened by the
+/// priming, as FFmpeg writes it); `@presentationTimeOffset` against the edit (the priming is
+/// not skipped twice). Then `@codecs` against the sample entry (RFC 6381),
+/// `@audioSamplingRate` and `AudioChannelConfiguration` against the AudioSpecificConfig,
+/// `@mediaPresentationDuration` against the presented length, `@bandwidth` with
+/// `@minBufferTime` as 5.3.5.2 defines them (delivered at that rate, every segment is in before
+/// it has played), and, in an Adaptation Set with `segmentAlignment`, the same segment times in
+/// every Representation.
 public enum DASHValidation {
     /// The findings for the MPD at `path`.
     ///
@@ -131,9 +130,10 @@ public enum DASHValidation {
             if let channels = representation.channelConfiguration, let actual = track.channelCount, Int(channels) != actual {
                 add(.error, "AudioChannelConfiguration against the AudioSpecificConfig", expected: "\(actual)", found: channels)
             }
-            if let duration = manifest.mediaPresentationDuration, manifest.periods.count == 1, let frame = track.frameDuration {
-                let total = (0..<segments.count).compactMap { media.timing($0)?.duration }.reduce(Int64(0), +)
-                let presented = track.validLength ?? (total - track.priming)
+            if let duration = manifest.mediaPresentationDuration, manifest.periods.count == 1, let frame = track.frameDuration,
+               (0..<segments.count).allSatisfy({ media.timing($0) != nil }) {
+                let total = (0..<segments.count).compactMap { media.timing($0)?.duration }.reduce(Int64(0)) { $0.saturatingAdding($1) }
+                let presented = track.validLength ?? total.saturatingSubtracting(track.priming)
                 let seconds = Double(presented) / Double(track.timescale)
                 if abs(seconds - duration) > Double(frame) / Double(track.timescale) {
                     add(.warning, "@mediaPresentationDuration against the presented length", expected: "\(fixed(seconds, digits: 3)) s (the samples after the edit)",
@@ -159,53 +159,61 @@ public enum DASHValidation {
             }
         }
 
-        /// `S@t`/`S@d` against `tfdt`, the `trun`s and the edit.
+        /// `S@t`/`S@d` against `tfdt`, the `trun`s and the edit, and the presentation time offset
+        /// against the edit. The MPD's times are the media's presentation times (23009-1 5.3.9.6;
+        /// in ISO BMFF, after the edit list, as 14496-12's `sidx` counts them): a segment starts at
+        /// its `tfdt` less the edit's `media_time`. The first may start at 0 instead, shortened by
+        /// the priming (FFmpeg's way). A timeline in decode times (`S@t` = `tfdt`) with the priming
+        /// as `@presentationTimeOffset` skips the priming twice in a browser: Chromium's MSE parser
+        /// applies the edit itself, and dash.js and Shaka subtract the offset again.
         private static func timelineFindings(_ segments: [DASHManifest.Segment], media: ManifestMedia, template: DASHManifest.SegmentTemplate,
                                              track: SegmentSequenceValidation.TrackSummary, name: String, location: String) -> [ValidationFinding] {
             var findings: [ValidationFinding] = []
-            func add(_ severity: ValidationFinding.Severity, _ rule: String, _ expected: String, _ found: String, _ at: String?) {
-                findings.append(ValidationFinding(severity, file: name, location: at.map { "\(location) \($0)" } ?? location, rule: rule,
+            func add(_ rule: String, _ expected: String, _ found: String, _ at: String?) {
+                findings.append(ValidationFinding(.error, file: name, location: at.map { "\(location) \($0)" } ?? location, rule: rule,
                                                   expected: expected, found: found))
             }
             let scale = Double(template.timescale) / Double(track.timescale)
             func mpdUnits(_ media: Int64) -> Int64 { Int64(saturating: (Double(media) * scale).rounded()) }
+            // One unit either way when the timescales differ (a rounding), none when they agree.
+            let tolerance: UInt64 = template.timescale == Int64(track.timescale) ? 0 : 1
+            func near(_ a: Int64, _ b: Int64) -> Bool { a.saturatingSubtracting(b).magnitude <= tolerance }
             let skip = mpdUnits(track.priming)
-            var offsets: [Int64] = []
-            var checked: [(index: Int, segment: DASHManifest.Segment, start: Int64, duration: Int64)] = []
+            let offset = template.presentationTimeOffset
+            if skip > 0, near(offset, skip) {
+                add("presentationTimeOffset against the init's edit (23009-1 5.3.9.2)",
+                    "0 (the edit already skips the \(track.priming)-sample priming)",
+                    "\(offset): players that apply the edit (Chromium's MSE) and the offset (dash.js, Shaka) skip it twice", nil)
+            }
+            var decodeTimeline = 0
+            var checked = 0
+            var startMismatches: [(index: Int, segment: DASHManifest.Segment, expected: Int64)] = []
+            var durationMismatches: [(index: Int, segment: DASHManifest.Segment, expected: Int64)] = []
             for (index, segment) in segments.enumerated() {
                 guard let timing = media.timing(index), let decode = timing.firstDecodeTime else { continue }
-                let start = mpdUnits(decode).saturatingSubtracting(skip)
+                checked += 1
+                let decodeStart = mpdUnits(decode)
+                let start = decodeStart.saturatingSubtracting(skip)
                 let duration = mpdUnits(timing.duration)
-                checked.append((index, segment, start, duration))
-                // The first segment written from 0, shortened by the priming (FFmpeg's way).
-                let clampedFirst = start < 0 && segment.time.saturatingSubtracting(template.presentationTimeOffset) == 0
-                    && segment.duration == duration.saturatingAdding(start)
-                if !clampedFirst { offsets.append(segment.time.saturatingSubtracting(template.presentationTimeOffset).saturatingSubtracting(start)) }
+                // The first segment from 0, shortened by the priming.
+                let clamped = start < 0 && segment.time == 0 && near(segment.duration, duration.saturatingAdding(start))
+                if skip > 0 && near(segment.time, decodeStart) && !near(segment.time, start) { decodeTimeline += 1 }
+                if !clamped && !near(segment.time, start) { startMismatches.append((index, segment, start)) }
+                if !clamped && !near(segment.duration, duration) { durationMismatches.append((index, segment, duration)) }
             }
-            // One offset for every segment: the presentationTimeOffset disagrees with the edit.
-            let tolerance: Int64 = template.timescale == Int64(track.timescale) ? 0 : 1
-            if let offset = offsets.first, abs(offset) > tolerance, offsets.allSatisfy({ abs($0 - offset) <= tolerance }) {
-                add(.error, "presentationTimeOffset against the init's edit (23009-1 5.3.9.2)",
-                    "\(template.presentationTimeOffset + offset) (S@t less it is the segments' tfdt less the edit's media_time \(track.priming))",
-                    "\(template.presentationTimeOffset)", nil)
+            if checked > 0 && decodeTimeline == checked {
+                add("S@t on the presentation timeline (23009-1 5.3.9.6)",
+                    "each S@t its segment's tfdt less the edit's media_time \(track.priming)",
+                    "S@t = tfdt (decode times): with the edit, players present every segment \(track.priming) samples early", nil)
             } else {
-                for entry in checked {
-                    let mpdStart = entry.segment.time.saturatingSubtracting(template.presentationTimeOffset)
-                    let clampedFirst = entry.start < 0 && mpdStart == 0 && entry.segment.duration == entry.duration.saturatingAdding(entry.start)
-                    if !clampedFirst && abs(mpdStart - entry.start) > tolerance {
-                        add(.error, "S@t against tfdt and the edit (23009-1 5.3.9.6)",
-                            "t=\(entry.start.saturatingAdding(template.presentationTimeOffset)) (tfdt less the edit's media_time, plus presentationTimeOffset)",
-                            "t=\(entry.segment.time)", "segment \(entry.index + 1) (number \(entry.segment.number))")
-                    }
+                for mismatch in startMismatches {
+                    add("S@t against tfdt and the edit (23009-1 5.3.9.6)", "t=\(mismatch.expected) (tfdt less the edit's media_time)",
+                        "t=\(mismatch.segment.time)", "segment \(mismatch.index + 1) (number \(mismatch.segment.number))")
                 }
             }
-            for entry in checked {
-                let mpdStart = entry.segment.time.saturatingSubtracting(template.presentationTimeOffset)
-                let clampedFirst = entry.start < 0 && mpdStart == 0 && entry.segment.duration == entry.duration.saturatingAdding(entry.start)
-                if !clampedFirst && abs(entry.segment.duration - entry.duration) > tolerance {
-                    add(.error, "S@d against the trun sample durations (23009-1 5.3.9.6)",
-                        "d=\(entry.duration)", "d=\(entry.segment.duration)", "segment \(entry.index + 1) (number \(entry.segment.number))")
-                }
+            for mismatch in durationMismatches {
+                add("S@d against the trun sample durations (23009-1 5.3.9.6)", "d=\(mismatch.expected)", "d=\(mismatch.segment.duration)",
+                    "segment \(mismatch.index + 1) (number \(mismatch.segment.number))")
             }
             return findings
         }

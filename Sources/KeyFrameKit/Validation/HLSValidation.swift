@@ -116,16 +116,25 @@ public enum HLSValidation {
                 add(.error, "line \(hint.line) EXT-X-PRELOAD-HINT", "no preload hint in an ended playlist (rfc8216bis 4.4.5.3)",
                     expected: "no EXT-X-PRELOAD-HINT after EXT-X-ENDLIST", found: "a hint for \(hint.uri)", file: name)
             }
-            for type in Set(document.preloadHints.map(\.type)) {
-                let hints = document.preloadHints.filter { $0.type == type }
-                if hints.count > 1 {
-                    add(.warning, "line \(hints[1].line) EXT-X-PRELOAD-HINT", "one preload hint of a type (rfc8216bis 6.2.6)",
-                        expected: "1 hint of TYPE=\(type)", found: "\(hints.count)", file: name)
+            // One pass: the hints of each type counted, the second's line kept.
+            var hintsByType: [String: (count: Int, second: Int?)] = [:]
+            var order: [String] = []
+            for hint in document.preloadHints {
+                if let seen = hintsByType[hint.type] {
+                    hintsByType[hint.type] = (seen.count + 1, seen.second ?? hint.line)
+                } else {
+                    hintsByType[hint.type] = (1, nil)
+                    order.append(hint.type)
                 }
+            }
+            for type in order {
+                guard let seen = hintsByType[type], seen.count > 1, let second = seen.second else { continue }
+                add(.warning, "line \(second) EXT-X-PRELOAD-HINT", "one preload hint of a type (rfc8216bis 6.2.6)",
+                    expected: "1 hint of TYPE=\(type)", found: "\(seen.count)", file: name)
             }
             if let control = document.serverControl, let target = document.targetDuration, let holdBack = control.holdBack, holdBack < 3 * Double(target) {
                 add(.error, "line \(control.line) EXT-X-SERVER-CONTROL", "HOLD-BACK at least three target durations (rfc8216bis 4.4.3.8)",
-                    expected: "at least \(3 * target) s", found: "\(holdBack) s", file: name)
+                    expected: "at least \(fixed(3 * Double(target), digits: 3)) s", found: "\(holdBack) s", file: name)
             }
         }
 
@@ -309,15 +318,15 @@ public enum HLSValidation {
         if let bandwidth = variant.bandwidth {
             if peak > Double(bandwidth) * 1.005 {
                 findings.append(ValidationFinding(.error, file: name, location: location, rule: "BANDWIDTH at least the peak segment bit rate (RFC 8216 4.3.4.2)",
-                                                  expected: "at least \(Int(peak.rounded(.up))) b/s", found: "\(bandwidth)"))
+                                                  expected: "at least \(fixed(peak.rounded(.up), digits: 0)) b/s", found: "\(bandwidth)"))
             } else if Double(bandwidth) > peak * 1.1 {
                 findings.append(ValidationFinding(.warning, file: name, location: location, rule: "BANDWIDTH is the peak segment bit rate (RFC 8216 4.3.4.2)",
-                                                  expected: "about \(Int(peak.rounded(.up))) b/s (a player picks a lower rendition than it could)", found: "\(bandwidth)"))
+                                                  expected: "about \(fixed(peak.rounded(.up), digits: 0)) b/s (a player picks a lower rendition than it could)", found: "\(bandwidth)"))
             }
         }
         if let declared = variant.averageBandwidth, average > 0, abs(Double(declared) - average) > 0.1 * average {
             findings.append(ValidationFinding(.warning, file: name, location: location, rule: "AVERAGE-BANDWIDTH is the average segment bit rate (RFC 8216 4.3.4.2)",
-                                              expected: "about \(Int(average.rounded(.up))) b/s", found: "\(declared)"))
+                                              expected: "about \(fixed(average.rounded(.up), digits: 0)) b/s", found: "\(declared)"))
         }
         return findings
     }
@@ -329,7 +338,9 @@ public enum HLSValidation {
         for start in durations.indices {
             var bytes: Int64 = 0
             var seconds = 0.0
-            for end in start..<durations.count {
+            // At most 10 000 segments a run: a run of so many lasts 1.5 target durations only when
+            // EXTINFs are near 0, and the single segments below still count.
+            for end in start..<min(durations.count, start + 10_000) {
                 bytes += sizes[end]
                 seconds += durations[end]
                 if seconds > 1.5 * targetDuration { break }
