@@ -123,7 +123,14 @@ public struct ConcatenatedByteSource<Part: RandomAccessByteSource>: RandomAccess
         guard offset >= 0, count >= 0 else {
             throw .system(operation: "read at \(offset)", path: "concatenated source", errno: .invalidArgument)
         }
-        var index = (starts.lastIndex { $0 <= offset }) ?? 0
+        // The last part starting at or before the offset, by binary search (a sequence of
+        // thousands of segments is read box by box).
+        var low = 0, high = starts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if starts[middle] <= offset { low = middle + 1 } else { high = middle }
+        }
+        var index = max(0, low - 1)
         // Within one part (the common case): that part's bytes, not a copy of them.
         if index < parts.count, Int64(count) <= counts[index] - (offset - starts[index]) {
             return try parts[index].read(at: offset - starts[index], count: count)

@@ -78,8 +78,10 @@ public struct DASHManifest: Sendable, Hashable {
         public var codecs: String?
         /// `@audioSamplingRate` on the Adaptation Set in hertz (the first value of a pair).
         public var audioSamplingRate: Int?
-        /// The Adaptation Set's `AudioChannelConfiguration@value` (5.8.4.7): `2` for stereo in
-        /// the 23003-3 scheme.
+        /// The Adaptation Set's `AudioChannelConfiguration` (5.8.4.7) as a channel count: its
+        /// `@value` in the 23003-3 scheme (`2` for stereo), or the count of a CICP
+        /// ChannelConfiguration index (ISO/IEC 23091-3); `nil` for another scheme (Dolby's
+        /// `F801`).
         public var channelConfiguration: String?
         /// `@segmentAlignment` (5.3.3.2): `true`, or an unsigned integer (alignment within a
         /// group of sets), means the Representations' segments are aligned; absent or `false`
@@ -106,7 +108,8 @@ public struct DASHManifest: Sendable, Hashable {
         public var mimeType: String?
         /// `@audioSamplingRate` in hertz: the Representation's own, or its Adaptation Set's.
         public var audioSamplingRate: Int?
-        /// `AudioChannelConfiguration@value`: the Representation's own, or its Adaptation Set's.
+        /// The `AudioChannelConfiguration` as a channel count (as the Adaptation Set's): the
+        /// Representation's own, or its Adaptation Set's.
         public var channelConfiguration: String?
         /// The Representation's first `BaseURL`, as written (the Adaptation Set's, Period's and
         /// MPD's are not prepended).
@@ -619,6 +622,21 @@ private enum Frame: Equatable {
 
 /// An `XMLParser` delegate building the manifest: the first error stops the parse.
 private final class MPDReader: NSObject, XMLParserDelegate {
+    /// An `AudioChannelConfiguration` as a channel count: the 23003-3 scheme's `@value`, or the
+    /// count of a CICP ChannelConfiguration index (ISO/IEC 23091-3, 8.2); `nil` for other schemes.
+    static func channelCount(scheme: String?, value: String?) -> String? {
+        guard let value else { return nil }
+        switch scheme {
+        case "urn:mpeg:dash:23003:3:audio_channel_configuration:2011", nil:
+            return Int(value).map(String.init)
+        case "urn:mpeg:mpegB:cicp:ChannelConfiguration":
+            let counts = [1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 6: 6, 7: 8, 9: 3, 10: 4, 11: 7, 12: 8, 13: 24, 14: 8, 15: 12, 16: 10, 17: 12, 18: 14, 19: 12, 20: 14]
+            return Int(value).flatMap { counts[$0] }.map(String.init)
+        default:
+            return nil
+        }
+    }
+
     var error: PipelineError?
     var xmlFailure: (line: Int, code: Int)?
     var root: MPDRoot?
@@ -710,10 +728,10 @@ private final class MPDReader: NSObject, XMLParserDelegate {
             updateAddressing(of: top) { if $0.unread == nil { $0.unread = "\(element.name) (line \(element.line))" } }
             frames.append(.skipped)
         case (.adaptationSet, "AudioChannelConfiguration"):
-            if adaptationSet?.channelConfiguration == nil { adaptationSet?.channelConfiguration = element["value"] }
+            if adaptationSet?.channelConfiguration == nil { adaptationSet?.channelConfiguration = Self.channelCount(scheme: element["schemeIdUri"], value: element["value"]) }
             frames.append(.skipped)
         case (.representation, "AudioChannelConfiguration"):
-            if representation?.channelConfiguration == nil { representation?.channelConfiguration = element["value"] }
+            if representation?.channelConfiguration == nil { representation?.channelConfiguration = Self.channelCount(scheme: element["schemeIdUri"], value: element["value"]) }
             frames.append(.skipped)
         case (.segmentTemplate, "SegmentTimeline"):
             guard template?.timeline == nil, timeline == nil else { throw element.refuse("a second <SegmentTimeline> in the same <SegmentTemplate>") }

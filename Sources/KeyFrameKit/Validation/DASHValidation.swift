@@ -27,20 +27,26 @@ public enum DASHValidation {
         let manifest: DASHManifest
         do { manifest = try DASHManifest(text: String(decoding: bytes, as: UTF8.self)) } catch { throw .unsupported("\(path): \(error)") }
         var findings: [ValidationFinding] = []
+        // The segments listed and checked in all, for the whole MPD: a template can name a
+        // million segments per Representation in a few bytes.
+        var budget = Self.segmentBudget
         for (periodIndex, period) in manifest.periods.enumerated() {
             for (setIndex, set) in period.adaptationSets.enumerated() {
                 var timelines: [(id: String, segments: [DASHManifest.Segment])] = []
                 var tracks: [(id: String, track: SegmentSequenceValidation.TrackSummary)] = []
                 for representation in set.representations {
                     let location = "Period \(period.id ?? String(periodIndex)) AdaptationSet \(set.id ?? String(setIndex)) Representation \(representation.id) (line \(representation.line))"
-                    let check = RepresentationCheck(manifest: manifest, period: period, set: set, representation: representation, path: path, location: location)
+                    let check = RepresentationCheck(manifest: manifest, period: period, set: set, representation: representation, path: path, location: location,
+                                                    budget: &budget)
                     findings += check.findings
                     if let segments = check.segments { timelines.append((representation.id, segments)) }
                     if let track = check.track { tracks.append((representation.id, track)) }
                 }
                 let location = "Period \(period.id ?? String(periodIndex)) AdaptationSet \(set.id ?? String(setIndex)) (line \(set.line))"
                 if set.segmentAlignment, let first = timelines.first {
-                    for other in timelines.dropFirst() where other.segments.map({ [$0.time, $0.duration] }) != first.segments.map({ [$0.time, $0.duration] }) {
+                    for other in timelines.dropFirst()
+                    where other.segments.count != first.segments.count
+                        || zip(other.segments, first.segments).contains(where: { $0.time != $1.time || $0.duration != $1.duration }) {
                         findings.append(ValidationFinding(.error, file: path.string, location: location, rule: "segmentAlignment: the same segment times",
                                                           expected: "Representation \(other.id)'s segments at Representation \(first.id)'s times",
                                                           found: "different ones"))
@@ -48,11 +54,9 @@ public enum DASHValidation {
                 }
                 if let first = tracks.first {
                     for other in tracks.dropFirst() {
-                        let a = first.track, b = other.track
-                        if a.sampleRate != b.sampleRate || a.channelCount != b.channelCount || a.audioObjectType != b.audioObjectType || a.sampleEntryType != b.sampleEntryType {
-                            findings.append(ValidationFinding(.warning, file: path.string, location: location, rule: "the Representations' audio configuration (a switch without a glitch)",
-                                                              expected: "\(a.sampleEntryType) object type \(a.audioObjectType ?? 0), \(a.sampleRate ?? 0) Hz, \(a.channelCount ?? 0) channels (Representation \(first.id))",
-                                                              found: "\(b.sampleEntryType) object type \(b.audioObjectType ?? 0), \(b.sampleRate ?? 0) Hz, \(b.channelCount ?? 0) channels (Representation \(other.id))"))
+                        if let finding = ManifestMedia.audioConfigurationFinding(first.track, "Representation \(first.id)", other.track, "Representation \(other.id)",
+                                                                                 file: path.string, location: location) {
+                            findings.append(finding)
                         }
                     }
                 }
@@ -61,6 +65,9 @@ public enum DASHValidation {
         return findings
     }
 
+    /// The most segments one MPD's Representations list and check together.
+    static let segmentBudget = 200_000
+
     /// One Representation checked.
     struct RepresentationCheck {
         var findings: [ValidationFinding] = []
@@ -68,7 +75,7 @@ public enum DASHValidation {
         var track: SegmentSequenceValidation.TrackSummary?
 
         init(manifest: DASHManifest, period: DASHManifest.Period, set: DASHManifest.AdaptationSet, representation: DASHManifest.Representation,
-             path: FilePath, location: String) {
+             path: FilePath, location: String, budget: inout Int) {
             let name = path.string
             func add(_ severity: ValidationFinding.Severity, _ rule: String, expected: String, found: String, at where_: String? = nil) {
                 findings.append(ValidationFinding(severity, file: name, location: where_ ?? location, rule: rule, expected: expected, found: found))
@@ -81,11 +88,23 @@ public enum DASHValidation {
                 add(.warning, "segments checked: SegmentTemplate", expected: "a SegmentTemplate with @initialization and @media", found: "none: its segments are not checked")
                 return
             }
+            guard budget > 0 else {
+                add(.warning, "segments checked: at most \(DASHValidation.segmentBudget) in an MPD", expected: "fewer segments",
+                    found: "the budget spent: this Representation is not checked")
+                return
+            }
             let segments: [DASHManifest.Segment]
             do { segments = try manifest.segments(of: representation, in: period) } catch {
                 add(.error, "SegmentTimeline", expected: "segments that can be listed", found: "\(error)")
                 return
             }
+            guard segments.count <= budget else {
+                budget = 0
+                add(.warning, "segments checked: at most \(DASHValidation.segmentBudget) in an MPD", expected: "fewer segments",
+                    found: "\(segments.count): this Representation is not checked")
+                return
+            }
+            budget -= segments.count
             self.segments = segments
             // BaseURLs from the MPD down, relative to the MPD's directory.
             var directory = path.removingLastComponent()
@@ -101,7 +120,7 @@ public enum DASHValidation {
             func file(_ template: String, number: Int, time: Int64) -> FilePath? {
                 guard let expanded = try? DASHManifest.expand(template, representationID: representation.id, number: number, time: time,
                                                               bandwidth: representation.bandwidth) else { return nil }
-                return HLSValidation.resolve(expanded, against: directory.appending("manifest"))
+                return ManifestMedia.resolve(expanded, against: directory.appending("manifest"))
             }
             guard let initPath = file(initialization, number: template.startNumber, time: 0) else {
                 add(.warning, "segments checked: files beside the MPD", expected: "a relative @initialization", found: "\(initialization): a URL or a bad template, not fetched")

@@ -85,6 +85,10 @@ public enum FileValidation {
             case .directory:
                 reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
             case .other:
+                do { _ = try FileByteSource(path: path.string) } catch {
+                    reports.append(Report(path: path.string, findings: [], error: .stream(error)))
+                    continue
+                }
                 reports.append(Report(path: path.string, findings: [],
                                       error: .unsupported("\(path): not an MP4/M4A/M4B, a CMAF segment, an HLS playlist, a DASH MPD or a directory of them")))
             }
@@ -138,9 +142,12 @@ public enum FileValidation {
     ///
     /// - Throws: ``PipelineError`` when a file cannot be read, or the init not as MP4.
     public static func sequence(initSegment: FilePath, segments: [FilePath]) throws(PipelineError) -> SegmentSequenceValidation {
-        var sources: [FileByteSource] = []
+        // Each file opened for each read, not held open: thousands of segments.
+        var sources: [FileRangeSource] = []
         for path in [initSegment] + segments {
-            do { sources.append(try FileByteSource(path: path.string)) } catch { throw .stream(error) }
+            do { sources.append(FileRangeSource(path: path.string, start: 0, byteCount: try FileByteSource(path: path.string).byteCount)) } catch {
+                throw .stream(error)
+            }
         }
         let parts = zip([initSegment] + segments, sources).map { SegmentSequenceValidation.Part(name: $0.0.string, byteCount: $0.1.byteCount) }
         do { return try SegmentSequenceValidation(source: ConcatenatedByteSource(sources), parts: parts) } catch { throw .container(error) }

@@ -26,6 +26,10 @@ public enum HLSValidation {
     /// `EXTINF` against the media: at most this far apart, in seconds (a playlist prints
     /// durations to the millisecond or finer; one AAC frame is over 20 ms).
     static let durationTolerance = 0.001
+    /// The most segments of one media playlist whose files are read.
+    static let segmentBudget = 100_000
+    /// The most variants of one master whose playlists are read.
+    static let variantBudget = 100
 
     /// The findings for the playlist at `path` (master or media).
     ///
@@ -55,14 +59,6 @@ public enum HLSValidation {
                                            expected: "a well-formed playlist", found: "\(document.omittedProblemCount) more problems"))
         }
         return found
-    }
-
-    /// A URI of the playlist as a file beside it, or `nil` for a URL.
-    static func resolve(_ uri: String, against playlist: FilePath) -> FilePath? {
-        guard !uri.contains("://") else { return nil }
-        let withoutQuery = String(uri.prefix { $0 != "?" && $0 != "#" })
-        let file = FilePath(withoutQuery)
-        return file.isAbsolute ? file : playlist.removingLastComponent().appending(file.components).lexicallyNormalized()
     }
 
     // MARK: - Media playlists
@@ -201,15 +197,20 @@ public enum HLSValidation {
                 add(.warning, "line \(first.line)", "segments checked: one EXT-X-MAP", expected: "one init segment for all the segments",
                     found: "several; the segments after the first EXT-X-MAP's are not checked", file: name)
             }
-            let segments = document.segments.prefix { $0.map == map }
-            guard let mapPath = HLSValidation.resolve(map.uri, against: path) else {
+            var segments = document.segments.prefix { $0.map == map }
+            if segments.count > HLSValidation.segmentBudget {
+                add(.warning, "line \(segments[segments.startIndex + HLSValidation.segmentBudget].line)", "segments checked: at most \(HLSValidation.segmentBudget) in a playlist",
+                    expected: "fewer segments", found: "\(segments.count): the first \(HLSValidation.segmentBudget) are checked", file: name)
+                segments = segments.prefix(HLSValidation.segmentBudget)
+            }
+            guard let mapPath = ManifestMedia.resolve(map.uri, against: path) else {
                 add(.warning, "line \(map.line) EXT-X-MAP", "segments checked: files beside the playlist", expected: "a relative URI",
                     found: "\(map.uri): a URL, not fetched", file: name)
                 return
             }
             var references: [ManifestMedia.Reference] = []
             for segment in segments {
-                guard let file = HLSValidation.resolve(segment.uri, against: path) else {
+                guard let file = ManifestMedia.resolve(segment.uri, against: path) else {
                     add(.warning, "line \(segment.line)", "segments checked: files beside the playlist", expected: "a relative URI",
                         found: "\(segment.uri): a URL, not fetched", file: name)
                     return
@@ -246,7 +247,7 @@ public enum HLSValidation {
             guard !parts.isEmpty else { return }
             var references: [ManifestMedia.Reference] = []
             for part in parts {
-                guard let file = HLSValidation.resolve(part.uri, against: path) else { return }
+                guard let file = ManifestMedia.resolve(part.uri, against: path) else { return }
                 references.append(.init(path: file, range: part.byteRange.map { ($0.offset, $0.length) }, location: "line \(part.line) EXT-X-PART"))
             }
             let initReference = ManifestMedia.Reference(path: mapPath, range: map.byteRange.map { ($0.offset, $0.length) }, location: "line \(map.line) EXT-X-MAP")
@@ -274,13 +275,18 @@ public enum HLSValidation {
         let name = path.string
         var findings = syntaxFindings(document, name: name)
         var checks: [(variant: HLSPlaylistDocument.Variant, media: MediaCheck)] = []
-        for variant in document.variants {
+        if document.variants.count > variantBudget {
+            findings.append(ValidationFinding(.warning, file: name, location: "line \(document.variants[variantBudget].tagLine) EXT-X-STREAM-INF",
+                                              rule: "renditions checked: at most \(variantBudget)", expected: "fewer variants",
+                                              found: "\(document.variants.count): the first \(variantBudget) are checked"))
+        }
+        for variant in document.variants.prefix(variantBudget) {
             let location = "line \(variant.tagLine) EXT-X-STREAM-INF"
             if variant.codecs == nil {
                 findings.append(ValidationFinding(.warning, file: name, location: location, rule: "CODECS (RFC 8216 4.3.4.2)",
                                                   expected: "a CODECS attribute", found: "none"))
             }
-            guard let file = resolve(variant.uri, against: path) else {
+            guard let file = ManifestMedia.resolve(variant.uri, against: path) else {
                 findings.append(ValidationFinding(.warning, file: name, location: "line \(variant.line)", rule: "renditions checked: files beside the playlist",
                                                   expected: "a relative URI", found: "\(variant.uri): a URL, not fetched"))
                 continue
@@ -380,12 +386,8 @@ public enum HLSValidation {
                                                   expected: "tfdt \(a) (\(describe(first)))", found: "\(b)"))
             }
             if let a = first.media.track, let b = other.media.track {
-                let same = a.sampleRate == b.sampleRate && a.channelCount == b.channelCount && a.audioObjectType == b.audioObjectType
-                    && a.sampleEntryType == b.sampleEntryType
-                if !same {
-                    findings.append(ValidationFinding(.warning, file: name, location: location, rule: "the renditions' audio configuration (a switch without a glitch)",
-                                                      expected: "\(a.sampleEntryType) object type \(a.audioObjectType ?? 0), \(a.sampleRate ?? 0) Hz, \(a.channelCount ?? 0) channels (\(describe(first)))",
-                                                      found: "\(b.sampleEntryType) object type \(b.audioObjectType ?? 0), \(b.sampleRate ?? 0) Hz, \(b.channelCount ?? 0) channels"))
+                if let finding = ManifestMedia.audioConfigurationFinding(a, describe(first), b, other.variant.uri, file: name, location: location) {
+                    findings.append(finding)
                 }
                 if a.timescale == b.timescale, first.media.starts.count == other.media.starts.count, first.media.starts != other.media.starts {
                     findings.append(ValidationFinding(.warning, file: name, location: location, rule: "the renditions' segment boundaries aligned",

@@ -1,14 +1,17 @@
 internal import SystemPackage
 
 /// A byte range of a file read as a source of its own (an HLS `EXT-X-BYTERANGE` sub-range,
-/// RFC 8216 4.3.2.2).
+/// RFC 8216 4.3.2.2, or a whole segment file), opened for each read: a playlist of thousands of
+/// segments holds no descriptor per segment (the process's limit, often 1024, would make the
+/// later ones look missing).
 struct FileRangeSource: RandomAccessByteSource {
-    let file: FileByteSource
+    let path: String
     let start: Int64
     let byteCount: Int64
 
     func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         guard offset >= 0, count >= 0, offset < byteCount else { return [] }
+        let file = try FileByteSource(path: path)
         return try file.read(at: start + offset, count: Int(min(Int64(count), byteCount - offset)))
     }
 }
@@ -39,20 +42,32 @@ struct ManifestMedia {
     init(manifest: String, initSegment: Reference, segments: [Reference]) {
         var sources: [FileRangeSource] = []
         var parts: [SegmentSequenceValidation.Part] = []
+        // After this many files missing in a row, the rest are not looked for (an MPD's template
+        // can name a million).
+        let missingInARow = 16
+        var missing = 0
+        var notLookedFor = 0
         func open(_ reference: Reference) -> FileRangeSource? {
-            guard let file = try? FileByteSource(path: reference.path.string) else {
-                findings.append(ValidationFinding(.error, file: manifest, location: reference.location, rule: "the files it names exist",
-                                                  expected: reference.path.string, found: "no such file (or not readable)"))
+            guard missing < missingInARow else {
+                notLookedFor += 1
                 return nil
             }
-            guard let range = reference.range else { return FileRangeSource(file: file, start: 0, byteCount: file.byteCount) }
-            guard range.start >= 0, range.length >= 0, range.start.addingReportingOverflow(range.length).partialValue <= file.byteCount,
+            let size: Int64
+            do { size = try FileByteSource(path: reference.path.string).byteCount } catch {
+                missing += 1
+                findings.append(ValidationFinding(.error, file: manifest, location: reference.location, rule: "the files it names exist",
+                                                  expected: reference.path.string, found: "cannot be read: \(error)"))
+                return nil
+            }
+            missing = 0
+            guard let range = reference.range else { return FileRangeSource(path: reference.path.string, start: 0, byteCount: size) }
+            guard range.start >= 0, range.length >= 0, range.start.addingReportingOverflow(range.length).partialValue <= size,
                   !range.start.addingReportingOverflow(range.length).overflow else {
                 findings.append(ValidationFinding(.error, file: manifest, location: reference.location, rule: "byte range inside its file",
-                                                  expected: "at most \(file.byteCount) bytes", found: "\(range.length)@\(range.start)"))
+                                                  expected: "at most \(size) bytes", found: "\(range.length)@\(range.start)"))
                 return nil
             }
-            return FileRangeSource(file: file, start: range.start, byteCount: range.length)
+            return FileRangeSource(path: reference.path.string, start: range.start, byteCount: range.length)
         }
         func name(_ reference: Reference) -> String {
             reference.range.map { "\(reference.path.string)@\($0.start)" } ?? reference.path.string
@@ -75,12 +90,40 @@ struct ManifestMedia {
                 sizes.append(0)
             }
         }
+        if notLookedFor > 0 {
+            findings.append(ValidationFinding(.error, file: manifest, location: segments.last?.location ?? initSegment.location, rule: "the files it names exist",
+                                              expected: "the files named", found: "\(missingInARow) missing in a row; the \(notLookedFor) after them not looked for"))
+        }
         do {
             sequence = try SegmentSequenceValidation(source: ConcatenatedByteSource(sources), parts: parts)
         } catch {
             findings.append(ValidationFinding(.error, file: name(initSegment), location: initSegment.location, rule: "init segment",
                                               expected: "an ISO BMFF header (ftyp, moov)", found: "\(error)"))
         }
+    }
+
+    /// A URI of the playlist as a file beside it, or `nil` for a URL.
+    static func resolve(_ uri: String, against playlist: FilePath) -> FilePath? {
+        guard !uri.contains("://") else { return nil }
+        let withoutQuery = String(uri.prefix { $0 != "?" && $0 != "#" })
+        let file = FilePath(withoutQuery)
+        return file.isAbsolute ? file : playlist.removingLastComponent().appending(file.components).lexicallyNormalized()
+    }
+
+    /// The renditions of a ladder (an HLS master's variants, a DASH Adaptation Set's
+    /// Representations) against each other: the same sample entry, object type, rate and
+    /// channels, so that a player switches without a glitch (a warning: CMAF's switching-set
+    /// table, 23000-19 7.3.4, was not at hand to say which may differ).
+    static func audioConfigurationFinding(_ a: SegmentSequenceValidation.TrackSummary, _ aName: String,
+                                          _ b: SegmentSequenceValidation.TrackSummary, _ bName: String,
+                                          file: String, location: String) -> ValidationFinding? {
+        guard a.sampleRate != b.sampleRate || a.channelCount != b.channelCount || a.audioObjectType != b.audioObjectType
+                || a.sampleEntryType != b.sampleEntryType else { return nil }
+        func describe(_ track: SegmentSequenceValidation.TrackSummary) -> String {
+            "\(track.sampleEntryType) object type \(track.audioObjectType ?? 0), \(track.sampleRate ?? 0) Hz, \(track.channelCount ?? 0) channels"
+        }
+        return ValidationFinding(.warning, file: file, location: location, rule: "the renditions' audio configuration (a switch without a glitch)",
+                                 expected: "\(describe(a)) (\(aName))", found: "\(describe(b)) (\(bName))")
     }
 
     /// The timing of segment reference `index`, when it was read.

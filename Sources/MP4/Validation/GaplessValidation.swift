@@ -56,10 +56,14 @@ public enum GaplessValidation {
             let stts = track.sampleTable.timeToSample
             // Every other sample one frame long: a decoder plays the frames back to back, so a
             // table that jitters or skips (a muxer writing timestamps) tells another timeline.
-            if track.fragmentRuns.isEmpty, let odd = stts.dropLast().first(where: { Int64($0.delta) != frame })
-                ?? (stts.last.map { Int64($0.delta) > frame } == true ? stts.last : nil) {
-                let count = stts.dropLast().filter { Int64($0.delta) != frame }.reduce(0) { $0 + Int($1.count) }
-                    + (stts.last.map { Int64($0.delta) > frame ? Int($0.count) : 0 } ?? 0)
+            // Within a unit where a frame is no whole number of units (2089 and 2090 for 44.1 kHz
+            // in a 90-kHz timescale).
+            let tolerance: Int64 = (Int64(audio.framesPerPacket) * Int64(track.timescale)) % Int64(audio.sampleRate) == 0 ? 0 : 1
+            func isFrame(_ delta: UInt32) -> Bool { abs(Int64(delta) - frame) <= tolerance }
+            if track.fragmentRuns.isEmpty, let odd = stts.dropLast().first(where: { !isFrame($0.delta) })
+                ?? (stts.last.map { Int64($0.delta) > frame + tolerance } == true ? stts.last : nil) {
+                let count = stts.dropLast().filter { !isFrame($0.delta) }.reduce(0) { $0 + Int($1.count) }
+                    + (stts.last.map { Int64($0.delta) > frame + tolerance ? Int($0.count) : 0 } ?? 0)
                 findings.append(ValidationFinding(.warning, file: name, location: "\(trak)/mdia/minf/stbl/stts", rule: "whole frames: a sample lasts one frame (but the last)",
                                                   expected: "\(frame) (decoders play the frames back to back)",
                                                   found: "\(odd.delta) (\(count) samples not one frame long)"))

@@ -94,6 +94,11 @@ public struct SegmentSequenceValidation: Sendable {
     public private(set) var claimsCMAF = false
     /// The parts' names, by index.
     private var partNames: [String] = []
+    /// The most samples walked one by one: the source's bytes.
+    private var sampleBudget = 0
+    /// How far a sample may be from ``TrackSummary/frameDuration``: 1 where a frame is no whole
+    /// number of the timescale's units (44.1 kHz in a 90-kHz timescale: 2089 and 2090), else 0.
+    private var frameTolerance: UInt64 = 0
     /// Whether the CMAF track rules apply: the init claims CMAF, or it has one track (a
     /// fragmented movie of several tracks is checked by the ISO BMFF rules only).
     private var isTrackFile = false
@@ -118,7 +123,12 @@ public struct SegmentSequenceValidation: Sendable {
         let trak = file.tracks[index]
         isTrackFile = claimsCMAF || file.tracks.count == 1
         track = Self.summary(of: trak, in: file)
-        checkHeader(file, trackIndex: index, name: initName)
+        sampleBudget = Int(clamping: source.byteCount)
+        if case .audio(let audio)? = try? trak.audioSpecificConfig()?.formatDescription(), audio.sampleRate > 0,
+           (Int64(audio.framesPerPacket) * Int64(trak.timescale)) % Int64(audio.sampleRate) != 0 {
+            frameTolerance = 1
+        }
+        checkHeader(file, trackIndex: index, name: initName, isSegmented: parts.count > 1)
         try walk(source: source, parts: parts, file: file, track: trak)
         findings = ValidationFinding.collapsingRepeats(findings)
     }
@@ -151,7 +161,7 @@ public struct SegmentSequenceValidation: Sendable {
                             validLength: validLength)
     }
 
-    private mutating func checkHeader(_ file: MP4File, trackIndex: Int, name: String) {
+    private mutating func checkHeader(_ file: MP4File, trackIndex: Int, name: String, isSegmented: Bool) {
         let cmaf: ValidationFinding.Severity = claimsCMAF ? .error : .warning
         if file.topLevelBoxes.first?.type != "ftyp" {
             findings.append(ValidationFinding(.error, file: name, location: file.topLevelBoxes.first.map { String(describing: $0.type) } ?? "(empty)",
@@ -167,7 +177,8 @@ public struct SegmentSequenceValidation: Sendable {
                                               expected: "1 trak", found: "\(file.tracks.count)"))
         }
         let trak = file.tracks[trackIndex]
-        if isTrackFile && trak.sampleTable.sampleCount > 0 {
+        // A plain fragmented file may hold samples in moov too (14496-12 8.8).
+        if isTrackFile && (claimsCMAF || isSegmented) && trak.sampleTable.sampleCount > 0 {
             findings.append(ValidationFinding(cmaf, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl",
                                               rule: "CMAF header: no samples in moov", expected: "0 samples", found: "\(trak.sampleTable.sampleCount)"))
         }
@@ -180,8 +191,10 @@ public struct SegmentSequenceValidation: Sendable {
         var sequenceNumber: UInt32?
         var decodeEnd: Int64?
         var samplesSeen = 0
+        /// Whether the runs named more samples than there are bytes.
+        var overBudget = false
         /// The last sample: where (part, moof path) and its duration, and where it ends.
-        var lastSample: (part: Int, location: String, duration: Int64, end: Int64)?
+        var lastSample: (part: Int, run: String, index: Int, duration: Int64, end: Int64)?
         var fragments = 0
     }
 
@@ -192,7 +205,15 @@ public struct SegmentSequenceValidation: Sendable {
             starts.append(total)
             total = total.saturatingAdding(part.byteCount)
         }
-        func partIndex(_ offset: Int64) -> Int { (starts.lastIndex { $0 <= offset }) ?? 0 }
+        // The last part starting at or before an offset, by binary search.
+        func partIndex(_ offset: Int64) -> Int {
+            var low = 0, high = starts.count
+            while low < high {
+                let middle = (low + high) / 2
+                if starts[middle] <= offset { low = middle + 1 } else { high = middle }
+            }
+            return max(0, low - 1)
+        }
         var progress = Progress()
         var timings = parts.map { SegmentTiming(name: $0.name, firstDecodeTime: nil, duration: 0, sampleCount: 0, fragmentCount: 0, byteCount: $0.byteCount) }
         // The CMAF addressing rules: errors when the init claims CMAF, warnings for segments
@@ -377,8 +398,8 @@ public struct SegmentSequenceValidation: Sendable {
             findings.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd present",
                                               expected: "an mfhd", found: "none"))
         }
-        if trackRules && trafs != 1 {
-            findings.append(ValidationFinding(.error, file: name, location: location, rule: "one track per fragment",
+        if trackRules, let severity, trafs != 1 {
+            findings.append(ValidationFinding(severity, file: name, location: location, rule: "one track per fragment",
                                               expected: "1 traf", found: "\(trafs)"))
         }
     }
@@ -430,13 +451,24 @@ public struct SegmentSequenceValidation: Sendable {
     /// Whole frames: every sample one frame long, but the sequence's last.
     private mutating func checkSamples(_ run: FragmentRun, location: String, part: Int, name: String, progress: inout Progress) {
         guard let frame = track?.frameDuration, frame > 0 else { return }
+        // Every sample has a byte at least: runs that name more samples than the source has
+        // bytes overlap (their bytes are checked against their mdat), and are not walked.
+        guard progress.samplesSeen.addingReportingOverflow(run.sampleCount).partialValue <= sampleBudget else {
+            if !progress.overBudget {
+                progress.overBudget = true
+                findings.append(ValidationFinding(.error, file: name, location: location, rule: "whole frames: a byte per sample at least",
+                                                  expected: "at most \(sampleBudget) samples (the bytes there are)", found: "more: runs that overlap"))
+            }
+            return
+        }
         var time = run.firstDecodeTime
         for i in 0..<run.sampleCount {
             let duration = Int64(run.durations?[i] ?? run.defaultDuration)
             let size = run.sizes?[i] ?? run.defaultSize
-            // The sample before this one was not the last: it had to be a whole frame.
-            if let last = progress.lastSample, last.duration != frame {
-                findings.append(ValidationFinding(.error, file: partNames[last.part], location: last.location,
+            // The sample before this one was not the last: it had to be a whole frame (within a
+            // unit where a frame is no whole number of the timescale's units).
+            if let last = progress.lastSample, last.duration.saturatingSubtracting(frame).magnitude > frameTolerance {
+                findings.append(ValidationFinding(.error, file: partNames[last.part], location: "\(last.run) sample \(last.index)",
                                                   rule: "whole frames: a sample lasts one frame (but the last)",
                                                   expected: "\(frame)", found: "\(last.duration)"))
             }
@@ -445,7 +477,7 @@ public struct SegmentSequenceValidation: Sendable {
                                                   expected: "an AAC frame's bytes", found: "0 bytes"))
             }
             time = time.saturatingAdding(duration)
-            progress.lastSample = (part, "\(location) sample \(i + 1)", duration, time)
+            progress.lastSample = (part, location, i + 1, duration, time)
             progress.samplesSeen += 1
         }
     }
@@ -454,8 +486,9 @@ public struct SegmentSequenceValidation: Sendable {
     private mutating func checkEnd(_ progress: Progress, parts: [Part], firstDecodeTime: Int64?) {
         guard let last = progress.lastSample, let summary = self.track, let frame = summary.frameDuration else { return }
         let name = parts[last.part].name
-        if last.duration > frame || last.duration <= 0 {
-            findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "whole frames: the last sample at most a frame",
+        let location = "\(last.run) sample \(last.index)"
+        if last.duration > frame + Int64(frameTolerance) || last.duration <= 0 {
+            findings.append(ValidationFinding(.error, file: name, location: location, rule: "whole frames: the last sample at most a frame",
                                               expected: "1…\(frame)", found: "\(last.duration)"))
         }
         // The valid length counts from the first sample: a sequence that starts later (a live
@@ -463,10 +496,10 @@ public struct SegmentSequenceValidation: Sendable {
         guard let valid = summary.validLength, (firstDecodeTime ?? 0) == 0 else { return }
         let presentedEnd = summary.priming.saturatingAdding(valid)
         if last.duration < frame && last.end != presentedEnd {
-            findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "short last sample against the valid length",
+            findings.append(ValidationFinding(.error, file: name, location: location, rule: "short last sample against the valid length",
                                               expected: "the samples to end at \(presentedEnd) (the edit's end)", found: "\(last.end)"))
         } else if last.end < presentedEnd {
-            findings.append(ValidationFinding(.error, file: name, location: last.location, rule: "the samples cover the valid length",
+            findings.append(ValidationFinding(.error, file: name, location: location, rule: "the samples cover the valid length",
                                               expected: "the samples to end at \(presentedEnd) or later (the edit's end)", found: "\(last.end)"))
         }
     }
@@ -490,8 +523,19 @@ public struct SegmentSequenceValidation: Sendable {
         // time"): either is taken.
         let skip = self.track?.priming ?? 0
         func presented(_ time: Int64) -> Int64 { max(0, time.saturatingSubtracting(skip)) }
+        // The fragments are in file order: the first at or after an offset by binary search.
+        func firstSpan(atOrAfter offset: Int64) -> Int {
+            var low = 0, high = spans.count
+            while low < high {
+                let middle = (low + high) / 2
+                if spans[middle].start < offset { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
         var position = end.saturatingAdding(Int64(clamping: index.firstOffset))
-        if let first = spans.first(where: { $0.start >= position }), first.start == position {
+        let firstIndex = firstSpan(atOrAfter: position)
+        if firstIndex < spans.count, spans[firstIndex].start == position {
+            let first = spans[firstIndex]
             let time = Int64(clamping: index.earliestPresentationTime)
             if time != scaled(first.decodeTime) && time != scaled(presented(first.decodeTime)) {
                 findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx earliest_presentation_time",
@@ -504,7 +548,10 @@ public struct SegmentSequenceValidation: Sendable {
             defer { position = rangeEnd }
             // A reference to another sidx (a hierarchical index) is checked by that sidx.
             guard !reference.isIndex else { continue }
-            let covered = spans.filter { $0.start >= position && $0.end <= rangeEnd }
+            let from = firstSpan(atOrAfter: position)
+            var next = from
+            while next < spans.count, spans[next].end <= rangeEnd { next += 1 }
+            let covered = spans[from..<next]
             let duration = covered.reduce(Int64(0)) { $0.saturatingAdding($1.duration) }
             if covered.first?.start != position || covered.last?.end != rangeEnd {
                 findings.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx referenced_size",
@@ -518,62 +565,5 @@ public struct SegmentSequenceValidation: Sendable {
                 }
             }
         }
-    }
-}
-
-/// `sidx` (ISO/IEC 14496-12, 8.16.3 SegmentIndexBox): where each subsegment of a segment lies
-/// and how long it lasts.
-public struct SegmentIndex: Sendable, Hashable {
-    /// One reference.
-    public struct Reference: Sendable, Hashable {
-        /// `reference_type`: 1 when it points at another `sidx`.
-        public var isIndex: Bool
-        /// `referenced_size` in bytes.
-        public var size: UInt32
-        /// `subsegment_duration` in the index's timescale.
-        public var duration: UInt32
-        /// `starts_with_SAP`.
-        public var startsWithSAP: Bool
-    }
-
-    /// `reference_ID`.
-    public var referenceID: UInt32
-    /// `timescale`.
-    public var timescale: UInt32
-    /// `earliest_presentation_time`.
-    public var earliestPresentationTime: UInt64
-    /// `first_offset`: bytes from the end of this box to the first referenced byte.
-    public var firstOffset: UInt64
-    /// The references.
-    public var references: [Reference]
-
-    /// Parses the payload of a `sidx`.
-    public init(from payload: ByteReader, path: BoxPath) throws(MP4Error) {
-        var reader = payload
-        let full = try FullBoxHeader.parse(from: &reader, path: path)
-        (referenceID, timescale, earliestPresentationTime, firstOffset) = try MP4Error.reading(path) {
-            () throws(BinaryReadError) -> (UInt32, UInt32, UInt64, UInt64) in
-            let id = try reader.readUInt32()
-            let scale = try reader.readUInt32()
-            let time = full.version == 0 ? UInt64(try reader.readUInt32()) : try reader.readUInt64()
-            let offset = full.version == 0 ? UInt64(try reader.readUInt32()) : try reader.readUInt64()
-            return (id, scale, time, offset)
-        }
-        let count = try MP4Error.reading(path) { () throws(BinaryReadError) -> UInt16 in
-            try reader.skip(2)
-            return try reader.readUInt16()
-        }
-        try reader.checkTable(count: UInt32(count), entrySize: 12, path: path, field: "reference_count")
-        var references: [Reference] = []
-        references.reserveCapacity(Int(count))
-        try MP4Error.reading(path) { () throws(BinaryReadError) in
-            for _ in 0..<count {
-                let word = try reader.readUInt32()
-                let duration = try reader.readUInt32()
-                let sap = try reader.readUInt32()
-                references.append(Reference(isIndex: word >> 31 == 1, size: word & 0x7FFF_FFFF, duration: duration, startsWithSAP: sap >> 31 == 1))
-            }
-        }
-        self.references = references
     }
 }
