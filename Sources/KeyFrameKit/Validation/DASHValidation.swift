@@ -66,7 +66,7 @@ public enum DASHValidation {
     }
 
     /// The most segments one MPD's Representations list and check together.
-    static let segmentBudget = 200_000
+    static let segmentBudget = 100_000
 
     /// One Representation checked.
     struct RepresentationCheck {

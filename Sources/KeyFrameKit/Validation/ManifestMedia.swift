@@ -106,6 +106,10 @@ struct ManifestMedia {
     static func resolve(_ uri: String, against playlist: FilePath) -> FilePath? {
         guard !uri.contains("://") else { return nil }
         let withoutQuery = String(uri.prefix { $0 != "?" && $0 != "#" })
+        // A plain name (the usual segment URI): beside the playlist, without normalizing.
+        if !withoutQuery.isEmpty, !withoutQuery.contains("/"), withoutQuery != ".", withoutQuery != ".." {
+            return playlist.removingLastComponent().appending(withoutQuery)
+        }
         let file = FilePath(withoutQuery)
         return file.isAbsolute ? file : playlist.removingLastComponent().appending(file.components).lexicallyNormalized()
     }
