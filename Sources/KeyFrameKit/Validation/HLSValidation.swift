@@ -97,9 +97,14 @@ public enum HLSValidation {
             }
             // RFC 8216 7: the lowest version that has every tag and value used.
             var needed = (1, "")
-            if document.segments.contains(where: { $0.duration.rounded() != $0.duration }) { needed = (3, "a fractional EXTINF") }
-            if document.segments.contains(where: { $0.byteRange != nil }) || document.iFramesOnly { needed = (4, "EXT-X-BYTERANGE") }
-            if !document.maps.isEmpty && !document.iFramesOnly { needed = (6, "EXT-X-MAP in a playlist of whole segments") }
+            func need(_ version: Int, _ why: String) { if version > needed.0 { needed = (version, why) } }
+            let keys = document.segments.compactMap(\.key)
+            if keys.contains(where: { $0.iv != nil }) { need(2, "the IV of EXT-X-KEY") }
+            if document.segments.contains(where: { $0.duration.rounded() != $0.duration }) { need(3, "a fractional EXTINF") }
+            if document.segments.contains(where: { $0.byteRange != nil }) { need(4, "EXT-X-BYTERANGE") }
+            if document.iFramesOnly { need(4, "EXT-X-I-FRAMES-ONLY") }
+            if keys.contains(where: { $0.method == "SAMPLE-AES" || $0.keyFormat != nil }) { need(5, "SAMPLE-AES or KEYFORMAT") }
+            if !document.maps.isEmpty { document.iFramesOnly ? need(5, "EXT-X-MAP") : need(6, "EXT-X-MAP in a playlist of whole segments") }
             if (document.version ?? 1) < needed.0 {
                 add(.error, document.versionLine.map { "line \($0) EXT-X-VERSION" } ?? "the playlist", "EXT-X-VERSION for the tags used (RFC 8216 7)",
                     expected: "at least \(needed.0) (for \(needed.1))", found: document.version.map(String.init) ?? "none (version 1)", file: name)
