@@ -16,7 +16,7 @@ let output = FilePath(arguments[2])
 do {
     // 1. The file's structure: MP4File reads the boxes (never the media data) through a
     //    bounds-checked reader. Damage a player would step over is listed, not thrown.
-    let file = try MP4File(source: FileByteSource(path: input.string))
+    let file = try MP4File(source: FileByteSource(path: input))
     for track in file.tracks {
         let seconds = Double(track.mediaDuration) / Double(max(track.timescale, 1))
         print("track \(track.id): \(track.typeName) \(track.codecName), \(track.sampleCount) samples, \(seconds) s")

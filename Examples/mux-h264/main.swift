@@ -13,7 +13,7 @@ guard arguments.count == 5, let framesPerSecond = Int32(arguments[3]), framesPer
     print("usage: mux-h264 AUDIO.aac VIDEO.h264 FRAMES_PER_SECOND OUTPUT.mp4")
     exit(2)
 }
-let audioPath = arguments[1], videoPath = arguments[2]
+let audioPath = FilePath(arguments[1]), videoPath = FilePath(arguments[2])
 let output = FilePath(arguments[4])
 
 /// The muxer as a packet sink: one track per media type, created from its first sample.

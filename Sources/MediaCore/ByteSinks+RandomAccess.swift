@@ -6,10 +6,10 @@ extension FileByteSink: RandomAccessByteSource {
     /// written (the faststart layout) without a second file.
     public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         guard offset >= 0, count >= 0 else {
-            throw .system(operation: "read back at \(offset)", path: path, errno: .invalidArgument)
+            throw .system(operation: "read back at \(offset)", path: pathText, errno: .invalidArgument)
         }
         try flush()
-        return try descriptor.readFully(at: offset, count: count, path: path)
+        return try descriptor.readFully(at: offset, count: count, path: pathText)
     }
 }
 

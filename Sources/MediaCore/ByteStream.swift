@@ -188,15 +188,18 @@ public struct ArrayByteSink: SeekableByteSink, Sendable {
 public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable {
     private let descriptor: FileDescriptor
     /// The path the file was opened from.
-    public let path: String
+    public let path: FilePath
+    /// The path as errors name it, made once (not on every read).
+    private let pathText: String
 
     /// Opens `path` for reading.
-    public init(path: String) throws(ByteStreamError) {
+    public init(path: FilePath) throws(ByteStreamError) {
         self.path = path
+        pathText = path.string
         do {
-            descriptor = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+            descriptor = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
         } catch {
-            throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "open", path: path.string, errno: error as? Errno ?? .ioError)
         }
     }
 
@@ -222,9 +225,9 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     /// fewer only at the end of the file.
     public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         guard offset >= 0, count >= 0 else {
-            throw .system(operation: "read at \(offset)", path: path, errno: .invalidArgument)
+            throw .system(operation: "read at \(offset)", path: pathText, errno: .invalidArgument)
         }
-        return try descriptor.readFully(at: offset, count: count, path: path)
+        return try descriptor.readFully(at: offset, count: count, path: pathText)
     }
 
     /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.
@@ -241,7 +244,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
             }
         }
         buffer.removeLast(maxCount - readCount)
-        if let failure { throw .system(operation: "read", path: path, errno: failure) }
+        if let failure { throw .system(operation: "read", path: pathText, errno: failure) }
         return readCount
     }
 }
@@ -258,9 +261,11 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
 public final class FileByteSink: SeekableByteSink {
     let descriptor: FileDescriptor
     /// The name the file gets on ``commit()``.
-    public let path: String
+    public let path: FilePath
+    /// The path as errors name it, made once.
+    let pathText: String
     /// Where the bytes go until ``commit()``.
-    public let temporaryPath: String
+    public let temporaryPath: FilePath
     private var isOpen = true
     private let isAtomic: Bool
     private var buffer: [UInt8] = []
@@ -273,21 +278,22 @@ public final class FileByteSink: SeekableByteSink {
 
     /// Creates `path`'s temporary sibling for writing; with `atomic` false, writes `path` itself
     /// from the start (for crash-safe recording, where what is written must survive a kill).
-    public init(path: String, atomic: Bool = true) throws(ByteStreamError) {
+    public init(path: FilePath, atomic: Bool = true) throws(ByteStreamError) {
         self.path = path
-        let filePath = FilePath(path)
+        pathText = path.string
+        let filePath = path
         let directory = filePath.removingLastComponent()
         let name = ".\(filePath.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
-        temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)).string : path
+        temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)) : path
         isAtomic = atomic
         do {
             // A temporary name is never an existing file (nor a link someone planted there).
             descriptor = try FileDescriptor.open(
-                FilePath(temporaryPath), .readWrite,
+                temporaryPath, .readWrite,
                 options: atomic ? [.create, .exclusiveCreate, .closeOnExec] : [.create, .truncate, .closeOnExec],
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
-            throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "create", path: pathText, errno: error as? Errno ?? .ioError)
         }
         buffer.reserveCapacity(Self.bufferCapacity)
     }
@@ -336,12 +342,12 @@ public final class FileByteSink: SeekableByteSink {
     public func overwrite(_ bytes: [UInt8], at offset: Int64) throws(ByteStreamError) {
         try flush()
         guard offset >= 0, offset + Int64(bytes.count) <= flushedCount else {
-            throw .system(operation: "overwrite", path: path, errno: .invalidArgument)
+            throw .system(operation: "overwrite", path: pathText, errno: .invalidArgument)
         }
         do {
             _ = try bytes.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: offset, $0) }
         } catch {
-            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "write", path: pathText, errno: error as? Errno ?? .ioError)
         }
     }
 
@@ -361,7 +367,7 @@ public final class FileByteSink: SeekableByteSink {
             _ = try descriptor.writeAll(toAbsoluteOffset: flushedCount, bytes)
             flushedCount += Int64(bytes.count)
         } catch {
-            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "write", path: pathText, errno: error as? Errno ?? .ioError)
         }
         if flushedCount - writebackStart >= Self.writebackStride { startWriteback() }
     }
@@ -401,36 +407,36 @@ public final class FileByteSink: SeekableByteSink {
             do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
                 try? descriptor.close()
                 removeTemporaryFile()
-                throw .system(operation: "sync", path: path, errno: error)
+                throw .system(operation: "sync", path: pathText, errno: error)
             }
         }
         do {
             try descriptor.close()
         } catch {
             removeTemporaryFile()
-            throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "close", path: pathText, errno: error as? Errno ?? .ioError)
         }
         if isAtomic {
-            do throws(Errno) { try FileSystemCalls.rename(FilePath(temporaryPath), to: FilePath(path)) } catch {
+            do throws(Errno) { try FileSystemCalls.rename(temporaryPath, to: path) } catch {
                 removeTemporaryFile()
-                throw .system(operation: "rename into place", path: path, errno: error)
+                throw .system(operation: "rename into place", path: pathText, errno: error)
             }
         }
         guard syncing else { return }
         do throws(Errno) { try FileSystemCalls.syncDirectory(directory) } catch {
-            throw .system(operation: "sync the directory of", path: path, errno: error)
+            throw .system(operation: "sync the directory of", path: pathText, errno: error)
         }
     }
 
     /// The directory that holds ``path`` (and the temporary file).
     private var directory: FilePath {
-        let parent = FilePath(path).removingLastComponent()
+        let parent = path.removingLastComponent()
         return parent.isEmpty ? FilePath(".") : parent
     }
 
     /// Deletes the temporary file of an atomic sink; a file written in place is kept.
     private func removeTemporaryFile() {
-        if isAtomic { try? FileSystemCalls.unlink(FilePath(temporaryPath)) }
+        if isAtomic { try? FileSystemCalls.unlink(temporaryPath) }
     }
 
     /// Closes and deletes what was written, atomic or not.
@@ -438,7 +444,7 @@ public final class FileByteSink: SeekableByteSink {
         guard isOpen else { return }
         isOpen = false
         try? descriptor.close()
-        try? FileSystemCalls.unlink(FilePath(temporaryPath))
+        try? FileSystemCalls.unlink(temporaryPath)
     }
 
     /// Atomic: closes and deletes the temporary file; nothing appears under ``path``.

@@ -100,7 +100,7 @@ struct Probe: ParsableCommand {
                                  + "and any audio file FFmpeg reads\(reason)")
         }
         let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
+        do { source = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description) }
         do {
             return try ADTSProbe.probe(source)
         } catch {
@@ -111,7 +111,7 @@ struct Probe: ParsableCommand {
     /// The format of the file at `path` (content first, then name), or an error naming the
     /// file when it cannot be opened.
     static func readableFormat(_ path: String) throws -> MediaFileFormat? {
-        do { _ = try FileByteSource(path: path) } catch { throw CommandFailure(error.description) }
+        do { _ = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description) }
         return MediaFileFormat.detect(FilePath(path))
     }
 

@@ -45,7 +45,7 @@ case "loop" where arguments.count == 5:
     var announced = false
     while true {
         do throws(ByteStreamError) {
-            let sink = try FileByteSink(path: arguments[2])
+            let sink = try FileByteSink(path: FilePath(arguments[2]))
             try sink.write(content(generation: generation, size: size))
             try sink.commit()
         } catch {
@@ -59,7 +59,7 @@ case "loop" where arguments.count == 5:
     }
 case "commit" where arguments.count == 4:
     do throws(ByteStreamError) {
-        let sink = try FileByteSink(path: arguments[2])
+        let sink = try FileByteSink(path: FilePath(arguments[2]))
         try sink.write(Array(arguments[3].utf8))
         try sink.commit()
     } catch {

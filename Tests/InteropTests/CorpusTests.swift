@@ -1,6 +1,7 @@
 import AACBitstream
 import Foundation
 import MediaCore
+import SystemPackage
 import Testing
 
 /// Real-world files that nobody on this project made: `../shared/corpus/` (next to the
@@ -57,7 +58,7 @@ import Testing
     @Test(arguments: adtsFiles)
     func everyADTSHeaderWritesBackIdentically(name: String) throws {
         let file = try Self.corpusFile(name)
-        var reader = ADTSReader(source: try FileByteSource(path: file), chunkSize: 1000)
+        var reader = ADTSReader(source: try FileByteSource(path: FilePath(file)), chunkSize: 1000)
         var frames = 0
         while let frame = try reader.nextFrame() {
             #expect(try frame.header.serialized()[...] == frame.bytes[0..<frame.header.headerLength])

@@ -1,5 +1,6 @@
 import Foundation
 import KeyFrameKit
+import SystemPackage
 import Testing
 
 /// Where Firefox's MP4 parser (mp4parse-rust) reads a track or a value, `probe` and `demux` read
@@ -77,7 +78,7 @@ import Testing
         #expect(before["damageCount"] as? Int == 0)
 
         // The library carries it as a typed event.
-        let file = try MP4File(source: try FileByteSource(path: patched))
+        let file = try MP4File(source: try FileByteSource(path: FilePath(patched)))
         let event = try #require(file.damage.first)
         #expect(event.kind == .overstatedLength(declared: Int64(declared + extra), used: Int64(declared)))
         #expect(event.offset == Int64(config))
@@ -105,7 +106,7 @@ import Testing
         let track = try #require((report["tracks"] as? [[String: Any]])?.first)
         #expect(track["codec"] as? String == "aac" && track["profile"] as? String == "LC" && track["sampleCount"] as? Int == 0, "\(track)")
         #expect(report["damageCount"] as? Int == 0)
-        let file = try MP4File(source: try FileByteSource(path: initSegment))
+        let file = try MP4File(source: try FileByteSource(path: FilePath(initSegment)))
         #expect(file.isFragmented && file.movieExtends != nil && file.fragmentCount == 0)
 
         // demux reads it: no packets, no error.
@@ -115,7 +116,7 @@ import Testing
         // mvex with every sample in moov (FFmpeg's frag_keyframe without empty_moov, one
         // fragment) is not fragmented, as Firefox reads it.
         let single = try Self.ffmpegM4A(in: directory, name: "single.mp4", movflags: "frag_keyframe")
-        let singleFile = try MP4File(source: try FileByteSource(path: single))
+        let singleFile = try MP4File(source: try FileByteSource(path: FilePath(single)))
         #expect(singleFile.movieExtends != nil && singleFile.fragmentCount == 0)
         #expect(try ExternalTool.probeJSON(single)["fragmented"] as? Bool == false)
     }
@@ -148,7 +149,7 @@ import Testing
         #expect(report["fragmented"] as? Bool == true)
         #expect(report["duration"] as? Double == 3.5, "\(report)")
         #expect(report["damageCount"] as? Int == 0)
-        let file = try MP4File(source: try FileByteSource(path: initSegment))
+        let file = try MP4File(source: try FileByteSource(path: FilePath(initSegment)))
         #expect(file.movieExtends?.fragmentDuration == UInt64(fragmentDuration))
         #expect(file.fragmentDurationSeconds == 3.5)
         let text = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", initSegment]).standardOutput

@@ -1,5 +1,6 @@
 import Foundation
 import KeyFrameKit
+import SystemPackage
 import Testing
 
 /// Every MP4/M4A of `../shared/corpus/androidx-media`, read where it lies, judged by ffmpeg and
@@ -138,7 +139,7 @@ import Testing
         #expect((report["tracks"] as? [[String: Any]])?.first?["sampleCount"] as? Int ?? 0 > 0)
         try MP4Check.expectADTSMatchesFFmpeg(joined.path)
 
-        let source = ConcatenatedByteSource(try parts.map { try FileByteSource(path: $0) })
+        let source = ConcatenatedByteSource(try parts.map { try FileByteSource(path: FilePath($0)) })
         let demuxer = MP4Demuxer(source: source, configuration: DemuxerConfiguration(mediaTypes: .audio))
         try demuxer.start()
         var count = 0

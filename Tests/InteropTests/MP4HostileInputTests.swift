@@ -1,5 +1,6 @@
 import Foundation
 import KeyFrameKit
+import SystemPackage
 import Testing
 import TestSupport
 
@@ -17,7 +18,7 @@ import TestSupport
     @Test func malformedFreeBoxIsATypedErrorNamingTheBoxAndItsOffset() throws {
         let file = try CorpusTests.corpusFile("mp4_sample_malformed_free_box.mp4")
         do {
-            _ = try MP4File(source: try FileByteSource(path: file))
+            _ = try MP4File(source: try FileByteSource(path: FilePath(file)))
             Issue.record("MP4File opened a file whose free box has size 3")
         } catch let error as MP4Error {
             guard case .invalidBoxSize(let path, let offset, let size, _) = error else {
@@ -27,7 +28,7 @@ import TestSupport
             #expect(path.components.last == "free", "\(error)")
             #expect(offset == 32 && size == 3, "\(error)")
         }
-        #expect(throws: MP4Error.self) { try MP4Probe.probe(try FileByteSource(path: file)) }
+        #expect(throws: MP4Error.self) { try MP4Probe.probe(try FileByteSource(path: FilePath(file))) }
         for arguments in [["probe", file], ["probe", "--json", file], ["probe", "--boxes", file]] {
             let result = try ExternalTool.run(try ExternalTool.keyframe, arguments)
             #expect(result.status != 0, "keyframe \(arguments.joined(separator: " ")) exited 0")
@@ -73,7 +74,7 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: aac))
 
         // In-process: the demuxer delivers the video and has no audio track.
-        let demuxer = MP4Demuxer(source: try FileByteSource(path: file))
+        let demuxer = MP4Demuxer(source: try FileByteSource(path: FilePath(file)))
         try demuxer.start()
         #expect(demuxer.audioTrack == nil)
         var samples = 0

@@ -63,14 +63,14 @@ import Testing
         try muxer.finish()
         #expect(muxer.status == .completed)
         #expect(throws: MP4Error.invalidMuxerState(operation: "append", status: "finished")) { try muxer.append(Self.packet(51)) }
-        let file = try MP4File(source: try FileByteSource(path: output))
+        let file = try MP4File(source: try FileByteSource(path: FilePath(output)))
         let track = try #require(file.tracks.first)
         #expect(track.sampleCount == 50)
         #expect(file.movieTimescale == 44100)
         #expect(track.mediaEdit?.mediaTime == 1024)
         #expect(track.mediaEdit?.segmentDuration == UInt64(50 * 1024 - 1024 - 300))
         #expect(file.topLevelBoxes.map(\.type.description) == ["ftyp", "moov", "free", "free", "mdat"], "faststart: moov before mdat, then tag padding")
-        let demuxer = MP4Demuxer(source: try FileByteSource(path: output))
+        let demuxer = MP4Demuxer(source: try FileByteSource(path: FilePath(output)))
         try demuxer.start()
         var index = 0
         while let sample = try demuxer.nextAudioSample() {
@@ -108,7 +108,7 @@ import Testing
         try muxer.start()
         for index in 0..<100 { try muxer.append(Self.packet(index)) }
         try muxer.finish()
-        let file = try MP4File(source: try FileByteSource(path: output))
+        let file = try MP4File(source: try FileByteSource(path: FilePath(output)))
         #expect(!file.isFragmented)
         #expect(file.tracks.first?.sampleCount == 100)
         #expect(file.topLevelBoxes.first { $0.type == "moov" }!.offset < file.topLevelBoxes.first { $0.type == "mdat" }!.offset)

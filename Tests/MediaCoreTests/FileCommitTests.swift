@@ -31,7 +31,7 @@ import Testing
             let path = directory + "/out.aac"
             #expect(FileManager.default.createFile(atPath: path, contents: Data("old".utf8)))
             let oldInode = try inode(path)
-            let sink = try FileByteSink(path: path)
+            let sink = try FileByteSink(path: FilePath(path))
             try sink.write(Array("new bytes".utf8))
             #expect(contents(path) == Array("old".utf8), "the old file is untouched until the commit")
             try sink.commit()
@@ -46,7 +46,7 @@ import Testing
     @Test func piecesOfEverySizePastSeveralWritebackStridesCommitExactly() throws {
         try withScratchDirectory { directory in
             let path = directory + "/big.bin"
-            let sink = try FileByteSink(path: path)
+            let sink = try FileByteSink(path: FilePath(path))
             var expected: [UInt8] = []
             // Fixed sizes (reproducible): around the 64 KiB write-through and 256 KiB buffer
             // limits, and enough bytes (~10 MB) for two writeback strides.
@@ -72,14 +72,14 @@ import Testing
             #expect(FileManager.default.createFile(atPath: path, contents: Data("old".utf8)))
             let oldInode = try inode(path)
 
-            let cancelled = try FileByteSink(path: path)
+            let cancelled = try FileByteSink(path: FilePath(path))
             try cancelled.write(Array(repeating: 1, count: 300_000))   // more than the buffer: on disk
             cancelled.cancel()
-            let discarded = try FileByteSink(path: path)
+            let discarded = try FileByteSink(path: FilePath(path))
             try discarded.write(Array("discarded".utf8))
             discarded.discard()
             do {   // a job that failed and dropped its sink without committing
-                let abandoned = try FileByteSink(path: path)
+                let abandoned = try FileByteSink(path: FilePath(path))
                 try abandoned.write(Array("abandoned".utf8))
             }
 
@@ -97,7 +97,7 @@ import Testing
         try withScratchDirectory { directory in
             for atomic in [true, false] {
                 let path = directory + "/new-\(atomic).wav"
-                let sink = try FileByteSink(path: path, atomic: atomic)
+                let sink = try FileByteSink(path: FilePath(path), atomic: atomic)
                 try sink.write(Array("RIFF".utf8))
                 try sink.commit()
                 let mode = try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
@@ -109,8 +109,8 @@ import Testing
     @Test func aSinkWrittenInPlaceKeepsItsFileAndCommitsIt() throws {
         try withScratchDirectory { directory in
             let path = directory + "/recording.aac"
-            let sink = try FileByteSink(path: path, atomic: false)
-            #expect(sink.temporaryPath == path)
+            let sink = try FileByteSink(path: FilePath(path), atomic: false)
+            #expect(sink.temporaryPath == FilePath(path))
             try sink.write(Array("first second".utf8))
             try sink.flush()
             #expect(contents(path) == Array("first second".utf8), "written in place: readable before the commit")
@@ -126,7 +126,7 @@ import Testing
             // A non-empty directory where the output should go: rename(2) cannot replace it.
             let path = directory + "/out.mp4"
             try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
-            let sink = try FileByteSink(path: path)
+            let sink = try FileByteSink(path: FilePath(path))
             try sink.write(Array("new".utf8))
             #expect {
                 try sink.commit()
@@ -143,7 +143,7 @@ import Testing
         try withScratchDirectory { directory in
             let path = directory + "/no-such-directory/out.aac"
             #expect(throws: ByteStreamError.system(operation: "create", path: path, errno: .noSuchFileOrDirectory)) {
-                _ = try FileByteSink(path: path)
+                _ = try FileByteSink(path: FilePath(path))
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 import PCMAudio
+import SystemPackage
 import Testing
 
 /// RawPCMReader: whole frames of the given layout, a trailing partial frame dropped and reported.
@@ -44,7 +45,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("tone.pcm").path
         try Data(WAVBytes.noise(4 * 1000 + 1)).write(to: URL(fileURLWithPath: path))
-        var reader = try RawPCMReader(source: try FileByteSource(path: path),
+        var reader = try RawPCMReader(source: try FileByteSource(path: FilePath(path)),
                                       format: PCMFormat(sampleRate: 44100, channelCount: 1, sampleFormat: .float32))
         #expect(reader.frameCount == 1000)
         var total = 0

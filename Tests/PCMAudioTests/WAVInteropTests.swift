@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 import PCMAudio
+import SystemPackage
 import Testing
 import TestSupport
 
@@ -57,7 +58,7 @@ import TestSupport
         let path = directory.appendingPathComponent("tone.wav").path
         try Self.ffmpegWAV(sampleFormat.ffmpegCodec, channels: channels, to: path)
         try Self.checkAgainstFFmpeg(path, sampleFormat: sampleFormat, channels: channels)
-        let reader = try WAVReader(source: try FileByteSource(path: path))
+        let reader = try WAVReader(source: try FileByteSource(path: FilePath(path)))
         #expect(reader.frameCount == 11025)
         if channels > 2 || sampleFormat.bytesPerSample > 2 {
             #expect(reader.formatTag == 0xFFFE)
@@ -89,7 +90,7 @@ import TestSupport
         try Self.ffmpegWAV(variant.codec.ffmpegCodec, channels: variant.channels, rate: variant.rate, extra: variant.extra, to: path)
         let padCounted = variant.name == "rf64 always odd u8"
         try Self.checkAgainstFFmpeg(path, sampleFormat: variant.codec, channels: variant.channels, rate: variant.rate, padCounted: padCounted)
-        let reader = try WAVReader(source: try FileByteSource(path: path))
+        let reader = try WAVReader(source: try FileByteSource(path: FilePath(path)))
         #expect(reader.isRF64 == variant.extra.contains("always"), "\(variant.name)")
         if padCounted {
             #expect(reader.frameCount == 801)
@@ -124,7 +125,7 @@ import TestSupport
                 default: byte
                 }
             }
-        let sink = try FileByteSink(path: path)
+        let sink = try FileByteSink(path: FilePath(path))
         var writer = try WAVWriter(sink: sink, format: format, rf64Threshold: rf64Threshold)
         for start in stride(from: 0, to: data.count, by: 997 * format.bytesPerFrame) {
             try writer.write(Array(data[start..<min(data.count, start + 997 * format.bytesPerFrame)]))

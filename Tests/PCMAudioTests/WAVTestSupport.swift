@@ -1,6 +1,7 @@
 import Foundation
 import MediaCore
 import PCMAudio
+import SystemPackage
 import Testing
 import TestSupport
 
@@ -72,7 +73,7 @@ enum PCMRead {
     }
 
     static func wavFile(_ path: String, maxFrames: Int = 4096) throws -> (reader: WAVReader<FileByteSource>, bytes: [UInt8]) {
-        var reader = try WAVReader(source: try FileByteSource(path: path))
+        var reader = try WAVReader(source: try FileByteSource(path: FilePath(path)))
         var data: [UInt8] = []
         while let chunk = try reader.read(maxFrames: maxFrames) { data += chunk }
         return (reader, data)

@@ -61,9 +61,9 @@ struct AnnexBInteropTests {
         // The configuration record equals the one ffmpeg writes when it remuxes the stream.
         let mp4 = directory.appendingPathComponent("remux.mp4").path
         try Tool.run("ffmpeg", ["-v", "error", "-y", "-r", fixture.rate, "-i", path, "-c", "copy", mp4])
-        let file = try MP4File(source: FileByteSource(path: mp4))
+        let file = try MP4File(source: FileByteSource(path: FilePath(mp4)))
         let track = try #require(file.tracks.first)
-        var reader = try AnnexBReader(source: FileByteSource(path: path), codec: fixture.codec, frameDuration: duration)
+        var reader = try AnnexBReader(source: FileByteSource(path: FilePath(path)), codec: fixture.codec, frameDuration: duration)
         if fixture.codec == .h264 {
             let ours = try reader.avcConfiguration()
             let theirs = try #require(try track.avcConfiguration())
@@ -142,7 +142,7 @@ struct AnnexBInteropTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         for fixture in [StreamFixture.all[1], StreamFixture.all[6]] {
             let path = try fixture.make(in: directory)
-            var reader = try AnnexBReader(source: FileByteSource(path: path), codec: fixture.codec)
+            var reader = try AnnexBReader(source: FileByteSource(path: FilePath(path)), codec: fixture.codec)
             let first = try #require(try reader.nextSample())
             #expect(reader.frameDuration == fixture.frameDuration)
             #expect(reader.frameDuration?.timescale == 30000)

@@ -1,5 +1,6 @@
 import Foundation
 import MediaCore
+import SystemPackage
 import Testing
 import TestSupport
 @testable import VideoBitstream
@@ -126,7 +127,7 @@ struct ProbeReport {
 /// Reads every sample of the stream at `path`.
 func readAllSamples(path: String, codec: VideoCodec, frameDuration: MediaTime?, chunkSize: Int = 64 * 1024,
                     reorderWindow: Int = 64) throws -> [MediaSample] {
-    let source = try FileByteSource(path: path)
+    let source = try FileByteSource(path: FilePath(path))
     var reader = try AnnexBReader(source: source, codec: codec, frameDuration: frameDuration, chunkSize: chunkSize, reorderWindow: reorderWindow)
     var samples: [MediaSample] = []
     while let sample = try reader.nextSample() { samples.append(sample) }

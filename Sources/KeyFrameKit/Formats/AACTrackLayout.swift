@@ -84,7 +84,7 @@ public struct AACTrackLayout: Sendable {
             // Without an edit or iTunSMPB, a short last sample ends it (the decoder's trim says so).
             validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming))
             let source: FileByteSource
-            do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+            do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
             do { items = try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }
             // Chapters that cannot be read are not carried; the audio is what an edit is for.
             chapters = (try? file.chapters(source: source)) ?? []

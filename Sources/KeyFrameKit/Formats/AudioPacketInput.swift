@@ -44,7 +44,7 @@ public struct AudioPacketInput: PacketSource {
         case .adts:
             guard segments.isEmpty else { throw .unsupported("\(path): ADTS input takes no segments") }
             let source: FileByteSource
-            do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+            do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
             reader = .adts(ADTSPacketReader(source: source, framing: purpose == .decoding ? .frames : .rawDataBlocks,
                                             totalBytes: source.size()))
             format = .adts

@@ -43,7 +43,7 @@ public struct AudioPacketOutput: PacketSink {
         switch MediaFileFormat(nameOf: path) {
         case .adts:
             format = .adts
-            do { writer = .adts(ADTSPacketWriter(sink: try FileByteSink(path: path.string, atomic: !inPlace))) } catch {
+            do { writer = .adts(ADTSPacketWriter(sink: try FileByteSink(path: path, atomic: !inPlace))) } catch {
                 throw .stream(error)
             }
         case .mp4:

@@ -10,7 +10,7 @@ public enum MediaInput {
     public static func open(_ path: FilePath, segments: [FilePath] = []) throws(PipelineError) -> Source {
         var parts: [FileByteSource] = []
         for part in [path] + segments {
-            do { parts.append(try FileByteSource(path: part.string)) } catch { throw .stream(error) }
+            do { parts.append(try FileByteSource(path: part)) } catch { throw .stream(error) }
         }
         return ConcatenatedByteSource(parts)
     }

@@ -36,7 +36,7 @@ public struct PCMFileOutput: PCMSink {
             throw .unsupported("\(path): unknown PCM output type; use \(MediaFileFormat.extensionList(holding: .pcm))")
         }
         let sink: FileByteSink
-        do { sink = try FileByteSink(path: path.string, atomic: !inPlace) } catch { throw .stream(error) }
+        do { sink = try FileByteSink(path: path, atomic: !inPlace) } catch { throw .stream(error) }
         writer = format == .wav ? .wav(WAVFileWriter(sink: sink)) : .raw(RawPCMWriter(sink: sink))
     }
 

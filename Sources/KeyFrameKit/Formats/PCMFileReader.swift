@@ -46,7 +46,7 @@ public struct PCMFileReader: PCMSource {
     public init(wavPath path: FilePath, allowTruncated: Bool = false) throws(PipelineError) {
         self.path = path
         do {
-            let source = try FileByteSource(path: path.string)
+            let source = try FileByteSource(path: path)
             let wav = try WAVReader(source: source)
             if !allowTruncated, let declared = wav.declaredDataByteCount, let size = source.size(),
                declared > size - wav.dataOffset {
@@ -67,7 +67,7 @@ public struct PCMFileReader: PCMSource {
     public init(rawPath path: FilePath, format: PCMFormat) throws(PipelineError) {
         self.path = path
         do {
-            let raw = try RawPCMReader(source: try FileByteSource(path: path.string), format: format)
+            let raw = try RawPCMReader(source: try FileByteSource(path: path), format: format)
             reader = .raw(raw)
             self.format = raw.format
             frameCount = raw.frameCount

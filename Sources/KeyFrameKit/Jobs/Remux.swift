@@ -41,7 +41,7 @@ public enum Remux {
                 throw .unsupported("\(input): no AAC track")
             }
             let byteSink: FileByteSink
-            do { byteSink = try FileByteSink(path: audioOutput.string) } catch { throw .stream(error) }
+            do { byteSink = try FileByteSink(path: audioOutput) } catch { throw .stream(error) }
             // Packets move in runs: one read and one write per run of back-to-back samples.
             var sink: DeferredCommitSink<SampleRunSink<ADTSPacketWriter<FileByteSink>>>
             do { sink = DeferredCommitSink(SampleRunSink(try ADTSPacketWriter(sink: byteSink, audioSpecificConfig: config))) } catch {
@@ -67,7 +67,7 @@ public enum Remux {
             guard let track = demuxer.videoTrack else { throw .unsupported("\(input): no video track") }
             var samples = DemuxedTrackSource(demuxer: demuxer, track: track)
             let byteSink: FileByteSink
-            do { byteSink = try FileByteSink(path: videoOutput.string) } catch { throw .stream(error) }
+            do { byteSink = try FileByteSink(path: videoOutput) } catch { throw .stream(error) }
             committed.append(byteSink)
             var sink = DeferredCommitSink(try AnnexBFileWriter(track: track, sink: byteSink))
             let report = try Pump.run(from: &samples, into: &sink, control: control)
@@ -170,7 +170,7 @@ public enum Remux {
     /// when the sample sizes alone would pass 3% of the file (a movie holds 4 bytes per frame;
     /// AAC frames of 96 kb/s are about 280 bytes).
     static func estimatedFrameCount(ofADTS path: FilePath) -> Int? {
-        guard let source = try? FileByteSource(path: path.string), let size = source.size(), size > 0 else { return nil }
+        guard let source = try? FileByteSource(path: path), let size = source.size(), size > 0 else { return nil }
         let window: Int64 = 16 * 1024
         var frames = 0
         var bytes: Int64 = 0
@@ -196,7 +196,7 @@ public enum Remux {
 
     private static func openAnnexB(_ input: VideoInput) throws(PipelineError) -> AnnexBReader<FileByteSource> {
         let source: FileByteSource
-        do { source = try FileByteSource(path: input.path.string) } catch { throw .stream(error) }
+        do { source = try FileByteSource(path: input.path) } catch { throw .stream(error) }
         do { return try AnnexBReader(source: source, codec: input.codec, frameDuration: input.frameDuration) } catch {
             throw .unsupported("\(input.path): \(error)")
         }

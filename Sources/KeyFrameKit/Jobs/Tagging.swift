@@ -69,7 +69,7 @@ public enum Tagging {
         let delta = plan.movieRange.lowerBound + Int64(plan.rewrittenBytes.count) - plan.paddingRange.upperBound
         let moved = boxes.filter { $0.offset >= plan.paddingRange.upperBound && ($0.type == "moof" || $0.type == "mfra") }
         let sink: FileByteSink
-        do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
         do throws(PipelineError) {
             do throws(ByteStreamError) {
                 try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
@@ -136,7 +136,7 @@ public enum Tagging {
         guard MediaFileFormat.detect(path) == .mp4 else {
             throw .unsupported("\(path): not an MP4/M4A/M4B file; tags are written into MP4 files")
         }
-        do { return try FileByteSource(path: path.string) } catch { throw .stream(error) }
+        do { return try FileByteSource(path: path) } catch { throw .stream(error) }
     }
 
     /// Copies `range` of `source` to `sink` in 1 MiB reads.

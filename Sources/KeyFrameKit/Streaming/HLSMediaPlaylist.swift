@@ -218,7 +218,7 @@ extension HLSMediaPlaylist {
     ///   audio segments are not read) or with `http:` URIs; the stream's read errors.
     public static func files(of path: FilePath) throws(PipelineError) -> (playlist: HLSMediaPlaylist, initSegment: FilePath, segments: [FilePath]) {
         let source: FileByteSource
-        do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
         let size = source.byteCount
         guard size <= 64 << 20 else { throw .unsupported("\(path): a playlist of \(size) bytes is not one") }
         let bytes: [UInt8]

@@ -152,7 +152,7 @@ public struct HLSOrigin: Sendable {
     func fileResponse(_ components: [String], range: String?) -> Response {
         guard let name = components.last, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\0") }),
               let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentTypes[kind],
-              let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }.string),
+              let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }),
               source.isRegularFile, let size = source.size() else {
             return .status(404)
         }

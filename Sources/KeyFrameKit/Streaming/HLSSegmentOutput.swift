@@ -326,7 +326,7 @@ public struct HLSSegmentOutput: PacketSink {
     private mutating func writeFile(_ name: String, _ bytes: [UInt8], syncing: Bool = true) throws(PipelineError) {
         let path = directory.appending(name)
         let sink: FileByteSink
-        do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
         do throws(ByteStreamError) {
             try sink.write(bytes)
             try sink.commit(syncing: syncing)

@@ -113,7 +113,7 @@ public enum Packaging {
     /// Writes `text` to `path` atomically.
     static func write(_ text: String, to path: FilePath) throws(PipelineError) {
         let sink: FileByteSink
-        do { sink = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
         do throws(ByteStreamError) {
             try sink.write(Array(text.utf8))
             try sink.commit()

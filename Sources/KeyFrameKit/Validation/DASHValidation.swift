@@ -20,7 +20,7 @@ public enum DASHValidation {
     /// - Throws: ``PipelineError`` when the file cannot be read, or not as an MPD.
     public static func findings(forManifest path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let source: FileByteSource
-        do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
         guard source.byteCount <= 64 << 20 else { throw .unsupported("\(path): \(source.byteCount) bytes is not an MPD") }
         let bytes: [UInt8]
         do { bytes = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }

@@ -24,7 +24,7 @@ public enum FileValidation {
     /// What `path` holds, from its first bytes (and for a directory, from the file system).
     public static func input(at path: FilePath) -> Input {
         if FileSystemCalls.isDirectory(path) { return .directory }
-        guard let source = try? FileByteSource(path: path.string), let head = try? source.read(at: 0, count: 64) else { return .other }
+        guard let source = try? FileByteSource(path: path), let head = try? source.read(at: 0, count: 64) else { return .other }
         let text = String(decoding: head.prefix(64), as: UTF8.self)
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
         if trimmed.hasPrefix("#EXTM3U") { return .hlsPlaylist }
@@ -85,7 +85,7 @@ public enum FileValidation {
             case .directory:
                 reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
             case .other:
-                do { _ = try FileByteSource(path: path.string) } catch {
+                do { _ = try FileByteSource(path: path) } catch {
                     reports.append(Report(path: path.string, findings: [], error: .stream(error)))
                     continue
                 }
@@ -107,7 +107,7 @@ public enum FileValidation {
         }
         let playlists = names.filter { $0.hasSuffix(".m3u8") }
         let masters = playlists.filter { name in
-            guard let source = try? FileByteSource(path: directory.appending(name).string),
+            guard let source = try? FileByteSource(path: directory.appending(name)),
                   let bytes = try? source.read(at: 0, count: Int(min(source.byteCount, 1 << 20))) else { return false }
             return String(decoding: bytes, as: UTF8.self).contains("#EXT-X-STREAM-INF")
         }
@@ -131,7 +131,7 @@ public enum FileValidation {
     /// - Throws: ``PipelineError`` when the file cannot be read, or not as MP4.
     public static func findings(for path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let source: FileByteSource
-        do { source = try FileByteSource(path: path.string) } catch { throw .stream(error) }
+        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
         guard file.fragmentCount > 0 else { return file.damageFindings(name: path.string) + GaplessValidation.findings(in: file, name: path.string) }
@@ -145,7 +145,7 @@ public enum FileValidation {
         // Each file opened for each read, not held open: thousands of segments.
         var sources: [FileRangeSource] = []
         for path in [initSegment] + segments {
-            do { sources.append(FileRangeSource(path: path.string, start: 0, byteCount: try FileByteSource(path: path.string).byteCount)) } catch {
+            do { sources.append(FileRangeSource(path: path, start: 0, byteCount: try FileByteSource(path: path).byteCount)) } catch {
                 throw .stream(error)
             }
         }

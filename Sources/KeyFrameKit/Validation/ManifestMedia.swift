@@ -5,7 +5,7 @@ internal import SystemPackage
 /// segments holds no descriptor per segment (the process's limit, often 1024, would make the
 /// later ones look missing).
 struct FileRangeSource: RandomAccessByteSource {
-    let path: String
+    let path: FilePath
     let start: Int64
     let byteCount: Int64
 
@@ -53,21 +53,21 @@ struct ManifestMedia {
                 return nil
             }
             let size: Int64
-            do { size = try FileByteSource(path: reference.path.string).byteCount } catch {
+            do { size = try FileByteSource(path: reference.path).byteCount } catch {
                 missing += 1
                 findings.append(ValidationFinding(.error, file: manifest, location: reference.location, rule: "the files it names exist",
                                                   expected: reference.path.string, found: "cannot be read: \(error)"))
                 return nil
             }
             missing = 0
-            guard let range = reference.range else { return FileRangeSource(path: reference.path.string, start: 0, byteCount: size) }
+            guard let range = reference.range else { return FileRangeSource(path: reference.path, start: 0, byteCount: size) }
             guard range.start >= 0, range.length >= 0, range.start.addingReportingOverflow(range.length).partialValue <= size,
                   !range.start.addingReportingOverflow(range.length).overflow else {
                 findings.append(ValidationFinding(.error, file: manifest, location: reference.location, rule: "byte range inside its file",
                                                   expected: "at most \(size) bytes", found: "\(range.length)@\(range.start)"))
                 return nil
             }
-            return FileRangeSource(path: reference.path.string, start: range.start, byteCount: range.length)
+            return FileRangeSource(path: reference.path, start: range.start, byteCount: range.length)
         }
         func name(_ reference: Reference) -> String {
             reference.range.map { "\(reference.path.string)@\($0.start)" } ?? reference.path.string

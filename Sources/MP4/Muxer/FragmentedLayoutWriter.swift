@@ -181,7 +181,7 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
     /// that replaces the fragmented one when complete.
     private func rewriteAsFastStart(context: MuxerContext, path: FilePath) throws(MP4Error) {
         let output: FileByteSink
-        do { output = try FileByteSink(path: path.string) } catch { throw .stream(error) }
+        do { output = try FileByteSink(path: path) } catch { throw .stream(error) }
         let fileType = MovieBoxWriter.fileType(tracks: context.tracks, configuration: configuration, fragmented: false)
         let payloadBytes = runs.reduce(Int64(0)) { $0 + $1.size }
         let largeData = payloadBytes + 8 > Int64(UInt32.max)

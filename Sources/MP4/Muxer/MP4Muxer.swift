@@ -74,7 +74,7 @@ public final class MP4Muxer {
     /// - Throws: ``MP4Error/stream(_:)`` when the file cannot be created.
     public convenience init(path: FilePath, configuration: MuxerConfiguration = MuxerConfiguration()) throws(MP4Error) {
         let sink: FileByteSink
-        do { sink = try FileByteSink(path: path.string, atomic: !configuration.isFragmented) } catch { throw .stream(error) }
+        do { sink = try FileByteSink(path: path, atomic: !configuration.isFragmented) } catch { throw .stream(error) }
         self.init(sink: sink, configuration: configuration, path: path)
     }
 
