@@ -64,7 +64,7 @@ let package = Package(
 
         // ALSA capture and playback (libasound2-dev).
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
-        .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore"], swiftSettings: strict),
+        .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),

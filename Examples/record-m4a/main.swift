@@ -20,7 +20,7 @@ let output = FilePath(arguments[2])
 do {
     // Where the device is looked up: the system's ALSA configuration, plus the file if given.
     let alsaConfiguration = try arguments.count == 4
-        ? ALSAConfiguration(systemConfigurationAnd: [arguments[3]]) : nil
+        ? ALSAConfiguration(systemConfigurationAnd: [FilePath(arguments[3])]) : nil
 
     // Stereo, 44.1 kHz, 16-bit. The container comes from the name (.m4a: AAC in MP4), and the
     // frame limit ends the recording after exactly 3 s of audio.

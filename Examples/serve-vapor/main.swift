@@ -20,7 +20,7 @@ let directory = FilePath(arguments[2])
 // The recording: 3 s, 1-s segments of 0.5-s parts, each playlist published.
 let publication = LiveHLSPublication()
 var options = try Recording.Options(outputPath: directory, device: arguments[1],
-                                    alsaConfiguration: arguments.count == 5 ? ALSAConfiguration(systemConfigurationAnd: [arguments[4]]) : nil,
+                                    alsaConfiguration: arguments.count == 5 ? ALSAConfiguration(systemConfigurationAnd: [FilePath(arguments[4])]) : nil,
                                     frameLimit: 3 * AudioConfiguration.default.sampleRate, container: .hls)
 options.hlsSegmentDuration = 1
 options.hlsPartDuration = 0.5

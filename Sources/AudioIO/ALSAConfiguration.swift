@@ -1,4 +1,5 @@
 internal import CALSA
+public import SystemPackage
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -23,13 +24,14 @@ public final class ALSAConfiguration: @unchecked Sendable {
     private let update: OpaquePointer?
 
     /// The system configuration (`/usr/share/alsa/alsa.conf`, its hooks and the files they
-    /// include, such as `alsa.conf.d/pulse.conf`), then each of `files` (asound.conf syntax),
-    /// read in that order as alsa-lib reads `ALSA_CONFIG_PATH`: a PCM defined in `files` can be
+    /// include, such as `alsa.conf.d/pulse.conf`), then each of `paths` (asound.conf syntax),
+    /// read in that order as alsa-lib reads `ALSA_CONFIG_PATH`: a PCM defined in `paths` can be
     /// opened by name next to `default`, `pulse` and the cards.
     ///
     /// - Throws: ``ALSAError/invalidConfiguration(message:)`` naming the file list when a file is
     ///   missing or does not parse.
-    public init(systemConfigurationAnd files: [String]) throws(ALSAError) {
+    public init(systemConfigurationAnd paths: [FilePath]) throws(ALSAError) {
+        let files = paths.map(\.string)
         // alsa-lib skips a file of the list it cannot open; a configuration asked for by name
         // must exist.
         for file in files where access(file, R_OK) != 0 {

@@ -16,7 +16,7 @@ struct AudioDeviceOptions: ParsableArguments {
     func configuration() throws -> ALSAConfiguration? {
         ALSALibrary.silenceDiagnostics()
         guard let alsaConfig else { return nil }
-        do { return try ALSAConfiguration(systemConfigurationAnd: [alsaConfig]) } catch {
+        do { return try ALSAConfiguration(systemConfigurationAnd: [FilePath(alsaConfig)]) } catch {
             throw CommandFailure("--alsa-config \(alsaConfig): \(error)")
         }
     }
