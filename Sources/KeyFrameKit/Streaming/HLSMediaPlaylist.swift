@@ -217,14 +217,9 @@ extension HLSMediaPlaylist {
     /// - Throws: ``PipelineError/unsupported(_:)`` for a playlist without `EXT-X-MAP` (packed
     ///   audio segments are not read) or with `http:` URIs; the stream's read errors.
     public static func files(of path: FilePath) throws(PipelineError) -> (playlist: HLSMediaPlaylist, initSegment: FilePath, segments: [FilePath]) {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
-        let size = source.byteCount
-        guard size <= 64 << 20 else { throw .unsupported("\(path): a playlist of \(size) bytes is not one") }
-        let bytes: [UInt8]
-        do { bytes = try source.read(at: 0, count: Int(size)) } catch { throw .stream(error) }
+        let text = try ManifestText.read(path, what: "a playlist")
         let playlist: HLSMediaPlaylist
-        do { playlist = try HLSMediaPlaylist(text: String(decoding: bytes, as: UTF8.self)) } catch {
+        do { playlist = try HLSMediaPlaylist(text: text) } catch {
             throw .unsupported("\(path): \(error)")
         }
         guard let map = playlist.mapURI else { throw .unsupported("\(path): no EXT-X-MAP; only fMP4 (CMAF) segments are read") }

@@ -19,13 +19,9 @@ public enum DASHValidation {
     ///
     /// - Throws: ``PipelineError`` when the file cannot be read, or not as an MPD.
     public static func findings(forManifest path: FilePath) throws(PipelineError) -> [ValidationFinding] {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
-        guard source.byteCount <= 64 << 20 else { throw .unsupported("\(path): \(source.byteCount) bytes is not an MPD") }
-        let bytes: [UInt8]
-        do { bytes = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
+        let text = try ManifestText.read(path, what: "an MPD")
         let manifest: DASHManifest
-        do { manifest = try DASHManifest(text: String(decoding: bytes, as: UTF8.self)) } catch { throw .unsupported("\(path): \(error)") }
+        do { manifest = try DASHManifest(text: text) } catch { throw .unsupported("\(path): \(error)") }
         var findings: [ValidationFinding] = []
         // The segments listed and checked in all, for the whole MPD: a template can name a
         // million segments per Representation in a few bytes.

@@ -135,7 +135,10 @@ public enum FileValidation {
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
         guard file.fragmentCount > 0 else { return file.damageFindings(name: path.string) + GaplessValidation.findings(in: file, name: path.string) }
-        return try sequence(initSegment: path, segments: []).findings
+        // Fragmented: the fragment rules over the movie already read.
+        do {
+            return try SegmentSequenceValidation(file: file, source: source, parts: [.init(name: path.string, byteCount: source.byteCount)]).findings
+        } catch { throw .container(error) }
     }
 
     /// An init segment and its media segments, checked as one track.

@@ -40,12 +40,7 @@ public enum HLSValidation {
     }
 
     static func read(_ path: FilePath) throws(PipelineError) -> HLSPlaylistDocument {
-        let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
-        guard source.byteCount <= 64 << 20 else { throw .unsupported("\(path): \(source.byteCount) bytes is not a playlist") }
-        let bytes: [UInt8]
-        do { bytes = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
-        return HLSPlaylistDocument(text: String(decoding: bytes, as: UTF8.self))
+        HLSPlaylistDocument(text: try ManifestText.read(path, what: "a playlist"))
     }
 
     /// The syntax problems as findings.

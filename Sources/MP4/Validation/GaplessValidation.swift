@@ -56,9 +56,7 @@ public enum GaplessValidation {
             let stts = track.sampleTable.timeToSample
             // Every other sample one frame long: a decoder plays the frames back to back, so a
             // table that jitters or skips (a muxer writing timestamps) tells another timeline.
-            // Within a unit where a frame is no whole number of units (2089 and 2090 for 44.1 kHz
-            // in a 90-kHz timescale).
-            let tolerance: Int64 = (Int64(audio.framesPerPacket) * Int64(track.timescale)) % Int64(audio.sampleRate) == 0 ? 0 : 1
+            let tolerance = Self.frameTolerance(audio, timescale: track.timescale)
             func isFrame(_ delta: UInt32) -> Bool { abs(Int64(delta) - frame) <= tolerance }
             if track.fragmentRuns.isEmpty, let odd = stts.dropLast().first(where: { !isFrame($0.delta) })
                 ?? (stts.last.map { Int64($0.delta) > frame + tolerance } == true ? stts.last : nil) {
@@ -88,4 +86,13 @@ public enum GaplessValidation {
         }
         return findings
     }
+
+    /// How far a sample's duration may be from one frame's, in media units: 1 where a frame is
+    /// no whole number of the timescale's units (2089 and 2090 for 44.1 kHz in a 90-kHz
+    /// timescale), else 0.
+    static func frameTolerance(_ audio: EncodedAudioFormat, timescale: Int) -> Int64 {
+        guard audio.sampleRate > 0 else { return 0 }
+        return (Int64(audio.framesPerPacket) * Int64(timescale)) % Int64(audio.sampleRate) == 0 ? 0 : 1
+    }
+
 }

@@ -107,7 +107,14 @@ public struct SegmentSequenceValidation: Sendable {
     ///
     /// - Throws: ``MP4Error`` when the init segment cannot be read as a movie at all.
     public init(source: some RandomAccessByteSource, parts: [Part]) throws(MP4Error) {
-        let file = try MP4File(source: source)
+        try self.init(file: try MP4File(source: source), source: source, parts: parts)
+    }
+
+    /// Checks `source`, the parts end to end, whose structure `file` already read (a caller
+    /// that has parsed the movie does not parse it again).
+    ///
+    /// - Throws: ``MP4Error`` when a read of `source` fails.
+    public init(file: MP4File, source: some RandomAccessByteSource, parts: [Part]) throws(MP4Error) {
         let initName = parts.first?.name ?? "init"
         partNames = parts.map(\.name)
         claimsCMAF = file.fileType.map { ftyp in ([ftyp.majorBrand] + ftyp.compatibleBrands).contains { $0 == "cmfc" || $0 == "cmf2" } } ?? false
@@ -124,9 +131,8 @@ public struct SegmentSequenceValidation: Sendable {
         isTrackFile = claimsCMAF || file.tracks.count == 1
         track = Self.summary(of: trak, in: file)
         sampleBudget = Int(clamping: source.byteCount)
-        if case .audio(let audio)? = try? trak.audioSpecificConfig()?.formatDescription(), audio.sampleRate > 0,
-           (Int64(audio.framesPerPacket) * Int64(trak.timescale)) % Int64(audio.sampleRate) != 0 {
-            frameTolerance = 1
+        if case .audio(let audio)? = try? trak.audioSpecificConfig()?.formatDescription() {
+            frameTolerance = UInt64(GaplessValidation.frameTolerance(audio, timescale: trak.timescale))
         }
         checkHeader(file, trackIndex: index, name: initName, isSegmented: parts.count > 1)
         try walk(source: source, parts: parts, file: file, track: trak)
