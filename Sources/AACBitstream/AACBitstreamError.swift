@@ -37,3 +37,13 @@ extension AACBitstreamError {
         do { return try body() } catch { throw .truncated(structure: structure, error) }
     }
 }
+
+extension AACBitstreamError: PipelineErrorConvertible {
+    /// ``/MediaCore/PipelineError/Code/bitstream``.
+    public static var pipelineErrorCode: PipelineError.Code { .bitstream }
+}
+
+extension PipelineError {
+    /// The AAC bitstream is malformed.
+    public static func bitstream(_ error: AACBitstreamError) -> PipelineError { PipelineError(.bitstream, underlying: error) }
+}

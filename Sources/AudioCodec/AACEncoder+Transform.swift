@@ -30,6 +30,13 @@ extension AACDecoder: MediaTransform {
         return [PCMBuffer(format: format, bytes: pcm)]
     }
 
+    /// Drops an upstream's gapless numbers: the decoder's output is already trimmed by them (or
+    /// the PCM starts with the priming, which no PCM sink can signal); passes the rest on.
+    public func transform(event: StreamEvent) -> [StreamEvent] {
+        if case .gapless = event { return [] }
+        return [event]
+    }
+
     /// Flushes the decoder: the PCM it still holds.
     public func finish() throws(CodecError) -> [PCMBuffer] {
         let pcm = try flush()

@@ -68,6 +68,11 @@ public final class AACEncoder {
     private var firstTime: MediaTime?
     private var outputFormat: FormatDescription?
     private var flushed = false
+    private var announcement = GaplessAnnouncement()
+
+    /// The priming once open, the valid length and padding once flushed
+    /// (``/MediaCore/StreamEvent/gapless(_:)``), as a ``/MediaCore/MediaTransform``.
+    public func takeEvents() -> [StreamEvent] { gaplessEvents(&announcement) }
 
     /// An encoder that opens on the first PCM sample, with its rate and channel count.
     ///

@@ -1,5 +1,6 @@
 internal import CFFmpeg
 public import AACBitstream
+public import MediaCore
 
 /// Everything that can go wrong in encoding or decoding: the one error type of AudioCodec.
 /// FFmpeg's return codes become ``ffmpeg(operation:code:message:)`` in one place,
@@ -59,4 +60,14 @@ extension CodecError {
         guard code < 0 else { return code }
         throw .ffmpeg(operation: operation(), code: code, message: message(for: code))
     }
+}
+
+extension CodecError: PipelineErrorConvertible {
+    /// ``/MediaCore/PipelineError/Code/codec``.
+    public static var pipelineErrorCode: PipelineError.Code { .codec }
+}
+
+extension PipelineError {
+    /// Encoding or decoding failed.
+    public static func codec(_ error: CodecError) -> PipelineError { PipelineError(.codec, underlying: error) }
 }

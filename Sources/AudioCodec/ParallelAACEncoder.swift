@@ -1,5 +1,6 @@
 internal import AACBitstream
 internal import Dispatch
+internal import Synchronization
 public import MediaCore
 
 /// An AAC encoder as the jobs and a gapless MP4 see it: the priming at the start of its output
@@ -16,6 +17,37 @@ public protocol GaplessEncoder: AnyObject, MediaTransform where Input == PCMBuff
     var padding: Int? { get }
     /// The PCM layout of the input, once known.
     var inputFormat: PCMFormat? { get }
+}
+
+/// How far an encoder has told its gapless numbers downstream (``GaplessEncoder``'s events).
+public struct GaplessAnnouncement: Sendable, Hashable {
+    var primingSent = false
+    var finalSent = false
+    /// Nothing told yet.
+    public init() {}
+}
+
+extension GaplessEncoder {
+    /// The encoder's ``/MediaCore/StreamEvent/gapless(_:)`` events not yet told: the priming once
+    /// the encoder is open, the valid length and padding once it is flushed.
+    func gaplessEvents(_ announcement: inout GaplessAnnouncement) -> [StreamEvent] {
+        if !announcement.finalSent, let padding {
+            announcement.finalSent = true
+            announcement.primingSent = true
+            return [.gapless(GaplessInfo(priming: Int64(priming), validLength: inputFrameCount, padding: Int64(padding)))]
+        }
+        if !announcement.primingSent, inputFormat != nil {
+            announcement.primingSent = true
+            return [.gapless(GaplessInfo(priming: Int64(priming)))]
+        }
+        return []
+    }
+
+    /// Drops an upstream's gapless numbers (this encoder's replace them); passes the rest on.
+    public func transform(event: StreamEvent) -> [StreamEvent] {
+        if case .gapless = event { return [] }
+        return [event]
+    }
 }
 
 extension AACEncoder: GaplessEncoder {}
@@ -69,6 +101,11 @@ public final class ParallelAACEncoder: GaplessEncoder {
     public private(set) var packetCount: Int64 = 0
     /// Where segments were joined.
     public private(set) var splices: [Splice] = []
+    private var announcement = GaplessAnnouncement()
+
+    /// The priming once open, the valid length and padding once flushed
+    /// (``/MediaCore/StreamEvent/gapless(_:)``).
+    public func takeEvents() -> [StreamEvent] { gaplessEvents(&announcement) }
 
     /// Frames of post-roll after each segment, in packets: room to move a splice.
     static let postRollPackets = 4
@@ -166,14 +203,25 @@ public final class ParallelAACEncoder: GaplessEncoder {
     // MARK: - Segments
 
     /// One segment being encoded: its first input frame, and its packets once done.
-    private final class SegmentJob: @unchecked Sendable {
+    ///
+    /// `Sendable` because it is synchronized: its outcome is behind a mutex (written by the
+    /// worker before `done` is signalled, read after).
+    private final class SegmentJob: Sendable {
         let index: Int
         /// The global frame its encoder starts at (the segment start less the pre-roll).
         let inputStart: Int64
         let done = DispatchSemaphore(value: 0)
-        // Written once by the job before `done` is signalled, read after.
-        var packets: [MediaSample] = []
-        var failure: CodecError?
+        private let outcome = Mutex<(packets: [MediaSample], failure: CodecError?)>(([], nil))
+        /// The packets, once done.
+        var packets: [MediaSample] {
+            get { outcome.withLock { $0.packets } }
+            set { outcome.withLock { $0.packets = newValue } }
+        }
+        /// Why encoding failed, once done.
+        var failure: CodecError? {
+            get { outcome.withLock { $0.failure } }
+            set { outcome.withLock { $0.failure = newValue } }
+        }
 
         init(index: Int, inputStart: Int64) {
             self.index = index

@@ -78,3 +78,13 @@ extension ALSAError {
         }
     }
 }
+
+extension ALSAError: PipelineErrorConvertible {
+    /// ``/MediaCore/PipelineError/Code/audioDevice``.
+    public static var pipelineErrorCode: PipelineError.Code { .audioDevice }
+}
+
+extension PipelineError {
+    /// The audio device failed (missing, busy, an unsupported format, or an error while running).
+    public static func audioDevice(_ error: ALSAError) -> PipelineError { PipelineError(.audioDevice, underlying: error) }
+}

@@ -157,7 +157,7 @@ public final class AudioCapture: Sendable {
         guard !alreadyOpened else { throw .invalidState("AudioCapture on '\(device)' was already opened") }
         let pcm = try PCMDevice(name: device, direction: .capture, configuration: alsaConfiguration)
         let granted = try pcm.configure(format: configuration.pcmFormat, periodFrames: requestedPeriodFrames, periodCount: periodCount)
-        let owned = DeviceOwnership(pcm)
+        let owned = Transfer(pcm)
         state.shared.withLock { shared in
             shared.parameters = granted
             shared.device = owned
@@ -230,7 +230,7 @@ private final class CaptureState: Sendable {
     struct Shared {
         var opened = false
         var started = false
-        var device: DeviceOwnership?
+        var device: Transfer<PCMDevice>?
         var parameters: PCMDevice.Parameters?
         var statistics = AudioCapture.Statistics()
         var failure: ALSAError?
@@ -319,27 +319,13 @@ private final class CaptureState: Sendable {
         }
         // Stopping and closing may wait on the device (PulseAudio's plugin waits for the server);
         // a stalled one must not hold up stop(), so that happens on a thread of its own.
-        let closing = DeviceOwnership(pcm)
+        let closing = Transfer(pcm)
         JoinableThread.detached {
             let device = closing.take()
             try? device.drop()
         }
         if queue == nil { continuation.finish() }
         onEnd?(ending)
-    }
-}
-
-/// Hands a ``PCMDevice`` from ``AudioCapture/open()`` to the capture thread, which becomes its
-/// only user.
-private final class DeviceOwnership: @unchecked Sendable {
-    // @unchecked: the device is taken once, by the capture thread, and used there only.
-    private var device: PCMDevice?
-
-    init(_ device: PCMDevice) { self.device = device }
-
-    func take() -> PCMDevice {
-        defer { device = nil }
-        return device!
     }
 }
 

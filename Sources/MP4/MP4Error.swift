@@ -109,3 +109,13 @@ extension MP4Error {
         do { return try body() } catch { throw .truncated(path: path, error) }
     }
 }
+
+extension MP4Error: PipelineErrorConvertible {
+    /// ``/MediaCore/PipelineError/Code/container``.
+    public static var pipelineErrorCode: PipelineError.Code { .container }
+}
+
+extension PipelineError {
+    /// The MP4/MOV container is malformed or cannot be written.
+    public static func container(_ error: MP4Error) -> PipelineError { PipelineError(.container, underlying: error) }
+}

@@ -6,10 +6,10 @@ extension FileByteSink: RandomAccessByteSource {
     /// written (the faststart layout) without a second file.
     public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         guard offset >= 0, count >= 0 else {
-            throw .system(operation: "read back at \(offset)", path: pathText, errno: .invalidArgument)
+            throw .system(operation: "read back at \(offset)", path: path, errno: .invalidArgument)
         }
         try flush()
-        return try descriptor.readFully(at: offset, count: count, path: pathText)
+        return try descriptor.readFully(at: offset, count: count, path: path)
     }
 }
 
@@ -27,7 +27,7 @@ extension ArrayByteSink: RandomAccessByteSource {
 extension FileDescriptor {
     /// Reads up to `count` bytes at absolute `offset` with `pread`, retrying short reads; fewer
     /// only at the end of the file. The one positioned read of the file sources and sinks.
-    func readFully(at offset: Int64, count: Int, path: String) throws(ByteStreamError) -> [UInt8] {
+    func readFully(at offset: Int64, count: Int, path: FilePath) throws(ByteStreamError) -> [UInt8] {
         // The array is filled by the reads, not zeroed first (that would be a second pass over
         // every byte); only the bytes read count as initialised.
         var failure: Errno?

@@ -3,7 +3,7 @@ public import SystemPackage
 /// Why reading or writing a byte stream failed.
 public enum ByteStreamError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The operating system refused `operation` on `path`.
-    case system(operation: String, path: String, errno: Errno)
+    case system(operation: String, path: FilePath, errno: Errno)
 
     /// A sentence for people: what it is and, for errors, where.
     public var description: String {
@@ -190,16 +190,14 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     /// The path the file was opened from.
     public let path: FilePath
     /// The path as errors name it, made once (not on every read).
-    private let pathText: String
-
+    
     /// Opens `path` for reading.
     public init(path: FilePath) throws(ByteStreamError) {
         self.path = path
-        pathText = path.string
         do {
             descriptor = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec])
         } catch {
-            throw .system(operation: "open", path: path.string, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
     }
 
@@ -225,9 +223,9 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     /// fewer only at the end of the file.
     public func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         guard offset >= 0, count >= 0 else {
-            throw .system(operation: "read at \(offset)", path: pathText, errno: .invalidArgument)
+            throw .system(operation: "read at \(offset)", path: path, errno: .invalidArgument)
         }
-        return try descriptor.readFully(at: offset, count: count, path: pathText)
+        return try descriptor.readFully(at: offset, count: count, path: path)
     }
 
     /// Appends at most `maxCount` bytes to `buffer`; returns how many, 0 only at the end.
@@ -244,7 +242,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
             }
         }
         buffer.removeLast(maxCount - readCount)
-        if let failure { throw .system(operation: "read", path: pathText, errno: failure) }
+        if let failure { throw .system(operation: "read", path: path, errno: failure) }
         return readCount
     }
 }
@@ -263,7 +261,6 @@ public final class FileByteSink: SeekableByteSink {
     /// The name the file gets on ``commit()``.
     public let path: FilePath
     /// The path as errors name it, made once.
-    let pathText: String
     /// Where the bytes go until ``commit()``.
     public let temporaryPath: FilePath
     private var isOpen = true
@@ -280,7 +277,6 @@ public final class FileByteSink: SeekableByteSink {
     /// from the start (for crash-safe recording, where what is written must survive a kill).
     public init(path: FilePath, atomic: Bool = true) throws(ByteStreamError) {
         self.path = path
-        pathText = path.string
         let filePath = path
         let directory = filePath.removingLastComponent()
         let name = ".\(filePath.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
@@ -293,7 +289,7 @@ public final class FileByteSink: SeekableByteSink {
                 options: atomic ? [.create, .exclusiveCreate, .closeOnExec] : [.create, .truncate, .closeOnExec],
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
-            throw .system(operation: "create", path: pathText, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
         }
         buffer.reserveCapacity(Self.bufferCapacity)
     }
@@ -342,12 +338,12 @@ public final class FileByteSink: SeekableByteSink {
     public func overwrite(_ bytes: [UInt8], at offset: Int64) throws(ByteStreamError) {
         try flush()
         guard offset >= 0, offset + Int64(bytes.count) <= flushedCount else {
-            throw .system(operation: "overwrite", path: pathText, errno: .invalidArgument)
+            throw .system(operation: "overwrite", path: path, errno: .invalidArgument)
         }
         do {
             _ = try bytes.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: offset, $0) }
         } catch {
-            throw .system(operation: "write", path: pathText, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
         }
     }
 
@@ -367,7 +363,7 @@ public final class FileByteSink: SeekableByteSink {
             _ = try descriptor.writeAll(toAbsoluteOffset: flushedCount, bytes)
             flushedCount += Int64(bytes.count)
         } catch {
-            throw .system(operation: "write", path: pathText, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
         }
         if flushedCount - writebackStart >= Self.writebackStride { startWriteback() }
     }
@@ -407,24 +403,24 @@ public final class FileByteSink: SeekableByteSink {
             do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
                 try? descriptor.close()
                 removeTemporaryFile()
-                throw .system(operation: "sync", path: pathText, errno: error)
+                throw .system(operation: "sync", path: path, errno: error)
             }
         }
         do {
             try descriptor.close()
         } catch {
             removeTemporaryFile()
-            throw .system(operation: "close", path: pathText, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
         }
         if isAtomic {
             do throws(Errno) { try FileSystemCalls.rename(temporaryPath, to: path) } catch {
                 removeTemporaryFile()
-                throw .system(operation: "rename into place", path: pathText, errno: error)
+                throw .system(operation: "rename into place", path: path, errno: error)
             }
         }
         guard syncing else { return }
         do throws(Errno) { try FileSystemCalls.syncDirectory(directory) } catch {
-            throw .system(operation: "sync the directory of", path: pathText, errno: error)
+            throw .system(operation: "sync the directory of", path: path, errno: error)
         }
     }
 
@@ -483,25 +479,25 @@ public enum FilePatch {
     public static func apply(_ patches: [(offset: Int64, bytes: [UInt8])], to path: FilePath) throws(ByteStreamError) {
         let descriptor: FileDescriptor
         do { descriptor = try FileDescriptor.open(path, .writeOnly, options: [.closeOnExec]) } catch {
-            throw .system(operation: "open", path: path.string, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
         defer { try? descriptor.close() }
         let size: Int64
         do { size = try descriptor.seek(offset: 0, from: .end) } catch {
-            throw .system(operation: "seek", path: path.string, errno: error as? Errno ?? .ioError)
+            throw .system(operation: "seek", path: path, errno: error as? Errno ?? .ioError)
         }
         for (offset, bytes) in patches {
             guard offset >= 0, offset + Int64(bytes.count) <= size else {
-                throw .system(operation: "patch past the end of", path: path.string, errno: .invalidArgument)
+                throw .system(operation: "patch past the end of", path: path, errno: .invalidArgument)
             }
         }
         for (offset, bytes) in patches where !bytes.isEmpty {
             do { _ = try bytes.withUnsafeBytes { try descriptor.writeAll(toAbsoluteOffset: offset, $0) } } catch {
-                throw .system(operation: "write", path: path.string, errno: error as? Errno ?? .ioError)
+                throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
             }
         }
         do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
-            throw .system(operation: "sync", path: path.string, errno: error)
+            throw .system(operation: "sync", path: path, errno: error)
         }
     }
 }

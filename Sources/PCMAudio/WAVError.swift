@@ -102,3 +102,13 @@ extension WAVError {
         }
     }
 }
+
+extension WAVError: PipelineErrorConvertible {
+    /// ``/MediaCore/PipelineError/Code/pcmFile``.
+    public static var pipelineErrorCode: PipelineError.Code { .pcmFile }
+}
+
+extension PipelineError {
+    /// The PCM input or output file is malformed.
+    public static func wav(_ error: WAVError) -> PipelineError { PipelineError(.pcmFile, underlying: error) }
+}

@@ -97,3 +97,8 @@ extension ByteReader {
         }
     }
 }
+
+extension VideoBitstreamError: PipelineErrorConvertible {
+    /// ``/MediaCore/PipelineError/Code/bitstream``.
+    public static var pipelineErrorCode: PipelineError.Code { .bitstream }
+}

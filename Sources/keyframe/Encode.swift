@@ -47,8 +47,9 @@ struct Encode: ParsableCommand {
         do {
             let raw = MediaFileFormat.detect(inputPath) == .rawPCM ? try layout.rawLayout(for: input) : nil
             reader = try PCMFileReader(path: inputPath, rawFormat: raw, allowTruncated: allowTruncated)
-        } catch PipelineError.wav(let error) {
-            if case .dataBeyondFile = error {
+        } catch let failure as PipelineError where failure.code == .pcmFile {
+            let error: any Error = failure.underlying ?? failure
+            if case .dataBeyondFile? = failure.underlying(as: WAVError.self) {
                 throw CommandFailure("\(input): \(error) (a cut recording? --allow-truncated encodes what is there)")
             }
             throw CommandFailure("\(input): \(error)")

@@ -78,7 +78,9 @@ import Testing
         #expect {
             try Pump.run(from: &source, into: &sink)
         } throws: { error in
-            guard case .stream(let stream) = error as? PipelineError else { return false }
+            guard let error = error as? PipelineError, error.code == .stream, let stream = error.underlying(as: ByteStreamError.self) else {
+                return false
+            }
             return stream.description.contains("numbers")
         }
         #expect(sink.written.count == 5 && sink.cancelled && !sink.finished)

@@ -132,7 +132,7 @@ import Testing
                 try sink.commit()
             } throws: { error in
                 guard case .system(let operation, let failedPath, let errno) = error as? ByteStreamError else { return false }
-                return operation == "rename into place" && failedPath == path && [.isDirectory, .directoryNotEmpty].contains(errno)
+                return operation == "rename into place" && failedPath == FilePath(path) && [.isDirectory, .directoryNotEmpty].contains(errno)
             }
             #expect(try names(in: directory) == ["out.mp4"], "the temporary file is removed")
             #expect(try names(in: path) == ["inside"], "what was there is untouched")
@@ -142,7 +142,7 @@ import Testing
     @Test func aMissingDirectoryIsATypedErrorNamingTheOutput() throws {
         try withScratchDirectory { directory in
             let path = directory + "/no-such-directory/out.aac"
-            #expect(throws: ByteStreamError.system(operation: "create", path: path, errno: .noSuchFileOrDirectory)) {
+            #expect(throws: ByteStreamError.system(operation: "create", path: FilePath(path), errno: .noSuchFileOrDirectory)) {
                 _ = try FileByteSink(path: FilePath(path))
             }
         }

@@ -206,7 +206,7 @@ public struct AudioFileInput: PCMSource {
 extension PipelineError {
     /// Whether this is a WAV whose data chunk runs past the end of the file.
     var isTruncatedWAV: Bool {
-        if case .wav(.dataBeyondFile) = self { return true }
+        if case .dataBeyondFile? = underlying(as: WAVError.self) { return true }
         return false
     }
 }

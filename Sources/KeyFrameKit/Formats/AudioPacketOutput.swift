@@ -3,10 +3,11 @@ public import SystemPackage
 /// An AAC output file, as a ``/MediaCore/PacketSink``: ADTS or MP4/M4A, chosen by the name
 /// (``MediaFileFormat/init(nameOf:)``).
 ///
-/// With an `encoder`, an MP4 is gapless: its edit list's `media_time` is the encoder's priming
-/// and its duration exactly the frames the encoder was given (ISO/IEC 14496-12, 8.6.6), with
-/// iTunSMPB too; both are known only when the encoder is flushed, which the pump does before
-/// ``finish()``. ADTS cannot carry them.
+/// An MP4 is gapless from the stream's ``/MediaCore/StreamEvent/gapless(_:)`` events: its edit
+/// list's `media_time` is the priming and its duration exactly the valid length (ISO/IEC
+/// 14496-12, 8.6.6), with iTunSMPB too. An encoder tells the priming before its first packet
+/// and the valid length after its last, which the pump delivers before ``finish()``. ADTS
+/// cannot carry them.
 public struct AudioPacketOutput: PacketSink {
     private enum Writer {
         case adts(ADTSPacketWriter<FileByteSink>)
@@ -14,7 +15,8 @@ public struct AudioPacketOutput: PacketSink {
     }
 
     private var writer: Writer
-    private let encoder: (any GaplessEncoder)?
+    /// The stream's gapless numbers, once told.
+    public private(set) var gapless: GaplessInfo?
     /// The file written.
     public let path: FilePath
     /// The container written.
@@ -28,7 +30,6 @@ public struct AudioPacketOutput: PacketSink {
     ///
     /// - Parameters:
     ///   - path: the file to write; its extension chooses the container.
-    ///   - encoder: the encoder whose packets come, for the gapless edit list of an MP4.
     ///   - fragmentDuration: write an MP4 fragmented (crash-safe), a fragment this long.
     ///   - inPlace: write ADTS under its own name from the start (a recording that must survive
     ///     a kill); a fragmented MP4 is always written in place.
@@ -36,10 +37,9 @@ public struct AudioPacketOutput: PacketSink {
     ///   - metadata: the MP4's other tags (ADTS carries none).
     /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not an AAC container;
     ///   ``PipelineError/stream(_:)`` or ``PipelineError/container(_:)`` when it cannot be created.
-    public init(path: FilePath, encoder: (any GaplessEncoder)? = nil, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
+    public init(path: FilePath, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
                 encoderName: String = "KeyFrameKit", metadata: ITunesMetadata = ITunesMetadata()) throws(PipelineError) {
         self.path = path
-        self.encoder = encoder
         switch MediaFileFormat(nameOf: path) {
         case .adts:
             format = .adts
@@ -55,13 +55,19 @@ public struct AudioPacketOutput: PacketSink {
                 try muxer.setMetadata(metadata)
                 try muxer.start()
             } catch { throw .container(error) }
-            // A fragmented file writes its edit list before the first sample; the valid length
-            // is set at the end (and rewritten into the moov then).
-            if let encoder { muxer.setGapless(priming: encoder.priming, validFrameCount: 0) }
             writer = .mp4(muxer)
         default:
             throw .unsupported("\(path): unknown output type; AAC output is \(MediaFileFormat.extensionList(holding: .aac))")
         }
+    }
+
+    /// Keeps the stream's gapless numbers for the MP4's edit list. A fragmented file writes its
+    /// edit list before the first sample, so the priming must come first; the valid length is
+    /// set at the end (and rewritten into the moov then).
+    public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        guard case .gapless(let info) = event else { return }
+        gapless = info
+        if case .mp4(let muxer) = writer { muxer.setGapless(priming: Int(info.priming), validFrameCount: info.validLength ?? 0) }
     }
 
     /// Writes one AAC packet.
@@ -97,7 +103,6 @@ public struct AudioPacketOutput: PacketSink {
                 defer { writer = .adts(adts) }
                 try adts.finish()
             case .mp4(let muxer):
-                if let encoder { muxer.setGapless(priming: encoder.priming, validFrameCount: encoder.inputFrameCount) }
                 try muxer.finish()
             }
         } catch {
@@ -106,18 +111,17 @@ public struct AudioPacketOutput: PacketSink {
     }
 
     /// Completes what was written after a failure, for a recording, which keeps what it has:
-    /// an MP4 gets its moov with a gapless length of what the written packets hold (at most
-    /// what the encoder was given), where the muxer can still write it; an ADTS file written in
-    /// place keeps its frames.
+    /// an MP4 gets its moov with a gapless length of what the written packets hold (at most the
+    /// valid length told), where the muxer can still write it; an ADTS file written in place
+    /// keeps its frames.
     public mutating func salvage() {
         switch writer {
         case .adts:
             cancel()
         case .mp4(let muxer):
-            let priming = encoder?.priming ?? 0
-            if encoder != nil {
-                let frames = encoder?.inputFrameCount ?? 0
-                muxer.setGapless(priming: priming, validFrameCount: max(0, min(frames, packetFrames - Int64(priming))))
+            if let gapless {
+                let held = packetFrames - gapless.priming
+                muxer.setGapless(priming: Int(gapless.priming), validFrameCount: max(0, min(gapless.validLength ?? held, held)))
             }
             if (try? muxer.finish()) == nil { muxer.cancel() }
         }

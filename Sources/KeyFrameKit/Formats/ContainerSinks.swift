@@ -8,6 +8,7 @@ struct DeferredCommitSink<Inner: MediaSink>: MediaSink {
     init(_ inner: Inner) { self.inner = inner }
 
     mutating func write(_ element: Inner.Element) throws(Inner.Failure) { try inner.write(element) }
+    mutating func receive(_ event: StreamEvent) throws(Inner.Failure) { try inner.receive(event) }
 
     /// Nothing: the job commits the byte sink itself.
     mutating func finish() throws(Inner.Failure) {}

@@ -92,10 +92,11 @@ public final class AACRecorder: Sendable {
 
     /// The pipeline before ``start()`` and the running pump after it.
     private struct Parts: ~Copyable {
-        var pending: Transfer?
+        var pending: Transfer<() -> PumpThread>?
         var pump: PumpThread?
-        var encoder: EncoderReference
     }
+    /// What the packets' stream said: counted and told by the sink, on the pump thread.
+    private let tally: StreamTally
 
     /// A recorder that has not started: the encoder is opened now, so an unsupported rate,
     /// channel count or bitrate is an error here.
@@ -133,13 +134,15 @@ public final class AACRecorder: Sendable {
         capture = source.capture
         let observed = ObservedSource(source) { buffer in onPCM?(buffer) }
         let pipeline = observed.transformed(by: encoder)
-        let sink = CallbackSink<MediaSample> { packet in onPackets([packet]) }
+        let tally = StreamTally()
+        self.tally = tally
+        let sink = TalliedSink(CallbackSink<MediaSample> { packet in onPackets([packet]) }, tally: tally)
         let start: () -> PumpThread = {
             PumpThread(source: pipeline, sink: sink) { error in
-                if case .codec(let codecError) = error { onEncodingFailure?(codecError) }
+                if let codecError = error.underlying(as: CodecError.self) { onEncodingFailure?(codecError) }
             }
         }
-        parts = Mutex(Parts(pending: Transfer(start), pump: nil, encoder: EncoderReference(encoder)))
+        parts = Mutex(Parts(pending: Transfer(start), pump: nil))
     }
 
     /// The ALSA PCM name.
@@ -166,7 +169,7 @@ public final class AACRecorder: Sendable {
     public func start() throws(PipelineError) {
         guard let start = parts.withLock({ $0.pending.take() }) else { throw .unsupported("this recorder was already started") }
         do { try capture.start() } catch { throw .audioDevice(error) }
-        let pump = start.value()
+        let pump = start.take()()
         parts.withLock { $0.pump = pump }
     }
 
@@ -179,28 +182,8 @@ public final class AACRecorder: Sendable {
         capture.stop()
         guard let pump = parts.withLock({ $0.pump }) else { throw .unsupported("this recorder was not started") }
         _ = try pump.join().get()
-        let encoder = parts.withLock { $0.encoder.encoder }
-        return Summary(frames: encoder.inputFrameCount, packets: encoder.packetCount, priming: priming, padding: encoder.padding ?? 0,
-                       capture: capture.statistics, captureFailure: capture.failure)
+        let told = tally.snapshot
+        return Summary(frames: told.gapless?.validLength ?? 0, packets: told.elements, priming: priming,
+                       padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure)
     }
-}
-
-/// The pipeline-starting closure, handed to ``AACRecorder/start()`` once.
-private final class Transfer: @unchecked Sendable {
-    let value: () -> PumpThread
-    init(_ value: @escaping () -> PumpThread) { self.value = value }
-}
-
-extension Optional where Wrapped == Transfer {
-    fileprivate mutating func take() -> Transfer? {
-        defer { self = nil }
-        return self
-    }
-}
-
-/// The encoder the pump thread uses, read by ``AACRecorder/stop()`` only after the thread has
-/// ended.
-final class EncoderReference: @unchecked Sendable {
-    let encoder: AACEncoder
-    init(_ encoder: AACEncoder) { self.encoder = encoder }
 }

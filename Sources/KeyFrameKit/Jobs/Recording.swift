@@ -97,6 +97,10 @@ public final class Recording: Sendable {
         public var hlsPartDuration: Double?
         /// HLS: where each playlist is published for a server (``LiveHLSPublication``).
         public var hlsPublication: LiveHLSPublication?
+        /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
+        /// capture and the same encoder (a ``/MediaCore/Tee``); `nil` for the file alone. The
+        /// `hls` options above apply to it.
+        public var hlsDirectory: FilePath?
 
         /// Options for recording to `outputPath`; throws when its extension names no container.
         public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
@@ -175,11 +179,19 @@ public final class Recording: Sendable {
 
     /// The pipeline before ``start()`` opens its output, and the pump after.
     private struct Parts: ~Copyable {
-        var source: PendingSource?
+        var pending: Transfer<PendingPipeline>?
         var pump: PumpThread?
-        var encoder: EncoderReference?
         var started = false
     }
+
+    /// The metered capture and the encoder, made by `init` and started by ``start()``.
+    private struct PendingPipeline {
+        var metered: ObservedSource<AudioCaptureSource>
+        var encoder: AACEncoder?
+    }
+
+    /// What the stream told the output: packets, the gapless numbers.
+    private let tally = StreamTally()
 
     /// The meter's levels, the whole recording's, and why it stopped: written by the pump and
     /// capture threads, read by the caller.
@@ -243,7 +255,10 @@ public final class Recording: Sendable {
             }
         }
         self.progress = progress
-        parts = Mutex(Parts(source: PendingSource(metered, encoder: encoder)))
+        guard options.hlsDirectory == nil || options.container == .aac || options.container == .m4a else {
+            throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(options.outputPath) is \(options.container.rawValue))")
+        }
+        parts = Mutex(Parts(pending: Transfer(PendingPipeline(metered: metered, encoder: encoder))))
     }
 
     /// Opens the device, then creates the output file, then starts capturing: a missing or
@@ -252,13 +267,15 @@ public final class Recording: Sendable {
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or a format it
     ///   cannot record; ``PipelineError/stream(_:)`` when the file cannot be created.
     public func start() throws(PipelineError) {
-        guard let pending = parts.withLock({ parts -> PendingSource? in
+        guard let handed = parts.withLock({ parts -> Transfer<PendingPipeline>? in
             guard !parts.started else { return nil }
             parts.started = true
-            return parts.source.take()
+            defer { parts.pending = nil }
+            return parts.pending
         }) else {
             throw .unsupported("this recording of \(options.outputPath) was already started")
         }
+        let pending = handed.take()
         do { try capture.open() } catch { throw .audioDevice(error) }
         let options = self.options
         let progress = self.progress
@@ -271,30 +288,47 @@ public final class Recording: Sendable {
         }
         let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
         let pump: PumpThread
+        // Program date-times from the capture clock: the first frame's wall-clock time.
+        let captureStart: @Sendable () -> Double? = { progress.lock.withLock { $0.captureStart } }
+        let makeHLS = { (directory: FilePath) throws(PipelineError) -> HLSSegmentOutput in
+            try HLSSegmentOutput(directory: directory, segmentDuration: options.hlsSegmentDuration,
+                                 live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate,
+                                                             partDuration: options.hlsPartDuration,
+                                                             publication: options.hlsPublication, clock: captureStart))
+        }
         if let encoder = pending.encoder, options.container == .hls {
-            // Program date-times from the capture clock: the first frame's wall-clock time.
-            let captureStart: @Sendable () -> Double? = { progress.lock.withLock { $0.captureStart } }
-            let output = try HLSSegmentOutput(directory: options.outputPath, segmentDuration: options.hlsSegmentDuration, gapless: .encoder(encoder),
-                                              live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate,
-                                                                          partDuration: options.hlsPartDuration,
-                                                                          publication: options.hlsPublication, clock: captureStart))
+            let output = try makeHLS(options.outputPath)
             pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
         } else if let encoder = pending.encoder {
             let output = try AudioPacketOutput(
-                path: options.outputPath, encoder: encoder,
+                path: options.outputPath,
                 fragmentDuration: options.crashSafe && options.container == .m4a ? MediaTime(value: 1, timescale: 1) : nil,
                 inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
-            pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: crashSafeInterval,
-                              onFailure: stopForError)
+            if let directory = options.hlsDirectory {
+                // One capture, one encoder, two outputs: the file and the live rendition.
+                var file = RecordingSink(output, checkpointFrames: crashSafeInterval)
+                var hls: RecordingSink<HLSSegmentOutput>
+                do { hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil) } catch {
+                    file.discardOutput()
+                    throw error
+                }
+                do { try capture.start() } catch {
+                    file.discardOutput()
+                    hls.discardOutput()
+                    throw .audioDevice(error)
+                }
+                let tee = Tee<MediaSample>([Tee.Branch(file, name: "file"), Tee.Branch(hls, name: "hls")])
+                pump = PumpThread(source: pending.metered.transformed(by: encoder), sink: TalliedSink(tee, tally: tally), onFailure: stopForError)
+            } else {
+                pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: crashSafeInterval,
+                                  onFailure: stopForError)
+            }
         } else {
             let output = try PCMFileOutput(path: options.outputPath, inPlace: true,
                                            emptyMessage: "\(options.outputPath): nothing was recorded")
             pump = try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
         }
-        parts.withLock { parts in
-            parts.pump = pump
-            parts.encoder = pending.encoder.map(EncoderReference.init)
-        }
+        parts.withLock { parts in parts.pump = pump }
     }
 
     /// Starts capturing, then the pump from `source` into `output`; if capture cannot start,
@@ -308,8 +342,10 @@ public final class Recording: Sendable {
             output.discard()
             throw .audioDevice(error)
         }
-        return PumpThread(source: source, sink: RecordingSink(output, checkpointFrames: checkpointFrames), onFailure: onFailure)
+        return PumpThread(source: source, sink: TalliedSink(RecordingSink(output, checkpointFrames: checkpointFrames), tally: tally),
+                          onFailure: onFailure)
     }
+
 
     /// Asks the recording to stop; ``wait(timeout:)`` returns `true` from then on. Safe from any
     /// thread, and cheap (it does not stop the device: ``finish()`` does).
@@ -361,31 +397,14 @@ public final class Recording: Sendable {
         capture.stop()
         guard let pump = parts.withLock({ $0.pump }) else { throw .unsupported("the recording of \(options.outputPath) was not started") }
         _ = try pump.join().get()
-        let encoder = parts.withLock { $0.encoder?.encoder }
-        let frames: Int64 = encoder?.inputFrameCount ?? progress.lock.withLock { $0.total.frameCount }
+        let told = tally.snapshot.gapless
+        let frames: Int64 = told?.validLength ?? progress.lock.withLock { $0.total.frameCount }
         let failure = capture.failure
         let (total, reason) = progress.lock.withLock { ($0.total, $0.stopReason ?? .requested) }
         return Summary(outputPath: options.outputPath, container: options.container, device: options.device,
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
-                       levels: total, priming: encoder?.priming ?? 0, padding: encoder?.padding ?? 0)
-    }
-}
-
-/// The metered capture and the encoder, made by `init` and started by ``Recording/start()``.
-private final class PendingSource: @unchecked Sendable {
-    let metered: ObservedSource<AudioCaptureSource>
-    let encoder: AACEncoder?
-    init(_ metered: ObservedSource<AudioCaptureSource>, encoder: AACEncoder?) {
-        self.metered = metered
-        self.encoder = encoder
-    }
-}
-
-extension Optional where Wrapped == PendingSource {
-    fileprivate mutating func take() -> PendingSource? {
-        defer { self = nil }
-        return self
+                       levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0))
     }
 }
 
@@ -411,9 +430,14 @@ struct RecordingSink<Output: RecordingOutput>: MediaSink {
         }
     }
 
+    mutating func receive(_ event: StreamEvent) throws(PipelineError) { try output.receive(event) }
+
     mutating func finish() throws(PipelineError) { try output.finish() }
 
     mutating func cancel() { output.salvage() }
+
+    /// Removes the output (capture never started).
+    mutating func discardOutput() { output.discard() }
 }
 
 /// An output a recording writes: checkpointed when crash-safe, salvaged on failure.

@@ -174,7 +174,7 @@ extension Transcode {
         _ source: Source, resampler: PCMResampler, gain: PCMGain?, encoder: Encoder, named name: String, to output: FilePath,
         metadata: ITunesMetadata, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
-        var sink = try AudioPacketOutput(path: output, encoder: encoder, encoderName: "KeyFrameKit (libavcodec aac)", metadata: metadata)
+        var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)", metadata: metadata)
         let report: PumpReport
         if let gain {
             var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)

@@ -66,7 +66,7 @@ public enum Transcode {
         } catch {
             throw .codec(error)
         }
-        var sink = try AudioPacketOutput(path: output, encoder: encoder, fragmentDuration: options.fragmentDuration,
+        var sink = try AudioPacketOutput(path: output, fragmentDuration: options.fragmentDuration,
                                          encoderName: "KeyFrameKit (libavcodec aac)")
         var source = input.transformed(by: encoder)
         let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)

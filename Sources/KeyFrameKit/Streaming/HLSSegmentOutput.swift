@@ -18,14 +18,6 @@ public import SystemPackage
 /// Each file is written under a temporary name and renamed when complete, and the playlist last:
 /// a reader sees whole segments only. ``cancel()`` (or an error) removes what was written.
 public struct HLSSegmentOutput: PacketSink {
-    /// What the gapless numbers come from.
-    public enum Gapless {
-        /// Known before the packets: an AAC file's priming and valid length, in media units.
-        case known(priming: Int64, validLength: Int64)
-        /// The encoder whose packets come: read when the stream ends.
-        case encoder(any GaplessEncoder)
-    }
-
     /// A live rendition: what changes when the packets come from a capture.
     public struct Live: Sendable, Hashable {
         /// Segments the playlist lists (a sliding window, `EXT-X-MEDIA-SEQUENCE` counting the
@@ -109,7 +101,9 @@ public struct HLSSegmentOutput: PacketSink {
     /// The playlist, once finished.
     public private(set) var playlist: HLSMediaPlaylist?
 
-    private let gapless: Gapless
+    /// The gapless numbers from the stream (``/MediaCore/StreamEvent/gapless(_:)``): the
+    /// priming before the first packet, the valid length by the end.
+    private var gapless = GaplessInfo(priming: 0)
     private var segmenter: CMAFSegmenter?
     private var queue: [MediaSample] = []
     private var queuedDuration: Int64 = 0
@@ -127,7 +121,11 @@ public struct HLSSegmentOutput: PacketSink {
 
     /// A rendition in `directory` (made if missing), segments of about `segmentDuration` seconds.
     /// With `writesDASHHeader`, also ``dashHeaderName`` (VOD only).
-    public init(directory: FilePath, segmentDuration: Double = 6, gapless: Gapless, playlistName: String = "index.m3u8",
+    ///
+    /// The gapless numbers come in the stream: a ``/MediaCore/StreamEvent/gapless(_:)`` before
+    /// the first packet gives the priming (an encoder's, or an AAC file's from its edit list),
+    /// and the last one before the end the valid length; without one, nothing is trimmed.
+    public init(directory: FilePath, segmentDuration: Double = 6, playlistName: String = "index.m3u8",
                 live: Live? = nil, writesDASHHeader: Bool = false) throws(PipelineError) {
         guard segmentDuration >= 0.5, segmentDuration <= 60 else {
             throw .unsupported("--segment-duration \(segmentDuration): give 0.5 to 60 seconds")
@@ -144,25 +142,29 @@ public struct HLSSegmentOutput: PacketSink {
         }
         createdDirectory = !FileSystemCalls.exists(directory)
         do { try FileSystemCalls.makeDirectory(directory) } catch {
-            throw .stream(.system(operation: "make the directory", path: directory.string, errno: error))
+            throw .stream(.system(operation: "make the directory", path: directory, errno: error))
         }
         self.directory = directory
         self.segmentDuration = segmentDuration
-        self.gapless = gapless
         self.playlistName = playlistName
         self.live = live
         self.writesDASHHeader = writesDASHHeader
     }
 
+    /// Keeps the stream's gapless numbers: the priming must come before the first packet (the
+    /// init segment's edit list is made with it), the valid length before the end.
+    public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        guard case .gapless(let info) = event else { return }
+        if segmenter != nil, info.priming != gapless.priming {
+            throw .unsupported("the priming changed from \(gapless.priming) to \(info.priming) after the first packet")
+        }
+        gapless = info
+    }
+
     /// Queues a packet, and writes a segment once one and a half are waiting.
     public mutating func write(_ packet: MediaSample) throws(PipelineError) {
         if segmenter == nil {
-            let priming: Int
-            switch gapless {
-            case .known(let value, _): priming = Int(value)
-            case .encoder(let encoder): priming = encoder.priming
-            }
-            do { segmenter = try CMAFSegmenter(format: packet.format, priming: priming) } catch { throw .container(error) }
+            do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming)) } catch { throw .container(error) }
             if case .audio(let audio) = packet.format { format = audio }
             // Live: the header goes first, without the valid length (rewritten at the end).
             if live != nil, let segmenter { try writeFile("init.mp4", segmenter.header()) }
@@ -201,10 +203,7 @@ public struct HLSSegmentOutput: PacketSink {
         // The first frame captured is presented after the priming: a segment's first sample
         // (its tfdt) was captured that much before the origin plus the samples before it.
         let origin = live?.clock?() ?? live?.startDate
-        let primingSamples: Int64 = switch gapless {
-        case .known(let priming, _): priming
-        case .encoder(let encoder): Int64(encoder.priming)
-        }
+        let primingSamples = gapless.priming
         for segment in segments {
             let date = origin.map { $0 + Double(elapsed - primingSamples) / Double(max(segment.timescale, 1)) }
             entries.append(HLSMediaPlaylist.Segment(uri: segment.name, duration: segment.seconds, programDateTime: date))
@@ -341,11 +340,8 @@ public struct HLSSegmentOutput: PacketSink {
     /// the init segment with the gapless numbers, then the playlist.
     public mutating func finish() throws(PipelineError) {
         guard let segmenter else { throw .unsupported("nothing to package: the input holds no audio") }
-        let (priming, valid): (Int64, Int64)
-        switch gapless {
-        case .known(let first, let length): (priming, valid) = (first, length)
-        case .encoder(let encoder): (priming, valid) = (Int64(encoder.priming), encoder.inputFrameCount)
-        }
+        let priming = gapless.priming
+        let valid = gapless.validLength ?? max(0, mediaDuration + queuedDuration - priming)
         // The last packet needed is the one that holds the last presented sample.
         let frame = Int64(max(1, (try? queue.first?.duration.converted(to: segmenter.timescale, rounding: .nearest).value) ?? 1024))
         let lastNeeded = Int((priming + valid - 1) / max(frame, 1))
@@ -378,7 +374,7 @@ public struct HLSSegmentOutput: PacketSink {
         if live == nil {
             // The segments reach the disk before anything names them.
             do { try FileSystemCalls.syncFileSystem(containing: directory) } catch {
-                throw .stream(.system(operation: "sync", path: directory.string, errno: error))
+                throw .stream(.system(operation: "sync", path: directory, errno: error))
             }
         }
         // The header with the valid length (live: rewritten over the first one, atomically).

@@ -69,7 +69,7 @@ public enum Packaging {
                 made.append(directory)
             } else {
                 do { try FileSystemCalls.makeDirectory(directory) } catch {
-                    throw PipelineError.stream(.system(operation: "make the directory", path: directory.string, errno: error))
+                    throw PipelineError.stream(.system(operation: "make the directory", path: directory, errno: error))
                 }
                 var renditions: [StreamManifests.Rendition] = []
                 for bitrate in options.bitrates {
@@ -142,17 +142,19 @@ public enum Packaging {
             // The input first, so that an input that cannot be read leaves no directory.
             let packets = try AudioPacketInput(path: input, purpose: .remuxing)
             var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                            gapless: .known(priming: layout.priming, validLength: layout.validLength),
                                             writesDASHHeader: options.dash || options.dashHeader)
+            // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
+            let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
             if layout.hasRegularTimeTable || layout.packetCount == 0 {
-                var source = packets
+                var source = AnnouncingSource(packets, announcing: [gapless])
                 _ = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
             } else {
                 // A table that jitters or skips (a muxer writing timestamps): a decoder gives every
                 // frame its full length, so every sample of the segments gets it, and the track
                 // runs, EXTINF and iTunSMPB tell one timeline (as a cut does, AudioEditing).
-                var source = PacketSpliceSource(pieces: [PacketSpliceSource.Piece(input: packets, packets: 0...(layout.packetCount - 1),
-                                                                                  packetDuration: UInt32(clamping: layout.packetDuration))])
+                var source = AnnouncingSource(PacketSpliceSource(pieces: [PacketSpliceSource.Piece(
+                    input: packets, packets: 0...(layout.packetCount - 1), packetDuration: UInt32(clamping: layout.packetDuration))]),
+                                              announcing: [gapless])
                 var runs = SampleRunSink(sink)
                 _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
                 sink = runs.base
@@ -163,7 +165,7 @@ public enum Packaging {
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
         let encoder: AACEncoder
         do { encoder = try AACEncoder(bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil) } catch { throw .codec(error) }
-        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, gapless: .encoder(encoder),
+        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash || options.dashHeader)
         var chain = source.transformed(by: resampler).transformed(by: encoder)
         _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)

@@ -215,7 +215,7 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
                 var copied: Int64 = 0
                 while copied < run.size {
                     let block = try sink.read(at: run.offset + copied, count: Int(min(run.size - copied, Int64(FastStartLayoutWriter.moveBlockSize))))
-                    guard !block.isEmpty else { throw .system(operation: "read back", path: path.string, errno: .ioError) }
+                    guard !block.isEmpty else { throw .system(operation: "read back", path: path, errno: .ioError) }
                     try output.write(block)
                     copied += Int64(block.count)
                 }

@@ -11,11 +11,19 @@ public protocol MediaSink<Element> {
 
     /// Takes one element.
     mutating func write(_ element: Element) throws(Failure)
+    /// Takes a stream event (``StreamEvent``), in order with the elements: a muxer learns the
+    /// priming and the valid length here. By default ignored.
+    mutating func receive(_ event: StreamEvent) throws(Failure)
     /// Completes the output: writes what is buffered and the trailer, commits the file.
     mutating func finish() throws(Failure)
     /// Gives up, removing what a file output wrote (an output written in place for crash
     /// safety keeps what it has).
     mutating func cancel()
+}
+
+extension MediaSink {
+    /// Ignores the event.
+    public mutating func receive(_ event: StreamEvent) throws(Failure) {}
 }
 
 /// A sink of compressed packets: an ADTS writer, an MP4 muxer, an Annex-B writer.
@@ -43,6 +51,9 @@ public struct SampleRunSink<Base: PacketSink>: MediaSink {
 
     /// Writes the run into the packet sink.
     public mutating func write(_ run: MediaSampleRun) throws(Base.Failure) { try base.write(run: run) }
+
+    /// Hands the event to the packet sink.
+    public mutating func receive(_ event: StreamEvent) throws(Base.Failure) { try base.receive(event) }
 
     /// Finishes the packet sink.
     public mutating func finish() throws(Base.Failure) { try base.finish() }

@@ -19,6 +19,11 @@ public protocol MediaSource<Element> {
     /// The damage met since the last call: what the source stepped over instead of failing
     /// (skipped bytes, a truncated frame, a broken box). By default none.
     mutating func takeDamage() -> [DamageEvent]
+
+    /// The stream events (``StreamEvent``) since the last call, in order: after `next()` returned
+    /// an element, the events that precede it; after it returned `nil`, the events of the end
+    /// (a final ``StreamEvent/gapless(_:)``). By default none.
+    mutating func takeEvents() -> [StreamEvent]
 }
 
 extension MediaSource {
@@ -27,6 +32,9 @@ extension MediaSource {
 
     /// No damage.
     public mutating func takeDamage() -> [DamageEvent] { [] }
+
+    /// No events.
+    public mutating func takeEvents() -> [StreamEvent] { [] }
 }
 
 /// A source of compressed packets (AAC raw data blocks, video access units), each a
@@ -68,6 +76,9 @@ public struct SampleRunSource<Base: PacketSource>: MediaSource {
 
     /// The base source's damage.
     public mutating func takeDamage() -> [DamageEvent] { base.takeDamage() }
+
+    /// The base source's events.
+    public mutating func takeEvents() -> [StreamEvent] { base.takeEvents() }
 }
 
 /// A source of interleaved PCM: a WAV or raw PCM file, a capture device, a decoder's output.

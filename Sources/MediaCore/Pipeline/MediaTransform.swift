@@ -17,4 +17,18 @@ public protocol MediaTransform<Input, Output> {
     mutating func transform(_ input: Input) throws(Failure) -> [Output]
     /// Returns what is still held at the end of the stream.
     mutating func finish() throws(Failure) -> [Output]
+    /// Sees an upstream event and returns what goes on in its place: by default the event
+    /// itself. An encoder drops the upstream's gapless numbers (its own replace them).
+    mutating func transform(event: StreamEvent) -> [StreamEvent]
+    /// The transform's own events since the last call: after ``transform(_:)`` they precede
+    /// that call's outputs; after ``finish()`` they follow its outputs (an encoder's final
+    /// gapless numbers). By default none.
+    mutating func takeEvents() -> [StreamEvent]
+}
+
+extension MediaTransform {
+    /// Passes the event on.
+    public mutating func transform(event: StreamEvent) -> [StreamEvent] { [event] }
+    /// No events of its own.
+    public mutating func takeEvents() -> [StreamEvent] { [] }
 }

@@ -50,6 +50,11 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
     /// The first source's progress (the second's when there is no first).
     public var progress: MediaProgress { first?.progress ?? second?.progress ?? MediaProgress() }
 
+    /// Both sources' events.
+    public mutating func takeEvents() -> [StreamEvent] {
+        (first?.takeEvents() ?? []) + (second?.takeEvents() ?? [])
+    }
+
     /// Both sources' damage.
     public mutating func takeDamage() -> [DamageEvent] {
         (first?.takeDamage() ?? []) + (second?.takeDamage() ?? [])

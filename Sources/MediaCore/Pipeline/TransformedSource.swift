@@ -1,17 +1,26 @@
 /// A source whose elements pass through a transform: a PCM source through an encoder is a
 /// packet source, a packet source through a decoder is a PCM source. Made by
-/// ``MediaCore/MediaSource/transformed(by:)``.
+/// ``MediaSource/transformed(by:)``.
 ///
 /// What the transform holds back is handed over when the upstream ends
-/// (``/MediaCore/MediaTransform/finish()``), so the last packets of an encoder are never lost.
+/// (``MediaTransform/finish()``), so the last packets of an encoder are never lost. Stream
+/// events keep their place: the upstream's pass through ``MediaTransform/transform(event:)``
+/// before the outputs of the element they preceded; the transform's own come where
+/// ``MediaTransform/takeEvents()`` says.
 public struct TransformedSource<Upstream: MediaSource, Transform: MediaTransform>: MediaSource
 where Transform.Input == Upstream.Element {
+    private enum Item {
+        case element(Transform.Output)
+        case event(StreamEvent)
+    }
+
     /// The source read.
     public private(set) var upstream: Upstream
     /// The transform applied.
     public private(set) var transform: Transform
-    private var pending: [Transform.Output] = []
+    private var pending: [Item] = []
     private var pendingIndex = 0
+    private var events: [StreamEvent] = []
     private var isFinished = false
 
     /// `upstream`'s elements through `transform`.
@@ -23,42 +32,77 @@ where Transform.Input == Upstream.Element {
     /// The next transformed element, `nil` once the upstream has ended and the transform is
     /// flushed.
     public mutating func next() throws(PipelineError) -> Transform.Output? {
-        while pendingIndex == pending.count {
+        while true {
+            if let element = popElement() { return element }
             guard !isFinished else { return nil }
             do {
                 if let input = try upstream.next() {
-                    pending = try transform.transform(input)
+                    refill(events: upstream.takeEvents())
+                    let outputs = try transform.transform(input)
+                    appendEvents(transform.takeEvents())
+                    pending += outputs.map(Item.element)
                 } else {
-                    pending = try transform.finish()
-                    isFinished = true
+                    refill(events: upstream.takeEvents())
+                    try flushTransform()
                 }
             } catch {
                 throw PipelineError(error)
             }
-            pendingIndex = 0
         }
-        defer { pendingIndex += 1 }
-        return pending[pendingIndex]
     }
+
+    /// Moves the events before the next element to ``takeEvents()`` and returns the element,
+    /// or `nil` when nothing but events is pending.
+    private mutating func popElement() -> Transform.Output? {
+        while pendingIndex < pending.count {
+            defer { pendingIndex += 1 }
+            switch pending[pendingIndex] {
+            case .event(let event): events.append(event)
+            case .element(let element): return element
+            }
+        }
+        pending.removeAll(keepingCapacity: true)
+        pendingIndex = 0
+        return nil
+    }
+
+    private mutating func refill(events upstreamEvents: [StreamEvent]) {
+        for event in upstreamEvents { appendEvents(transform.transform(event: event)) }
+    }
+
+    private mutating func flushTransform() throws(PipelineError) {
+        do {
+            pending += try transform.finish().map(Item.element)
+        } catch {
+            throw PipelineError(error)
+        }
+        appendEvents(transform.takeEvents())
+        isFinished = true
+    }
+
+    private mutating func appendEvents(_ new: [StreamEvent]) { pending += new.map(Item.event) }
 
     /// The upstream's progress.
     public var progress: MediaProgress { upstream.progress }
 
     /// The upstream's damage.
     public mutating func takeDamage() -> [DamageEvent] { upstream.takeDamage() }
+
+    /// The events before the element `next()` returned (or, after `nil`, the end's).
+    public mutating func takeEvents() -> [StreamEvent] {
+        defer { events.removeAll() }
+        return events
+    }
 }
 
 extension TransformedSource: FlushableSource {
     /// What is pending, then what the transform still holds, without reading the upstream.
     mutating func flushNext() throws(PipelineError) -> Transform.Output? {
-        if pendingIndex == pending.count, !isFinished {
-            do { pending = try transform.finish() } catch { throw PipelineError(error) }
-            pendingIndex = 0
-            isFinished = true
+        while true {
+            if let element = popElement() { return element }
+            guard !isFinished else { return nil }
+            try flushTransform()
         }
-        guard pendingIndex < pending.count else { return nil }
-        defer { pendingIndex += 1 }
-        return pending[pendingIndex]
     }
 }
 
@@ -100,6 +144,9 @@ public struct ObservedSource<Upstream: MediaSource>: MediaSource {
 
     /// The upstream's damage.
     public mutating func takeDamage() -> [DamageEvent] { upstream.takeDamage() }
+
+    /// The upstream's events.
+    public mutating func takeEvents() -> [StreamEvent] { upstream.takeEvents() }
 }
 
 extension ObservedSource: PCMSource where Upstream: PCMSource {

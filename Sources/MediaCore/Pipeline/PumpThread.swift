@@ -6,13 +6,13 @@ internal import Synchronization
 ///
 /// The source and sink move to the thread: nobody else touches them until ``join()`` returns,
 /// which is what makes handing non-Sendable values over sound here.
-final class PumpThread: Sendable {
+package final class PumpThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let outcome = Mutex<Result<PumpReport, PipelineError>?>(nil)
 
     /// Starts pumping `source` into `sink`; `onFailure` is called on the thread when the pump
     /// fails (the sink was cancelled by then).
-    init<Source: MediaSource, Sink: MediaSink>(source: Source, sink: Sink, control: JobControl? = nil,
+    package init<Source: MediaSource, Sink: MediaSink>(source: Source, sink: Sink, control: JobControl? = nil,
                                                onFailure: @escaping @Sendable (PipelineError) -> Void)
     where Source.Element == Sink.Element {
         var source = source, sink = sink
@@ -30,19 +30,9 @@ final class PumpThread: Sendable {
     }
 
     /// Waits for the pump to end (its source ended) and returns what it did.
-    func join() -> Result<PumpReport, PipelineError> {
+    package func join() -> Result<PumpReport, PipelineError> {
         done.wait()
         done.signal()
         return outcome.withLock { $0 }!
-    }
-}
-
-/// Hands a value to another thread once; see ``PumpThread``.
-private final class Transfer<Value>: @unchecked Sendable {
-    private var value: Value?
-    init(_ value: Value) { self.value = value }
-    func take() -> Value {
-        defer { value = nil }
-        return value!
     }
 }

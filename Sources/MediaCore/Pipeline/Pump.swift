@@ -47,6 +47,7 @@ public struct PumpReport: Sendable {
 /// - `progress` is called with the source's ``/MediaCore/MediaProgress`` every few dozen elements
 ///   and at the end;
 /// - ``JobControl`` stops (sink finished) or cancels (sink cancelled) between elements;
+/// - the source's stream events (``StreamEvent``) reach the sink in order with the elements;
 /// - the source's damage is collected into the report;
 /// - any error cancels the sink (an output written in place for crash safety keeps what it
 ///   has) and is thrown as a ``PipelineError``.
@@ -76,6 +77,7 @@ public enum Pump {
                     }
                 }
                 guard let element = try source.next() else { break }
+                for event in source.takeEvents() { try sink.receive(event) }
                 try sink.write(element)
                 report.elements += 1
                 if let progress, report.elements % progressInterval == 0 {
@@ -87,7 +89,13 @@ public enum Pump {
             if report.stoppedEarly, var flushing = source as? any FlushableSource<Source.Element> {
                 // A stopped job still writes what its transforms hold (an encoder's last
                 // packets), so the shorter output is complete.
-                while let element = try flushing.flushNext() { try sink.write(element) }
+                while let element = try flushing.flushNext() {
+                    for event in flushing.takeEvents() { try sink.receive(event) }
+                    try sink.write(element)
+                }
+                for event in flushing.takeEvents() { try sink.receive(event) }
+            } else {
+                for event in source.takeEvents() { try sink.receive(event) }
             }
             try sink.finish()
             progress?(source.progress)

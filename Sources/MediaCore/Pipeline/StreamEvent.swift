@@ -1,0 +1,101 @@
+/// What travels down a pipeline besides the data, in order with it, as GStreamer's events do
+/// beside its buffers: what a sink must know that no single element says.
+///
+/// The format travels on every element (``MediaSample/format``, ``PCMBuffer/format``); a change
+/// of format is the first element in the new one. Events carry the rest:
+/// - ``gapless(_:)``: the encoder delay (priming) before the first presented frame, and, once
+///   the stream has ended, the valid length and padding (ISO/IEC 14496-12, 8.6.6: an edit
+///   list's `media_time` and `segment_duration`; Apple's iTunSMPB);
+/// - ``metadata(_:)``: tags and chapters.
+///
+/// End of stream is a source's `next()` returning `nil`, which the pump turns into the sink's
+/// `finish()`; a tee sends it down every branch.
+///
+/// Delivery order is the stream's order. A source returns events from
+/// ``MediaSource/takeEvents()``: those it has after `next()` returned an element precede that
+/// element; those it has after `next()` returned `nil` come before the sink's `finish()`. The
+/// pump hands them to ``MediaSink/receive(_:)`` in that order. A transform sees each upstream
+/// event first (``MediaTransform/transform(event:)``: it passes it on, replaces it or drops it)
+/// and adds its own (``MediaTransform/takeEvents()``). A later event of a kind replaces an
+/// earlier one: the final ``gapless(_:)`` after the last packet is the one a muxer keeps.
+public enum StreamEvent: Sendable, Hashable {
+    /// The gapless numbers of the packets (or PCM) that flow: priming from the start, the valid
+    /// length once known.
+    case gapless(GaplessInfo)
+    /// Tags and chapters of the stream.
+    case metadata(StreamMetadata)
+}
+
+/// The gapless numbers of a stream, in frames at its output sample rate (ISO/IEC 14496-12,
+/// 8.6.6; Apple's iTunSMPB): the decoder output begins with ``priming`` frames of encoder delay,
+/// then ``validLength`` frames of the source, then ``padding``.
+public struct GaplessInfo: Sendable, Hashable {
+    /// Frames of encoder delay at the start of the decoded output.
+    public var priming: Int64
+    /// Frames of the source after the priming; `nil` until the stream has ended (a live
+    /// encoder knows it only then).
+    public var validLength: Int64?
+    /// Frames after the source's end in the decoded output, when known.
+    public var padding: Int64?
+
+    /// Gapless numbers: `priming` now, `validLength` and `padding` when known.
+    public init(priming: Int64, validLength: Int64? = nil, padding: Int64? = nil) {
+        self.priming = priming
+        self.validLength = validLength
+        self.padding = padding
+    }
+
+    /// Whether the valid length is known (the stream has ended, or a file said it).
+    public var isComplete: Bool { validLength != nil }
+}
+
+/// Tags and chapters of a stream, as its source found them or a job set them, in no container's
+/// terms: a muxer maps them to its own (iTunes `ilst` atoms, ID3 frames).
+public struct StreamMetadata: Sendable, Hashable {
+    /// A chapter: where it starts and its title.
+    public struct Chapter: Sendable, Hashable {
+        /// The start, on the presentation timeline (after priming).
+        public var start: MediaTime
+        /// The title.
+        public var title: String
+
+        /// A chapter starting at `start`.
+        public init(start: MediaTime, title: String) {
+            self.start = start
+            self.title = title
+        }
+    }
+
+    /// Tags by their common names (`title`, `artist`, `album`, `date`, `genre`, `comment`,
+    /// `track`, …), in the order found.
+    public var tags: [(key: String, value: String)]
+    /// Cover art: the image file's bytes (JPEG or PNG).
+    public var coverArt: [UInt8]?
+    /// Chapters, in order.
+    public var chapters: [Chapter]
+
+    /// Metadata with the given tags, cover and chapters.
+    public init(tags: [(key: String, value: String)] = [], coverArt: [UInt8]? = nil, chapters: [Chapter] = []) {
+        self.tags = tags
+        self.coverArt = coverArt
+        self.chapters = chapters
+    }
+
+    /// The first value of `key`.
+    public subscript(key: String) -> String? { tags.first { $0.key == key }?.value }
+
+    /// Equal when tags (in order), cover and chapters are.
+    public static func == (lhs: StreamMetadata, rhs: StreamMetadata) -> Bool {
+        lhs.tags.elementsEqual(rhs.tags) { $0.key == $1.key && $0.value == $1.value } && lhs.coverArt == rhs.coverArt && lhs.chapters == rhs.chapters
+    }
+
+    /// Hashes the tags, cover and chapters.
+    public func hash(into hasher: inout Hasher) {
+        for tag in tags {
+            hasher.combine(tag.key)
+            hasher.combine(tag.value)
+        }
+        hasher.combine(coverArt)
+        hasher.combine(chapters)
+    }
+}

@@ -1,0 +1,161 @@
+/// One stream into several sinks: what a job with many outputs is (a ladder of renditions from
+/// one decode, a recording to a file and to HLS from one encoder, a capture to a file and to
+/// network destinations).
+///
+/// Each branch is a sink, with its own transforms before it (``MediaSink/transforming(by:)``),
+/// and gets every element and every ``StreamEvent`` in order. A branch runs on the tee's
+/// thread, or, made with ``Branch/init(_:policy:queueCapacity:)`` on a thread of its own
+/// (``ThreadedSink``): heavy branches (an encoder each) then run in parallel while the source
+/// is read once. Backpressure: a threaded branch holds at most its queue's capacity; the tee
+/// waits for room, so memory does not grow when a branch is slower than the source.
+///
+/// The failure policy is per branch (``Branch/Policy``): a ``Branch/Policy/required`` branch
+/// failing fails the job (the pump then cancels every branch); an
+/// ``Branch/Policy/expendable`` one (a network destination) is cancelled, its error kept in
+/// ``failures``, and the others go on.
+public struct Tee<Element: Sendable>: MediaSink {
+    /// One output of a tee.
+    public struct Branch {
+        /// What a branch's failure does to the job.
+        public enum Policy: Sendable, Hashable {
+            /// The job fails with it (a file output).
+            case required
+            /// The job goes on without it; its error is reported (a network destination).
+            case expendable
+        }
+
+        /// A name for reports (`64k`, `file`, `rtmp://…`).
+        public let name: String
+        /// What its failure does.
+        public let policy: Policy
+        fileprivate var sink: AnyMediaSink<Element>
+        fileprivate var isFailed = false
+
+        /// A branch run on the tee's thread.
+        public init<Sink: MediaSink>(_ sink: Sink, name: String = "", policy: Policy = .required) where Sink.Element == Element {
+            self.name = name
+            self.policy = policy
+            self.sink = AnyMediaSink(sink)
+        }
+
+        /// A branch run on a thread of its own, behind a queue of `queueCapacity` elements
+        /// (``ThreadedSink``); `whenFinished` sees the finished sink on that thread. The caller
+        /// gives `sink` up.
+        public init<Sink: MediaSink>(threaded sink: Sink, name: String = "", policy: Policy = .required, queueCapacity: Int = 16,
+                                     whenFinished: ((Sink) -> Void)? = nil)
+        where Sink.Element == Element {
+            self.name = name
+            self.policy = policy
+            self.sink = AnyMediaSink(ThreadedSink(sink, name: name, queueCapacity: queueCapacity, whenFinished: whenFinished))
+        }
+    }
+
+    /// A branch that failed without failing the job.
+    public struct BranchFailure: Sendable {
+        /// The branch's name.
+        public var name: String
+        /// Why it failed.
+        public var error: PipelineError
+    }
+
+    private var branches: [Branch]
+    /// The expendable branches that failed, in order.
+    public private(set) var failures: [BranchFailure] = []
+
+    /// A tee into `branches`.
+    public init(_ branches: [Branch]) {
+        self.branches = branches
+    }
+
+    /// Writes `element` to every branch still running.
+    public mutating func write(_ element: Element) throws(PipelineError) {
+        for index in branches.indices where !branches[index].isFailed {
+            do throws(PipelineError) { try branches[index].sink.write(element) } catch { try fail(index, error) }
+        }
+    }
+
+    /// Hands `event` to every branch still running.
+    public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        for index in branches.indices where !branches[index].isFailed {
+            do throws(PipelineError) { try branches[index].sink.receive(event) } catch { try fail(index, error) }
+        }
+    }
+
+    /// Finishes every branch (all of them, even after one fails); throws the first required
+    /// branch's error.
+    public mutating func finish() throws(PipelineError) {
+        var first: PipelineError?
+        for index in branches.indices where !branches[index].isFailed {
+            do throws(PipelineError) { try branches[index].sink.finish() } catch {
+                branches[index].isFailed = true
+                if branches[index].policy == .expendable {
+                    failures.append(BranchFailure(name: branches[index].name, error: error))
+                } else if first == nil {
+                    first = error
+                }
+            }
+        }
+        if let first { throw first }
+    }
+
+    /// Cancels every branch still running.
+    public mutating func cancel() {
+        for index in branches.indices where !branches[index].isFailed {
+            branches[index].sink.cancel()
+            branches[index].isFailed = true
+        }
+    }
+
+    private mutating func fail(_ index: Int, _ error: PipelineError) throws(PipelineError) {
+        branches[index].isFailed = true
+        branches[index].sink.cancel()
+        guard branches[index].policy == .expendable else { throw error }
+        failures.append(BranchFailure(name: branches[index].name, error: error))
+    }
+}
+
+extension Tee: PacketSink where Element == MediaSample {}
+extension Tee: PCMSink where Element == PCMBuffer {}
+
+/// Any sink of `Element`, its errors as ``PipelineError``: how a ``Tee`` holds branches of
+/// different types.
+public struct AnyMediaSink<Element>: MediaSink {
+    private let box: AnyMediaSinkBox<Element>
+
+    /// `sink`, erased.
+    public init<Sink: MediaSink>(_ sink: Sink) where Sink.Element == Element {
+        box = ConcreteSinkBox(sink)
+    }
+
+    /// Writes to the sink.
+    public mutating func write(_ element: Element) throws(PipelineError) { try box.write(element) }
+    /// Hands the event to the sink.
+    public mutating func receive(_ event: StreamEvent) throws(PipelineError) { try box.receive(event) }
+    /// Finishes the sink.
+    public mutating func finish() throws(PipelineError) { try box.finish() }
+    /// Cancels the sink.
+    public mutating func cancel() { box.cancel() }
+}
+
+/// The erased sink's storage (a class, so that `AnyMediaSink` stays small).
+private class AnyMediaSinkBox<Element> {
+    func write(_ element: Element) throws(PipelineError) {}
+    func receive(_ event: StreamEvent) throws(PipelineError) {}
+    func finish() throws(PipelineError) {}
+    func cancel() {}
+}
+
+private final class ConcreteSinkBox<Sink: MediaSink>: AnyMediaSinkBox<Sink.Element> {
+    private var sink: Sink
+    init(_ sink: Sink) { self.sink = sink }
+    override func write(_ element: Sink.Element) throws(PipelineError) {
+        do { try sink.write(element) } catch { throw PipelineError(error) }
+    }
+    override func receive(_ event: StreamEvent) throws(PipelineError) {
+        do { try sink.receive(event) } catch { throw PipelineError(error) }
+    }
+    override func finish() throws(PipelineError) {
+        do { try sink.finish() } catch { throw PipelineError(error) }
+    }
+    override func cancel() { sink.cancel() }
+}
