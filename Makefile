@@ -142,12 +142,12 @@ docs:
 	@echo "  python3 -m http.server -d $(DOCS)/KeyFrameKit.doccarchive 8000   # http://localhost:8000/documentation/keyframekit"
 
 EXAMPLES := examples-out
-EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a serve-vapor
+EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a tee-capture serve-vapor
 
 # The programs of Examples/ (public API only), run by scripts/examples.sh on inputs ffmpeg makes
 # in examples-out/; each output is checked with ffprobe (no warning, the expected streams).
 examples: apt-deps
-	@for p in $(EXAMPLE_PRODUCTS); do echo "$(SWIFT) build --product $$p"; $(SWIFT) build --product $$p; done
+	@for p in $(EXAMPLE_PRODUCTS) keyframe; do echo "$(SWIFT) build --product $$p"; $(SWIFT) build --product $$p; done
 	@scripts/examples.sh "$(BIN)" $(EXAMPLES)
 
 # --- fuzzing ------------------------------------------------------------------------------------

@@ -90,6 +90,7 @@ let package = Package(
         .executableTarget(name: "serve-vapor", dependencies: ["KeyFrameKit", .product(name: "Vapor", package: "vapor")],
                           path: "Examples/serve-vapor", swiftSettings: strict),
         .executableTarget(name: "edit-m4a", dependencies: ["KeyFrameKit"], path: "Examples/edit-m4a", swiftSettings: strict),
+        .executableTarget(name: "tee-capture", dependencies: ["KeyFrameKit"], path: "Examples/tee-capture", swiftSettings: strict),
 
                 .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.

@@ -10,6 +10,8 @@
 #   mux-h264    audio.aac (ADTS) + video.h264 (Annex-B, 25 fps) → muxed.mp4: aac + h264, 50 frames
 #   edit-m4a    book.m4a (3 s) split at 1.25 s, parts titled, joined → book.m4b: 2 chapters, 3.000 s,
 #               the same samples as book.m4a
+#   tee-capture 3 s from the `file` plugin, one encoder, a tee → tee.m4a (exactly 3.000 s) and a live
+#               HLS rendition in tee-live/; both decode to the same samples
 #   serve-vapor 3 s from the `file` plugin as live low-latency HLS in live/, served by a Vapor app on
 #               loopback: the ended playlist with its parts, HEAD and a byte range of a segment,
 #               and ffprobe reading the stream over HTTP (3 s, every packet)
@@ -25,7 +27,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)   # absolute: the ALSA configuration names the raw file by path
 cd "$out"
 rm -f ./*.raw ./*.conf ./*.mp4 ./*.m4a ./*.m4b ./*.aac ./*.h264 ./*.wav ./*.log
-rm -rf live
+rm -rf live tee-live
 
 fail() { echo "examples: $*" >&2; exit 1; }
 ff() { ffmpeg -hide_banner -nostdin -loglevel error -y "$@"; }
@@ -83,6 +85,17 @@ expect "book.m4b format" "$format" "format|duration=3.000000|tag:major_brand=M4B
 "$bin/decode-mp4" book.m4b book-joined.wav >/dev/null
 cmp -s book-original.wav book-joined.wav || fail "book.m4b does not decode to book.m4a's samples"
 
+echo "== tee-capture examples tee.m4a tee-live examples.conf"
+rm -rf tee-live
+"$bin/tee-capture" examples tee.m4a tee-live examples.conf
+streams=$(probe tee.m4a stream=codec_type,codec_name,sample_rate,channels,duration)
+expect "tee.m4a streams" "$streams" "stream|codec_name=aac|codec_type=audio|sample_rate=44100|channels=2|duration=3.000000"
+grep -q EXT-X-ENDLIST tee-live/index.m3u8 || fail "tee-capture: tee-live/index.m3u8 is not an ended playlist"
+"$bin/keyframe" decode tee.m4a -o tee-file.wav >/dev/null
+"$bin/keyframe" decode tee-live/index.m3u8 -o tee-hls.wav >/dev/null
+expect "tee-file.wav frames" "$(ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 tee-file.wav)" "132300"
+cmp -s tee-file.wav tee-hls.wav || fail "the M4A and the HLS rendition of one capture decode to different samples"
+
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "== serve-vapor examples live $port examples.conf"
 "$bin/serve-vapor" examples live "$port" examples.conf >serve-vapor.log 2>&1 &
@@ -123,4 +136,4 @@ kill -INT $server
 wait $server || fail "serve-vapor did not end cleanly on SIGINT: $(cat serve-vapor.log)"
 trap - EXIT
 
-echo "== examples: 5 passed (outputs in ${out#"$OLDPWD"/})"
+echo "== examples: 6 passed (outputs in ${out#"$OLDPWD"/})"

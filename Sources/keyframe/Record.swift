@@ -42,10 +42,14 @@ struct Record: ParsableCommand {
             each (whole frames, at most that long) is written as segment-NNNNN.P.m4s and listed with \
             EXT-X-PART as soon as it is recorded, with EXT-X-PART-INF, EXT-X-SERVER-CONTROL \
             (PART-HOLD-BACK three part targets) and EXT-X-PRELOAD-HINT; a segment is its parts.
+
+            OUTPUT.aac or OUTPUT.m4a with --hls DIR writes both from one capture and one encoder: the \
+            same AAC packets go to the file and to the rendition (a tee), so the two hold the same \
+            frames. A failure of either ends the recording, and both keep what they have.
             """
     )
 
-    @Argument(help: "The file to write: .pcm, .wav, .aac or .m4a (or --hls DIR).")
+    @Argument(help: "The file to write: .pcm, .wav, .aac or .m4a (or --hls DIR alone; .aac or .m4a with --hls DIR writes both).")
     var output: String?
 
     @Option(help: ArgumentHelp("Record a live HLS rendition into this directory.", valueName: "DIR"))
@@ -107,9 +111,14 @@ struct Record: ParsableCommand {
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
         }
-        guard (output == nil) != (hls == nil) else { throw ValidationError("give an OUTPUT file or --hls DIR") }
-        if let output, Recording.Container(fileExtensionOf: FilePath(output)) == nil {
-            throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
+        guard output != nil || hls != nil else { throw ValidationError("give an OUTPUT file, --hls DIR, or both") }
+        if let output {
+            guard let container = Recording.Container(fileExtensionOf: FilePath(output)) else {
+                throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
+            }
+            guard hls == nil || container == .aac || container == .m4a else {
+                throw ValidationError("\(output): a file beside --hls is .aac or .m4a (the same AAC goes to both)")
+            }
         }
         guard hlsWindow == 0 || hlsWindow >= 3, (0.5...60).contains(segmentDuration) else {
             throw ValidationError("--hls-window must be 0 (all) or at least 3 segments, and --segment-duration 0.5–60 s")
@@ -132,7 +141,7 @@ struct Record: ParsableCommand {
     }
 
     /// The file or the HLS directory written.
-    private var destination: String { hls ?? output ?? "" }
+    private var destination: String { output ?? hls ?? "" }
 
     func run() throws {
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
@@ -141,7 +150,8 @@ struct Record: ParsableCommand {
             outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate?.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
-            queueCapacity: max(4, 5000 / periodMilliseconds), container: hls == nil ? nil : .hls)
+            queueCapacity: max(4, 5000 / periodMilliseconds), container: output == nil ? .hls : nil)
+        if output != nil, let hls { options.hlsDirectory = FilePath(hls) }
         options.lowersBitrateToFit = bitrate == nil
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = segmentDuration
@@ -227,6 +237,8 @@ struct Record: ParsableCommand {
 struct RecordReport: Encodable {
     var output: String
     var container: String
+    /// The HLS rendition written beside the file, if any.
+    var hls: String?
     var device: String
     var sampleRate: Int
     var channels: Int
@@ -245,6 +257,7 @@ struct RecordReport: Encodable {
     init(_ summary: Recording.Summary) {
         output = summary.outputPath.string
         container = summary.container.rawValue
+        hls = summary.hlsDirectory?.string
         device = summary.device
         sampleRate = summary.format.sampleRate
         channels = summary.format.channelCount

@@ -234,6 +234,35 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
         try Self.expectFile(recording, .m4a)
     }
 
+    /// Issue 22: `record OUT.m4a --hls DIR` writes both from one capture and one encoder (a tee):
+    /// the M4A passes every check above, the rendition is valid (`keyframe validate`), and
+    /// decoding each gives exactly the captured frames, the same samples from both.
+    @Test(.timeLimit(.minutes(2)), arguments: [CaptureLayout.all[0]])
+    func m4aAndHLSFromOneCapture(layout: CaptureLayout) throws {
+        let scratch = try ExternalTool.scratchDirectory()
+        let hls = scratch.appendingPathComponent("live").path
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let recording = try Self.record(.m4a, layout, extra: ["--hls", hls, "--segment-duration", "0.5"])
+        defer { try? FileManager.default.removeItem(at: recording.directory) }
+        let what = "record out.m4a --hls \(layout)"
+        #expect(recording.summary["hls"] as? String == hls, "\(what): the summary names the rendition: \(recording.summary)")
+        try Self.expectFile(recording, .m4a)
+        let playlist = hls + "/index.m3u8"
+        try ValidationCheck.expectSilent([playlist], what)
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        #expect(text.contains("#EXT-X-ENDLIST") && text.components(separatedBy: "#EXTINF").count - 1 >= 3,
+                "\(what): an ended playlist of 0.5-s segments: \(text)")
+        var decoded: [[Int16]] = []
+        for input in [recording.output, playlist] {
+            let pcm = recording.directory.appendingPathComponent("decoded-\(decoded.count).pcm").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", input, "-o", pcm])
+            decoded.append(CaptureCheck.samples(try Data(contentsOf: URL(fileURLWithPath: pcm))))
+        }
+        #expect(decoded[1].count == layout.frames * layout.channels,
+                "\(what): the rendition decodes to \(decoded[1].count / layout.channels) frames, want \(layout.frames)")
+        #expect(decoded[0] == decoded[1], "\(what): the file and the rendition decode to the same samples (one encoder)")
+    }
+
     /// `--crash-safe` changes how the file is written along the way, not what a finished
     /// recording holds (a fragmented .m4a must still be gapless for our decoder and clean for
     /// FFmpeg's).

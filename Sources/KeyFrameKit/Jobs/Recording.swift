@@ -142,6 +142,8 @@ public final class Recording: Sendable {
         public var outputPath: FilePath
         /// Its container.
         public var container: Container
+        /// The live HLS rendition written beside the file, if one was (``Options/hlsDirectory``).
+        public var hlsDirectory: FilePath?
         /// The ALSA PCM recorded from.
         public var device: String
         /// The PCM layout captured.
@@ -401,7 +403,7 @@ public final class Recording: Sendable {
         let frames: Int64 = told?.validLength ?? progress.lock.withLock { $0.total.frameCount }
         let failure = capture.failure
         let (total, reason) = progress.lock.withLock { ($0.total, $0.stopReason ?? .requested) }
-        return Summary(outputPath: options.outputPath, container: options.container, device: options.device,
+        return Summary(outputPath: options.outputPath, container: options.container, hlsDirectory: options.hlsDirectory, device: options.device,
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
                        levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0))

@@ -1,4 +1,5 @@
 public import SystemPackage
+internal import Synchronization
 
 /// Packaging audio for HTTP streaming: `keyframe package`.
 ///
@@ -18,8 +19,6 @@ public enum Packaging {
         public var bitrates: [Int]
         /// Also write `manifest.mpd` (MPEG-DASH) over the same segments.
         public var dash: Bool
-        /// A rendition of a ladder with DASH: write its DASH header.
-        var dashHeader = false
 
         /// Options: 6-second segments, AAC copied, one rendition, no DASH.
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false) {
@@ -71,18 +70,12 @@ public enum Packaging {
                 do { try FileSystemCalls.makeDirectory(directory) } catch {
                     throw PipelineError.stream(.system(operation: "make the directory", path: directory, errno: error))
                 }
+                made += options.bitrates.map { directory.appending("\($0 / 1000)k") }
+                let parts = try ladder(input, to: directory, options: options, control: control, progress: progress)
                 var renditions: [StreamManifests.Rendition] = []
-                for bitrate in options.bitrates {
-                    let name = "\(bitrate / 1000)k"
-                    var single = options
-                    single.bitrate = bitrate
-                    single.bitrates = []
-                    single.dash = false
-                    single.dashHeader = options.dash
-                    let part = try rendition(input, to: directory.appending(name), options: single, control: control, progress: progress)
-                    made.append(directory.appending(name))
+                for (bitrate, part) in zip(options.bitrates, parts) {
                     var named = part.renditions[0]
-                    named.path = name
+                    named.path = "\(bitrate / 1000)k"
                     renditions.append(named)
                 }
                 // The same boundaries in every rendition: a player switches at any segment.
@@ -142,7 +135,7 @@ public enum Packaging {
             // The input first, so that an input that cannot be read leaves no directory.
             let packets = try AudioPacketInput(path: input, purpose: .remuxing)
             var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                            writesDASHHeader: options.dash || options.dashHeader)
+                                            writesDASHHeader: options.dash)
             // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
             let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
             if layout.hasRegularTimeTable || layout.packetCount == 0 {
@@ -166,10 +159,45 @@ public enum Packaging {
         let encoder: AACEncoder
         do { encoder = try AACEncoder(bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil) } catch { throw .codec(error) }
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                        writesDASHHeader: options.dash || options.dashHeader)
+                                        writesDASHHeader: options.dash)
         var chain = source.transformed(by: resampler).transformed(by: encoder)
         _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         return summary(of: sink, copied: false)
+    }
+
+    /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
+    /// bitrate, each its own encoder and rendition on a thread of its own (`64k/`, …).
+    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
+                       progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
+        let source = try AudioFileInput(path: input)
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
+        let results = RenditionResults(count: options.bitrates.count)
+        var branches: [Tee<PCMBuffer>.Branch] = []
+        for (index, bitrate) in options.bitrates.enumerated() {
+            let encoder: AACEncoder
+            do { encoder = try AACEncoder(bitrate: bitrate) } catch { throw .codec(error) }
+            let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
+                                              writesDASHHeader: options.dash)
+            branches.append(Tee.Branch(threaded: output.transforming(by: encoder), name: "\(bitrate / 1000)k") { finished in
+                results.set(index, summary(of: finished.downstream, copied: false))
+            })
+        }
+        var tee = Tee(branches)
+        var chain = source.transformed(by: resampler)
+        _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
+        return try results.all()
+    }
+
+    /// The renditions' summaries, set by their branch threads.
+    private final class RenditionResults: Sendable {
+        private let summaries: Mutex<[Summary?]>
+        init(count: Int) { summaries = Mutex(Array(repeating: nil, count: count)) }
+        func set(_ index: Int, _ summary: Summary) { summaries.withLock { $0[index] = summary } }
+        func all() throws(PipelineError) -> [Summary] {
+            let all = summaries.withLock { $0 }
+            guard all.allSatisfy({ $0 != nil }) else { throw .unsupported("a rendition did not finish") }
+            return all.compactMap { $0 }
+        }
     }
 
     private static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
