@@ -117,6 +117,7 @@ build:
 test: deps
 	$(SWIFT) build --build-tests
 	@test -x "$(BIN)/keyframe" || $(SWIFT) build --product keyframe
+	@test -x "$(BIN)/keyframe-serve" || $(SWIFT) build --product keyframe-serve
 	@test -x "$(BIN)/commit-probe" || $(SWIFT) build --product commit-probe
 	KEYFRAME_BIN="$(BIN)/keyframe" PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(SWIFT) test --skip-build
 	@$(MAKE) examples
@@ -252,6 +253,7 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)
 # playlist reloads; prints the capture-to-served latency of 30 parts and the server's CPU share.
 llhls: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product keyframe
+	$(SWIFT) build -c release --static-swift-stdlib --product keyframe-serve
 	$(VENV)/bin/python scripts/llhls.py
 
 bench: deps

@@ -12,6 +12,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "KeyFrameKit", targets: ["KeyFrameKit"]),
+        // Packaging, validating and serving existing AAC (HLS, DASH, the HTTP-free origin):
+        // pure Swift, no ALSA, libavcodec or libebur128.
+        .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
+        .library(name: "MediaFormats", targets: ["MediaFormats"]),
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "AACBitstream", targets: ["AACBitstream"]),
         .library(name: "PCMAudio", targets: ["PCMAudio"]),
@@ -20,6 +24,7 @@ let package = Package(
         .library(name: "AudioCodec", targets: ["AudioCodec"]),
         .library(name: "HLSServer", targets: ["HLSServer"]),
         .executable(name: "keyframe", targets: ["keyframe"]),
+        .executable(name: "keyframe-serve", targets: ["keyframe-serve"]),
         .executable(name: "keyframe-fuzz", targets: ["keyframe-fuzz"]),
     ],
     dependencies: [
@@ -51,6 +56,13 @@ let package = Package(
         .target(name: "VideoBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
         // The container sits above the bitstreams it carries: AAC (esds) and H.264/HEVC (avcC/hvcC).
         .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream", "VideoBitstream"], swiftSettings: strict),
+        // The files as sources and sinks: the format table, AAC packets in and out of ADTS and
+        // MP4, PCM files, splicing.
+        .target(name: "MediaFormats", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream",
+                                                    .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        // HLS and DASH: segmenting, playlists and manifests, packaging by stream copy, the
+        // origin (HTTP semantics without an HTTP framework), validation.
+        .target(name: "MediaStreaming", dependencies: ["MediaFormats"], swiftSettings: strict),
 
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
@@ -66,16 +78,22 @@ let package = Package(
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "AudioCodec", "VideoBitstream", "AudioIO",
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec",
+                                                   "VideoBitstream", "AudioIO",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
-        .target(name: "HLSServer", dependencies: ["KeyFrameKit", .product(name: "Hummingbird", package: "hummingbird"),
+        .target(name: "HLSServer", dependencies: ["MediaStreaming", .product(name: "Hummingbird", package: "hummingbird"),
                                                  .product(name: "HTTPTypes", package: "swift-http-types")], swiftSettings: strict),
-        .executableTarget(
-            name: "keyframe",
-            dependencies: ["KeyFrameKit", "HLSServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+        // The command line: every command, in a library both executables run. `keyframe` links no
+        // HTTP server; `keyframe-serve` (HLSServer) runs `serve` and `record --serve`, which
+        // `keyframe` hands over to it.
+        .target(
+            name: "KeyframeCommands",
+            dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
+        .executableTarget(name: "keyframe", dependencies: ["KeyframeCommands"], swiftSettings: strict),
+        .executableTarget(name: "keyframe-serve", dependencies: ["KeyframeCommands", "HLSServer", "KeyFrameKit"], swiftSettings: strict),
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
@@ -104,7 +122,7 @@ let package = Package(
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
     ]
 )

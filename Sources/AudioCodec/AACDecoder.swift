@@ -10,33 +10,8 @@ internal import PCMAudio
 /// Given ``Trim``, it drops the encoder's priming at the start and stops after the valid length,
 /// so decoding a file with a sample-exact edit list gives exactly the samples that were encoded.
 public final class AACDecoder {
-    /// Which decoded samples to keep.
-    public struct Trim: Sendable, Hashable {
-        /// Samples to drop at the start (the encoder's priming).
-        public var priming: Int
-        /// Samples to keep after that; `nil` keeps everything.
-        public var validFrameCount: Int64?
-
-        /// Several ranges of decoded samples to keep, in order, instead of one (an edit list with
-        /// an entry per part of a gapless join); ``priming`` is then the first range's start.
-        public var keptRanges: [Range<Int64>]?
-
-        /// A trim.
-        public init(priming: Int, validFrameCount: Int64? = nil) {
-            self.priming = priming
-            self.validFrameCount = validFrameCount
-        }
-
-        /// A trim keeping `ranges` of the decoded samples (counted from the first), in order.
-        public init(keeping ranges: [Range<Int64>]) {
-            priming = Int(clamping: ranges.first?.lowerBound ?? 0)
-            validFrameCount = ranges.count == 1 ? Int64(ranges[0].count) : nil
-            keptRanges = ranges.count == 1 ? nil : ranges
-        }
-
-        /// Keep every sample.
-        public static let none = Trim(priming: 0)
-    }
+    /// What to drop and keep of the decoded samples: ``/MediaCore/GaplessTrim``.
+    public typealias Trim = GaplessTrim
 
     /// The PCM sample type the decoder writes.
     public let outputSampleFormat: PCMSampleFormat

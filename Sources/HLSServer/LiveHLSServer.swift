@@ -1,5 +1,7 @@
 public import Hummingbird
-public import KeyFrameKit
+public import MediaStreaming
+public import MediaCore
+public import SystemPackage
 internal import HTTPTypes
 internal import Synchronization
 internal import Dispatch

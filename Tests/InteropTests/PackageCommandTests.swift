@@ -355,14 +355,18 @@ import Glibc
         let ladder = directory.appendingPathComponent("ladder").path
         let refusedLadder = try ExternalTool.run(try ExternalTool.keyframe, ["package", notAudio, "--hls", ladder, "--bitrates", "64k,96k", "--dash"])
         #expect(refusedLadder.status != 0 && !FileManager.default.fileExists(atPath: ladder), "\(refusedLadder.standardError)")
-        // Ctrl-C in the middle of a ladder: the renditions finished, the one being made and the
-        // directory all go.
+        // Ctrl-C in the middle of a ladder (its renditions encoded at once, a thread each, issue
+        // 22): the segments written so far, the renditions and the directory all go.
         let long = directory.appendingPathComponent("long.flac").path
-        try ExternalTool.succeed("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=180", "-ac", "1", long])
+        try ExternalTool.succeed("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=44100:duration=60", "-ac", "1", long])
         let interrupted = directory.appendingPathComponent("interrupted").path
-        let packaging = try RunningProcess(try ExternalTool.keyframe, ["package", long, "--hls", interrupted, "--bitrates", "64k,96k,128k", "--dash"])
-        for _ in 0..<6000 where !FileManager.default.fileExists(atPath: interrupted + "/96k") && packaging.isRunning { Subprocess.sleep(.milliseconds(20)) }
-        try #require(FileManager.default.fileExists(atPath: interrupted + "/64k/index.m3u8"), "the first rendition was finished before Ctrl-C")
+        let packaging = try RunningProcess(try ExternalTool.keyframe, ["package", long, "--hls", interrupted, "--bitrates", "64k,96k,128k", "--dash",
+                                                                       "--segment-duration", "1"])
+        let written = ["64k", "96k", "128k"].map { interrupted + "/\($0)/segment-00002.m4s" }
+        for _ in 0..<3000 where !written.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) && packaging.isRunning {
+            Subprocess.sleep(.milliseconds(10))
+        }
+        try #require(written.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "every rendition had written segments before Ctrl-C")
         #expect(packaging.send(SIGINT))
         let stopped = try packaging.wait(timeout: .seconds(60))
         #expect(stopped.result.status != 0 && !FileManager.default.fileExists(atPath: interrupted),

@@ -1,5 +1,7 @@
 import Foundation
 @testable import KeyFrameKit
+@testable import MediaFormats
+@testable import MediaStreaming
 import Testing
 
 /// The HTTP origin without a server: files with their types, single byte ranges (RFC 9110 14),

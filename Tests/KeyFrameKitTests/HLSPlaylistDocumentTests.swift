@@ -1,5 +1,7 @@
 import Foundation
 @testable import KeyFrameKit
+@testable import MediaFormats
+@testable import MediaStreaming
 import Testing
 import TestSupport
 

@@ -70,6 +70,40 @@ import Testing
         #expect(error < 0.01, "RMS difference \(error) of full scale")
     }
 
+    /// Issue 22: one lifecycle, awaited: `run()` records to the frame limit and finishes without
+    /// a thread of the cooperative pool waiting; the callback recorder runs the same way.
+    @Test func recordingsRunAsync() async throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 50_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.m4a").path
+        let recording = try Recording(options: try Recording.Options(outputPath: FilePath(output), device: "kf_in",
+                                                                     alsaConfiguration: configuration, frameLimit: 20_000))
+        let summary = try await recording.run()
+        #expect(summary.frames == 20_000 && summary.stopReason == .duration && summary.priming == 1024)
+        #expect(recording.stopReason == .duration)
+        let packets = Mutex(0)
+        let recorder = try AACRecorder(AACRecorder.Configuration(device: "kf_in", alsaConfiguration: configuration, frameLimit: 10_000),
+                                       onPackets: { new in packets.withLock { $0 += new.count } })
+        let recorded = try await recorder.run()
+        #expect(recorded.frames == 10_000 && recorded.packets == Int64(packets.withLock { $0 }))
+        #expect(recorder.job.stopReason == .duration)
+    }
+
+    /// A cancelled task stops a recording cleanly: the file is finished with what was captured.
+    @Test func cancellingTheTaskStopsTheRecording() async throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 50_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("out.wav").path
+        // No frame limit: the file plugin delivers its 50 000 frames, then silence forever.
+        let recording = try Recording(options: try Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration))
+        let task = Task { try await recording.run() }
+        while recording.recordedFrames < 4410 { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        let summary = try await task.value
+        #expect(summary.stopReason == .requested && summary.frames >= 4410)
+        #expect(FileManager.default.fileExists(atPath: output))
+    }
+
     @Test(arguments: Self.fileContainers)
     func recordingWritesExactlyTheFramesAskedFor(container: Recording.Container) throws {
         let (directory, tone, configuration) = try Self.fixture(frames: 50_000)

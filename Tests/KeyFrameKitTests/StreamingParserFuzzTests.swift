@@ -1,4 +1,6 @@
 @testable import KeyFrameKit
+@testable import MediaFormats
+@testable import MediaStreaming
 import Testing
 import TestSupport
 

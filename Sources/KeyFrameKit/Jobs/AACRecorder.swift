@@ -88,7 +88,10 @@ public final class AACRecorder: Sendable {
     public let priming: Int
 
     private let capture: AudioCapture
-    private let parts: Mutex<Parts>
+    /// The lifecycle (``LiveCaptureJob``): the same as a ``Recording``'s.
+    public let job = LiveCaptureJob()
+    /// The pipeline until ``start()`` takes it.
+    private let pending: Mutex<Transfer<() -> PumpThread>?>
 
     /// The pipeline before ``start()`` and the running pump after it.
     private struct Parts: ~Copyable {
@@ -130,19 +133,26 @@ public final class AACRecorder: Sendable {
         let source = AudioCaptureSource(
             configuration: configuration.audio, device: configuration.device, periodFrames: configuration.periodFrames,
             queueCapacity: configuration.queueCapacity, deliveryBatch: configuration.deliveryBatch,
-            frameLimit: configuration.frameLimit, alsaConfiguration: configuration.alsaConfiguration, onEnd: onEnd)
+            frameLimit: configuration.frameLimit, alsaConfiguration: configuration.alsaConfiguration,
+            onEnd: { [job] ending in
+                job.captureEnded(ending)
+                onEnd?(ending)
+            })
         capture = source.capture
+        job.attach(capture)
         let observed = ObservedSource(source) { buffer in onPCM?(buffer) }
         let pipeline = observed.transformed(by: encoder)
         let tally = StreamTally()
         self.tally = tally
         let sink = TalliedSink(CallbackSink<MediaSample> { packet in onPackets([packet]) }, tally: tally)
+        let failed = job.failureHandler
         let start: () -> PumpThread = {
             PumpThread(source: pipeline, sink: sink) { error in
+                failed(error)
                 if let codecError = error.underlying(as: CodecError.self) { onEncodingFailure?(codecError) }
             }
         }
-        parts = Mutex(Parts(pending: Transfer(start), pump: nil))
+        pending = Mutex(Transfer(start))
     }
 
     /// The ALSA PCM name.
@@ -167,10 +177,14 @@ public final class AACRecorder: Sendable {
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
     ///   unsupported format.
     public func start() throws(PipelineError) {
-        guard let start = parts.withLock({ $0.pending.take() }) else { throw .unsupported("this recorder was already started") }
-        do { try capture.start() } catch { throw .audioDevice(error) }
-        let pump = start.take()()
-        parts.withLock { $0.pump = pump }
+        guard let start = pending.withLock({ pending -> Transfer<() -> PumpThread>? in
+            defer { pending = nil }
+            return pending
+        }) else { throw .unsupported("this recorder was already started") }
+        try job.start { () throws(PipelineError) -> PumpThread in
+            do throws(ALSAError) { try capture.start() } catch { throw .audioDevice(error) }
+            return start.take()()
+        }
     }
 
     /// Stops capturing, encodes what was queued, flushes the encoder (its last packets go to
@@ -179,9 +193,28 @@ public final class AACRecorder: Sendable {
     ///
     /// - Throws: ``PipelineError/codec(_:)`` if encoding failed at any point.
     public func stop() throws(PipelineError) -> Summary {
-        capture.stop()
-        guard let pump = parts.withLock({ $0.pump }) else { throw .unsupported("this recorder was not started") }
-        _ = try pump.join().get()
+        _ = try job.finish()
+        return summary
+    }
+
+    /// Captures and encodes until the frame limit, a device failure or a stop request (a
+    /// cancelled task makes one), then stops as ``stop()`` does: for `async` callers, with no
+    /// thread of Swift's cooperative pool waiting on the device or the pump.
+    ///
+    /// - Throws: the errors of ``start()`` and ``stop()``.
+    public func run() async throws(PipelineError) -> Summary {
+        try start()
+        await withTaskCancellationHandler {
+            await job.ended()
+        } onCancel: {
+            job.requestStop()
+        }
+        _ = try await job.finishAsync()
+        return summary
+    }
+
+    /// What the recorder did, once stopped.
+    private var summary: Summary {
         let told = tally.snapshot
         return Summary(frames: told.gapless?.validLength ?? 0, packets: told.elements, priming: priming,
                        padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure)

@@ -124,17 +124,8 @@ public final class Recording: Sendable {
         }
     }
 
-    /// Why a recording stopped.
-    public enum StopReason: String, Sendable, Hashable {
-        /// The frame limit (`--duration`) was reached.
-        case duration
-        /// ``requestStop()`` was called (SIGINT, SIGTERM, a caller).
-        case requested
-        /// The device failed; see ``Summary/deviceFailure``.
-        case device
-        /// Encoding or writing failed; ``Recording/finish()`` throws why.
-        case error
-    }
+    /// Why a recording stopped: ``LiveCaptureJob/StopReason``.
+    public typealias StopReason = LiveCaptureJob.StopReason
 
     /// What was recorded.
     public struct Summary: Sendable {
@@ -176,15 +167,10 @@ public final class Recording: Sendable {
     public let options: Options
     private let capture: AudioCapture
     private let progress: ProgressState
-    private let wake = DispatchSemaphore(value: 0)
-    private let parts: Mutex<Parts>
-
-    /// The pipeline before ``start()`` opens its output, and the pump after.
-    private struct Parts: ~Copyable {
-        var pending: Transfer<PendingPipeline>?
-        var pump: PumpThread?
-        var started = false
-    }
+    /// The lifecycle: start once, stop, finish.
+    public let job = LiveCaptureJob()
+    /// The pipeline until ``start()`` takes it.
+    private let pending: Mutex<Transfer<PendingPipeline>?>
 
     /// The metered capture and the encoder, made by `init` and started by ``start()``.
     private struct PendingPipeline {
@@ -195,13 +181,12 @@ public final class Recording: Sendable {
     /// What the stream told the output: packets, the gapless numbers.
     private let tally = StreamTally()
 
-    /// The meter's levels, the whole recording's, and why it stopped: written by the pump and
-    /// capture threads, read by the caller.
+    /// The meter's levels and the whole recording's: written by the pump thread, read by the
+    /// caller.
     private final class ProgressState: Sendable {
         struct Progress {
             var meter: AudioLevels
             var total: AudioLevels
-            var stopReason: StopReason?
             /// The wall-clock time of the first frame captured (the capture clock's origin, for
             /// HLS program date-times): when its period came, less the period.
             var captureStart: Double?
@@ -220,23 +205,14 @@ public final class Recording: Sendable {
         self.options = options
         let channels = options.configuration.channelCount
         let progress = ProgressState(channelCount: channels)
-        let wake = self.wake
-        let onEnd: @Sendable (AudioCapture.Ending) -> Void = { ending in
-            let reason: StopReason = switch ending {
-            case .frameLimitReached: .duration
-            case .failed: .device
-            case .stopped: .requested
-            }
-            progress.lock.withLock { state in
-                if state.stopReason == nil { state.stopReason = reason }
-            }
-            wake.signal()
-        }
+        let job = self.job
+        let onEnd: @Sendable (AudioCapture.Ending) -> Void = { ending in job.captureEnded(ending) }
         let source = AudioCaptureSource(
             configuration: options.configuration, device: options.device, periodFrames: options.periodFrames,
             queueCapacity: options.queueCapacity, deliveryBatch: 5, frameLimit: options.frameLimit,
             alsaConfiguration: options.alsaConfiguration, onEnd: onEnd)
         capture = source.capture
+        job.attach(capture)
         let rate = Double(options.configuration.sampleRate)
         let metered = ObservedSource(source) { buffer in
             var levels = AudioLevels(channelCount: channels)
@@ -260,7 +236,7 @@ public final class Recording: Sendable {
         guard options.hlsDirectory == nil || options.container == .aac || options.container == .m4a else {
             throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(options.outputPath) is \(options.container.rawValue))")
         }
-        parts = Mutex(Parts(pending: Transfer(PendingPipeline(metered: metered, encoder: encoder))))
+        pending = Mutex(Transfer(PendingPipeline(metered: metered, encoder: encoder)))
     }
 
     /// Opens the device, then creates the output file, then starts capturing: a missing or
@@ -269,25 +245,21 @@ public final class Recording: Sendable {
     /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or a format it
     ///   cannot record; ``PipelineError/stream(_:)`` when the file cannot be created.
     public func start() throws(PipelineError) {
-        guard let handed = parts.withLock({ parts -> Transfer<PendingPipeline>? in
-            guard !parts.started else { return nil }
-            parts.started = true
-            defer { parts.pending = nil }
-            return parts.pending
+        guard let handed = pending.withLock({ pending -> Transfer<PendingPipeline>? in
+            defer { pending = nil }
+            return pending
         }) else {
             throw .unsupported("this recording of \(options.outputPath) was already started")
         }
-        let pending = handed.take()
+        try job.start { () throws(PipelineError) -> PumpThread in try launch(handed.take()) }
+    }
+
+    /// Opens the device, the outputs, then starts capture and the pump.
+    private func launch(_ pending: PendingPipeline) throws(PipelineError) -> PumpThread {
         do { try capture.open() } catch { throw .audioDevice(error) }
         let options = self.options
         let progress = self.progress
-        let wake = self.wake
-        let stopForError: @Sendable (PipelineError) -> Void = { _ in
-            progress.lock.withLock { state in
-                if state.stopReason == nil { state.stopReason = .error }
-            }
-            wake.signal()
-        }
+        let stopForError = job.failureHandler
         let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
         let pump: PumpThread
         // Program date-times from the capture clock: the first frame's wall-clock time.
@@ -330,7 +302,7 @@ public final class Recording: Sendable {
                                            emptyMessage: "\(options.outputPath): nothing was recorded")
             pump = try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
         }
-        parts.withLock { parts in parts.pump = pump }
+        return pump
     }
 
     /// Starts capturing, then the pump from `source` into `output`; if capture cannot start,
@@ -351,24 +323,14 @@ public final class Recording: Sendable {
 
     /// Asks the recording to stop; ``wait(timeout:)`` returns `true` from then on. Safe from any
     /// thread, and cheap (it does not stop the device: ``finish()`` does).
-    public func requestStop() {
-        progress.lock.withLock { state in
-            if state.stopReason == nil { state.stopReason = .requested }
-        }
-        wake.signal()
-    }
+    public func requestStop() { job.requestStop() }
 
     /// Waits up to `timeout` for the recording to end (frame limit, device failure, or
     /// ``requestStop()``); returns whether it has.
-    public func wait(timeout: Duration) -> Bool {
-        if stopReason != nil { return true }
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(0, nanoseconds))))
-        return stopReason != nil
-    }
+    public func wait(timeout: Duration) -> Bool { job.wait(timeout: timeout) }
 
     /// Why the recording ended, once it has.
-    public var stopReason: StopReason? { progress.lock.withLock { $0.stopReason } }
+    public var stopReason: StopReason? { job.stopReason }
 
     /// Frames captured so far.
     public var recordedFrames: Int64 { progress.lock.withLock { $0.total.frameCount } }
@@ -395,14 +357,34 @@ public final class Recording: Sendable {
     /// - Throws: a codec, container or file error; the file then keeps what was written (an
     ///   M4A gets its moov where the muxer can still write it).
     public func finish() throws(PipelineError) -> Summary {
-        requestStop()
-        capture.stop()
-        guard let pump = parts.withLock({ $0.pump }) else { throw .unsupported("the recording of \(options.outputPath) was not started") }
-        _ = try pump.join().get()
+        _ = try job.finish()
+        return summary
+    }
+
+    /// Records until the frame limit, a device failure or ``requestStop()`` (a cancelled task
+    /// asks for one), then finishes the file: ``start()``, then ``finish()``, for `async`
+    /// callers (a Vapor or Hummingbird app). No thread of Swift's cooperative pool waits on the
+    /// device or the pump.
+    ///
+    /// - Throws: the errors of ``start()`` and ``finish()``.
+    public func run() async throws(PipelineError) -> Summary {
+        try start()
+        await withTaskCancellationHandler {
+            await job.ended()
+        } onCancel: {
+            job.requestStop()
+        }
+        _ = try await job.finishAsync()
+        return summary
+    }
+
+    /// What was recorded, once finished.
+    private var summary: Summary {
         let told = tally.snapshot.gapless
         let frames: Int64 = told?.validLength ?? progress.lock.withLock { $0.total.frameCount }
         let failure = capture.failure
-        let (total, reason) = progress.lock.withLock { ($0.total, $0.stopReason ?? .requested) }
+        let total = progress.lock.withLock { $0.total }
+        let reason = job.stopReason ?? .requested
         return Summary(outputPath: options.outputPath, container: options.container, hlsDirectory: options.hlsDirectory, device: options.device,
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,

@@ -1,21 +1,21 @@
 /// One track of an MP4 as a ``PacketSource``: its samples in decode order, with the file's and
 /// the track's damage, and a read error that ends the track reported as damage (the samples
 /// before it were good).
-struct DemuxedTrackSource: PacketSource {
-    let demuxer: MP4Demuxer<MediaInput.Source>
+package struct DemuxedTrackSource: PacketSource {
+    package let demuxer: MP4Demuxer<MediaInput.Source>
     /// The track read.
-    let track: MP4Track
+    package let track: MP4Track
     private var pendingDamage: [DamageEvent]
     private var decodeSeconds = 0.0
     private var isEnded = false
 
-    init(demuxer: MP4Demuxer<MediaInput.Source>, track: MP4Track) {
+    package init(demuxer: MP4Demuxer<MediaInput.Source>, track: MP4Track) {
         self.demuxer = demuxer
         self.track = track
         pendingDamage = demuxer.file?.damage ?? []
     }
 
-    mutating func next() throws(MP4Error) -> MediaSample? {
+    package mutating func next() throws(MP4Error) -> MediaSample? {
         guard !isEnded else { return nil }
         do {
             guard let sample = try demuxer.nextSample(trackID: track.id) else {
@@ -31,7 +31,7 @@ struct DemuxedTrackSource: PacketSource {
         }
     }
 
-    mutating func nextRun(maxBytes: Int) throws(MP4Error) -> MediaSampleRun? {
+    package mutating func nextRun(maxBytes: Int) throws(MP4Error) -> MediaSampleRun? {
         guard !isEnded else { return nil }
         do {
             guard let run = try demuxer.nextSampleRun(trackID: track.id, maxBytes: maxBytes) else {
@@ -48,16 +48,16 @@ struct DemuxedTrackSource: PacketSource {
     }
 
     /// Steps over `count` samples without reading them; returns how many.
-    mutating func skip(_ count: Int) -> Int {
+    package mutating func skip(_ count: Int) -> Int {
         guard !isEnded else { return 0 }
         return demuxer.skipSamples(trackID: track.id, count: count)
     }
 
-    var progress: MediaProgress {
+    package var progress: MediaProgress {
         MediaProgress(mediaSeconds: decodeSeconds, totalSeconds: Double(track.mediaDuration) / Double(max(track.timescale, 1)))
     }
 
-    mutating func takeDamage() -> [DamageEvent] {
+    package mutating func takeDamage() -> [DamageEvent] {
         defer { pendingDamage.removeAll() }
         return pendingDamage
     }

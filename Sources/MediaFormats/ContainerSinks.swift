@@ -2,18 +2,18 @@ public import SystemPackage
 
 /// A sink whose ``finish()`` leaves the output uncommitted, for a job with several outputs
 /// that commits them together once all are complete.
-struct DeferredCommitSink<Inner: MediaSink>: MediaSink {
-    private(set) var inner: Inner
+package struct DeferredCommitSink<Inner: MediaSink>: MediaSink {
+    package private(set) var inner: Inner
 
-    init(_ inner: Inner) { self.inner = inner }
+    package init(_ inner: Inner) { self.inner = inner }
 
-    mutating func write(_ element: Inner.Element) throws(Inner.Failure) { try inner.write(element) }
-    mutating func receive(_ event: StreamEvent) throws(Inner.Failure) { try inner.receive(event) }
+    package mutating func write(_ element: Inner.Element) throws(Inner.Failure) { try inner.write(element) }
+    package mutating func receive(_ event: StreamEvent) throws(Inner.Failure) { try inner.receive(event) }
 
     /// Nothing: the job commits the byte sink itself.
-    mutating func finish() throws(Inner.Failure) {}
+    package mutating func finish() throws(Inner.Failure) {}
 
-    mutating func cancel() { inner.cancel() }
+    package mutating func cancel() { inner.cancel() }
 }
 
 /// A ``/MediaCore/PacketSink`` that writes an MP4 video track's samples (length-prefixed NAL units)

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Dispatch
-import HLSServer
 import KeyFrameKit
 
 /// `keyframe serve DIR [--address HOST:PORT]`: a packaged directory over HTTP.
@@ -27,8 +26,9 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        try Serving.handOverUnlessInstalled()
         guard let (host, port) = Record.address(address) else { return }
-        let running = try LiveHLSServer(publication: nil, directory: FilePath(directory)).start(host: host, port: port)
+        let running = try Serving.start(publication: nil, directory: FilePath(directory), host: host, port: port)
         Terminal.error("serving \(directory) on http://\(host):\(port)/ (Ctrl-C stops)\n")
         let stop = DispatchSemaphore(value: 0)
         let signals = StopSignals { stop.signal() }

@@ -1,9 +1,11 @@
-import ArgumentParser
+package import ArgumentParser
 
-/// `keyframe`: the command line of KeyFrameKit.
-@main
-struct Keyframe: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `keyframe`: the command line of KeyFrameKit, run by the `keyframe` executable and, with
+/// serving installed (``Serving``), by `keyframe-serve`.
+package struct Keyframe: ParsableCommand {
+    package init() {}
+
+    package static let configuration = CommandConfiguration(
         commandName: "keyframe",
         abstract: "Capture, encode, package and inspect AAC audio.",
         discussion: """

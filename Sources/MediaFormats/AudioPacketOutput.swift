@@ -17,6 +17,8 @@ public struct AudioPacketOutput: PacketSink {
     private var writer: Writer
     /// The stream's gapless numbers, once told.
     public private(set) var gapless: GaplessInfo?
+    /// PCM frames per AAC-LC packet (ISO/IEC 14496-3, 4.5.1.1: 1024-sample frames).
+    public static let framesPerPacket = 1024
     /// The file written.
     public let path: FilePath
     /// The container written.
@@ -84,7 +86,7 @@ public struct AudioPacketOutput: PacketSink {
             throw PipelineError(error)
         }
         packets += 1
-        packetFrames += Int64(AACEncoder.framesPerPacket)
+        packetFrames += Int64(Self.framesPerPacket)
     }
 
     /// Pushes ADTS bytes to the file without committing (a crash-safe checkpoint); a

@@ -389,10 +389,10 @@ public struct HLSSegmentOutput: PacketSink {
     }
 
     /// Frames a packet holds (for a recording's count).
-    static func frames(in element: MediaSample) -> Int64 { Int64(AACEncoder.framesPerPacket) }
+    package static func frames(in element: MediaSample) -> Int64 { Int64(AudioPacketOutput.framesPerPacket) }
 
     /// Keeps what was written (a live rendition's playlist lists only whole segments).
-    mutating func salvage() {
+    package mutating func salvage() {
         written.removeAll()
     }
 

@@ -18,7 +18,7 @@ public struct AudioPacketInput: PacketSource {
     public let audioSpecificConfig: AudioSpecificConfig?
     /// The samples to drop at the start and keep in all (from an MP4's edit list or iTunSMPB;
     /// none for ADTS, which cannot say).
-    public let trim: AACDecoder.Trim
+    public let trim: GaplessTrim
     /// The MP4 track read; `nil` for ADTS.
     public let track: MP4Track?
     /// The MP4 file, for its movie timescale and tags; `nil` for ADTS.
@@ -63,9 +63,10 @@ public struct AudioPacketInput: PacketSource {
                 if purpose == .decoding, let descriptor = track.sampleEntry?.esDescriptor {
                     // An mp4a that is not AAC: name what it is.
                     let oti = descriptor.decoderConfig.objectTypeIndication
-                    throw .codec(.undecodable(codec: "mp4a, object type indication 0x\(String(oti, radix: 16, uppercase: true))",
-                                              profile: descriptor.decoderConfig.objectTypeName,
-                                              reason: "KeyFrameKit decodes AAC only (audio track \(track.id) of \(path))"))
+                    // (Said as a codec error, in AudioCodec's words for an undecodable stream.)
+                    throw PipelineError(.codec, message: "\(descriptor.decoderConfig.objectTypeName) (mp4a, object type indication 0x"
+                                        + "\(String(oti, radix: 16, uppercase: true))) cannot be decoded: KeyFrameKit decodes AAC only "
+                                        + "(audio track \(track.id) of \(path))", path: path)
                 }
                 throw .unsupported("\(path): audio track \(track.id) is \(track.codecName); this job takes AAC")
             }
@@ -149,11 +150,11 @@ public struct AudioPacketInput: PacketSource {
     }
 
     /// The trim an MP4 track asks for, in output samples: from its edit list, else from iTunSMPB.
-    static func gaplessTrim(track: MP4Track, file: MP4File, outputRate: Int) -> AACDecoder.Trim {
+    static func gaplessTrim(track: MP4Track, file: MP4File, outputRate: Int) -> GaplessTrim {
         let scale = Double(max(track.timescale, 1))
         let toOutput = Double(outputRate) / scale
         if let ranges = track.editedMediaRanges(movieTimescale: file.movieTimescale) {
-            return AACDecoder.Trim(keeping: ranges.map { range in
+            return GaplessTrim(keeping: ranges.map { range in
                 Int64(saturating: Double(range.lowerBound) * toOutput)..<Int64(saturating: Double(range.upperBound) * toOutput)
             })
         }
@@ -170,11 +171,11 @@ public struct AudioPacketInput: PacketSource {
                     }
                 }
             }
-            return AACDecoder.Trim(priming: priming, validFrameCount: valid)
+            return GaplessTrim(priming: priming, validFrameCount: valid)
         }
         for userData in [track.userData, file.userData].compactMap({ $0 }) {
             if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless {
-                return AACDecoder.Trim(priming: gapless.priming, validFrameCount: gapless.originalSampleCount)
+                return GaplessTrim(priming: gapless.priming, validFrameCount: gapless.originalSampleCount)
             }
         }
         // No edit and no iTunSMPB: a last sample shorter than a frame (a fragmented file's last
@@ -186,16 +187,9 @@ public struct AudioPacketInput: PacketSource {
             let decoded = frame * Double(track.sampleCount)
             let timed = Double(track.mediaDuration)
             if frame > 0, timed < decoded, decoded - timed < frame {
-                return AACDecoder.Trim(priming: 0, validFrameCount: Int64(saturating: timed * toOutput))
+                return GaplessTrim(priming: 0, validFrameCount: Int64(saturating: timed * toOutput))
             }
         }
         return .none
-    }
-
-    /// A decoder for these packets, trimming what the container says to trim.
-    public func makeDecoder(sampleFormat: PCMSampleFormat = .int16) throws(PipelineError) -> AACDecoder {
-        do { return try AACDecoder(audioSpecificConfig: audioSpecificConfig, outputSampleFormat: sampleFormat, trim: trim) } catch {
-            throw .codec(error)
-        }
     }
 }

@@ -1,5 +1,4 @@
 public import SystemPackage
-internal import Synchronization
 
 /// Packaging audio for HTTP streaming: `keyframe package`.
 ///
@@ -45,13 +44,34 @@ public enum Packaging {
         public var copied: Bool
     }
 
-    /// Packages `input` as HLS in `directory`: one rendition (`index.m3u8`, `init.mp4` and CMAF
-    /// segments), or with ``Options/bitrates`` a ladder (a rendition per bitrate in `64k/`, …,
-    /// and `master.m3u8`), and with ``Options/dash`` a `manifest.mpd` over the same segments.
-    /// Every file is written atomically, the playlists and manifests last; nothing is left on an
-    /// error.
-    public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
+    /// Packages the AAC of `input` (an M4A/MP4 or ADTS file) as one HLS rendition in `directory`
+    /// by stream copy (`index.m3u8`, `init.mp4` and CMAF segments; with ``Options/dash`` a
+    /// `manifest.mpd` too), without any codec: the packets are not decoded. Encoding a
+    /// ``Options/bitrate`` or a ladder of ``Options/bitrates`` is KeyFrameKit's
+    /// `Packaging.hls(_:to:options:control:progress:)`. Every file is written atomically, the
+    /// playlist and manifest last; nothing is left on an error.
+    ///
+    /// - Throws: ``/MediaCore/PipelineError/Code/unsupported`` for an input that is not AAC, or
+    ///   options that ask for encoding; the errors of the input and the outputs.
+    public static func hls(copying input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        guard options.bitrate == nil, options.bitrates.isEmpty else {
+            throw .unsupported("packaging by stream copy takes no bitrate: encoding is KeyFrameKit's Packaging.hls")
+        }
+        guard let layout = copyableLayout(of: input, options: options) else {
+            throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holding: .aac)))")
+        }
+        return try assemble(directory, options: options) { single throws(PipelineError) in
+            [try copyRendition(input, layout: layout, to: single, options: options, control: control, progress: progress)]
+        }
+    }
+
+    /// The orchestration every packaging shares: checks, the directory, `renditions` (called
+    /// with `directory` for one rendition, which it writes there, or for a ladder, with the
+    /// directory in which it writes one subdirectory per bitrate, `64k/`, …), then the master
+    /// playlist and the MPD; on an error (or Ctrl-C) everything written goes.
+    package static func assemble(_ directory: FilePath, options: Options,
+                                 renditions: (FilePath) throws(PipelineError) -> [Summary]) throws(PipelineError) -> Summary {
         guard Set(options.bitrates).count == options.bitrates.count else { throw .unsupported("--bitrates: each bitrate once") }
         if !options.bitrates.isEmpty, FileSystemCalls.exists(directory.appending("master.m3u8")) {
             throw .unsupported("\(directory) already holds a package (master.m3u8); choose another directory or remove it")
@@ -64,14 +84,20 @@ public enum Packaging {
         do throws(PipelineError) {
             var summary: Summary
             if options.bitrates.isEmpty {
-                summary = try rendition(input, to: directory, options: options, control: control, progress: progress)
+                // Listed once made: a rendition that fails removes what it wrote itself, and one
+                // refused over another package must leave that package alone.
+                guard let single = try renditions(directory).first else { throw PipelineError.unsupported("no rendition was made") }
                 made.append(directory)
+                summary = single
             } else {
                 do { try FileSystemCalls.makeDirectory(directory) } catch {
                     throw PipelineError.stream(.system(operation: "make the directory", path: directory, errno: error))
                 }
+                // A rendition that fails removes what it wrote itself; once all are made, they
+                // go if what follows fails.
+                let parts = try renditions(directory)
                 made += options.bitrates.map { directory.appending("\($0 / 1000)k") }
-                let parts = try ladder(input, to: directory, options: options, control: control, progress: progress)
+                guard parts.count == options.bitrates.count else { throw PipelineError.unsupported("a rendition was not made") }
                 var renditions: [StreamManifests.Rendition] = []
                 for (bitrate, part) in zip(options.bitrates, parts) {
                     var named = part.renditions[0]
@@ -104,7 +130,7 @@ public enum Packaging {
     }
 
     /// Writes `text` to `path` atomically.
-    static func write(_ text: String, to path: FilePath) throws(PipelineError) {
+    package static func write(_ text: String, to path: FilePath) throws(PipelineError) {
         let sink: FileByteSink
         do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
         do throws(ByteStreamError) {
@@ -118,7 +144,7 @@ public enum Packaging {
 
     /// Removes a rendition directory's files (`index.m3u8`, `init.mp4`, segments), and with
     /// `directoryToo` the directory when it is then empty.
-    static func remove(_ directory: FilePath, directoryToo: Bool) {
+    package static func remove(_ directory: FilePath, directoryToo: Bool) {
         guard let playlist = try? HLSMediaPlaylist.files(of: directory.appending("index.m3u8")) else { return }
         for path in [directory.appending("index.m3u8"), playlist.initSegment, directory.appending(HLSSegmentOutput.dashHeaderName)] + playlist.segments {
             try? FileSystemCalls.unlink(path)
@@ -126,81 +152,42 @@ public enum Packaging {
         if directoryToo { try? FileSystemCalls.removeDirectory(directory) }
     }
 
-    /// One rendition.
-    static func rendition(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
-                           progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+    /// The layout of `input` when it is AAC to be copied (no bitrate asked), else `nil`.
+    package static func copyableLayout(of input: FilePath, options: Options) -> AACTrackLayout? {
         let kind = MediaFileFormat.detect(input)
-        let aac: AACTrackLayout? = if options.bitrate == nil, kind == .adts || kind == .mp4 { try? AACTrackLayout(path: input) } else { nil }
-        if let layout = aac {
-            // The input first, so that an input that cannot be read leaves no directory.
-            let packets = try AudioPacketInput(path: input, purpose: .remuxing)
-            var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                            writesDASHHeader: options.dash)
-            // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
-            let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
-            if layout.hasRegularTimeTable || layout.packetCount == 0 {
-                var source = AnnouncingSource(packets, announcing: [gapless])
-                _ = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-            } else {
-                // A table that jitters or skips (a muxer writing timestamps): a decoder gives every
-                // frame its full length, so every sample of the segments gets it, and the track
-                // runs, EXTINF and iTunSMPB tell one timeline (as a cut does, AudioEditing).
-                var source = AnnouncingSource(PacketSpliceSource(pieces: [PacketSpliceSource.Piece(
-                    input: packets, packets: 0...(layout.packetCount - 1), packetDuration: UInt32(clamping: layout.packetDuration))]),
-                                              announcing: [gapless])
-                var runs = SampleRunSink(sink)
-                _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
-                sink = runs.base
-            }
-            return summary(of: sink, copied: true)
-        }
-        let source = try AudioFileInput(path: input)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
-        let encoder: AACEncoder
-        do { encoder = try AACEncoder(bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil) } catch { throw .codec(error) }
+        guard options.bitrate == nil, kind == .adts || kind == .mp4 else { return nil }
+        return try? AACTrackLayout(path: input)
+    }
+
+    /// One rendition by stream copy: `input`'s AAC packets into ``HLSSegmentOutput``, its gapless
+    /// numbers (from its edit list or iTunSMPB) told down the stream first.
+    package static func copyRendition(_ input: FilePath, layout: AACTrackLayout, to directory: FilePath, options: Options,
+                                      control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        // The input first, so that an input that cannot be read leaves no directory.
+        let packets = try AudioPacketInput(path: input, purpose: .remuxing)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash)
-        var chain = source.transformed(by: resampler).transformed(by: encoder)
-        _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-        return summary(of: sink, copied: false)
-    }
-
-    /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
-    /// bitrate, each its own encoder and rendition on a thread of its own (`64k/`, …).
-    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
-                       progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
-        let source = try AudioFileInput(path: input)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
-        let results = RenditionResults(count: options.bitrates.count)
-        var branches: [Tee<PCMBuffer>.Branch] = []
-        for (index, bitrate) in options.bitrates.enumerated() {
-            let encoder: AACEncoder
-            do { encoder = try AACEncoder(bitrate: bitrate) } catch { throw .codec(error) }
-            let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
-                                              writesDASHHeader: options.dash)
-            branches.append(Tee.Branch(threaded: output.transforming(by: encoder), name: "\(bitrate / 1000)k") { finished in
-                results.set(index, summary(of: finished.downstream, copied: false))
-            })
+        // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
+        let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
+        if layout.hasRegularTimeTable || layout.packetCount == 0 {
+            var source = AnnouncingSource(packets, announcing: [gapless])
+            _ = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        } else {
+            // A table that jitters or skips (a muxer writing timestamps): a decoder gives every
+            // frame its full length, so every sample of the segments gets it, and the track
+            // runs, EXTINF and iTunSMPB tell one timeline (as a cut does, AudioEditing).
+            var source = AnnouncingSource(PacketSpliceSource(pieces: [PacketSpliceSource.Piece(
+                input: packets, packets: 0...(layout.packetCount - 1), packetDuration: UInt32(clamping: layout.packetDuration))]),
+                                          announcing: [gapless])
+            var runs = SampleRunSink(sink)
+            _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+            sink = runs.base
         }
-        var tee = Tee(branches)
-        var chain = source.transformed(by: resampler)
-        _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
-        return try results.all()
+        return summary(of: sink, copied: true)
     }
 
-    /// The renditions' summaries, set by their branch threads.
-    private final class RenditionResults: Sendable {
-        private let summaries: Mutex<[Summary?]>
-        init(count: Int) { summaries = Mutex(Array(repeating: nil, count: count)) }
-        func set(_ index: Int, _ summary: Summary) { summaries.withLock { $0[index] = summary } }
-        func all() throws(PipelineError) -> [Summary] {
-            let all = summaries.withLock { $0 }
-            guard all.allSatisfy({ $0 != nil }) else { throw .unsupported("a rendition did not finish") }
-            return all.compactMap { $0 }
-        }
-    }
-
-    private static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
+    /// What a rendition wrote, from its sink.
+    package static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
         let rendition = StreamManifests.Rendition(path: "", playlist: sink.playlistName, segments: sink.segments.map { ($0.byteCount, $0.duration) },
                                                   timescale: Int(sink.segments.first?.timescale ?? 1), channelCount: sink.format?.channelCount ?? 2,
                                                   priming: sink.priming)

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import MediaCore
 import Glibc
 #elseif canImport(Musl)
 import Musl
@@ -34,18 +35,7 @@ enum Terminal {
     }
 
     /// `value` with exactly `digits` digits after the point.
-    static func fixed(_ value: Double, digits: Int) -> String {
-        guard value.isFinite else { return "\(value)" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        let whole = Int(scaled / scale)
-        let fraction = Int(scaled - Double(whole) * scale)
-        let sign = value < 0 && scaled > 0 ? "-" : ""
-        guard digits > 0 else { return "\(sign)\(whole)" }
-        let fractionText = String(fraction)
-        return "\(sign)\(whole)." + String(repeating: "0", count: max(0, digits - fractionText.count)) + fractionText
-    }
+    static func fixed(_ value: Double, digits: Int) -> String { MediaCore.fixed(value, digits: digits) }
 
     /// `value` right-aligned in `width` characters.
     static func padded(_ value: String, width: Int) -> String {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Dispatch
-import HLSServer
 import KeyFrameKit
 #if canImport(Glibc)
 import Glibc
@@ -144,6 +143,8 @@ struct Record: ParsableCommand {
     private var destination: String { output ?? hls ?? "" }
 
     func run() throws {
+        // Serving lives in keyframe-serve: run there, before anything is opened.
+        if serve != nil { try Serving.handOverUnlessInstalled() }
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
         var options = try Recording.Options(
@@ -157,12 +158,12 @@ struct Record: ParsableCommand {
         options.hlsSegmentDuration = segmentDuration
         // Serving is low-latency: parts of 1 s unless asked otherwise.
         options.hlsPartDuration = partDuration ?? (serve != nil ? min(1, segmentDuration) : nil)
-        var server: LiveHLSServer.Running?
+        var server: (any Serving.Running)?
         if let serve, let hls, let (host, port) = Self.address(serve) {
             // Bound before capture starts: a port in use stops here, before anything is written.
             let publication = LiveHLSPublication()
             options.hlsPublication = publication
-            server = try LiveHLSServer(publication: publication, directory: FilePath(hls)).start(host: host, port: port)
+            server = try Serving.start(publication: publication, directory: FilePath(hls), host: host, port: port)
             Terminal.error("serving http://\(host):\(port)/index.m3u8\n")
         }
         defer { server?.stop() }

@@ -1,0 +1,90 @@
+internal import Synchronization
+
+extension Packaging {
+    /// Packages `input` as HLS in `directory`: one rendition (`index.m3u8`, `init.mp4` and CMAF
+    /// segments), or with ``/MediaStreaming/Packaging/Options/bitrates`` a ladder (a rendition
+    /// per bitrate in `64k/`, …, and `master.m3u8`), and with
+    /// ``/MediaStreaming/Packaging/Options/dash`` a `manifest.mpd` over the same segments.
+    /// Every file is written atomically, the playlists and manifests last; nothing is left on an
+    /// error.
+    ///
+    /// AAC input with no bitrate asked is copied
+    /// (``/MediaStreaming/Packaging/hls(copying:to:options:control:progress:)``); anything else
+    /// is decoded (``AudioFileInput``), resampled to a rate AAC carries and encoded. A ladder
+    /// reads and decodes its input once, into a ``/MediaCore/Tee`` with a branch per bitrate,
+    /// each its own encoder and rendition on a thread of its own.
+    public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
+                           progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        try assemble(directory, options: options) { target throws(PipelineError) in
+            options.bitrates.isEmpty
+                ? [try rendition(input, to: target, options: options, control: control, progress: progress)]
+                : try ladder(input, to: target, options: options, control: control, progress: progress)
+        }
+    }
+
+    /// One rendition: copied when it can be, else encoded.
+    static func rendition(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
+                          progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        if let layout = copyableLayout(of: input, options: options) {
+            return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
+        }
+        let source = try AudioFileInput(path: input)
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
+        let encoder: AACEncoder
+        do { encoder = try AACEncoder(bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil) } catch {
+            throw .codec(error)
+        }
+        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
+        var chain = source.transformed(by: resampler).transformed(by: encoder)
+        _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+        return summary(of: sink, copied: false)
+    }
+
+    /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
+    /// bitrate, each its own encoder and rendition on a thread of its own (`64k/`, …).
+    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
+                       progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
+        let source = try AudioFileInput(path: input)
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
+        let results = RenditionResults(count: options.bitrates.count)
+        // Every output and encoder first: one that cannot be made (a directory that holds a
+        // package) cancels the ones made before it, which remove what they made.
+        var outputs: [(HLSSegmentOutput, AACEncoder)] = []
+        do throws(PipelineError) {
+            for bitrate in options.bitrates {
+                let encoder: AACEncoder
+                do { encoder = try AACEncoder(bitrate: bitrate) } catch { throw .codec(error) }
+                outputs.append((try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
+                                                     writesDASHHeader: options.dash), encoder))
+            }
+        } catch {
+            for (output, _) in outputs {
+                var made = output
+                made.cancel()
+            }
+            throw error
+        }
+        var branches: [Tee<PCMBuffer>.Branch] = []
+        for (index, (output, encoder)) in outputs.enumerated() {
+            branches.append(Tee.Branch(threaded: output.transforming(by: encoder), name: "\(options.bitrates[index] / 1000)k") { finished in
+                results.set(index, summary(of: finished.downstream, copied: false))
+            })
+        }
+        var tee = Tee(branches)
+        var chain = source.transformed(by: resampler)
+        _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
+        return try results.all()
+    }
+
+    /// The renditions' summaries, set by their branch threads.
+    private final class RenditionResults: Sendable {
+        private let summaries: Mutex<[Summary?]>
+        init(count: Int) { summaries = Mutex(Array(repeating: nil, count: count)) }
+        func set(_ index: Int, _ summary: Summary) { summaries.withLock { $0[index] = summary } }
+        func all() throws(PipelineError) -> [Summary] {
+            let all = summaries.withLock { $0 }
+            guard all.allSatisfy({ $0 != nil }) else { throw .unsupported("a rendition did not finish") }
+            return all.compactMap { $0 }
+        }
+    }
+}
