@@ -129,7 +129,7 @@ DOCS := docs-out
 # One combined archive (swift-docc-plugin's experimental combined documentation): each module's
 # pages can link to the modules it depends on (``/MP4/MP4Muxer``), and the package page lists
 # them all. KeyFrameKit's catalog (Sources/KeyFrameKit/KeyFrameKit.docc) has the articles.
-DOCS_TARGETS := MediaCore AACBitstream PCMAudio VideoBitstream MP4 AudioCodec AudioIO KeyFrameKit
+DOCS_TARGETS := MediaCore AACBitstream PCMAudio VideoBitstream MP4 MediaFormats MediaStreaming AudioCodec AudioIO KeyFrameKit HLSServer
 
 # docc's --warnings-as-errors fails the build on an unresolved link or an undocumented
 # parameter; the grep also catches the plugin's and the compiler's warnings.
@@ -143,7 +143,7 @@ docs:
 	@echo "  python3 -m http.server -d $(DOCS)/KeyFrameKit.doccarchive 8000   # http://localhost:8000/documentation/keyframekit"
 
 EXAMPLES := examples-out
-EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a tee-capture serve-vapor
+EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a tee-capture package-hls serve-vapor
 
 # The programs of Examples/ (public API only), run by scripts/examples.sh on inputs ffmpeg makes
 # in examples-out/; each output is checked with ffprobe (no warning, the expected streams).

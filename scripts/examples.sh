@@ -12,6 +12,8 @@
 #               the same samples as book.m4a
 #   tee-capture 3 s from the `file` plugin, one encoder, a tee → tee.m4a (exactly 3.000 s) and a live
 #               HLS rendition in tee-live/; both decode to the same samples
+#   package-hls book.m4a → book-hls/ by stream copy with a DASH manifest, validated, with
+#               MediaStreaming alone (the binary links no ALSA, libavcodec, libebur128 or libFLAC)
 #   serve-vapor 3 s from the `file` plugin as live low-latency HLS in live/, served by a Vapor app on
 #               loopback: the ended playlist with its parts, HEAD and a byte range of a segment,
 #               and ffprobe reading the stream over HTTP (3 s, every packet)
@@ -27,7 +29,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)   # absolute: the ALSA configuration names the raw file by path
 cd "$out"
 rm -f ./*.raw ./*.conf ./*.mp4 ./*.m4a ./*.m4b ./*.aac ./*.h264 ./*.wav ./*.log
-rm -rf live tee-live
+rm -rf live tee-live book-hls
 
 fail() { echo "examples: $*" >&2; exit 1; }
 ff() { ffmpeg -hide_banner -nostdin -loglevel error -y "$@"; }
@@ -96,6 +98,17 @@ grep -q EXT-X-ENDLIST tee-live/index.m3u8 || fail "tee-capture: tee-live/index.m
 expect "tee-file.wav frames" "$(ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 tee-file.wav)" "132300"
 cmp -s tee-file.wav tee-hls.wav || fail "the M4A and the HLS rendition of one capture decode to different samples"
 
+echo "== package-hls book.m4a book-hls (MediaStreaming alone)"
+rm -rf book-hls
+"$bin/package-hls" book.m4a book-hls
+libraries=$(ldd "$bin/package-hls")
+for library in libasound libavcodec libebur128 libFLAC; do
+    ! grep -q "$library" <<<"$libraries" || fail "package-hls links $library: MediaStreaming must not"
+done
+format=$(probe book-hls/index.m3u8 format=duration)
+expect "book-hls duration" "$format" "format|duration=3.023220"
+[ -f book-hls/manifest.mpd ] || fail "package-hls wrote no manifest.mpd"
+
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 echo "== serve-vapor examples live $port examples.conf"
 "$bin/serve-vapor" examples live "$port" examples.conf >serve-vapor.log 2>&1 &
@@ -136,4 +149,4 @@ kill -INT $server
 wait $server || fail "serve-vapor did not end cleanly on SIGINT: $(cat serve-vapor.log)"
 trap - EXIT
 
-echo "== examples: 6 passed (outputs in ${out#"$OLDPWD"/})"
+echo "== examples: 7 passed (outputs in ${out#"$OLDPWD"/})"

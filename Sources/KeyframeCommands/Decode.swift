@@ -37,14 +37,8 @@ struct Decode: ParsableCommand {
             throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .pcm))")
         }
         let line = ProgressLine(label: "decoding")
-        var source = FilePath(input)
-        var segmentPaths = segments.map { FilePath($0) }
-        if source.extension?.lowercased() == "m3u8" {
-            let files = try HLSMediaPlaylist.files(of: source)
-            source = files.initSegment
-            segmentPaths = files.segments + segmentPaths
-        }
-        let summary = try Transcode.decode(source, segments: segmentPaths, to: FilePath(output),
+        // An HLS playlist is one of the library's inputs (its init segment, then its segments).
+        let summary = try Transcode.decode(FilePath(input), segments: segments.map { FilePath($0) }, to: FilePath(output),
                                            sampleFormat: format.sampleFormat, control: StopSignals.cancellingControl(),
                                            progress: line.update)
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)

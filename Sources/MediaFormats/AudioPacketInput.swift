@@ -33,13 +33,21 @@ public struct AudioPacketInput: PacketSource {
     }
 
     /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it): an ADTS stream,
-    /// or the audio track of an MP4 (`trackID`, else the first audio track).
+    /// the audio track of an MP4 (`trackID`, else the first audio track), or an HLS media
+    /// playlist of CMAF segments (its init segment and segments, as one fragmented MP4).
     ///
     /// - Throws: ``PipelineError/unsupported(_:)`` for a file that holds no AAC (naming what it
     ///   holds); the container's errors.
     public init(path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
         self.path = path
-        let detected = MediaFileFormat.detect(path)
+        var detected = MediaFileFormat.detect(path)
+        var path = path, segments = segments
+        if detected == .hlsPlaylist {
+            // An HLS media playlist of CMAF segments: its init segment, then its segments in
+            // order (then any segments given), read as one fragmented MP4.
+            let files = try HLSMediaPlaylist.files(of: path)
+            (path, segments, detected) = (files.initSegment, files.segments + segments, .mp4)
+        }
         switch detected {
         case .adts:
             guard segments.isEmpty else { throw .unsupported("\(path): ADTS input takes no segments") }

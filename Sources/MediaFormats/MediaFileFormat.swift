@@ -16,6 +16,9 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     case h264
     /// An HEVC elementary stream in Annex-B byte-stream format (ITU-T H.265, Annex B).
     case hevc
+    /// An HLS media playlist (RFC 8216) of CMAF segments beside it: read as its init segment
+    /// followed by its media segments, in order.
+    case hlsPlaylist
 
     /// What a format can hold.
     public struct Contents: OptionSet, Sendable, Hashable {
@@ -48,6 +51,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
         case .mp4: "MP4"
         case .h264: "H.264 Annex-B"
         case .hevc: "HEVC Annex-B"
+        case .hlsPlaylist: "HLS playlist"
         }
     }
 
@@ -60,6 +64,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
         case .mp4: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"]
         case .h264: ["h264", "264", "avc"]
         case .hevc: ["h265", "265", "hevc"]
+        case .hlsPlaylist: ["m3u8"]
         }
     }
 
@@ -70,6 +75,35 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
         case .adts: [.aac, .tags]
         case .mp4: [.aac, .video, .multipleTracks, .gaplessInfo, .tags]
         case .h264, .hevc: .video
+        case .hlsPlaylist: [.aac, .gaplessInfo]
+        }
+    }
+
+    /// The MIME type a server gives it (RFC 6838 registrations; RFC 8216 4 for playlists; ISO/IEC
+    /// 23000-19 and RFC 4337 for CMAF and MP4 audio).
+    public var mimeType: String {
+        switch self {
+        case .wav: "audio/wav"
+        case .rawPCM: "application/octet-stream"
+        case .adts: "audio/aac"
+        case .mp4: "audio/mp4"
+        case .h264: "video/h264"
+        case .hevc: "video/h265"
+        case .hlsPlaylist: "application/vnd.apple.mpegurl"
+        }
+    }
+
+    /// The MIME type of a file named with `fileExtension` (case-insensitive), for a server: the
+    /// format's (``mimeType``), but for the names that say more — `m4s`, a CMAF or DASH media
+    /// segment (`video/iso.segment`, ISO/IEC 23000-19 Annex I), `mp4` (`video/mp4`, RFC 4337),
+    /// and `mpd`, a DASH manifest (`application/dash+xml`, ISO/IEC 23009-1 Annex C). `nil` for a
+    /// name the table does not know.
+    public static func mimeType(ofFileExtension fileExtension: String) -> String? {
+        switch fileExtension.lowercased() {
+        case "m4s": "video/iso.segment"
+        case "mp4": "video/mp4"
+        case "mpd": "application/dash+xml"
+        case let other: MediaFileFormat(fileExtension: other)?.mimeType
         }
     }
 
@@ -96,6 +130,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// - a box header whose type is `ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `styp`,
     ///   `sidx`, `moof` or `pdin`, with a size of 0, 1 or at least 8: MP4.
     /// - `ID3` or the 12-bit ADTS syncword with layer 0: ADTS.
+    /// - `#EXTM3U` (after a byte-order mark): an HLS playlist.
     /// - an Annex-B start code followed by an H.264 or HEVC NAL unit header of a parameter set,
     ///   an access unit delimiter or SEI: H.264 or HEVC.
     public static func sniff(_ head: [UInt8]) -> MediaFileFormat? {
@@ -108,6 +143,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
             if size == 0 || size == 1 || size >= 8 { return .mp4 }
         }
         if text(0..<3) == "ID3" { return .adts }
+        if let playlist = text(0..<min(head.count, 10)), playlist.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("#EXTM3U") { return .hlsPlaylist }
         if head.count >= 2, head[0] == 0xFF, head[1] & 0xF6 == 0xF0 { return .adts }
         return annexBFormat(head)
     }

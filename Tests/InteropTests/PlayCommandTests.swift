@@ -72,6 +72,53 @@ struct PlayInput: Sendable, CustomTestStringConvertible {
 }
 
 extension PlayCommandTests {
+    /// Issue 22: `decode` and `play` open their input through the library's one format table, so
+    /// they take what `convert` takes: FLAC, Ogg Vorbis, MP3 (libavformat) and an HLS playlist of
+    /// our CMAF segments. `play` renders exactly what `decode` writes; FLAC decodes to FFmpeg's
+    /// own samples, and the playlist to its source M4A's.
+    @Test(.timeLimit(.minutes(2)), arguments: ["flac", "ogg", "mp3", "m3u8"])
+    func decodeAndPlayTakeEveryInputTheLibraryReads(kind: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let what = "decode and play .\(kind)"
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 1.3, to: wav, frequency: 1000)
+        let file: String
+        var reference: String?
+        switch kind {
+        case "m3u8":
+            let m4a = directory.appendingPathComponent("in.m4a").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a])
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", directory.appendingPathComponent("hls").path,
+                                                                 "--segment-duration", "0.5"])
+            file = directory.appendingPathComponent("hls/index.m3u8").path
+            reference = m4a
+        default:
+            file = directory.appendingPathComponent("in.\(kind)").path
+            try ExternalTool.succeed("ffmpeg", ["-v", "error", "-i", wav] + (kind == "ogg" ? ["-c:a", "libvorbis"] : []) + [file])
+        }
+        let decoded = directory.appendingPathComponent("decoded.pcm").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", file, "-o", decoded])
+        let expected = try Data(contentsOf: URL(fileURLWithPath: decoded))
+        try #require(expected.count > 0, "\(what): decode wrote nothing")
+        if let reference {
+            let direct = directory.appendingPathComponent("reference.pcm").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", reference, "-o", direct])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: direct)) == expected, "\(what): the playlist decodes to its source M4A's samples")
+        } else if kind == "flac" {
+            let theirs = directory.appendingPathComponent("ffmpeg.pcm").path
+            try ExternalTool.succeed("ffmpeg", ["-v", "error", "-i", file, "-f", "s16le", theirs])
+            #expect(try Data(contentsOf: URL(fileURLWithPath: theirs)) == expected, "\(what): FFmpeg's samples")
+        }
+        let rendered = directory.appendingPathComponent("out.raw").path
+        let configuration = try CaptureCheck.alsaConfiguration(in: directory, output: rendered)
+        let result = try Subprocess.run(try ExternalTool.keyframe, ["play", file, "--device", "kf_out", "--alsa-config", configuration, "--json"],
+                                        environment: ProcessInfo.processInfo.environment, timeout: .seconds(60))
+        try #require(result.status == 0, "\(what) exited \(result.status): \(result.standardError)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: rendered))
+        #expect(bytes == expected, "\(what): kf_out got \(bytes.count) bytes, keyframe decode gives \(expected.count)")
+    }
+
     /// `keyframe play tone.wav --device pulse` into a PulseAudio null sink of the test's own,
     /// recorded off the sink's monitor by parec: the 2 s tone arrives whole (1.85–2.05 s of tone in
     /// 10 ms blocks: drained at the end, no periods dropped), at its frequency and level.

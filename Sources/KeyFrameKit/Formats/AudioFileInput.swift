@@ -54,12 +54,12 @@ public struct AudioFileInput: PCMSource {
                 guard detected == .wav, !error.isTruncatedWAV else { throw error }
                 refused = error
             }
-        case .adts?, .mp4?:
+        case .adts?, .mp4?, .hlsPlaylist?:
             do {
                 let packets = try AudioPacketInput(path: path, purpose: .decoding)
                 let decoder = try packets.makeDecoder(sampleFormat: .float32)
                 reader = .aac(packets.transformed(by: decoder))
-                description = detected == .adts ? "ADTS (AAC)" : "MP4 (AAC)"
+                description = detected == .adts ? "ADTS (AAC)" : detected == .hlsPlaylist ? "HLS (AAC)" : "MP4 (AAC)"
                 pcmFormat = nil
                 refusal = nil
                 return

@@ -42,7 +42,7 @@ public enum Playback {
         case .wav where (try? PCMFileReader(wavPath: input, allowTruncated: true)) != nil:
             var source = try PCMFileReader(wavPath: input, allowTruncated: true)
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        case .adts, .mp4:
+        case .adts, .mp4, .hlsPlaylist:
             if let packets = try? AudioPacketInput(path: input, purpose: .decoding) {
                 var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
                 report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)

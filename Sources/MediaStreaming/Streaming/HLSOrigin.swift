@@ -97,9 +97,14 @@ public struct HLSOrigin: Sendable {
         }
     }
 
-    /// The content types of the files a rendition has (RFC 8216 4, ISO/IEC 23009-1 Annex C).
-    static let contentTypes = ["m4s": "video/iso.segment", "mp4": "video/mp4", "m3u8": "application/vnd.apple.mpegurl",
-                               "mpd": "application/dash+xml"]
+    /// The kinds of file a rendition has: the only ones served.
+    static let servedExtensions: Set<String> = ["m4s", "mp4", "m3u8", "mpd"]
+
+    /// The content type of a served kind of file, from the format table
+    /// (``/MediaFormats/MediaFileFormat/mimeType(ofFileExtension:)``); `nil` for any other.
+    static func contentType(ofFileExtension fileExtension: String) -> String? {
+        servedExtensions.contains(fileExtension) ? MediaFileFormat.mimeType(ofFileExtension: fileExtension) : nil
+    }
 
     /// The response to `request`: it may wait, for a blocking playlist reload or the hinted part,
     /// at most three target durations.
@@ -130,7 +135,7 @@ public struct HLSOrigin: Sendable {
         let timeout = Duration.seconds(3 * publication.targetDuration)
         switch await publication.playlist(segment: segment, part: part, timeout: timeout) {
         case .ready(let text):
-            return Response(status: 200, headers: [("Content-Type", Self.contentTypes["m3u8"]!), ("Cache-Control", "no-cache"),
+            return Response(status: 200, headers: [("Content-Type", MediaFileFormat.hlsPlaylist.mimeType), ("Cache-Control", "no-cache"),
                                                    ("Content-Length", String(text.utf8.count))], body: .text(text))
         case .tooFarAhead: return .status(400)
         case .timedOut: return .status(503)
@@ -151,7 +156,7 @@ public struct HLSOrigin: Sendable {
     /// component that is empty or starts with a dot (so nothing outside the directory).
     func fileResponse(_ components: [String], range: String?) -> Response {
         guard let name = components.last, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\0") }),
-              let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentTypes[kind],
+              let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentType(ofFileExtension: kind),
               let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }),
               source.isRegularFile, let size = source.size() else {
             return .status(404)

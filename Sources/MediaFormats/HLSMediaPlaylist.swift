@@ -205,7 +205,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
 
 extension String {
     /// The string without spaces and tabs at either end.
-    var trimmingSpaces: String {
+    package var trimmingSpaces: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
     }
 }
