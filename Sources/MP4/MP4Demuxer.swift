@@ -91,7 +91,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
                     if let damage = track.damage { throw MP4Error.inconsistentTables(path: track.path, reason: damage.message) }
                     audioTrack = track
                 } else {
-                    audioTrack = usable.first { $0.codecName == "aac" } ?? usable.first
+                    audioTrack = usable.first { $0.audioCodec == .aac } ?? usable.first
                 }
             }
             if configuration.mediaTypes.contains(.video) {
@@ -406,14 +406,7 @@ extension MP4Track {
             do { return try config.formatDescription() } catch { throw .bitstream(path: path, error) }
         }
         if let audio = entry.audio {
-            let codec: AudioCodec = switch entry.codecName {
-            case "opus": .opus
-            case "ac3": .ac3
-            case "eac3": .eac3
-            case "alac": .alac
-            case "mp3": .mp3
-            default: .other(entry.type)
-            }
+            let codec = entry.audioCodec ?? .other(entry.type)
             let configurationType: FourCharacterCode? = switch codec {
             case .opus: "dOps"
             case .ac3: "dac3"
@@ -426,11 +419,7 @@ extension MP4Track {
                                              framesPerPacket: 0, decoderConfiguration: configuration))
         }
         if let video = entry.video {
-            let codec: VideoCodec = switch entry.codecName {
-            case "h264": .h264
-            case "hevc": .hevc
-            default: .other(entry.type)
-            }
+            let codec = entry.videoCodec ?? .other(entry.type)
             let record = entry.configurationBoxes["avcC"] ?? entry.configurationBoxes["hvcC"] ?? []
             return .video(VideoFormat(codec: codec, width: video.width, height: video.height, parameterSets: try videoParameterSets(),
                                       configurationRecord: record))

@@ -54,6 +54,10 @@ public struct MP4Track: Sendable {
 
     /// The codec's short name (`aac`, `h264`, `hevc`, `opus`, `ac3`, …).
     public var codecName: String { sampleEntry?.codecName ?? "none" }
+    /// The audio codec of the sample entry (``SampleEntry/audioCodec``), `nil` for none.
+    public var audioCodec: AudioCodecID? { sampleEntry?.audioCodec }
+    /// The video codec of the sample entry (``SampleEntry/videoCodec``), `nil` for none.
+    public var videoCodec: VideoCodec? { sampleEntry?.videoCodec }
 
     /// Samples in the tables and the fragments.
     public var sampleCount: Int {

@@ -80,8 +80,9 @@ public struct PCMFormat: Sendable, Hashable {
     public var bytesPerFrame: Int { sampleFormat.bytesPerSample * channelCount }
 }
 
-/// Compressed audio codecs that KeyFrameKit names.
-public enum AudioCodec: Sendable, Hashable, CustomStringConvertible {
+/// A compressed audio codec, as KeyFrameKit identifies it: what a container's sample entry maps
+/// to (`mp4a` with an AAC object type is ``aac``), and what encoders and decoders register by.
+public enum AudioCodecID: Sendable, Hashable, CustomStringConvertible {
     /// MPEG-4 AAC (any profile); the configuration is an AudioSpecificConfig.
     case aac
     /// Opus.
@@ -94,6 +95,8 @@ public enum AudioCodec: Sendable, Hashable, CustomStringConvertible {
     case alac
     /// MPEG-1/2 Layer III.
     case mp3
+    /// FLAC (in MP4: `fLaC`).
+    case flac
     /// Anything else, by its sample entry or codec tag.
     case other(FourCharacterCode)
 
@@ -106,6 +109,7 @@ public enum AudioCodec: Sendable, Hashable, CustomStringConvertible {
         case .eac3: "eac3"
         case .alac: "alac"
         case .mp3: "mp3"
+        case .flac: "flac"
         case .other(let code): code.description
         }
     }
@@ -116,7 +120,7 @@ public enum AudioCodec: Sendable, Hashable, CustomStringConvertible {
 /// cookie" on Apple platforms).
 public struct EncodedAudioFormat: Sendable, Hashable {
     /// The codec.
-    public var codec: AudioCodec
+    public var codec: AudioCodecID
     /// Output frames per second.
     public var sampleRate: Int
     /// Output channels.
@@ -127,7 +131,7 @@ public struct EncodedAudioFormat: Sendable, Hashable {
     public var decoderConfiguration: [UInt8]
 
     /// A compressed audio format.
-    public init(codec: AudioCodec, sampleRate: Int, channelCount: Int, framesPerPacket: Int, decoderConfiguration: [UInt8]) {
+    public init(codec: AudioCodecID, sampleRate: Int, channelCount: Int, framesPerPacket: Int, decoderConfiguration: [UInt8]) {
         self.codec = codec
         self.sampleRate = sampleRate
         self.channelCount = channelCount

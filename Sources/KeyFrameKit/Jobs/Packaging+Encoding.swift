@@ -30,12 +30,23 @@ extension Packaging {
         }
         let source = try AudioFileInput(path: input)
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
-        let encoder: AACEncoder
-        do { encoder = try AACEncoder(bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil) } catch {
+        let encoder: any GaplessEncoder
+        do {
+            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+                bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil))
+        } catch {
             throw .codec(error)
         }
-        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
-        var chain = source.transformed(by: resampler).transformed(by: encoder)
+        let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
+        return try encodeRendition(source.transformed(by: resampler), encoder: encoder, into: sink, control: control, progress: progress)
+    }
+
+    /// `source` → `encoder` → `sink`, pumped (the encoder's type opened from the registry's).
+    private static func encodeRendition<Source: PCMSource, Encoder: GaplessEncoder>(
+        _ source: Source, encoder: Encoder, into sink: HLSSegmentOutput, control: JobControl?, progress: ((MediaProgress) -> Void)?
+    ) throws(PipelineError) -> Summary {
+        var sink = sink
+        var chain = source.transformed(by: encoder)
         _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         return summary(of: sink, copied: false)
     }
@@ -49,11 +60,13 @@ extension Packaging {
         let results = RenditionResults(count: options.bitrates.count)
         // Every output and encoder first: one that cannot be made (a directory that holds a
         // package) cancels the ones made before it, which remove what they made.
-        var outputs: [(HLSSegmentOutput, AACEncoder)] = []
+        var outputs: [(HLSSegmentOutput, any GaplessEncoder)] = []
         do throws(PipelineError) {
             for bitrate in options.bitrates {
-                let encoder: AACEncoder
-                do { encoder = try AACEncoder(bitrate: bitrate) } catch { throw .codec(error) }
+                let encoder: any GaplessEncoder
+                do { encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(bitrate: bitrate)) } catch {
+                    throw .codec(error)
+                }
                 outputs.append((try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
                                                      writesDASHHeader: options.dash), encoder))
             }
@@ -66,14 +79,19 @@ extension Packaging {
         }
         var branches: [Tee<PCMBuffer>.Branch] = []
         for (index, (output, encoder)) in outputs.enumerated() {
-            branches.append(Tee.Branch(threaded: output.transforming(by: encoder), name: "\(options.bitrates[index] / 1000)k") { finished in
-                results.set(index, summary(of: finished.downstream, copied: false))
-            })
+            branches.append(branch(output, encoder: encoder, name: "\(options.bitrates[index] / 1000)k") { results.set(index, $0) })
         }
         var tee = Tee(branches)
         var chain = source.transformed(by: resampler)
         _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
         return try results.all()
+    }
+
+    /// A ladder's branch on a thread of its own: `encoder` → `output`, its summary given to
+    /// `finished` on that thread.
+    private static func branch<Encoder: GaplessEncoder>(_ output: HLSSegmentOutput, encoder: Encoder, name: String,
+                                                        finished: @escaping (Summary) -> Void) -> Tee<PCMBuffer>.Branch {
+        Tee.Branch(threaded: output.transforming(by: encoder), name: name) { sink in finished(summary(of: sink.downstream, copied: false)) }
     }
 
     /// The renditions' summaries, set by their branch threads.

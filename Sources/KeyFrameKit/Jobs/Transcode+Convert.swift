@@ -200,20 +200,12 @@ extension Transcode {
         case .adts, .mp4:
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
                                          allowedSampleRates: AACEncoder.supportedSampleRates)
-            if options.threads > 1 {
-                let encoder: ParallelAACEncoder
-                do {
-                    encoder = try ParallelAACEncoder(bitrate: options.bitrate ?? defaultBitrate, lowersBitrateToFit: options.bitrate == nil,
-                                                     coder: options.coder, threads: options.threads)
-                } catch {
-                    throw .codec(error)
-                }
-                return try encode(source, resampler: resampler, gain: gain, encoder: encoder, named: name, to: output,
-                                  metadata: outputKind == .mp4 ? metadata : ITunesMetadata(), control: control, progress: progress)
-            }
-            let encoder: AACEncoder
+            // The registry's AAC-LC encoder: libavcodec's, or several at once with --threads.
+            let encoder: any GaplessEncoder
             do {
-                encoder = try AACEncoder(bitrate: options.bitrate ?? defaultBitrate, coder: options.coder, lowersBitrateToFit: options.bitrate == nil)
+                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+                    bitrate: options.bitrate ?? defaultBitrate, lowersBitrateToFit: options.bitrate == nil, coder: options.coder,
+                    threads: options.threads))
             } catch {
                 throw .codec(error)
             }

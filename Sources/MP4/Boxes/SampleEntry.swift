@@ -138,33 +138,55 @@ public struct SampleEntry: Sendable, Hashable {
         }
     }
 
-    /// The codec's short name: `aac`, `h264`, `hevc`, `opus`, `ac3`, …
-    public var codecName: String {
+    /// The audio codec the entry maps to, for an audio entry: `mp4a` by its object type
+    /// indication (ISO/IEC 14496-1 7.2.6.6.2: 0x40 MPEG-4 audio and 0x66–0x68 MPEG-2 AAC are AAC,
+    /// 0x69 and 0x6B MPEG audio), `Opus`, `ac-3`, `ec-3`, `alac`, `fLaC`; `nil` for a video or
+    /// unknown entry.
+    public var audioCodec: AudioCodecID? {
         switch type {
         case "mp4a":
             switch esDescriptor?.decoderConfig.objectTypeIndication {
-            case 0x40, 0x66, 0x67, 0x68: "aac"
-            case 0x69, 0x6B: "mp3"
-            case .some(let oti): "mp4a-\(String(oti, radix: 16))"
-            case nil: "mp4a"
+            case 0x40, 0x66, 0x67, 0x68: .aac
+            case 0x69, 0x6B: .mp3
+            default: .other(type)
             }
-        case "avc1", "avc3": "h264"
-        case "hvc1", "hev1": "hevc"
-        case "Opus": "opus"
-        case "ac-3": "ac3"
-        case "ec-3": "eac3"
-        case "alac": "alac"
-        case "fLaC": "flac"
-        case "mp4v": "mpeg4"
-        case "vp09": "vp9"
-        case "av01": "av1"
+        case "Opus": .opus
+        case "ac-3": .ac3
+        case "ec-3": .eac3
+        case "alac": .alac
+        case "fLaC": .flac
+        default: audio != nil ? .other(type) : nil
+        }
+    }
+
+    /// The video codec the entry maps to (`avc1`/`avc3` H.264, `hvc1`/`hev1` HEVC), `nil` for
+    /// an audio or unknown entry.
+    public var videoCodec: VideoCodec? {
+        switch type {
+        case "avc1", "avc3": .h264
+        case "hvc1", "hev1": .hevc
+        default: video != nil ? .other(type) : nil
+        }
+    }
+
+    /// The codec's short name, for people and `probe`: `aac`, `h264`, `hevc`, `opus`, `ac3`, …
+    /// (from ``audioCodec`` and ``videoCodec`` where they know it).
+    public var codecName: String {
+        switch (type, audioCodec, videoCodec) {
+        case ("mp4a", .other?, _):
+            esDescriptor.map { "mp4a-\(String($0.decoderConfig.objectTypeIndication, radix: 16))" } ?? "mp4a"
+        case (_, let audio?, _) where audio != .other(type): audio.description
+        case (_, _, let video?) where video != .other(type): video.description
+        case ("mp4v", _, _): "mpeg4"
+        case ("vp09", _, _): "vp9"
+        case ("av01", _, _): "av1"
         default: type.description.trimmingTrailingSpaces
         }
     }
 
     /// The AudioSpecificConfig, for AAC entries.
     public func audioSpecificConfig() throws(MP4Error) -> AudioSpecificConfig? {
-        guard codecName == "aac", let descriptor = esDescriptor else { return nil }
+        guard audioCodec == .aac, let descriptor = esDescriptor else { return nil }
         do { return try descriptor.audioSpecificConfig() } catch {
             throw .bitstream(path: BoxPath(components: ["stsd", type.description]), error)
         }

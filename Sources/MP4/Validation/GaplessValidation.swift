@@ -17,7 +17,7 @@ public enum GaplessValidation {
     public static func findings(in file: MP4File, name: String) -> [ValidationFinding] {
         var findings: [ValidationFinding] = []
         let movieTags = file.userData.flatMap { try? MetadataTags.parse(udta: $0, path: BoxPath(components: ["moov", "udta"])) }
-        for (index, track) in file.tracks.enumerated() where track.mediaType == .audio && track.codecName == "aac" {
+        for (index, track) in file.tracks.enumerated() where track.mediaType == .audio && track.audioCodec == .aac {
             let trak = "moov/trak[\(index + 1)]"
             let trackTags = track.userData.flatMap { try? MetadataTags.parse(udta: $0, path: track.path) }
             let gapless = trackTags?.gapless ?? movieTags?.gapless

@@ -1,0 +1,92 @@
+public import AACBitstream
+public import MediaCore
+
+/// The encoders and decoders KeyFrameKit has, registered by codec (``/MediaCore/AudioCodecID``)
+/// and profile (the MPEG-4 audio object type, ISO/IEC 14496-3 1.5.1.1): jobs ask for an encoder
+/// of a codec and profile and get one, so that a new profile (HE-AAC: SBR, object type 5; HE-AAC
+/// v2: PS, 29) is one more entry, not one more branch in every job.
+public enum AudioCodecRegistry {
+    /// What an encoder is made with.
+    public struct EncoderSettings: Sendable, Hashable {
+        /// The bitrate in bits per second.
+        public var bitrate: Int
+        /// Lower a default ``bitrate`` to what the input's rate and channels allow.
+        public var lowersBitrateToFit: Bool
+        /// The AAC scale-factor search.
+        public var coder: AACEncoder.Coder
+        /// Encoders running at once on one stream (``ParallelAACEncoder`` above 1).
+        public var threads: Int
+        /// The PCM layout, when known before the first buffer (the encoder opens at once).
+        public var format: PCMFormat?
+
+        /// Settings: `bitrate`, one thread, the two-loop search.
+        public init(bitrate: Int, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int = 1,
+                    format: PCMFormat? = nil) {
+            self.bitrate = bitrate
+            self.lowersBitrateToFit = lowersBitrateToFit
+            self.coder = coder
+            self.threads = threads
+            self.format = format
+        }
+    }
+
+    /// An encoder the registry can make.
+    public struct EncoderEntry: Sendable {
+        /// The codec it writes.
+        public let codec: AudioCodecID
+        /// The profile (audio object type) it writes.
+        public let profile: AudioObjectType
+        /// What it is, for people (`libavcodec aac`).
+        public let name: String
+        /// Makes one.
+        public let make: @Sendable (EncoderSettings) throws(CodecError) -> any GaplessEncoder
+    }
+
+    /// A decoder the registry can make, for every profile it lists.
+    public struct DecoderEntry: Sendable {
+        /// The codec it reads.
+        public let codec: AudioCodecID
+        /// The profiles (audio object types) it decodes.
+        public let profiles: Set<AudioObjectType>
+        /// What it is, for people.
+        public let name: String
+    }
+
+    /// The encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
+    /// ``ParallelAACEncoder`` for more than one thread).
+    public static let encoders: [EncoderEntry] = [
+        EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+            if settings.threads > 1 {
+                return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
+                                              threads: settings.threads)
+            }
+            if let format = settings.format {
+                return try AACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
+            }
+            return try AACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
+        },
+    ]
+
+    /// The decoders: ``AACDecoder`` (libavcodec) for AAC Main, LC, LTP, HE-AAC and HE-AAC v2.
+    public static let decoders: [DecoderEntry] = [
+        DecoderEntry(codec: .aac, profiles: [.aacMain, .aacLC, .aacLTP, .sbr, .ps], name: "libavcodec aac"),
+    ]
+
+    /// An encoder of `codec` and `profile` with `settings`.
+    ///
+    /// - Throws: ``CodecError/codecNotFound(_:)`` when none is registered (naming what is); the
+    ///   encoder's own errors (a bitrate or rate it cannot take).
+    public static func encoder(for codec: AudioCodecID, profile: AudioObjectType = .aacLC,
+                               settings: EncoderSettings) throws(CodecError) -> any GaplessEncoder {
+        guard let entry = encoders.first(where: { $0.codec == codec && $0.profile == profile }) else {
+            let known = encoders.map { "\($0.codec) \($0.profile)" }.joined(separator: ", ")
+            throw .codecNotFound("an encoder of \(codec) \(profile) (KeyFrameKit encodes \(known))")
+        }
+        return try entry.make(settings)
+    }
+
+    /// Whether a decoder is registered for `codec` in `profile`.
+    public static func decodes(_ codec: AudioCodecID, profile: AudioObjectType) -> Bool {
+        decoders.contains { $0.codec == codec && $0.profiles.contains(profile) }
+    }
+}
