@@ -90,3 +90,20 @@ public enum AudioCodecRegistry {
         decoders.contains { $0.codec == codec && $0.profiles.contains(profile) }
     }
 }
+
+extension AudioCodecID {
+    /// The codec libavcodec names `name` (`AVCodecDescriptor.name`): the one place its names
+    /// become identifiers. `nil` for a codec KeyFrameKit has no identifier for (Vorbis, ADPCM, …).
+    public init?(libavcodecName name: String) {
+        switch name {
+        case "aac": self = .aac
+        case "mp3", "mp3float": self = .mp3
+        case "flac": self = .flac
+        case "opus": self = .opus
+        case "alac": self = .alac
+        case "ac3": self = .ac3
+        case "eac3": self = .eac3
+        default: return nil
+        }
+    }
+}

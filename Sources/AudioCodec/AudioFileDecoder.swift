@@ -16,6 +16,8 @@ public final class AudioFileDecoder {
     public let path: FilePath
     /// The codec, as libavcodec names it (`mp3`, `flac`, `opus`, `vorbis`, `alac`, …).
     public let codecName: String
+    /// The codec's identifier, where KeyFrameKit has one (``/MediaCore/AudioCodecID/init(libavcodecName:)``).
+    public var codec: AudioCodecID? { AudioCodecID(libavcodecName: codecName) }
     /// The container, as libavformat names it (`mp3`, `flac`, `ogg`, `matroska,webm`, …).
     public let containerName: String
     /// The decoded layout before conversion: the stream's rate and channels.
@@ -356,6 +358,8 @@ extension AudioFileDecoder {
         public var containerName: String
         /// The codec, as libavcodec names it (`mp3`, `flac`, `vorbis`, `adpcm_ima_wav`, …).
         public var codecName: String
+        /// The codec's identifier, where KeyFrameKit has one.
+        public var codec: AudioCodecID? { AudioCodecID(libavcodecName: codecName) }
         /// The stream's sample rate in Hz.
         public var sampleRate: Int
         /// The stream's channels.

@@ -127,7 +127,7 @@ extension ProbeReport {
         if summary.duration > 0 { track.bitrate = Int((Double(summary.byteCount) * 8 / summary.duration).rounded()) }
         var duration = summary.duration
         // An MP3's Info tag: its frames, the encoder's delay and padding (what convert honours).
-        if summary.codecName == "mp3", summary.sampleRate > 0, let info = MP3InfoTag(path: path) {
+        if summary.codec == .mp3, summary.sampleRate > 0, let info = MP3InfoTag(path: path) {
             track.decodedFrames = info.decodedSamples
             track.priming = info.priming
             track.remainder = info.remainder

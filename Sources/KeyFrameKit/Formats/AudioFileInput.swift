@@ -152,7 +152,7 @@ public struct AudioFileInput: PCMSource {
                 // FLAC that libavcodec decodes none of (FFmpeg 5.1 with some of its own encoder's
                 // large blocks: 16384 or 32768 samples of many channels) goes to libFLAC before
                 // anything was delivered.
-                guard decoder.decodedFrameCount == 0, decoder.codecName == "flac", FLACStreamInfo(path: path) != nil,
+                guard decoder.decodedFrameCount == 0, decoder.codec == .flac, FLACStreamInfo(path: path) != nil,
                       let flac = try? FLACFileDecoder(path: path) else { throw .codec(error) }
                 reader = .flac(flac)
                 description = "flac/libFLAC"
