@@ -97,7 +97,7 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream"], swiftSettings: strict),
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaStreaming"], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
@@ -109,6 +109,7 @@ let package = Package(
                           path: "Examples/serve-vapor", swiftSettings: strict),
         .executableTarget(name: "edit-m4a", dependencies: ["KeyFrameKit"], path: "Examples/edit-m4a", swiftSettings: strict),
         .executableTarget(name: "tee-capture", dependencies: ["KeyFrameKit"], path: "Examples/tee-capture", swiftSettings: strict),
+        .executableTarget(name: "package-hls", dependencies: ["MediaStreaming"], path: "Examples/package-hls", swiftSettings: strict),
 
                 .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.

@@ -21,10 +21,13 @@
 #       (ASCII and UTF-8 titles, 1 and 40 chapters); mp4 also gets such a file.
 # ics:  raw data blocks (ADTS frames without their headers) of mono, stereo and 5.1 AAC made with
 #       ffmpeg from a signal with clicks (short windows), 40 per file.
+# mpd:  the MPDs of ffmpeg's dash muxer (SegmentTimeline, $Number$ templates, SegmentList, audio +
+#       video, low-latency), a hand-made one with the XML the reader skips or decodes (DOCTYPE,
+#       comments, PIs, CDATA, references, prefixes), plus the .mpd files of ../shared/corpus.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters|mpd DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -313,6 +316,46 @@ mp4)
     if [[ -d $corpus ]]; then
         find "$corpus" -type f \( -name '*.mp4' -o -name '*.m4a' \) -size -32k -exec cp -f {} "$dir/" \;
         chmod u+w "$dir"/*
+    fi
+    ;;
+mpd)
+    src=(-f lavfi -i "sine=frequency=440:sample_rate=8000:duration=0.6")
+    dash=(-c:a aac -b:a 16k -f dash -seg_duration 0.2)
+    # mpd_seed NAME [ffmpeg options]: the MPD alone is kept.
+    mpd_seed() {
+        local name=$1; shift
+        mkdir -p "$work/$name"
+        ffmpeg -nostdin -v error -y "$@" "$work/$name/manifest.mpd"
+        cp "$work/$name/manifest.mpd" "$dir/ffmpeg-$name.mpd"
+    }
+    mpd_seed timeline "${src[@]}" "${dash[@]}"
+    mpd_seed number "${src[@]}" "${dash[@]}" -use_timeline 0
+    mpd_seed list "${src[@]}" "${dash[@]}" -use_template 0 -use_timeline 0
+    mpd_seed ldash "${src[@]}" "${dash[@]}" -streaming 1 -ldash 1 -window_size 2 -utc_timing_url "https://time.example/?iso"
+    mpd_seed av -f lavfi -i "testsrc=size=32x32:rate=5:duration=0.6" "${src[@]}" -c:v libx264 -preset ultrafast "${dash[@]}"
+    cat > "$dir/hand-made.mpd" <<'XML'
+<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<!DOCTYPE MPD SYSTEM "urn:example:mpd.dtd" [ <!ELEMENT MPD ANY> <!ATTLIST MPD type CDATA "static"> <!-- a comment --> ]>
+<?xml-stylesheet href="mpd.xsl"?>
+<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" xmlns:cenc="urn:mpeg:cenc:2013" type='dynamic' minBufferTime="PT2S">
+  <!-- text & <markup> in a comment -->
+  <BaseURL><![CDATA[http://cdn.example/a&b/]]></BaseURL>
+  <Period id="p&amp;0" start="PT0S">
+    <AdaptationSet mimeType="audio/mp4" codecs="mp4a.40.2" segmentAlignment="true">
+      <ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" cenc:default_KID="00000000-0000-0000-0000-000000000000"><cenc:pssh>AAAA&#x41;&#65;</cenc:pssh></ContentProtection>
+      <Representation id="r&lt;1&gt;" bandwidth="64000" audioSamplingRate="48000">
+        <SegmentTemplate timescale="48000" media="$RepresentationID$/$Number$.m4s" initialization="$RepresentationID$/init.mp4">
+          <SegmentTimeline><S t="0" d="96256" r="-1"/></SegmentTimeline>
+        </SegmentTemplate>
+      </Representation>
+    </AdaptationSet>
+  </Period>
+</MPD>
+<!-- after the root -->
+XML
+    if [[ -d $corpus ]]; then
+        find "$corpus" -type f -name '*.mpd' -exec cp -f {} "$dir/" \;
+        chmod -R u+w "$dir"
     fi
     ;;
 *)

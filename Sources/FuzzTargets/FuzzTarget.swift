@@ -1,5 +1,6 @@
 import AACBitstream
 import MediaCore
+import MediaStreaming
 import MP4
 import PCMAudio
 
@@ -56,6 +57,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// bytes give chapters or a typed error; what parses writes back to a box that parses to the
     /// same chapters; a text sample's title never traps.
     case chapters
+    /// `XMLElementTree` and ``DASHManifest`` (an MPD): any bytes give a tree or a
+    /// `PipelineError` over a `SyntaxError` that points inside the input; a tree is within its
+    /// limits and writes back (`XMLElementTree.xmlText`) to text that reads to the same tree;
+    /// line ends written as LF (XML 1.0, 2.11) and a byte order mark change nothing; a manifest
+    /// lists segments within its maximum.
+    case mpd
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -71,6 +78,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .ics: Self.icsInfo(data)
         case .ilst: Self.itemList(data)
         case .chapters: Self.chapterList(data)
+        case .mpd: Self.mpd(data)
         }
     }
 
@@ -419,5 +427,67 @@ extension FuzzTarget {
         }
         precondition(singleFailed == runsFailed, "runs and single pulls end differently")
         precondition(delivered == expected, "runs deliver other samples than single pulls")
+    }
+}
+
+extension FuzzTarget {
+    /// The limits the `mpd` target reads with: small, so that libFuzzer reaches them.
+    static let xmlLimits = XMLElementTree.Limits(depth: 32, elements: 2048, attributes: 4096)
+
+    fileprivate static func mpd(_ data: [UInt8]) {
+        func read(_ bytes: [UInt8]) -> Result<XMLElementTree, PipelineError> {
+            Result { () throws(PipelineError) in try XMLElementTree(bytes: bytes, limits: xmlLimits) }
+        }
+        let first = read(data)
+        // Every line end (CR LF, CR) written as LF, and a UTF-8 byte order mark in front, read the same.
+        var unixLines: [UInt8] = []
+        unixLines.reserveCapacity(data.count)
+        var afterCR = false
+        for byte in data {
+            if byte == 0x0A, afterCR {
+                afterCR = false
+                continue
+            }
+            afterCR = byte == 0x0D
+            unixLines.append(afterCR ? 0x0A : byte)
+        }
+        let withBOM = data.starts(with: [0xFE, 0xFF]) || data.starts(with: [0xFF, 0xFE]) || data.starts(with: [0xEF, 0xBB, 0xBF]) ? nil : read([0xEF, 0xBB, 0xBF] + data)
+        switch first {
+        case .failure(let error):
+            guard let syntax = error.underlying(as: XMLElementTree.SyntaxError.self) else { preconditionFailure("an XML refusal without a SyntaxError: \(error)") }
+            precondition(error.code == .container && syntax.line >= 1 && syntax.column >= 1 && syntax.offset >= 0 && syntax.offset <= data.count,
+                         "an XML refusal points outside the input")
+            if case .success = read(unixLines) { preconditionFailure("XML refused with CR line ends reads with LF ones") }
+            if case .success? = withBOM { preconditionFailure("refused XML reads with a byte order mark in front") }
+        case .success(let tree):
+            var elements = 0
+            var attributes = 0
+            var stack = [(tree.root, 1)]
+            while let (element, depth) = stack.popLast() {
+                elements += 1
+                attributes += element.attributes.count
+                precondition(depth <= xmlLimits.depth, "an XML tree deeper than its limit")
+                precondition(!element.name.isEmpty && element.name.hasSuffix(element.localName), "an XML element's local name is not its name's end")
+                stack += element.children.map { ($0, depth + 1) }
+            }
+            precondition(elements <= xmlLimits.elements && attributes <= xmlLimits.attributes, "an XML tree beyond its limits")
+            precondition(elements * 4 + attributes * 5 <= data.count, "an XML tree larger than its text allows")
+            let text = tree.xmlText
+            guard case .success(let again) = read(Array(text.utf8)) else { preconditionFailure("an XML tree's text does not read back") }
+            precondition(again.xmlText == text, "an XML tree's text reads back to another tree")
+            guard case .success(let unix) = read(unixLines), unix.xmlText == text else { preconditionFailure("XML with CR line ends reads otherwise with LF ones") }
+            if let withBOM {
+                guard case .success(let marked) = withBOM, marked.xmlText == text else { preconditionFailure("XML reads otherwise with a byte order mark") }
+            }
+        }
+        // The manifest on top: never traps, never lists more than its maximum.
+        guard let manifest = try? DASHManifest(text: String(decoding: data, as: UTF8.self)) else { return }
+        for period in manifest.periods {
+            _ = manifest.duration(of: period)
+            for representation in period.adaptationSets.flatMap(\.representations) {
+                guard let segments = try? manifest.segments(of: representation, in: period) else { continue }
+                precondition(segments.count <= DASHManifest.maximumSegmentCount, "an MPD lists more segments than its maximum")
+            }
+        }
     }
 }

@@ -1,17 +1,13 @@
-#if canImport(FoundationXML)
-internal import FoundationXML
-#endif
-internal import Foundation
-
 /// An MPEG-DASH Media Presentation Description (ISO/IEC 23009-1, clause 5.3), as `keyframe
 /// validate` reads it: the presentation's type and length, its Periods, their audio and video
 /// Adaptation Sets and Representations, and each Representation's segment addressing by
 /// `SegmentTemplate` (5.3.9.4), with or without a `SegmentTimeline` (5.3.9.6).
 ///
-/// The MPD is parsed with libxml2 (through FoundationXML's `XMLParser`): malformed XML, a root
-/// element other than `MPD`, entity declarations, and attributes whose values are not what the
-/// schema allows are refused with the element and its line. Attributes and elements this reader
-/// does not model are skipped, as are elements in other namespaces than the MPD's.
+/// The MPD is read with `XMLElementTree` (a bounded XML 1.0 reader of our own, in pure Swift):
+/// malformed XML, a root element other than `MPD`, entity declarations, and attributes whose
+/// values are not what the schema allows are refused with the element and its line. Attributes and
+/// elements this reader does not model are skipped, as are elements in other namespaces than the
+/// MPD's.
 ///
 /// `SegmentBase` and `SegmentList` addressing (5.3.9.2, 5.3.9.3) are not read: a Representation
 /// that uses them says so in ``Representation/unsupportedAddressing``.
@@ -59,7 +55,7 @@ public struct DASHManifest: Sendable, Hashable {
         public var baseURL: String?
         /// The Adaptation Sets, in document order.
         public var adaptationSets: [AdaptationSet]
-        /// The line on which the `Period` start tag ends (where libxml2 reports it).
+        /// The line on which the `Period` start tag ends (where a SAX parser reports it).
         public var line: Int
         /// The length the Period's neighbours imply when it has no `@duration`, set by the parse:
         /// the next Period's start less its own, or the presentation's length less its start.
@@ -91,7 +87,7 @@ public struct DASHManifest: Sendable, Hashable {
         public var representations: [Representation]
         /// The Adaptation Set's first `BaseURL`, as written.
         public var baseURL: String?
-        /// The line on which the `AdaptationSet` start tag ends (where libxml2 reports it).
+        /// The line on which the `AdaptationSet` start tag ends (where a SAX parser reports it).
         public var line: Int
     }
 
@@ -122,7 +118,7 @@ public struct DASHManifest: Sendable, Hashable {
         /// addressing is `SegmentBase` or `SegmentList` (neither is read): names the element and
         /// its line.
         public var unsupportedAddressing: String?
-        /// The line on which the `Representation` start tag ends (where libxml2 reports it).
+        /// The line on which the `Representation` start tag ends (where a SAX parser reports it).
         public var line: Int
     }
 
@@ -171,27 +167,30 @@ public struct DASHManifest: Sendable, Hashable {
     /// Parses the MPD in `text`.
     ///
     /// - Throws: ``PipelineError/unsupported(_:)`` naming the line when the text is not
-    ///   well-formed XML, its root is not `MPD`, it declares entities, or an attribute this reader
-    ///   models has a value the schema does not allow (a timescale of 0, a negative duration, a
-    ///   number out of range, a malformed `xs:duration`, a Representation without an id, …).
+    ///   well-formed XML, its root is not `MPD`, it declares entities, it goes past the XML
+    ///   reader's limits (`XMLElementTree.Limits`: 256 levels, a million elements), or an
+    ///   attribute this reader models has a value the schema does not allow (a timescale of 0, a
+    ///   negative duration, a number out of range, a malformed `xs:duration`, a Representation
+    ///   without an id, …).
     public init(text: String) throws(PipelineError) {
-        if let line = Self.lineOfEntityDeclaration(in: text) {
-            throw .unsupported("MPD line \(line): an entity declaration (<!ENTITY>); an MPD has none, and they are not expanded")
+        let tree: XMLElementTree
+        do {
+            tree = try XMLElementTree(bytes: Array(text.utf8))
+        } catch {
+            guard let syntax = error.underlying(as: XMLElementTree.SyntaxError.self) else { throw error }
+            switch syntax.kind {
+            case .noRootElement:
+                throw .unsupported("MPD: the text has no root element; it is not an MPEG-DASH MPD")
+            case .entityDeclaration:
+                throw .unsupported("MPD line \(syntax.line): an entity declaration (<!ENTITY>); an MPD has none, and they are not expanded")
+            case .malformed:
+                throw .unsupported("MPD line \(syntax.line): not well-formed XML (column \(syntax.column): \(syntax.reason))")
+            case .encoding, .limit:
+                throw .unsupported("MPD line \(syntax.line), column \(syntax.column): \(syntax.reason)")
+            }
         }
-        let parser = XMLParser(data: Data(text.utf8))
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
         let reader = MPDReader()
-        parser.delegate = reader
-        let finished = parser.parse()
-        if let error = reader.error { throw error }
-        if let failure = reader.xmlFailure {
-            throw .unsupported("MPD line \(failure.line): not well-formed XML (libxml2 error \(failure.code)\(Self.name(ofXMLError: failure.code)))")
-        }
-        if !finished || parser.parserError != nil {
-            let code = (parser.parserError as? NSError)?.code ?? 0
-            throw .unsupported("MPD line \(parser.lineNumber): not well-formed XML (libxml2 error \(code)\(Self.name(ofXMLError: code)))")
-        }
+        try reader.read(tree.root)
         guard let root = reader.root else { throw .unsupported("MPD: the text has no root element; it is not an MPEG-DASH MPD") }
         self.type = root.type
         self.mediaPresentationDuration = root.mediaPresentationDuration
@@ -412,42 +411,6 @@ public struct DASHManifest: Sendable, Hashable {
         return Int64(exact.rounded(.up))
     }
 
-    /// The line of the first `<!ENTITY` in `text`, if any.
-    static func lineOfEntityDeclaration(in text: String) -> Int? {
-        let needle = Array("<!ENTITY".utf8)
-        var line = 1
-        var matched = 0
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: "\n") { line += 1 }
-            if byte == needle[matched] {
-                matched += 1
-                if matched == needle.count { return line }
-            } else {
-                matched = byte == needle[0] ? 1 : 0
-            }
-        }
-        return nil
-    }
-
-    /// `: what` for the commoner of libxml2's `xmlParserErrors` codes (libxml/xmlerror.h), or
-    /// nothing. FoundationXML passes libxml2's code through, but its `XMLParser.ErrorCode` names
-    /// do not match them on Linux.
-    static func name(ofXMLError code: Int) -> String {
-        let names: [Int: String] = [
-            3: "the document does not start", 4: "no start tag ('<' not found)", 5: "extra content after the root element",
-            8: "an invalid character reference", 9: "a character XML does not allow", 23: "an entity reference without its ';'",
-            26: "an undeclared entity", 32: "an unsupported encoding", 33: "a value without its opening quote", 34: "a value without its closing quote",
-            35: "a malformed namespace declaration", 38: "'<' in an attribute value", 39: "an attribute value without its quotes",
-            40: "an attribute value not closed", 41: "an attribute without a value", 42: "an attribute given twice", 45: "a comment not closed",
-            47: "a processing instruction not closed", 57: "an XML declaration not closed", 63: "a CDATA section not closed",
-            64: "a reserved name (xml…)", 65: "a space missing", 68: "a name missing", 72: "'<' missing", 73: "'>' missing",
-            74: "'</' missing", 75: "'=' missing", 76: "an end tag that does not match its start tag", 77: "an element not closed",
-            81: "bytes that are not in the document's encoding", 89: "an entity that refers to itself or expands too far",
-            201: "an undeclared namespace prefix",
-        ]
-        return names[code].map { ": \($0)" } ?? ""
-    }
-
     /// The seconds in an `xs:duration` (`PT7.3S`, `PT1H2M3.5S`, `P1DT2H`): days, hours, minutes
     /// and seconds; years and months (no fixed length) only as 0; `nil` when malformed, negative or
     /// not finite.
@@ -620,8 +583,9 @@ private enum Frame: Equatable {
     case skipped
 }
 
-/// An `XMLParser` delegate building the manifest: the first error stops the parse.
-private final class MPDReader: NSObject, XMLParserDelegate {
+/// Builds the manifest from the element tree, visiting it in document order as a SAX parser
+/// would report it: the first error stops the reading.
+private final class MPDReader {
     /// An `AudioChannelConfiguration` as a channel count: the 23003-3 scheme's `@value`, or the
     /// count of a CICP ChannelConfiguration index (ISO/IEC 23091-3, 8.2); `nil` for other schemes.
     static func channelCount(scheme: String?, value: String?) -> String? {
@@ -637,8 +601,6 @@ private final class MPDReader: NSObject, XMLParserDelegate {
         }
     }
 
-    var error: PipelineError?
-    var xmlFailure: (line: Int, code: Int)?
     var root: MPDRoot?
     var mpdBaseURL: String?
     var periods: [DASHManifest.Period] = []
@@ -652,35 +614,25 @@ private final class MPDReader: NSObject, XMLParserDelegate {
     private var timeline: [DASHManifest.TimelineEntry]?
     private var baseURLText = ""
 
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
-                attributes: [String: String] = [:]) {
-        guard error == nil else { return }
-        let element = Element(name: elementName, attributes: attributes, line: parser.lineNumber)
-        do {
-            try start(element, namespace: namespaceURI ?? "")
-        } catch {
-            self.error = error
-            parser.abortParsing()
+    /// Visits `root` and everything in it in document order, without recursion (the tree is at
+    /// most `XMLElementTree.Limits.depth` deep, but the walk does not rely on it): each
+    /// element's start, then its children, then its end.
+    func read(_ root: XMLElementTree.Element) throws(PipelineError) {
+        var stack: [(element: XMLElementTree.Element, next: Int)] = [(root, -1)]
+        while let (element, next) = stack.last {
+            if next == -1 {
+                try start(Element(name: element.localName, attributes: element.attributes, line: element.line), namespace: element.namespaceURI ?? "")
+                // A BaseURL's text: its own character data and CDATA sections, as written.
+                if frames.last == .baseURL { baseURLText = element.text }
+                stack[stack.count - 1].next = 0
+            } else if next < element.children.count {
+                stack[stack.count - 1].next = next + 1
+                stack.append((element.children[next], -1))
+            } else {
+                stack.removeLast()
+                if let frame = frames.popLast() { end(frame) }
+            }
         }
-    }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
-        guard error == nil, let frame = frames.popLast() else { return }
-        end(frame)
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        if frames.last == .baseURL { baseURLText += string }
-    }
-
-    func parser(_ parser: XMLParser, foundCDATA block: Data) {
-        if frames.last == .baseURL { baseURLText += String(decoding: block, as: UTF8.self) }
-    }
-
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        guard error == nil, xmlFailure == nil else { return }
-        xmlFailure = (parser.lineNumber, (parseError as NSError).code)
-        parser.abortParsing()
     }
 
     private func start(_ element: Element, namespace: String) throws(PipelineError) {
@@ -812,19 +764,20 @@ private final class MPDReader: NSObject, XMLParserDelegate {
     }
 }
 
-/// One start tag: its name, attributes and line, and the readers of its attribute values.
+/// One start tag: its local name, attributes (qualified names as written) and line, and the
+/// readers of its attribute values.
 private struct Element {
     var name: String
-    var attributes: [String: String]
+    var attributes: [XMLElementTree.Attribute]
     var line: Int
 
-    subscript(attribute: String) -> String? { attributes[attribute] }
+    subscript(attribute: String) -> String? { attributes.first { $0.name == attribute }?.value }
 
     func refuse(_ what: String) -> PipelineError { .unsupported("MPD line \(line): \(what)") }
 
     /// `@attribute` as an integer in `range`, `nil` when absent.
     func integer<Value: FixedWidthInteger>(_ attribute: String, in range: ClosedRange<Value>) throws(PipelineError) -> Value? {
-        guard let text = attributes[attribute] else { return nil }
+        guard let text = self[attribute] else { return nil }
         guard let value = Value(text.trimmingWhitespace, radix: 10), range.contains(value) else {
             throw refuse("<\(name)> has \(attribute)=\"\(text.prefix(64))\", not an integer from \(range.lowerBound) to \(range.upperBound)")
         }
@@ -833,7 +786,7 @@ private struct Element {
 
     /// `@attribute` as an `xs:duration` in seconds, `nil` when absent.
     func duration(_ attribute: String) throws(PipelineError) -> Double? {
-        guard let text = attributes[attribute] else { return nil }
+        guard let text = self[attribute] else { return nil }
         guard let seconds = DASHManifest.seconds(ofDuration: text) else {
             throw refuse("<\(name)> has \(attribute)=\"\(text.prefix(64))\", not an xs:duration in days, hours, minutes and seconds (PT7.3S)")
         }
@@ -842,7 +795,7 @@ private struct Element {
 
     /// `@audioSamplingRate`: one rate, or the first of a pair (HE-AAC's `24000 48000`).
     func samplingRate() throws(PipelineError) -> Int? {
-        guard let text = attributes["audioSamplingRate"] else { return nil }
+        guard let text = self["audioSamplingRate"] else { return nil }
         guard let first = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }).first,
               let rate = Int(first, radix: 10), rate > 0 else {
             throw refuse("<\(name)> has audioSamplingRate=\"\(text.prefix(64))\", not a rate in hertz")
@@ -852,7 +805,7 @@ private struct Element {
 
     /// A `ConditionalUintType` (`true`, `false` or a group number): `true` or a number is `true`.
     func conditionalBoolean(_ attribute: String) -> Bool {
-        guard let text = attributes[attribute]?.trimmingWhitespace else { return false }
+        guard let text = self[attribute]?.trimmingWhitespace else { return false }
         return text == "true" || UInt32(text, radix: 10) != nil
     }
 }
