@@ -138,7 +138,9 @@ docs:
 	$(SWIFT) package --allow-writing-to-directory $(DOCS) generate-documentation \
 	    --enable-experimental-combined-documentation $(DOCS_TARGETS:%=--target %) \
 	    --output-path $(DOCS)/KeyFrameKit.doccarchive --warnings-as-errors 2>&1 | tee $(DOCS)/build.log
-	@if grep -E "(warning|error):" $(DOCS)/build.log; then echo "docs: warnings above (see $(DOCS)/build.log)"; exit 1; fi
+	@# (A dependency's own manifest warning, swift-distributed-tracing's unhandled file, is not ours.)
+	@if grep -E "(warning|error):" $(DOCS)/build.log | grep -v "'swift-distributed-tracing': found 1 file(s) which are unhandled"; then \
+	    echo "docs: warnings above (see $(DOCS)/build.log)"; exit 1; fi
 	@echo "docs: $(DOCS)/KeyFrameKit.doccarchive, no warnings. To read it:"
 	@echo "  python3 -m http.server -d $(DOCS)/KeyFrameKit.doccarchive 8000   # http://localhost:8000/documentation/keyframekit"
 

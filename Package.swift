@@ -62,7 +62,10 @@ let package = Package(
                                                     .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // HLS and DASH: segmenting, playlists and manifests, packaging by stream copy, the
         // origin (HTTP semantics without an HTTP framework), validation.
-        .target(name: "MediaStreaming", dependencies: ["MediaFormats"], swiftSettings: strict),
+        // (Every module it links to is listed, though MediaFormats brings them: DocC resolves a
+        // symbol link only into a direct dependency.)
+        .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream"],
+                swiftSettings: strict),
 
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
@@ -82,7 +85,7 @@ let package = Package(
                                                    "VideoBitstream", "AudioIO",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
-        .target(name: "HLSServer", dependencies: ["MediaStreaming", .product(name: "Hummingbird", package: "hummingbird"),
+        .target(name: "HLSServer", dependencies: ["MediaStreaming", "MediaFormats", "MediaCore", .product(name: "Hummingbird", package: "hummingbird"),
                                                  .product(name: "HTTPTypes", package: "swift-http-types")], swiftSettings: strict),
         // The command line: every command, in a library both executables run. `keyframe` links no
         // HTTP server; `keyframe-serve` (HLSServer) runs `serve` and `record --serve`, which

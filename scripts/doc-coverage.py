@@ -25,7 +25,8 @@ from urllib.parse import unquote, urlparse
 sys.dont_write_bytecode = True
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["MediaCore", "AACBitstream", "PCMAudio", "VideoBitstream", "MP4", "AudioCodec", "AudioIO", "KeyFrameKit"]
+MODULES = ["MediaCore", "AACBitstream", "PCMAudio", "VideoBitstream", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec", "AudioIO",
+           "KeyFrameKit", "HLSServer"]
 
 
 def main() -> int:

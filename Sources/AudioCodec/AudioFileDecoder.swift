@@ -16,7 +16,7 @@ public final class AudioFileDecoder {
     public let path: FilePath
     /// The codec, as libavcodec names it (`mp3`, `flac`, `opus`, `vorbis`, `alac`, …).
     public let codecName: String
-    /// The codec's identifier, where KeyFrameKit has one (``/MediaCore/AudioCodecID/init(libavcodecName:)``).
+    /// The codec's identifier, where KeyFrameKit has one (`AudioCodecID(libavcodecName:)`).
     public var codec: AudioCodecID? { AudioCodecID(libavcodecName: codecName) }
     /// The container, as libavformat names it (`mp3`, `flac`, `ogg`, `matroska,webm`, …).
     public let containerName: String

@@ -6,14 +6,14 @@ internal import HTTPTypes
 internal import Synchronization
 internal import Dispatch
 
-/// An ``/KeyFrameKit/HLSOrigin`` on Hummingbird: a live rendition with low-latency HLS
+/// An ``/MediaStreaming/HLSOrigin`` on Hummingbird: a live rendition with low-latency HLS
 /// (blocking playlist reload, the preload-hinted part held), or a packaged directory as it is
 /// (playlists, MPDs, init segments and segments, in subdirectories too), with `HEAD` and
 /// single byte ranges.
 ///
 /// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:)``
 /// run a server of its own on a task of its own. Any other framework serves the same origin
-/// by forwarding its requests to ``/KeyFrameKit/HLSOrigin/respond(to:)``.
+/// by forwarding its requests to ``/MediaStreaming/HLSOrigin/respond(to:)``.
 public struct LiveHLSServer: Sendable {
     /// What is served.
     public let origin: HLSOrigin
@@ -89,7 +89,7 @@ public struct LiveHLSServer: Sendable {
 
     /// Starts serving on `host:port` on a task of its own and returns once the port is bound.
     ///
-    /// - Throws: ``/KeyFrameKit/PipelineError/unsupported(_:)`` naming the address when it
+    /// - Throws: `PipelineError.unsupported` naming the address when it
     ///   cannot be bound (a port in use).
     public func start(host: String, port: Int) throws(PipelineError) -> Running {
         let router = Router()

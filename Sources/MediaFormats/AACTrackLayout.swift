@@ -36,7 +36,7 @@ public struct AACTrackLayout: Sendable {
     /// Measures the AAC of `path`: an MP4's audio track from its tables (no media read), an ADTS
     /// stream by reading its frame headers.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for a file with no AAC, packets of varying
+    /// - Throws: `PipelineError.unsupported` for a file with no AAC, packets of varying
     ///   length whose frame length is not a whole number of timescale units, or an edit list of several parts (a joined file, which is cut or split by
     ///   joining again); the container's errors.
     public init(path: FilePath) throws(PipelineError) {

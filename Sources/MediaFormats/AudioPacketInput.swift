@@ -36,7 +36,7 @@ public struct AudioPacketInput: PacketSource {
     /// the audio track of an MP4 (`trackID`, else the first audio track), or an HLS media
     /// playlist of CMAF segments (its init segment and segments, as one fragmented MP4).
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for a file that holds no AAC (naming what it
+    /// - Throws: `PipelineError.unsupported` for a file that holds no AAC (naming what it
     ///   holds); the container's errors.
     public init(path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
         self.path = path

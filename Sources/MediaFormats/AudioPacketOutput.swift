@@ -37,8 +37,8 @@ public struct AudioPacketOutput: PacketSink {
     ///     a kill); a fragmented MP4 is always written in place.
     ///   - encoderName: the MP4's `©too` tag.
     ///   - metadata: the MP4's other tags (ADTS carries none).
-    /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not an AAC container;
-    ///   ``PipelineError/stream(_:)`` or ``PipelineError/container(_:)`` when it cannot be created.
+    /// - Throws: `PipelineError.unsupported` when the name is not an AAC container;
+    ///   `PipelineError.stream` or `PipelineError.container` when it cannot be created.
     public init(path: FilePath, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
                 encoderName: String = "KeyFrameKit", metadata: ITunesMetadata = ITunesMetadata()) throws(PipelineError) {
         self.path = path

@@ -116,7 +116,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     /// URIs, `EXT-X-PLAYLIST-TYPE`, `EXT-X-MEDIA-SEQUENCE` and `EXT-X-ENDLIST`; other tags are
     /// skipped.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` without `#EXTM3U`, for a master playlist (it
+    /// - Throws: `PipelineError.unsupported` without `#EXTM3U`, for a master playlist (it
     ///   names variants, not segments), or for a segment URI without its `EXTINF`.
     public init(text: String) throws(PipelineError) {
         let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
@@ -214,7 +214,7 @@ extension HLSMediaPlaylist {
     /// The media playlist at `path`, and its init segment and segments as paths beside it (URIs
     /// are taken relative to the playlist's directory; absolute URLs are refused).
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for a playlist without `EXT-X-MAP` (packed
+    /// - Throws: `PipelineError.unsupported` for a playlist without `EXT-X-MAP` (packed
     ///   audio segments are not read) or with `http:` URIs; the stream's read errors.
     public static func files(of path: FilePath) throws(PipelineError) -> (playlist: HLSMediaPlaylist, initSegment: FilePath, segments: [FilePath]) {
         let text = try ManifestText.read(path, what: "a playlist")

@@ -26,8 +26,8 @@ public struct PCMFileOutput: PCMSink {
     ///   - inPlace: write the file under its own name from the start (a recording that must
     ///     survive a kill), instead of a temporary name.
     ///   - emptyMessage: the message of the error thrown by ``finish()`` when no PCM was written.
-    /// - Throws: ``PipelineError/unsupported(_:)`` when the name is not `.wav` or `.pcm`/`.raw`;
-    ///   ``PipelineError/stream(_:)`` when it cannot be created.
+    /// - Throws: `PipelineError.unsupported` when the name is not `.wav` or `.pcm`/`.raw`;
+    ///   `PipelineError.stream` when it cannot be created.
     public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {
         self.path = path
         self.emptyMessage = emptyMessage ?? "\(path): no audio to write"
@@ -78,7 +78,7 @@ public struct PCMFileOutput: PCMSink {
 
     /// Completes the file and gives it its name.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` with the `emptyMessage` when nothing was
+    /// - Throws: `PipelineError.unsupported` with the `emptyMessage` when nothing was
     ///   written (the file is removed).
     public mutating func finish() throws(PipelineError) {
         guard format != nil else {

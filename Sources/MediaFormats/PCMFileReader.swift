@@ -20,7 +20,7 @@ public struct PCMFileReader: PCMSource {
     /// Opens the PCM file at `path`: a WAV when its bytes say so (whatever its name), else raw
     /// PCM laid out as `rawFormat` when the name says `.pcm`/`.raw`.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for a file that is neither, or raw PCM
+    /// - Throws: `PipelineError.unsupported` for a file that is neither, or raw PCM
     ///   without a layout; the errors of the two initialisers below.
     public init(path: FilePath, rawFormat: PCMFormat? = nil, allowTruncated: Bool = false) throws(PipelineError) {
         switch MediaFileFormat.detect(path) {

@@ -1,7 +1,7 @@
 public import SystemPackage
 
 /// The PCM of any audio file, as a ``/MediaCore/PCMSource``, read by what its bytes are: WAV and
-/// raw PCM by ``PCMFileReader``; ADTS and MP4 AAC by ``AudioPacketInput`` through
+/// raw PCM by ``/MediaFormats/PCMFileReader``; ADTS and MP4 AAC by ``/MediaFormats/AudioPacketInput`` through
 /// ``/AudioCodec/AACDecoder`` (edit list applied); anything else — FLAC, MP3, Ogg Vorbis, Opus,
 /// ALAC, AIFF, the audio of a video — by ``/AudioCodec/AudioFileDecoder`` (libavformat and
 /// libavcodec), except true 32-bit FLAC, which FFmpeg 5.1 cannot decode, by
@@ -33,7 +33,7 @@ public struct AudioFileInput: PCMSource {
     /// our reader said is kept in ``refusal``. A WAV whose data chunk runs past the end of the
     /// file stays an error (a cut recording), unless `allowsTruncatedWAV`.
     ///
-    /// - Throws: ``PipelineError`` naming what is wrong with the file.
+    /// - Throws: ``/MediaCore/PipelineError`` naming what is wrong with the file.
     public init(path: FilePath, rawFormat: PCMFormat? = nil, allowsTruncatedWAV: Bool = false) throws(PipelineError) {
         self.path = path
         let detected = MediaFileFormat.detect(path)

@@ -11,7 +11,7 @@ internal import Synchronization
 /// carries; ``audioSpecificConfig`` is the AudioSpecificConfig inside it (ISO/IEC 14496-3,
 /// 1.6.2.1). Both are known at `init`, before any audio.
 ///
-/// Composition: ``/AudioIO/AudioCaptureSource`` → ``/AudioCodec/AACEncoder`` → a ``CallbackSink``
+/// Composition: ``/AudioIO/AudioCaptureSource`` → ``/AudioCodec/AACEncoder`` → a ``/MediaCore/CallbackSink``
 /// calling `onPackets`, pumped on a thread of its own, so the capture thread never waits on
 /// encoding. Each packet's presentation time is on the capture's monotonic clock, less the
 /// encoder's priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
@@ -165,7 +165,7 @@ public final class AACRecorder: Sendable {
     /// Opens and configures the device without capturing yet (see
     /// ``/AudioIO/AudioCapture/open()``); ``start()`` does it when this was not called.
     ///
-    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
+    /// - Throws: `PipelineError.audioDevice` for a missing or busy device or an
     ///   unsupported format.
     public func open() throws(PipelineError) {
         do { try capture.open() } catch { throw .audioDevice(error) }
@@ -174,7 +174,7 @@ public final class AACRecorder: Sendable {
     /// Starts capturing and encoding, opening the device first if ``open()`` was not called.
     /// Starts once.
     ///
-    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or an
+    /// - Throws: `PipelineError.audioDevice` for a missing or busy device or an
     ///   unsupported format.
     public func start() throws(PipelineError) {
         guard let start = pending.withLock({ pending -> Transfer<() -> PumpThread>? in
@@ -191,7 +191,7 @@ public final class AACRecorder: Sendable {
     /// `onPackets` before this returns) and says what was recorded. Call once, after
     /// ``start()``.
     ///
-    /// - Throws: ``PipelineError/codec(_:)`` if encoding failed at any point.
+    /// - Throws: `PipelineError.codec` if encoding failed at any point.
     public func stop() throws(PipelineError) -> Summary {
         _ = try job.finish()
         return summary

@@ -9,9 +9,9 @@ public import SystemPackage
 /// part, each skipping that part's priming and padding, so that the output decodes to exactly
 /// the parts' decoded audio one after another.
 ///
-/// Composition: ``AACTrackLayout`` (what the inputs hold) → ``PacketSpliceSource`` (the packets
-/// kept, on one timeline) → ``MuxerOutput`` (a faststart M4A with the edits, tags and chapters),
-/// around the ``Pump``. Outputs are written under a temporary name and renamed when complete.
+/// Composition: ``/MediaFormats/AACTrackLayout`` (what the inputs hold) → ``/MediaFormats/PacketSpliceSource`` (the packets
+/// kept, on one timeline) → ``/MediaFormats/MuxerOutput`` (a faststart M4A with the edits, tags and chapters),
+/// around the ``/MediaCore/Pump``. Outputs are written under a temporary name and renamed when complete.
 public enum AudioEditing {
     /// A position in the presented audio: seconds, or samples at the output rate.
     public enum Position: Sendable, Hashable, CustomStringConvertible {
@@ -88,7 +88,7 @@ public enum AudioEditing {
     /// shifted to the cut's start and clipped to its length; a chapter that began before the
     /// start begins at 0.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for an output that is not `.m4a`/`.m4b`/`.mp4`,
+    /// - Throws: `PipelineError.unsupported` for an output that is not `.m4a`/`.m4b`/`.mp4`,
     ///   an empty range, or a start past the end.
     @discardableResult
     public static func cut(_ input: FilePath, to output: FilePath, from start: Position, to end: Position? = nil,
@@ -131,7 +131,7 @@ public enum AudioEditing {
     /// them; parts at ``SplitPoints/chapters`` take the chapter's title as their title tag and
     /// the chapter's number as their track number.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for points out of order or past the end, a
+    /// - Throws: `PipelineError.unsupported` for points out of order or past the end, a
     ///   file without chapters split at chapters, or a part that would exist already.
     public static func split(_ input: FilePath, into directory: FilePath, at points: SplitPoints, control: JobControl? = nil,
                              progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
@@ -213,7 +213,7 @@ public enum AudioEditing {
     /// the first part's tags, except those that describe that part only (title, track number,
     /// iTunSMPB).
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` naming the input and the field that differs
+    /// - Throws: `PipelineError.unsupported` naming the input and the field that differs
     ///   when the inputs cannot be joined losslessly (object type, sample rate, channel
     ///   configuration, frame length, or any other AudioSpecificConfig bit).
     @discardableResult

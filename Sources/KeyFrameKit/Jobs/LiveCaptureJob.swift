@@ -7,7 +7,7 @@ internal import Synchronization
 /// HLS, both) and ``AACRecorder`` (a callback) are this job with different sinks; each names
 /// `start`, `stop` and `finish` through it.
 ///
-/// ``start(_:)`` once; then the job runs until the capture ends (its frame limit, a device
+/// `start(_:)` once; then the job runs until the capture ends (its frame limit, a device
 /// failure), the pump fails, or ``requestStop()``; ``wait(timeout:)`` polls for that,
 /// ``ended()`` awaits it without holding a thread of Swift's cooperative pool;
 /// ``finish()`` stops capture, lets the pump drain the queue and finish its sinks, and gives
@@ -118,7 +118,7 @@ public final class LiveCaptureJob: Sendable {
     }
 
     /// Stops capturing, waits for the pump to write what was queued and finish its sinks, and
-    /// returns what it did. Call once, after ``start(_:)``.
+    /// returns what it did. Call once, after `start(_:)`.
     ///
     /// - Throws: the pump's error.
     public func finish() throws(PipelineError) -> PumpReport {

@@ -29,10 +29,10 @@ public enum Playback {
     /// AAC by KeyFrameKit's readers, anything else libavformat reads (FLAC, MP3, Ogg, …) through
     /// ``AudioFileInput``.
     ///
-    /// Compositions: ``PCMFileReader`` → ``/AudioIO/AudioPlayerSink``, or ``AudioPacketInput`` →
+    /// Compositions: ``/MediaFormats/PCMFileReader`` → ``/AudioIO/AudioPlayerSink``, or ``/MediaFormats/AudioPacketInput`` →
     /// ``/AudioCodec/AACDecoder`` → ``/AudioIO/AudioPlayerSink``.
     ///
-    /// - Throws: ``PipelineError/audioDevice(_:)`` for a device that is missing, busy or cannot
+    /// - Throws: `PipelineError.audioDevice` for a device that is missing, busy or cannot
     ///   play the stream's format; the errors of the input.
     public static func play(_ input: FilePath, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil,
                             control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {

@@ -5,11 +5,11 @@ internal import Synchronization
 
 /// A recording from an ALSA device to a PCM, WAV, ADTS or M4A file, as a composition:
 /// ``/AudioIO/AudioCaptureSource`` (with a level meter watching) → ``/AudioCodec/AACEncoder`` (for
-/// `.aac` and `.m4a`) → ``AudioPacketOutput`` or ``PCMFileOutput``, pumped on a thread of its own
+/// `.aac` and `.m4a`) → ``/MediaFormats/AudioPacketOutput`` or ``/MediaFormats/PCMFileOutput``, pumped on a thread of its own
 /// (the recording pipeline of the iOS seeds 002–004: `KFAudioCapture` → `KFAudioEncoder` →
 /// `KFMP4Muxer`, or the AudioQueue recorder).
 ///
-/// The container comes from the output's name (``Container``, ``MediaFileFormat``). The capture
+/// The container comes from the output's name (``Container``, ``/MediaFormats/MediaFileFormat``). The capture
 /// thread never waits on the encoder or the disk: the pump thread encodes and writes, and when
 /// it falls more than the queue behind, periods are dropped and counted (``Summary/capture``).
 ///
@@ -41,10 +41,10 @@ public final class Recording: Sendable {
         /// AAC-LC in MP4 with a sample-exact edit list (`.m4a`, `.mp4`).
         case m4a
         /// A live HLS rendition in a directory: CMAF segments, each written whole, and a
-        /// playlist rewritten after each (``HLSSegmentOutput``).
+        /// playlist rewritten after each (``/MediaStreaming/HLSSegmentOutput``).
         case hls
 
-        /// The container `path`'s name says, if any (see ``MediaFileFormat``).
+        /// The container `path`'s name says, if any (see ``/MediaFormats/MediaFileFormat``).
         public init?(fileExtensionOf path: FilePath) {
             switch MediaFileFormat(nameOf: path) {
             case .rawPCM: self = .pcm
@@ -93,9 +93,9 @@ public final class Recording: Sendable {
         public var hlsWindow: Int = 0
         /// HLS: seconds since 1970 (UTC) when capture starts; `nil` writes no program date-times.
         public var hlsStartDate: Double?
-        /// HLS: low-latency parts of at most this many seconds (``HLSSegmentOutput/Live/partDuration``).
+        /// HLS: low-latency parts of at most this many seconds (``/MediaStreaming/HLSSegmentOutput/Live/partDuration``).
         public var hlsPartDuration: Double?
-        /// HLS: where each playlist is published for a server (``LiveHLSPublication``).
+        /// HLS: where each playlist is published for a server (``/MediaStreaming/LiveHLSPublication``).
         public var hlsPublication: LiveHLSPublication?
         /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
         /// capture and the same encoder (a ``/MediaCore/Tee``); `nil` for the file alone. The
@@ -148,7 +148,7 @@ public final class Recording: Sendable {
         /// The capture's counters: device xruns and the frames they lost, periods dropped
         /// because encoding or the disk fell behind.
         public var capture: AudioCapture.Statistics
-        /// The error that ended capture, when ``stopReason`` is ``StopReason/device``.
+        /// The error that ended capture, when ``stopReason`` is ``/KeyFrameKit/LiveCaptureJob/StopReason/device``.
         public var deviceFailure: ALSAError?
         /// Peak and RMS of the whole recording.
         public var levels: AudioLevels
@@ -242,8 +242,8 @@ public final class Recording: Sendable {
     /// Opens the device, then creates the output file, then starts capturing: a missing or
     /// busy device leaves an existing file at the output path untouched. Starts once.
     ///
-    /// - Throws: ``PipelineError/audioDevice(_:)`` for a missing or busy device or a format it
-    ///   cannot record; ``PipelineError/stream(_:)`` when the file cannot be created.
+    /// - Throws: `PipelineError.audioDevice` for a missing or busy device or a format it
+    ///   cannot record; `PipelineError.stream` when the file cannot be created.
     public func start() throws(PipelineError) {
         guard let handed = pending.withLock({ pending -> Transfer<PendingPipeline>? in
             defer { pending = nil }

@@ -1,7 +1,7 @@
 public import SystemPackage
 
 /// The container jobs of `keyframe demux` and `keyframe mux`: packets moved between containers
-/// without decoding, compositions of a packet source and a packet sink around the ``Pump``.
+/// without decoding, compositions of a packet source and a packet sink around the ``/MediaCore/Pump``.
 public enum Remux {
     /// What a demux wrote.
     public struct DemuxSummary: Sendable {
@@ -24,7 +24,7 @@ public enum Remux {
     /// names and renamed when both are complete.
     ///
     /// Compositions: MP4 audio track → ``/AACBitstream/ADTSPacketWriter``; MP4 video track →
-    /// ``AnnexBFileWriter``.
+    /// ``/MediaFormats/AnnexBFileWriter``.
     public static func demux(_ input: FilePath, segments: [FilePath] = [], audioOutput: FilePath?, videoOutput: FilePath?,
                              audioTrackID: UInt32? = nil, control: JobControl? = nil,
                              progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DemuxSummary {
@@ -97,7 +97,7 @@ public enum Remux {
     public struct VideoInput: Sendable {
         /// The `.h264` / `.h265` file.
         public var path: FilePath
-        /// The codec; by default what ``MediaFileFormat/detect(_:)`` finds.
+        /// The codec; by default what ``/MediaFormats/MediaFileFormat/detect(_:)`` finds.
         public var codec: VideoCodec
         /// The duration of one frame (1/30 s for 30 fps, 1001/30000 s for 29.97).
         public var frameDuration: MediaTime
@@ -132,7 +132,7 @@ public enum Remux {
     /// ADTS carries no priming, so no gapless edit list is written for it (as `ffmpeg -c copy`).
     ///
     /// Composition: ADTS packets and video access units, interleaved by decode time
-    /// (``InterleavedSource``) → ``/MP4/MP4Muxer``.
+    /// (``/MediaCore/InterleavedSource``) → ``/MP4/MP4Muxer``.
     public static func mux(audio: FilePath?, video: VideoInput? = nil, to output: FilePath, options: MuxOptions = MuxOptions(),
                            control: JobControl? = nil) throws(PipelineError) -> MuxSummary {
         var types: MediaType = []

@@ -73,7 +73,7 @@ extension Transcode {
         public var bitrate: Int?
         /// What was odd about the input but not fatal.
         public var damage: [DamageEvent]
-        /// Whether ``JobControl/requestStop()`` ended the job early.
+        /// Whether ``/MediaCore/JobControl/requestStop()`` ended the job early.
         public var stoppedEarly: Bool
         /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
         public var normalization: (measured: Loudness, gain: Double)?
@@ -90,8 +90,8 @@ extension Transcode {
     /// decodes to (resampled, when it is).
     ///
     /// Composition: source → ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) →
-    /// ``/AudioCodec/AACEncoder`` → ``AudioPacketOutput``, or source →
-    /// ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) → ``PCMFileOutput``. With
+    /// ``/AudioCodec/AACEncoder`` → ``/MediaFormats/AudioPacketOutput``, or source →
+    /// ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) → ``/MediaFormats/PCMFileOutput``. With
     /// ``ConvertOptions/normalizeTo`` the input is read twice: a first pass measures its loudness
     /// (``measureLoudness(_:rawFormat:sampleRate:channelCount:allowedSampleRates:control:progress:)``),
     /// without holding it in memory.

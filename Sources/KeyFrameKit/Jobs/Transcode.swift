@@ -1,7 +1,7 @@
 public import SystemPackage
 
 /// The codec jobs of `keyframe encode` and `keyframe decode`: compositions of a source, a
-/// codec and a sink around the ``Pump``. Streamed: memory holds one buffer of PCM and a few
+/// codec and a sink around the ``/MediaCore/Pump``. Streamed: memory holds one buffer of PCM and a few
 /// packets, however long the file.
 public enum Transcode {
     /// The AAC bitrate when none is given: 128 kb/s, lowered to the most AAC carries at the
@@ -45,7 +45,7 @@ public enum Transcode {
         public var bitrate: Int
         /// What was odd about the input but not fatal.
         public var damage: [DamageEvent]
-        /// Whether ``JobControl/requestStop()`` ended the encode early (the output is complete
+        /// Whether ``/MediaCore/JobControl/requestStop()`` ended the encode early (the output is complete
         /// up to there).
         public var stoppedEarly: Bool
     }
@@ -54,7 +54,7 @@ public enum Transcode {
     /// `.mp4`), by the output's name. Written under a temporary name and renamed when complete
     /// (a fragmented MP4 is written in place); nothing is left under `output` on an error.
     ///
-    /// Composition: `input` → ``/AudioCodec/AACEncoder`` → ``AudioPacketOutput``.
+    /// Composition: `input` → ``/AudioCodec/AACEncoder`` → ``/MediaFormats/AudioPacketOutput``.
     public static func encode(_ input: some PCMSource, to output: FilePath, options: EncodeOptions = EncodeOptions(),
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
@@ -90,13 +90,13 @@ public enum Transcode {
     /// Any other audio file (FLAC, MP3, Ogg, an ADPCM WAV, …) is decoded by libavformat and
     /// libavcodec, as ``convert(_:to:options:control:progress:)`` reads it.
     ///
-    /// The input's format comes from its bytes (``MediaFileFormat/detect(_:)``). For an MP4 the
+    /// The input's format comes from its bytes (``/MediaFormats/MediaFileFormat/detect(_:)``). For an MP4 the
     /// edit list is applied (the encoder's priming is dropped and decoding stops where the edit
     /// ends), else iTunSMPB; so a gapless file gives exactly its valid samples. ADTS cannot say
     /// how much of the start is priming, so, like `ffmpeg -i IN.aac OUT.wav`, every decoded
     /// sample is kept.
     ///
-    /// Composition: ``AudioPacketInput`` → ``/AudioCodec/AACDecoder`` → ``PCMFileOutput``.
+    /// Composition: ``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder`` → ``/MediaFormats/PCMFileOutput``.
     ///
     /// - Parameters:
     ///   - input: an ADTS stream or an MP4/M4A/MOV file (recognised by its bytes).
@@ -130,7 +130,7 @@ public enum Transcode {
 
 extension Transcode {
     /// Decodes a file that is not AAC: ``AudioFileInput`` → ``/AudioCodec/PCMResampler`` (the
-    /// sample type only) → ``PCMFileOutput``.
+    /// sample type only) → ``/MediaFormats/PCMFileOutput``.
     static func decodeOther(_ input: FilePath, to output: FilePath, sampleFormat: PCMSampleFormat, control: JobControl?,
                             progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> DecodeSummary {
         let source = try AudioFileInput(path: input)
@@ -142,7 +142,7 @@ extension Transcode {
     }
 }
 
-/// Counts what an ``ObservedSource`` sees.
+/// Counts what an ``/MediaCore/ObservedSource`` sees.
 final class PacketCounter {
     var count = 0
 }

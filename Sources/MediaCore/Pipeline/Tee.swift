@@ -4,7 +4,7 @@
 ///
 /// Each branch is a sink, with its own transforms before it (``MediaSink/transforming(by:)``),
 /// and gets every element and every ``StreamEvent`` in order. A branch runs on the tee's
-/// thread, or, made with ``Branch/init(_:policy:queueCapacity:)`` on a thread of its own
+/// thread, or, made with ``Branch/init(threaded:name:policy:queueCapacity:whenFinished:)``, on a thread of its own
 /// (``ThreadedSink``): heavy branches (an encoder each) then run in parallel while the source
 /// is read once. Backpressure: a threaded branch holds at most its queue's capacity; the tee
 /// waits for room, so memory does not grow when a branch is slower than the source.

@@ -1,4 +1,4 @@
-/// Builds an HLS rendition's media playlist (``HLSMediaPlaylist``) from the segments written:
+/// Builds an HLS rendition's media playlist (``/MediaFormats/HLSMediaPlaylist``) from the segments written:
 /// VOD when packaged; live, an event playlist or a sliding window, with program date-times and,
 /// for low-latency HLS, parts, server control and a preload hint. It only builds:
 /// ``HLSSegmentStore`` writes the text, and removes the files that

@@ -2,9 +2,11 @@ public import SystemPackage
 
 /// Packaging audio for HTTP streaming: `keyframe package`.
 ///
-/// Composition: AAC input (M4A/MP4 or ADTS, stream-copied) → ``HLSSegmentOutput``; or any other
-/// input (``AudioFileInput``) → ``/AudioCodec/PCMResampler`` → ``/AudioCodec/AACEncoder`` →
-/// ``HLSSegmentOutput``; around the ``Pump``.
+/// Composition: AAC input (M4A/MP4 or ADTS, stream-copied) → ``HLSSegmentOutput``, around the
+/// ``/MediaCore/Pump`` (``hls(copying:to:options:control:progress:)``, here, with no codec). Any
+/// other input is decoded, resampled and encoded by KeyFrameKit's `Packaging.hls(_:to:…)`, an
+/// extension of this type: a ladder reads its input once into a ``/MediaCore/Tee`` with an
+/// encoder and a rendition per bitrate.
 public enum Packaging {
     /// How a rendition is made.
     public struct Options: Sendable {

@@ -166,7 +166,7 @@ public struct DASHManifest: Sendable, Hashable {
 
     /// Parses the MPD in `text`.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` naming the line when the text is not
+    /// - Throws: `PipelineError.unsupported` naming the line when the text is not
     ///   well-formed XML, its root is not `MPD`, it declares entities, it goes past the XML
     ///   reader's limits (`XMLElementTree.Limits`: 256 levels, a million elements), or an
     ///   attribute this reader models has a value the schema does not allow (a timescale of 0, a
@@ -230,7 +230,7 @@ public struct DASHManifest: Sendable, Hashable {
     /// one segment as long as the Period (0 when its length is unknown). Numbers count from
     /// `@startNumber`; segments are listed as written, not trimmed to the Period.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` when the Representation has no
+    /// - Throws: `PipelineError.unsupported` when the Representation has no
     ///   `SegmentTemplate` or is addressed otherwise (``Representation/unsupportedAddressing``),
     ///   when the timeline has a non-positive duration, a repeat count below -1, or an open repeat
     ///   with no end to run to, when more than ``maximumSegmentCount`` segments would be listed,
@@ -337,7 +337,7 @@ public struct DASHManifest: Sendable, Hashable {
     /// `$$` by `$`. `$Number$`, `$Time$` and `$Bandwidth$` take a width, `%0Nd` (N from 1 to 32),
     /// zero-padding the value to N digits (`$Number%05d$` → `00042`).
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` for an unknown identifier (`$SubNumber$`
+    /// - Throws: `PipelineError.unsupported` for an unknown identifier (`$SubNumber$`
     ///   included), a format other than `%0Nd`, a format on `$RepresentationID$`, an unclosed
     ///   `$`, `$Bandwidth$` with no bandwidth, or a name longer than ``maximumNameLength``.
     public static func expand(_ template: String, representationID: String, number: Int, time: Int64, bandwidth: Int?) throws(PipelineError) -> String {

@@ -17,7 +17,7 @@ public import SystemPackage
 public enum DASHValidation {
     /// The findings for the MPD at `path`.
     ///
-    /// - Throws: ``PipelineError`` when the file cannot be read, or not as an MPD.
+    /// - Throws: ``/MediaCore/PipelineError`` when the file cannot be read, or not as an MPD.
     public static func findings(forManifest path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let text = try ManifestText.read(path, what: "an MPD")
         let manifest: DASHManifest

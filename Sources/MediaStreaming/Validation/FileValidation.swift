@@ -99,7 +99,7 @@ public enum FileValidation {
     /// A directory as a packager leaves it: its master playlist (or, without one, every
     /// playlist in it) and every MPD.
     ///
-    /// - Throws: ``PipelineError/unsupported(_:)`` when it holds neither.
+    /// - Throws: `PipelineError.unsupported` when it holds neither.
     public static func findings(forDirectory directory: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let names: [String]
         do { names = try FileSystemCalls.entries(of: directory) } catch {
@@ -128,7 +128,7 @@ public enum FileValidation {
     /// The findings for the MP4 at `path`: its gapless signals, and when it is fragmented (its
     /// samples in `moof`s, or an init segment alone), the fragment rules.
     ///
-    /// - Throws: ``PipelineError`` when the file cannot be read, or not as MP4.
+    /// - Throws: ``/MediaCore/PipelineError`` when the file cannot be read, or not as MP4.
     public static func findings(for path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let source: FileByteSource
         do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
@@ -143,7 +143,7 @@ public enum FileValidation {
 
     /// An init segment and its media segments, checked as one track.
     ///
-    /// - Throws: ``PipelineError`` when a file cannot be read, or the init not as MP4.
+    /// - Throws: ``/MediaCore/PipelineError`` when a file cannot be read, or the init not as MP4.
     public static func sequence(initSegment: FilePath, segments: [FilePath]) throws(PipelineError) -> SegmentSequenceValidation {
         // Each file opened for each read, not held open: thousands of segments.
         var sources: [FileRangeSource] = []

@@ -3,7 +3,7 @@
 /// each with the line it is on, and the playlist's syntax problems recorded rather than
 /// refused.
 ///
-/// ``HLSMediaPlaylist/init(text:)`` is the strict reader of what the decoder needs; this one is
+/// ``/MediaFormats/HLSMediaPlaylist/init(text:)`` is the strict reader of what the decoder needs; this one is
 /// the validator's: it never throws and never traps, reads what it can of a broken line and
 /// says what is wrong with it in ``problems``, so that a rule can name the line of anything it
 /// finds. It reads in time linear in the text's length (a long line is scanned once) and keeps

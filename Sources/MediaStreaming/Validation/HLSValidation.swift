@@ -33,7 +33,7 @@ public enum HLSValidation {
 
     /// The findings for the playlist at `path` (master or media).
     ///
-    /// - Throws: ``PipelineError`` when the file cannot be read.
+    /// - Throws: ``/MediaCore/PipelineError`` when the file cannot be read.
     public static func findings(forPlaylist path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let document = try read(path)
         return document.isMaster ? masterFindings(document, path: path) : MediaCheck(document, path: path).findings

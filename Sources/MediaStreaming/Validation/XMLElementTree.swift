@@ -160,7 +160,7 @@ package struct XMLElementTree: Sendable, Hashable {
 
     /// Reads the document in `bytes`.
     ///
-    /// - Throws: ``PipelineError`` (code ``PipelineError/Code/container``) with a
+    /// - Throws: ``/MediaCore/PipelineError`` (code ``PipelineError/Code/container``) with a
     ///   ``SyntaxError`` underneath, naming the line and column and what is wrong.
     package init(bytes: [UInt8], limits: Limits = Limits()) throws(PipelineError) {
         var reader = Reader(bytes: bytes, limits: limits)
