@@ -86,6 +86,15 @@ struct Probe: ParsableCommand {
     static func report(for path: String, segments: [String] = []) throws -> ProbeReport {
         let format: MediaFileFormat?
         do { format = try readableFormat(path) }
+        if format == .hlsPlaylist, segments.isEmpty {
+            // A media playlist of CMAF segments: its init segment and segments, as one file.
+            do {
+                let files = try HLSMediaPlaylist.files(of: FilePath(path))
+                return try MP4Probe.probe(try MediaInput.open(files.initSegment, segments: files.segments))
+            } catch {
+                throw CommandFailure("\(path): \(error)")
+            }
+        }
         if format == .mp4 || !segments.isEmpty {
             do { return try MP4Probe.probe(try MediaInput.open(FilePath(path), segments: segments.map { FilePath($0) })) } catch {
                 throw CommandFailure("\(path): \(error)")

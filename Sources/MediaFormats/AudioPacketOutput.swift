@@ -105,6 +105,11 @@ public struct AudioPacketOutput: PacketSink {
                 defer { writer = .adts(adts) }
                 try adts.finish()
             case .mp4(let muxer):
+                if let gapless, gapless.validLength == nil {
+                    // The stream never told its length (a job stopped before its encoder was
+                    // flushed): what the packets hold after the priming, never an empty edit.
+                    muxer.setGapless(priming: Int(gapless.priming), validFrameCount: max(0, packetFrames - gapless.priming))
+                }
                 try muxer.finish()
             }
         } catch {

@@ -263,8 +263,9 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
         return sync
     }
 
-    /// Extensions of the formats that can hold `contents`, for messages (`.wav, .pcm, …`).
+    /// Extensions of the files that can hold `contents`, for messages (`.wav, .pcm, …`); a
+    /// playlist, which holds its segments' contents but is no such file itself, is not listed.
     public static func extensionList(holding contents: Contents) -> String {
-        allCases.filter { !$0.contents.isDisjoint(with: contents) }.map { ".\($0.fileExtensions[0])" }.joined(separator: ", ")
+        allCases.filter { $0 != .hlsPlaylist && !$0.contents.isDisjoint(with: contents) }.map { ".\($0.fileExtensions[0])" }.joined(separator: ", ")
     }
 }

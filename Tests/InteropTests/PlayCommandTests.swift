@@ -117,6 +117,17 @@ extension PlayCommandTests {
         try #require(result.status == 0, "\(what) exited \(result.status): \(result.standardError)")
         let bytes = try Data(contentsOf: URL(fileURLWithPath: rendered))
         #expect(bytes == expected, "\(what): kf_out got \(bytes.count) bytes, keyframe decode gives \(expected.count)")
+        guard kind == "m3u8" else { return }
+        // A playlist our reader refuses is refused, never handed to libavformat's HLS reader
+        // (which would decode around the hole, without the gapless trim, and exit 0).
+        try FileManager.default.removeItem(atPath: directory.appendingPathComponent("hls/segment-00002.m4s").path)
+        for command in [["decode", file, "-o", directory.appendingPathComponent("holed.pcm").path],
+                        ["convert", file, "-o", directory.appendingPathComponent("holed.wav").path],
+                        ["play", file, "--device", "kf_out", "--alsa-config", configuration]] {
+            let refused = try ExternalTool.run(try ExternalTool.keyframe, command)
+            #expect(refused.status != 0 && refused.standardError.contains("segment-00002.m4s"),
+                    "\(command[0]) of a playlist with a missing segment: \(refused.status) \(refused.standardError)")
+        }
     }
 
     /// `keyframe play tone.wav --device pulse` into a PulseAudio null sink of the test's own,

@@ -263,6 +263,26 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
         #expect(decoded[0] == decoded[1], "\(what): the file and the rendition decode to the same samples (one encoder)")
     }
 
+    /// A rendition refused (its directory holds a package) leaves an existing file at OUT as it
+    /// was, though `.aac` is written in place: the rendition is made before the file.
+    @Test(.timeLimit(.minutes(2)))
+    func aRefusedRenditionLeavesTheFileAlone() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let raw = directory.appendingPathComponent("in.raw").path
+        try CaptureCheck.bytes(CaptureCheck.tone(frames: 44100, rate: 44100, frequencies: [1000, 1500])).write(to: URL(fileURLWithPath: raw))
+        let configuration = try CaptureCheck.alsaConfiguration(in: directory, input: raw)
+        let keep = directory.appendingPathComponent("keep.aac").path
+        try Data("precious".utf8).write(to: URL(fileURLWithPath: keep))
+        let package = directory.appendingPathComponent("pkg")
+        try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
+        try Data("#EXTM3U\n".utf8).write(to: package.appendingPathComponent("index.m3u8"))
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["record", keep, "--hls", package.path, "--duration", "0.5",
+                                                                   "--device", "kf_in", "--alsa-config", configuration])
+        #expect(run.status != 0 && run.standardError.contains("already holds a package"), "\(run.standardError)")
+        #expect(try String(contentsOfFile: keep, encoding: .utf8) == "precious", "keep.aac is untouched")
+    }
+
     /// `--crash-safe` changes how the file is written along the way, not what a finished
     /// recording holds (a fragmented .m4a must still be gapless for our decoder and clean for
     /// FFmpeg's).

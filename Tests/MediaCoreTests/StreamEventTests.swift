@@ -59,12 +59,16 @@ struct MarkedSource: PacketSource {
 struct LoggingSink: PacketSink {
     let log: EventLog
     var failAt: UInt8?
+    var failsToFinish = false
     mutating func write(_ packet: MediaSample) throws(ByteStreamError) {
         if packet.data.first == failAt { throw .system(operation: "write", path: "log", errno: .noSpace) }
         log.append("p:\(packet.data.first ?? 0)")
     }
     mutating func receive(_ event: StreamEvent) throws(ByteStreamError) { log.append(entry(event)) }
-    mutating func finish() throws(ByteStreamError) { log.append("finish") }
+    mutating func finish() throws(ByteStreamError) {
+        if failsToFinish { throw .system(operation: "commit", path: "log", errno: .noSpace) }
+        log.append("finish")
+    }
     mutating func cancel() { log.append("cancel") }
 }
 
@@ -125,6 +129,20 @@ struct MarkingDoubler: MediaTransform {
         var source = ObservedSource(MarkedSource(count: 100, events: Self.marked)) { packet in
             if packet.data == [1] { control.requestStop() }
         }.transformed(by: MarkingDoubler())
+        var sink = LoggingSink(log: log)
+        let report = try Pump.run(from: &source, into: &sink, control: control)
+        #expect(report.stoppedEarly)
+        #expect(Array(log.all.suffix(3)) == ["p:255", "e:t:end", "finish"], "\(log.all)")
+    }
+
+    /// A stop through wrappers (an observer, an announcer) still flushes the transform inside
+    /// and delivers its final events.
+    @Test func aStopThroughWrappersStillFlushesTheTransform() throws {
+        let log = EventLog()
+        let control = JobControl()
+        var source = AnnouncingSource(ObservedSource(MarkedSource(count: 100, events: Self.marked).transformed(by: MarkingDoubler())) { packet in
+            if packet.data == [1] { control.requestStop() }
+        }, announcing: [])
         var sink = LoggingSink(log: log)
         let report = try Pump.run(from: &source, into: &sink, control: control)
         #expect(report.stoppedEarly)

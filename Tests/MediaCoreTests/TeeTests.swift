@@ -60,6 +60,19 @@ import Glibc
         #expect(tee.failures.map(\.name) == ["rtmp"] && tee.failures.first?.error.code == .stream)
     }
 
+    /// A required branch that fails to finish: the branches after it are cancelled, not
+    /// committed, and the job fails.
+    @Test func aRequiredBranchFailingToFinishCancelsTheOnesNotYetFinished() {
+        let first = EventLog(), failing = EventLog(), last = EventLog()
+        var source = MarkedSource(count: 10)
+        var tee = Tee([Tee<MediaSample>.Branch(threaded: LoggingSink(log: first), name: "first"),
+                       Tee<MediaSample>.Branch(threaded: LoggingSink(log: failing, failsToFinish: true), name: "failing"),
+                       Tee<MediaSample>.Branch(threaded: LoggingSink(log: last), name: "last")])
+        #expect(throws: PipelineError.self) { try Pump.run(from: &source, into: &tee) }
+        #expect(first.all.last == "finish", "finished before the failure: the job removes what it made")
+        #expect(failing.all.last == "cancel" && last.all.last == "cancel" && !last.all.contains("finish"), "\(last.all.suffix(2))")
+    }
+
     /// Counts shared by the source and a slow branch.
     final class Lead: Sendable {
         let produced = Atomic<Int>(0)

@@ -64,6 +64,10 @@ public struct AudioFileInput: PCMSource {
                 refusal = nil
                 return
             } catch {
+                // A playlist our reader refuses (a window, a URL, a missing segment, a master
+                // playlist) is refused: libavformat's HLS reader would decode it with holes or
+                // without the gapless trim.
+                if detected == .hlsPlaylist { throw error }
                 // An MP4 whose audio is not AAC (ALAC, MP3, Opus in MP4), or bytes that only
                 // looked like ADTS: libavcodec may decode it.
                 refused = error

@@ -81,7 +81,12 @@ public final class LiveCaptureJob: Sendable {
             return !state.started
         }
         guard first else { throw .unsupported("this job was already started") }
-        let pump = try launch()
+        let pump: PumpThread
+        do { pump = try launch() } catch {
+            // Never started: whoever waits for the end gets it.
+            end(.error)
+            throw error
+        }
         state.withLock { $0.pump = pump }
     }
 
@@ -131,9 +136,14 @@ public final class LiveCaptureJob: Sendable {
     /// ``finish()`` on a thread of its own, awaited: the pump's join never blocks a thread of
     /// Swift's cooperative pool.
     public func finishAsync() async throws(PipelineError) -> PumpReport {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<PumpReport, PipelineError>, Never>) in
-            DispatchQueue(label: "KeyFrameKit.LiveCaptureJob.finish").async {
-                do throws(PipelineError) { continuation.resume(returning: .success(try self.finish())) } catch {
+        try await Self.offThePool { () throws(PipelineError) -> PumpReport in try self.finish() }
+    }
+
+    /// `body` (which may wait on a device or a thread) run on a thread of its own, awaited.
+    package static func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws(PipelineError) -> Value) async throws(PipelineError) -> Value {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, PipelineError>, Never>) in
+            DispatchQueue(label: "KeyFrameKit.LiveCaptureJob").async {
+                do throws(PipelineError) { continuation.resume(returning: .success(try body())) } catch {
                     continuation.resume(returning: .failure(error))
                 }
             }

@@ -83,8 +83,15 @@ extension Packaging {
         }
         var tee = Tee(branches)
         var chain = source.transformed(by: resampler)
-        _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
-        return try results.all()
+        do throws(PipelineError) {
+            _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
+            return try results.all()
+        } catch {
+            // A branch that failed while the others finished: the finished renditions go too
+            // (every one was made by this ladder), so that nothing half a ladder is left.
+            for bitrate in options.bitrates { remove(directory.appending("\(bitrate / 1000)k"), directoryToo: true) }
+            throw error
+        }
     }
 
     /// A ladder's branch on a thread of its own: `encoder` → `output`, its summary given to

@@ -42,7 +42,12 @@ public enum Playback {
         case .wav where (try? PCMFileReader(wavPath: input, allowTruncated: true)) != nil:
             var source = try PCMFileReader(wavPath: input, allowTruncated: true)
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        case .adts, .mp4, .hlsPlaylist:
+        case .hlsPlaylist:
+            // Our reader's, or its refusal: never libavformat's HLS reader (holes, no gapless trim).
+            let packets = try AudioPacketInput(path: input, purpose: .decoding)
+            var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
+            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        case .adts, .mp4:
             if let packets = try? AudioPacketInput(path: input, purpose: .decoding) {
                 var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
                 report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)

@@ -274,18 +274,23 @@ public final class Recording: Sendable {
             let output = try makeHLS(options.outputPath)
             pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
         } else if let encoder = pending.encoder {
-            let output = try AudioPacketOutput(
-                path: options.outputPath,
-                fragmentDuration: options.crashSafe && options.container == .m4a ? MediaTime(value: 1, timescale: 1) : nil,
-                inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
-            if let directory = options.hlsDirectory {
+            // The rendition first: a directory that holds a package is refused before the file,
+            // which an in-place output would truncate, is opened.
+            var hls: RecordingSink<HLSSegmentOutput>? = nil
+            if let directory = options.hlsDirectory { hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil) }
+            let output: AudioPacketOutput
+            do {
+                output = try AudioPacketOutput(
+                    path: options.outputPath,
+                    fragmentDuration: options.crashSafe && options.container == .m4a ? MediaTime(value: 1, timescale: 1) : nil,
+                    inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
+            } catch {
+                hls?.discardOutput()
+                throw error
+            }
+            if var hls {
                 // One capture, one encoder, two outputs: the file and the live rendition.
                 var file = RecordingSink(output, checkpointFrames: crashSafeInterval)
-                var hls: RecordingSink<HLSSegmentOutput>
-                do { hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil) } catch {
-                    file.discardOutput()
-                    throw error
-                }
                 do { try capture.start() } catch {
                     file.discardOutput()
                     hls.discardOutput()
@@ -368,7 +373,9 @@ public final class Recording: Sendable {
     ///
     /// - Throws: the errors of ``start()`` and ``finish()``.
     public func run() async throws(PipelineError) -> Summary {
-        try start()
+        guard !Task.isCancelled else { throw .cancelled }
+        // Opening the device can take a second (PulseAudio): not on the cooperative pool.
+        try await LiveCaptureJob.offThePool { () throws(PipelineError) in try self.start() }
         await withTaskCancellationHandler {
             await job.ended()
         } onCancel: {

@@ -115,7 +115,8 @@ public enum Transcode {
         } catch {
             // Not AAC that KeyFrameKit reads (FLAC, MP3, an ADPCM WAV, ALAC in MP4, …): decoded
             // as `convert` decodes it, by libavformat and libavcodec.
-            guard segments.isEmpty, trackID == nil else { throw error }
+            // (An HLS playlist our reader refuses stays refused: see AudioFileInput.)
+            guard segments.isEmpty, trackID == nil, MediaFileFormat.detect(input) != .hlsPlaylist else { throw error }
             return try decodeOther(input, to: output, sampleFormat: sampleFormat, control: control, progress: progress)
         }
         let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)

@@ -38,3 +38,8 @@ extension AnnouncingSource: PCMSource where Upstream: PCMSource {
     /// The upstream's layout.
     public var pcmFormat: PCMFormat? { upstream.pcmFormat }
 }
+
+extension AnnouncingSource: FlushableSource where Upstream: FlushableSource {
+    /// The upstream's held-back elements.
+    mutating func flushNext() throws(Upstream.Failure) -> Upstream.Element? { try upstream.flushNext() }
+}

@@ -16,8 +16,12 @@
 /// element; those it has after `next()` returned `nil` come before the sink's `finish()`. The
 /// pump hands them to ``MediaSink/receive(_:)`` in that order. A transform sees each upstream
 /// event first (``MediaTransform/transform(event:)``: it passes it on, replaces it or drops it)
-/// and adds its own (``MediaTransform/takeEvents()``). A later event of a kind replaces an
-/// earlier one: the final ``gapless(_:)`` after the last packet is the one a muxer keeps.
+/// and adds its own (``MediaTransform/takeEvents()``): those it has after
+/// ``MediaTransform/finish()`` follow the outputs `finish()` returns (an encoder's final gapless
+/// numbers come after its last packet), while the events an upstream tells at its own end come
+/// before those flushed outputs (a transformed source and a transforming sink agree on this). A
+/// later event of a kind replaces an earlier one: the final ``gapless(_:)`` is the one a muxer
+/// keeps.
 public enum StreamEvent: Sendable, Hashable {
     /// The gapless numbers of the packets (or PCM) that flow: priming from the start, the valid
     /// length once known.

@@ -81,11 +81,17 @@ public struct Tee<Element: Sendable>: MediaSink {
         }
     }
 
-    /// Finishes every branch (all of them, even after one fails); throws the first required
-    /// branch's error.
+    /// Finishes every branch; once a required branch fails, the branches not yet finished are
+    /// cancelled instead (the job fails: nothing of it should be committed), and the first
+    /// required branch's error is thrown. An expendable branch's failure is kept in ``failures``.
     public mutating func finish() throws(PipelineError) {
         var first: PipelineError?
         for index in branches.indices where !branches[index].isFailed {
+            if first != nil {
+                branches[index].sink.cancel()
+                branches[index].isFailed = true
+                continue
+            }
             do throws(PipelineError) { try branches[index].sink.finish() } catch {
                 branches[index].isFailed = true
                 if branches[index].policy == .expendable {

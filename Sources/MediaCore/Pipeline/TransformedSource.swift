@@ -155,3 +155,12 @@ extension ObservedSource: PCMSource where Upstream: PCMSource {
 }
 
 extension ObservedSource: PacketSource where Upstream: PacketSource {}
+
+extension ObservedSource: FlushableSource where Upstream: FlushableSource {
+    /// The upstream's held-back elements, each shown to `observe`.
+    mutating func flushNext() throws(Upstream.Failure) -> Upstream.Element? {
+        guard let element = try upstream.flushNext() else { return nil }
+        observe(element)
+        return element
+    }
+}

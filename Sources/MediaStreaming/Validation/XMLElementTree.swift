@@ -261,6 +261,11 @@ private struct Reader {
     var attributeCount = 0
     /// Each prefix's bindings, innermost last (`""`: the default namespace; an empty URI unbinds it).
     var namespaces: [String: [String]] = ["xml": [XMLElementTree.xmlNamespace]]
+    /// Each namespace name declared, by a number: the duplicate-attribute check compares
+    /// numbers, not the names, which a hostile document makes long (hashed once, where declared).
+    var namespaceNumbers: [String: Int] = [XMLElementTree.xmlNamespace: 0]
+    /// The number of the namespace name each prefix is bound to, in step with `namespaces`.
+    var prefixNumbers: [String: [Int]] = ["xml": [0]]
     var sawDoctype = false
     /// The line count up to `lineCountedTo` (lines are asked for in increasing positions).
     var lineCountedTo = 0
@@ -794,6 +799,8 @@ private struct Reader {
                 throw error("<\(name.prefix(64))> declares the prefix \(prefix.prefix(64)) with an empty namespace name (Namespaces in XML 1.0, 3, No Prefix Undeclaring)", at: start)
             }
             namespaces[prefix, default: []].append(attribute.value)
+            if namespaceNumbers[attribute.value] == nil { namespaceNumbers[attribute.value] = namespaceNumbers.count }
+            prefixNumbers[prefix, default: []].append(namespaceNumbers[attribute.value] ?? -1)
             open.declared.append(prefix)
         }
         func uri(of prefix: String) -> String? { namespaces[prefix]?.last.flatMap { $0.isEmpty ? nil : $0 } }
@@ -805,6 +812,8 @@ private struct Reader {
         } else {
             open.element.namespaceURI = uri(of: "")
         }
+        // Two prefixed attributes at least, or no two can share an expanded name.
+        let prefixed = open.element.attributes.lazy.filter { $0.name.utf8.contains(ASCII.colon) && !$0.name.hasPrefix("xmlns:") }.count
         var expanded: Set<String> = []
         for index in open.element.attributes.indices {
             let attribute = open.element.attributes[index]
@@ -814,7 +823,8 @@ private struct Reader {
                 throw error("the prefix \(prefix.prefix(64)) of the attribute \(attribute.name.prefix(64)) of <\(name.prefix(64))> is not declared (Namespaces in XML 1.0, 4, Prefix Declared)", at: start)
             }
             open.element.attributes[index].namespaceURI = bound
-            guard expanded.insert(bound + " " + attribute.localName).inserted else {
+            guard prefixed > 1 else { continue }
+            guard expanded.insert("\(prefixNumbers[prefix]?.last ?? -1) \(attribute.localName)").inserted else {
                 throw error("<\(name.prefix(64))> has two attributes named \(attribute.localName.prefix(64)) in the namespace \(bound.prefix(64)) (Namespaces in XML 1.0, 6.3)", at: start)
             }
         }
@@ -822,7 +832,10 @@ private struct Reader {
 
     /// The element finished: its text set, its namespace declarations unbound.
     mutating func close(_ open: Open) -> Element {
-        for prefix in open.declared { namespaces[prefix]?.removeLast() }
+        for prefix in open.declared {
+            namespaces[prefix]?.removeLast()
+            prefixNumbers[prefix]?.removeLast()
+        }
         var element = open.element
         element.text = String(decoding: open.text, as: UTF8.self)
         return element
