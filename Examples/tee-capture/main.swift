@@ -19,7 +19,9 @@ do {
     let audio = AudioConfiguration.default
     // The graph: capture → AAC encoder → tee → (M4A file, HLS rendition). The encoder tells its
     // priming and, at the end, the exact length down the stream; both outputs learn them there.
-    let capture = AudioCaptureSource(configuration: audio, device: arguments[1], frameLimit: 3 * audio.sampleRate, alsaConfiguration: alsa)
+    // A queue of 5 s of periods: encoding never drops what capture delivers.
+    let capture = AudioCaptureSource(configuration: audio, device: arguments[1], queueCapacity: 250, frameLimit: 3 * audio.sampleRate,
+                                     alsaConfiguration: alsa)
     var source = capture.transformed(by: try AACEncoder(format: audio.pcmFormat, bitrate: 128_000))
     var tee = Tee<MediaSample>([
         .init(try AudioPacketOutput(path: FilePath(arguments[2])), name: "file"),

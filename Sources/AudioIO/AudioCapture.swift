@@ -324,6 +324,9 @@ private final class CaptureState: Sendable {
             let device = closing.take()
             try? device.drop()
         }
+        // The stream ends where capture ends (its frame limit, a device failure): a consumer
+        // pulling from the queue gets what is left, then the end, without waiting for stop().
+        queue?.close()
         if queue == nil { continuation.finish() }
         onEnd?(ending)
     }
