@@ -133,6 +133,23 @@ public final class LiveCaptureJob: Sendable {
         return try pump.join().get()
     }
 
+    /// The whole job for `async` callers: `start` (opening a device can take a second, so on a
+    /// thread of its own), then the end awaited (a cancelled task asks for a stop), then
+    /// ``finishAsync()``.
+    ///
+    /// - Throws: ``/MediaCore/PipelineError/Code/cancelled`` when the task was cancelled before
+    ///   it started; `start`'s and ``finish()``'s errors.
+    public func run(start: @escaping @Sendable () throws(PipelineError) -> Void) async throws(PipelineError) -> PumpReport {
+        guard !Task.isCancelled else { throw .cancelled }
+        try await Self.offThePool(start)
+        await withTaskCancellationHandler {
+            await ended()
+        } onCancel: {
+            requestStop()
+        }
+        return try await finishAsync()
+    }
+
     /// ``finish()`` on a thread of its own, awaited: the pump's join never blocks a thread of
     /// Swift's cooperative pool.
     public func finishAsync() async throws(PipelineError) -> PumpReport {

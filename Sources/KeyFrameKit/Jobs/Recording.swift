@@ -373,15 +373,7 @@ public final class Recording: Sendable {
     ///
     /// - Throws: the errors of ``start()`` and ``finish()``.
     public func run() async throws(PipelineError) -> Summary {
-        guard !Task.isCancelled else { throw .cancelled }
-        // Opening the device can take a second (PulseAudio): not on the cooperative pool.
-        try await LiveCaptureJob.offThePool { () throws(PipelineError) in try self.start() }
-        await withTaskCancellationHandler {
-            await job.ended()
-        } onCancel: {
-            job.requestStop()
-        }
-        _ = try await job.finishAsync()
+        _ = try await job.run { () throws(PipelineError) in try self.start() }
         return summary
     }
 
