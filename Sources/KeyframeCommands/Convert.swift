@@ -182,8 +182,7 @@ struct Convert: ParsableCommand {
             let seconds = Double(summary.outputFrames) / Double(summary.outputFormat?.sampleRate ?? 1)
             return "\(item.output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input)"
         case (.failed(let error), false):
-            let text = "\(error)"
-            return text.contains(item.input.string) ? text : "\(item.input): \(text)"
+            return CommandFailure.message(error, naming: item.input.string)
         case (.converted, true), (.failed, true):
             var error: String?
             if case .failed(let failure) = outcome { error = "\(failure)" }
@@ -197,8 +196,7 @@ struct Convert: ParsableCommand {
             return try Transcode.convert(FilePath(input), to: FilePath(output), options: options,
                                          control: StopSignals.cancellingControl(), progress: progress)
         } catch {
-            let text = "\(error)"
-            throw CommandFailure(text.contains(input) ? text : "\(input): \(text)")
+            throw CommandFailure(error, naming: input)
         }
     }
 }

@@ -59,10 +59,7 @@ struct Probe: ParsableCommand {
     /// measurement alone (`{"loudness": …}` with `--json`).
     private func printLoudness() throws {
         let measured: Loudness?
-        do { measured = try Transcode.measureLoudness(FilePath(input)) } catch {
-            let text = "\(error)"
-            throw CommandFailure(text.contains(input) ? text : "\(input): \(text)")
-        }
+        do { measured = try Transcode.measureLoudness(FilePath(input)) } catch { throw CommandFailure(error, naming: input) }
         guard let measured else { throw CommandFailure("\(input): no audio to measure") }
         let format = try Self.readableFormat(input)
         if format == .mp4 || format == .adts, var report = try? Self.report(for: input, segments: segments) {

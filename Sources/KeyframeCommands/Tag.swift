@@ -93,8 +93,7 @@ struct Tag: ParsableCommand {
                 }
                 if json || edits.isEmpty { try printTags(path) }
             } catch {
-                let text = "\(error)"
-                Terminal.warning(text.contains(path) ? text : "\(path): \(text)")
+                Terminal.warning(CommandFailure.message(error, naming: path))
                 failed = true
             }
         }

@@ -103,7 +103,7 @@ public enum FileValidation {
     public static func findings(forDirectory directory: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let names: [String]
         do { names = try FileSystemCalls.entries(of: directory) } catch {
-            throw .unsupported("\(directory): cannot list it (\(error))")
+            throw .stream(.system(operation: "list", path: directory, errno: error))
         }
         let playlists = names.filter { $0.hasSuffix(".m3u8") }
         let masters = playlists.filter { name in
