@@ -6,7 +6,7 @@ public import MediaCore
 /// An AAC encoder as the jobs and a gapless MP4 see it: the priming at the start of its output
 /// and how many input frames it took (ISO/IEC 14496-12 8.6.6: the edit's `media_time` and
 /// duration), and what it produced. ``AACEncoder`` and ``ParallelAACEncoder`` are both.
-public protocol GaplessEncoder: AnyObject, MediaTransform where Input == PCMBuffer, Output == MediaSample, Failure == CodecError {
+public protocol GaplessEncoder: AnyObject, SendableMetatype, MediaTransform where Input == PCMBuffer, Output == MediaSample, Failure == CodecError {
     /// Samples of encoder delay at the start of the decoded output.
     var priming: Int { get }
     /// Input frames taken so far.

@@ -58,28 +58,24 @@ extension Packaging {
         let source = try AudioFileInput(path: input)
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
         let results = RenditionResults(count: options.bitrates.count)
-        // Every output and encoder first: one that cannot be made (a directory that holds a
-        // package) cancels the ones made before it, which remove what they made.
-        var outputs: [(HLSSegmentOutput, any GaplessEncoder)] = []
-        do throws(PipelineError) {
-            for bitrate in options.bitrates {
+        // A branch per bitrate, its encoder and output handed to its thread as they are made
+        // (nothing keeps them here); one that cannot be made (a directory that holds a package)
+        // cancels the branches made before it, whose outputs remove what they made.
+        var branches: [Tee<PCMBuffer>.Branch] = []
+        for (index, bitrate) in options.bitrates.enumerated() {
+            do throws(PipelineError) {
                 let encoder: any GaplessEncoder
                 do { encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(bitrate: bitrate)) } catch {
                     throw .codec(error)
                 }
-                outputs.append((try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
-                                                     writesDASHHeader: options.dash), encoder))
-            }
-        } catch {
-            for (output, _) in outputs {
-                var made = output
+                let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
+                                                  writesDASHHeader: options.dash)
+                branches.append(branch(output, encoder: encoder, name: "\(bitrate / 1000)k") { results.set(index, $0) })
+            } catch {
+                var made = Tee(branches)
                 made.cancel()
+                throw error
             }
-            throw error
-        }
-        var branches: [Tee<PCMBuffer>.Branch] = []
-        for (index, (output, encoder)) in outputs.enumerated() {
-            branches.append(branch(output, encoder: encoder, name: "\(options.bitrates[index] / 1000)k") { results.set(index, $0) })
         }
         var tee = Tee(branches)
         var chain = source.transformed(by: resampler)
@@ -96,8 +92,8 @@ extension Packaging {
 
     /// A ladder's branch on a thread of its own: `encoder` → `output`, its summary given to
     /// `finished` on that thread.
-    private static func branch<Encoder: GaplessEncoder>(_ output: HLSSegmentOutput, encoder: Encoder, name: String,
-                                                        finished: @escaping (Summary) -> Void) -> Tee<PCMBuffer>.Branch {
+    private static func branch<Encoder: GaplessEncoder>(_ output: sending HLSSegmentOutput, encoder: sending Encoder, name: String,
+                                                        finished: @escaping @Sendable (Summary) -> Void) -> Tee<PCMBuffer>.Branch {
         Tee.Branch(threaded: output.transforming(by: encoder), name: name) { sink in finished(summary(of: sink.downstream, copied: false)) }
     }
 

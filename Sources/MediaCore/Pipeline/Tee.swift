@@ -41,8 +41,8 @@ public struct Tee<Element: Sendable>: MediaSink {
         /// A branch run on a thread of its own, behind a queue of `queueCapacity` elements
         /// (``ThreadedSink``); `whenFinished` sees the finished sink on that thread. The caller
         /// gives `sink` up.
-        public init<Sink: MediaSink>(threaded sink: Sink, name: String = "", policy: Policy = .required, queueCapacity: Int = 16,
-                                     whenFinished: ((Sink) -> Void)? = nil)
+        public init<Sink: MediaSink>(threaded sink: sending Sink, name: String = "", policy: Policy = .required, queueCapacity: Int = 16,
+                                     whenFinished: sending ((Sink) -> Void)? = nil)
         where Sink.Element == Element {
             self.name = name
             self.policy = policy

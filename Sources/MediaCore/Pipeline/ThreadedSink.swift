@@ -16,8 +16,8 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
     /// `base`, run on a thread named after `name`, behind a queue of `queueCapacity` elements.
     /// `whenFinished` sees the sink on its thread once it has finished (not when it failed or
     /// was cancelled): the way to read a summary out of it.
-    public init<Base: MediaSink>(_ base: consuming Base, name: String = "", queueCapacity: Int = 16,
-                                 whenFinished: ((Base) -> Void)? = nil) where Base.Element == Element {
+    public init<Base: MediaSink>(_ base: consuming sending Base, name: String = "", queueCapacity: Int = 16,
+                                 whenFinished: sending ((Base) -> Void)? = nil) where Base.Element == Element {
         let channel = Channel(capacity: max(1, queueCapacity))
         self.channel = channel
         var sink = base

@@ -4,8 +4,10 @@
 /// Why it is safe: the value is stored by the thread that makes the box, before the box is
 /// shared, and read once, by ``take()``, on the thread it is handed to (which the pump thread and
 /// a threaded sink do first thing). The maker keeps no reference to the value itself, so after
-/// the hand-over exactly one thread can reach it. `take()` a second time is a programming error
-/// and traps.
+/// the hand-over exactly one thread can reach it: the public way in, ``ThreadedSink`` (and so a
+/// threaded ``Tee`` branch), takes its sink and its `whenFinished` as `sending`, so the compiler
+/// refuses a caller that keeps anything the sink holds; the package's own pump threads are
+/// given pipelines their makers drop. `take()` a second time is a programming error and traps.
 package final class Transfer<Value>: @unchecked Sendable {
     private var value: Value?
 
