@@ -219,9 +219,7 @@ extension HLSMediaPlaylist {
     public static func files(of path: FilePath) throws(PipelineError) -> (playlist: HLSMediaPlaylist, initSegment: FilePath, segments: [FilePath]) {
         let text = try ManifestText.read(path, what: "a playlist")
         let playlist: HLSMediaPlaylist
-        do { playlist = try HLSMediaPlaylist(text: text) } catch {
-            throw .unsupported("\(path): \(error)")
-        }
+        do { playlist = try HLSMediaPlaylist(text: text) } catch { throw error.about(path) }
         guard let map = playlist.mapURI else { throw .unsupported("\(path): no EXT-X-MAP; only fMP4 (CMAF) segments are read") }
         guard playlist.mediaSequence == 0 else {
             throw .unsupported("\(path): a sliding window from segment \(playlist.mediaSequence); the segments before it are gone, so it cannot be decoded from its start")

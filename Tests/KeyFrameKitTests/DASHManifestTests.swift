@@ -527,4 +527,27 @@ import TestSupport
         #expect(parsed > 3000, "most mutants still parse: \(parsed)")
         #expect(listed > 3000, "and most of those list their segments: \(listed)")
     }
+
+    /// Issue 22: a malformed MPD is a container error with the byte offset the XML reader found,
+    /// and validating the file adds its path, keeping the code.
+    @Test func aMalformedMPDIsAContainerErrorWithItsOffsetAndPath() throws {
+        let text = "<?xml version=\"1.0\"?>\n<MPD xmlns=\"urn:mpeg:dash:schema:mpd:2011\"><Period></MPD>"
+        #expect {
+            _ = try DASHManifest(text: text)
+        } throws: { error in
+            guard let error = error as? PipelineError else { return false }
+            return error.code == .container && (error.offset ?? -1) > 20 && error.description.contains("line 2")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("DASHManifestTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("bad.mpd").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        #expect {
+            _ = try DASHValidation.findings(forManifest: FilePath(path))
+        } throws: { error in
+            guard let error = error as? PipelineError else { return false }
+            return error.code == .container && error.path == FilePath(path) && error.offset != nil && error.description.hasPrefix(path)
+        }
+    }
 }

@@ -87,8 +87,15 @@ public struct PipelineError: Error, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A request that cannot be carried out, said in words.
-    public static func unsupported(_ message: String) -> PipelineError { PipelineError(.unsupported, message: message) }
+    /// A request that cannot be carried out, said in words, about `path` (at `offset`) when given.
+    public static func unsupported(_ message: String, path: FilePath? = nil, offset: Int64? = nil) -> PipelineError {
+        PipelineError(.unsupported, message: message, path: path, offset: offset)
+    }
+
+    /// This error about `path`: its code, its words after `path: `, its offset; the path set.
+    public func about(_ path: FilePath) -> PipelineError {
+        PipelineError(code, message: "\(path): \(self)", path: path, offset: offset)
+    }
 
     /// The job was cancelled.
     public static var cancelled: PipelineError { PipelineError(.cancelled, message: "cancelled") }

@@ -178,16 +178,14 @@ public struct DASHManifest: Sendable, Hashable {
             tree = try XMLElementTree(bytes: Array(text.utf8))
         } catch {
             guard let syntax = error.underlying(as: XMLElementTree.SyntaxError.self) else { throw error }
-            switch syntax.kind {
-            case .noRootElement:
-                throw .unsupported("MPD: the text has no root element; it is not an MPEG-DASH MPD")
-            case .entityDeclaration:
-                throw .unsupported("MPD line \(syntax.line): an entity declaration (<!ENTITY>); an MPD has none, and they are not expanded")
-            case .malformed:
-                throw .unsupported("MPD line \(syntax.line): not well-formed XML (column \(syntax.column): \(syntax.reason))")
-            case .encoding, .limit:
-                throw .unsupported("MPD line \(syntax.line), column \(syntax.column): \(syntax.reason)")
+            // A malformed manifest is a container error, at the byte offset the reader found.
+            let message: String = switch syntax.kind {
+            case .noRootElement: "MPD: the text has no root element; it is not an MPEG-DASH MPD"
+            case .entityDeclaration: "MPD line \(syntax.line): an entity declaration (<!ENTITY>); an MPD has none, and they are not expanded"
+            case .malformed: "MPD line \(syntax.line): not well-formed XML (column \(syntax.column): \(syntax.reason))"
+            case .encoding, .limit: "MPD line \(syntax.line), column \(syntax.column): \(syntax.reason)"
             }
+            throw PipelineError(.container, message: message, offset: error.offset)
         }
         let reader = MPDReader()
         try reader.read(tree.root)

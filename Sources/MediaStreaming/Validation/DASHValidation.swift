@@ -21,7 +21,7 @@ public enum DASHValidation {
     public static func findings(forManifest path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let text = try ManifestText.read(path, what: "an MPD")
         let manifest: DASHManifest
-        do { manifest = try DASHManifest(text: text) } catch { throw .unsupported("\(path): \(error)") }
+        do { manifest = try DASHManifest(text: text) } catch { throw error.about(path) }
         var findings: [ValidationFinding] = []
         // The segments listed and checked in all, for the whole MPD: a template can name a
         // million segments per Representation in a few bytes.
