@@ -17,8 +17,12 @@ public struct AudioPacketOutput: PacketSink {
     private var writer: Writer
     /// The stream's gapless numbers, once told.
     public private(set) var gapless: GaplessInfo?
-    /// PCM frames per AAC-LC packet (ISO/IEC 14496-3, 4.5.1.1: 1024-sample frames).
-    public static let framesPerPacket = 1024
+    /// PCM frames `packet` decodes to: its format's frames per packet (the AudioSpecificConfig's
+    /// frame length), else an AAC-LC frame's 1024 (ISO/IEC 14496-3, 4.5.1.1).
+    public static func frames(in packet: MediaSample) -> Int64 {
+        if case .audio(let audio) = packet.format, audio.framesPerPacket > 0 { return Int64(audio.framesPerPacket) }
+        return 1024
+    }
     /// The file written.
     public let path: FilePath
     /// The container written.
@@ -86,7 +90,7 @@ public struct AudioPacketOutput: PacketSink {
             throw PipelineError(error)
         }
         packets += 1
-        packetFrames += Int64(Self.framesPerPacket)
+        packetFrames += Self.frames(in: packet)
     }
 
     /// Pushes ADTS bytes to the file without committing (a crash-safe checkpoint); a

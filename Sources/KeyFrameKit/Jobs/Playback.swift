@@ -42,18 +42,17 @@ public enum Playback {
         case .wav where (try? PCMFileReader(wavPath: input, allowTruncated: true)) != nil:
             var source = try PCMFileReader(wavPath: input, allowTruncated: true)
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        case .hlsPlaylist:
-            // Our reader's, or its refusal: never libavformat's HLS reader (holes, no gapless trim).
-            let packets = try AudioPacketInput(path: input, purpose: .decoding)
+        case let format? where format == .adts || format == .mp4 || format == .hlsPlaylist:
+            let packets: AudioPacketInput
+            do { packets = try AudioPacketInput(path: input, purpose: .decoding) } catch {
+                // A playlist our reader refuses stays refused: never libavformat's HLS reader
+                // (holes, no gapless trim). Other AAC it refuses, libavformat may read.
+                guard format != .hlsPlaylist else { throw error }
+                report = try playOther(input, into: &sink, control: control, progress: progress)
+                break
+            }
             var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        case .adts, .mp4:
-            if let packets = try? AudioPacketInput(path: input, purpose: .decoding) {
-                var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
-                report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-            } else {
-                report = try playOther(input, into: &sink, control: control, progress: progress)
-            }
         default:
             report = try playOther(input, into: &sink, control: control, progress: progress)
         }

@@ -435,9 +435,8 @@ protocol RecordingOutput: MediaSink where Failure == PipelineError {
     mutating func discard()
 }
 
-extension AudioPacketOutput: RecordingOutput {
-    static func frames(in element: MediaSample) -> Int64 { Int64(AACEncoder.framesPerPacket) }
-}
+/// Its ``/MediaFormats/AudioPacketOutput/frames(in:)`` counts a packet's frames.
+extension AudioPacketOutput: RecordingOutput {}
 
 extension HLSSegmentOutput: RecordingOutput {
     /// Segments are written whole as they are cut: nothing to push.

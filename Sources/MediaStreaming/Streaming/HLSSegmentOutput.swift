@@ -150,7 +150,7 @@ public struct HLSSegmentOutput: PacketSink {
     }
 
     /// Frames a packet holds (for a recording's count).
-    package static func frames(in element: MediaSample) -> Int64 { Int64(AudioPacketOutput.framesPerPacket) }
+    package static func frames(in element: MediaSample) -> Int64 { AudioPacketOutput.frames(in: element) }
 
     /// Keeps what was written (a live rendition's playlist lists only whole segments).
     package mutating func salvage() {
