@@ -21,9 +21,9 @@ let directory = FilePath(arguments[2])
 let publication = LiveHLSPublication()
 var options = try Recording.Options(outputPath: directory, device: arguments[1],
                                     alsaConfiguration: arguments.count == 5 ? ALSAConfiguration(systemConfigurationAnd: [FilePath(arguments[4])]) : nil,
-                                    frameLimit: 3 * AudioConfiguration.default.sampleRate, container: .hls)
-options.hlsSegmentDuration = 1
-options.hlsPartDuration = 0.5
+                                    frameLimit: 3 * AudioConfiguration.default.sampleRate, container: .hlsPlaylist)
+options.hlsSegmentDuration = .seconds(1)
+options.hlsPartDuration = .milliseconds(500)
 options.hlsPublication = publication
 let recording = try Recording(options: options)
 

@@ -42,6 +42,24 @@ public enum AudioCodecRegistry {
         public let make: @Sendable (EncoderSettings) throws(CodecError) -> any GaplessEncoder
     }
 
+    /// What a decoder is made with.
+    public struct DecoderSettings: Sendable, Hashable {
+        /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), or `nil` for ADTS frames,
+        /// whose headers configure the decoder.
+        public var audioSpecificConfig: AudioSpecificConfig?
+        /// The PCM sample type written: `.int16`, `.int32` or `.float32`.
+        public var outputSampleFormat: PCMSampleFormat
+        /// What to drop of the decoded samples (the priming) and where to stop.
+        public var trim: GaplessTrim
+
+        /// Settings: `audioSpecificConfig`, by default 16-bit output and no trim.
+        public init(audioSpecificConfig: AudioSpecificConfig?, outputSampleFormat: PCMSampleFormat = .int16, trim: GaplessTrim = .none) {
+            self.audioSpecificConfig = audioSpecificConfig
+            self.outputSampleFormat = outputSampleFormat
+            self.trim = trim
+        }
+    }
+
     /// A decoder the registry can make, for every profile it lists.
     public struct DecoderEntry: Sendable {
         /// The codec it reads.
@@ -50,6 +68,8 @@ public enum AudioCodecRegistry {
         public let profiles: Set<AudioObjectType>
         /// What it is, for people.
         public let name: String
+        /// Makes one.
+        public let make: @Sendable (DecoderSettings) throws(CodecError) -> AACDecoder
     }
 
     /// The encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
@@ -67,9 +87,15 @@ public enum AudioCodecRegistry {
         },
     ]
 
-    /// The decoders: ``AACDecoder`` (libavcodec) for AAC Main, LC, LTP, HE-AAC and HE-AAC v2.
+    /// The decoders: ``AACDecoder`` (libavcodec) for the AAC object types its libavcodec decodes
+    /// (Main, LC, SSR, LTP, the error-resilient LC, LD and ELD; USAC from libavcodec 61.19), with
+    /// SBR (HE-AAC) and PS (HE-AAC v2) on top.
     public static let decoders: [DecoderEntry] = [
-        DecoderEntry(codec: .aac, profiles: [.aacMain, .aacLC, .aacLTP, .sbr, .ps], name: "libavcodec aac"),
+        DecoderEntry(codec: .aac, profiles: AACDecoder.decodableObjectTypes.union([.sbr, .ps]), name: "libavcodec aac") {
+            settings throws(CodecError) -> AACDecoder in
+            try AACDecoder(audioSpecificConfig: settings.audioSpecificConfig, outputSampleFormat: settings.outputSampleFormat,
+                           trim: settings.trim)
+        },
     ]
 
     /// An encoder of `codec` and `profile` with `settings`.
@@ -83,6 +109,32 @@ public enum AudioCodecRegistry {
             throw .codecNotFound("an encoder of \(codec) \(profile) (KeyFrameKit encodes \(known))")
         }
         return try entry.make(settings)
+    }
+
+    /// A decoder of `codec` in `profile` with `settings`; a `nil` profile takes the codec's
+    /// decoder for whatever profile the stream turns out to be (ADTS, whose headers say).
+    ///
+    /// - Throws: ``CodecError/undecodable(codec:profile:reason:)`` when the settings'
+    ///   AudioSpecificConfig is AAC of a profile no decoder takes (xHE-AAC, ALS), naming it;
+    ///   otherwise ``CodecError/codecNotFound(_:)`` when none is registered (naming what is); the
+    ///   decoder's own errors (an output sample type it cannot write).
+    public static func decoder(for codec: AudioCodecID, profile: AudioObjectType?,
+                               settings: DecoderSettings) throws(CodecError) -> AACDecoder {
+        guard let entry = decoders.first(where: { $0.codec == codec && (profile.map($0.profiles.contains) ?? true) }) else {
+            // The AAC decoder says, in its words, why it cannot decode a profile it has no entry for.
+            if codec == .aac, let config = settings.audioSpecificConfig, let refusal = AACDecoder.undecodable(config) { throw refusal }
+            let known = decoders.map { entry in
+                "\(entry.codec) " + entry.profiles.sorted { $0.rawValue < $1.rawValue }.map(\.description).joined(separator: "/")
+            }.joined(separator: ", ")
+            throw .codecNotFound("a decoder of \(codec)\(profile.map { " \($0)" } ?? "") (KeyFrameKit decodes \(known))")
+        }
+        return try entry.make(settings)
+    }
+
+    /// The profile a stream of `config` is, as the registry files decoders: PS (HE-AAC v2) or
+    /// SBR (HE-AAC) when signalled, else the config's audio object type.
+    public static func profile(of config: AudioSpecificConfig) -> AudioObjectType {
+        config.psPresent ? .ps : config.sbrPresent ? .sbr : config.audioObjectType
     }
 
     /// Whether a decoder is registered for `codec` in `profile`.

@@ -1,4 +1,4 @@
-internal import AACBitstream
+public import AACBitstream
 internal import Dispatch
 internal import Synchronization
 public import MediaCore
@@ -17,6 +17,11 @@ public protocol GaplessEncoder: AnyObject, SendableMetatype, MediaTransform wher
     var padding: Int? { get }
     /// The PCM layout of the input, once known.
     var inputFormat: PCMFormat? { get }
+    /// The target bitrate in bits per second (lowered to fit the input once it is known, when
+    /// the encoder was asked to).
+    var bitrate: Int { get }
+    /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), once the encoder is open.
+    var audioSpecificConfig: AudioSpecificConfig? { get }
 }
 
 /// How far an encoder has told its gapless numbers downstream (``GaplessEncoder``'s events).
@@ -101,6 +106,9 @@ public final class ParallelAACEncoder: GaplessEncoder {
     public private(set) var packetCount: Int64 = 0
     /// Where segments were joined.
     public private(set) var splices: [Splice] = []
+    /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), known with the first buffer
+    /// (every segment's encoder writes the same).
+    public private(set) var audioSpecificConfig: AudioSpecificConfig?
     private var announcement = GaplessAnnouncement()
 
     /// The priming once open, the valid length and padding once flushed
@@ -160,6 +168,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
             let probe = try AACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
             bitrate = probe.bitrate
             priming = probe.priming
+            audioSpecificConfig = probe.audioSpecificConfig
             inputFormat = format
             // Room for a segment with its pre- and post-roll and a buffer more, once: growing
             // by doubling would overshoot it.

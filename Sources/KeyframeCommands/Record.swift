@@ -112,10 +112,10 @@ struct Record: ParsableCommand {
         }
         guard output != nil || hls != nil else { throw ValidationError("give an OUTPUT file, --hls DIR, or both") }
         if let output {
-            guard let container = Recording.Container(fileExtensionOf: FilePath(output)) else {
+            guard let container = Recording.container(of: FilePath(output)) else {
                 throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
             }
-            guard hls == nil || container == .aac || container == .m4a else {
+            guard hls == nil || container == .adts || container == .mp4 else {
                 throw ValidationError("\(output): a file beside --hls is .aac or .m4a (the same AAC goes to both)")
             }
         }
@@ -151,13 +151,13 @@ struct Record: ParsableCommand {
             outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate?.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
-            queueCapacity: max(4, 5000 / periodMilliseconds), container: output == nil ? .hls : nil)
+            queueCapacity: max(4, 5000 / periodMilliseconds), container: output == nil ? .hlsPlaylist : nil)
         if output != nil, let hls { options.hlsDirectory = FilePath(hls) }
         options.lowersBitrateToFit = bitrate == nil
         options.hlsWindow = hlsWindow
-        options.hlsSegmentDuration = segmentDuration
+        options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.
-        options.hlsPartDuration = partDuration ?? (serve != nil ? min(1, segmentDuration) : nil)
+        options.hlsPartDuration = (partDuration ?? (serve != nil ? min(1, segmentDuration) : nil)).map { .seconds($0) }
         var server: (any Serving.Running)?
         if let serve, let hls, let (host, port) = Self.address(serve) {
             // Bound before capture starts: a port in use stops here, before anything is written.
@@ -170,7 +170,7 @@ struct Record: ParsableCommand {
         if hls != nil {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
-            options.hlsStartDate = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+            options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
         let recording: Recording
         do { recording = try Recording(options: options) } catch { throw CommandFailure("\(error)") }
@@ -213,7 +213,7 @@ struct Record: ParsableCommand {
             }.joined(separator: ", ")
             let used = bitrate?.bitsPerSecond
                 ?? AACEncoder.fittingBitrate(Transcode.defaultBitrate, channels: summary.format.channelCount, sampleRate: summary.format.sampleRate)
-            let codec = summary.container.isAAC ? ", AAC-LC \(used) b/s" : ""
+            let codec = summary.container.contents.contains(.aac) ? ", AAC-LC \(used) b/s" : ""
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
@@ -257,7 +257,7 @@ struct RecordReport: Encodable {
 
     init(_ summary: Recording.Summary) {
         output = summary.outputPath.string
-        container = summary.container.rawValue
+        container = Self.name(of: summary.container)
         hls = summary.hlsDirectory?.string
         device = summary.device
         sampleRate = summary.format.sampleRate
@@ -272,6 +272,18 @@ struct RecordReport: Encodable {
         peakDBFS = summary.levels.peakDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
         rmsDBFS = summary.levels.rmsDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
         deviceFailure = summary.deviceFailure?.description
+    }
+
+    /// The container's name in the JSON: `pcm`, `wav`, `aac`, `m4a` or `hls`.
+    static func name(of container: MediaFileFormat) -> String {
+        switch container {
+        case .rawPCM: "pcm"
+        case .wav: "wav"
+        case .adts: "aac"
+        case .mp4: "m4a"
+        case .hlsPlaylist: "hls"
+        case .h264, .hevc: container.fileExtensions[0]
+        }
     }
 
     static func stoppedBy(_ reason: Recording.StopReason) -> String {

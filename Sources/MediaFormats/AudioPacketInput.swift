@@ -11,7 +11,7 @@ public struct AudioPacketInput: PacketSource {
 
     private var reader: Reader
     /// The file read.
-    public let path: FilePath
+    public private(set) var path: FilePath
     /// The container.
     public let format: MediaFileFormat
     /// The stream's configuration; `nil` for ADTS read as whole frames, whose headers carry it.
@@ -23,6 +23,11 @@ public struct AudioPacketInput: PacketSource {
     public let track: MP4Track?
     /// The MP4 file, for its movie timescale and tags; `nil` for ADTS.
     public let file: MP4File?
+    /// The file's tags and chapters (an MP4's `ilst` and `chpl` or chapter track; none for
+    /// ADTS), told downstream as a ``/MediaCore/StreamEvent/metadata(_:)`` before the first
+    /// packet when there are any.
+    public let metadata: StreamMetadata
+    private var metadataTold = false
 
     /// What the packets hold.
     public enum Purpose: Sendable {
@@ -32,22 +37,50 @@ public struct AudioPacketInput: PacketSource {
         case remuxing
     }
 
-    /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it): an ADTS stream,
-    /// the audio track of an MP4 (`trackID`, else the first audio track), or an HLS media
-    /// playlist of CMAF segments (its init segment and segments, as one fragmented MP4).
+    /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it) through the
+    /// format registry (``MediaFormatRegistry/containers``): an ADTS stream, the audio track of
+    /// an MP4 (`trackID`, else the first audio track), or an HLS media playlist of CMAF
+    /// segments (its init segment and segments, as one fragmented MP4).
     ///
     /// - Throws: `PipelineError.unsupported` for a file that holds no AAC (naming what it
     ///   holds); the container's errors.
     public init(path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
+        self = try MediaFormatRegistry.containers.packetInput(
+            path, options: MediaFormatRegistry.InputOptions(segments: segments, trackID: trackID, purpose: purpose))
+    }
+
+    /// Opens an HLS media playlist of CMAF segments: its init segment, then its segments in
+    /// order (then any `segments` given), read as one fragmented MP4 (``init(mp4Path:segments:trackID:purpose:)``).
+    ///
+    /// - Throws: the playlist's refusal (``HLSMediaPlaylist/files(of:)``): a window, a URL, a
+    ///   missing segment, a master playlist; the MP4's errors.
+    public init(playlistPath path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil,
+                purpose: Purpose = .decoding) throws(PipelineError) {
+        let files = try HLSMediaPlaylist.files(of: path)
+        try self.init(container: .mp4, path: files.initSegment, segments: files.segments + segments, trackID: trackID, purpose: purpose)
         self.path = path
-        var detected = MediaFileFormat.detect(path)
-        var path = path, segments = segments
-        if detected == .hlsPlaylist {
-            // An HLS media playlist of CMAF segments: its init segment, then its segments in
-            // order (then any segments given), read as one fragmented MP4.
-            let files = try HLSMediaPlaylist.files(of: path)
-            (path, segments, detected) = (files.initSegment, files.segments + segments, .mp4)
-        }
+    }
+
+    /// Opens an ADTS stream (``Purpose`` says whether whole frames or raw data blocks).
+    public init(adtsPath path: FilePath, purpose: Purpose = .decoding) throws(PipelineError) {
+        try self.init(container: .adts, path: path, segments: [], trackID: nil, purpose: purpose)
+    }
+
+    /// Opens the audio track of an MP4 (`trackID`, else the first audio track), with its media
+    /// `segments` after it for a CMAF init segment.
+    ///
+    /// - Throws: `PipelineError.unsupported` for a file without AAC audio (naming what it has);
+    ///   the container's errors.
+    public init(mp4Path path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
+        try self.init(container: .mp4, path: path, segments: segments, trackID: trackID, purpose: purpose)
+    }
+
+    /// The two containers the reader reads packets from itself.
+    private enum Container { case adts, mp4 }
+
+    private init(container detected: Container, path: FilePath, segments: [FilePath], trackID: UInt32?,
+                 purpose: Purpose) throws(PipelineError) {
+        self.path = path
         switch detected {
         case .adts:
             guard segments.isEmpty else { throw .unsupported("\(path): ADTS input takes no segments") }
@@ -60,6 +93,7 @@ public struct AudioPacketInput: PacketSource {
             trim = .none
             track = nil
             file = nil
+            metadata = StreamMetadata()
         case .mp4:
             let demuxer = MP4Demuxer(source: try MediaInput.open(path, segments: segments),
                                      configuration: DemuxerConfiguration(mediaTypes: .audio, audioTrackID: trackID))
@@ -84,9 +118,7 @@ public struct AudioPacketInput: PacketSource {
             trim = Self.gaplessTrim(track: track, file: file, outputRate: config.outputSampleRate)
             self.track = track
             self.file = file
-        case let other:
-            let what = other.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
-            throw .unsupported("\(path): \(what); AAC input is \(MediaFileFormat.extensionList(holding: .aac))")
+            if let first = try? FileByteSource(path: path) { metadata = StreamMetadata(mp4: file, source: first) } else { metadata = StreamMetadata() }
         }
     }
 
@@ -135,6 +167,13 @@ public struct AudioPacketInput: PacketSource {
         case .adts:
             return 0
         }
+    }
+
+    /// The file's ``metadata`` before the first packet, when it has any.
+    public mutating func takeEvents() -> [StreamEvent] {
+        guard !metadataTold else { return [] }
+        metadataTold = true
+        return metadata == StreamMetadata() ? [] : [.metadata(metadata)]
     }
 
     /// Seconds read, out of the whole.

@@ -8,6 +8,11 @@ public import SystemPackage
 /// 14496-12, 8.6.6), with iTunSMPB too. An encoder tells the priming before its first packet
 /// and the valid length after its last, which the pump delivers before ``finish()``. ADTS
 /// cannot carry them.
+///
+/// Tags and chapters come the same way, as ``/MediaCore/StreamEvent/metadata(_:)``: an MP4
+/// writes them as iTunes items (``/MP4/ITunesMetadata/init(_:)``) and chapters (a Nero `chpl`
+/// and a QuickTime chapter track); a fragmented MP4 writes its movie with the first fragment,
+/// so it takes the tags told before the first packet and no chapters. ADTS carries neither.
 public struct AudioPacketOutput: PacketSink {
     private enum Writer {
         case adts(ADTSPacketWriter<FileByteSink>)
@@ -32,7 +37,8 @@ public struct AudioPacketOutput: PacketSink {
     /// Frames the packets decode to (1024 each), priming included.
     public private(set) var packetFrames: Int64 = 0
 
-    /// Creates the output at `path`.
+    /// Creates the output at `path`, of the container its name says, through the format
+    /// registry (``MediaFormatRegistry/containers``).
     ///
     /// - Parameters:
     ///   - path: the file to write; its extension chooses the container.
@@ -40,41 +46,64 @@ public struct AudioPacketOutput: PacketSink {
     ///   - inPlace: write ADTS under its own name from the start (a recording that must survive
     ///     a kill); a fragmented MP4 is always written in place.
     ///   - encoderName: the MP4's `©too` tag.
-    ///   - metadata: the MP4's other tags (ADTS carries none).
     /// - Throws: `PipelineError.unsupported` when the name is not an AAC container;
     ///   `PipelineError.stream` or `PipelineError.container` when it cannot be created.
     public init(path: FilePath, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
-                encoderName: String = "KeyFrameKit", metadata: ITunesMetadata = ITunesMetadata()) throws(PipelineError) {
+                encoderName: String = "KeyFrameKit") throws(PipelineError) {
+        self = try MediaFormatRegistry.containers.packetOutput(path, options: MediaFormatRegistry.OutputOptions(
+            fragmentDuration: fragmentDuration, inPlace: inPlace, encoderName: encoderName))
+    }
+
+    /// Creates an ADTS file at `path`; `inPlace` writes it under its own name from the start.
+    public init(adtsPath path: FilePath, inPlace: Bool = false) throws(PipelineError) {
         self.path = path
-        switch MediaFileFormat(nameOf: path) {
-        case .adts:
-            format = .adts
-            do { writer = .adts(ADTSPacketWriter(sink: try FileByteSink(path: path, atomic: !inPlace))) } catch {
-                throw .stream(error)
-            }
-        case .mp4:
-            format = .mp4
-            let layout: MuxerConfiguration.Layout = fragmentDuration.map { .fragmented(fragmentDuration: $0) } ?? .fastStart
-            let muxer: MP4Muxer
-            do {
-                muxer = try MP4Muxer(path: path, configuration: MuxerConfiguration(layout: layout, mediaTypes: .audio, encoderName: encoderName))
-                try muxer.setMetadata(metadata)
-                try muxer.start()
-            } catch { throw .container(error) }
-            writer = .mp4(muxer)
-        default:
-            throw .unsupported("\(path): unknown output type; AAC output is \(MediaFileFormat.extensionList(holding: .aac))")
+        format = .adts
+        do { writer = .adts(ADTSPacketWriter(sink: try FileByteSink(path: path, atomic: !inPlace))) } catch {
+            throw .stream(error)
         }
     }
 
-    /// Keeps the stream's gapless numbers for the MP4's edit list. A fragmented file writes its
-    /// edit list before the first sample, so the priming must come first; the valid length is
-    /// set at the end (and rewritten into the moov then).
-    public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
-        guard case .gapless(let info) = event else { return }
-        gapless = info
-        if case .mp4(let muxer) = writer { muxer.setGapless(priming: Int(info.priming), validFrameCount: info.validLength ?? 0) }
+    /// Creates an MP4 at `path`: fast-start (moov first), or fragmented in place with
+    /// fragments of `fragmentDuration`; `encoderName` is its `©too` tag.
+    public init(mp4Path path: FilePath, fragmentDuration: MediaTime? = nil, encoderName: String = "KeyFrameKit") throws(PipelineError) {
+        self.path = path
+        format = .mp4
+        let layout: MuxerConfiguration.Layout = fragmentDuration.map { .fragmented(fragmentDuration: $0) } ?? .fastStart
+        let muxer: MP4Muxer
+        do {
+            muxer = try MP4Muxer(path: path, configuration: MuxerConfiguration(layout: layout, mediaTypes: .audio, encoderName: encoderName))
+            try muxer.start()
+        } catch { throw .container(error) }
+        writer = .mp4(muxer)
     }
+
+    /// Keeps the stream's gapless numbers for the MP4's edit list, and its tags and chapters.
+    /// A fragmented file writes its edit list and tags before the first sample, so the priming
+    /// and tags must come first; the valid length is set at the end (and rewritten into the
+    /// moov then).
+    public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        guard case .mp4(let muxer) = writer else {
+            if case .gapless(let info) = event { gapless = info }
+            return
+        }
+        switch event {
+        case .gapless(let info):
+            gapless = info
+            muxer.setGapless(priming: Int(info.priming), validFrameCount: info.validLength ?? 0)
+        case .metadata(let told):
+            metadata = told
+            // Once a fragmented movie is written its tags are fixed; chapters need a whole movie.
+            if !muxer.configuration.isFragmented || packets == 0 {
+                do { try muxer.setMetadata(ITunesMetadata(told)) } catch { throw .container(error) }
+            }
+            if !muxer.configuration.isFragmented {
+                do { try muxer.setChapters(told.movieChapters) } catch { throw .container(error) }
+            }
+        }
+    }
+
+    /// The stream's tags and chapters, once told.
+    public private(set) var metadata: StreamMetadata?
 
     /// Writes one AAC packet.
     public mutating func write(_ packet: MediaSample) throws(PipelineError) {

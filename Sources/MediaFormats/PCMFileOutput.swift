@@ -19,7 +19,8 @@ public struct PCMFileOutput: PCMSink {
     /// Frames written.
     public private(set) var frames: Int64 = 0
 
-    /// Creates the output at `path`; `emptyMessage` is the error when no PCM is written.
+    /// Creates the output at `path`, of the format its name says, through the format registry
+    /// (``MediaFormatRegistry/containers``); `emptyMessage` is the error when no PCM is written.
     ///
     /// - Parameters:
     ///   - path: the file to write; `.wav` or `.pcm`/`.raw` chooses the format.
@@ -29,15 +30,26 @@ public struct PCMFileOutput: PCMSink {
     /// - Throws: `PipelineError.unsupported` when the name is not `.wav` or `.pcm`/`.raw`;
     ///   `PipelineError.stream` when it cannot be created.
     public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {
+        self = try MediaFormatRegistry.containers.pcmOutput(
+            path, options: MediaFormatRegistry.OutputOptions(inPlace: inPlace, emptyMessage: emptyMessage))
+    }
+
+    /// Creates a WAV file at `path` (its header from the first buffer's layout).
+    public init(wavPath path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {
+        try self.init(path: path, wav: true, inPlace: inPlace, emptyMessage: emptyMessage)
+    }
+
+    /// Creates a raw PCM file at `path`: the interleaved bytes alone.
+    public init(rawPath path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {
+        try self.init(path: path, wav: false, inPlace: inPlace, emptyMessage: emptyMessage)
+    }
+
+    private init(path: FilePath, wav: Bool, inPlace: Bool, emptyMessage: String?) throws(PipelineError) {
         self.path = path
         self.emptyMessage = emptyMessage ?? "\(path): no audio to write"
-        let format = MediaFileFormat(nameOf: path)
-        guard format == .wav || format == .rawPCM else {
-            throw .unsupported("\(path): unknown PCM output type; use \(MediaFileFormat.extensionList(holding: .pcm))")
-        }
         let sink: FileByteSink
         do { sink = try FileByteSink(path: path, atomic: !inPlace) } catch { throw .stream(error) }
-        writer = format == .wav ? .wav(WAVFileWriter(sink: sink)) : .raw(RawPCMWriter(sink: sink))
+        writer = wav ? .wav(WAVFileWriter(sink: sink)) : .raw(RawPCMWriter(sink: sink))
     }
 
     /// Writes a buffer.

@@ -3,7 +3,7 @@ public import SystemPackage
 /// PCM from a file, as a ``/MediaCore/PCMSource``: a WAV (any layout ``/PCMAudio/WAVReader`` reads)
 /// or raw interleaved PCM whose layout the caller gives (the CLI's `--sample-rate`, `--channels`,
 /// `--format`).
-public struct PCMFileReader: PCMSource {
+public struct PCMFileReader: MediaFormatRegistry.PCMFileSource {
     private enum Reader {
         case wav(WAVReader<FileByteSource>)
         case raw(RawPCMReader<FileByteSource>)
@@ -17,24 +17,17 @@ public struct PCMFileReader: PCMSource {
     /// Frames in the file, when the header or the file size says.
     public let frameCount: Int64?
 
-    /// Opens the PCM file at `path`: a WAV when its bytes say so (whatever its name), else raw
-    /// PCM laid out as `rawFormat` when the name says `.pcm`/`.raw`.
+    /// Opens the PCM file at `path` through the format registry (``MediaFormatRegistry/containers``):
+    /// a WAV when its bytes say so (whatever its name), else raw PCM laid out as `rawFormat`
+    /// when the name says `.pcm`/`.raw`.
     ///
     /// - Throws: `PipelineError.unsupported` for a file that is neither, or raw PCM
     ///   without a layout; the errors of the two initialisers below.
     public init(path: FilePath, rawFormat: PCMFormat? = nil, allowTruncated: Bool = false) throws(PipelineError) {
-        switch MediaFileFormat.detect(path) {
-        case .wav:
-            try self.init(wavPath: path, allowTruncated: allowTruncated)
-        case .rawPCM:
-            guard let rawFormat else {
-                throw .unsupported("\(path): raw PCM has no header; give its sample rate, channels and sample format")
-            }
-            try self.init(rawPath: path, format: rawFormat)
-        case let other:
-            let what = other.map { "\($0)" } ?? "unknown"
-            throw .unsupported("\(path): \(what) input; PCM input is \(MediaFileFormat.extensionList(holding: .pcm))")
-        }
+        let opened = try MediaFormatRegistry.containers.pcmInput(
+            path, options: MediaFormatRegistry.InputOptions(rawFormat: rawFormat, allowsTruncatedWAV: allowTruncated))
+        guard let reader = opened.source as? PCMFileReader else { throw .unsupported("\(path): not a PCM file", path: path) }
+        self = reader
     }
 
     /// Opens a WAV file.
@@ -78,6 +71,15 @@ public struct PCMFileReader: PCMSource {
 
     /// The layout.
     public var pcmFormat: PCMFormat? { format }
+
+    /// `WAV` or `raw PCM`.
+    public var readerName: String {
+        if case .wav = reader { "WAV" } else { "raw PCM" }
+    }
+
+    /// None: KeyFrameKit reads no tags from a PCM file (a job that wants a WAV's LIST/INFO asks
+    /// libavformat).
+    public var metadata: StreamMetadata { StreamMetadata() }
 
     /// The next buffer (16 Ki frames), `nil` at the end.
     public mutating func next() throws(PipelineError) -> PCMBuffer? {

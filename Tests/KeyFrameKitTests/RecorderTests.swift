@@ -105,10 +105,10 @@ import Testing
     }
 
     @Test(arguments: Self.fileContainers)
-    func recordingWritesExactlyTheFramesAskedFor(container: Recording.Container) throws {
+    func recordingWritesExactlyTheFramesAskedFor(container: MediaFileFormat) throws {
         let (directory, tone, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("out.\(container.rawValue)").path
+        let output = directory.appendingPathComponent("out.\(container.fileExtensions[0])").path
         let options = try Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration, frameLimit: 33_333)
         #expect(options.container == container)
         let recording = try Recording(options: options)
@@ -126,7 +126,7 @@ import Testing
 
         let decoded: [UInt8]
         switch container {
-        case .pcm:
+        case .rawPCM:
             decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output)))
             #expect(decoded == Array(tone.prefix(33_333 * 4)))
         case .wav:
@@ -135,34 +135,34 @@ import Testing
             while let chunk = try reader.read(maxFrames: 4096) { bytes += chunk }
             #expect(bytes == Array(tone.prefix(33_333 * 4)))
             decoded = bytes
-        case .aac:
+        case .adts:
             let pcm = directory.appendingPathComponent("decoded.pcm").path
             let result = try Transcode.decode(FilePath(output), to: FilePath(pcm))
             // ADTS keeps the priming and padding: 33 packets of 1024.
             #expect(result.frames == Int64((33_333 + 1024 + 1023) / 1024 * 1024))
             decoded = Array(try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm))).dropFirst(1024 * 4).prefix(33_333 * 4))
-        case .hls:
-            Issue.record("a directory, not a file container")
-            return
-        case .m4a:
+        case .mp4:
             let pcm = directory.appendingPathComponent("decoded.pcm").path
             let result = try Transcode.decode(FilePath(output), to: FilePath(pcm))
             // The edit list gives back exactly the frames recorded.
             #expect(result.frames == 33_333)
             decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pcm)))
+        default:
+            Issue.record("\(container): not a file container")
+            return
         }
         #expect(decoded.count == 33_333 * 4)
         #expect(Self.rmsDifference(decoded, Array(tone.prefix(decoded.count))) < 0.01)
     }
 
     /// The containers a file's extension names (HLS is a directory).
-    static let fileContainers = Recording.Container.allCases.filter { $0 != .hls }
+    static let fileContainers = Recording.containers.filter { $0 != .hlsPlaylist }
 
     @Test func aMissingDeviceLeavesNoFile() throws {
         let (directory, _, configuration) = try Self.fixture(frames: 10)
         defer { try? FileManager.default.removeItem(at: directory) }
         for container in Self.fileContainers {
-            let output = directory.appendingPathComponent("missing.\(container.rawValue)").path
+            let output = directory.appendingPathComponent("missing.\(container.fileExtensions[0])").path
             let recording = try Recording(options: Recording.Options(outputPath: FilePath(output), device: "kf_nope", alsaConfiguration: configuration))
             #expect(throws: PipelineError.self) { try recording.start() }
             #expect(!FileManager.default.fileExists(atPath: output), "\(output) left behind")
@@ -175,7 +175,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         for container in Self.fileContainers {
             for crashSafe in [false, true] {
-                let output = directory.appendingPathComponent("existing.\(container.rawValue)")
+                let output = directory.appendingPathComponent("existing.\(container.fileExtensions[0])")
                 let before = Data("an earlier recording".utf8)
                 try before.write(to: output)
                 let recording = try Recording(options: Recording.Options(outputPath: FilePath(output.path), device: "kf_nope",

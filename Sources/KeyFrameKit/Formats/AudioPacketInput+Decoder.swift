@@ -1,7 +1,13 @@
 extension AudioPacketInput {
-    /// A decoder for these packets, trimming what the container says to trim.
+    /// A decoder for these packets, trimming what the container says to trim: the registry's
+    /// AAC decoder (``/AudioCodec/AudioCodecRegistry/decoder(for:profile:settings:)``) for the
+    /// profile the AudioSpecificConfig names, or for any profile when there is none (ADTS).
     public func makeDecoder(sampleFormat: PCMSampleFormat = .int16) throws(PipelineError) -> AACDecoder {
-        do { return try AACDecoder(audioSpecificConfig: audioSpecificConfig, outputSampleFormat: sampleFormat, trim: trim) } catch {
+        do {
+            return try AudioCodecRegistry.decoder(
+                for: .aac, profile: audioSpecificConfig.map(AudioCodecRegistry.profile(of:)),
+                settings: .init(audioSpecificConfig: audioSpecificConfig, outputSampleFormat: sampleFormat, trim: trim))
+        } catch {
             throw .codec(error)
         }
     }

@@ -11,7 +11,8 @@ internal import Synchronization
 /// carries; ``audioSpecificConfig`` is the AudioSpecificConfig inside it (ISO/IEC 14496-3,
 /// 1.6.2.1). Both are known at `init`, before any audio.
 ///
-/// Composition: ``/AudioIO/AudioCaptureSource`` → ``/AudioCodec/AACEncoder`` → a ``/MediaCore/CallbackSink``
+/// Composition: ``/AudioIO/AudioCaptureSource`` → the registry's AAC-LC encoder
+/// (``/AudioCodec/AudioCodecRegistry``, libavcodec's ``/AudioCodec/AACEncoder``) → a ``/MediaCore/CallbackSink``
 /// calling `onPackets`, pumped on a thread of its own, so the capture thread never waits on
 /// encoding. Each packet's presentation time is on the capture's monotonic clock, less the
 /// encoder's priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
@@ -117,8 +118,11 @@ public final class AACRecorder: Sendable {
         onEncodingFailure: (@Sendable (CodecError) -> Void)? = nil,
         onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil
     ) throws(PipelineError) {
-        let encoder: AACEncoder
-        do { encoder = try AACEncoder(format: configuration.audio.pcmFormat, bitrate: configuration.bitrate, coder: configuration.coder) } catch {
+        let encoder: any GaplessEncoder
+        do {
+            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+                bitrate: configuration.bitrate, coder: configuration.coder, format: configuration.audio.pcmFormat))
+        } catch {
             throw .codec(error)
         }
         guard let config = encoder.audioSpecificConfig else { throw .unsupported("the encoder gave no AudioSpecificConfig") }
@@ -141,18 +145,24 @@ public final class AACRecorder: Sendable {
         capture = source.capture
         job.attach(capture)
         let observed = ObservedSource(source) { buffer in onPCM?(buffer) }
-        let pipeline = observed.transformed(by: encoder)
         let tally = StreamTally()
         self.tally = tally
         let sink = TalliedSink(CallbackSink<MediaSample> { packet in onPackets([packet]) }, tally: tally)
         let failed = job.failureHandler
-        let start: () -> PumpThread = {
-            PumpThread(source: pipeline, sink: sink) { error in
-                failed(error)
-                if let codecError = error.underlying(as: CodecError.self) { onEncodingFailure?(codecError) }
-            }
+        let onFailure: @Sendable (PipelineError) -> Void = { error in
+            failed(error)
+            if let codecError = error.underlying(as: CodecError.self) { onEncodingFailure?(codecError) }
         }
-        pending = Mutex(Transfer(start))
+        pending = Mutex(Transfer(Self.pumpStarter(observed, encoder: encoder, into: sink, onFailure: onFailure)))
+    }
+
+    /// What ``start()`` calls to start the pump: `source` → `encoder` → `sink`.
+    private static func pumpStarter<Encoder: GaplessEncoder>(
+        _ source: ObservedSource<AudioCaptureSource>, encoder: Encoder, into sink: TalliedSink<CallbackSink<MediaSample>>,
+        onFailure: @escaping @Sendable (PipelineError) -> Void
+    ) -> () -> PumpThread {
+        let pipeline = source.transformed(by: encoder)
+        return { PumpThread(source: pipeline, sink: sink, onFailure: onFailure) }
     }
 
     /// The ALSA PCM name.

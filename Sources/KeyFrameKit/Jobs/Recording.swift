@@ -4,12 +4,15 @@ internal import Dispatch
 internal import Synchronization
 
 /// A recording from an ALSA device to a PCM, WAV, ADTS or M4A file, as a composition:
-/// ``/AudioIO/AudioCaptureSource`` (with a level meter watching) → ``/AudioCodec/AACEncoder`` (for
-/// `.aac` and `.m4a`) → ``/MediaFormats/AudioPacketOutput`` or ``/MediaFormats/PCMFileOutput``, pumped on a thread of its own
+/// ``/AudioIO/AudioCaptureSource`` (with a level meter watching) → the registry's AAC-LC encoder
+/// (``/AudioCodec/AudioCodecRegistry``, libavcodec's ``/AudioCodec/AACEncoder``; for `.aac`, `.m4a`
+/// and HLS) → ``/MediaFormats/AudioPacketOutput``, ``/MediaStreaming/HLSSegmentOutput`` or
+/// ``/MediaFormats/PCMFileOutput``, pumped on a thread of its own
 /// (the recording pipeline of the iOS seeds 002–004: `KFAudioCapture` → `KFAudioEncoder` →
 /// `KFMP4Muxer`, or the AudioQueue recorder).
 ///
-/// The container comes from the output's name (``Container``, ``/MediaFormats/MediaFileFormat``). The capture
+/// The container is a ``/MediaFormats/MediaFileFormat`` (``containers``), by default the one the
+/// output's name says (``container(of:)``). The capture
 /// thread never waits on the encoder or the disk: the pump thread encodes and writes, and when
 /// it falls more than the queue behind, periods are dropped and counted (``Summary/capture``).
 ///
@@ -30,41 +33,29 @@ internal import Synchronization
 /// and the progress the meter reads are behind mutexes, so ``requestStop()`` and the meter's
 /// reads may come from other threads.
 public final class Recording: Sendable {
-    /// What the output file holds.
-    public enum Container: String, Sendable, Hashable, CaseIterable {
-        /// Raw interleaved PCM, exactly the bytes captured (`.pcm`, `.raw`).
-        case pcm
-        /// A WAV file of the captured PCM (`.wav`).
-        case wav
-        /// AAC-LC in ADTS (`.aac`, `.adts`).
-        case aac
-        /// AAC-LC in MP4 with a sample-exact edit list (`.m4a`, `.mp4`).
-        case m4a
-        /// A live HLS rendition in a directory: CMAF segments, each written whole, and a
-        /// playlist rewritten after each (``/MediaStreaming/HLSSegmentOutput``).
-        case hls
+    /// The containers a recording writes: ``/MediaFormats/MediaFileFormat/rawPCM`` (exactly the
+    /// bytes captured, `.pcm`, `.raw`), ``/MediaFormats/MediaFileFormat/wav``,
+    /// ``/MediaFormats/MediaFileFormat/adts`` (AAC-LC, `.aac`), ``/MediaFormats/MediaFileFormat/mp4``
+    /// (AAC-LC with a sample-exact edit list, `.m4a`, `.mp4`) and
+    /// ``/MediaFormats/MediaFileFormat/hlsPlaylist``: a live HLS rendition in a directory, CMAF
+    /// segments each written whole and a playlist rewritten after each
+    /// (``/MediaStreaming/HLSSegmentOutput``), never chosen by a name.
+    public static let containers: [MediaFileFormat] = [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist]
 
-        /// The container `path`'s name says, if any (see ``/MediaFormats/MediaFileFormat``).
-        public init?(fileExtensionOf path: FilePath) {
-            switch MediaFileFormat(nameOf: path) {
-            case .rawPCM: self = .pcm
-            case .wav: self = .wav
-            case .adts: self = .aac
-            case .mp4: self = .m4a
-            default: return nil
-            }
-        }
-
-        /// Whether the PCM is encoded to AAC.
-        public var isAAC: Bool { self == .aac || self == .m4a || self == .hls }
+    /// The file container `path`'s name says (``/MediaFormats/MediaFileFormat/init(nameOf:)``),
+    /// if it is one a recording writes: raw PCM, WAV, ADTS or MP4.
+    public static func container(of path: FilePath) -> MediaFileFormat? {
+        guard let format = MediaFileFormat(nameOf: path), format != .hlsPlaylist, containers.contains(format) else { return nil }
+        return format
     }
 
     /// What to record, from where, to where.
     public struct Options: Sendable {
         /// The output file.
         public var outputPath: FilePath
-        /// The output's container; by default from ``outputPath``'s extension.
-        public var container: Container
+        /// The output's container, one of ``Recording/containers``; by default from
+        /// ``outputPath``'s extension (``Recording/container(of:)``).
+        public var container: MediaFileFormat
         /// The capture format (rate, channels, bit depth).
         public var configuration: AudioConfiguration
         /// The AAC bitrate (`.aac`, `.m4a`), bits per second.
@@ -86,15 +77,17 @@ public final class Recording: Sendable {
         public var periodFrames: Int?
         /// Periods encoding and writing may fall behind before capture drops them.
         public var queueCapacity: Int
-        /// HLS (``Container/hls``): the segment length, the playlist window and the capture's
-        /// wall-clock start for `EXT-X-PROGRAM-DATE-TIME`.
-        public var hlsSegmentDuration: Double = 6
+        /// HLS (``/MediaFormats/MediaFileFormat/hlsPlaylist``, or ``hlsDirectory``): the wanted
+        /// segment length, rounded to whole AAC frames; 6 s by default.
+        public var hlsSegmentDuration: Duration = .seconds(6)
         /// HLS: segments the playlist lists (0: an event playlist with all of them).
         public var hlsWindow: Int = 0
-        /// HLS: seconds since 1970 (UTC) when capture starts; `nil` writes no program date-times.
-        public var hlsStartDate: Double?
-        /// HLS: low-latency parts of at most this many seconds (``/MediaStreaming/HLSSegmentOutput/Live/partDuration``).
-        public var hlsPartDuration: Double?
+        /// HLS: the wall-clock time capture starts, as the time since 1970-01-01 00:00:00 UTC
+        /// (the Unix epoch), for `EXT-X-PROGRAM-DATE-TIME`; `nil` writes no program date-times.
+        public var hlsStartDate: Duration?
+        /// HLS: low-latency parts of at most this long (``/MediaStreaming/HLSSegmentOutput/Live/partDuration``);
+        /// `nil` for none.
+        public var hlsPartDuration: Duration?
         /// HLS: where each playlist is published for a server (``/MediaStreaming/LiveHLSPublication``).
         public var hlsPublication: LiveHLSPublication?
         /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
@@ -102,12 +95,18 @@ public final class Recording: Sendable {
         /// `hls` options above apply to it.
         public var hlsDirectory: FilePath?
 
-        /// Options for recording to `outputPath`; throws when its extension names no container.
+        /// Options for recording to `outputPath`; throws when its extension names no container a
+        /// recording writes and none is given, or when `container` is not one
+        /// (``Recording/containers``).
         public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
                     coder: AACEncoder.Coder = .fast, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
                     crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250,
-                    container explicit: Container? = nil) throws(PipelineError) {
-            guard let container = explicit ?? Container(fileExtensionOf: outputPath) else {
+                    container explicit: MediaFileFormat? = nil) throws(PipelineError) {
+            if let explicit, !Recording.containers.contains(explicit) {
+                throw .unsupported("\(outputPath): a recording cannot write \(explicit); it writes "
+                                   + Recording.containers.map(\.description).joined(separator: ", "))
+            }
+            guard let container = explicit ?? Recording.container(of: outputPath) else {
                 throw .unsupported("\(outputPath): unknown output type; use \(MediaFileFormat.extensionList(holding: [.pcm, .aac]))")
             }
             self.outputPath = outputPath
@@ -131,8 +130,8 @@ public final class Recording: Sendable {
     public struct Summary: Sendable {
         /// The file written.
         public var outputPath: FilePath
-        /// Its container.
-        public var container: Container
+        /// Its container (one of ``Recording/containers``).
+        public var container: MediaFileFormat
         /// The live HLS rendition written beside the file, if one was (``Options/hlsDirectory``).
         public var hlsDirectory: FilePath?
         /// The ALSA PCM recorded from.
@@ -175,7 +174,7 @@ public final class Recording: Sendable {
     /// The metered capture and the encoder, made by `init` and started by ``start()``.
     private struct PendingPipeline {
         var metered: ObservedSource<AudioCaptureSource>
-        var encoder: AACEncoder?
+        var encoder: (any GaplessEncoder)?
     }
 
     /// What the stream told the output: packets, the gapless numbers.
@@ -223,18 +222,19 @@ public final class Recording: Sendable {
                 if state.captureStart == nil { state.captureStart = WallClock.now() - Double(buffer.frameCount) / rate }
             }
         }
-        var encoder: AACEncoder?
-        if options.container.isAAC {
+        var encoder: (any GaplessEncoder)?
+        if options.container.contents.contains(.aac) {
             do {
-                encoder = try AACEncoder(format: options.configuration.pcmFormat, bitrate: options.bitrate, coder: options.coder,
-                                         lowersBitrateToFit: options.lowersBitrateToFit)
+                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+                    bitrate: options.bitrate, lowersBitrateToFit: options.lowersBitrateToFit, coder: options.coder,
+                    format: options.configuration.pcmFormat))
             } catch {
                 throw .codec(error)
             }
         }
         self.progress = progress
-        guard options.hlsDirectory == nil || options.container == .aac || options.container == .m4a else {
-            throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(options.outputPath) is \(options.container.rawValue))")
+        guard options.hlsDirectory == nil || options.container == .adts || options.container == .mp4 else {
+            throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(options.outputPath) is \(options.container))")
         }
         pending = Mutex(Transfer(PendingPipeline(metered: metered, encoder: encoder)))
     }
@@ -258,56 +258,67 @@ public final class Recording: Sendable {
     private func launch(_ pending: PendingPipeline) throws(PipelineError) -> PumpThread {
         do { try capture.open() } catch { throw .audioDevice(error) }
         let options = self.options
-        let progress = self.progress
         let stopForError = job.failureHandler
         let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
-        let pump: PumpThread
+        if let encoder = pending.encoder {
+            return try launch(pending.metered, encoder: encoder, crashSafeInterval: crashSafeInterval, onFailure: stopForError)
+        }
+        let output = try PCMFileOutput(path: options.outputPath, inPlace: true,
+                                       emptyMessage: "\(options.outputPath): nothing was recorded")
+        return try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
+    }
+
+    /// The AAC outputs (ADTS or MP4, with an HLS rendition beside it; or HLS alone) fed by
+    /// `metered` through `encoder`.
+    private func launch<Encoder: GaplessEncoder>(
+        _ metered: ObservedSource<AudioCaptureSource>, encoder: Encoder, crashSafeInterval: Int64?,
+        onFailure stopForError: @escaping @Sendable (PipelineError) -> Void
+    ) throws(PipelineError) -> PumpThread {
+        let options = self.options
+        let progress = self.progress
         // Program date-times from the capture clock: the first frame's wall-clock time.
         let captureStart: @Sendable () -> Double? = { progress.lock.withLock { $0.captureStart } }
         let makeHLS = { (directory: FilePath) throws(PipelineError) -> HLSSegmentOutput in
-            try HLSSegmentOutput(directory: directory, segmentDuration: options.hlsSegmentDuration,
-                                 live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate,
-                                                             partDuration: options.hlsPartDuration,
+            try HLSSegmentOutput(directory: directory, segmentDuration: Self.seconds(options.hlsSegmentDuration),
+                                 live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(Self.seconds),
+                                                             partDuration: options.hlsPartDuration.map(Self.seconds),
                                                              publication: options.hlsPublication, clock: captureStart))
         }
-        if let encoder = pending.encoder, options.container == .hls {
+        if options.container == .hlsPlaylist {
             let output = try makeHLS(options.outputPath)
-            pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
-        } else if let encoder = pending.encoder {
-            // The rendition first: a directory that holds a package is refused before the file,
-            // which an in-place output would truncate, is opened.
-            var hls: RecordingSink<HLSSegmentOutput>? = nil
-            if let directory = options.hlsDirectory { hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil) }
-            let output: AudioPacketOutput
-            do {
-                output = try AudioPacketOutput(
-                    path: options.outputPath,
-                    fragmentDuration: options.crashSafe && options.container == .m4a ? MediaTime(value: 1, timescale: 1) : nil,
-                    inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
-            } catch {
-                hls?.discardOutput()
-                throw error
-            }
-            if var hls {
-                // One capture, one encoder, two outputs: the file and the live rendition.
-                var file = RecordingSink(output, checkpointFrames: crashSafeInterval)
-                do { try capture.start() } catch {
-                    file.discardOutput()
-                    hls.discardOutput()
-                    throw .audioDevice(error)
-                }
-                let tee = Tee<MediaSample>([Tee.Branch(file, name: "file"), Tee.Branch(hls, name: "hls")])
-                pump = PumpThread(source: pending.metered.transformed(by: encoder), sink: TalliedSink(tee, tally: tally), onFailure: stopForError)
-            } else {
-                pump = try launch(pending.metered.transformed(by: encoder), into: output, checkpointFrames: crashSafeInterval,
-                                  onFailure: stopForError)
-            }
-        } else {
-            let output = try PCMFileOutput(path: options.outputPath, inPlace: true,
-                                           emptyMessage: "\(options.outputPath): nothing was recorded")
-            pump = try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
+            return try launch(metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
         }
-        return pump
+        // The rendition first: a directory that holds a package is refused before the file,
+        // which an in-place output would truncate, is opened.
+        var hls: RecordingSink<HLSSegmentOutput>? = nil
+        if let directory = options.hlsDirectory { hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil) }
+        let output: AudioPacketOutput
+        do {
+            output = try AudioPacketOutput(
+                path: options.outputPath,
+                fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
+                inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
+        } catch {
+            hls?.discardOutput()
+            throw error
+        }
+        guard var hls else {
+            return try launch(metered.transformed(by: encoder), into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
+        }
+        // One capture, one encoder, two outputs: the file and the live rendition.
+        var file = RecordingSink(output, checkpointFrames: crashSafeInterval)
+        do { try capture.start() } catch {
+            file.discardOutput()
+            hls.discardOutput()
+            throw .audioDevice(error)
+        }
+        let tee = Tee<MediaSample>([Tee.Branch(file, name: "file"), Tee.Branch(hls, name: "hls")])
+        return PumpThread(source: metered.transformed(by: encoder), sink: TalliedSink(tee, tally: tally), onFailure: stopForError)
+    }
+
+    /// `duration` in seconds, for the HLS output's `Double`s.
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Starts capturing, then the pump from `source` into `output`; if capture cannot start,

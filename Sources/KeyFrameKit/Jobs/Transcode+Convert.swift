@@ -130,24 +130,25 @@ extension Transcode {
             measured = loudness
             if let target = options.normalizeTo { gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0) }
         }
-        let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
-        var metadata = options.carriesTags ? source.metadata : ITunesMetadata()
+        var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+        // The tags travel in the stream: the input's (unless dropped), with ReplayGain added.
+        var metadata = options.carriesTags ? source.metadata : StreamMetadata()
+        source.announcesMetadata = false
         if options.replayGain, let measured, measured.integrated.isFinite, measured.integrated > -70 {
             // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output.
             let applied = gain?.decibels ?? 0
             let trackGain = -18 - (measured.integrated + applied)
             let peak = measured.truePeak.isFinite ? Double.exp10((measured.truePeak + applied) / 20) : 0
-            metadata.freeform += [
-                ITunesMetadata.Freeform(name: "replaygain_track_gain", value: fixed(trackGain, digits: 2) + " dB"),
-                ITunesMetadata.Freeform(name: "replaygain_track_peak", value: fixed(peak, digits: 6)),
-            ]
+            metadata.tags += [(key: "replaygain_track_gain", value: fixed(trackGain, digits: 2) + " dB"),
+                              (key: "replaygain_track_peak", value: fixed(peak, digits: 6))]
         }
         // With a measuring pass first, the progress of the second is its second half.
         let secondPass: ((MediaProgress) -> Void)? = measured == nil ? progress : progress.map { report in
             { report(MediaProgress(mediaSeconds: ($0.totalSeconds ?? 0) / 2 + $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
         }
-        var summary = try convert(source, named: source.description, to: output, as: outputKind, options: options, gain: gain,
-                                  metadata: metadata, control: control, progress: secondPass)
+        let tagged = AnnouncingSource(source, announcing: metadata == StreamMetadata() ? [] : [.metadata(metadata)])
+        var summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, gain: gain,
+                                  control: control, progress: secondPass)
         if let measured, let gain { summary.normalization = (measured, gain.decibels) }
         return summary
     }
@@ -172,9 +173,9 @@ extension Transcode {
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
         _ source: Source, resampler: PCMResampler, gain: PCMGain?, encoder: Encoder, named name: String, to output: FilePath,
-        metadata: ITunesMetadata, control: JobControl?, progress: ((MediaProgress) -> Void)?
+        control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
-        var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)", metadata: metadata)
+        var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
         let report: PumpReport
         if let gain {
             var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
@@ -194,7 +195,7 @@ extension Transcode {
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
                                                    as outputKind: MediaFileFormat, options: ConvertOptions, gain: PCMGain?,
-                                                   metadata: ITunesMetadata, control: JobControl?,
+                                                   control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
         case .adts, .mp4:
@@ -210,7 +211,7 @@ extension Transcode {
                 throw .codec(error)
             }
             return try encode(source, resampler: resampler, gain: gain, encoder: encoder, named: name, to: output,
-                              metadata: outputKind == .mp4 ? metadata : ITunesMetadata(), control: control, progress: progress)
+                              control: control, progress: progress)
         default:
             let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32
             var sink = try PCMFileOutput(path: output, emptyMessage: "\(output): the input decodes to no audio")

@@ -54,22 +54,28 @@ public enum Transcode {
     /// `.mp4`), by the output's name. Written under a temporary name and renamed when complete
     /// (a fragmented MP4 is written in place); nothing is left under `output` on an error.
     ///
-    /// Composition: `input` → ``/AudioCodec/AACEncoder`` → ``/MediaFormats/AudioPacketOutput``.
+    /// Composition: `input` → the registry's AAC-LC encoder
+    /// (``/AudioCodec/AudioCodecRegistry/encoder(for:profile:settings:)``, libavcodec's
+    /// ``/AudioCodec/AACEncoder``) → ``/MediaFormats/AudioPacketOutput``.
     public static func encode(_ input: some PCMSource, to output: FilePath, options: EncodeOptions = EncodeOptions(),
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
         guard let format = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
-        let encoder: AACEncoder
+        let encoder: any GaplessEncoder
         do {
-            encoder = try AACEncoder(format: format, bitrate: options.bitrate ?? options.preferredBitrate, coder: options.coder,
-                                     lowersBitrateToFit: options.bitrate == nil)
+            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+                bitrate: options.bitrate ?? options.preferredBitrate, lowersBitrateToFit: options.bitrate == nil, coder: options.coder,
+                format: format))
         } catch {
             throw .codec(error)
         }
         var sink = try AudioPacketOutput(path: output, fragmentDuration: options.fragmentDuration,
                                          encoderName: "KeyFrameKit (libavcodec aac)")
-        var source = input.transformed(by: encoder)
-        let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        func pump<Encoder: GaplessEncoder>(through encoder: Encoder) throws(PipelineError) -> PumpReport {
+            var source = input.transformed(by: encoder)
+            return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        }
+        let report = try pump(through: encoder)
         return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
                              padding: encoder.padding ?? 0, bitrate: encoder.bitrate, damage: report.damage, stoppedEarly: report.stoppedEarly)
     }

@@ -1,0 +1,153 @@
+public import SystemPackage
+
+/// The PCM of an audio file KeyFrameKit's own readers do not read — FLAC, MP3, Ogg Vorbis, Opus,
+/// ALAC, AIFF, an ADPCM WAV, the audio of a video — by ``/AudioCodec/AudioFileDecoder``
+/// (libavformat and libavcodec); true 32-bit FLAC, which FFmpeg 5.1 cannot decode, by
+/// ``/AudioCodec/FLACFileDecoder`` (libFLAC). The format registry's fallback
+/// (``/MediaFormats/MediaFormatRegistry/fallback``, in ``/MediaFormats/MediaFormatRegistry/standard``).
+public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
+    private enum Decoder {
+        case libavcodec(AudioFileDecoder)
+        case libFLAC(FLACFileDecoder)
+    }
+
+    private var decoder: Decoder
+    /// The file read.
+    public let path: FilePath
+    /// libavformat's container and libavcodec's codec (`flac/flac`, `ogg/opus`), or `flac/libFLAC`.
+    public private(set) var readerName: String
+    /// The PCM layout: 32-bit float from libavcodec, 32-bit integers from libFLAC.
+    public private(set) var pcmFormat: PCMFormat?
+
+    /// Opens `path`. An MP3 with stray bytes after its ID3v2 tag is read from its first frame,
+    /// so that its Xing/LAME header's delay and padding are honoured.
+    ///
+    /// - Throws: `PipelineError.codec` when libavformat and libavcodec cannot read it.
+    public init(path: FilePath) throws(PipelineError) {
+        self.path = path
+        if FLACFileDecoder.isFLAC32(path: path) {
+            // True 32-bit FLAC, of which FFmpeg 5.1 decodes no frame: libFLAC reads the audio;
+            // the tags and cover still come from libavformat (``metadata``).
+            let flac: FLACFileDecoder
+            do { flac = try FLACFileDecoder(path: path) } catch { throw .codec(error) }
+            decoder = .libFLAC(flac)
+            readerName = "flac/libFLAC"
+            pcmFormat = flac.outputFormat
+            return
+        }
+        let decoded: AudioFileDecoder
+        do {
+            decoded = try AudioFileDecoder(path: path, skippingInitialBytes: MediaFileFormat.mpegAudioStartAfterStrayBytes(path) ?? 0)
+        } catch {
+            throw .codec(error)
+        }
+        decoder = .libavcodec(decoded)
+        readerName = "\(decoded.containerName)/\(decoded.codecName)"
+        pcmFormat = decoded.outputFormat
+    }
+
+    /// The tags of Vorbis comments, ID3v2 frames, RIFF INFO and iTunes atoms as libavformat
+    /// names them, with the cover picture (libavformat reads a 32-bit FLAC's metadata blocks
+    /// too; only its decoder fails).
+    public var metadata: StreamMetadata {
+        switch decoder {
+        case .libavcodec(let decoded): StreamMetadata(genericTags: decoded.tags, coverArt: decoded.attachedPicture)
+        case .libFLAC: Self.metadata(of: path)
+        }
+    }
+
+    /// The tags libavformat reads from `path` (a WAV's LIST/INFO chunk: INAM, IART, IPRD, ICRD,
+    /// IGNR, ICMT, ITRK); none when it cannot open the file.
+    public static func metadata(of path: FilePath) -> StreamMetadata {
+        guard let tags = try? AudioFileDecoder(path: path) else { return StreamMetadata() }
+        return StreamMetadata(genericTags: tags.tags, coverArt: tags.attachedPicture)
+    }
+
+    /// The next buffer of PCM, `nil` at the end.
+    public mutating func next() throws(PipelineError) -> PCMBuffer? {
+        switch decoder {
+        case .libavcodec(let decoded):
+            do { return try decoded.next() } catch {
+                // FLAC that libavcodec decodes none of (FFmpeg 5.1 with some of its own encoder's
+                // large blocks: 16384 or 32768 samples of many channels) goes to libFLAC before
+                // anything was delivered.
+                guard decoded.decodedFrameCount == 0, decoded.codec == .flac, FLACStreamInfo(path: path) != nil,
+                      let flac = try? FLACFileDecoder(path: path) else { throw .codec(error) }
+                decoder = .libFLAC(flac)
+                readerName = "flac/libFLAC"
+                pcmFormat = flac.outputFormat
+                do { return try flac.next() } catch { throw .codec(error) }
+            }
+        case .libFLAC(let flac):
+            do { return try flac.next() } catch { throw .codec(error) }
+        }
+    }
+
+    /// How far the decoder has got.
+    public var progress: MediaProgress {
+        switch decoder {
+        case .libavcodec(let decoded): decoded.progress
+        case .libFLAC(let flac): flac.progress
+        }
+    }
+
+    /// What the decoder stepped over since the last call.
+    public mutating func takeDamage() -> [DamageEvent] {
+        switch decoder {
+        case .libavcodec(let decoded): decoded.takeDamage()
+        case .libFLAC(let flac): flac.takeDamage()
+        }
+    }
+}
+
+/// AAC packets decoded to PCM (``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder``,
+/// the container's gapless trim applied): how ``/MediaFormats/MediaFormatRegistry/standard``
+/// opens ADTS, MP4 and HLS as PCM.
+public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
+    private var chain: TransformedSource<AudioPacketInput, AACDecoder>
+    /// `ADTS (AAC)`, `MP4 (AAC)` or `HLS (AAC)`.
+    public let readerName: String
+
+    /// The packets of `packets`, decoded to `sampleFormat`.
+    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32) throws(PipelineError) {
+        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
+        readerName = MediaFileFormat.detect(packets.path) == .hlsPlaylist ? "HLS (AAC)" : "\(packets.format) (AAC)"
+        chain = packets.transformed(by: decoder)
+    }
+
+    /// The packets read.
+    public var packets: AudioPacketInput { chain.upstream }
+    /// Known only from the first buffer.
+    public var pcmFormat: PCMFormat? { nil }
+    /// The file's tags and chapters (``/MediaFormats/AudioPacketInput/metadata``).
+    public var metadata: StreamMetadata { chain.upstream.metadata }
+    /// The next buffer of PCM, `nil` at the end.
+    public mutating func next() throws(PipelineError) -> PCMBuffer? { try chain.next() }
+    /// How far the reader has got.
+    public var progress: MediaProgress { chain.progress }
+    /// What the reader stepped over.
+    public mutating func takeDamage() -> [DamageEvent] { chain.takeDamage() }
+    /// The packets' events (their tags), decoded.
+    public mutating func takeEvents() -> [StreamEvent] { chain.takeEvents() }
+}
+
+extension MediaFormatRegistry {
+    /// KeyFrameKit's registry: ``/MediaFormats/MediaFormatRegistry/containers`` with the AAC
+    /// formats (ADTS, MP4, an HLS playlist) decoded to PCM by the codec registry's AAC decoder
+    /// (``DecodedAACFile``), and libavformat (``LibavformatFileReader``) as the fallback for
+    /// every other audio file.
+    public static let standard: MediaFormatRegistry = {
+        var registry = MediaFormatRegistry.containers
+        for var entry in registry.entries {
+            guard entry.pcmSource == nil, let packets = entry.packetSource else { continue }
+            entry.pcmSource = { path, options throws(PipelineError) in
+                var decoding = options
+                decoding.purpose = .decoding
+                return try DecodedAACFile(try packets(path, decoding))
+            }
+            registry.register(entry)
+        }
+        registry.fallback = Fallback(name: "libavformat") { path, _ throws(PipelineError) in try LibavformatFileReader(path: path) }
+        return registry
+    }()
+}

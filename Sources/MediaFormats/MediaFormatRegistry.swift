@@ -1,0 +1,257 @@
+public import SystemPackage
+
+/// The one registry of file formats: for each format of ``MediaFileFormat`` (its identity:
+/// name, extensions, content sniffing, MIME type), how a job opens a file of it as a source
+/// and creates one as a sink. Jobs open files only through a registry, so that a format is
+/// one more entry, not one more branch in every job.
+///
+/// ``containers`` holds KeyFrameKit's own readers and writers: WAV and raw PCM
+/// (``PCMFileReader``, ``PCMFileOutput``), ADTS and MP4 AAC (``AudioPacketInput``,
+/// ``AudioPacketOutput``) and an HLS media playlist as an input. A layer with codecs adds what
+/// it can: KeyFrameKit's `MediaFormatRegistry.standard` decodes the AAC entries to PCM and
+/// registers libavformat as the ``fallback`` for every other audio file.
+///
+/// Which entry reads a file is what its bytes say (``MediaFileFormat/detect(_:)``); which
+/// entry writes one is what its name says (``MediaFileFormat/init(nameOf:)``).
+public struct MediaFormatRegistry: Sendable {
+    /// How an input is opened.
+    public struct InputOptions: Sendable {
+        /// The layout of a raw PCM file (it has no header).
+        public var rawFormat: PCMFormat?
+        /// For a CMAF init segment, its media segments, read after it.
+        public var segments: [FilePath]
+        /// The MP4 audio track; by default the first.
+        public var trackID: UInt32?
+        /// What AAC packets are read for (whole ADTS frames to decode, raw data blocks to remux).
+        public var purpose: AudioPacketInput.Purpose
+        /// Read a WAV whose data chunk runs past the end of the file (a cut recording) instead
+        /// of refusing it.
+        public var allowsTruncatedWAV: Bool
+
+        /// Options; by default a file alone, decoded, a truncated WAV refused.
+        public init(rawFormat: PCMFormat? = nil, segments: [FilePath] = [], trackID: UInt32? = nil,
+                    purpose: AudioPacketInput.Purpose = .decoding, allowsTruncatedWAV: Bool = false) {
+            self.rawFormat = rawFormat
+            self.segments = segments
+            self.trackID = trackID
+            self.purpose = purpose
+            self.allowsTruncatedWAV = allowsTruncatedWAV
+        }
+    }
+
+    /// How an output is created.
+    public struct OutputOptions: Sendable {
+        /// Write an MP4 fragmented (crash-safe), a fragment this long.
+        public var fragmentDuration: MediaTime?
+        /// Write under the file's own name from the start (a recording that must survive a
+        /// kill) instead of a temporary name renamed when complete.
+        public var inPlace: Bool
+        /// The MP4's `©too` tag.
+        public var encoderName: String
+        /// What a PCM output says when no PCM came.
+        public var emptyMessage: String?
+
+        /// Options; by default a whole file committed when complete.
+        public init(fragmentDuration: MediaTime? = nil, inPlace: Bool = false, encoderName: String = "KeyFrameKit",
+                    emptyMessage: String? = nil) {
+            self.fragmentDuration = fragmentDuration
+            self.inPlace = inPlace
+            self.encoderName = encoderName
+            self.emptyMessage = emptyMessage
+        }
+    }
+
+    /// A PCM source read from a file, as a registry opens it: besides its PCM, what reads it
+    /// and the file's tags.
+    public protocol PCMFileSource: PCMSource where Failure == PipelineError {
+        /// What reads the file, for people (`flac/flac`, `ogg/opus`).
+        var readerName: String { get }
+        /// The file's tags, cover and chapters.
+        var metadata: StreamMetadata { get }
+    }
+
+    /// One format: how it is opened and created.
+    public struct Entry: Sendable {
+        /// The format.
+        public let format: MediaFileFormat
+        /// Opens a file of the format as PCM (WAV, raw PCM; the AAC formats once a codec layer
+        /// adds a decoder).
+        public var pcmSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource)?
+        /// Opens a file of the format as AAC packets.
+        public var packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> AudioPacketInput)?
+        /// Whether a file this entry refuses goes to the ``fallback`` (a WAV of a codec other than
+        /// PCM, an MP4 whose audio is not AAC); by default never.
+        public var fallsBack: @Sendable (PipelineError) -> Bool
+        /// Creates a PCM output of the format.
+        public var pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> PCMFileOutput)?
+        /// Creates an AAC output of the format.
+        public var packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> AudioPacketOutput)?
+
+        /// An entry for `format` with the given openers.
+        public init(format: MediaFileFormat,
+                    pcmSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource)? = nil,
+                    packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> AudioPacketInput)? = nil,
+                    fallsBack: @escaping @Sendable (PipelineError) -> Bool = { _ in false },
+                    pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> PCMFileOutput)? = nil,
+                    packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> AudioPacketOutput)? = nil) {
+            self.format = format
+            self.pcmSource = pcmSource
+            self.packetSource = packetSource
+            self.fallsBack = fallsBack
+            self.pcmSink = pcmSink
+            self.packetSink = packetSink
+        }
+    }
+
+    /// What reads the audio of a file no entry reads, or one an entry refused and lets fall
+    /// back (KeyFrameKit registers libavformat here).
+    public struct Fallback: Sendable {
+        /// What it is, for people (`libavformat`).
+        public let name: String
+        /// Opens a file as PCM.
+        public let pcmSource: @Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource
+
+        /// A fallback named `name`.
+        public init(name: String, pcmSource: @escaping @Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource) {
+            self.name = name
+            self.pcmSource = pcmSource
+        }
+    }
+
+    /// The entries, one per format.
+    public private(set) var entries: [Entry]
+    /// What reads other audio files; `nil` when nothing does.
+    public var fallback: Fallback?
+
+    /// A registry of `entries` (a later entry for a format replaces an earlier one).
+    public init(entries: [Entry], fallback: Fallback? = nil) {
+        self.entries = []
+        self.fallback = fallback
+        for entry in entries { register(entry) }
+    }
+
+    /// Adds `entry`, replacing the entry of its format.
+    public mutating func register(_ entry: Entry) {
+        entries.removeAll { $0.format == entry.format }
+        entries.append(entry)
+    }
+
+    /// The entry of `format`.
+    public func entry(for format: MediaFileFormat?) -> Entry? {
+        format.flatMap { format in entries.first { $0.format == format } }
+    }
+
+    /// KeyFrameKit's own readers and writers, with no codec: WAV and raw PCM in and out, ADTS
+    /// and MP4 AAC in and out, an HLS media playlist in.
+    public static let containers = MediaFormatRegistry(entries: [
+        Entry(format: .wav, pcmSource: { path, options throws(PipelineError) in
+            try PCMFileReader(wavPath: path, allowTruncated: options.allowsTruncatedWAV)
+        }, fallsBack: { !$0.isTruncatedWAV }, pcmSink: { path, options throws(PipelineError) in
+            try PCMFileOutput(wavPath: path, inPlace: options.inPlace, emptyMessage: options.emptyMessage)
+        }),
+        Entry(format: .rawPCM, pcmSource: { path, options throws(PipelineError) in
+            guard let format = options.rawFormat else {
+                throw .unsupported("\(path): raw PCM has no header; give its sample rate, channels and sample format", path: path)
+            }
+            return try PCMFileReader(rawPath: path, format: format)
+        }, pcmSink: { path, options throws(PipelineError) in
+            try PCMFileOutput(rawPath: path, inPlace: options.inPlace, emptyMessage: options.emptyMessage)
+        }),
+        Entry(format: .adts, packetSource: { path, options throws(PipelineError) in
+            guard options.segments.isEmpty else { throw .unsupported("\(path): ADTS input takes no segments", path: path) }
+            return try AudioPacketInput(adtsPath: path, purpose: options.purpose)
+        }, fallsBack: { _ in true }, packetSink: { path, options throws(PipelineError) in
+            try AudioPacketOutput(adtsPath: path, inPlace: options.inPlace)
+        }),
+        Entry(format: .mp4, packetSource: { path, options throws(PipelineError) in
+            try AudioPacketInput(mp4Path: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose)
+        }, fallsBack: { _ in true }, packetSink: { path, options throws(PipelineError) in
+            try AudioPacketOutput(mp4Path: path, fragmentDuration: options.fragmentDuration, encoderName: options.encoderName)
+        }),
+        // A playlist our reader refuses (a window, a URL, a missing segment, a master playlist)
+        // stays refused: libavformat's HLS reader would decode it with holes or without the
+        // gapless trim.
+        Entry(format: .hlsPlaylist, packetSource: { path, options throws(PipelineError) in
+            try AudioPacketInput(playlistPath: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose)
+        }),
+        Entry(format: .h264),
+        Entry(format: .hevc),
+    ])
+
+    /// The AAC packets of the file at `path`, by what its bytes are.
+    ///
+    /// - Throws: `PipelineError.unsupported` for a file no entry reads packets from (naming
+    ///   what it is); the entry's errors.
+    public func packetInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> AudioPacketInput {
+        let detected = MediaFileFormat.detect(path)
+        guard let open = entry(for: detected)?.packetSource else {
+            let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
+            throw .unsupported("\(path): \(what); AAC input is \(MediaFileFormat.extensionList(holding: .aac))", path: path)
+        }
+        return try open(path, options)
+    }
+
+    /// A file opened as PCM, and why its own entry refused it when the ``fallback`` reads it.
+    public struct OpenedPCM {
+        /// The PCM source.
+        public var source: any PCMFileSource
+        /// The format its bytes showed, if any.
+        public var format: MediaFileFormat?
+        /// What the entry of ``format`` said before the fallback read the file; `nil` when the
+        /// entry read it.
+        public var refusal: PipelineError?
+    }
+
+    /// The PCM of the file at `path`: its format's entry reads it (by what its bytes are); a
+    /// file no entry reads as PCM, or one its entry refuses and lets fall back, goes to the
+    /// ``fallback``. When the fallback cannot read it either, the entry's error is thrown: it
+    /// names the chunk or box and the offset.
+    ///
+    /// - Throws: `PipelineError.unsupported` for a file nothing reads as PCM; the readers' errors.
+    public func pcmInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> OpenedPCM {
+        let detected = MediaFileFormat.detect(path)
+        var refused: PipelineError?
+        if let entry = entry(for: detected), let open = entry.pcmSource {
+            do { return OpenedPCM(source: try open(path, options), format: detected, refusal: nil) } catch {
+                guard fallback != nil, entry.fallsBack(error) else { throw error }
+                refused = error
+            }
+        }
+        guard let fallback else {
+            let what = detected.map { "\($0)" } ?? "unknown"
+            throw .unsupported("\(path): \(what) input; PCM input is \(MediaFileFormat.extensionList(holding: .pcm))", path: path)
+        }
+        do { return OpenedPCM(source: try fallback.pcmSource(path, options), format: detected, refusal: refused) } catch {
+            throw refused ?? error
+        }
+    }
+
+    /// A PCM output at `path`, of the format its name says.
+    ///
+    /// - Throws: `PipelineError.unsupported` when the name is not a PCM format's.
+    public func pcmOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> PCMFileOutput {
+        guard let create = entry(for: MediaFileFormat(nameOf: path))?.pcmSink else {
+            throw .unsupported("\(path): unknown PCM output type; use \(MediaFileFormat.extensionList(holding: .pcm))", path: path)
+        }
+        return try create(path, options)
+    }
+
+    /// An AAC output at `path`, of the format its name says.
+    ///
+    /// - Throws: `PipelineError.unsupported` when the name is not an AAC container's.
+    public func packetOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> AudioPacketOutput {
+        guard let create = entry(for: MediaFileFormat(nameOf: path))?.packetSink else {
+            throw .unsupported("\(path): unknown output type; AAC output is \(MediaFileFormat.extensionList(holding: .aac))", path: path)
+        }
+        return try create(path, options)
+    }
+}
+
+extension PipelineError {
+    /// Whether this is a WAV whose data chunk runs past the end of the file (a cut recording,
+    /// refused on purpose rather than handed to another reader).
+    public var isTruncatedWAV: Bool {
+        if case .dataBeyondFile? = underlying(as: WAVError.self) { return true }
+        return false
+    }
+}
