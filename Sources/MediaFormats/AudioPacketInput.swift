@@ -28,6 +28,8 @@ public struct AudioPacketInput: PacketSource {
     /// packet when there are any.
     public let metadata: StreamMetadata
     private var metadataTold = false
+    /// Packets delivered so far (by ``next()`` and ``nextRun(maxBytes:)``; not those skipped).
+    public private(set) var packetsRead = 0
 
     /// What the packets hold.
     public enum Purpose: Sendable {
@@ -128,10 +130,14 @@ public struct AudioPacketInput: PacketSource {
             switch reader {
             case .adts(var adts):
                 defer { reader = .adts(adts) }
-                return try adts.next()
+                let packet = try adts.next()
+                if packet != nil { packetsRead += 1 }
+                return packet
             case .mp4(var mp4):
                 defer { reader = .mp4(mp4) }
-                return try mp4.next()
+                let packet = try mp4.next()
+                if packet != nil { packetsRead += 1 }
+                return packet
             }
         } catch {
             throw PipelineError(error)
@@ -146,10 +152,14 @@ public struct AudioPacketInput: PacketSource {
             switch reader {
             case .adts(var adts):
                 defer { reader = .adts(adts) }
-                return try adts.nextRun(maxBytes: maxBytes)
+                let run = try adts.nextRun(maxBytes: maxBytes)
+                packetsRead += run?.entries.count ?? 0
+                return run
             case .mp4(var mp4):
                 defer { reader = .mp4(mp4) }
-                return try mp4.nextRun(maxBytes: maxBytes)
+                let run = try mp4.nextRun(maxBytes: maxBytes)
+                packetsRead += run?.entries.count ?? 0
+                return run
             }
         } catch {
             throw PipelineError(error)

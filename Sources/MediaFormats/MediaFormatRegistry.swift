@@ -27,10 +27,14 @@ public struct MediaFormatRegistry: Sendable {
         /// Read a WAV whose data chunk runs past the end of the file (a cut recording) instead
         /// of refusing it.
         public var allowsTruncatedWAV: Bool
+        /// The sample format a decoder gives, when an entry decodes (32-bit float by default).
+        public var decodedSampleFormat: PCMSampleFormat
 
-        /// Options; by default a file alone, decoded, a truncated WAV refused.
+        /// Options; by default a file alone, decoded to float, a truncated WAV refused.
         public init(rawFormat: PCMFormat? = nil, segments: [FilePath] = [], trackID: UInt32? = nil,
-                    purpose: AudioPacketInput.Purpose = .decoding, allowsTruncatedWAV: Bool = false) {
+                    purpose: AudioPacketInput.Purpose = .decoding, allowsTruncatedWAV: Bool = false,
+                    decodedSampleFormat: PCMSampleFormat = .float32) {
+            self.decodedSampleFormat = decodedSampleFormat
             self.rawFormat = rawFormat
             self.segments = segments
             self.trackID = trackID
@@ -204,7 +208,8 @@ public struct MediaFormatRegistry: Sendable {
 
     /// The PCM of the file at `path`: its format's entry reads it (by what its bytes are); a
     /// file no entry reads as PCM, or one its entry refuses and lets fall back, goes to the
-    /// ``fallback``. When the fallback cannot read it either, the entry's error is thrown: it
+    /// ``fallback`` — unless the options name segments or a track, which only our readers
+    /// understand. When the fallback cannot read it either, the entry's error is thrown: it
     /// names the chunk or box and the offset.
     ///
     /// - Throws: `PipelineError.unsupported` for a file nothing reads as PCM; the readers' errors.
@@ -213,7 +218,7 @@ public struct MediaFormatRegistry: Sendable {
         var refused: PipelineError?
         if let entry = entry(for: detected), let open = entry.pcmSource {
             do { return OpenedPCM(source: try open(path, options), format: detected, refusal: nil) } catch {
-                guard fallback != nil, entry.fallsBack(error) else { throw error }
+                guard fallback != nil, options.segments.isEmpty, options.trackID == nil, entry.fallsBack(error) else { throw error }
                 refused = error
             }
         }

@@ -31,8 +31,17 @@ public struct AudioFileInput: PCMSource {
     /// - Throws: ``/MediaCore/PipelineError`` naming what is wrong with the file.
     public init(path: FilePath, rawFormat: PCMFormat? = nil, allowsTruncatedWAV: Bool = false,
                 registry: MediaFormatRegistry = .standard) throws(PipelineError) {
-        let opened = try registry.pcmInput(path, options: MediaFormatRegistry.InputOptions(rawFormat: rawFormat,
-                                                                                           allowsTruncatedWAV: allowsTruncatedWAV))
+        try self.init(path: path, options: MediaFormatRegistry.InputOptions(rawFormat: rawFormat, allowsTruncatedWAV: allowsTruncatedWAV),
+                      registry: registry)
+    }
+
+    /// Opens `path` with `options` (a CMAF init segment's segments, an MP4 track, the sample
+    /// format decoders give) through `registry`; see ``init(path:rawFormat:allowsTruncatedWAV:registry:)``.
+    /// A file with segments or a track named is read by KeyFrameKit's readers only.
+    ///
+    /// - Throws: ``/MediaCore/PipelineError`` naming what is wrong with the file.
+    public init(path: FilePath, options: MediaFormatRegistry.InputOptions, registry: MediaFormatRegistry = .standard) throws(PipelineError) {
+        let opened = try registry.pcmInput(path, options: options)
         self.path = path
         reader = opened.source
         format = opened.format
@@ -46,6 +55,8 @@ public struct AudioFileInput: PCMSource {
     public var pcmFormat: PCMFormat? { reader.pcmFormat }
     /// Whether the file is PCM read as stored (a WAV or raw PCM by KeyFrameKit's reader).
     public var isPCMFile: Bool { reader is PCMFileReader }
+    /// AAC packets decoded so far, when KeyFrameKit's AAC reader reads the file; `nil` otherwise.
+    public var packetsDecoded: Int? { (reader as? DecodedAACFile)?.packets.packetsRead }
 
     /// The file's tags, cover and chapters: from Vorbis comments, ID3v2 frames, RIFF INFO and
     /// iTunes atoms as libavformat names them, with the cover picture; from an MP4's `ilst`, its

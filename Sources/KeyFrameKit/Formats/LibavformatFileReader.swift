@@ -143,7 +143,7 @@ extension MediaFormatRegistry {
             entry.pcmSource = { path, options throws(PipelineError) in
                 var decoding = options
                 decoding.purpose = .decoding
-                return try DecodedAACFile(try packets(path, decoding))
+                return try DecodedAACFile(try packets(path, decoding), sampleFormat: options.decodedSampleFormat)
             }
             registry.register(entry)
         }

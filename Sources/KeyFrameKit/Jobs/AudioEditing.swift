@@ -316,8 +316,9 @@ public enum AudioEditing {
     }
 
     private static func checkOutput(_ output: FilePath) throws(PipelineError) {
-        guard let ext = output.extension?.lowercased(), ["m4a", "m4b", "mp4"].contains(ext) else {
-            throw .unsupported("\(output): edits are written as M4A; name the output .m4a, .m4b or .mp4")
+        // The format table decides (an MP4 by any of its names); the message names the usual ones.
+        guard MediaFileFormat(nameOf: output) == .mp4 else {
+            throw .unsupported("\(output): edits are written as M4A; name the output .m4a, .m4b or .mp4", path: output)
         }
     }
 

@@ -25,45 +25,31 @@ public enum Playback {
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
     }
 
-    /// Plays the audio file at `input` (recognised by its bytes) on `device`: WAV, ADTS and MP4
-    /// AAC by KeyFrameKit's readers, anything else libavformat reads (FLAC, MP3, Ogg, …) through
-    /// ``AudioFileInput``.
+    /// Plays the audio file at `input` (recognised by its bytes) on `device`, opened through the
+    /// format registry (``AudioFileInput``): WAV, ADTS, MP4 and HLS AAC by KeyFrameKit's readers,
+    /// anything else libavformat reads (FLAC, MP3, Ogg, …).
     ///
-    /// Compositions: ``/MediaFormats/PCMFileReader`` → ``/AudioIO/AudioPlayerSink``, or ``/MediaFormats/AudioPacketInput`` →
-    /// ``/AudioCodec/AACDecoder`` → ``/AudioIO/AudioPlayerSink``.
+    /// Compositions: ``AudioFileInput`` → ``/AudioIO/AudioPlayerSink`` for a PCM file, or
+    /// ``AudioFileInput`` → ``/AudioCodec/PCMResampler`` (16-bit) → ``/AudioIO/AudioPlayerSink``.
     ///
     /// - Throws: `PipelineError.audioDevice` for a device that is missing, busy or cannot
     ///   play the stream's format; the errors of the input.
     public static func play(_ input: FilePath, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil,
                             control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         var sink = AudioPlayerSink(device: device, alsaConfiguration: alsaConfiguration)
+        // Through the format registry, as every job opens its input: PCM files as stored,
+        // everything decoded in 16-bit.
+        let source = try AudioFileInput(path: input, options: MediaFormatRegistry.InputOptions(allowsTruncatedWAV: true,
+                                                                                                decodedSampleFormat: .int16))
         let report: PumpReport
-        switch MediaFileFormat.detect(input) {
-        case .wav where (try? PCMFileReader(wavPath: input, allowTruncated: true)) != nil:
-            var source = try PCMFileReader(wavPath: input, allowTruncated: true)
-            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        case let format? where format == .adts || format == .mp4 || format == .hlsPlaylist:
-            let packets: AudioPacketInput
-            do { packets = try AudioPacketInput(path: input, purpose: .decoding) } catch {
-                // A playlist our reader refuses stays refused: never libavformat's HLS reader
-                // (holes, no gapless trim). Other AAC it refuses, libavformat may read.
-                guard format != .hlsPlaylist else { throw error }
-                report = try playOther(input, into: &sink, control: control, progress: progress)
-                break
-            }
-            var source = packets.transformed(by: try packets.makeDecoder(sampleFormat: .int16))
-            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        default:
-            report = try playOther(input, into: &sink, control: control, progress: progress)
+        if source.isPCMFile {
+            var file = source
+            report = try Pump.run(from: &file, into: &sink, control: control, progress: progress)
+        } else {
+            var chain = source.transformed(by: PCMResampler(sampleFormat: .int16))
+            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         }
         guard let format = sink.player?.format else { throw .unsupported("\(input): no audio to play") }
         return Summary(format: format, frames: sink.framesWritten, underruns: sink.player?.underrunCount ?? 0, damage: report.damage)
-    }
-
-    /// Any other audio file, decoded as `convert` reads it (``AudioFileInput``), in 16-bit.
-    private static func playOther(_ input: FilePath, into sink: inout AudioPlayerSink, control: JobControl?,
-                                  progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> PumpReport {
-        var source = try AudioFileInput(path: input, allowsTruncatedWAV: true).transformed(by: PCMResampler(sampleFormat: .int16))
-        return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
     }
 }

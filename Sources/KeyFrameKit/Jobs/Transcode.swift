@@ -102,10 +102,13 @@ public enum Transcode {
     /// how much of the start is priming, so, like `ffmpeg -i IN.aac OUT.wav`, every decoded
     /// sample is kept.
     ///
-    /// Composition: ``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder`` → ``/MediaFormats/PCMFileOutput``.
+    /// Composition: ``AudioFileInput`` (through the format registry: ``/MediaFormats/AudioPacketInput`` →
+    /// ``/AudioCodec/AACDecoder`` for AAC, libavformat for the rest) → ``/AudioCodec/PCMResampler``
+    /// (the sample type) → ``/MediaFormats/PCMFileOutput``.
     ///
     /// - Parameters:
-    ///   - input: an ADTS stream or an MP4/M4A/MOV file (recognised by its bytes).
+    ///   - input: an ADTS stream, an MP4/M4A/MOV file or an HLS playlist (recognised by its
+    ///     bytes), or any audio file libavformat reads.
     ///   - segments: for a CMAF init segment, its media segments, read after it.
     ///   - output: the `.wav` or raw `.pcm` file to write.
     ///   - sampleFormat: the PCM sample format written; 16-bit by default.
@@ -115,41 +118,16 @@ public enum Transcode {
     public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath,
                               sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DecodeSummary {
-        let packets: AudioPacketInput
-        do {
-            packets = try AudioPacketInput(path: input, segments: segments, trackID: trackID, purpose: .decoding)
-        } catch {
-            // Not AAC that KeyFrameKit reads (FLAC, MP3, an ADPCM WAV, ALAC in MP4, …): decoded
-            // as `convert` decodes it, by libavformat and libavcodec.
-            // (An HLS playlist our reader refuses stays refused: see AudioFileInput.)
-            guard segments.isEmpty, trackID == nil, MediaFileFormat.detect(input) != .hlsPlaylist else { throw error }
-            return try decodeOther(input, to: output, sampleFormat: sampleFormat, control: control, progress: progress)
-        }
-        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
-        var sink = try PCMFileOutput(path: output, emptyMessage: "\(input): no AAC frames could be decoded")
-        let counter = PacketCounter()
-        var source = ObservedSource(packets) { _ in counter.count += 1 }.transformed(by: decoder)
-        let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        guard let format = sink.format else { throw .unsupported("\(input): no AAC frames could be decoded") }
-        return DecodeSummary(format: format, frames: sink.frames, packets: counter.count, damage: report.damage)
-    }
-}
-
-extension Transcode {
-    /// Decodes a file that is not AAC: ``AudioFileInput`` → ``/AudioCodec/PCMResampler`` (the
-    /// sample type only) → ``/MediaFormats/PCMFileOutput``.
-    static func decodeOther(_ input: FilePath, to output: FilePath, sampleFormat: PCMSampleFormat, control: JobControl?,
-                            progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> DecodeSummary {
-        let source = try AudioFileInput(path: input)
-        var sink = try PCMFileOutput(path: output, emptyMessage: "\(input): the input decodes to no audio")
+        var source = try AudioFileInput(path: input, options: MediaFormatRegistry.InputOptions(
+            segments: segments, trackID: trackID, decodedSampleFormat: sampleFormat))
+        let isAAC = source.packetsDecoded != nil
+        let empty = isAAC ? "\(input): no AAC frames could be decoded" : "\(input): the input decodes to no audio"
+        var sink = try PCMFileOutput(path: output, emptyMessage: empty)
+        // The sample type only (the AAC decoder already gives it; a pass-through then).
         var chain = source.transformed(by: PCMResampler(sampleFormat: sampleFormat))
         let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-        guard let format = sink.format else { throw .unsupported("\(input): the input decodes to no audio") }
-        return DecodeSummary(format: format, frames: sink.frames, packets: 0, damage: report.damage)
+        source = chain.upstream
+        guard let format = sink.format else { throw .unsupported(empty, path: input) }
+        return DecodeSummary(format: format, frames: sink.frames, packets: source.packetsDecoded ?? 0, damage: report.damage)
     }
-}
-
-/// Counts what an ``/MediaCore/ObservedSource`` sees.
-final class PacketCounter {
-    var count = 0
 }
