@@ -65,10 +65,16 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
         track.fragmentEntries.append((UInt32(clamping: sample.data.count), UInt32(clamping: duration), flags, Int32(clamping: pts - dts)))
     }
 
+    /// The tags the first movie carries (the muxer takes them only until it is written).
+    private var metadata = ITunesMetadata()
+
+    func setMetadata(_ metadata: ITunesMetadata) { self.metadata = metadata }
+
     private func writeHeader(tracks: [MuxerTrack]) throws(MP4Error) {
         movieWritten = true
         var writer = MovieBoxWriter(tracks: tracks, movieTimescale: Self.movieTimescale(tracks, configuration), configuration: configuration)
         writer.fragmented = true
+        writer.metadata = metadata
         do {
             try sink.write(MovieBoxWriter.fileType(tracks: tracks, configuration: configuration, fragmented: true))
             movieOffset = sink.byteCount

@@ -29,10 +29,15 @@ protocol MP4LayoutWriter: AnyObject {
     func finish(context: MuxerContext) throws(MP4Error)
     /// Removes the output (a fragmented file keeps the fragments it has written).
     func abandon()
+    /// The tags set so far, for a layout that writes its movie before ``finish(context:)``.
+    func setMetadata(_ metadata: ITunesMetadata)
 }
 
 extension MP4LayoutWriter {
     func prepare() throws(MP4Error) {}
+
+    /// The tags reach the other layouts in ``MuxerContext`` at the end.
+    func setMetadata(_ metadata: ITunesMetadata) {}
 
     func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {
         for sample in run.samples { try write(sample, track: track, tracks: tracks) }

@@ -196,6 +196,7 @@ public final class MP4Muxer {
             throw .invalidMuxerState(operation: "setMetadata", status: layout.movieWritten ? "the movie was written" : status.name)
         }
         self.metadata = metadata
+        layout.setMetadata(metadata)
     }
 
     /// Opens the muxer for samples (AVAssetWriter's `startWriting`).
