@@ -131,6 +131,40 @@ import Testing
         #expect(merged.firstCount == 4 && merged.secondCount == 3)
     }
 
+    @Test func interleavingKeepsEachSourcesEventsWithTheirPackets() throws {
+        /// Tells a gapless event before its first packet and another at its end.
+        struct Telling: PacketSource {
+            var times: [Int64]
+            let tag: UInt8
+            var told: [StreamEvent] = []
+            var started = false
+            mutating func next() -> MediaSample? {
+                if !started { started = true; told.append(.gapless(GaplessInfo(priming: Int64(tag)))) }
+                guard !times.isEmpty else {
+                    told.append(.gapless(GaplessInfo(priming: Int64(tag), validLength: 100)))
+                    return nil
+                }
+                let time = times.removeFirst()
+                return MediaSample(data: [tag], presentationTime: MediaTime(value: time, timescale: 10),
+                                   duration: MediaTime(value: 1, timescale: 10), format: NumberSource.format)
+            }
+            mutating func takeEvents() -> [StreamEvent] {
+                defer { told = [] }
+                return told
+            }
+        }
+        var merged = InterleavedSource(first: Telling(times: [0, 5], tag: 1), second: Telling(times: [1, 2], tag: 2))
+        var order: [String] = []
+        while let packet = try merged.next() {
+            for case .gapless(let info) in merged.takeEvents() { order.append("e\(info.priming)\(info.isComplete ? "end" : "")") }
+            order.append("p\(packet.data[0])")
+        }
+        for case .gapless(let info) in merged.takeEvents() { order.append("e\(info.priming)\(info.isComplete ? "end" : "")") }
+        // Source 2's first event before its first packet, not before source 1's; the end events
+        // after the last packet.
+        #expect(order == ["e1", "p1", "e2", "p2", "p2", "p1", "e1end", "e2end"])
+    }
+
     // MARK: - The format table
 
     @Test func sniffingRecognisesEachFormatByItsBytes() {

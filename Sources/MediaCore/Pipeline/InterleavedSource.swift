@@ -17,17 +17,31 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
         self.second = second
     }
 
-    /// The packet with the earlier decode time of the two sources' next ones.
+    /// The events each source told before its looked-ahead packet (after it ended: its end's).
+    private var firstEvents: [StreamEvent] = []
+    private var secondEvents: [StreamEvent] = []
+    /// The events that precede the packet ``next()`` last returned.
+    private var outgoing: [StreamEvent] = []
+
+    /// The packet with the earlier decode time of the two sources' next ones. Each source is
+    /// read one packet ahead; the events it told before a packet are kept with that packet, so
+    /// they are told right before it (and a source's end events only once both have ended).
     public mutating func next() throws(PipelineError) -> MediaSample? {
         do {
             if !primed {
                 nextFirst = try first?.next()
+                firstEvents = first?.takeEvents() ?? []
                 nextSecond = try second?.next()
+                secondEvents = second?.takeEvents() ?? []
                 primed = true
             }
             let takeFirst: Bool
             switch (nextFirst, nextSecond) {
-            case (nil, nil): return nil
+            case (nil, nil):
+                outgoing += firstEvents + secondEvents
+                firstEvents = []
+                secondEvents = []
+                return nil
             case (.some(let a), .some(let b)): takeFirst = a.decodeTime <= b.decodeTime
             case (.some, nil): takeFirst = true
             case (nil, .some): takeFirst = false
@@ -35,12 +49,16 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
             if takeFirst {
                 defer { firstCount += 1 }
                 let packet = nextFirst
+                outgoing += firstEvents
                 nextFirst = try first?.next()
+                firstEvents = first?.takeEvents() ?? []
                 return packet
             }
             defer { secondCount += 1 }
             let packet = nextSecond
+            outgoing += secondEvents
             nextSecond = try second?.next()
+            secondEvents = second?.takeEvents() ?? []
             return packet
         } catch {
             throw PipelineError(error)
@@ -50,9 +68,11 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
     /// The first source's progress (the second's when there is no first).
     public var progress: MediaProgress { first?.progress ?? second?.progress ?? MediaProgress() }
 
-    /// Both sources' events.
+    /// The events that precede the packet last returned (after the end: both sources' end
+    /// events), in each source's order.
     public mutating func takeEvents() -> [StreamEvent] {
-        (first?.takeEvents() ?? []) + (second?.takeEvents() ?? [])
+        defer { outgoing = [] }
+        return outgoing
     }
 
     /// Both sources' damage.
