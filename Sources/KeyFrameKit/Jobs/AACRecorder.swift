@@ -75,6 +75,8 @@ public final class AACRecorder: Sendable {
         public var capture: AudioCapture.Statistics
         /// The error that ended capture early, if one did.
         public var captureFailure: ALSAError?
+        /// What the pump did, stage by stage: the capture, the encoder, the callback.
+        public var report: JobReport
     }
 
     /// What the recorder was made with.
@@ -203,8 +205,7 @@ public final class AACRecorder: Sendable {
     ///
     /// - Throws: `PipelineError.codec` if encoding failed at any point.
     public func stop() throws(PipelineError) -> Summary {
-        _ = try job.finish()
-        return summary
+        summary(of: try job.finish())
     }
 
     /// Captures and encodes until the frame limit, a device failure or a stop request (a
@@ -213,14 +214,14 @@ public final class AACRecorder: Sendable {
     ///
     /// - Throws: the errors of ``start()`` and ``stop()``.
     public func run() async throws(PipelineError) -> Summary {
-        _ = try await job.run { () throws(PipelineError) in try self.start() }
-        return summary
+        summary(of: try await job.run { () throws(PipelineError) in try self.start() })
     }
 
-    /// What the recorder did, once stopped.
-    private var summary: Summary {
+    /// What the recorder did, once stopped, and what its pump did.
+    private func summary(of report: JobReport) -> Summary {
         let told = tally.snapshot
         return Summary(frames: told.gapless?.validLength ?? 0, packets: told.elements, priming: priming,
-                       padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure)
+                       padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure,
+                       report: report)
     }
 }

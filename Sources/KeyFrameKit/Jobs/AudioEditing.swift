@@ -74,6 +74,8 @@ public enum AudioEditing {
         public var sampleRate: Int
         /// The chapters written.
         public var chapters: [MovieChapter]
+        /// What the pump did, stage by stage: the packets spliced, the muxer.
+        public var report: JobReport
 
         /// Seconds presented.
         public var seconds: Double { Double(samples) / Double(max(sampleRate, 1)) }
@@ -309,10 +311,10 @@ public enum AudioEditing {
         sink.muxer.setEdits(keeping: edits)
         var source = PacketSpliceSource(pieces: splice)
         var runs = SampleRunSink(sink)
-        _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+        let report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
         let layout = pieces[0].layout
         return Summary(output: output, packets: packets, samples: edits.reduce(0) { $0 + Int64($1.count) },
-                       sampleRate: layout.timescale, chapters: chapters.normalized())
+                       sampleRate: layout.timescale, chapters: chapters.normalized(), report: report)
     }
 
     private static func checkOutput(_ output: FilePath) throws(PipelineError) {

@@ -126,7 +126,7 @@ public final class LiveCaptureJob: Sendable {
     /// returns what it did. Call once, after `start(_:)`.
     ///
     /// - Throws: the pump's error.
-    public func finish() throws(PipelineError) -> PumpReport {
+    public func finish() throws(PipelineError) -> JobReport {
         requestStop()
         capture?.stop()
         guard let pump = state.withLock({ $0.pump }) else { throw .unsupported("this job was not started") }
@@ -139,7 +139,7 @@ public final class LiveCaptureJob: Sendable {
     ///
     /// - Throws: ``/MediaCore/PipelineError/Code/cancelled`` when the task was cancelled before
     ///   it started; `start`'s and ``finish()``'s errors.
-    public func run(start: @escaping @Sendable () throws(PipelineError) -> Void) async throws(PipelineError) -> PumpReport {
+    public func run(start: @escaping @Sendable () throws(PipelineError) -> Void) async throws(PipelineError) -> JobReport {
         guard !Task.isCancelled else { throw .cancelled }
         try await Self.offThePool(start)
         await withTaskCancellationHandler {
@@ -152,8 +152,8 @@ public final class LiveCaptureJob: Sendable {
 
     /// ``finish()`` on a thread of its own, awaited: the pump's join never blocks a thread of
     /// Swift's cooperative pool.
-    public func finishAsync() async throws(PipelineError) -> PumpReport {
-        try await Self.offThePool { () throws(PipelineError) -> PumpReport in try self.finish() }
+    public func finishAsync() async throws(PipelineError) -> JobReport {
+        try await Self.offThePool { () throws(PipelineError) -> JobReport in try self.finish() }
     }
 
     /// `body` (which may wait on a device or a thread) run on a thread of its own, awaited.

@@ -47,8 +47,10 @@ extension Packaging {
     ) throws(PipelineError) -> Summary {
         var sink = sink
         var chain = source.transformed(by: encoder)
-        _ = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-        return summary(of: sink, copied: false)
+        let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+        var summary = summary(of: sink, copied: false)
+        summary.report = report
+        return summary
     }
 
     /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
@@ -80,8 +82,12 @@ extension Packaging {
         var tee = Tee(branches)
         var chain = source.transformed(by: resampler)
         do throws(PipelineError) {
-            _ = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
-            return try results.all()
+            let report = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
+            // One pump made every rendition: its report (the tee's branches, a rendition each)
+            // goes with the first, so that the ladder's sum of reports is it.
+            var summaries = try results.all()
+            if !summaries.isEmpty { summaries[0].report = report }
+            return summaries
         } catch {
             // A branch that failed while the others finished: the finished renditions go too
             // (every one was made by this ladder), so that nothing half a ladder is left.

@@ -18,8 +18,13 @@ public enum Playback {
         public var frames: Int64
         /// Device underruns recovered from (the decoder did not keep up).
         public var underruns: Int
-        /// Damage met in the input.
-        public var damage: [DamageEvent]
+        /// What the pump did, stage by stage: the input, the resampler, the device.
+        public var report: JobReport
+        /// Damage met in the input (``report``'s).
+        public var damage: [DamageEvent] {
+            get { report.damage }
+            set { report.damage = newValue }
+        }
 
         /// Seconds played.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -41,7 +46,7 @@ public enum Playback {
         // everything decoded in 16-bit.
         let source = try AudioFileInput(path: input, options: MediaFormatRegistry.InputOptions(allowsTruncatedWAV: true,
                                                                                                 decodedSampleFormat: .int16))
-        let report: PumpReport
+        let report: JobReport
         if source.isPCMFile {
             var file = source
             report = try Pump.run(from: &file, into: &sink, control: control, progress: progress)
@@ -50,6 +55,6 @@ public enum Playback {
             report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         }
         guard let format = sink.player?.format else { throw .unsupported("\(input): no audio to play") }
-        return Summary(format: format, frames: sink.framesWritten, underruns: sink.player?.underrunCount ?? 0, damage: report.damage)
+        return Summary(format: format, frames: sink.framesWritten, underruns: sink.player?.underrunCount ?? 0, report: report)
     }
 }

@@ -155,6 +155,9 @@ public final class Recording: Sendable {
         public var priming: Int
         /// The AAC encoder's padding after the last recorded sample (zero for PCM).
         public var padding: Int
+        /// What the pump did, stage by stage: the capture, the encoder, the outputs (with an
+        /// HLS rendition beside the file, a tee's branches `file` and `hls`).
+        public var report: JobReport
 
         /// Seconds of audio in the file.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -373,8 +376,7 @@ public final class Recording: Sendable {
     /// - Throws: a codec, container or file error; the file then keeps what was written (an
     ///   M4A gets its moov where the muxer can still write it).
     public func finish() throws(PipelineError) -> Summary {
-        _ = try job.finish()
-        return summary
+        summary(of: try job.finish())
     }
 
     /// Records until the frame limit, a device failure or ``requestStop()`` (a cancelled task
@@ -384,12 +386,11 @@ public final class Recording: Sendable {
     ///
     /// - Throws: the errors of ``start()`` and ``finish()``.
     public func run() async throws(PipelineError) -> Summary {
-        _ = try await job.run { () throws(PipelineError) in try self.start() }
-        return summary
+        summary(of: try await job.run { () throws(PipelineError) in try self.start() })
     }
 
-    /// What was recorded, once finished.
-    private var summary: Summary {
+    /// What was recorded, once finished, and what its pump did.
+    private func summary(of report: JobReport) -> Summary {
         let told = tally.snapshot.gapless
         let frames: Int64 = told?.validLength ?? progress.lock.withLock { $0.total.frameCount }
         let failure = capture.failure
@@ -398,7 +399,7 @@ public final class Recording: Sendable {
         return Summary(outputPath: options.outputPath, container: options.container, hlsDirectory: options.hlsDirectory, device: options.device,
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
-                       levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0))
+                       levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0), report: report)
     }
 }
 
@@ -432,6 +433,13 @@ struct RecordingSink<Output: RecordingOutput>: MediaSink {
 
     /// Removes the output (capture never started).
     mutating func discardOutput() { output.discard() }
+}
+
+extension RecordingSink: StageReporting {
+    /// The output's stages.
+    func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: output, role: .sink, elements: elements, busy: busy, to: &stages)
+    }
 }
 
 /// An output a recording writes: checkpointed when crash-safe, salvaged on failure.

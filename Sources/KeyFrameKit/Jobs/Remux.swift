@@ -15,8 +15,13 @@ public enum Remux {
         public var videoSamples: Int
         /// Priming and remainder the ADTS output cannot carry (from the edit list), in samples.
         public var droppedGapless: (priming: Int, remainder: Int)?
-        /// Damage found in the input.
-        public var damage: [DamageEvent]
+        /// What the pumps did, stage by stage: the audio track's, then the video track's.
+        public var report: JobReport
+        /// Damage found in the input (``report``'s).
+        public var damage: [DamageEvent] {
+            get { report.damage }
+            set { report.damage = newValue }
+        }
     }
 
     /// Writes the audio track of the MP4 at `input` as ADTS to `audioOutput`, and optionally its
@@ -31,7 +36,7 @@ public enum Remux {
         guard MediaFileFormat.detect(input) == .mp4 else {
             throw .unsupported("\(input): not an MP4; demux reads \(MediaFileFormat.mp4.fileExtensions.map { ".\($0)" }.joined(separator: ", "))")
         }
-        var summary = DemuxSummary(audioPackets: 0, videoSamples: 0, damage: [])
+        var summary = DemuxSummary(audioPackets: 0, videoSamples: 0, report: JobReport())
         // Outputs are committed together at the end: an error in the second removes the first.
         var committed: [FileByteSink] = []
         defer { for sink in committed { sink.cancel() } }
@@ -52,7 +57,7 @@ public enum Remux {
             var runs = SampleRunSource(packets)
             let report = try Pump.run(from: &runs, into: &sink, control: control, progress: progress)
             summary.audioPackets = sink.inner.base.frameCount
-            summary.damage += report.damage
+            summary.report.append(report)
             summary.audioTrackID = track.id
             if let edit = track.mediaEdit {
                 let valid = track.editedMediaDuration(movieTimescale: file.movieTimescale)
@@ -70,10 +75,12 @@ public enum Remux {
             do { byteSink = try FileByteSink(path: videoOutput) } catch { throw .stream(error) }
             committed.append(byteSink)
             var sink = DeferredCommitSink(try AnnexBFileWriter(track: track, sink: byteSink))
-            let report = try Pump.run(from: &samples, into: &sink, control: control)
+            var report = try Pump.run(from: &samples, into: &sink, control: control)
             summary.videoSamples = Int(report.elements)
             summary.videoTrackID = track.id
-            if audioOutput != nil { summary.damage += report.damage.filter { $0.kind == .endedEarly } } else { summary.damage += report.damage }
+            // The audio's pump told the file's damage already; the video's adds its own end only.
+            if audioOutput != nil { report.damage = report.damage.filter { $0.kind == .endedEarly } }
+            summary.report.append(report)
         }
         for sink in committed {
             do { try sink.commit() } catch { throw .stream(error) }
@@ -88,8 +95,13 @@ public enum Remux {
         public var audioPackets: Int
         /// Video access units written.
         public var videoSamples: Int
-        /// Damage found in the inputs.
-        public var damage: [DamageEvent]
+        /// What the pump did, stage by stage.
+        public var report: JobReport
+        /// Damage found in the inputs (``report``'s).
+        public var damage: [DamageEvent] {
+            get { report.damage }
+            set { report.damage = newValue }
+        }
     }
 
     /// An Annex-B H.264 or HEVC elementary stream to mux, with the frame rate it has no
@@ -155,12 +167,12 @@ public enum Remux {
             var runs = SampleRunSource(audioSource)
             var sink = SampleRunSink(try MuxerOutput(path: output, configuration: configuration))
             let report = try Pump.run(from: &runs, into: &sink, control: control)
-            return MuxSummary(audioPackets: sink.base.muxer.sampleCount(trackID: 1), videoSamples: 0, damage: report.damage)
+            return MuxSummary(audioPackets: sink.base.muxer.sampleCount(trackID: 1), videoSamples: 0, report: report)
         }
         var source = InterleavedSource(first: audioSource, second: videoSource)
         var sink = try MuxerOutput(path: output, configuration: configuration)
         let report = try Pump.run(from: &source, into: &sink, control: control)
-        return MuxSummary(audioPackets: source.firstCount, videoSamples: source.secondCount, damage: report.damage)
+        return MuxSummary(audioPackets: source.firstCount, videoSamples: source.secondCount, report: report)
     }
 
     /// About how many frames the ADTS file at `path` holds, a tenth more to be safe: its size

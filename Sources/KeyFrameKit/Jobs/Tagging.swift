@@ -17,6 +17,9 @@ public enum Tagging {
         public var bytesWritten: Int64
         /// The items now in the file.
         public var itemCount: Int
+        /// What the job did: no pump runs (boxes are patched, or the file copied around the new
+        /// movie), so no stages, only the ``/MediaCore/JobReport/elapsed`` time.
+        public var report = JobReport()
     }
 
     /// The item list of the MP4 at `path`.
@@ -29,6 +32,12 @@ public enum Tagging {
 
     /// Replaces the tags of the MP4 at `path` by what `edit` makes of them.
     public static func write(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath) throws(PipelineError) -> WriteSummary {
+        let started = ContinuousClock.now
+        return timed(try writeTags(edit, to: path), since: started)
+    }
+
+    /// ``write(_:to:)``, untimed.
+    private static func writeTags(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath) throws(PipelineError) -> WriteSummary {
         let source = try open(path)
         // Only the top-level boxes and the movie's bytes are read: not the sample tables.
         let boxes: [BoxHeader]
@@ -114,6 +123,12 @@ public enum Tagging {
     /// `chpl` and a QuickTime chapter track, as FFmpeg writes both, sorted, the first starting at
     /// 0, none past the end. In place when they fit in the padding, else by a streamed rewrite.
     public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath) throws(PipelineError) -> WriteSummary {
+        let started = ContinuousClock.now
+        return timed(try writeChapterBoxes(chapters, to: path), since: started)
+    }
+
+    /// ``writeChapters(_:to:)``, untimed.
+    private static func writeChapterBoxes(_ chapters: [MovieChapter], to path: FilePath) throws(PipelineError) -> WriteSummary {
         let source = try open(path)
         let boxes: [BoxHeader]
         do { boxes = try MovieEditor.topLevelBoxes(of: source) } catch { throw .container(error) }
@@ -130,6 +145,13 @@ public enum Tagging {
             _ = try MP4File(source: ArrayRandomAccessSource(plan.movie))
         } catch { throw .container(error) }
         return try commit(plan, boxes: boxes, source: source, path: path, itemCount: chapters.count)
+    }
+
+    /// `summary` with the time since `started` as its report's.
+    private static func timed(_ summary: WriteSummary, since started: ContinuousClock.Instant) -> WriteSummary {
+        var summary = summary
+        summary.report.elapsed = ContinuousClock.now - started
+        return summary
     }
 
     private static func open(_ path: FilePath) throws(PipelineError) -> FileByteSource {

@@ -71,10 +71,20 @@ extension Transcode {
         public var padding: Int
         /// The AAC bitrate encoded at (AAC outputs).
         public var bitrate: Int?
-        /// What was odd about the input but not fatal.
-        public var damage: [DamageEvent]
-        /// Whether ``/MediaCore/JobControl/requestStop()`` ended the job early.
-        public var stoppedEarly: Bool
+        /// What the pumps did, stage by stage: with a loudness pass (``ConvertOptions/normalizeTo``,
+        /// ``ConvertOptions/replayGain``) its stages first, its time added, its damage (the same
+        /// input's) left out.
+        public var report: JobReport
+        /// What was odd about the input but not fatal (``report``'s).
+        public var damage: [DamageEvent] {
+            get { report.damage }
+            set { report.damage = newValue }
+        }
+        /// Whether ``/MediaCore/JobControl/requestStop()`` ended the job early (``report``'s).
+        public var stoppedEarly: Bool {
+            get { report.stoppedEarly }
+            set { report.stoppedEarly = newValue }
+        }
         /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
         public var normalization: (measured: Loudness, gain: Double)?
         /// With ``ConvertOptions/threads`` above 1: where the segments were joined.
@@ -116,18 +126,20 @@ extension Transcode {
         }
         var gain: PCMGain?
         var measured: Loudness?
+        var measuring: JobReport?
         if let target = options.normalizeTo {
             guard (-70.0...0.0).contains(target) else { throw .unsupported("--normalize \(target): give a loudness from -70 to 0 LUFS") }
         }
         if options.normalizeTo != nil || options.replayGain {
             // First pass: the loudness of what will be encoded (after any resampling or downmix).
-            let loudness = try measureLoudness(input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate,
-                                               channelCount: options.channelCount,
-                                               allowedSampleRates: outputKind == .adts || outputKind == .mp4 ? AACEncoder.supportedSampleRates : nil,
-                                               control: control, progress: progress.map { report in
-                                                   { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
-                                               })
+            let (loudness, report) = try measureLoudnessReporting(
+                input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate, channelCount: options.channelCount,
+                allowedSampleRates: outputKind == .adts || outputKind == .mp4 ? AACEncoder.supportedSampleRates : nil,
+                control: control, progress: progress.map { report in
+                    { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
+                })
             measured = loudness
+            measuring = report
             if let target = options.normalizeTo { gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0) }
         }
         var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
@@ -150,6 +162,11 @@ extension Transcode {
         var summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, gain: gain,
                                   control: control, progress: secondPass)
         if let measured, let gain { summary.normalization = (measured, gain.decibels) }
+        if var measuring {
+            // The same input read twice: its damage is told once, by the second pass.
+            measuring.damage = []
+            summary.report = measuring.appending(summary.report)
+        }
         return summary
     }
 
@@ -161,13 +178,22 @@ extension Transcode {
     public static func measureLoudness(_ input: FilePath, rawFormat: PCMFormat? = nil, sampleRate: Int? = nil, channelCount: Int? = nil,
                                        allowedSampleRates: [Int]? = nil, control: JobControl? = nil,
                                        progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Loudness? {
+        try measureLoudnessReporting(input, rawFormat: rawFormat, sampleRate: sampleRate, channelCount: channelCount,
+                                     allowedSampleRates: allowedSampleRates, control: control, progress: progress).loudness
+    }
+
+    /// ``measureLoudness(_:rawFormat:sampleRate:channelCount:allowedSampleRates:control:progress:)``
+    /// with what its pump did.
+    private static func measureLoudnessReporting(_ input: FilePath, rawFormat: PCMFormat?, sampleRate: Int?, channelCount: Int?,
+                                                 allowedSampleRates: [Int]?, control: JobControl?,
+                                                 progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> (loudness: Loudness?, report: JobReport) {
         let source = try AudioFileInput(path: input, rawFormat: rawFormat)
         let resampler = PCMResampler(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: .float32,
                                      allowedSampleRates: allowedSampleRates)
         var chain = source.transformed(by: resampler)
         var meter = LoudnessMeter()
-        _ = try Pump.run(from: &chain, into: &meter, control: control, progress: progress)
-        do { return try meter.measurement() } catch { throw .codec(error) }
+        let report = try Pump.run(from: &chain, into: &meter, control: control, progress: progress)
+        do { return (try meter.measurement(), report) } catch { throw .codec(error) }
     }
 
     /// source → resampler → (gain) → `encoder` → AAC file.
@@ -176,7 +202,7 @@ extension Transcode {
         control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
         var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
-        let report: PumpReport
+        let report: JobReport
         if let gain {
             var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
             report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
@@ -186,7 +212,7 @@ extension Transcode {
         }
         var summary = ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: encoder.inputFormat,
                                      outputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
-                                     padding: encoder.padding ?? 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
+                                     padding: encoder.padding ?? 0, report: report)
         summary.splices = (encoder as? ParallelAACEncoder)?.splices ?? []
         summary.bitrate = (encoder as? AACEncoder)?.bitrate ?? (encoder as? ParallelAACEncoder)?.bitrate
         return summary
@@ -216,7 +242,7 @@ extension Transcode {
             let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32
             var sink = try PCMFileOutput(path: output, emptyMessage: "\(output): the input decodes to no audio")
             let resampler: PCMResampler
-            let report: PumpReport
+            let report: JobReport
             if let gain {
                 // The gain applies to float samples; the sample type is made after it.
                 resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32)
@@ -228,7 +254,7 @@ extension Transcode {
                 report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
             }
             return ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: sink.format, outputFrames: sink.frames, packets: 0,
-                                  priming: 0, padding: 0, damage: report.damage, stoppedEarly: report.stoppedEarly)
+                                  priming: 0, padding: 0, report: report)
         }
     }
 }

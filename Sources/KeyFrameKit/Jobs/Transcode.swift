@@ -43,11 +43,19 @@ public enum Transcode {
         public var padding: Int
         /// The bitrate encoded at (bits per second).
         public var bitrate: Int
-        /// What was odd about the input but not fatal.
-        public var damage: [DamageEvent]
+        /// What the pump did, stage by stage: the input, the encoder, the output.
+        public var report: JobReport
+        /// What was odd about the input but not fatal (``report``'s).
+        public var damage: [DamageEvent] {
+            get { report.damage }
+            set { report.damage = newValue }
+        }
         /// Whether ``/MediaCore/JobControl/requestStop()`` ended the encode early (the output is complete
-        /// up to there).
-        public var stoppedEarly: Bool
+        /// up to there; ``report``'s).
+        public var stoppedEarly: Bool {
+            get { report.stoppedEarly }
+            set { report.stoppedEarly = newValue }
+        }
     }
 
     /// Encodes the PCM of `input` to AAC in `output`: ADTS (`.aac`) or a gapless MP4 (`.m4a`,
@@ -71,13 +79,13 @@ public enum Transcode {
         }
         var sink = try AudioPacketOutput(path: output, fragmentDuration: options.fragmentDuration,
                                          encoderName: "KeyFrameKit (libavcodec aac)")
-        func pump<Encoder: GaplessEncoder>(through encoder: Encoder) throws(PipelineError) -> PumpReport {
+        func pump<Encoder: GaplessEncoder>(through encoder: Encoder) throws(PipelineError) -> JobReport {
             var source = input.transformed(by: encoder)
             return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         }
         let report = try pump(through: encoder)
         return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
-                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, damage: report.damage, stoppedEarly: report.stoppedEarly)
+                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, report: report)
     }
 
     /// What a decode produced.
@@ -88,8 +96,14 @@ public enum Transcode {
         public var frames: Int64
         /// AAC packets decoded.
         public var packets: Int
-        /// Damage met in the input (skipped bytes, truncation, a track that ends early).
-        public var damage: [DamageEvent]
+        /// What the pump did, stage by stage: the input, the resampler, the output.
+        public var report: JobReport
+        /// Damage met in the input (skipped bytes, truncation, a track that ends early;
+        /// ``report``'s).
+        public var damage: [DamageEvent] {
+            get { report.damage }
+            set { report.damage = newValue }
+        }
     }
 
     /// Decodes the AAC of `input` to `output`: a `.wav` or raw `.pcm`, by the output's name.
@@ -128,6 +142,6 @@ public enum Transcode {
         let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         source = chain.upstream
         guard let format = sink.format else { throw .unsupported(empty, path: input) }
-        return DecodeSummary(format: format, frames: sink.frames, packets: source.packetsDecoded ?? 0, damage: report.damage)
+        return DecodeSummary(format: format, frames: sink.frames, packets: source.packetsDecoded ?? 0, report: report)
     }
 }

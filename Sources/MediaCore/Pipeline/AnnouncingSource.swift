@@ -29,6 +29,13 @@ public struct AnnouncingSource<Upstream: MediaSource>: MediaSource {
     public mutating func takeDamage() -> [DamageEvent] { upstream.takeDamage() }
 }
 
+extension AnnouncingSource: StageReporting {
+    /// The upstream's stages.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: upstream, role: .source, elements: elements, busy: busy, to: &stages)
+    }
+}
+
 extension AnnouncingSource: PacketSource where Upstream: PacketSource {
     /// The upstream's next run.
     public mutating func nextRun(maxBytes: Int) throws(Upstream.Failure) -> MediaSampleRun? { try upstream.nextRun(maxBytes: maxBytes) }

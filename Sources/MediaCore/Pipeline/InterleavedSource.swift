@@ -10,6 +10,9 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
     public private(set) var firstCount = 0
     /// Packets taken from the second source.
     public private(set) var secondCount = 0
+    /// The time in each source's `next()`, for the report (``StageReporting``).
+    private var firstBusy = Duration.zero
+    private var secondBusy = Duration.zero
 
     /// `first` and `second`, interleaved.
     public init(first: First?, second: Second?) {
@@ -29,9 +32,9 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
     public mutating func next() throws(PipelineError) -> MediaSample? {
         do {
             if !primed {
-                nextFirst = try first?.next()
+                nextFirst = try pullFirst()
                 firstEvents = first?.takeEvents() ?? []
-                nextSecond = try second?.next()
+                nextSecond = try pullSecond()
                 secondEvents = second?.takeEvents() ?? []
                 primed = true
             }
@@ -50,19 +53,31 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
                 defer { firstCount += 1 }
                 let packet = nextFirst
                 outgoing += firstEvents
-                nextFirst = try first?.next()
+                nextFirst = try pullFirst()
                 firstEvents = first?.takeEvents() ?? []
                 return packet
             }
             defer { secondCount += 1 }
             let packet = nextSecond
             outgoing += secondEvents
-            nextSecond = try second?.next()
+            nextSecond = try pullSecond()
             secondEvents = second?.takeEvents() ?? []
             return packet
         } catch {
             throw PipelineError(error)
         }
+    }
+
+    private mutating func pullFirst() throws(First.Failure) -> MediaSample? {
+        let asked = ContinuousClock.now
+        defer { firstBusy += ContinuousClock.now - asked }
+        return try first?.next()
+    }
+
+    private mutating func pullSecond() throws(Second.Failure) -> MediaSample? {
+        let asked = ContinuousClock.now
+        defer { secondBusy += ContinuousClock.now - asked }
+        return try second?.next()
     }
 
     /// The first source's progress (the second's when there is no first).
@@ -78,5 +93,13 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
     /// Both sources' damage.
     public mutating func takeDamage() -> [DamageEvent] {
         (first?.takeDamage() ?? []) + (second?.takeDamage() ?? [])
+    }
+}
+
+extension InterleavedSource: StageReporting {
+    /// Each source present, with the packets taken from it and the time in its `next()`.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        if let first { JobReport.appendStages(of: first, role: .source, elements: Int64(firstCount), busy: firstBusy, to: &stages) }
+        if let second { JobReport.appendStages(of: second, role: .source, elements: Int64(secondCount), busy: secondBusy, to: &stages) }
     }
 }

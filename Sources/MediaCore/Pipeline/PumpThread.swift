@@ -8,7 +8,7 @@ internal import Synchronization
 /// which is what makes handing non-Sendable values over sound here.
 package final class PumpThread: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private let outcome = Mutex<Result<PumpReport, PipelineError>?>(nil)
+    private let outcome = Mutex<Result<JobReport, PipelineError>?>(nil)
 
     /// Starts pumping `source` into `sink`; `onFailure` is called on the thread when the pump
     /// fails (the sink was cancelled by then).
@@ -16,7 +16,7 @@ package final class PumpThread: Sendable {
                                                onFailure: @escaping @Sendable (PipelineError) -> Void)
     where Source.Element == Sink.Element {
         var source = source, sink = sink
-        let job = Transfer<() -> Result<PumpReport, PipelineError>> {
+        let job = Transfer<() -> Result<JobReport, PipelineError>> {
             do throws(PipelineError) { return .success(try Pump.run(from: &source, into: &sink, control: control)) } catch {
                 return .failure(error)
             }
@@ -30,7 +30,7 @@ package final class PumpThread: Sendable {
     }
 
     /// Waits for the pump to end (its source ended) and returns what it did.
-    package func join() -> Result<PumpReport, PipelineError> {
+    package func join() -> Result<JobReport, PipelineError> {
         done.wait()
         done.signal()
         return outcome.withLock { $0 }!

@@ -68,5 +68,12 @@ public struct TalliedSink<Base: MediaSink>: MediaSink {
     public mutating func cancel() { base.cancel() }
 }
 
+extension TalliedSink: StageReporting {
+    /// The base's stages.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: base, role: .sink, elements: elements, busy: busy, to: &stages)
+    }
+}
+
 extension TalliedSink: PacketSink where Base: PacketSink {}
 extension TalliedSink: PCMSink where Base: PCMSink {}

@@ -30,6 +30,9 @@ public struct Tee<Element: Sendable>: MediaSink {
         public let policy: Policy
         fileprivate var sink: AnyMediaSink<Element>
         fileprivate var isFailed = false
+        /// The report's figures: elements written to the branch, the time in its calls.
+        fileprivate var written: Int64 = 0
+        fileprivate var busy = Duration.zero
 
         /// A branch run on the tee's thread.
         public init<Sink: MediaSink>(_ sink: Sink, name: String = "", policy: Policy = .required) where Sink.Element == Element {
@@ -70,14 +73,21 @@ public struct Tee<Element: Sendable>: MediaSink {
     /// Writes `element` to every branch still running.
     public mutating func write(_ element: Element) throws(PipelineError) {
         for index in branches.indices where !branches[index].isFailed {
-            do throws(PipelineError) { try branches[index].sink.write(element) } catch { try fail(index, error) }
+            let asked = ContinuousClock.now
+            do throws(PipelineError) {
+                try branches[index].sink.write(element)
+                branches[index].written += 1
+            } catch { try fail(index, error) }
+            branches[index].busy += ContinuousClock.now - asked
         }
     }
 
     /// Hands `event` to every branch still running.
     public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
         for index in branches.indices where !branches[index].isFailed {
+            let asked = ContinuousClock.now
             do throws(PipelineError) { try branches[index].sink.receive(event) } catch { try fail(index, error) }
+            branches[index].busy += ContinuousClock.now - asked
         }
     }
 
@@ -92,6 +102,8 @@ public struct Tee<Element: Sendable>: MediaSink {
                 branches[index].isFailed = true
                 continue
             }
+            let asked = ContinuousClock.now
+            defer { branches[index].busy += ContinuousClock.now - asked }
             do throws(PipelineError) { try branches[index].sink.finish() } catch {
                 branches[index].isFailed = true
                 if branches[index].policy == .expendable {
@@ -120,6 +132,23 @@ public struct Tee<Element: Sendable>: MediaSink {
     }
 }
 
+extension Tee: StageReporting {
+    /// The tee's stage (what the pump wrote to it), then each branch's stages, marked with the
+    /// branch's name, or its index when it has none.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        stages.append(JobReport.Stage(name: JobReport.stageName(Self.self), role: .sink, elements: elements, busy: busy))
+        for (index, branch) in branches.enumerated() {
+            var branchStages: [JobReport.Stage] = []
+            branch.sink.appendStages(to: &branchStages, elements: branch.written, busy: branch.busy)
+            let label = branch.name.isEmpty ? "\(index)" : branch.name
+            for var stage in branchStages {
+                stage.branch = stage.branch.map { "\(label)/\($0)" } ?? label
+                stages.append(stage)
+            }
+        }
+    }
+}
+
 extension Tee: PacketSink where Element == MediaSample {}
 extension Tee: PCMSink where Element == PCMBuffer {}
 
@@ -143,12 +172,20 @@ public struct AnyMediaSink<Element>: MediaSink {
     public mutating func cancel() { box.cancel() }
 }
 
+extension AnyMediaSink: StageReporting {
+    /// The erased sink's stages.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        box.appendStages(to: &stages, elements: elements, busy: busy)
+    }
+}
+
 /// The erased sink's storage (a class, so that `AnyMediaSink` stays small).
 private class AnyMediaSinkBox<Element> {
     func write(_ element: Element) throws(PipelineError) {}
     func receive(_ event: StreamEvent) throws(PipelineError) {}
     func finish() throws(PipelineError) {}
     func cancel() {}
+    func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {}
 }
 
 private final class ConcreteSinkBox<Sink: MediaSink>: AnyMediaSinkBox<Sink.Element> {
@@ -164,4 +201,7 @@ private final class ConcreteSinkBox<Sink: MediaSink>: AnyMediaSinkBox<Sink.Eleme
         do { try sink.finish() } catch { throw PipelineError(error) }
     }
     override func cancel() { sink.cancel() }
+    override func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: sink, role: .sink, elements: elements, busy: busy, to: &stages)
+    }
 }

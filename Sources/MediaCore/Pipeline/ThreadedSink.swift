@@ -73,10 +73,14 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
         private let done = DispatchSemaphore(value: 0)
         private let failed = Mutex<PipelineError?>(nil)
         private let ended = Mutex(false)
+        private let reported = Mutex<[JobReport.Stage]>([])
 
         init(capacity: Int) { room = DispatchSemaphore(value: capacity) }
 
         var failure: PipelineError? { failed.withLock { $0 } }
+
+        /// The sink's stages, set by the branch's thread when it ends.
+        var stages: [JobReport.Stage] { reported.withLock { $0 } }
 
         func push(_ message: Message) {
             guard !ended.withLock({ $0 }) else { return }
@@ -101,11 +105,24 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
         /// returns whether the sink finished. The caller then calls ``end()``.
         func drain<Base: MediaSink>(into sink: inout Base) -> Bool where Base.Element == Element {
             var broken = false
+            var written: Int64 = 0
+            var busy = Duration.zero
+            defer {
+                var stages: [JobReport.Stage] = []
+                JobReport.appendStages(of: sink, role: .sink, elements: written, busy: busy, to: &stages)
+                reported.withLock { $0 = stages }
+            }
             while true {
                 let message = pop()
+                let asked = ContinuousClock.now
+                defer { busy += ContinuousClock.now - asked }
                 do {
                     switch message {
-                    case .element(let element): if !broken { try sink.write(element) }
+                    case .element(let element):
+                        if !broken {
+                            try sink.write(element)
+                            written += 1
+                        }
                     case .event(let event): if !broken { try sink.receive(event) }
                     case .finish:
                         guard !broken else { return false }
@@ -129,6 +146,14 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
             ended.withLock { $0 = true }
             done.signal()
         }
+    }
+}
+
+extension ThreadedSink: StageReporting {
+    /// The sink's stages as its thread measured them (elements written, time in its calls),
+    /// once it has finished or been cancelled; none before.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        stages += channel.stages
     }
 }
 

@@ -22,6 +22,12 @@ where Transform.Input == Upstream.Element {
     private var pendingIndex = 0
     private var events: [StreamEvent] = []
     private var isFinished = false
+    /// The figures of the report (``StageReporting``): elements pulled from the upstream and
+    /// the time in its `next()`, outputs of the transform and the time in its calls.
+    private var pulled: Int64 = 0
+    private var upstreamBusy = Duration.zero
+    private var produced: Int64 = 0
+    private var transformBusy = Duration.zero
 
     /// `upstream`'s elements through `transform`.
     public init(_ upstream: Upstream, transform: Transform) {
@@ -36,12 +42,19 @@ where Transform.Input == Upstream.Element {
             if let element = popElement() { return element }
             guard !isFinished else { return nil }
             do {
+                let asked = ContinuousClock.now
                 if let input = try upstream.next() {
+                    let got = ContinuousClock.now
+                    upstreamBusy += got - asked
+                    pulled += 1
                     refill(events: upstream.takeEvents())
                     let outputs = try transform.transform(input)
                     appendEvents(transform.takeEvents())
+                    transformBusy += ContinuousClock.now - got
+                    produced += Int64(outputs.count)
                     pending += outputs.map(Item.element)
                 } else {
+                    upstreamBusy += ContinuousClock.now - asked
                     refill(events: upstream.takeEvents())
                     try flushTransform()
                 }
@@ -71,12 +84,16 @@ where Transform.Input == Upstream.Element {
     }
 
     private mutating func flushTransform() throws(PipelineError) {
+        let asked = ContinuousClock.now
         do {
-            pending += try transform.finish().map(Item.element)
+            let outputs = try transform.finish()
+            produced += Int64(outputs.count)
+            pending += outputs.map(Item.element)
         } catch {
             throw PipelineError(error)
         }
         appendEvents(transform.takeEvents())
+        transformBusy += ContinuousClock.now - asked
         isFinished = true
     }
 
@@ -103,6 +120,14 @@ extension TransformedSource: FlushableSource {
             guard !isFinished else { return nil }
             try flushTransform()
         }
+    }
+}
+
+extension TransformedSource: StageReporting {
+    /// The upstream's stages (its figures measured here), then the transform's.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: upstream, role: .source, elements: pulled, busy: upstreamBusy, to: &stages)
+        stages.append(JobReport.Stage(name: JobReport.stageName(Transform.self), role: .transform, elements: produced, busy: transformBusy))
     }
 }
 
@@ -147,6 +172,13 @@ public struct ObservedSource<Upstream: MediaSource>: MediaSource {
 
     /// The upstream's events.
     public mutating func takeEvents() -> [StreamEvent] { upstream.takeEvents() }
+}
+
+extension ObservedSource: StageReporting {
+    /// The upstream's stages.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: upstream, role: .source, elements: elements, busy: busy, to: &stages)
+    }
 }
 
 extension ObservedSource: PCMSource where Upstream: PCMSource {

@@ -10,6 +10,11 @@ where Transform.Output == Downstream.Element {
     public private(set) var transform: Transform
     /// The sink written to.
     public private(set) var downstream: Downstream
+    /// The figures of the report (``StageReporting``): the transform's outputs and the time in
+    /// its calls, the time in the downstream's.
+    private var produced: Int64 = 0
+    private var transformBusy = Duration.zero
+    private var downstreamBusy = Duration.zero
 
     /// `downstream`, fed through `transform`.
     public init(_ transform: Transform, into downstream: Downstream) {
@@ -20,9 +25,15 @@ where Transform.Output == Downstream.Element {
     /// Transforms `element` and writes what is ready.
     public mutating func write(_ element: Transform.Input) throws(PipelineError) {
         do {
+            let asked = ContinuousClock.now
             let outputs = try transform.transform(element)
-            for event in transform.takeEvents() { try downstream.receive(event) }
+            let events = transform.takeEvents()
+            let got = ContinuousClock.now
+            transformBusy += got - asked
+            produced += Int64(outputs.count)
+            for event in events { try downstream.receive(event) }
             for output in outputs { try downstream.write(output) }
+            downstreamBusy += ContinuousClock.now - got
         } catch {
             throw PipelineError(error)
         }
@@ -31,7 +42,12 @@ where Transform.Output == Downstream.Element {
     /// Passes the event through the transform to the sink.
     public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
         do {
-            for passed in transform.transform(event: event) { try downstream.receive(passed) }
+            let asked = ContinuousClock.now
+            let passing = transform.transform(event: event)
+            let got = ContinuousClock.now
+            transformBusy += got - asked
+            for passed in passing { try downstream.receive(passed) }
+            downstreamBusy += ContinuousClock.now - got
         } catch {
             throw PipelineError(error)
         }
@@ -40,9 +56,16 @@ where Transform.Output == Downstream.Element {
     /// Flushes the transform into the sink, then finishes the sink.
     public mutating func finish() throws(PipelineError) {
         do {
-            for output in try transform.finish() { try downstream.write(output) }
-            for event in transform.takeEvents() { try downstream.receive(event) }
+            let asked = ContinuousClock.now
+            let outputs = try transform.finish()
+            let events = transform.takeEvents()
+            let got = ContinuousClock.now
+            transformBusy += got - asked
+            produced += Int64(outputs.count)
+            for output in outputs { try downstream.write(output) }
+            for event in events { try downstream.receive(event) }
             try downstream.finish()
+            downstreamBusy += ContinuousClock.now - got
         } catch {
             throw PipelineError(error)
         }
@@ -50,6 +73,14 @@ where Transform.Output == Downstream.Element {
 
     /// Cancels the sink.
     public mutating func cancel() { downstream.cancel() }
+}
+
+extension TransformingSink: StageReporting {
+    /// The transform's stage, then the downstream's stages (its figures measured here).
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        stages.append(JobReport.Stage(name: JobReport.stageName(Transform.self), role: .transform, elements: produced, busy: transformBusy))
+        JobReport.appendStages(of: downstream, role: .sink, elements: produced, busy: downstreamBusy, to: &stages)
+    }
 }
 
 extension TransformingSink: PacketSink where Transform.Input == MediaSample {}

@@ -44,6 +44,9 @@ public enum Packaging {
         public var targetDuration: Int
         /// Whether the AAC was copied (else encoded).
         public var copied: Bool
+        /// What the pump did, stage by stage: the input, the encoder when there is one, the
+        /// segmenter (for a ladder, a tee with a branch per bitrate).
+        public var report = JobReport()
     }
 
     /// Packages the AAC of `input` (an M4A/MP4 or ADTS file) as one HLS rendition in `directory`
@@ -114,7 +117,7 @@ public enum Packaging {
                 manifests.append(directory.appending("master.m3u8"))
                 summary = Summary(playlist: directory.appending("master.m3u8"), renditions: renditions, segmentDurations: renditions[0].segments.map {
                     Double($0.duration) / Double(max(renditions[0].timescale, 1))
-                }, targetDuration: 0, copied: false)
+                }, targetDuration: 0, copied: false, report: parts.reduce(JobReport()) { $0.appending($1.report) })
                 summary.targetDuration = HLSMediaPlaylist(mapURI: nil, segments: summary.segmentDurations.map { .init(uri: "", duration: $0) }).targetDuration
             }
             if options.dash {
@@ -171,9 +174,10 @@ public enum Packaging {
                                         writesDASHHeader: options.dash)
         // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
         let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
+        let report: JobReport
         if layout.hasRegularTimeTable || layout.packetCount == 0 {
             var source = AnnouncingSource(packets, announcing: [gapless])
-            _ = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         } else {
             // A table that jitters or skips (a muxer writing timestamps): a decoder gives every
             // frame its full length, so every sample of the segments gets it, and the track
@@ -182,13 +186,15 @@ public enum Packaging {
                 input: packets, packets: 0...(layout.packetCount - 1), packetDuration: UInt32(clamping: layout.packetDuration))]),
                                           announcing: [gapless])
             var runs = SampleRunSink(sink)
-            _ = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+            report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
             sink = runs.base
         }
-        return summary(of: sink, copied: true)
+        var summary = summary(of: sink, copied: true)
+        summary.report = report
+        return summary
     }
 
-    /// What a rendition wrote, from its sink.
+    /// What a rendition wrote, from its sink (its report empty: the caller's pump has it).
     package static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
         let rendition = StreamManifests.Rendition(path: "", playlist: sink.playlistName, segments: sink.segments.map { ($0.byteCount, $0.duration) },
                                                   timescale: Int(sink.segments.first?.timescale ?? 1), channelCount: sink.format?.channelCount ?? 2,
