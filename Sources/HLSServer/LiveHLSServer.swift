@@ -18,9 +18,10 @@ public struct LiveHLSServer: Sendable {
     /// What is served.
     public let origin: HLSOrigin
 
-    /// A server of `publication`, whose files are in `directory`.
-    public init(publication: LiveHLSPublication?, directory: FilePath, playlistName: String = "index.m3u8") {
-        origin = HLSOrigin(publication: publication, directory: directory, playlistName: playlistName)
+    /// A server of `publication`, whose files are in `directory`; `allowedOrigin` is the CORS
+    /// origin allowed (`*` by default, `nil` for no CORS headers).
+    public init(publication: LiveHLSPublication?, directory: FilePath, playlistName: String = "index.m3u8", allowedOrigin: String? = "*") {
+        origin = HLSOrigin(publication: publication, directory: directory, playlistName: playlistName, allowedOrigin: allowedOrigin)
     }
 
     /// A server of `origin`.
@@ -35,21 +36,26 @@ public struct LiveHLSServer: Sendable {
     /// The live playlist's name.
     public var playlistName: String { origin.playlistName }
 
-    /// Adds `GET` and `HEAD` of every path (the playlist with blocking reload, the init segment,
-    /// segments, parts) to `router`; other methods find no route (404).
+    /// Adds `GET`, `HEAD` and `OPTIONS` (CORS preflights) of `/` (the player page) and every
+    /// path below it (the playlist with blocking reload, the init segment, segments, parts) to
+    /// `router`; other methods find no route (404).
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let origin = self.origin
         let respond: @Sendable (Request, Context) async throws -> Response = { request, context in
             let query = request.uri.queryParameters
+            let method = request.method == .head ? "HEAD" : request.method == .options ? "OPTIONS" : "GET"
             let asked = HLSOrigin.Request(
-                method: request.method == .head ? "HEAD" : "GET",
-                path: context.parameters.getCatchAll().map(String.init),
+                method: method,
+                path: context.parameters.getCatchAll().map(String.init).filter { !$0.isEmpty },
                 query: Dictionary(query.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }),
-                range: request.headers[.range])
+                range: request.headers[.range], ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince])
             return Self.response(await origin.respond(to: asked))
         }
-        router.get("**", use: respond)
-        router.head("**", use: respond)
+        for path: RouterPath in ["/", "**"] {
+            router.get(path, use: respond)
+            router.head(path, use: respond)
+            router.on(path, method: .options, use: respond)
+        }
     }
 
     /// `answer` as a Hummingbird response; a file body is read in 256 KiB pieces as it is sent.

@@ -209,6 +209,10 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     /// Whether the file is a regular file (not a directory, pipe, device or socket).
     public var isRegularFile: Bool { FileSystemCalls.regularFileSize(descriptor) != nil }
 
+    /// When the file's data last changed, in seconds and nanoseconds since 1970-01-01 UTC
+    /// (`fstat(2)`'s `st_mtim`): what an HTTP origin's validators are made from.
+    public var modificationTime: (seconds: Int64, nanoseconds: Int64)? { FileSystemCalls.modificationTime(descriptor) }
+
     /// The file's size in bytes, or `nil` for a pipe or device. A regular file's comes from
     /// `fstat(2)`, without touching the file position; a device's from seeking to its end.
     public func size() -> Int64? {

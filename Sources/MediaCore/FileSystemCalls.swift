@@ -154,6 +154,14 @@ package enum FileSystemCalls {
         return Int64(status.st_size)
     }
 
+    /// `fstat(2)`: when the open file's data last changed (`st_mtim`), in seconds and
+    /// nanoseconds since 1970-01-01 UTC; `nil` when it cannot be asked.
+    static func modificationTime(_ descriptor: FileDescriptor) -> (seconds: Int64, nanoseconds: Int64)? {
+        var status = stat()
+        guard (try? nothingOrErrno(retryOnInterrupt: true, { system_fstat(descriptor.rawValue, &status) })) != nil else { return nil }
+        return (Int64(status.st_mtim.tv_sec), Int64(status.st_mtim.tv_nsec))
+    }
+
     /// `fsync(2)`: returns once the file's data and metadata are on stable storage.
     static func sync(_ descriptor: FileDescriptor) throws(Errno) {
         try nothingOrErrno(retryOnInterrupt: true) { system_fsync(descriptor.rawValue) }

@@ -13,6 +13,12 @@ internal import MediaCore
 ///   subdirectories too) are served with their content types, a single `Range` (RFC 9110 14),
 ///   and `HEAD`. Nothing outside the directory: no path component may be empty or start with a
 ///   dot.
+/// - `/` is a player page (``playerPage``): an `<audio>` element fed by a small Media Source
+///   Extensions loader, gapless, live with blocking reload.
+/// - For caches and CDNs: a `Cache-Control` per kind of response (``cacheControl(_:)``),
+///   `ETag` and `Last-Modified`, and 304 for `If-None-Match` and `If-Modified-Since`.
+/// - For players on other origins: CORS headers on every response (Fetch standard, "CORS
+///   protocol") and `OPTIONS` preflights answered.
 public struct HLSOrigin: Sendable {
     /// What is published live; `nil` to serve the directory's files only.
     public let publication: LiveHLSPublication?
@@ -20,17 +26,22 @@ public struct HLSOrigin: Sendable {
     public let directory: FilePath
     /// The name of the live playlist (the path a player asks for).
     public let playlistName: String
+    /// The `Access-Control-Allow-Origin` of every response (`*` by default: any page may
+    /// fetch the media and use it in WebAudio); `nil` sends no CORS headers.
+    public var allowedOrigin: String?
 
-    /// An origin of `publication`, whose files are in `directory`.
-    public init(publication: LiveHLSPublication?, directory: FilePath, playlistName: String = "index.m3u8") {
+    /// An origin of `publication`, whose files are in `directory`; `allowedOrigin` is the CORS
+    /// origin allowed.
+    public init(publication: LiveHLSPublication?, directory: FilePath, playlistName: String = "index.m3u8", allowedOrigin: String? = "*") {
         self.publication = publication
         self.directory = directory
         self.playlistName = playlistName
+        self.allowedOrigin = allowedOrigin
     }
 
     /// An HTTP request, as much of it as an origin reads.
     public struct Request: Sendable {
-        /// `GET` or `HEAD` (anything else is answered 405).
+        /// `GET` or `HEAD`, or `OPTIONS` (a CORS preflight); anything else is answered 405.
         public var method: String
         /// The path's components as the request names them (`["128k", "segment-00001.m4s"]`);
         /// an empty one, or one that starts with a dot, is answered 404.
@@ -39,13 +50,20 @@ public struct HLSOrigin: Sendable {
         public var query: [String: String]
         /// The `Range` header's value, if any.
         public var range: String?
+        /// The `If-None-Match` header's value, if any.
+        public var ifNoneMatch: String?
+        /// The `If-Modified-Since` header's value, if any.
+        public var ifModifiedSince: String?
 
         /// A request for `path` (its components).
-        public init(method: String = "GET", path: [String], query: [String: String] = [:], range: String? = nil) {
+        public init(method: String = "GET", path: [String], query: [String: String] = [:], range: String? = nil,
+                    ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
             self.method = method
             self.path = path
             self.query = query
             self.range = range
+            self.ifNoneMatch = ifNoneMatch
+            self.ifModifiedSince = ifModifiedSince
         }
     }
 
@@ -54,7 +72,7 @@ public struct HLSOrigin: Sendable {
         /// The status code.
         public var status: Int
         /// The header fields (`Content-Type`, `Content-Length`, `Content-Range`, `Cache-Control`,
-        /// `Accept-Ranges`), in order.
+        /// `Accept-Ranges`, `ETag`, `Last-Modified`, the CORS fields), in order.
         public var headers: [(name: String, value: String)]
         /// The body.
         public var body: Body
@@ -75,6 +93,36 @@ public struct HLSOrigin: Sendable {
         }
 
         static func status(_ status: Int) -> Response { Response(status: status, headers: [], body: .empty) }
+
+        /// A status with no body and its `Cache-Control`.
+        static func status(_ status: Int, cacheControl: String) -> Response {
+            Response(status: status, headers: [("Cache-Control", cacheControl)], body: .empty)
+        }
+    }
+
+    /// The header fields that CORS lets a page's script read (Fetch standard, "CORS-safelisted
+    /// response-header name" are read anyway): what players look at.
+    static let exposedHeaders = "Content-Length, Content-Range, Accept-Ranges, ETag, Last-Modified, Age, Date"
+
+    /// `response` with the CORS headers of ``allowedOrigin``.
+    func withCORS(_ response: Response) -> Response {
+        guard let allowedOrigin else { return response }
+        var response = response
+        response.headers.append(("Access-Control-Allow-Origin", allowedOrigin))
+        if allowedOrigin != "*" { response.headers.append(("Vary", "Origin")) }
+        response.headers.append(("Access-Control-Expose-Headers", Self.exposedHeaders))
+        return response
+    }
+
+    /// The answer to a CORS preflight (`OPTIONS`): the methods and request headers a player uses.
+    func preflight() -> Response {
+        var response = Response(status: 204, headers: [("Allow", "GET, HEAD, OPTIONS")], body: .empty)
+        if allowedOrigin != nil {
+            response.headers += [("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"),
+                                 ("Access-Control-Allow-Headers", "Range, If-None-Match, If-Modified-Since"),
+                                 ("Access-Control-Max-Age", "86400")]
+        }
+        return withCORS(response)
     }
 
     /// A byte range of a file opened when the request was answered (so a segment removed from a
@@ -109,9 +157,16 @@ public struct HLSOrigin: Sendable {
     /// The response to `request`: it may wait, for a blocking playlist reload or the hinted part,
     /// at most three target durations.
     public func respond(to request: Request) async -> Response {
-        guard request.method == "GET" || request.method == "HEAD" else { return .status(405) }
+        if request.method == "OPTIONS" { return preflight() }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var refused = Response.status(405)
+            refused.headers.append(("Allow", "GET, HEAD, OPTIONS"))
+            return withCORS(refused)
+        }
         var response: Response
-        if let publication, request.path == [playlistName] {
+        if request.path.isEmpty || request.path == ["index.html"] {
+            response = pageResponse()
+        } else if let publication, request.path == [playlistName] {
             response = await playlistResponse(publication, query: request.query)
         } else {
             // The preload-hinted part is held until it exists (RFC 8216bis 6.2.6).
@@ -122,8 +177,9 @@ public struct HLSOrigin: Sendable {
             // RFC 9110 14.2: a Range is for GET only.
             response = fileResponse(request.path, range: request.method == "GET" ? request.range : nil)
         }
+        response = Self.conditional(response, for: request)
         if request.method == "HEAD" { response.body = .empty }
-        return response
+        return withCORS(response)
     }
 
     /// The playlist, held until it holds the segment and part asked for.
@@ -131,15 +187,19 @@ public struct HLSOrigin: Sendable {
         // RFC 8216bis 6.2.5.2: decimal-integers.
         let segment = query["_HLS_msn"].flatMap { UInt32($0) }.map(Int.init)
         let part = query["_HLS_part"].flatMap { UInt32($0) }.map(Int.init)
-        if (query["_HLS_msn"] != nil && segment == nil) || (query["_HLS_part"] != nil && part == nil) { return .status(400) }
+        if (query["_HLS_msn"] != nil && segment == nil) || (query["_HLS_part"] != nil && part == nil) {
+            return .status(400, cacheControl: cacheControl(.transientError))
+        }
         let timeout = Duration.seconds(3 * publication.targetDuration)
         switch await publication.playlist(segment: segment, part: part, timeout: timeout) {
         case .ready(let text):
-            return Response(status: 200, headers: [("Content-Type", MediaFileFormat.hlsPlaylist.mimeType), ("Cache-Control", "no-cache"),
-                                                   ("Content-Length", String(text.utf8.count))], body: .text(text))
-        case .tooFarAhead: return .status(400)
-        case .timedOut: return .status(503)
-        case .notStarted: return .status(404)
+            let lifetime = cacheControl(segment == nil ? .livePlaylist : .blockingPlaylist)
+            return Response(status: 200, headers: [("Content-Type", MediaFileFormat.hlsPlaylist.mimeType), ("Cache-Control", lifetime),
+                                                   ("ETag", Self.entityTag(text: text)), ("Content-Length", String(text.utf8.count))],
+                            body: .text(text))
+        case .tooFarAhead: return .status(400, cacheControl: cacheControl(.transientError))
+        case .timedOut: return .status(503, cacheControl: cacheControl(.overload))
+        case .notStarted: return .status(404, cacheControl: cacheControl(.transientError))
         }
     }
 
@@ -159,10 +219,13 @@ public struct HLSOrigin: Sendable {
               let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentType(ofFileExtension: kind),
               let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }),
               source.isRegularFile, let size = source.size() else {
-            return .status(404)
+            return .status(404, cacheControl: cacheControl(.transientError))
         }
-        var headers: [(name: String, value: String)] = [("Content-Type", type), ("Accept-Ranges", "bytes")]
-        if kind == "m3u8" || kind == "mpd" { headers.append(("Cache-Control", "no-cache")) }
+        let modified = source.modificationTime
+        var headers: [(name: String, value: String)] = [("Content-Type", type), ("Accept-Ranges", "bytes"),
+                                                        ("Cache-Control", cacheControl(resource(kind: kind, name: name, source: source, size: size))),
+                                                        ("ETag", Self.entityTag(size: size, modified: modified))]
+        if let modified { headers.append(("Last-Modified", HTTPDate.imfFixdate(modified.seconds))) }
         var status = 200
         var bytes = 0..<size
         if let range {
@@ -173,11 +236,29 @@ public struct HLSOrigin: Sendable {
                 bytes = part
                 headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"))
             case .unsatisfiable:
-                return Response(status: 416, headers: [("Content-Range", "bytes */\(size)")], body: .empty)
+                return Response(status: 416, headers: [("Content-Range", "bytes */\(size)"), ("Cache-Control", cacheControl(.transientError))],
+                                body: .empty)
             }
         }
         headers.append(("Content-Length", String(bytes.count)))
         return Response(status: status, headers: headers, body: .file(FileRange(source: source, range: bytes)))
+    }
+
+    /// What a served file is, for its cache lifetime: a manifest is complete when it says so
+    /// (`#EXT-X-ENDLIST`, `type="static"`, looked for in its last 64 KiB or whole head); a live
+    /// rendition's `init.mp4` is rewritten at the end.
+    func resource(kind: String, name: String, source: FileByteSource, size: Int64) -> Resource {
+        switch kind {
+        case "m3u8":
+            let tail = (try? source.read(at: max(0, size - 65536), count: 65536)) ?? []
+            return .manifestFile(complete: String(decoding: tail, as: UTF8.self).contains("#EXT-X-ENDLIST"))
+        case "mpd":
+            let head = (try? source.read(at: 0, count: 65536)) ?? []
+            let text = String(decoding: head, as: UTF8.self)
+            return .manifestFile(complete: text.contains("type=\"static\"") || text.contains("type='static'"))
+        default:
+            return publication != nil && kind == "mp4" ? .liveInitSegment : .media
+        }
     }
 
     /// What a `Range` header asks of a file of `size` bytes.
@@ -217,7 +298,7 @@ public struct HLSOrigin: Sendable {
 
 extension StringProtocol {
     /// Without leading and trailing spaces and tabs.
-    fileprivate var trimmingWhitespace: String {
+    var trimmingWhitespace: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

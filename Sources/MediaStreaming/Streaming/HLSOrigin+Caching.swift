@@ -1,0 +1,117 @@
+internal import MediaCore
+
+/// How long caches and CDNs keep what the origin serves (RFC 9111 5.2, `Cache-Control`), and
+/// the validators that let them ask again cheaply (RFC 9110 8.8: `ETag`, `Last-Modified`;
+/// 13.1: `If-None-Match`, `If-Modified-Since` answered 304).
+extension HLSOrigin {
+    /// What a response is, for its cache lifetime.
+    enum Resource {
+        /// The live playlist asked plainly: it changes with every part.
+        case livePlaylist
+        /// The live playlist asked for a segment and part not yet published (`_HLS_msn`): its
+        /// URL names one state of the playlist, which never changes.
+        case blockingPlaylist
+        /// A playlist or MPD file: `complete` when it lists its end (`EXT-X-ENDLIST`, a static MPD).
+        case manifestFile(complete: Bool)
+        /// An init segment rewritten at the end of a live stream (its valid length).
+        case liveInitSegment
+        /// A segment, part or a packaged init segment: written once, whole, under its name.
+        case media
+        /// The player page.
+        case page
+        /// An error that may change soon (a 404 for a part not yet written, a 400 too far ahead).
+        case transientError
+        /// An overload (503): never stored.
+        case overload
+    }
+
+    /// The `Cache-Control` of `resource`:
+    /// - segments, parts and a package's init: a year, `immutable` (RFC 8246);
+    /// - a complete playlist or a static MPD: a day; a live or unfinished one: one second;
+    /// - a blocking-reload response: six target durations, as LL-HLS lets a CDN keep the
+    ///   answer to one `_HLS_msn`/`_HLS_part` query (its URL names one playlist state);
+    /// - a live init segment: revalidated every time (it is rewritten when the stream ends);
+    /// - 404 and 400: one second (a part that does not exist yet will); 503: not stored.
+    func cacheControl(_ resource: Resource) -> String {
+        switch resource {
+        case .media: "public, max-age=31536000, immutable"
+        case .manifestFile(complete: true): "public, max-age=86400"
+        case .manifestFile(complete: false), .livePlaylist: "public, max-age=1"
+        case .blockingPlaylist: "public, max-age=\(6 * max(1, publication?.targetDuration ?? 1))"
+        case .liveInitSegment, .page: "no-cache"
+        case .transientError: "max-age=1"
+        case .overload: "no-store"
+        }
+    }
+
+    /// A strong entity tag for a file: its size and modification time (a file is replaced by
+    /// a rename, which changes both or the time).
+    static func entityTag(size: Int64, modified: (seconds: Int64, nanoseconds: Int64)?) -> String {
+        let time = modified.map { "\(String($0.seconds, radix: 16))\(String($0.nanoseconds, radix: 16))" } ?? "0"
+        return "\"\(String(size, radix: 16))-\(time)\""
+    }
+
+    /// A strong entity tag for text: its FNV-1a 64-bit hash.
+    static func entityTag(text: String) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return "\"\(String(hash, radix: 16))\""
+    }
+
+    /// Whether a request's `If-None-Match` matches `tag` (RFC 9110 13.1.2: weak comparison,
+    /// a list, or `*`).
+    static func matches(ifNoneMatch: String, tag: String) -> Bool {
+        let strip = { (value: Substring) -> Substring in
+            let trimmed = value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }
+            let forward = Substring(trimmed.reversed())
+            return forward.hasPrefix("W/") ? forward.dropFirst(2) : forward
+        }
+        let wanted = strip(Substring(tag))
+        return ifNoneMatch.split(separator: ",").contains { strip($0) == wanted || strip($0) == "*" }
+    }
+
+    /// `response` turned into 304 Not Modified when the request's validators match it
+    /// (`If-None-Match` first; else `If-Modified-Since` equal to its `Last-Modified`, the
+    /// value a cache sends back), keeping the headers a 304 must repeat (RFC 9110 15.4.5).
+    static func conditional(_ response: Response, for request: Request) -> Response {
+        guard response.status == 200, let tag = response.header("ETag") else { return response }
+        let notModified: Bool
+        if let ifNoneMatch = request.ifNoneMatch {
+            notModified = matches(ifNoneMatch: ifNoneMatch, tag: tag)
+        } else if let since = request.ifModifiedSince, let modified = response.header("Last-Modified") {
+            notModified = since.trimmingWhitespace == modified
+        } else {
+            notModified = false
+        }
+        guard notModified else { return response }
+        let kept: Set<String> = ["cache-control", "etag", "last-modified", "content-location", "date", "expires", "vary"]
+        return Response(status: 304, headers: response.headers.filter { kept.contains($0.name.lowercased()) }, body: .empty)
+    }
+}
+
+/// An HTTP date in the IMF-fixdate form (RFC 9110 5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
+enum HTTPDate {
+    /// The date `seconds` after 1970-01-01 00:00:00 UTC.
+    static func imfFixdate(_ seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = seconds - days * 86400
+        // Civil date from days since the epoch (the proleptic Gregorian calendar).
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let weekday = Int((days % 7 + 7 + 4) % 7)   // 1970-01-01 was a Thursday
+        let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(names[weekday]), \(two(day)) \(months[Int(month) - 1]) \(year) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60)) GMT"
+    }
+}

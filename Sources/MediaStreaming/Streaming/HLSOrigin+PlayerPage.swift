@@ -1,0 +1,213 @@
+internal import MediaCore
+
+/// The player page an origin answers `/` with: an `<audio>` element fed by a small Media Source
+/// Extensions loader of ours (Debian has no hls.js), for a package (VOD) and for a live
+/// rendition (blocking playlist reload), falling back to the browser's own HLS where MSE is
+/// missing.
+///
+/// Gapless from our own signals: the init segment's edit list moves the encoder's priming
+/// before 0, where the source buffer's `appendWindowStart` (0) trims it; a finished playlist's
+/// `EXTINF` sum is the exact valid length (the last sample's `trun` duration ends there), which
+/// becomes `appendWindowEnd`, so the padding is trimmed too. The page is plain HTML: labelled
+/// controls, a chapter list of buttons (from `chapters.vtt` beside the playlist, when there is
+/// one), no autoplay, and for a live stream the latency behind live announced politely
+/// (`aria-live`).
+extension HLSOrigin {
+    /// The playlist the page plays: the live playlist, else `master.m3u8` when the directory
+    /// has one (a ladder), else ``playlistName``.
+    var pagePlaylist: String {
+        if publication == nil, FileSystemCalls.exists(directory.appending("master.m3u8")) { return "master.m3u8" }
+        return playlistName
+    }
+
+    /// The page's HTML, playing `playlist` (a path relative to the page).
+    public func playerPage(playing playlist: String? = nil) -> String {
+        let source = (playlist ?? pagePlaylist).replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("<", with: "\\u003C")
+        return Self.pageTemplate.replacing("__PLAYLIST__", with: source)
+    }
+
+    /// `GET /`: the player page.
+    func pageResponse() -> Response {
+        let page = playerPage()
+        return Response(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", cacheControl(.page)),
+                                               ("ETag", Self.entityTag(text: page)), ("Content-Length", String(page.utf8.count))],
+                        body: .text(page))
+    }
+
+    static let pageTemplate = #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>KeyFrameKit player</title>
+<style>
+body { font: 16px/1.5 system-ui, sans-serif; max-width: 40rem; margin: 2rem auto; padding: 0 1rem; color: #111; background: #fff; }
+audio { width: 100%; }
+button { font: inherit; padding: .25rem .5rem; }
+button:focus-visible, audio:focus-visible { outline: 3px solid #1a5fb4; outline-offset: 2px; }
+#chapters { padding-left: 1.5rem; }
+.note { color: #444; }
+</style>
+</head>
+<body>
+<main>
+<h1>KeyFrameKit player</h1>
+<p><label for="player">Stream</label></p>
+<audio id="player" controls preload="none"></audio>
+<p id="latency" class="note" aria-live="polite" hidden></p>
+<section id="chapters-section" aria-labelledby="chapters-heading" hidden>
+<h2 id="chapters-heading">Chapters</h2>
+<ol id="chapters"></ol>
+</section>
+<p id="status" class="note" role="status" aria-live="polite"></p>
+</main>
+<script>
+"use strict";
+const playlistPath = "__PLAYLIST__";
+const audio = document.getElementById("player");
+const statusLine = document.getElementById("status");
+const latencyLine = document.getElementById("latency");
+const report = window.keyframePlayer = { state: "loading", appended: 0, validLength: null, live: false, error: null };
+function say(text) { statusLine.textContent = text; }
+
+function attribute(line, name) {
+  const match = new RegExp(name + '=("([^"]*)"|[^,]*)').exec(line);
+  return match ? (match[2] !== undefined ? match[2] : match[1]) : null;
+}
+
+function parsePlaylist(text, base) {
+  const result = { variants: [], segments: [], map: null, ended: false, sequence: 0, target: 6, canBlock: false, codecs: null };
+  let duration = null, date = null;
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i].trim();
+    if (line.startsWith("#EXT-X-STREAM-INF:")) {
+      const uri = (lines[++i] || "").trim();
+      result.variants.push({ uri: new URL(uri, base).href, bandwidth: +(attribute(line, "BANDWIDTH") || 0), codecs: attribute(line, "CODECS") });
+    } else if (line.startsWith("#EXT-X-MAP:")) { result.map = new URL(attribute(line, "URI"), base).href; }
+    else if (line.startsWith("#EXT-X-MEDIA-SEQUENCE:")) { result.sequence = +line.slice(22); }
+    else if (line.startsWith("#EXT-X-TARGETDURATION:")) { result.target = +line.slice(22); }
+    else if (line.startsWith("#EXT-X-SERVER-CONTROL:")) { result.canBlock = attribute(line, "CAN-BLOCK-RELOAD") === "YES"; }
+    else if (line.startsWith("#EXT-X-PROGRAM-DATE-TIME:")) { date = Date.parse(line.slice(25)); }
+    else if (line.startsWith("#EXTINF:")) { duration = parseFloat(line.slice(8)); }
+    else if (line === "#EXT-X-ENDLIST") { result.ended = true; }
+    else if (line && !line.startsWith("#") && duration !== null) {
+      result.segments.push({ uri: new URL(line, base).href, duration, date, sequence: result.sequence + result.segments.length });
+      duration = null; date = null;
+    }
+  }
+  return result;
+}
+
+async function fetchOK(url, init) {
+  const response = await fetch(url, init);
+  if (!response.ok) throw new Error(url + ": HTTP " + response.status);
+  return response;
+}
+const fetchText = async (url) => (await fetchOK(url, { cache: "no-cache" })).text();
+const fetchBytes = async (url) => new Uint8Array(await (await fetchOK(url)).arrayBuffer());
+
+function append(buffer, bytes) {
+  return new Promise((resolve, reject) => {
+    buffer.addEventListener("updateend", resolve, { once: true });
+    buffer.addEventListener("error", () => reject(new Error("the browser refused a segment")), { once: true });
+    buffer.appendBuffer(bytes);
+  });
+}
+
+function clock(seconds) {
+  const whole = Math.floor(seconds), minutes = Math.floor(whole / 60);
+  return minutes + ":" + String(whole % 60).padStart(2, "0");
+}
+
+async function loadChapters(base) {
+  let text;
+  try { text = await fetchText(new URL("chapters.vtt", base).href); } catch { return; }
+  const list = document.getElementById("chapters");
+  const cue = /(\d+):(\d\d):(\d\d)\.(\d{3})\s+-->\s+\S+[^\n]*\n([^\n]+)/g;
+  let match;
+  while ((match = cue.exec(text)) !== null) {
+    const start = +match[1] * 3600 + +match[2] * 60 + +match[3] + +match[4] / 1000;
+    const item = document.createElement("li");
+    const button = document.createElement("button");
+    button.type = "button";
+    button.textContent = match[5].trim() + " (" + clock(start) + ")";
+    button.addEventListener("click", () => { audio.currentTime = start; });
+    item.appendChild(button);
+    list.appendChild(item);
+  }
+  if (list.children.length) document.getElementById("chapters-section").hidden = false;
+}
+
+async function start() {
+  let url = new URL(playlistPath, location.href).href;
+  let playlist = parsePlaylist(await fetchText(url), url);
+  let codecs = "mp4a.40.2";
+  if (playlist.variants.length) {
+    const best = playlist.variants.sort((a, b) => b.bandwidth - a.bandwidth)[0];
+    url = best.uri;
+    codecs = best.codecs || codecs;
+    playlist = parsePlaylist(await fetchText(url), url);
+  }
+  loadChapters(url);
+  const type = 'audio/mp4; codecs="' + codecs + '"';
+  if (!window.MediaSource || !MediaSource.isTypeSupported(type) || !playlist.map) {
+    audio.src = url;
+    report.state = "native";
+    say("Playing with the browser's own HLS.");
+    return;
+  }
+  const media = new MediaSource();
+  audio.src = URL.createObjectURL(media);
+  await new Promise((resolve) => media.addEventListener("sourceopen", resolve, { once: true }));
+  const buffer = media.addSourceBuffer(type);
+  await append(buffer, await fetchBytes(playlist.map));
+  if (playlist.ended) {
+    // Gapless: the priming lies before 0 (the edit list), the padding after the valid length.
+    const length = playlist.segments.reduce((sum, segment) => sum + segment.duration, 0);
+    report.validLength = length;
+    buffer.appendWindowEnd = length;
+    for (const segment of playlist.segments) { await append(buffer, await fetchBytes(segment.uri)); report.appended += 1; }
+    media.endOfStream();
+    report.state = "ready";
+    say("Ready: " + clock(length) + ".");
+    return;
+  }
+  // Live: from three segments behind the end, then each new one as the playlist announces it
+  // (a blocking reload where the server offers it).
+  report.live = true;
+  let next = playlist.segments.length ? playlist.segments[Math.max(0, playlist.segments.length - 3)].sequence : playlist.sequence;
+  let first = true, lastDate = null, lastEnd = 0, lastSpoken = 0;
+  for (;;) {
+    for (const segment of playlist.segments) {
+      if (segment.sequence < next) continue;
+      await append(buffer, await fetchBytes(segment.uri));
+      report.appended += 1;
+      next = segment.sequence + 1;
+      if (segment.date) { lastDate = segment.date + segment.duration * 1000; lastEnd = buffer.buffered.end(buffer.buffered.length - 1); }
+      if (first && buffer.buffered.length) { audio.currentTime = buffer.buffered.start(0); first = false; report.state = "ready"; say("Live."); }
+    }
+    if (playlist.ended) { media.endOfStream(); say("The stream has ended."); return; }
+    if (lastDate !== null && Date.now() - lastSpoken > 5000) {
+      const behind = (Date.now() - lastDate) / 1000 + (lastEnd - audio.currentTime);
+      latencyLine.hidden = false;
+      latencyLine.textContent = behind.toFixed(1) + " s behind live";
+      report.latency = behind;
+      lastSpoken = Date.now();
+    }
+    if (playlist.canBlock) {
+      playlist = parsePlaylist(await fetchText(url + (url.includes("?") ? "&" : "?") + "_HLS_msn=" + next), url);
+    } else {
+      await new Promise((resolve) => setTimeout(resolve, playlist.target * 500));
+      playlist = parsePlaylist(await fetchText(url), url);
+    }
+  }
+}
+
+start().catch((error) => { report.state = "failed"; report.error = String(error); say("Cannot play: " + error.message); });
+</script>
+</body>
+</html>
+"""#
+}

@@ -1,0 +1,123 @@
+import Foundation
+@testable import MediaStreaming
+import Testing
+
+/// Issue 23, items 2 and 3, without a server: the player page at `/`, CORS on every response and
+/// preflights answered, a `Cache-Control` per kind of response, validators and 304s.
+@Suite struct HLSOriginCachingTests {
+    static func package() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("origin-cache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try Data((0..<64).map { UInt8($0) }).write(to: url.appendingPathComponent("segment-00001.m4s"))
+        try Data((0..<32).map { UInt8($0) }).write(to: url.appendingPathComponent("init.mp4"))
+        try Data("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6.0,\nsegment-00001.m4s\n#EXT-X-ENDLIST\n".utf8)
+            .write(to: url.appendingPathComponent("index.m3u8"))
+        try Data("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6.0,\nsegment-00001.m4s\n".utf8).write(to: url.appendingPathComponent("open.m3u8"))
+        try Data("<MPD type=\"static\"></MPD>".utf8).write(to: url.appendingPathComponent("manifest.mpd"))
+        return url
+    }
+
+    @Test func eachKindOfResponseHasItsCacheLifetime() async throws {
+        let url = try Self.package()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let vod = HLSOrigin(publication: nil, directory: FilePath(url.path))
+        let expected: [(String, String)] = [
+            ("segment-00001.m4s", "public, max-age=31536000, immutable"), ("init.mp4", "public, max-age=31536000, immutable"),
+            ("index.m3u8", "public, max-age=86400"), ("open.m3u8", "public, max-age=1"), ("manifest.mpd", "public, max-age=86400"),
+            ("missing.m4s", "max-age=1"),
+        ]
+        for (name, cacheControl) in expected {
+            let answer = await vod.respond(to: .init(path: [name]))
+            #expect(answer.header("Cache-Control") == cacheControl, "\(name): \(answer.headers)")
+        }
+        // Live: the init is rewritten at the end; the plain playlist changes with every part; a
+        // blocking reload's answer names one state; a part not yet written is a short 404.
+        let publication = LiveHLSPublication()
+        let live = HLSOrigin(publication: publication, directory: FilePath(url.path))
+        publication.publish(LiveHLSPublicationTests.playlist(segments: 2, openParts: 1))
+        #expect(await live.respond(to: .init(path: ["init.mp4"])).header("Cache-Control") == "no-cache")
+        #expect(await live.respond(to: .init(path: ["index.m3u8"])).header("Cache-Control") == "public, max-age=1")
+        let blocking = await live.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "2", "_HLS_part": "0"]))
+        #expect(blocking.status == 200 && blocking.header("Cache-Control") == "public, max-age=\(6 * publication.targetDuration)")
+        let tooFar = await live.respond(to: .init(path: ["index.m3u8"], query: ["_HLS_msn": "9"]))
+        #expect(tooFar.status == 400 && tooFar.header("Cache-Control") == "max-age=1")
+    }
+
+    @Test func validatorsAnswer304() async throws {
+        let url = try Self.package()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let origin = HLSOrigin(publication: nil, directory: FilePath(url.path))
+        let first = await origin.respond(to: .init(path: ["segment-00001.m4s"]))
+        let tag = try #require(first.header("ETag"))
+        let modified = try #require(first.header("Last-Modified"))
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && modified.hasSuffix(" GMT"))
+        for request in [HLSOrigin.Request(path: ["segment-00001.m4s"], ifNoneMatch: tag),
+                        HLSOrigin.Request(path: ["segment-00001.m4s"], ifNoneMatch: "\"other\", W/\(tag)"),
+                        HLSOrigin.Request(path: ["segment-00001.m4s"], ifNoneMatch: "*"),
+                        HLSOrigin.Request(path: ["segment-00001.m4s"], ifModifiedSince: modified)] {
+            let again = await origin.respond(to: request)
+            #expect(again.status == 304 && again.header("ETag") == tag && again.header("Content-Length") == nil, "\(request)")
+            if case .empty = again.body {} else { Issue.record("a 304 has no body") }
+        }
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], ifNoneMatch: "\"other\"")).status == 200)
+        // If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], ifNoneMatch: "\"other\"", ifModifiedSince: modified)).status == 200)
+        // A rewritten file gets a new tag.
+        try Data((0..<65).map { UInt8($0) }).write(to: url.appendingPathComponent("segment-00001.m4s"))
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"])).header("ETag") != tag)
+        // A live playlist's tag is its text's.
+        let publication = LiveHLSPublication()
+        let live = HLSOrigin(publication: publication, directory: FilePath(url.path))
+        publication.publish(LiveHLSPublicationTests.playlist(segments: 2, openParts: 1))
+        let playlistTag = try #require(await live.respond(to: .init(path: ["index.m3u8"])).header("ETag"))
+        #expect(await live.respond(to: .init(path: ["index.m3u8"], ifNoneMatch: playlistTag)).status == 304)
+    }
+
+    @Test func everyResponseCarriesCORSAndPreflightsAreAnswered() async throws {
+        let url = try Self.package()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let origin = HLSOrigin(publication: nil, directory: FilePath(url.path))
+        for path in [["segment-00001.m4s"], ["index.m3u8"], ["missing.m4s"], []] {
+            let answer = await origin.respond(to: .init(path: path))
+            #expect(answer.header("Access-Control-Allow-Origin") == "*", "\(path)")
+            #expect(answer.header("Access-Control-Expose-Headers")?.contains("Content-Range") == true, "\(path)")
+        }
+        let preflight = await origin.respond(to: .init(method: "OPTIONS", path: ["segment-00001.m4s"]))
+        #expect(preflight.status == 204 && preflight.header("Access-Control-Allow-Methods") == "GET, HEAD, OPTIONS")
+        #expect(preflight.header("Access-Control-Allow-Headers")?.contains("Range") == true && preflight.header("Access-Control-Max-Age") == "86400")
+        let refused = await origin.respond(to: .init(method: "POST", path: ["index.m3u8"]))
+        #expect(refused.status == 405 && refused.header("Allow") == "GET, HEAD, OPTIONS")
+        // One origin allowed: named, with Vary; none: no CORS fields.
+        let named = HLSOrigin(publication: nil, directory: FilePath(url.path), allowedOrigin: "https://player.example")
+        let answer = await named.respond(to: .init(path: ["index.m3u8"]))
+        #expect(answer.header("Access-Control-Allow-Origin") == "https://player.example" && answer.header("Vary") == "Origin")
+        let closed = HLSOrigin(publication: nil, directory: FilePath(url.path), allowedOrigin: nil)
+        #expect(await closed.respond(to: .init(path: ["index.m3u8"])).header("Access-Control-Allow-Origin") == nil)
+    }
+
+    @Test func slashIsThePlayerPage() async throws {
+        let url = try Self.package()
+        defer { try? FileManager.default.removeItem(at: url) }
+        let origin = HLSOrigin(publication: nil, directory: FilePath(url.path))
+        let page = await origin.respond(to: .init(path: []))
+        guard case .text(let html) = page.body else {
+            Issue.record("a page")
+            return
+        }
+        #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(html.contains("const playlistPath = \"index.m3u8\"") && html.contains("<audio id=\"player\" controls"))
+        #expect(!html.contains("autoplay") && html.contains("aria-live=\"polite\"") && html.contains("appendWindowEnd"))
+        // A ladder's master playlist is the one played.
+        try Data("#EXTM3U\n".utf8).write(to: url.appendingPathComponent("master.m3u8"))
+        guard case .text(let ladder) = await origin.respond(to: .init(path: ["index.html"])).body else { return }
+        #expect(ladder.contains("const playlistPath = \"master.m3u8\""))
+        #expect(HLSOrigin(publication: nil, directory: "x").playerPage(playing: "a\"</script>").contains("a\\\"\\u003C/script>"))
+    }
+
+    @Test func httpDatesAreIMFFixdates() {
+        #expect(HTTPDate.imfFixdate(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.imfFixdate(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.imfFixdate(951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
+        #expect(HTTPDate.imfFixdate(1_795_651_200) == "Thu, 26 Nov 2026 00:00:00 GMT")
+    }
+}
