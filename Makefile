@@ -1,6 +1,6 @@
 # KeyFrameKit — every target installs what it needs (see `deps`).
 #
-#   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo) and the Python venv (.venv)
+#   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo, Chromium) and the Python venv (.venv)
 #   make build       debug build of everything, tests included
 #   make test        build, swift test, make examples, then a bounded fuzz run (fuzz-smoke, ~1 min)
 #   make docs        DocC documentation of the library modules, failing on any warning (docs-out/)
@@ -27,18 +27,22 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # pulseaudio, pulseaudio-utils (paplay, pactl) and libasound2-plugins (the ALSA `pulse` device):
 # a virtual capture device where there is no sound card (make demo, make bench, the capture tests).
 # GStreamer (gst-launch-1.0 with -good, -bad, -libav) and VLC (cvlc): the peer players of the HLS
-# and DASH tests.
+# and DASH tests. Chromium (headless, driven over the DevTools protocol by scripts/browser-gapless.py):
+# the browser of the gapless tests (BrowserGaplessTests). nginx-light: the CDN in front of the
+# origin (proxy_cache with proxy_cache_lock) in CDNCacheTests.
 APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libflac-dev libasound2-dev alsa-utils ffmpeg flac lame \
                 mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley \
-                gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base
+                gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base \
+                chromium nginx-light
 # Real media read in place by the RealMedia tests (issue 20), ~1.5 MB: Ogg Vorbis sound themes
 # (8 to 96 kHz, mono and stereo) and WAVs (8-bit at 8-22 kHz, 16-bit at 16-48 kHz), besides
 # alsa-utils' /usr/share/sounds/alsa above.
 REAL_MEDIA_PACKAGES := sound-theme-freedesktop yaru-theme-sound sound-icons eiskaltdcpp-sounds
 APT_PACKAGES += $(REAL_MEDIA_PACKAGES)
 VENV := .venv
-# mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists).
-PIP_PACKAGES := mutagen m3u8
+# mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists). websocket-client:
+# the DevTools protocol client that drives Chromium in the browser tests.
+PIP_PACKAGES := mutagen m3u8 websocket-client
 # The perceptual metrics of `make quality` (scripts/quality.py), installed by that target only:
 # they add ~220 MB to the venv and CI's `make test` does not need them. visqol-python builds
 # libsvm-official from source.
