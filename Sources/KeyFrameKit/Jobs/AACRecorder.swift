@@ -62,7 +62,7 @@ public final class AACRecorder: Sendable {
     }
 
     /// What a recorder did, from ``stop()``.
-    public struct Summary: Sendable, Hashable {
+    public struct Summary: JobSummary, Sendable, Hashable {
         /// PCM frames captured and encoded.
         public var frames: Int64
         /// AAC packets delivered.

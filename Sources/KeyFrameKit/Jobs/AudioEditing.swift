@@ -62,7 +62,7 @@ public enum AudioEditing {
     }
 
     /// What an edit wrote.
-    public struct Summary: Sendable, Hashable {
+    public struct Summary: JobSummary, Sendable, Hashable {
         /// The file written.
         public var output: FilePath
         /// AAC packets written.

@@ -11,7 +11,7 @@ public import AudioIO
 /// whole, WAV as stored.
 public enum Playback {
     /// What was played.
-    public struct Summary: Sendable {
+    public struct Summary: JobSummary, Sendable {
         /// The PCM layout played.
         public var format: PCMFormat
         /// Frames played.
@@ -20,11 +20,6 @@ public enum Playback {
         public var underruns: Int
         /// What the pump did, stage by stage: the input, the resampler, the device.
         public var report: JobReport
-        /// Damage met in the input (``report``'s).
-        public var damage: [DamageEvent] {
-            get { report.damage }
-            set { report.damage = newValue }
-        }
 
         /// Seconds played.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }

@@ -127,7 +127,7 @@ public final class Recording: Sendable {
     public typealias StopReason = LiveCaptureJob.StopReason
 
     /// What was recorded.
-    public struct Summary: Sendable {
+    public struct Summary: JobSummary, Sendable {
         /// The file written.
         public var outputPath: FilePath
         /// Its container (one of ``Recording/containers``).

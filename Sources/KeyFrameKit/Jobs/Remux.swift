@@ -4,7 +4,7 @@ public import SystemPackage
 /// without decoding, compositions of a packet source and a packet sink around the ``/MediaCore/Pump``.
 public enum Remux {
     /// What a demux wrote.
-    public struct DemuxSummary: Sendable {
+    public struct DemuxSummary: JobSummary, Sendable {
         /// The audio track written.
         public var audioTrackID: UInt32?
         /// Audio packets written.
@@ -17,11 +17,6 @@ public enum Remux {
         public var droppedGapless: (priming: Int, remainder: Int)?
         /// What the pumps did, stage by stage: the audio track's, then the video track's.
         public var report: JobReport
-        /// Damage found in the input (``report``'s).
-        public var damage: [DamageEvent] {
-            get { report.damage }
-            set { report.damage = newValue }
-        }
     }
 
     /// Writes the audio track of the MP4 at `input` as ADTS to `audioOutput`, and optionally its
@@ -90,18 +85,13 @@ public enum Remux {
     }
 
     /// What a mux wrote.
-    public struct MuxSummary: Sendable {
+    public struct MuxSummary: JobSummary, Sendable {
         /// AAC packets written.
         public var audioPackets: Int
         /// Video access units written.
         public var videoSamples: Int
         /// What the pump did, stage by stage.
         public var report: JobReport
-        /// Damage found in the inputs (``report``'s).
-        public var damage: [DamageEvent] {
-            get { report.damage }
-            set { report.damage = newValue }
-        }
     }
 
     /// An Annex-B H.264 or HEVC elementary stream to mux, with the frame rate it has no

@@ -10,7 +10,7 @@ public import SystemPackage
 /// kept byte for byte, the gapless edit list and iTunSMPB included.
 public enum Tagging {
     /// What a ``write(_:to:)`` did.
-    public struct WriteSummary: Sendable, Hashable {
+    public struct WriteSummary: JobSummary, Sendable, Hashable {
         /// Whether the file was edited in place (else rewritten).
         public var inPlace: Bool
         /// Bytes written.

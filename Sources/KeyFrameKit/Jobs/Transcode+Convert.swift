@@ -53,7 +53,7 @@ extension Transcode {
     }
 
     /// What a conversion produced.
-    public struct ConvertSummary: Sendable {
+    public struct ConvertSummary: JobSummary, Sendable {
         /// What was read: `WAV`, `MP4 (AAC)`, or libavformat's container and libavcodec's codec
         /// (`flac/flac`, `ogg/opus`).
         public var input: String
@@ -75,16 +75,6 @@ extension Transcode {
         /// ``ConvertOptions/replayGain``) its stages first, its time added, its damage (the same
         /// input's) left out.
         public var report: JobReport
-        /// What was odd about the input but not fatal (``report``'s).
-        public var damage: [DamageEvent] {
-            get { report.damage }
-            set { report.damage = newValue }
-        }
-        /// Whether ``/MediaCore/JobControl/requestStop()`` ended the job early (``report``'s).
-        public var stoppedEarly: Bool {
-            get { report.stoppedEarly }
-            set { report.stoppedEarly = newValue }
-        }
         /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
         public var normalization: (measured: Loudness, gain: Double)?
         /// With ``ConvertOptions/threads`` above 1: where the segments were joined.

@@ -32,7 +32,7 @@ public enum Transcode {
     }
 
     /// What an encode produced.
-    public struct EncodeSummary: Sendable {
+    public struct EncodeSummary: JobSummary, Sendable {
         /// Input frames encoded.
         public var inputFrames: Int64
         /// AAC packets written.
@@ -45,17 +45,6 @@ public enum Transcode {
         public var bitrate: Int
         /// What the pump did, stage by stage: the input, the encoder, the output.
         public var report: JobReport
-        /// What was odd about the input but not fatal (``report``'s).
-        public var damage: [DamageEvent] {
-            get { report.damage }
-            set { report.damage = newValue }
-        }
-        /// Whether ``/MediaCore/JobControl/requestStop()`` ended the encode early (the output is complete
-        /// up to there; ``report``'s).
-        public var stoppedEarly: Bool {
-            get { report.stoppedEarly }
-            set { report.stoppedEarly = newValue }
-        }
     }
 
     /// Encodes the PCM of `input` to AAC in `output`: ADTS (`.aac`) or a gapless MP4 (`.m4a`,
@@ -89,7 +78,7 @@ public enum Transcode {
     }
 
     /// What a decode produced.
-    public struct DecodeSummary: Sendable {
+    public struct DecodeSummary: JobSummary, Sendable {
         /// The PCM layout written.
         public var format: PCMFormat
         /// Frames written.
@@ -98,12 +87,6 @@ public enum Transcode {
         public var packets: Int
         /// What the pump did, stage by stage: the input, the resampler, the output.
         public var report: JobReport
-        /// Damage met in the input (skipped bytes, truncation, a track that ends early;
-        /// ``report``'s).
-        public var damage: [DamageEvent] {
-            get { report.damage }
-            set { report.damage = newValue }
-        }
     }
 
     /// Decodes the AAC of `input` to `output`: a `.wav` or raw `.pcm`, by the output's name.

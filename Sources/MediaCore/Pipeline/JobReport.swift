@@ -113,3 +113,27 @@ extension JobReport {
     /// The name a stage of type `type` gets.
     package static func stageName(_ type: Any.Type) -> String { String(describing: type) }
 }
+
+/// What a job returns: what it produced (an output's path, its gapless numbers, a loudness),
+/// in the job's own terms, and its ``JobReport``, the same for every job. The damage and whether
+/// it stopped early are the report's.
+public protocol JobSummary: Sendable {
+    /// What the pumps did, stage by stage.
+    var report: JobReport { get set }
+}
+
+extension JobSummary {
+    /// What was odd about the input but not fatal (skipped bytes, a truncated frame, a track
+    /// that ends early): the report's.
+    public var damage: [DamageEvent] {
+        get { report.damage }
+        set { report.damage = newValue }
+    }
+
+    /// Whether ``JobControl/requestStop()`` ended the job early (its outputs complete up to
+    /// there): the report's.
+    public var stoppedEarly: Bool {
+        get { report.stoppedEarly }
+        set { report.stoppedEarly = newValue }
+    }
+}
