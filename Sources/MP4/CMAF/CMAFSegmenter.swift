@@ -76,7 +76,8 @@ public final class CMAFSegmenter {
     }
 
     /// Adds a packet to the segment being built. Its duration (in the track's timescale) is
-    /// the sample's own.
+    /// the sample's own: a stream's last packet may say less than a frame, up to the last
+    /// presented sample (the `trun` tail FFmpeg writes too), and the segment's duration with it.
     public func append(_ sample: MediaSample) {
         let duration = max(0, (try? sample.duration.converted(to: track.timescale, rounding: .nearest).value) ?? 0)
         if track.fragmentEntries.isEmpty { track.fragmentStartDecodeTime = nextDecodeTime }

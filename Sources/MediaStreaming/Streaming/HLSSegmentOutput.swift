@@ -9,6 +9,13 @@ public import SystemPackage
 /// segments are waiting. Packets wholly after the last presented sample (the encoder's padding
 /// past the frame that holds the end) are not written; the init segment's edit skips the priming
 /// and its iTunSMPB gives the valid length, so that a gapless reader stops at the source's end.
+/// The packet that holds the last presented sample lasts only up to it: its `trun` sample
+/// duration is the priming plus the valid length less every earlier packet's (1 to a frame), as
+/// FFmpeg's muxer writes it, and the last segment's `EXTINF` (and last part's `DURATION`) and
+/// the MPD's timeline add up from the same durations (the CMAF header's `mehd` stays 0). A reader
+/// that ends a stream by its sample durations (Chromium's `decodeAudioData` and MSE's buffered
+/// range) then ends at the source's end. Live, the newest packet is held back until the next
+/// comes (or the end), so that the end can still shorten it.
 ///
 /// With ``writesDASHHeader`` (VOD), a second init segment, ``dashHeaderName``, is written for an
 /// MPD over the same segments: the same header without iTunSMPB, which the first segment's `moof`
@@ -74,6 +81,9 @@ public struct HLSSegmentOutput: PacketSink {
     private var policy: HLSSegmentingPolicy?
     /// The packets waiting for a cut (the policy has their durations).
     private var queue: [MediaSample] = []
+    /// Live: the newest packet, handed to the policy when the next comes or at the end (which
+    /// may shorten it: a live cut must not have written it yet).
+    private var held: MediaSample?
     /// The files.
     private var store: HLSSegmentStore
     /// The playlists.
@@ -117,23 +127,40 @@ public struct HLSSegmentOutput: PacketSink {
     /// waiting; live, a segment (or a part) as soon as it is long enough, then the playlist.
     public mutating func write(_ packet: MediaSample) throws(PipelineError) {
         if segmenter == nil { try start(with: packet) }
-        let timescale = Int32(segmenter?.timescale ?? 1)
-        let duration = (try? packet.duration.converted(to: timescale, rounding: .nearest).value) ?? 0
+        // Live: the packet before this one goes to the policy; this one waits for the next.
+        var packet = packet
+        if live != nil {
+            guard let previous = held else {
+                held = packet
+                return
+            }
+            held = packet
+            packet = previous
+        }
         queue.append(packet)
+        let duration = duration(of: packet)
         let cuts = policy?.add(duration) ?? []
         for cut in cuts { try carryOut(cut) }
         if live != nil, !cuts.isEmpty { try writePlaylist(ended: false) }
     }
 
-    /// Writes the last segments (dropping the packets wholly after the last presented sample),
-    /// the init segment with the gapless numbers, then the playlist.
+    /// Writes the last segments (dropping the packets wholly after the last presented sample,
+    /// and shortening the one that holds it), the init segment with the gapless numbers, then
+    /// the playlist.
     public mutating func finish() throws(PipelineError) {
-        guard let segmenter, let waitingDuration = policy?.waitingDuration else {
+        guard let segmenter, policy != nil else {
             throw .unsupported("nothing to package: the input holds no audio")
         }
+        if let held {
+            let duration = duration(of: held)
+            queue.append(held)
+            policy?.addLast(duration)
+            self.held = nil
+        }
         let priming = gapless.priming
-        let valid = gapless.validLength ?? max(0, store.mediaDuration + waitingDuration - priming)
+        let valid = gapless.validLength ?? max(0, writtenDuration + (policy?.waitingDuration ?? 0) - priming)
         queue.removeLast(policy?.dropPacketsPastEnd(priming: priming, validLength: valid) ?? 0)
+        shortenLastPacket(toEndAt: priming + valid)
         for cut in policy?.finalCuts() ?? [] { try carryOut(cut) }
         try store.writeHeldFirstSegment(priming: priming, validLength: valid)
         // VOD: the segments reach the disk before anything names them.
@@ -160,6 +187,29 @@ public struct HLSSegmentOutput: PacketSink {
     /// Removes every file written.
     public mutating func cancel() {
         store.removeAll()
+    }
+
+    /// A packet's duration in the segmenter's timescale, as the segmenter counts it.
+    private func duration(of packet: MediaSample) -> Int64 {
+        let timescale = Int32(segmenter?.timescale ?? 1)
+        return max(0, (try? packet.duration.converted(to: timescale, rounding: .nearest).value) ?? 0)
+    }
+
+    /// Media units already written: the segments, and the parts of the segment being recorded.
+    private var writtenDuration: Int64 {
+        store.mediaDuration + store.openParts.reduce(Int64(0)) { $0 + $1.duration }
+    }
+
+    /// Shortens the last waiting packet so that the samples end at `end` (the priming plus the
+    /// valid length) when that falls inside it: its duration becomes 1 to a frame, the rest of
+    /// the frame being padding no reader should present. Nothing when the end falls in a packet
+    /// already written, or at or after the last packet's end.
+    private mutating func shortenLastPacket(toEndAt end: Int64) {
+        guard let segmenter, let waiting = policy?.waiting, let last = waiting.last, !queue.isEmpty else { return }
+        let tail = end - (writtenDuration + waiting.dropLast().reduce(0, +))
+        guard tail > 0, tail < last else { return }
+        policy?.shortenLast(to: tail)
+        queue[queue.count - 1].duration = MediaTime(value: tail, timescale: segmenter.timescale)
     }
 
     /// With the first packet: the segmenter and the policy (in its timescale); live, the init

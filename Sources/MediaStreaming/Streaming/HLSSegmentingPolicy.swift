@@ -1,7 +1,8 @@
 /// Where an HLS rendition's segments and parts end: pure logic over the waiting packets'
 /// durations (media units), with no file or segmenter in sight. ``HLSSegmentOutput`` adds each
 /// packet's duration with ``add(_:)``, carries out the ``Cut``s it gets, and at the end drops
-/// what ``dropPacketsPastEnd(priming:validLength:)`` says and carries out ``finalCuts()``.
+/// what ``dropPacketsPastEnd(priming:validLength:)`` says, shortens the last packet to the last
+/// presented sample (``shortenLast(to:)``) and carries out ``finalCuts()``.
 ///
 /// - VOD (``Mode/onDemand``): segments last ``segmentDuration`` (rounded up to whole packets);
 ///   one is cut only once one and a half are waiting, so that the last takes up to half a
@@ -111,6 +112,24 @@ struct HLSSegmentingPolicy: Sendable, Hashable {
             guard waitingDuration * 2 >= segmentTarget * 3 else { return [] }
             return [takeSegment(atLeast: segmentTarget)]
         }
+    }
+
+    /// Adds the last packet of `duration` media units to those waiting, without cutting: at the
+    /// end, when ``finalCuts()`` follows (a live rendition holds its newest packet back until
+    /// the next comes, so that the end can shorten it).
+    mutating func addLast(_ duration: Int64) {
+        waiting.append(duration)
+        waitingDuration += duration
+    }
+
+    /// Shortens the last waiting packet to `duration` media units: the packet that holds the
+    /// last presented sample lasts only up to it (its `trun` sample duration), as FFmpeg's
+    /// muxer does, so that the segments, the playlist and the MPD add up to the priming and the
+    /// valid length. Nothing when no packet waits.
+    mutating func shortenLast(to duration: Int64) {
+        guard let last = waiting.indices.last else { return }
+        waitingDuration += duration - waiting[last]
+        waiting[last] = duration
     }
 
     /// Drops the waiting packets wholly after the last presented sample (an encoder's padding

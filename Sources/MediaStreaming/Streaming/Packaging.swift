@@ -31,7 +31,7 @@ public enum Packaging {
     }
 
     /// What a packaging wrote.
-    public struct Summary: Sendable {
+    public struct Summary: JobSummary, Sendable {
         /// The playlist written: the media playlist, or for a ladder the master playlist.
         public var playlist: FilePath
         /// The renditions, as the manifests name them.
