@@ -8,7 +8,9 @@ internal import MediaCore
 /// Gapless from our own signals: the init segment's edit list moves the encoder's priming
 /// before 0, where the source buffer's `appendWindowStart` (0) trims it; a finished playlist's
 /// `EXTINF` sum is the exact valid length (the last sample's `trun` duration ends there), which
-/// becomes `appendWindowEnd`, so the padding is trimmed too. The page is plain HTML: labelled
+/// becomes `appendWindowEnd`. Chromium trims a frame at the window by how far the frame's own end
+/// crosses it, so the loader gives the last sample its whole frame back before appending it,
+/// and the padding is trimmed too. The page is plain HTML: labelled
 /// controls, a chapter list of buttons (from `chapters.vtt` beside the playlist, when there is
 /// one), no autoplay, and for a live stream the latency behind live announced politely
 /// (`aria-live`).
@@ -116,6 +118,38 @@ function append(buffer, bytes) {
   });
 }
 
+// The boxes of `data` between `start` and `end`: [type, payload start, box end].
+function boxes(data, start, end) {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const found = [];
+  while (start + 8 <= end) {
+    const size = view.getUint32(start);
+    if (size < 8 || start + size > end) break;
+    found.push([String.fromCharCode(...data.subarray(start + 4, start + 8)), start + 8, start + size]);
+    start += size;
+  }
+  return found;
+}
+
+// The last segment with its last sample lasting a whole frame again (the samples before it
+// give its length). The package ends that sample at the valid length; Chromium's append window
+// trims a frame by how far the frame's own end crosses the window, so the frame gets its whole
+// length back and the window trims the padding.
+function wholeLastFrame(segment) {
+  const view = new DataView(segment.buffer, segment.byteOffset, segment.byteLength);
+  const moof = boxes(segment, 0, segment.length).filter((box) => box[0] === "moof").pop();
+  const traf = moof && boxes(segment, moof[1], moof[2]).find((box) => box[0] === "traf");
+  const trun = traf && boxes(segment, traf[1], traf[2]).find((box) => box[0] === "trun");
+  if (!trun) return segment;
+  const flags = view.getUint32(trun[1]) & 0xffffff, count = view.getUint32(trun[1] + 4);
+  if (!(flags & 0x100) || count < 2) return segment;
+  const first = trun[1] + 8 + (flags & 1 ? 4 : 0) + (flags & 4 ? 4 : 0);
+  const stride = [0x100, 0x200, 0x400, 0x800].filter((bit) => flags & bit).length * 4;
+  const last = first + stride * (count - 1);
+  if (last + 4 <= trun[2]) view.setUint32(last, Math.max(view.getUint32(last), view.getUint32(first)));
+  return segment;
+}
+
 function clock(seconds) {
   const whole = Math.floor(seconds), minutes = Math.floor(whole / 60);
   return minutes + ":" + String(whole % 60).padStart(2, "0");
@@ -168,7 +202,11 @@ async function start() {
     const length = playlist.segments.reduce((sum, segment) => sum + segment.duration, 0);
     report.validLength = length;
     buffer.appendWindowEnd = length;
-    for (const segment of playlist.segments) { await append(buffer, await fetchBytes(segment.uri)); report.appended += 1; }
+    for (const [index, segment] of playlist.segments.entries()) {
+      const bytes = await fetchBytes(segment.uri);
+      await append(buffer, index === playlist.segments.length - 1 ? wholeLastFrame(bytes) : bytes);
+      report.appended += 1;
+    }
     media.endOfStream();
     report.state = "ready";
     say("Ready: " + clock(length) + ".");
