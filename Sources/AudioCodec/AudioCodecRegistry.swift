@@ -1,5 +1,6 @@
 public import AACBitstream
 public import MediaCore
+internal import Synchronization
 
 /// The encoders and decoders KeyFrameKit has, registered by codec (``/MediaCore/AudioCodecID``)
 /// and profile (the MPEG-4 audio object type, ISO/IEC 14496-3 1.5.1.1): jobs ask for an encoder
@@ -40,6 +41,15 @@ public enum AudioCodecRegistry {
         public let name: String
         /// Makes one.
         public let make: @Sendable (EncoderSettings) throws(CodecError) -> any GaplessEncoder
+
+        /// An entry for `codec` in `profile`, named `name`, made by `make`.
+        public init(codec: AudioCodecID, profile: AudioObjectType, name: String,
+                    make: @escaping @Sendable (EncoderSettings) throws(CodecError) -> any GaplessEncoder) {
+            self.codec = codec
+            self.profile = profile
+            self.name = name
+            self.make = make
+        }
     }
 
     /// What a decoder is made with.
@@ -70,11 +80,36 @@ public enum AudioCodecRegistry {
         public let name: String
         /// Makes one.
         public let make: @Sendable (DecoderSettings) throws(CodecError) -> AACDecoder
+
+        /// An entry for `codec` in `profiles`, named `name`, made by `make`.
+        public init(codec: AudioCodecID, profiles: Set<AudioObjectType>, name: String,
+                    make: @escaping @Sendable (DecoderSettings) throws(CodecError) -> AACDecoder) {
+            self.codec = codec
+            self.profiles = profiles
+            self.name = name
+            self.make = make
+        }
     }
 
-    /// The encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
+    /// The encoders registered, the latest first (see ``builtInEncoders``).
+    public static var encoders: [EncoderEntry] { registered.withLock { $0.encoders } }
+
+    /// The decoders registered, the latest first (see ``builtInDecoders``).
+    public static var decoders: [DecoderEntry] { registered.withLock { $0.decoders } }
+
+    /// Registers `entry`: it is asked before the encoders registered earlier, so an encoder for
+    /// a new profile (HE-AAC, object type 5) or a better one for a known profile is one call.
+    public static func register(_ entry: EncoderEntry) { registered.withLock { $0.encoders.insert(entry, at: 0) } }
+
+    /// Registers `entry`: it is asked before the decoders registered earlier.
+    public static func register(_ entry: DecoderEntry) { registered.withLock { $0.decoders.insert(entry, at: 0) } }
+
+    /// What is registered: the built-in entries, then whatever ``register(_:)-(EncoderEntry)`` added first.
+    private static let registered = Mutex((encoders: builtInEncoders, decoders: builtInDecoders))
+
+    /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
     /// ``ParallelAACEncoder`` for more than one thread).
-    public static let encoders: [EncoderEntry] = [
+    public static let builtInEncoders: [EncoderEntry] = [
         EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
             if settings.threads > 1 {
                 return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
@@ -87,10 +122,10 @@ public enum AudioCodecRegistry {
         },
     ]
 
-    /// The decoders: ``AACDecoder`` (libavcodec) for the AAC object types its libavcodec decodes
-    /// (Main, LC, SSR, LTP, the error-resilient LC, LD and ELD; USAC from libavcodec 61.19), with
-    /// SBR (HE-AAC) and PS (HE-AAC v2) on top.
-    public static let decoders: [DecoderEntry] = [
+    /// The built-in decoders: ``AACDecoder`` (libavcodec) for the AAC object types its
+    /// libavcodec decodes (Main, LC, SSR, LTP, the error-resilient LC, LD and ELD; USAC from
+    /// libavcodec 61.19), with SBR (HE-AAC) and PS (HE-AAC v2) on top.
+    public static let builtInDecoders: [DecoderEntry] = [
         DecoderEntry(codec: .aac, profiles: AACDecoder.decodableObjectTypes.union([.sbr, .ps]), name: "libavcodec aac") {
             settings throws(CodecError) -> AACDecoder in
             try AACDecoder(audioSpecificConfig: settings.audioSpecificConfig, outputSampleFormat: settings.outputSampleFormat,
@@ -104,6 +139,7 @@ public enum AudioCodecRegistry {
     ///   encoder's own errors (a bitrate or rate it cannot take).
     public static func encoder(for codec: AudioCodecID, profile: AudioObjectType = .aacLC,
                                settings: EncoderSettings) throws(CodecError) -> any GaplessEncoder {
+        let encoders = self.encoders
         guard let entry = encoders.first(where: { $0.codec == codec && $0.profile == profile }) else {
             let known = encoders.map { "\($0.codec) \($0.profile)" }.joined(separator: ", ")
             throw .codecNotFound("an encoder of \(codec) \(profile) (KeyFrameKit encodes \(known))")
@@ -120,6 +156,7 @@ public enum AudioCodecRegistry {
     ///   decoder's own errors (an output sample type it cannot write).
     public static func decoder(for codec: AudioCodecID, profile: AudioObjectType?,
                                settings: DecoderSettings) throws(CodecError) -> AACDecoder {
+        let decoders = self.decoders
         guard let entry = decoders.first(where: { $0.codec == codec && (profile.map($0.profiles.contains) ?? true) }) else {
             // The AAC decoder says, in its words, why it cannot decode a profile it has no entry for.
             if codec == .aac, let config = settings.audioSpecificConfig, let refusal = AACDecoder.undecodable(config) { throw refusal }

@@ -208,13 +208,17 @@ public struct MediaFormatRegistry: Sendable {
 
     /// The PCM of the file at `path`: its format's entry reads it (by what its bytes are); a
     /// file no entry reads as PCM, or one its entry refuses and lets fall back, goes to the
-    /// ``fallback`` — unless the options name segments or a track, which only our readers
-    /// understand. When the fallback cannot read it either, the entry's error is thrown: it
+    /// ``fallback`` — unless the options name segments or a track, which only our MP4 and
+    /// playlist readers understand (any other file is refused then). When the fallback cannot read it either, the entry's error is thrown: it
     /// names the chunk or box and the offset.
     ///
     /// - Throws: `PipelineError.unsupported` for a file nothing reads as PCM; the readers' errors.
     public func pcmInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> OpenedPCM {
         let detected = MediaFileFormat.detect(path)
+        // Segments and a track are an MP4's (or a playlist's) alone: never dropped silently.
+        if !options.segments.isEmpty || options.trackID != nil, detected != .mp4, detected != .hlsPlaylist {
+            throw .unsupported("\(path): media segments and a track are for MP4 input\(detected.map { "; this is \($0)" } ?? "")", path: path)
+        }
         var refused: PipelineError?
         if let entry = entry(for: detected), let open = entry.pcmSource {
             do { return OpenedPCM(source: try open(path, options), format: detected, refusal: nil) } catch {

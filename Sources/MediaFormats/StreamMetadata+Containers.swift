@@ -39,13 +39,19 @@ extension StreamMetadata {
 extension ITunesMetadata {
     /// The iTunes items for a stream's tags: the generic names ``ITunesMetadata/init(genericTags:)``
     /// knows become their atoms (the first value of each), `replaygain_*` tags become
-    /// `----:com.apple.iTunes` items as ReplayGain 2.0 readers expect, and the cover becomes
+    /// `----:com.apple.iTunes` items as ReplayGain 2.0 readers expect (the first value of each), and the cover becomes
     /// `covr` when it is a JPEG or PNG. Other tags are not carried.
     public init(_ metadata: StreamMetadata) {
         var generic: [String: String] = [:]
         for tag in metadata.tags where generic[tag.key.lowercased()] == nil { generic[tag.key.lowercased()] = tag.value }
         self.init(genericTags: generic)
-        freeform = metadata.tags.filter { $0.key.lowercased().hasPrefix("replaygain_") }.map { Freeform(name: $0.key.lowercased(), value: $0.value) }
+        // One item per name: the first value, as for the named atoms.
+        var named: Set<String> = []
+        freeform = metadata.tags.compactMap { tag in
+            let name = tag.key.lowercased()
+            guard name.hasPrefix("replaygain_"), named.insert(name).inserted else { return nil }
+            return Freeform(name: name, value: tag.value)
+        }
         artwork = metadata.coverArt.flatMap { Artwork(data: $0) }
     }
 }

@@ -130,6 +130,33 @@ import Testing
         #expect(try EditCommandTests.ffprobeChapters(output).isEmpty)
     }
 
+    @Test func anInputsReplayGainIsNeverCarriedAndSegmentsAreNeverDropped() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plain = try Self.source("plain.flac", in: directory)
+        let flac = directory.appendingPathComponent("tagged.flac").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-i", plain, "-c", "copy", "-metadata", "REPLAYGAIN_TRACK_GAIN=+5.00 dB",
+                                            "-metadata", "REPLAYGAIN_ALBUM_GAIN=+4.00 dB", flac])
+        #expect(try AudioFileInput(path: FilePath(flac)).metadata.tags.contains { $0.key.lowercased() == "replaygain_track_gain" })
+        let script = "import sys, mutagen.mp4 as m\nf = m.MP4(sys.argv[1])\nprint([(k, [bytes(v).decode() for v in f.tags[k]]) for k in sorted(f.tags.keys()) if 'replaygain' in k])"
+        // A plain convert carries the title, not the input's gains.
+        let out = directory.appendingPathComponent("plain.m4a").path
+        _ = try Transcode.convert(FilePath(flac), to: FilePath(out))
+        let plainKeys = try ExternalTool.succeed("python3", ["-c", script, out]).standardOutput
+        #expect(plainKeys.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(plainKeys)")
+        #expect(try Self.formatTags(out)["title"] == "Registry Tone")
+        // --replaygain: one track gain, the output's.
+        let measured = directory.appendingPathComponent("measured.m4a").path
+        _ = try Transcode.convert(FilePath(flac), to: FilePath(measured), options: Transcode.ConvertOptions(replayGain: true))
+        let keys = try ExternalTool.succeed("python3", ["-c", script, measured]).standardOutput
+        #expect(keys.components(separatedBy: "replaygain_track_gain").count == 2 && !keys.contains("+5.00") && !keys.contains("album"), "\(keys)")
+        // Segments or a track name an MP4's parts: refused for any other input, never ignored.
+        for options in [MediaFormatRegistry.InputOptions(segments: [FilePath(plain)]), MediaFormatRegistry.InputOptions(trackID: 2)] {
+            #expect(throws: PipelineError.self) { _ = try AudioFileInput(path: FilePath(flac), options: options) }
+        }
+        #expect(throws: PipelineError.self) { _ = try Transcode.decode(FilePath(flac), segments: [FilePath(plain)], to: FilePath(directory.appendingPathComponent("x.wav").path)) }
+    }
+
     @Test func streamMetadataMapsToITunesItems() {
         let metadata = StreamMetadata(tags: [(key: "TITLE", value: "A"), (key: "title", value: "B"), (key: "track", value: "3/12"),
                                              (key: "replaygain_track_gain", value: "-3.20 dB"), (key: "encoder", value: "x")],

@@ -66,9 +66,9 @@ public struct AudioFileInput: PCMSource {
     /// Told downstream as a ``/MediaCore/StreamEvent/metadata(_:)`` before the first buffer
     /// when there is any and ``announcesMetadata``.
     public var metadata: StreamMetadata {
-        if let file = reader as? PCMFileReader {
+        if reader is PCMFileReader {
             // A WAV's LIST/INFO chunk, as libavformat names it; raw PCM has none.
-            return file.readerName == "WAV" ? LibavformatFileReader.metadata(of: path) : StreamMetadata()
+            return format == .wav ? LibavformatFileReader.metadata(of: path) : StreamMetadata()
         }
         return reader.metadata
     }

@@ -136,6 +136,9 @@ extension Transcode {
         // The tags travel in the stream: the input's (unless dropped), with ReplayGain added.
         var metadata = options.carriesTags ? source.metadata : StreamMetadata()
         source.announcesMetadata = false
+        // An input's ReplayGain describes the input, not what is written (a new encode, perhaps
+        // normalized): never carried; --replaygain measures the output's.
+        metadata.tags.removeAll { $0.key.lowercased().hasPrefix("replaygain_") }
         if options.replayGain, let measured, measured.integrated.isFinite, measured.integrated > -70 {
             // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output.
             let applied = gain?.decibels ?? 0

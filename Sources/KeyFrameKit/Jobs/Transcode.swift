@@ -120,10 +120,16 @@ public enum Transcode {
         let isAAC = source.packetsDecoded != nil
         let empty = isAAC ? "\(input): no AAC frames could be decoded" : "\(input): the input decodes to no audio"
         var sink = try PCMFileOutput(path: output, emptyMessage: empty)
-        // The sample type only (the AAC decoder already gives it; a pass-through then).
-        var chain = source.transformed(by: PCMResampler(sampleFormat: sampleFormat))
-        let report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-        source = chain.upstream
+        let report: JobReport
+        if isAAC {
+            // The AAC decoder gives the sample type itself.
+            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+        } else {
+            // libavformat's decoders give float or 32-bit: the sample type is made here.
+            var chain = source.transformed(by: PCMResampler(sampleFormat: sampleFormat))
+            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            source = chain.upstream
+        }
         guard let format = sink.format else { throw .unsupported(empty, path: input) }
         return DecodeSummary(format: format, frames: sink.frames, packets: source.packetsDecoded ?? 0, report: report)
     }

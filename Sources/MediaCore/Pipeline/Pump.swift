@@ -61,9 +61,9 @@ public enum Pump {
     ) throws(PipelineError) -> JobReport where Source.Element == Sink.Element {
         let started = ContinuousClock.now
         var report = JobReport()
-        // Per element: three clock reads and four additions, nothing allocated.
+        // Per element: two sampled timers (a clock read one call in 16), nothing allocated.
         var pulled: Int64 = 0
-        var sourceBusy = Duration.zero, sinkBusy = Duration.zero
+        var sourceTimer = StageTimer(), sinkTimer = StageTimer()
         do {
             while true {
                 if let control {
@@ -73,17 +73,17 @@ public enum Pump {
                         break
                     }
                 }
-                let asked = ContinuousClock.now
+                let asked = sourceTimer.begin()
                 guard let element = try source.next() else {
-                    sourceBusy += ContinuousClock.now - asked
+                    sourceTimer.end(asked)
                     break
                 }
-                let got = ContinuousClock.now
-                sourceBusy += got - asked
+                sourceTimer.end(asked)
                 pulled += 1
+                let writing = sinkTimer.begin()
                 for event in source.takeEvents() { try sink.receive(event) }
                 try sink.write(element)
-                sinkBusy += ContinuousClock.now - got
+                sinkTimer.end(writing)
                 report.elements += 1
                 if let progress, report.elements % progressInterval == 0 {
                     report.damage += source.takeDamage()
@@ -95,32 +95,32 @@ public enum Pump {
                 // A stopped job still writes what its transforms hold (an encoder's last
                 // packets), so the shorter output is complete.
                 while true {
-                    let asked = ContinuousClock.now
+                    let asked = sourceTimer.begin()
                     guard let element = try flushing.flushNext() else {
-                        sourceBusy += ContinuousClock.now - asked
+                        sourceTimer.end(asked)
                         break
                     }
-                    let got = ContinuousClock.now
-                    sourceBusy += got - asked
+                    sourceTimer.end(asked)
+                    let writing = sinkTimer.begin()
                     for event in flushing.takeEvents() { try sink.receive(event) }
                     try sink.write(element)
-                    sinkBusy += ContinuousClock.now - got
+                    sinkTimer.end(writing)
                     report.elements += 1
                 }
-                let asked = ContinuousClock.now
+                let asked = sinkTimer.begin()
                 for event in flushing.takeEvents() { try sink.receive(event) }
-                sinkBusy += ContinuousClock.now - asked
+                sinkTimer.end(asked)
                 // The caller's source is the flushed one (its transforms' counts, its stages).
                 if let flushed = flushing as? Source { source = flushed }
             } else {
-                let asked = ContinuousClock.now
+                let asked = sinkTimer.begin()
                 for event in source.takeEvents() { try sink.receive(event) }
-                sinkBusy += ContinuousClock.now - asked
+                sinkTimer.end(asked)
             }
             let finishing = ContinuousClock.now
             try sink.finish()
             let finished = ContinuousClock.now
-            sinkBusy += finished - finishing
+            let sourceBusy = sourceTimer.busy, sinkBusy = sinkTimer.busy + (finished - finishing)
             report.elapsed = finished - started
             JobReport.appendStages(of: source, role: .source, elements: pulled, busy: sourceBusy, to: &report.stages)
             JobReport.appendStages(of: sink, role: .sink, elements: report.elements, busy: sinkBusy, to: &report.stages)

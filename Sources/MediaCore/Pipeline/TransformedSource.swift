@@ -25,9 +25,9 @@ where Transform.Input == Upstream.Element {
     /// The figures of the report (``StageReporting``): elements pulled from the upstream and
     /// the time in its `next()`, outputs of the transform and the time in its calls.
     private var pulled: Int64 = 0
-    private var upstreamBusy = Duration.zero
+    private var upstreamTimer = StageTimer()
     private var produced: Int64 = 0
-    private var transformBusy = Duration.zero
+    private var transformTimer = StageTimer()
 
     /// `upstream`'s elements through `transform`.
     public init(_ upstream: Upstream, transform: Transform) {
@@ -42,19 +42,19 @@ where Transform.Input == Upstream.Element {
             if let element = popElement() { return element }
             guard !isFinished else { return nil }
             do {
-                let asked = ContinuousClock.now
+                let asked = upstreamTimer.begin()
                 if let input = try upstream.next() {
-                    let got = ContinuousClock.now
-                    upstreamBusy += got - asked
+                    upstreamTimer.end(asked)
                     pulled += 1
                     refill(events: upstream.takeEvents())
+                    let transforming = transformTimer.begin()
                     let outputs = try transform.transform(input)
                     appendEvents(transform.takeEvents())
-                    transformBusy += ContinuousClock.now - got
+                    transformTimer.end(transforming)
                     produced += Int64(outputs.count)
                     pending += outputs.map(Item.element)
                 } else {
-                    upstreamBusy += ContinuousClock.now - asked
+                    upstreamTimer.end(asked)
                     refill(events: upstream.takeEvents())
                     try flushTransform()
                 }
@@ -93,7 +93,7 @@ where Transform.Input == Upstream.Element {
             throw PipelineError(error)
         }
         appendEvents(transform.takeEvents())
-        transformBusy += ContinuousClock.now - asked
+        transformTimer.add(ContinuousClock.now - asked)
         isFinished = true
     }
 
@@ -126,8 +126,8 @@ extension TransformedSource: FlushableSource {
 extension TransformedSource: StageReporting {
     /// The upstream's stages (its figures measured here), then the transform's.
     package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
-        JobReport.appendStages(of: upstream, role: .source, elements: pulled, busy: upstreamBusy, to: &stages)
-        stages.append(JobReport.Stage(name: JobReport.stageName(Transform.self), role: .transform, elements: produced, busy: transformBusy))
+        JobReport.appendStages(of: upstream, role: .source, elements: pulled, busy: upstreamTimer.busy, to: &stages)
+        stages.append(JobReport.Stage(name: JobReport.stageName(Transform.self), role: .transform, elements: produced, busy: transformTimer.busy))
     }
 }
 
