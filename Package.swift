@@ -34,6 +34,9 @@ let package = Package(
         // The low-latency HLS server (HLSServer): HTTP on SwiftNIO through Hummingbird.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // Hummingbird's own: the origin's header deadline is a NIO channel handler on HTTP parts.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         // Examples/serve-vapor only (an executable target, no product: a package that depends on
         // KeyFrameKit does not resolve it).
         .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
@@ -86,7 +89,9 @@ let package = Package(
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
         .target(name: "HLSServer", dependencies: ["MediaStreaming", "MediaFormats", "MediaCore", .product(name: "Hummingbird", package: "hummingbird"),
-                                                 .product(name: "HTTPTypes", package: "swift-http-types")], swiftSettings: strict),
+                                                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                                                 .product(name: "NIOCore", package: "swift-nio"),
+                                                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras")], swiftSettings: strict),
         // The command line: every command, in a library both executables run. `keyframe` links no
         // HTTP server; `keyframe-serve` (HLSServer) runs `serve` and `record --serve`, which
         // `keyframe` hands over to it.

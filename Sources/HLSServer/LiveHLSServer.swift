@@ -11,7 +11,7 @@ internal import Dispatch
 /// (playlists, MPDs, init segments and segments, in subdirectories too), with `HEAD` and
 /// single byte ranges.
 ///
-/// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:)``
+/// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:headerDeadline:)``
 /// run a server of its own on a task of its own. Any other framework serves the same origin
 /// by forwarding its requests to ``/MediaStreaming/HLSOrigin/respond(to:)``.
 public struct LiveHLSServer: Sendable {
@@ -95,14 +95,19 @@ public struct LiveHLSServer: Sendable {
 
     /// Starts serving on `host:port` on a task of its own and returns once the port is bound.
     ///
+    /// A connection whose next request head has not arrived whole within `headerDeadline` of its
+    /// opening, or of the end of its last response, is closed (``RequestHeadDeadline``: slowloris
+    /// clients trickling header bytes are cut off; a request being answered is not).
+    ///
     /// - Throws: `PipelineError.unsupported` naming the address when it
     ///   cannot be bound (a port in use).
-    public func start(host: String, port: Int) throws(PipelineError) -> Running {
+    public func start(host: String, port: Int, headerDeadline: Duration = RequestHeadDeadline.defaultDeadline) throws(PipelineError) -> Running {
         let router = Router()
         addRoutes(to: router)
         let bound = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        let app = Application(router: router, configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "keyframe"),
+        let app = Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(headerDeadline)])),
+                              configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "keyframe"),
                               onServerRunning: { _ in bound.signal() })
         let task = Task {
             do {

@@ -3,6 +3,11 @@
 import HLSServer
 import KeyFrameKit
 import KeyframeCommands
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// A Hummingbird server as the commands see one.
 struct HTTPServer: Serving.Running {
@@ -10,7 +15,24 @@ struct HTTPServer: Serving.Running {
     func stop() { running.stop() }
 }
 
+/// The header deadline (``RequestHeadDeadline``): 10 s, or `KEYFRAME_HEADER_DEADLINE` seconds
+/// (a positive decimal; the load tests shorten it so that slow connections are seen closed).
+let headerDeadline: Duration = {
+    guard let value = getenv("KEYFRAME_HEADER_DEADLINE"), let seconds = Double(String(cString: value)), seconds > 0, seconds < 1e6 else {
+        return RequestHeadDeadline.defaultDeadline
+    }
+    return .milliseconds(Int64((seconds * 1000).rounded()))
+}()
+
+// A server holds a descriptor per connection and per file being sent: take the hard limit on
+// open files, not the soft one (often 1024), as servers commonly do.
+var files = rlimit()
+if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files.rlim_max {
+    files.rlim_cur = files.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+}
+
 Serving.install { publication, directory, host, port in
-    HTTPServer(running: try LiveHLSServer(publication: publication, directory: directory).start(host: host, port: port))
+    HTTPServer(running: try LiveHLSServer(publication: publication, directory: directory).start(host: host, port: port, headerDeadline: headerDeadline))
 }
 Keyframe.main()

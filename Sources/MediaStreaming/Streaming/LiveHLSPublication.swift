@@ -87,7 +87,12 @@ public final class LiveHLSPublication: Sendable {
     }
 
     /// At most this many requests wait at once; more are answered as timed out (503) at once.
+    /// It bounds the memory held requests take (a continuation and a timer each), whatever the
+    /// number of clients; the preload-hinted part's waiters count too.
     public static let maximumWaitingRequests = 4096
+
+    /// How many requests wait now (at most ``maximumWaitingRequests``).
+    public var waitingRequests: Int { state.withLock { $0.waiters.count } }
 
     private func wait(id: Int, segment: Int?, part: Int?, timeout: Duration) async -> Reload {
         await withCheckedContinuation { (continuation: CheckedContinuation<Reload, Never>) in
