@@ -29,11 +29,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # GStreamer (gst-launch-1.0 with -good, -bad, -libav) and VLC (cvlc): the peer players of the HLS
 # and DASH tests. Chromium (headless, driven over the DevTools protocol by scripts/browser-gapless.py):
 # the browser of the gapless tests (BrowserGaplessTests). nginx-light: the CDN in front of the
-# origin (proxy_cache with proxy_cache_lock) in CDNCacheTests.
+# origin (proxy_cache with proxy_cache_lock) in CDNCacheTests. curl and openssl: HTTPS with a
+# self-signed certificate in ServeOptionsTests.
 APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libflac-dev libasound2-dev alsa-utils ffmpeg flac lame \
                 mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley \
                 gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base \
-                chromium nginx-light
+                chromium nginx-light curl openssl
 # Real media read in place by the RealMedia tests (issue 20), ~1.5 MB: Ogg Vorbis sound themes
 # (8 to 96 kHz, mono and stereo) and WAVs (8-bit at 8-22 kHz, 16-bit at 16-48 kHz), besides
 # alsa-utils' /usr/share/sounds/alsa above.

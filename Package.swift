@@ -91,7 +91,9 @@ let package = Package(
         .target(name: "HLSServer", dependencies: ["MediaStreaming", "MediaFormats", "MediaCore", .product(name: "Hummingbird", package: "hummingbird"),
                                                  .product(name: "HTTPTypes", package: "swift-http-types"),
                                                  .product(name: "NIOCore", package: "swift-nio"),
-                                                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras")], swiftSettings: strict),
+                                                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                                                 .product(name: "HummingbirdTLS", package: "hummingbird"),
+                                                 .product(name: "HummingbirdCore", package: "hummingbird")], swiftSettings: strict),
         // The command line: every command, in a library both executables run. `keyframe` links no
         // HTTP server; `keyframe-serve` (HLSServer) runs `serve` and `record --serve`, which
         // `keyframe` hands over to it.

@@ -3,6 +3,9 @@ public import MediaStreaming
 public import MediaCore
 public import SystemPackage
 internal import HTTPTypes
+internal import HummingbirdTLS
+internal import HummingbirdCore
+internal import NIOSSL
 internal import Synchronization
 internal import Dispatch
 
@@ -81,6 +84,28 @@ public struct LiveHLSServer: Sendable {
         }
     }
 
+    /// The PEM files of an HTTPS server: its certificate chain (the server's certificate first)
+    /// and its private key. A page served over HTTPS can fetch only HTTPS media.
+    public struct TLSFiles: Sendable {
+        /// The certificate chain, PEM.
+        public var certificateChain: FilePath
+        /// The private key, PEM (unencrypted).
+        public var privateKey: FilePath
+
+        /// The files of a certificate chain and its key.
+        public init(certificateChain: FilePath, privateKey: FilePath) {
+            self.certificateChain = certificateChain
+            self.privateKey = privateKey
+        }
+
+        /// swift-nio-ssl's server configuration of the files.
+        func configuration() throws -> TLSConfiguration {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificateChain.string).map { NIOSSLCertificateSource.certificate($0) }
+            let key = try NIOSSLPrivateKey(file: privateKey.string, format: .pem)
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        }
+    }
+
     /// A running server: ``stop()`` ends it.
     public final class Running: Sendable {
         private let task: Mutex<Task<Void, any Error>?>
@@ -97,16 +122,25 @@ public struct LiveHLSServer: Sendable {
     ///
     /// A connection whose next request head has not arrived whole within `headerDeadline` of its
     /// opening, or of the end of its last response, is closed (``RequestHeadDeadline``: slowloris
-    /// clients trickling header bytes are cut off; a request being answered is not).
+    /// clients trickling header bytes are cut off; a request being answered is not). With `tls`
+    /// it serves HTTPS (swift-nio-ssl through HummingbirdTLS).
     ///
-    /// - Throws: `PipelineError.unsupported` naming the address when it
+    /// - Throws: `PipelineError.unsupported` naming the certificate and key when they cannot be
+    ///   read, or the address when it
     ///   cannot be bound (a port in use).
-    public func start(host: String, port: Int, headerDeadline: Duration = RequestHeadDeadline.defaultDeadline) throws(PipelineError) -> Running {
+    public func start(host: String, port: Int, headerDeadline: Duration = RequestHeadDeadline.defaultDeadline,
+                      tls: TLSFiles? = nil) throws(PipelineError) -> Running {
         let router = Router()
         addRoutes(to: router)
         let bound = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        let app = Application(router: router, server: .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(headerDeadline)])),
+        var server: HTTPServerBuilder = .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(headerDeadline)]))
+        if let tls {
+            do { server = try .tls(server, tlsConfiguration: try tls.configuration()) } catch {
+                throw .unsupported("cannot serve HTTPS with \(tls.certificateChain) and \(tls.privateKey): \(error)", path: tls.certificateChain)
+            }
+        }
+        let app = Application(router: router, server: server,
                               configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "keyframe"),
                               onServerRunning: { _ in bound.signal() })
         let task = Task {

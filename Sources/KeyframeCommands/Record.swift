@@ -67,6 +67,9 @@ struct Record: ParsableCommand {
                                valueName: "HOST:PORT"))
     var serve: String?
 
+    @OptionGroup(title: "Serving (with --serve)")
+    var serving: ServingOptions
+
     @Option(help: ArgumentHelp("Stop after this many seconds (exactly that many frames).", valueName: "seconds"))
     var duration: Double?
 
@@ -163,8 +166,8 @@ struct Record: ParsableCommand {
             // Bound before capture starts: a port in use stops here, before anything is written.
             let publication = LiveHLSPublication()
             options.hlsPublication = publication
-            server = try Serving.start(publication: publication, directory: FilePath(hls), host: host, port: port)
-            Terminal.error("serving http://\(host):\(port)/index.m3u8\n")
+            server = try Serving.start(publication: publication, directory: FilePath(hls), host: host, port: port, options: serving.options)
+            Terminal.error("serving \(serving.scheme)://\(host):\(port)/index.m3u8 (a player page at /)\n")
         }
         defer { server?.stop() }
         if hls != nil {

@@ -16,8 +16,23 @@ package enum Serving {
         func stop()
     }
 
+    /// How a server answers besides its files: CORS and HTTPS.
+    package struct Options: Sendable {
+        /// The `Access-Control-Allow-Origin` of every response; `nil` for no CORS headers.
+        package var allowedOrigin: String? = "*"
+        /// HTTPS: the certificate chain and private key, PEM; `nil` for HTTP.
+        package var tls: (certificateChain: FilePath, privateKey: FilePath)?
+
+        /// Plain HTTP, any origin allowed.
+        package init(allowedOrigin: String? = "*", tls: (certificateChain: FilePath, privateKey: FilePath)? = nil) {
+            self.allowedOrigin = allowedOrigin
+            self.tls = tls
+        }
+    }
+
     /// Starts a server of `publication` (live) or of `directory`'s files, on `host:port`.
-    package typealias Start = @Sendable (_ publication: LiveHLSPublication?, _ directory: FilePath, _ host: String, _ port: Int) throws -> any Running
+    package typealias Start = @Sendable (_ publication: LiveHLSPublication?, _ directory: FilePath, _ host: String, _ port: Int,
+                                         _ options: Options) throws -> any Running
 
     private static let installed = Mutex<Start?>(nil)
 
@@ -26,9 +41,10 @@ package enum Serving {
 
     /// The server, or, in an executable without one, this command run again by `keyframe-serve`
     /// beside it (this process is replaced, so this returns only where serving is installed).
-    package static func start(publication: LiveHLSPublication?, directory: FilePath, host: String, port: Int) throws -> any Running {
+    package static func start(publication: LiveHLSPublication?, directory: FilePath, host: String, port: Int,
+                              options: Options = Options()) throws -> any Running {
         guard let start = installed.withLock({ $0 }) else { try handOver() }
-        return try start(publication, directory, host, port)
+        return try start(publication, directory, host, port, options)
     }
 
     /// In an executable without serving, replaces this process with `keyframe-serve` (found

@@ -32,7 +32,9 @@ if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files) == 0, files.rlim_cur < files
     _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
 }
 
-Serving.install { publication, directory, host, port in
-    HTTPServer(running: try LiveHLSServer(publication: publication, directory: directory).start(host: host, port: port, headerDeadline: headerDeadline))
+Serving.install { publication, directory, host, port, options in
+    let server = LiveHLSServer(publication: publication, directory: directory, allowedOrigin: options.allowedOrigin)
+    let tls = options.tls.map { LiveHLSServer.TLSFiles(certificateChain: $0.certificateChain, privateKey: $0.privateKey) }
+    return HTTPServer(running: try server.start(host: host, port: port, headerDeadline: headerDeadline, tls: tls))
 }
 Keyframe.main()

@@ -7,13 +7,14 @@ internal import MediaCore
 ///
 /// Gapless from our own signals: the init segment's edit list moves the encoder's priming
 /// before 0, where the source buffer's `appendWindowStart` (0) trims it; a finished playlist's
-/// `EXTINF` sum is the exact valid length (the last sample's `trun` duration ends there), which
-/// becomes `appendWindowEnd`. Chromium trims a frame at the window by how far the frame's own end
-/// crosses it, so the loader gives the last sample its whole frame back before appending it,
-/// and the padding is trimmed too. The page is plain HTML: labelled
-/// controls, a chapter list of buttons (from `chapters.vtt` beside the playlist, when there is
-/// one), no autoplay, and for a live stream the latency behind live announced politely
-/// (`aria-live`).
+/// `EXTINF` sum is the priming plus the valid length (the last sample's `trun` duration ends
+/// there), so that sum in the track's timescale less the edit's media time is the exact valid
+/// length, which becomes `appendWindowEnd`. Chromium trims a frame at the window by how far the
+/// frame's own end crosses it, so the loader gives the last sample its whole frame back before
+/// appending it, and the padding is trimmed too. The page is plain HTML: labelled controls
+/// (`aria-labelledby`: `<label for>` cannot name an `<audio>`, which is not labelable), a
+/// chapter list of buttons (from `chapters.vtt` beside the playlist, when there is one), no
+/// autoplay, and for a live stream the latency behind live announced politely (`aria-live`).
 extension HLSOrigin {
     /// The playlist the page plays: the live playlist, else `master.m3u8` when the directory
     /// has one (a ladder), else ``playlistName``.
@@ -55,8 +56,8 @@ button:focus-visible, audio:focus-visible { outline: 3px solid #1a5fb4; outline-
 <body>
 <main>
 <h1>KeyFrameKit player</h1>
-<p><label for="player">Stream</label></p>
-<audio id="player" controls preload="none"></audio>
+<p id="player-label">Stream</p>
+<audio id="player" controls preload="none" aria-labelledby="player-label"></audio>
 <p id="latency" class="note" aria-live="polite" hidden></p>
 <section id="chapters-section" aria-labelledby="chapters-heading" hidden>
 <h2 id="chapters-heading">Chapters</h2>
@@ -70,7 +71,7 @@ const playlistPath = "__PLAYLIST__";
 const audio = document.getElementById("player");
 const statusLine = document.getElementById("status");
 const latencyLine = document.getElementById("latency");
-const report = window.keyframePlayer = { state: "loading", appended: 0, validLength: null, live: false, error: null };
+const report = window.keyframePlayer = { state: "loading", playlist: null, appended: 0, validLength: null, live: false, error: null };
 function say(text) { statusLine.textContent = text; }
 
 function attribute(line, name) {
@@ -150,6 +151,23 @@ function wholeLastFrame(segment) {
   return segment;
 }
 
+// The init segment's track timescale (mdhd) and the media time its edit list starts at (elst:
+// the encoder's priming), or null when it has no mdhd.
+function editOf(init) {
+  const view = new DataView(init.buffer, init.byteOffset, init.byteLength);
+  const child = (box, type) => box && boxes(init, box[1], box[2]).find((b) => b[0] === type);
+  const trak = child(child([null, 0, init.length], "moov"), "trak");
+  const mdhd = child(child(trak, "mdia"), "mdhd");
+  if (!mdhd) return null;
+  const timescale = view.getUint32(mdhd[1] + (view.getUint8(mdhd[1]) === 1 ? 20 : 12));
+  const elst = child(child(trak, "edts"), "elst");
+  let mediaTime = 0;
+  if (elst && view.getUint32(elst[1] + 4) > 0) {
+    mediaTime = view.getUint8(elst[1]) === 1 ? Number(view.getBigInt64(elst[1] + 16)) : view.getInt32(elst[1] + 12);
+  }
+  return timescale > 0 ? { timescale, mediaTime: Math.max(0, mediaTime) } : null;
+}
+
 function clock(seconds) {
   const whole = Math.floor(seconds), minutes = Math.floor(whole / 60);
   return minutes + ":" + String(whole % 60).padStart(2, "0");
@@ -184,6 +202,7 @@ async function start() {
     codecs = best.codecs || codecs;
     playlist = parsePlaylist(await fetchText(url), url);
   }
+  report.playlist = url;
   loadChapters(url);
   const type = 'audio/mp4; codecs="' + codecs + '"';
   if (!window.MediaSource || !MediaSource.isTypeSupported(type) || !playlist.map) {
@@ -196,10 +215,17 @@ async function start() {
   audio.src = URL.createObjectURL(media);
   await new Promise((resolve) => media.addEventListener("sourceopen", resolve, { once: true }));
   const buffer = media.addSourceBuffer(type);
-  await append(buffer, await fetchBytes(playlist.map));
+  const init = await fetchBytes(playlist.map);
+  await append(buffer, init);
   if (playlist.ended) {
     // Gapless: the priming lies before 0 (the edit list), the padding after the valid length.
-    const length = playlist.segments.reduce((sum, segment) => sum + segment.duration, 0);
+    // The EXTINFs add up to the priming plus the valid length, each exact to the frame: summed
+    // in the track's timescale (rounded, so the microseconds they are written to do not add
+    // up), less the edit's media time, they give the valid length to the frame.
+    const edit = editOf(init);
+    const length = edit
+      ? (playlist.segments.reduce((sum, segment) => sum + Math.round(segment.duration * edit.timescale), 0) - edit.mediaTime) / edit.timescale
+      : playlist.segments.reduce((sum, segment) => sum + segment.duration, 0);
     report.validLength = length;
     buffer.appendWindowEnd = length;
     for (const [index, segment] of playlist.segments.entries()) {
