@@ -96,13 +96,14 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The MIME type of a file named with `fileExtension` (case-insensitive), for a server: the
     /// format's (``mimeType``), but for the names that say more — `m4s`, a CMAF or DASH media
     /// segment (`video/iso.segment`, ISO/IEC 23000-19 Annex I), `mp4` (`video/mp4`, RFC 4337),
-    /// and `mpd`, a DASH manifest (`application/dash+xml`, ISO/IEC 23009-1 Annex C). `nil` for a
-    /// name the table does not know.
+    /// `mpd`, a DASH manifest (`application/dash+xml`, ISO/IEC 23009-1 Annex C), and `vtt`, a
+    /// WebVTT file of chapters (`text/vtt`, W3C WebVTT). `nil` for a name the table does not know.
     public static func mimeType(ofFileExtension fileExtension: String) -> String? {
         switch fileExtension.lowercased() {
         case "m4s": "video/iso.segment"
         case "mp4": "video/mp4"
         case "mpd": "application/dash+xml"
+        case "vtt": "text/vtt"
         case let other: MediaFileFormat(fileExtension: other)?.mimeType
         }
     }

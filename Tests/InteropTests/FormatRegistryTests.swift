@@ -157,6 +157,29 @@ import Testing
         #expect(throws: PipelineError.self) { _ = try Transcode.decode(FilePath(flac), segments: [FilePath(plain)], to: FilePath(directory.appendingPathComponent("x.wav").path)) }
     }
 
+    @Test func chaptersReachAnHLSPackageAsWebVTT() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.source("in.m4a", in: directory, chapters: true)
+        let expected = "WEBVTT\n\n1\n00:00:00.000 --> 00:00:01.200\nOpening\n\n2\n00:00:01.200 --> 00:00:02.000\nClose\n"
+        // By copy (the packets' reader tells them), and encoded as a ladder (through the decoder,
+        // the tee and each branch's encoder).
+        let copied = directory.appendingPathComponent("copied").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", input, "--hls", copied])
+        #expect(try String(contentsOfFile: copied + "/chapters.vtt", encoding: .utf8) == expected)
+        let ladder = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", input, "--hls", ladder, "--bitrates", "64k,96k"])
+        for rendition in ["64k", "96k"] {
+            let text = try String(contentsOfFile: "\(ladder)/\(rendition)/chapters.vtt", encoding: .utf8)
+            #expect(text.hasPrefix("WEBVTT\n\n1\n00:00:00.000 --> 00:00:01.200\nOpening\n") && text.contains("Close"), "\(text)")
+        }
+        // Without chapters, no file.
+        let plain = try Self.source("plain.m4a", in: directory)
+        let bare = directory.appendingPathComponent("bare").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", plain, "--hls", bare])
+        #expect(!FileManager.default.fileExists(atPath: bare + "/chapters.vtt"))
+    }
+
     @Test func streamMetadataMapsToITunesItems() {
         let metadata = StreamMetadata(tags: [(key: "TITLE", value: "A"), (key: "title", value: "B"), (key: "track", value: "3/12"),
                                              (key: "replaygain_track_gain", value: "-3.20 dB"), (key: "encoder", value: "x")],

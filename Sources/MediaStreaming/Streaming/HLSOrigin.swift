@@ -146,7 +146,7 @@ public struct HLSOrigin: Sendable {
     }
 
     /// The kinds of file a rendition has: the only ones served.
-    static let servedExtensions: Set<String> = ["m4s", "mp4", "m3u8", "mpd"]
+    static let servedExtensions: Set<String> = ["m4s", "mp4", "m3u8", "mpd", "vtt"]
 
     /// The content type of a served kind of file, from the format table
     /// (``/MediaFormats/MediaFileFormat/mimeType(ofFileExtension:)``); `nil` for any other.

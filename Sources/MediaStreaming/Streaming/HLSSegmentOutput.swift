@@ -114,8 +114,11 @@ public struct HLSSegmentOutput: PacketSink {
     }
 
     /// Keeps the stream's gapless numbers: the priming must come before the first packet (the
-    /// init segment's edit list is made with it), the valid length before the end.
+    /// init segment's edit list is made with it), the valid length before the end. Keeps its
+    /// chapters (``/MediaCore/StreamEvent/metadata(_:)``), which a finished rendition writes
+    /// beside its playlist as `chapters.vtt` (WebVTT), for the player page.
     public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        if case .metadata(let metadata) = event { chapters = metadata.chapters }
         guard case .gapless(let info) = event else { return }
         if segmenter != nil, info.priming != gapless.priming {
             throw .unsupported("the priming changed from \(gapless.priming) to \(info.priming) after the first packet")
@@ -172,8 +175,36 @@ public struct HLSSegmentOutput: PacketSink {
         }
         self.priming = priming
         validLength = valid
+        if !chapters.isEmpty {
+            try store.writeChapters(Self.webVTT(chapters, ending: MediaTime(value: valid, timescale: Int32(segmenter.timescale))))
+        }
         try writePlaylist(ended: true)
         store.keepAll()
+    }
+
+    /// The stream's chapters, once told.
+    private var chapters: [StreamMetadata.Chapter] = []
+
+    /// `chapters` as a WebVTT file (W3C WebVTT, 4: cues of `HH:MM:SS.mmm --> HH:MM:SS.mmm` and a
+    /// title), each lasting until the next starts, the last until `end`; those at or past `end`
+    /// are left out.
+    static func webVTT(_ chapters: [StreamMetadata.Chapter], ending end: MediaTime) -> String {
+        func time(_ value: MediaTime) -> String {
+            let milliseconds = max(0, Int64((value.seconds * 1000).rounded()))
+            func two(_ number: Int64) -> String { number < 10 ? "0\(number)" : "\(number)" }
+            let fraction = milliseconds % 1000
+            return "\(two(milliseconds / 3_600_000)):\(two(milliseconds / 60000 % 60)):\(two(milliseconds / 1000 % 60))."
+                + (fraction < 10 ? "00\(fraction)" : fraction < 100 ? "0\(fraction)" : "\(fraction)")
+        }
+        let kept = chapters.filter { $0.start < end }.sorted { $0.start < $1.start }
+        var text = "WEBVTT\n"
+        for (index, chapter) in kept.enumerated() {
+            let next = index + 1 < kept.count ? kept[index + 1].start : end
+            // A cue's text may not hold "-->" or a blank line (WebVTT, 4.2).
+            let title = chapter.title.replacing("-->", with: "->").split(whereSeparator: \.isNewline).joined(separator: " ")
+            text += "\n\(index + 1)\n\(time(chapter.start)) --> \(time(next))\n\(title.isEmpty ? "Chapter \(index + 1)" : title)\n"
+        }
+        return text
     }
 
     /// Frames a packet holds (for a recording's count).

@@ -104,6 +104,14 @@ struct HLSSegmentStore {
         try writeFile(HLSSegmentOutput.dashHeaderName, bytes)
     }
 
+    /// The chapters beside the playlist, as WebVTT (the player page lists them).
+    static let chaptersName = "chapters.vtt"
+
+    /// Writes the chapters file (``chaptersName``).
+    mutating func writeChapters(_ text: String) throws(PipelineError) {
+        try writeFile(Self.chaptersName, Array(text.utf8))
+    }
+
     /// Writes `playlist` as `name`.
     mutating func writePlaylist(_ playlist: HLSMediaPlaylist, name: String) throws(PipelineError) {
         try writeFile(name, Array(playlist.text.utf8))
