@@ -23,6 +23,19 @@ import Testing
         return directory
     }
 
+    @Test func aDecodeThroughTheRegistryReportsThePacketReaderAndTheDecoder() throws {
+        let directory = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("in.wav").path
+        try Self.wav(frames: 30_000).write(to: URL(fileURLWithPath: input))
+        let m4a = FilePath(directory.appendingPathComponent("in.m4a").path)
+        _ = try Transcode.encode(try PCMFileReader(wavPath: FilePath(input)), to: m4a)
+        let summary = try Transcode.decode(m4a, to: FilePath(directory.appendingPathComponent("out.wav").path))
+        let stages = summary.report.stages
+        #expect(stages.map(\.name) == ["AudioPacketInput", "AACDecoder", "PCMFileOutput"], "\(stages)")
+        #expect(stages[0].elements == Int64(summary.packets) && stages[2].elements == summary.report.elements && summary.frames == 30_000)
+    }
+
     @Test func anEncodeReportsItsReaderEncoderAndOutput() throws {
         let directory = try Self.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -48,8 +61,8 @@ import Testing
         let summary = try Transcode.convert(FilePath(input), to: FilePath(directory.appendingPathComponent("out.m4a").path),
                                             options: .init(normalizeTo: -23))
         let names = summary.report.stages.map(\.name)
-        #expect(names == ["AudioFileInput", "PCMResampler", "LoudnessMeter",
-                          "AudioFileInput", "PCMResampler", "PCMGain", "AACEncoder", "AudioPacketOutput"], "\(names)")
+        #expect(names == ["PCMFileReader", "PCMResampler", "LoudnessMeter",
+                          "PCMFileReader", "PCMResampler", "PCMGain", "AACEncoder", "AudioPacketOutput"], "\(names)")
         #expect(summary.report.stages.last?.elements == summary.packets)
         #expect(summary.report.stages[6].elements == summary.packets)
     }
@@ -62,7 +75,7 @@ import Testing
         let summary = try Packaging.hls(FilePath(input), to: FilePath(directory.appendingPathComponent("hls").path),
                                         options: .init(segmentDuration: 1, bitrates: [64_000, 96_000]))
         let stages = summary.report.stages
-        #expect(stages.map(\.name) == ["AudioFileInput", "PCMResampler", "Tee<PCMBuffer>",
+        #expect(stages.map(\.name) == ["PCMFileReader", "PCMResampler", "Tee<PCMBuffer>",
                                        "AACEncoder", "HLSSegmentOutput", "AACEncoder", "HLSSegmentOutput"], "\(stages.map(\.name))")
         #expect(stages.map(\.branch) == [nil, nil, nil, "64k", "64k", "96k", "96k"])
         // Every rendition gets every buffer; each encoder's packets are its output's.

@@ -110,3 +110,11 @@ public struct AudioFileInput: PCMSource {
 
     private var refusalReported = false
 }
+
+extension AudioFileInput: StageReporting {
+    /// The reader's stages: for AAC, the packet reader and the decoder (``DecodedAACFile``);
+    /// otherwise one stage named after what reads the file.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: reader, role: .source, elements: elements, busy: busy, to: &stages)
+    }
+}

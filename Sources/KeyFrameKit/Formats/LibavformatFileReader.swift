@@ -131,6 +131,13 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     public mutating func takeEvents() -> [StreamEvent] { chain.takeEvents() }
 }
 
+extension DecodedAACFile: StageReporting {
+    /// The packet reader's stage and the decoder's.
+    package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: chain, role: .source, elements: elements, busy: busy, to: &stages)
+    }
+}
+
 extension MediaFormatRegistry {
     /// KeyFrameKit's registry: ``/MediaFormats/MediaFormatRegistry/containers`` with the AAC
     /// formats (ADTS, MP4, an HLS playlist) decoded to PCM by the codec registry's AAC decoder
