@@ -90,4 +90,34 @@ import TestSupport
         #expect((Self.object(report, "player")["playlist"] as? String)?.hasSuffix("/96k/index.m3u8") == true, "\(report["player"] ?? "")")
         Self.expectExact(report, "master.m3u8")
     }
+
+    /// Chapters: an M4A with two (ffmpeg from an FFMETADATA list: "Opening" at 0, "Close" at
+    /// 1.2 s), packaged (`chapters.vtt` beside the playlist), is listed by the page as two buttons
+    /// with their start times, each seeking there; the package plays (its 440 Hz tone heard).
+    /// `scripts/browser-page-live.py` (PlayerPageLiveTests.swift) drives the page.
+    @Test(.timeLimit(.minutes(3)))
+    func thePageListsAPackagesChaptersAsButtons() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let m4a = try FormatRegistryTests.source("chapters.m4a", in: directory, chapters: true)
+        let hls = directory.appendingPathComponent("hls").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", hls, "--segment-duration", "1"])
+        let vtt = try String(contentsOfFile: hls + "/chapters.vtt", encoding: .utf8)
+        #expect(vtt.contains("00:00:01.200 --> 00:00:02.000\nClose"), "\(vtt)")
+        let port = try HTTPProbe.freePort()
+        let server = try RunningProcess(try ExternalTool.keyframe, ["serve", hls, "--address", "127.0.0.1:\(port)"])
+        defer { server.stop() }
+        try CDNCacheTests.waitUntilServed("http://127.0.0.1:\(port)/")
+        let report = try PlayerPageLive.listen("http://127.0.0.1:\(port)/", ["--play", "3", "--rate", "44100"])
+        let player = Self.object(report, "player")
+        #expect(player["state"] as? String == "ready" && player["live"] as? Bool == false, "the page: \(player)")
+        let page = Self.object(report, "page")
+        #expect(page["chapters"] as? [String] == ["Opening (0:00)", "Close (0:01)"], "the chapter buttons: \(page)")
+        let seeks = (page["chapterSeeks"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.doubleValue }
+        #expect(seeks.count == 2 && abs(seeks[0]) < 1e-6 && abs(seeks[1] - 1.2) < 1e-6, "currentTime after each chapter button: \(page)")
+        let heard = Self.object(report, "heard")
+        #expect((BrowserGaplessTests.number(heard, "nonSilent") ?? 0) > 44100 * 1.5
+                && abs((BrowserGaplessTests.number(heard, "frequency") ?? 0) - 440) < 10, "heard: \(heard)")
+        #expect(Self.object(report, "played")["ended"] as? Bool == true, "\(report["played"] ?? "")")
+    }
 }

@@ -71,6 +71,7 @@ const playlistPath = "__PLAYLIST__";
 const audio = document.getElementById("player");
 const statusLine = document.getElementById("status");
 const latencyLine = document.getElementById("latency");
+let mediaSource = null;
 const report = window.keyframePlayer = { state: "loading", playlist: null, appended: 0, validLength: null, live: false, error: null };
 function say(text) { statusLine.textContent = text; }
 
@@ -211,7 +212,7 @@ async function start() {
     say("Playing with the browser's own HLS.");
     return;
   }
-  const media = new MediaSource();
+  const media = mediaSource = new MediaSource();
   audio.src = URL.createObjectURL(media);
   await new Promise((resolve) => media.addEventListener("sourceopen", resolve, { once: true }));
   const buffer = media.addSourceBuffer(type);
@@ -250,8 +251,9 @@ async function start() {
       report.appended += 1;
       next = segment.sequence + 1;
       if (segment.date) { lastDate = segment.date + segment.duration * 1000; lastEnd = buffer.buffered.end(buffer.buffered.length - 1); }
-      if (first && buffer.buffered.length) { audio.currentTime = buffer.buffered.start(0); first = false; report.state = "ready"; say("Live."); }
     }
+    // Ready once the segments it starts from are buffered (not after the first of them).
+    if (first && buffer.buffered.length) { audio.currentTime = buffer.buffered.start(0); first = false; report.state = "ready"; say("Live."); }
     if (playlist.ended) { media.endOfStream(); say("The stream has ended."); return; }
     if (lastDate !== null && Date.now() - lastSpoken > 5000) {
       const behind = (Date.now() - lastDate) / 1000 + (lastEnd - audio.currentTime);
@@ -269,7 +271,15 @@ async function start() {
   }
 }
 
-start().catch((error) => { report.state = "failed"; report.error = String(error); say("Cannot play: " + error.message); });
+start().catch((error) => {
+  report.state = "failed";
+  report.error = String(error);
+  // A live stream that stops mid-way (its server gone): what is buffered still plays, to its
+  // end, instead of stalling there.
+  const playing = report.live && report.appended > 0;
+  if (playing && mediaSource && mediaSource.readyState === "open") { try { mediaSource.endOfStream(); } catch {} }
+  say((playing ? "The stream stopped: " : "Cannot play: ") + error.message);
+});
 </script>
 </body>
 </html>
