@@ -51,7 +51,8 @@ public struct LiveHLSServer: Sendable {
                 method: method,
                 path: context.parameters.getCatchAll().map(String.init).filter { !$0.isEmpty },
                 query: Dictionary(query.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }),
-                range: request.headers[.range], ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince])
+                range: request.headers[.range], ifNoneMatch: request.headers[.ifNoneMatch], ifModifiedSince: request.headers[.ifModifiedSince],
+                ifRange: request.headers[.ifRange])
             return Self.response(await origin.respond(to: asked))
         }
         for path: RouterPath in ["/", "**"] {

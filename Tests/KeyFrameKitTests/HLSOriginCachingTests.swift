@@ -62,6 +62,16 @@ import Testing
         #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], ifNoneMatch: "\"other\"")).status == 200)
         // If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
         #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], ifNoneMatch: "\"other\"", ifModifiedSince: modified)).status == 200)
+        // Validators before ranges (RFC 9110 13.2.2): a match is 304 even with a Range, even an
+        // unsatisfiable one; If-Range sends the range only for the file as it is.
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], range: "bytes=0-3", ifNoneMatch: tag)).status == 304)
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], range: "bytes=900-", ifNoneMatch: tag)).status == 304)
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], range: "bytes=0-3", ifRange: tag)).status == 206)
+        #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"], range: "bytes=0-3", ifRange: modified)).status == 206)
+        let stale = await origin.respond(to: .init(path: ["segment-00001.m4s"], range: "bytes=0-3", ifRange: "\"old\""))
+        #expect(stale.status == 200 && stale.header("Content-Length") == "64")
+        let head = await origin.respond(to: .init(method: "HEAD", path: ["segment-00001.m4s"], ifNoneMatch: tag))
+        #expect(head.status == 304)
         // A rewritten file gets a new tag.
         try Data((0..<65).map { UInt8($0) }).write(to: url.appendingPathComponent("segment-00001.m4s"))
         #expect(await origin.respond(to: .init(path: ["segment-00001.m4s"])).header("ETag") != tag)

@@ -54,16 +54,20 @@ public struct HLSOrigin: Sendable {
         public var ifNoneMatch: String?
         /// The `If-Modified-Since` header's value, if any.
         public var ifModifiedSince: String?
+        /// The `If-Range` header's value, if any: a `Range` is honoured only when it names the
+        /// file as it is (RFC 9110 13.1.5).
+        public var ifRange: String?
 
         /// A request for `path` (its components).
         public init(method: String = "GET", path: [String], query: [String: String] = [:], range: String? = nil,
-                    ifNoneMatch: String? = nil, ifModifiedSince: String? = nil) {
+                    ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, ifRange: String? = nil) {
             self.method = method
             self.path = path
             self.query = query
             self.range = range
             self.ifNoneMatch = ifNoneMatch
             self.ifModifiedSince = ifModifiedSince
+            self.ifRange = ifRange
         }
     }
 
@@ -175,7 +179,7 @@ public struct HLSOrigin: Sendable {
                 _ = await publication.waitForPart(segment: segment, part: part, timeout: .seconds(3 * publication.targetDuration))
             }
             // RFC 9110 14.2: a Range is for GET only.
-            response = fileResponse(request.path, range: request.method == "GET" ? request.range : nil)
+            response = fileResponse(request.path, for: request)
         }
         response = Self.conditional(response, for: request)
         if request.method == "HEAD" { response.body = .empty }
@@ -213,8 +217,10 @@ public struct HLSOrigin: Sendable {
     }
 
     /// A file of the rendition by its path components: only the kinds a rendition has, no
-    /// component that is empty or starts with a dot (so nothing outside the directory).
-    func fileResponse(_ components: [String], range: String?) -> Response {
+    /// component that is empty or starts with a dot (so nothing outside the directory). The
+    /// request's validators come before its range (RFC 9110 13.2.2): a matching `If-None-Match`
+    /// is 304 whatever the range; `If-Range` that does not name the file as it is sends it whole.
+    func fileResponse(_ components: [String], for request: Request) -> Response {
         guard let name = components.last, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\0") }),
               let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentType(ofFileExtension: kind),
               let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }),
@@ -222,26 +228,30 @@ public struct HLSOrigin: Sendable {
             return .status(404, cacheControl: cacheControl(.transientError))
         }
         let modified = source.modificationTime
+        let tag = Self.entityTag(size: size, modified: modified)
+        let lastModified = modified.map { HTTPDate.imfFixdate($0.seconds) }
         var headers: [(name: String, value: String)] = [("Content-Type", type), ("Accept-Ranges", "bytes"),
                                                         ("Cache-Control", cacheControl(resource(kind: kind, name: name, source: source, size: size))),
-                                                        ("ETag", Self.entityTag(size: size, modified: modified))]
-        if let modified { headers.append(("Last-Modified", HTTPDate.imfFixdate(modified.seconds))) }
-        var status = 200
-        var bytes = 0..<size
-        if let range {
-            switch Self.byteRange(range, size: size) {
-            case .whole: break
-            case .part(let part):
-                status = 206
-                bytes = part
-                headers.append(("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"))
-            case .unsatisfiable:
-                return Response(status: 416, headers: [("Content-Range", "bytes */\(size)"), ("Cache-Control", cacheControl(.transientError))],
-                                body: .empty)
-            }
+                                                        ("ETag", tag)]
+        if let lastModified { headers.append(("Last-Modified", lastModified)) }
+        let whole = Response(status: 200, headers: headers + [("Content-Length", String(size))],
+                             body: .file(FileRange(source: source, range: 0..<size)))
+        let validated = Self.conditional(whole, for: request)
+        // RFC 9110 14.2: a Range is for GET only; If-Range must match exactly (a strong tag or the date).
+        guard validated.status == 200, request.method == "GET", let range = request.range,
+              request.ifRange.map({ $0.trimmingWhitespace == tag || $0.trimmingWhitespace == lastModified }) ?? true else {
+            return validated
         }
-        headers.append(("Content-Length", String(bytes.count)))
-        return Response(status: status, headers: headers, body: .file(FileRange(source: source, range: bytes)))
+        switch Self.byteRange(range, size: size) {
+        case .whole:
+            return whole
+        case .part(let part):
+            headers += [("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(size)"), ("Content-Length", String(part.count))]
+            return Response(status: 206, headers: headers, body: .file(FileRange(source: source, range: part)))
+        case .unsatisfiable:
+            return Response(status: 416, headers: [("Content-Range", "bytes */\(size)"), ("Cache-Control", cacheControl(.transientError))],
+                            body: .empty)
+        }
     }
 
     /// What a served file is, for its cache lifetime: a manifest is complete when it says so
