@@ -104,10 +104,53 @@ function parsePlaylist(text, base) {
   return result;
 }
 
+// A fetch that tries again, three times, half a second apart, after a network error or a
+// server error (a busy origin's 503); a 4xx is final.
 async function fetchOK(url, init) {
-  const response = await fetch(url, init);
-  if (!response.ok) throw new Error(url + ": HTTP " + response.status);
-  return response;
+  for (let attempt = 0; ; attempt++) {
+    let response = null;
+    try { response = await fetch(url, init); } catch (error) { if (attempt >= 3) throw error; }
+    if (response && response.ok) return response;
+    if (response && (response.status < 500 || attempt >= 3)) throw new Error(url + ": HTTP " + response.status);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+// The seconds buffered ahead of the playhead, and what lies behind it is given back, so a long
+// package never fills the browser's buffer (Chromium keeps about 12 MB of audio).
+const ahead = 60, behind = 10;
+function bufferedAhead(buffer) {
+  const ranges = buffer.buffered;
+  return ranges.length ? ranges.end(ranges.length - 1) - audio.currentTime : 0;
+}
+async function makeRoom(buffer) {
+  while (bufferedAhead(buffer) > ahead) await new Promise((resolve) => setTimeout(resolve, 500));
+  const ranges = buffer.buffered;
+  if (ranges.length && audio.currentTime - ranges.start(0) > 2 * behind) {
+    await new Promise((resolve) => {
+      buffer.addEventListener("updateend", resolve, { once: true });
+      buffer.remove(ranges.start(0), audio.currentTime - behind);
+    });
+  }
+}
+
+// Playback stalled in a hole (a live window that moved on while paused): on to the next range.
+function skipHole(buffer) {
+  const ranges = buffer.buffered, now = audio.currentTime;
+  for (let i = 0; i < ranges.length; i++) {
+    if (now >= ranges.start(i) && now < ranges.end(i) - 0.1) return;
+    if (ranges.start(i) > now) { audio.currentTime = ranges.start(i); return; }
+  }
+}
+
+// The base media decode time of a segment's first fragment (tfdt), in its track's timescale.
+function decodeTimeOf(segment) {
+  const view = new DataView(segment.buffer, segment.byteOffset, segment.byteLength);
+  const moof = boxes(segment, 0, segment.length).find((box) => box[0] === "moof");
+  const traf = moof && boxes(segment, moof[1], moof[2]).find((box) => box[0] === "traf");
+  const tfdt = traf && boxes(segment, traf[1], traf[2]).find((box) => box[0] === "tfdt");
+  if (!tfdt) return 0;
+  return view.getUint8(tfdt[1]) === 1 ? Number(view.getBigUint64(tfdt[1] + 4)) : view.getUint32(tfdt[1] + 4);
 }
 const fetchText = async (url) => (await fetchOK(url, { cache: "no-cache" })).text();
 const fetchBytes = async (url) => new Uint8Array(await (await fetchOK(url)).arrayBuffer());
@@ -144,11 +187,13 @@ function wholeLastFrame(segment) {
   const trun = traf && boxes(segment, traf[1], traf[2]).find((box) => box[0] === "trun");
   if (!trun) return segment;
   const flags = view.getUint32(trun[1]) & 0xffffff, count = view.getUint32(trun[1] + 4);
-  if (!(flags & 0x100) || count < 2) return segment;
+  if (!(flags & 0x100) || count < 1) return segment;
   const first = trun[1] + 8 + (flags & 1 ? 4 : 0) + (flags & 4 ? 4 : 0);
   const stride = [0x100, 0x200, 0x400, 0x800].filter((bit) => flags & bit).length * 4;
   const last = first + stride * (count - 1);
-  if (last + 4 <= trun[2]) view.setUint32(last, Math.max(view.getUint32(last), view.getUint32(first)));
+  // The frame: the samples before it, or AAC's 1024 when it is alone in its fragment.
+  const frame = count > 1 ? view.getUint32(first) : 1024;
+  if (last + 4 <= trun[2]) view.setUint32(last, Math.max(view.getUint32(last), frame));
   return segment;
 }
 
@@ -218,25 +263,37 @@ async function start() {
   const buffer = media.addSourceBuffer(type);
   const init = await fetchBytes(playlist.map);
   await append(buffer, init);
+  audio.addEventListener("waiting", () => skipHole(buffer));
   if (playlist.ended) {
     // Gapless: the priming lies before 0 (the edit list), the padding after the valid length.
     // The EXTINFs add up to the priming plus the valid length, each exact to the frame: summed
     // in the track's timescale (rounded, so the microseconds they are written to do not add
-    // up), less the edit's media time, they give the valid length to the frame.
+    // up), from the first listed segment's decode time (not 0 when a window dropped the first
+    // segments), less the edit's media time, they give where the stream ends, to the frame.
     const edit = editOf(init);
-    const length = edit
-      ? (playlist.segments.reduce((sum, segment) => sum + Math.round(segment.duration * edit.timescale), 0) - edit.mediaTime) / edit.timescale
-      : playlist.segments.reduce((sum, segment) => sum + segment.duration, 0);
-    report.validLength = length;
-    buffer.appendWindowEnd = length;
-    for (const [index, segment] of playlist.segments.entries()) {
-      const bytes = await fetchBytes(segment.uri);
-      await append(buffer, index === playlist.segments.length - 1 ? wholeLastFrame(bytes) : bytes);
+    const segments = playlist.segments;
+    const firstBytes = segments.length ? await fetchBytes(segments[0].uri) : new Uint8Array();
+    const start = edit ? decodeTimeOf(firstBytes) : 0;
+    const end = edit
+      ? (start + segments.reduce((sum, segment) => sum + Math.round(segment.duration * edit.timescale), 0) - edit.mediaTime) / edit.timescale
+      : segments.reduce((sum, segment) => sum + segment.duration, 0);
+    report.validLength = edit ? end - Math.max(0, start - edit.mediaTime) / edit.timescale : end;
+    buffer.appendWindowEnd = end;
+    media.duration = end;
+    for (const [index, segment] of segments.entries()) {
+      await makeRoom(buffer);
+      const bytes = index === 0 ? firstBytes : await fetchBytes(segment.uri);
+      await append(buffer, index === segments.length - 1 ? wholeLastFrame(bytes) : bytes);
       report.appended += 1;
+      if (index === 0 && buffer.buffered.length) {
+        // Ready with the first segment: the rest follows as it plays.
+        audio.currentTime = buffer.buffered.start(0);
+        report.state = "ready";
+        say("Ready: " + clock(report.validLength) + ".");
+      }
     }
     media.endOfStream();
     report.state = "ready";
-    say("Ready: " + clock(length) + ".");
     return;
   }
   // Live: from three segments behind the end, then each new one as the playlist announces it
@@ -245,9 +302,13 @@ async function start() {
   let next = playlist.segments.length ? playlist.segments[Math.max(0, playlist.segments.length - 3)].sequence : playlist.sequence;
   let first = true, lastDate = null, lastEnd = 0, lastSpoken = 0;
   for (;;) {
+    // A window that moved past the next segment (a long pause): on from its first.
+    if (playlist.segments.length && playlist.segments[0].sequence > next) next = playlist.segments[0].sequence;
     for (const segment of playlist.segments) {
       if (segment.sequence < next) continue;
+      await makeRoom(buffer);
       await append(buffer, await fetchBytes(segment.uri));
+      skipHole(buffer);
       report.appended += 1;
       next = segment.sequence + 1;
       if (segment.date) { lastDate = segment.date + segment.duration * 1000; lastEnd = buffer.buffered.end(buffer.buffered.length - 1); }
