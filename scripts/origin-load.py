@@ -307,13 +307,13 @@ async def quiet_fd_count(pid: int, settle: float = 0.5, limit: float = 10) -> in
     return count
 
 
-async def disconnect_scenario(host: str, port: int, pid: int, package: Package, count: int, pipelined: int, wait: float) -> dict:
-    baseline = await quiet_fd_count(pid)
+async def pipelined_clients(host: str, port: int, package: Package, count: int, pipelined: int) -> tuple[list, str, int, int]:
+    """`count` clients that each ask for the largest segment `pipelined` times at once (by default
+    enough to overflow the server's socket send buffer, so that the server is held mid-response
+    with the file open) and read a few bytes: (connections, segment, requests each, bytes read)."""
     name = package.largest_segment
     if pipelined <= 0:
-        # Enough responses to overflow the server's socket send buffer (tcp_wmem's maximum: the
-        # kernel grows a loopback socket's to it) with room to spare, so that the server is
-        # held mid-response, its file open, when the client goes.
+        # tcp_wmem's maximum: the kernel grows a loopback socket's send buffer to it.
         wmem_max = int(Path("/proc/sys/net/ipv4/tcp_wmem").read_text().split()[2])
         pipelined = max(8, math.ceil((wmem_max + 8 * 2**20) / len(package.files[name])))
     connections = []
@@ -329,15 +329,34 @@ async def disconnect_scenario(host: str, port: int, pid: int, package: Package, 
     read = 0
     for reader, _ in connections:
         read += len(await asyncio.wait_for(reader.read(64), CORRECTNESS_TIMEOUT))
-    during = await quiet_fd_count(pid)  # each response is held once the socket's buffer is full
-    files_open = fds_on(pid, package.directory)
-    for _, writer in connections:
-        writer.transport.abort()  # no more reading; the socket is closed at once
+    return connections, name, pipelined, read
+
+
+async def wait_for_baseline(pid: int, baseline: int, wait: float) -> tuple[int, float]:
+    """Polls the server's descriptors until they are back to `baseline` or `wait` seconds pass:
+    (the count, the seconds it took)."""
     started = time.monotonic()
     after = fd_count(pid)
     while after > baseline and time.monotonic() - started < wait:
         await asyncio.sleep(0.1)
         after = fd_count(pid)
+    return after, time.monotonic() - started
+
+
+async def disconnect_scenario(host: str, port: int, pid: int, package: Package, count: int, pipelined: int, wait: float,
+                              stall: bool = False) -> dict:
+    """Clients held mid-response that hang up (or, with `stall`, stay connected and stop reading:
+    the server's stall limit must let them go)."""
+    baseline = await quiet_fd_count(pid)
+    connections, name, pipelined, read = await pipelined_clients(host, port, package, count, pipelined)
+    during = await quiet_fd_count(pid)  # each response is held once the socket's buffer is full
+    files_open = fds_on(pid, package.directory)
+    if not stall:
+        for _, writer in connections:
+            writer.transport.abort()  # no more reading; the socket is closed at once
+    after, seconds = await wait_for_baseline(pid, baseline, wait)
+    for _, writer in connections:
+        writer.transport.abort()
     return {
         "clients": count,
         "segment": name,
@@ -348,7 +367,7 @@ async def disconnect_scenario(host: str, port: int, pid: int, package: Package, 
         "fds_while_hanging": during,
         "segment_files_open_while_hanging": files_open,
         "fds_after": after,
-        "seconds_to_baseline": round(time.monotonic() - started, 3) if after <= baseline else None,
+        "seconds_to_baseline": round(seconds, 3) if after <= baseline else None,
     }
 
 
@@ -423,6 +442,9 @@ async def run(arguments, url: str, pid: int, directory: Path) -> dict:
     if "disconnect" in scenarios:
         report["disconnect"] = await disconnect_scenario(host, port, pid, package, arguments.disconnects, arguments.pipelined,
                                                          arguments.fd_wait)
+    if "stalled" in scenarios:
+        report["stalled"] = await disconnect_scenario(host, port, pid, package, arguments.disconnects, arguments.pipelined,
+                                                      arguments.fd_wait, stall=True)
     return report
 
 

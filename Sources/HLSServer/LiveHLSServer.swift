@@ -14,7 +14,7 @@ internal import Dispatch
 /// (playlists, MPDs, init segments and segments, in subdirectories too), with `HEAD` and
 /// single byte ranges.
 ///
-/// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:headerDeadline:)``
+/// Mount ``addRoutes(to:)`` in a Hummingbird app of your own, or let ``start(host:port:headerDeadline:stallLimit:tls:)``
 /// run a server of its own on a task of its own. Any other framework serves the same origin
 /// by forwarding its requests to ``/MediaStreaming/HLSOrigin/respond(to:)``.
 public struct LiveHLSServer: Sendable {
@@ -123,19 +123,20 @@ public struct LiveHLSServer: Sendable {
     ///
     /// A connection whose next request head has not arrived whole within `headerDeadline` of its
     /// opening, or of the end of its last response, is closed (``RequestHeadDeadline``: slowloris
-    /// clients trickling header bytes are cut off; a request being answered is not). With `tls`
+    /// clients trickling header bytes are cut off; a request being answered is not); one whose
+    /// client takes no bytes of a response for `stallLimit` is closed too. With `tls`
     /// it serves HTTPS (swift-nio-ssl through HummingbirdTLS).
     ///
     /// - Throws: `PipelineError.unsupported` naming the certificate and key when they cannot be
     ///   read, or the address when it
     ///   cannot be bound (a port in use).
     public func start(host: String, port: Int, headerDeadline: Duration = RequestHeadDeadline.defaultDeadline,
-                      tls: TLSFiles? = nil) throws(PipelineError) -> Running {
+                      stallLimit: Duration = RequestHeadDeadline.defaultStallLimit, tls: TLSFiles? = nil) throws(PipelineError) -> Running {
         let router = Router()
         addRoutes(to: router)
         let bound = DispatchSemaphore(value: 0)
         let failure = Mutex<String?>(nil)
-        var server: HTTPServerBuilder = .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(headerDeadline)]))
+        var server: HTTPServerBuilder = .http1(configuration: .init(additionalChannelHandlers: [RequestHeadDeadline(headerDeadline, stallLimit: stallLimit)]))
         if let tls {
             do { server = try .tls(server, tlsConfiguration: try tls.configuration()) } catch {
                 throw .unsupported("cannot serve HTTPS with \(tls.certificateChain) and \(tls.privateKey): \(error)", path: tls.certificateChain)

@@ -12,7 +12,7 @@ public import NIOHTTPTypes
 /// second keeps a connection busy forever, while this deadline counts from the start of the head.
 ///
 /// One handler per connection, after the HTTP/1 codec (it reads request parts and sees response
-/// parts): ``LiveHLSServer/start(host:port:headerDeadline:)`` adds it through Hummingbird's
+/// parts): ``LiveHLSServer/start(host:port:headerDeadline:stallLimit:tls:)`` adds it through Hummingbird's
 /// `HTTP1Channel.Configuration.additionalChannelHandlers`; an app of your own can do the same:
 ///
 /// ```swift
@@ -35,17 +35,45 @@ public final class RequestHeadDeadline: ChannelDuplexHandler, RemovableChannelHa
     public static let defaultDeadline: Duration = .seconds(10)
 
     private let deadline: TimeAmount
+    private let stallLimit: TimeAmount
     private var timer: Scheduled<Void>?
+    /// Runs while the socket takes no more bytes (the client stopped reading).
+    private var stallTimer: Scheduled<Void>?
     /// Requests whose head has been read and whose response has not ended.
     private var unanswered = 0
     /// Out of the pipeline: a write's completion must not start the clock again.
     private var removed = false
 
     /// A handler that closes its connection when a request head takes longer than `deadline`.
-    public init(_ deadline: Duration = RequestHeadDeadline.defaultDeadline) {
-        let (seconds, attoseconds) = deadline.components
+    /// How long a response may wait for a client that stops reading (the socket takes no more
+    /// bytes) before the connection is closed: 60 s.
+    public static let defaultStallLimit: Duration = .seconds(60)
+
+    /// A handler closing a connection whose request head takes longer than `deadline`, or
+    /// whose client takes no bytes of a response for `stallLimit`.
+    public init(_ deadline: Duration = RequestHeadDeadline.defaultDeadline, stallLimit: Duration = RequestHeadDeadline.defaultStallLimit) {
+        self.deadline = Self.timeAmount(deadline)
+        self.stallLimit = Self.timeAmount(stallLimit)
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
         let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        self.deadline = .nanoseconds(nanoseconds.overflow ? .max : max(0, nanoseconds.partialValue &+ attoseconds / 1_000_000_000))
+        return .nanoseconds(nanoseconds.overflow ? .max : max(0, nanoseconds.partialValue &+ attoseconds / 1_000_000_000))
+    }
+
+    /// A socket that stops taking bytes starts the stall clock; one that takes them again stops it.
+    public func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            stallTimer?.cancel()
+            stallTimer = nil
+        } else if stallTimer == nil, !removed {
+            stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: stallLimit) { [self] in
+                stallTimer = nil
+                if !context.channel.isWritable { context.close(promise: nil) }
+            }
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     /// Starts the clock if the connection is open already.
@@ -57,6 +85,7 @@ public final class RequestHeadDeadline: ChannelDuplexHandler, RemovableChannelHa
     public func handlerRemoved(context: ChannelHandlerContext) {
         removed = true
         stop()
+        stopStallClock()
     }
 
     /// Starts the clock: the connection has opened.
@@ -68,6 +97,7 @@ public final class RequestHeadDeadline: ChannelDuplexHandler, RemovableChannelHa
     /// Stops the clock: the connection has closed.
     public func channelInactive(context: ChannelHandlerContext) {
         stop()
+        stopStallClock()
         context.fireChannelInactive()
     }
 
@@ -109,6 +139,11 @@ public final class RequestHeadDeadline: ChannelDuplexHandler, RemovableChannelHa
     private func stop() {
         timer?.cancel()
         timer = nil
+    }
+
+    private func stopStallClock() {
+        stallTimer?.cancel()
+        stallTimer = nil
     }
 }
 

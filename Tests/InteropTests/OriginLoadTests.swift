@@ -18,6 +18,9 @@ import TestSupport
 /// it holds at once (400 + 300 sockets and some), and `keyframe-serve` raises its own likewise.
 @Suite(.serialized) struct OriginLoadTests {
     static let headerDeadline = 2.0
+    /// The stall limit the server is given (`KEYFRAME_SEND_STALL`): a client that takes no bytes
+    /// for this long is let go.
+    static let sendStall = 3.0
 
     /// A running `keyframe serve` of a fresh package, and the script's report on it.
     static func drive(_ scenarios: String, extra: [String] = []) throws -> [String: Any] {
@@ -30,6 +33,7 @@ import TestSupport
         let port = try HTTPProbe.freePort()
         var environment = ProcessInfo.processInfo.environment
         environment["KEYFRAME_HEADER_DEADLINE"] = String(headerDeadline)
+        environment["KEYFRAME_SEND_STALL"] = String(sendStall)
         // `keyframe` replaces itself with `keyframe-serve` (execv): the process id is the server's.
         let server = try RunningProcess(try ExternalTool.keyframe, ["serve", hls, "--address", "127.0.0.1:\(port)"], environment: environment)
         defer { _ = server.send(SIGINT); _ = try? server.wait(timeout: .seconds(10)) }
@@ -99,5 +103,20 @@ import TestSupport
         #expect((Self.number(gone, "fds_after") ?? 99_999) <= baseline, "descriptors after the clients went: \(gone)")
         print("origin under load: fds \(baseline) → \(hanging) (\(gone["segment_files_open_while_hanging"] ?? "-") segment files) → "
               + "\(gone["fds_after"] ?? "-") in \(gone["seconds_to_baseline"] ?? "-") s")
+    }
+
+    /// 50 clients held mid-response that stay connected and stop reading: the server closes them
+    /// at its stall limit, and its descriptors come back to their baseline.
+    @Test(.timeLimit(.minutes(3)))
+    func aClientThatStopsReadingIsLetGoAtTheStallLimit() throws {
+        let report = try Self.drive("stalled", extra: ["--fd-wait", String(Self.sendStall + 10)])
+        let stalled = try #require(report["stalled"] as? [String: Any])
+        let baseline = try #require(Self.number(stalled, "fds_baseline"))
+        #expect((Self.number(stalled, "fds_while_hanging") ?? 0) >= baseline + 50, "the 50 connections were open: \(stalled)")
+        #expect((Self.number(stalled, "segment_files_open_while_hanging") ?? 0) > 0, "responses were in flight: \(stalled)")
+        #expect((Self.number(stalled, "fds_after") ?? 99_999) <= baseline, "descriptors after the stall limit: \(stalled)")
+        // (Without a stall limit they would hold their descriptors as long as they stay connected.)
+        let seconds = Self.number(stalled, "seconds_to_baseline") ?? 0
+        print("origin under load: 50 stalled readers let go after \(seconds) s (stall limit \(Self.sendStall) s)")
     }
 }
