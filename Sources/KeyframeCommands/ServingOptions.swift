@@ -16,8 +16,11 @@ struct ServingOptions: ParsableArguments {
 
     func validate() throws {
         guard (tlsCertificate == nil) == (tlsKey == nil) else { throw ValidationError("--tls-certificate and --tls-key go together") }
-        guard !corsOrigin.isEmpty, !corsOrigin.contains(where: { $0 == "\r" || $0 == "\n" }) else {
-            throw ValidationError("--cors-origin ORIGIN: *, an origin (https://example.com) or none")
+        // An origin is a scheme, a host and maybe a port (RFC 6454 6.2): no path, not even "/".
+        let isOrigin = (corsOrigin.hasPrefix("http://") || corsOrigin.hasPrefix("https://"))
+            && !corsOrigin.split(separator: "://", maxSplits: 1).last!.contains("/") && !corsOrigin.hasSuffix("://")
+        guard corsOrigin == "*" || corsOrigin == "none" || (isOrigin && !corsOrigin.contains(where: { $0 == "\r" || $0 == "\n" || $0 == " " })) else {
+            throw ValidationError("--cors-origin ORIGIN: *, an origin (https://example.com, no path) or none")
         }
     }
 

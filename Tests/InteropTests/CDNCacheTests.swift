@@ -45,7 +45,9 @@ import TestSupport
             """
         let file = directory.appendingPathComponent("nginx.conf")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
-        return try RunningProcess("nginx", ["-p", root, "-c", file.path])
+        // Debian puts it in /usr/sbin, which a user's PATH may not hold.
+        let nginx = FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx"
+        return try RunningProcess(nginx, ["-p", root, "-c", file.path])
     }
 
     /// Waits until `url` answers (anything but a refused connection).

@@ -32,6 +32,10 @@ import TestSupport
         try ExternalTool.succeed("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
                                              "-subj", "/CN=127.0.0.1"])
         // A key without its certificate is refused before anything is served.
+        for origin in ["https://player.example/", "player.example", ""] {
+            let wrong = try ExternalTool.run(try ExternalTool.keyframe, ["serve", package, "--cors-origin", origin])
+            #expect(wrong.status != 0 && wrong.standardError.contains("--cors-origin ORIGIN"), "\(origin): \(wrong.standardError)")
+        }
         let half = try ExternalTool.run(try ExternalTool.keyframe, ["serve", package, "--tls-key", key])
         #expect(half.status != 0 && half.standardError.contains("--tls-certificate and --tls-key go together"), "\(half.standardError)")
 

@@ -21,10 +21,12 @@ import Testing
         let url = try Self.package()
         defer { try? FileManager.default.removeItem(at: url) }
         let vod = HLSOrigin(publication: nil, directory: FilePath(url.path))
+        try Data("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=64000,CODECS=\"mp4a.40.2\"\n64k/index.m3u8\n".utf8)
+            .write(to: url.appendingPathComponent("master.m3u8"))
         let expected: [(String, String)] = [
             ("segment-00001.m4s", "public, max-age=31536000, immutable"), ("init.mp4", "public, max-age=31536000, immutable"),
             ("index.m3u8", "public, max-age=86400"), ("open.m3u8", "public, max-age=1"), ("manifest.mpd", "public, max-age=86400"),
-            ("missing.m4s", "max-age=1"),
+            ("missing.m4s", "max-age=1"), ("master.m3u8", "public, max-age=86400"),
         ]
         for (name, cacheControl) in expected {
             let answer = await vod.respond(to: .init(path: [name]))
@@ -122,6 +124,15 @@ import Testing
         guard case .text(let ladder) = await origin.respond(to: .init(path: ["index.html"])).body else { return }
         #expect(ladder.contains("const playlistPath = \"master.m3u8\""))
         #expect(HLSOrigin(publication: nil, directory: "x").playerPage(playing: "a\"</script>").contains("a\\\"\\u003C/script>"))
+        #expect(HLSOrigin(publication: nil, directory: "x").playerPage(playing: "a\nb\u{2028}c").contains("\"a\\nb\\u2028c\""))
+    }
+
+    @Test func chaptersAreWrittenAsEscapedWebVTT() {
+        let chapters = [StreamMetadata.Chapter(start: MediaTime(value: 0, timescale: 1), title: "A <b> & --> c\nd"),
+                        StreamMetadata.Chapter(start: MediaTime(value: 61_500, timescale: 1000), title: ""),
+                        StreamMetadata.Chapter(start: MediaTime(value: 99, timescale: 1), title: "past the end")]
+        let text = HLSSegmentOutput.webVTT(chapters, ending: MediaTime(value: 90, timescale: 1))
+        #expect(text == "WEBVTT\n\n1\n00:00:00.000 --> 00:01:01.500\nA &lt;b&gt; &amp; --&gt; c d\n\n2\n00:01:01.500 --> 00:01:30.000\nChapter 2\n")
     }
 
     @Test func httpDatesAreIMFFixdates() {

@@ -25,7 +25,21 @@ extension HLSOrigin {
 
     /// The page's HTML, playing `playlist` (a path relative to the page).
     public func playerPage(playing playlist: String? = nil) -> String {
-        let source = (playlist ?? pagePlaylist).replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("<", with: "\\u003C")
+        // A JavaScript string literal: quotes, backslashes and line terminators escaped, and `<`
+        // so that no `</script>` ends the script.
+        var source = ""
+        for scalar in (playlist ?? pagePlaylist).unicodeScalars {
+            switch scalar {
+            case "\\": source += "\\\\"
+            case "\"": source += "\\\""
+            case "<": source += "\\u003C"
+            case "\n": source += "\\n"
+            case "\r": source += "\\r"
+            case "\u{2028}": source += "\\u2028"
+            case "\u{2029}": source += "\\u2029"
+            default: source.unicodeScalars.append(scalar)
+            }
+        }
         return Self.pageTemplate.replacing("__PLAYLIST__", with: source)
     }
 

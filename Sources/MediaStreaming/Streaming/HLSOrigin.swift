@@ -261,7 +261,11 @@ public struct HLSOrigin: Sendable {
         switch kind {
         case "m3u8":
             let tail = (try? source.read(at: max(0, size - 65536), count: 65536)) ?? []
-            return .manifestFile(complete: String(decoding: tail, as: UTF8.self).contains("#EXT-X-ENDLIST"))
+            let text = String(decoding: tail, as: UTF8.self)
+            // A master playlist of a package (it lists renditions, never segments) changes no more
+            // than its renditions do; live, it is served from a rendition being recorded.
+            let master = text.contains("#EXT-X-STREAM-INF") && !text.contains("#EXTINF")
+            return .manifestFile(complete: text.contains("#EXT-X-ENDLIST") || (master && publication == nil))
         case "mpd":
             let head = (try? source.read(at: 0, count: 65536)) ?? []
             let text = String(decoding: head, as: UTF8.self)

@@ -200,8 +200,10 @@ public struct HLSSegmentOutput: PacketSink {
         var text = "WEBVTT\n"
         for (index, chapter) in kept.enumerated() {
             let next = index + 1 < kept.count ? kept[index + 1].start : end
-            // A cue's text may not hold "-->" or a blank line (WebVTT, 4.2).
-            let title = chapter.title.replacing("-->", with: "->").split(whereSeparator: \.isNewline).joined(separator: " ")
+            // A cue's text may not hold "-->" (its ">" is escaped) or a blank line (WebVTT, 4.2).
+            // Escaped as cue text (WebVTT 4.2.2: `&`, `<`, `>`).
+            let title = chapter.title.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;")
+                .split(whereSeparator: \.isNewline).joined(separator: " ")
             text += "\n\(index + 1)\n\(time(chapter.start)) --> \(time(next))\n\(title.isEmpty ? "Chapter \(index + 1)" : title)\n"
         }
         return text
