@@ -13,6 +13,7 @@ import TestSupport
 /// whole number of microseconds is rounded down: what it trims by a duration can be a frame
 /// short. The numbers each path gives are pinned, so that a change in Chromium is noticed (and
 /// README.md's "Chromium" section updated).
+extension RealTimeTests {
 @Suite(.serialized) struct BrowserGaplessTests {
     static let rate = 48000
     static let priming = 1024
@@ -108,3 +109,6 @@ import TestSupport
         expectHeard("native", before: Self.priming, after: padding)
     }
 }
+}
+
+typealias BrowserGaplessTests = RealTimeTests.BrowserGaplessTests

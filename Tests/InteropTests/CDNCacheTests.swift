@@ -6,7 +6,8 @@ import TestSupport
 /// started by the test on loopback in front of `keyframe serve`: 40 listeners fetching a VOD
 /// package cost the origin one request per object, and what they get is the package, byte for
 /// byte. nginx's access log says which requests reached the origin (`$upstream_addr`).
-@Suite struct CDNCacheTests {
+extension RealTimeTests {
+@Suite(.serialized) struct CDNCacheTests {
     /// nginx in the foreground (no master, no daemon) with a cache in `directory`, proxying
     /// `127.0.0.1:port` to the origin at `origin`.
     static func startNginx(in directory: URL, port: Int, origin: Int) throws -> RunningProcess {
@@ -115,6 +116,9 @@ import TestSupport
         #expect(all.allSatisfy { $0.split(separator: " ").last == "-" }, "\(all.filter { $0.split(separator: " ").last != "-" })")
     }
 }
+}
+
+typealias CDNCacheTests = RealTimeTests.CDNCacheTests
 
 extension RecordCommandTests.PulseAudio {
     /// Live low-latency HLS through the same cache: each blocking reload (`_HLS_msn`, `_HLS_part`)

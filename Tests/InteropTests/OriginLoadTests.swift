@@ -16,6 +16,7 @@ import TestSupport
 ///
 /// File descriptors: the script raises its own soft limit to the hard one when it is under what
 /// it holds at once (400 + 300 sockets and some), and `keyframe-serve` raises its own likewise.
+extension RealTimeTests {
 @Suite(.serialized) struct OriginLoadTests {
     static let headerDeadline = 2.0
     /// The stall limit the server is given (`KEYFRAME_SEND_STALL`): a client that takes no bytes
@@ -120,3 +121,6 @@ import TestSupport
         print("origin under load: 50 stalled readers let go after \(seconds) s (stall limit \(Self.sendStall) s)")
     }
 }
+}
+
+typealias OriginLoadTests = RealTimeTests.OriginLoadTests

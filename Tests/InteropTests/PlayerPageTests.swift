@@ -9,6 +9,7 @@ import TestSupport
 /// end and compares what was heard with the source (BrowserGaplessTests' probe: a mono 48 kHz
 /// chirp with seeded noise, so that one lag lines it up). `chromium` and the venv's
 /// websocket-client come from `make deps`; a missing one is a failure, not a skip.
+extension RealTimeTests {
 @Suite(.serialized) struct PlayerPageTests {
     /// 2.49 s: the last sample lasts 768 of its 1024 frames, so the padding is there to be heard.
     static let frames = 119_552
@@ -121,3 +122,6 @@ import TestSupport
         #expect(Self.object(report, "played")["ended"] as? Bool == true, "\(report["played"] ?? "")")
     }
 }
+}
+
+typealias PlayerPageTests = RealTimeTests.PlayerPageTests
