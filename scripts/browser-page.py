@@ -140,6 +140,7 @@ def main():
     parser.add_argument("source", help="the source WAV, at the package's sample rate")
     parser.add_argument("--screenshot", required=True, help="where to write the PNG of the page")
     parser.add_argument("--ready-timeout", type=float, default=30, help="seconds to wait for the page to leave \"loading\"")
+    parser.add_argument("--no-mse", action="store_true", help="open the page as a browser without Media Source Extensions would")
     arguments = parser.parse_args()
 
     with wave.open(arguments.source) as w:
@@ -156,6 +157,9 @@ def main():
     try:
         browser = gapless.Chromium()
         report["chromium"] = browser.version
+        if arguments.no_mse:
+            # As a browser without MSE: the page must fall back to the browser's own HLS.
+            browser.call("Page.addScriptToEvaluateOnNewDocument", source="delete window.MediaSource; delete window.ManagedMediaSource;")
         browser.open(arguments.url)
         deadline = time.monotonic() + arguments.ready_timeout
         while True:

@@ -26,13 +26,13 @@ extension RealTimeTests {
     }
 
     /// `keyframe serve PACKAGE` on a loopback port, the page measured by the driver.
-    static func playPage(of package: String, source: String, screenshot: String) throws -> [String: Any] {
+    static func playPage(of package: String, source: String, screenshot: String, extra: [String] = []) throws -> [String: Any] {
         let port = try HTTPProbe.freePort()
         let server = try RunningProcess(try ExternalTool.keyframe, ["serve", package, "--address", "127.0.0.1:\(port)"])
         defer { server.stop() }
         try CDNCacheTests.waitUntilServed("http://127.0.0.1:\(port)/")
         let script = MP4Check.repositoryRoot.appendingPathComponent("scripts/browser-page.py").path
-        let run = try ExternalTool.succeed(try MP4Check.venvPython, [script, "http://127.0.0.1:\(port)/", source, "--screenshot", screenshot])
+        let run = try ExternalTool.succeed(try MP4Check.venvPython, [script, "http://127.0.0.1:\(port)/", source, "--screenshot", screenshot] + extra)
         return try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any], "\(run.standardOutput)")
     }
 
@@ -53,6 +53,22 @@ extension RealTimeTests {
         #expect((BrowserGaplessTests.number(heard, "correlation") ?? 0) > 0.8 && (BrowserGaplessTests.number(heard, "leastBlockSNR") ?? 0) > 3,
                 "\(what): correlation \(BrowserGaplessTests.number(heard, "correlation") ?? 0), least block SNR \(BrowserGaplessTests.number(heard, "leastBlockSNR") ?? 0) dB",
                 sourceLocation: sourceLocation)
+    }
+
+    /// Without MSE the page hands the playlist to the browser's own HLS, which plays (with the
+    /// priming and the padding, as native HLS does: see BrowserGaplessTests).
+    @Test(.timeLimit(.minutes(3)))
+    func withoutMSEThePageFallsBackToTheBrowsersHLS() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (hls, wav) = try Self.package("hls", in: directory)
+        let report = try Self.playPage(of: hls, source: wav, screenshot: directory.appendingPathComponent("native.png").path, extra: ["--no-mse"])
+        let player = Self.object(report, "player")
+        #expect(player["state"] as? String == "native", "\(player)")
+        let heard = Self.object(report, "heard")
+        let span = BrowserGaplessTests.number(heard, "span").map(Int.init) ?? 0
+        #expect(span >= Self.frames && span <= Self.frames + 2048, "native HLS heard \(span) frames: \(heard)")
+        #expect((Self.object(report, "page")["status"] as? String)?.contains("browser's own HLS") == true, "\(Self.object(report, "page"))")
     }
 
     @Test(.timeLimit(.minutes(3)))

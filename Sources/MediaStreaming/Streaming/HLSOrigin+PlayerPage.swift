@@ -314,7 +314,7 @@ async function start() {
   // (a blocking reload where the server offers it).
   report.live = true;
   let next = playlist.segments.length ? playlist.segments[Math.max(0, playlist.segments.length - 3)].sequence : playlist.sequence;
-  let first = true, lastDate = null, lastEnd = 0, lastSpoken = 0;
+  let first = true, lastDate = null, lastEnd = 0, lastSpoken = 0, lastSaid = null;
   for (;;) {
     // A window that moved past the next segment (a long pause): on from its first.
     if (playlist.segments.length && playlist.segments[0].sequence > next) next = playlist.segments[0].sequence;
@@ -332,10 +332,15 @@ async function start() {
     if (playlist.ended) { media.endOfStream(); say("The stream has ended."); return; }
     if (lastDate !== null && Date.now() - lastSpoken > 5000) {
       const behind = (Date.now() - lastDate) / 1000 + (lastEnd - audio.currentTime);
-      latencyLine.hidden = false;
-      latencyLine.textContent = behind.toFixed(1) + " s behind live";
       report.latency = behind;
-      lastSpoken = Date.now();
+      // Said again (politely) only when it moved by a second or half a minute has passed, so
+      // a screen reader is not talked over every five seconds.
+      if (lastSaid === null || Math.abs(behind - lastSaid) >= 1 || Date.now() - lastSpoken > 30000) {
+        latencyLine.hidden = false;
+        latencyLine.textContent = behind.toFixed(1) + " s behind live";
+        lastSaid = behind;
+        lastSpoken = Date.now();
+      }
     }
     if (playlist.canBlock) {
       playlist = parsePlaylist(await fetchText(url + (url.includes("?") ? "&" : "?") + "_HLS_msn=" + next), url);
