@@ -141,6 +141,8 @@ def main():
     parser.add_argument("--screenshot", required=True, help="where to write the PNG of the page")
     parser.add_argument("--ready-timeout", type=float, default=30, help="seconds to wait for the page to leave \"loading\"")
     parser.add_argument("--no-mse", action="store_true", help="open the page as a browser without Media Source Extensions would")
+    parser.add_argument("--load-only", type=float, metavar="SECONDS",
+                        help="do not play: wait SECONDS after the page is ready and report what it buffered (a long package)")
     arguments = parser.parse_args()
 
     with wave.open(arguments.source) as w:
@@ -170,7 +172,13 @@ def main():
                 break
             time.sleep(0.05)
         report["player"] = player
-        if player is not None and player.get("state") in ("ready", "native"):
+        if arguments.load_only is not None:
+            time.sleep(arguments.load_only)
+            report["loaded"] = browser.evaluate(
+                "(() => { const a = document.getElementById('player'); const b = a.buffered; const r = [];"
+                " for (let i = 0; i < b.length; i++) r.push([b.start(i), b.end(i)]);"
+                " return { player: JSON.parse(JSON.stringify(window.keyframePlayer)), buffered: r, duration: a.duration }; })()")
+        elif player is not None and player.get("state") in ("ready", "native"):
             browser.evaluate(harness_functions())
             report["heard"] = browser.evaluate(PLAY % {"source": json.dumps(source_url), "rate": rate, "capture": json.dumps(capture)})
             report["playerAfter"] = browser.evaluate("JSON.parse(JSON.stringify(window.keyframePlayer))")

@@ -55,6 +55,30 @@ extension RealTimeTests {
                 sourceLocation: sourceLocation)
     }
 
+    /// A package longer than Chromium's audio buffer (about 12 MB: 10 minutes at 256 kb/s is 19 MB)
+    /// loads without a quota error: the page buffers a minute ahead and waits.
+    @Test(.timeLimit(.minutes(3)))
+    func aLongPackageIsBufferedAMinuteAhead() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let m4a = directory.appendingPathComponent("long.m4a").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=600",
+                                            "-ac", "2", "-c:a", "aac", "-b:a", "256k", m4a])
+        let hls = directory.appendingPathComponent("long").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", hls])
+        let wav = directory.appendingPathComponent("unused.wav").path
+        try GaplessTests.makeSignal(rate: 48000, channels: 1, frames: 4800, to: wav)
+        let report = try Self.playPage(of: hls, source: wav, screenshot: directory.appendingPathComponent("long.png").path,
+                                       extra: ["--load-only", "8"])
+        let loaded = Self.object(report, "loaded")
+        let player = loaded["player"] as? [String: Any] ?? [:]
+        #expect(player["state"] as? String == "ready" && player["error"] is NSNull, "\(player)")
+        let ranges = loaded["buffered"] as? [[Double]] ?? []
+        let end = ranges.last?.last ?? 0
+        #expect(end >= 55 && end <= 75, "buffered \(ranges) of \(loaded["duration"] ?? "")")
+        #expect(abs((loaded["duration"] as? Double ?? 0) - 600) < 0.1, "\(loaded)")
+    }
+
     /// Without MSE the page hands the playlist to the browser's own HLS, which plays (with the
     /// priming and the padding, as native HLS does: see BrowserGaplessTests).
     @Test(.timeLimit(.minutes(3)))
