@@ -108,10 +108,11 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     /// `ADTS (AAC)`, `MP4 (AAC)` or `HLS (AAC)`.
     public let readerName: String
 
-    /// The packets of `packets`, decoded to `sampleFormat`.
-    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32) throws(PipelineError) {
+    /// The packets of `packets`, decoded to `sampleFormat`; `container` is the format the file
+    /// was opened as (an HLS playlist's packets are an MP4's), by default the packets' own.
+    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32, container: MediaFileFormat? = nil) throws(PipelineError) {
         let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
-        readerName = MediaFileFormat.detect(packets.path) == .hlsPlaylist ? "HLS (AAC)" : "\(packets.format) (AAC)"
+        readerName = (container ?? packets.format) == .hlsPlaylist ? "HLS (AAC)" : "\(container ?? packets.format) (AAC)"
         chain = packets.transformed(by: decoder)
     }
 
@@ -147,10 +148,11 @@ extension MediaFormatRegistry {
         var registry = MediaFormatRegistry.containers
         for var entry in registry.entries {
             guard entry.pcmSource == nil, let packets = entry.packetSource else { continue }
+            let container = entry.format
             entry.pcmSource = { path, options throws(PipelineError) in
                 var decoding = options
                 decoding.purpose = .decoding
-                return try DecodedAACFile(try packets(path, decoding), sampleFormat: options.decodedSampleFormat)
+                return try DecodedAACFile(try packets(path, decoding), sampleFormat: options.decodedSampleFormat, container: container)
             }
             registry.register(entry)
         }
