@@ -30,11 +30,13 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and DASH tests. Chromium (headless, driven over the DevTools protocol by scripts/browser-gapless.py):
 # the browser of the gapless tests (BrowserGaplessTests). nginx-light: the CDN in front of the
 # origin (proxy_cache with proxy_cache_lock) in CDNCacheTests. curl and openssl: HTTPS with a
-# self-signed certificate in ServeOptionsTests.
+# self-signed certificate in ServeOptionsTests. libnginx-mod-rtmp, icecast2 and srt-tools
+# (srt-live-transmit): the live servers the publishing tests start on loopback; libsrt1.5-openssl
+# and its -dev headers: SRT, bound with dlopen (Sources/CSRT).
 APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev libebur128-dev libflac-dev libasound2-dev alsa-utils ffmpeg flac lame \
                 mediainfo pkg-config time pulseaudio pulseaudio-utils libasound2-plugins atomicparsley \
                 gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-libav vlc-bin vlc-plugin-base \
-                chromium nginx-light curl openssl
+                chromium nginx-light curl openssl libnginx-mod-rtmp icecast2 srt-tools libsrt1.5-openssl libsrt-openssl-dev
 # Real media read in place by the RealMedia tests (issue 20), ~1.5 MB: Ogg Vorbis sound themes
 # (8 to 96 kHz, mono and stereo) and WAVs (8-bit at 8-22 kHz, 16-bit at 16-48 kHz), besides
 # alsa-utils' /usr/share/sounds/alsa above.
@@ -57,7 +59,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 # --- fuzzing ------------------------------------------------------------------------------------
 
 # Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
-FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics ilst chapters mpd
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics ilst chapters mpd rtmp ts
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz

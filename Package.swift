@@ -23,6 +23,9 @@ let package = Package(
         .library(name: "MP4", targets: ["MP4"]),
         .library(name: "AudioCodec", targets: ["AudioCodec"]),
         .library(name: "HLSServer", targets: ["HLSServer"]),
+        .library(name: "MPEGTS", targets: ["MPEGTS"]),
+        .library(name: "Publishing", targets: ["Publishing"]),
+        .library(name: "RTMP", targets: ["RTMP"]),
         .executable(name: "keyframe", targets: ["keyframe"]),
         .executable(name: "keyframe-serve", targets: ["keyframe-serve"]),
         .executable(name: "keyframe-fuzz", targets: ["keyframe-fuzz"]),
@@ -37,6 +40,8 @@ let package = Package(
         // Hummingbird's own: the origin's header deadline is a NIO channel handler on HTTP parts.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
+        // Publishing live (RTMP, Icecast) over TCP and TLS (rtmps://, icecasts://).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         // Examples/serve-vapor only (an executable target, no product: a package that depends on
         // KeyFrameKit does not resolve it).
         .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
@@ -63,6 +68,11 @@ let package = Package(
         // MP4, PCM files, splicing.
         .target(name: "MediaFormats", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream",
                                                     .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        // MPEG-2 transport stream (ISO/IEC 13818-1): AAC in PES over TS packets, what SRT carries.
+        .target(name: "MPEGTS", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
+        // RTMP's wire formats (AMF0, the handshake, chunk streams, messages, FLV audio tags) and a
+        // publishing session as a state machine over bytes: pure Swift, no sockets.
+        .target(name: "RTMP", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
         // HLS and DASH: segmenting, playlists and manifests, packaging by stream copy, the
         // origin (HTTP semantics without an HTTP framework), validation.
         // (Every module it links to is listed, though MediaFormats brings them: DocC resolves a
@@ -80,12 +90,22 @@ let package = Package(
         .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio",
                                                   .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
 
+        // libsrt, bound lazily with dlopen (headers from libsrt-openssl-dev).
+        .target(name: "CSRT", linkerSettings: [.linkedLibrary("dl")]),
+        // Publishing live to servers: RTMP (FLV audio, AMF0), Icecast (HTTP PUT), SRT (MPEG-TS);
+        // each destination a sink with its own queue, thread and reconnects.
+        .target(name: "Publishing", dependencies: ["MediaCore", "AACBitstream", "MPEGTS", "RTMP", "CSRT",
+                                                  .product(name: "NIOCore", package: "swift-nio"),
+                                                  .product(name: "NIOPosix", package: "swift-nio"),
+                                                  .product(name: "NIOTLS", package: "swift-nio"),
+                                                  .product(name: "NIOSSL", package: "swift-nio-ssl")], swiftSettings: strict),
+
         // ALSA capture and playback (libasound2-dev).
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec",
-                                                   "VideoBitstream", "AudioIO",
+                                                   "VideoBitstream", "AudioIO", "Publishing",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
         .target(name: "HLSServer", dependencies: ["MediaStreaming", "MediaFormats", "MediaCore", .product(name: "Hummingbird", package: "hummingbird"),
@@ -107,7 +127,7 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaStreaming"], swiftSettings: strict),
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaStreaming", "MPEGTS", "RTMP"], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
@@ -134,6 +154,9 @@ let package = Package(
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "MPEGTS", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
     ]
 )

@@ -24,10 +24,14 @@
 # mpd:  the MPDs of ffmpeg's dash muxer (SegmentTimeline, $Number$ templates, SegmentList, audio +
 #       video, low-latency), a hand-made one with the XML the reader skips or decodes (DOCTYPE,
 #       comments, PIs, CDATA, references, prefixes), plus the .mpd files of ../shared/corpus.
+# ts:   MPEG-TS with AAC made by ffmpeg's mpegts muxer (mono, stereo, tables on every PES packet,
+#       one cut to an SRT message's 7 packets).
+# rtmp: transcripts of what an RTMP server says to a publisher (handshake, control messages,
+#       _result and onStatus commands), and bare AMF0 payloads.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters|mpd DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -357,6 +361,47 @@ XML
         find "$corpus" -type f -name '*.mpd' -exec cp -f {} "$dir/" \;
         chmod -R u+w "$dir"
     fi
+    ;;
+ts)
+    # MPEG-TS with AAC (what an SRT publisher sends), made by ffmpeg's mpegts muxer: mono and
+    # stereo, with and without the tables repeated on every PES packet, and a cut one.
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=8000:duration=0.3" -c:a aac -b:a 16k -f mpegts "$dir/aac-mono-8k.ts"
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=0.1" -ac 2 -c:a aac -b:a 64k \
+        -pes_payload_size 0 -mpegts_flags resend_headers -f mpegts "$dir/aac-stereo-48k.ts"
+    head -c 1316 "$dir/aac-stereo-48k.ts" > "$dir/aac-seven-packets.ts"
+    ;;
+rtmp)
+    # What an RTMP server says to a publisher, as nginx-rtmp says it: the handshake (S0 S1 S2),
+    # Window Acknowledgement Size, Set Peer Bandwidth, Set Chunk Size, connect's _result,
+    # createStream's _result, onStatus NetStream.Publish.Start; one more transcript ends in
+    # BadName, one in a Ping Request; and bare AMF0 command payloads.
+    python3 - "$dir" <<'PY'
+import struct, sys
+out = sys.argv[1]
+def amf(v):
+    if v is None: return b"\x05"
+    if isinstance(v, bool): return b"\x01" + bytes([v])
+    if isinstance(v, (int, float)): return b"\x00" + struct.pack(">d", v)
+    if isinstance(v, str): b = v.encode(); return b"\x02" + struct.pack(">H", len(b)) + b
+    if isinstance(v, dict):
+        body = b"".join(struct.pack(">H", len(k)) + k.encode() + amf(x) for k, x in v.items())
+        return b"\x03" + body + b"\x00\x00\x09"
+def chunk(csid, kind, payload, stream=0, size=128):
+    head = bytes([csid]) + b"\x00\x00\x00" + struct.pack(">I", len(payload))[1:] + bytes([kind]) + struct.pack("<I", stream)
+    parts = [payload[i:i + size] for i in range(0, len(payload), size)] or [b""]
+    return head + parts[0] + b"".join(bytes([0xC0 | csid]) + p for p in parts[1:])
+def command(*values, stream=0): return chunk(3, 20, b"".join(amf(v) for v in values), stream, 4096)
+handshake = b"\x03" + bytes(1536) + bytes(1536)
+control = chunk(2, 5, struct.pack(">I", 5000000)) + chunk(2, 6, struct.pack(">IB", 5000000, 2)) + chunk(2, 1, struct.pack(">I", 4096))
+connected = command("_result", 1, {"fmsVer": "FMS/3,0,1,123", "capabilities": 31},
+                    {"level": "status", "code": "NetConnection.Connect.Success", "description": "Connection succeeded.", "objectEncoding": 0})
+created = command("_result", 4, None, 1)
+def status(code, text): return command("onStatus", 0, None, {"level": "status" if "Start" in code else "error", "code": code, "description": text}, stream=1)
+open(f"{out}/publish-start.bin", "wb").write(handshake + control + connected + created + status("NetStream.Publish.Start", "Start publishing"))
+open(f"{out}/publish-badname.bin", "wb").write(handshake + control + connected + created + status("NetStream.Publish.BadName", "Already publishing"))
+open(f"{out}/ping.bin", "wb").write(handshake + control + chunk(2, 4, struct.pack(">HI", 6, 123456)))
+open(f"{out}/amf0-result.bin", "wb").write(b"".join(amf(v) for v in ("_result", 1, None, {"level": "status", "code": "NetConnection.Connect.Success"})))
+PY
     ;;
 *)
     usage

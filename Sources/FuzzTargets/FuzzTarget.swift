@@ -63,6 +63,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// line ends written as LF (XML 1.0, 2.11) and a byte order mark change nothing; a manifest
     /// lists segments within its maximum.
     case mpd
+    /// ``TransportStreamReader`` and ``TransportStreamMuxer`` (MPEG-2 TS, ISO/IEC 13818-1): any
+    /// bytes give PES packets or a typed error, and every transport packet that parses writes
+    /// back to itself; AAC frames made from the bytes and muxed read back to the same frames and
+    /// PTS, counters continuous across repeated program tables.
+    case ts
+    /// RTMP (``AMF0Reader``, ``RTMPChunkReader``, ``RTMPPublishSession``): any bytes give AMF0
+    /// values, messages or a typed error, never a trap; what is encoded (AMF0, commands, chunks
+    /// through ``RTMPChunkWriter``) decodes to itself; messages do not depend on how the bytes
+    /// arrive; a session fed any bytes sends only chunks that read.
+    case rtmp
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -79,6 +89,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .ilst: Self.itemList(data)
         case .chapters: Self.chapterList(data)
         case .mpd: Self.mpd(data)
+        case .ts: Self.transportStream(data)
+        case .rtmp: Self.rtmp(data)
         }
     }
 

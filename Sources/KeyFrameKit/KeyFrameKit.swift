@@ -9,4 +9,5 @@
 @_exported public import MediaStreaming
 @_exported public import VideoBitstream
 @_exported public import AudioIO
+@_exported public import Publishing
 @_exported public import SystemPackage

@@ -13,6 +13,6 @@ package struct Keyframe: ParsableCommand {
             decode → play. See README.md.
             """,
         version: "0.1.0",
-        subcommands: [Record.self, Encode.self, Convert.self, Tag.self, Chapters.self, Cut.self, Split.self, Join.self, Package.self, Serve.self, Mux.self, Demux.self, Decode.self, Play.self, Probe.self, Validate.self, Devices.self]
+        subcommands: [Record.self, Publish.self, Encode.self, Convert.self, Tag.self, Chapters.self, Cut.self, Split.self, Join.self, Package.self, Serve.self, Mux.self, Demux.self, Decode.self, Play.self, Probe.self, Validate.self, Devices.self]
     )
 }

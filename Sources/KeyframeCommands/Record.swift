@@ -45,6 +45,17 @@ struct Record: ParsableCommand {
             OUTPUT.aac or OUTPUT.m4a with --hls DIR writes both from one capture and one encoder: the \
             same AAC packets go to the file and to the rendition (a tee), so the two hold the same \
             frames. A failure of either ends the recording, and both keep what they have.
+
+            --publish URL (repeatable) sends the same capture live to RTMP (rtmp://host/app/key, \
+            rtmps://), Icecast (icecast://source:password@host:port/mount, icecasts://) and SRT \
+            (srt://host:port?streamid=…&latency=ms&passphrase=…) servers, with or without OUTPUT and \
+            --hls. Destinations at --bitrate share the file's encoder; URL#bitrate=64k gives one its \
+            own (one encoder per distinct bitrate). env:NAME or file:PATH reads a URL from the \
+            environment or a file, keeping secrets off the command line. A destination never holds \
+            the capture or the file up: each queues --publish-queue seconds and drops its oldest \
+            frames past it, reconnects by itself after a passing failure, and stops alone when refused \
+            for good; the file stays frame-exact whatever the network does. Ctrl-C ends every \
+            destination cleanly (RTMP deleteStream, the end of Icecast's request, SRT's flush).
             """
     )
 
@@ -53,6 +64,16 @@ struct Record: ParsableCommand {
 
     @Option(help: ArgumentHelp("Record a live HLS rendition into this directory.", valueName: "DIR"))
     var hls: String?
+
+    @Option(help: ArgumentHelp("Publish live to this RTMP, Icecast or SRT URL (repeatable; env:NAME or file:PATH read one).",
+                               valueName: "URL"))
+    var publish: [String] = []
+
+    @Option(help: "The title live destinations announce (Icecast's stream name and song; RTMP's onMetaData title).")
+    var title: String?
+
+    @OptionGroup(title: "Publishing (with --publish)")
+    var publishing: PublishingOptions
 
     @Option(help: "HLS: segments the playlist lists; 0 keeps them all (an event playlist).")
     var hlsWindow = 0
@@ -113,13 +134,19 @@ struct Record: ParsableCommand {
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
         }
-        guard output != nil || hls != nil else { throw ValidationError("give an OUTPUT file, --hls DIR, or both") }
+        guard output != nil || hls != nil || !publish.isEmpty else {
+            throw ValidationError("give an OUTPUT file, --hls DIR, --publish URL, or several of them")
+        }
+        try publishing.check()
         if let output {
             guard let container = Recording.container(of: FilePath(output)) else {
                 throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
             }
             guard hls == nil || container == .adts || container == .mp4 else {
                 throw ValidationError("\(output): a file beside --hls is .aac or .m4a (the same AAC goes to both)")
+            }
+            guard publish.isEmpty || container == .adts || container == .mp4 else {
+                throw ValidationError("\(output): a file beside --publish is .aac or .m4a (the same AAC goes to both)")
             }
         }
         guard hlsWindow == 0 || hlsWindow >= 3, (0.5...60).contains(segmentDuration) else {
@@ -142,20 +169,29 @@ struct Record: ParsableCommand {
         return (host.isEmpty ? "127.0.0.1" : host, port)
     }
 
-    /// The file or the HLS directory written.
-    private var destination: String { output ?? hls ?? "" }
+    /// The file or the HLS directory written (or, publishing only, the first destination).
+    private var destination: String { output ?? hls ?? "live" }
 
     func run() throws {
         // Serving lives in keyframe-serve: run there, before anything is opened.
         if serve != nil { try Serving.handOverUnlessInstalled() }
+        // Destinations are checked (URL, secrets, the host resolving) before anything starts.
+        let destinations = try PublishingOptions.destinations(publish)
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
         var options = try Recording.Options(
             outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate?.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
-            queueCapacity: max(4, 5000 / periodMilliseconds), container: output == nil ? .hlsPlaylist : nil)
+            queueCapacity: max(4, 5000 / periodMilliseconds),
+            container: output == nil ? (hls != nil ? .hlsPlaylist : .adts) : nil)
         if output != nil, let hls { options.hlsDirectory = FilePath(hls) }
+        options.writesFile = output != nil
+        options.destinations = destinations
+        options.publishQueueDuration = publishing.queueDuration
+        options.reconnectPolicy = publishing.policy
+        options.trustRoots = publishing.caFile
+        options.publishTitle = title
         options.lowersBitrateToFit = bitrate == nil
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
@@ -201,6 +237,7 @@ struct Record: ParsableCommand {
             throw CommandFailure("\(destination): \(error)")
         }
         report(summary)
+        DestinationReport.warnings(summary.destinations)
         if let failure = summary.deviceFailure {
             throw CommandFailure("recording stopped early: \(failure); \(destination) holds the \(Terminal.fixed(summary.seconds, digits: 3)) s recorded before")
         }
@@ -220,6 +257,7 @@ struct Record: ParsableCommand {
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
+            for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
         }
         if statistics.deviceXruns > 0 || statistics.lostFrames > 0 {
             let lost = Double(statistics.lostFrames) / Double(summary.format.sampleRate)
@@ -257,6 +295,8 @@ struct RecordReport: Encodable {
     var peakDBFS: [Double?]
     var rmsDBFS: [Double?]
     var deviceFailure: String?
+    /// Each live destination (`--publish`), in the order given.
+    var destinations: [DestinationReport]
 
     init(_ summary: Recording.Summary) {
         output = summary.outputPath.string
@@ -275,6 +315,7 @@ struct RecordReport: Encodable {
         peakDBFS = summary.levels.peakDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
         rmsDBFS = summary.levels.rmsDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
         deviceFailure = summary.deviceFailure?.description
+        destinations = summary.destinations.map(DestinationReport.init)
     }
 
     /// The container's name in the JSON: `pcm`, `wav`, `aac`, `m4a` or `hls`.

@@ -3,7 +3,7 @@
 //   keyframe-fuzz TARGET [libFuzzer flags] [CORPUS_DIR ...]   built with -sanitize=fuzzer -DFUZZING
 //   keyframe-fuzz TARGET FILE_OR_DIR ...                      any other build: replay, no libFuzzer
 //
-// TARGET is one of `FuzzTarget.allCases` (adts, asc, esds, wav, mp4, h264, hevc, annexb, ics, ilst, chapters, mpd). When
+// TARGET is one of `FuzzTarget.allCases` (adts, asc, esds, wav, mp4, h264, hevc, annexb, ics, ilst, chapters, mpd, rtmp, ts). When
 // the first argument is not a target name, `KEYFRAME_FUZZ_TARGET` names it: libFuzzer's -fork/-jobs modes re-run this binary
 // with the arguments it was given, which no longer hold the target name, so the fuzzing build puts
 // the name in the environment its children inherit.

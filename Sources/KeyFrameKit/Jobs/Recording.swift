@@ -94,6 +94,23 @@ public final class Recording: Sendable {
         /// capture and the same encoder (a ``/MediaCore/Tee``); `nil` for the file alone. The
         /// `hls` options above apply to it.
         public var hlsDirectory: FilePath?
+        /// Live destinations fed from the same capture: RTMP, Icecast, SRT
+        /// (``/Publishing/LiveDestination``, each an expendable branch of the tee that never holds
+        /// the capture or the file up). Those without a bitrate of their own
+        /// (``/Publishing/PublishingDestination/bitrate``) share the file's encoder; each other
+        /// bitrate gets one encoder, on a thread of its own.
+        public var destinations: [PublishingDestination] = []
+        /// Audio each destination queues while its server is slow or away.
+        public var publishQueueDuration: Duration = .seconds(5)
+        /// How destinations reconnect.
+        public var reconnectPolicy = ReconnectPolicy()
+        /// Certificate authorities for `rtmps://` and `icecasts://` (the system's when `nil`).
+        public var trustRoots: String?
+        /// The title the destinations announce.
+        public var publishTitle: String?
+        /// Whether ``outputPath`` is written; `false` publishes (and writes ``hlsDirectory``)
+        /// only. ``container`` still says what the destinations get: ADTS/MP4 mean AAC.
+        public var writesFile = true
 
         /// Options for recording to `outputPath`; throws when its extension names no container a
         /// recording writes and none is given, or when `container` is not one
@@ -158,6 +175,8 @@ public final class Recording: Sendable {
         /// What the pump did, stage by stage: the capture, the encoder, the outputs (with an
         /// HLS rendition beside the file, a tee's branches `file` and `hls`).
         public var report: JobReport
+        /// Each live destination's figures, in the order given.
+        public var destinations: [DestinationStatistics.Snapshot] = []
 
         /// Seconds of audio in the file.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -167,6 +186,8 @@ public final class Recording: Sendable {
 
     /// The options recorded with.
     public let options: Options
+    /// Each live destination's figures, live, in the order of ``Options/destinations``.
+    public let destinationStatistics: [DestinationStatistics]
     private let capture: AudioCapture
     private let progress: ProgressState
     /// The lifecycle: start once, stop, finish.
@@ -205,6 +226,13 @@ public final class Recording: Sendable {
     /// unsupported format or bitrate is an error before the device or the file is touched.
     public init(options: Options) throws(PipelineError) {
         self.options = options
+        destinationStatistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.rawValue) }
+        guard options.destinations.isEmpty || options.container.contents.contains(.aac) else {
+            throw .unsupported("live destinations need AAC: record to .aac, .m4a or --hls (\(options.outputPath) is \(options.container))")
+        }
+        guard options.writesFile || !options.destinations.isEmpty || options.container == .hlsPlaylist else {
+            throw .unsupported("a recording that writes no file needs live destinations")
+        }
         let channels = options.configuration.channelCount
         let progress = ProgressState(channelCount: channels)
         let job = self.job
@@ -287,41 +315,87 @@ public final class Recording: Sendable {
                                                              partDuration: options.hlsPartDuration.map(Self.seconds),
                                                              publication: options.hlsPublication, clock: captureStart))
         }
-        if options.container == .hlsPlaylist {
-            let output = try makeHLS(options.outputPath)
-            return try launch(metered.transformed(by: encoder), into: output, checkpointFrames: nil, onFailure: stopForError)
-        }
-        // The rendition first: a directory that holds a package is refused before the file,
-        // which an in-place output would truncate, is opened.
+        // The packets' branches: the file and the rendition (required), the destinations at
+        // the file's bitrate (expendable). The rendition first: a directory that holds a package
+        // is refused before the file, which an in-place output would truncate, is opened.
         var hls: RecordingSink<HLSSegmentOutput>? = nil
-        if let directory = options.hlsDirectory { hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil) }
-        let output: AudioPacketOutput
-        do {
-            output = try AudioPacketOutput(
-                path: options.outputPath,
-                fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
-                inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)")
-        } catch {
-            hls?.discardOutput()
-            throw error
+        if options.container == .hlsPlaylist {
+            hls = RecordingSink(try makeHLS(options.outputPath), checkpointFrames: nil)
+        } else if let directory = options.hlsDirectory {
+            hls = RecordingSink(try makeHLS(directory), checkpointFrames: nil)
         }
-        guard var hls else {
-            return try launch(metered.transformed(by: encoder), into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
+        var file: RecordingSink<AudioPacketOutput>? = nil
+        if options.writesFile, options.container != .hlsPlaylist {
+            do {
+                file = RecordingSink(try AudioPacketOutput(
+                    path: options.outputPath,
+                    fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
+                    inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)"), checkpointFrames: crashSafeInterval)
+            } catch {
+                hls?.discardOutput()
+                throw error
+            }
         }
-        // One capture, one encoder, two outputs: the file and the live rendition.
-        var file = RecordingSink(output, checkpointFrames: crashSafeInterval)
+        if options.destinations.isEmpty, let file, hls == nil {
+            return try launch(metered.transformed(by: encoder), into: file, onFailure: stopForError)
+        }
+        if options.destinations.isEmpty, let hls, file == nil {
+            return try launch(metered.transformed(by: encoder), into: hls, onFailure: stopForError)
+        }
+        let settings = LiveDestinationSettings(queueDuration: options.publishQueueDuration, policy: options.reconnectPolicy,
+                                               trustRoots: options.trustRoots, title: options.publishTitle)
+        let asked = options.bitrate
+        let destinations = Array(zip(options.destinations, destinationStatistics))
+        let shared = destinations.filter { ($0.0.bitrate ?? asked) == asked }
+        // One encoder per other bitrate, each on a thread of its own.
+        var others: [Tee<PCMBuffer>.Branch] = []
+        for bitrate in Set(destinations.compactMap { $0.0.bitrate }).subtracting([asked]).sorted() {
+            do throws(PipelineError) {
+                others.append(try settings.encodingBranch(bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder,
+                                                          destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
+            } catch {
+                file?.discardOutput()
+                hls?.discardOutput()
+                var made = Tee(others)
+                made.cancel()
+                throw error
+            }
+        }
         do { try capture.start() } catch {
-            file.discardOutput()
-            hls.discardOutput()
+            file?.discardOutput()
+            hls?.discardOutput()
+            var made = Tee(others)
+            made.cancel()
             throw .audioDevice(error)
         }
-        let tee = Tee<MediaSample>([Tee.Branch(file, name: "file"), Tee.Branch(hls, name: "hls")])
-        return PumpThread(source: metered.transformed(by: encoder), sink: TalliedSink(tee, tally: tally), onFailure: stopForError)
+        var branches: [Tee<MediaSample>.Branch] = []
+        if let file { branches.append(Tee.Branch(file, name: "file")) }
+        if let hls { branches.append(Tee.Branch(hls, name: "hls")) }
+        branches += settings.packetBranches(shared, bitrate: encoder.bitrate)
+        let packets = TalliedSink(Tee(branches), tally: tally)
+        guard !others.isEmpty else {
+            return PumpThread(source: metered.transformed(by: encoder), sink: packets, onFailure: stopForError)
+        }
+        let tee = Tee<PCMBuffer>([Tee.Branch(packets.transforming(by: encoder), name: "\(encoder.bitrate / 1000)k")] + others)
+        return PumpThread(source: metered, sink: tee, onFailure: stopForError)
     }
 
     /// `duration` in seconds, for the HLS output's `Double`s.
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Starts capturing, then the pump from `source` into `sink`; if capture cannot start, the
+    /// sink's output is removed.
+    private func launch<Source: MediaSource, Output: RecordingOutput>(
+        _ source: Source, into sink: RecordingSink<Output>, onFailure: @escaping @Sendable (PipelineError) -> Void
+    ) throws(PipelineError) -> PumpThread where Source.Element == Output.Element {
+        do { try capture.start() } catch {
+            var sink = sink
+            sink.discardOutput()
+            throw .audioDevice(error)
+        }
+        return PumpThread(source: source, sink: TalliedSink(sink, tally: tally), onFailure: onFailure)
     }
 
     /// Starts capturing, then the pump from `source` into `output`; if capture cannot start,
@@ -399,7 +473,8 @@ public final class Recording: Sendable {
         return Summary(outputPath: options.outputPath, container: options.container, hlsDirectory: options.hlsDirectory, device: options.device,
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
-                       levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0), report: report)
+                       levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0), report: report,
+                       destinations: destinationStatistics.map(\.snapshot))
     }
 }
 

@@ -12,7 +12,7 @@
 /// The failure policy is per branch (``Branch/Policy``): a ``Branch/Policy/required`` branch
 /// failing fails the job (the pump then cancels every branch); an
 /// ``Branch/Policy/expendable`` one (a network destination) is cancelled, its error kept in
-/// ``failures``, and the others go on.
+/// ``failures``, and the others go on; when no branch is left, the last failure is thrown.
 public struct Tee<Element: Sendable>: MediaSink {
     /// One output of a tee.
     public struct Branch {
@@ -129,6 +129,8 @@ public struct Tee<Element: Sendable>: MediaSink {
         branches[index].sink.cancel()
         guard branches[index].policy == .expendable else { throw error }
         failures.append(BranchFailure(name: branches[index].name, error: error))
+        // Nothing is left to write to: the job has failed (every destination refused).
+        if branches.allSatisfy(\.isFailed) { throw error }
     }
 }
 

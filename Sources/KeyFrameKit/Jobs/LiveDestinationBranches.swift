@@ -1,0 +1,54 @@
+internal import AudioCodec
+internal import MediaCore
+internal import Publishing
+
+/// How a job's live destinations are made: the settings they share, and tee branches that feed
+/// them (`publish`, `record --publish`).
+struct LiveDestinationSettings: Sendable {
+    /// Audio each destination queues before dropping the oldest.
+    var queueDuration: Duration = .seconds(5)
+    /// Reconnects and timeouts.
+    var policy = ReconnectPolicy()
+    /// Certificate authorities for TLS destinations.
+    var trustRoots: String?
+    /// The stream's title, when fixed.
+    var title: String?
+
+    /// A sink for `destination`, reporting into `statistics`, announcing `bitrate`.
+    func sink(_ destination: PublishingDestination, statistics: DestinationStatistics, bitrate: Int?) -> LiveDestination {
+        var sink = LiveDestination(destination, queueDuration: queueDuration, policy: policy, trustRoots: trustRoots, title: title,
+                                   statistics: statistics)
+        if let bitrate { sink.announce(bitrate: bitrate) }
+        return sink
+    }
+
+    /// Expendable branches of packets, a destination each.
+    func packetBranches(_ destinations: [(PublishingDestination, DestinationStatistics)], bitrate: Int?) -> [Tee<MediaSample>.Branch] {
+        destinations.map { destination, statistics in
+            Tee<MediaSample>.Branch(sink(destination, statistics: statistics, bitrate: bitrate), name: destination.maskedURL,
+                                    policy: .expendable)
+        }
+    }
+
+    /// An expendable branch of PCM that encodes AAC-LC at `bitrate` (on a thread of its own: one
+    /// encoder per bitrate, in parallel, and the capture or pacing thread never waits on it)
+    /// into `destinations`; and the bitrate the encoder took.
+    func encodingBranch(bitrate: Int, format: PCMFormat, coder: AACEncoder.Coder = .fast,
+                        destinations: [(PublishingDestination, DestinationStatistics)]) throws(PipelineError) -> (Tee<PCMBuffer>.Branch, Int) {
+        let encoder: any GaplessEncoder
+        do {
+            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+                bitrate: bitrate, lowersBitrateToFit: true, coder: coder, format: format))
+        } catch {
+            throw .codec(error)
+        }
+        let actual = encoder.bitrate
+        let tee = Tee(packetBranches(destinations, bitrate: actual))
+        return (Self.threadedBranch(encoder: encoder, into: tee, name: "\(actual / 1000)k"), actual)
+    }
+
+    private static func threadedBranch<Encoder: GaplessEncoder>(encoder: sending Encoder, into tee: sending Tee<MediaSample>,
+                                                                name: String) -> Tee<PCMBuffer>.Branch {
+        Tee.Branch(threaded: tee.transforming(by: encoder), name: name, policy: .expendable, queueCapacity: 32)
+    }
+}

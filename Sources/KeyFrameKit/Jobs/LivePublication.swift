@@ -1,0 +1,191 @@
+public import MediaCore
+public import Publishing
+public import SystemPackage
+internal import AACBitstream
+internal import AudioCodec
+internal import MediaFormats
+
+/// `keyframe publish`: a file sent to live servers (RTMP, Icecast, SRT) in real time, paced by
+/// its sample clock, as `ffmpeg -re` does, to any number of destinations at once.
+///
+/// Compositions:
+/// - AAC in (ADTS, MP4), no bitrate asked, no loop: the packets as they are.
+///   `AudioPacketInput` → ``/MediaCore/RealTimeSource`` → `Tee` ─┬─▶ ``/Publishing/LiveDestination`` …
+/// - anything else, or a bitrate asked: decoded (the format registry) and encoded once per
+///   distinct bitrate.
+///   `AudioFileInput` → (``/MediaCore/LoopingSource``) → ``/MediaCore/RealTimeSource`` → `Tee` ─┬─▶ [thread] AAC encoder 64k ─▶ `Tee` ─▶ destinations at 64k
+///   `                                                                              `            └─▶ [thread] AAC encoder 128k ─▶ …
+///
+/// Destinations are expendable branches: one that fails for a passing reason reconnects by
+/// itself, one refused for good stops alone; the job fails only when every destination has.
+public struct LivePublication: Sendable {
+    /// What to publish, where and how.
+    public struct Options: Sendable {
+        /// The file to send.
+        public var input: FilePath
+        /// Where to send it.
+        public var destinations: [PublishingDestination]
+        /// The bitrate to encode at, for destinations that do not say their own; `nil` sends AAC
+        /// as it is (and encodes anything else at 128 kb/s).
+        public var bitrate: Int?
+        /// The stream's title (Icecast's name and song, RTMP's `onMetaData` title); by default
+        /// the input's `title` tag.
+        public var title: String?
+        /// Plays the input again from its start each time it ends, until stopped.
+        public var loops = false
+        /// Stops after this much audio (the input's, or the loop's).
+        public var duration: Duration?
+        /// Paces the input by its sample clock (`true`), or sends as fast as it is read (tests).
+        public var realTime = true
+        /// How much audio each destination queues before dropping the oldest.
+        public var queueDuration: Duration = .seconds(5)
+        /// Reconnects and timeouts.
+        public var reconnectPolicy = ReconnectPolicy()
+        /// A PEM file of certificate authorities for `rtmps://` and `icecasts://`.
+        public var trustRoots: String?
+
+        /// Options to publish `input` to `destinations`.
+        public init(input: FilePath, destinations: [PublishingDestination], bitrate: Int? = nil, title: String? = nil, loops: Bool = false) {
+            self.input = input
+            self.destinations = destinations
+            self.bitrate = bitrate
+            self.title = title
+            self.loops = loops
+        }
+    }
+
+    /// What was published.
+    public struct Summary: JobSummary, Sendable {
+        /// Each destination's figures, in the order given.
+        public var destinations: [DestinationStatistics.Snapshot]
+        /// Seconds of audio sent into the destinations' queues.
+        public var seconds: Double
+        /// Whether the input's AAC was sent as it is.
+        public var copied: Bool
+        /// The bitrates encoded (none when copied).
+        public var bitrates: [Int]
+        /// Passes over the input (more than 1 with ``Options/loops``).
+        public var passes: Int
+        /// What the pump did.
+        public var report: JobReport
+    }
+
+    /// The options.
+    public let options: Options
+    /// Each destination's figures, live, in the order given.
+    public let statistics: [DestinationStatistics]
+
+    /// A publication that has not started.
+    ///
+    /// - Throws: `PipelineError.unsupported` without destinations.
+    public init(options: Options) throws(PipelineError) {
+        guard !options.destinations.isEmpty else { throw .unsupported("publish: no destination") }
+        self.options = options
+        statistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.rawValue) }
+    }
+
+    /// The bitrate of each destination: its own, the options', or `nil` (copy).
+    private func bitrate(of destination: PublishingDestination) -> Int? { destination.bitrate ?? options.bitrate }
+
+    /// Sends the input until its end (or the duration, or a stop), then ends every destination
+    /// cleanly.
+    ///
+    /// - Throws: the input's errors; `PipelineError.network` when every destination has stopped.
+    public func run(control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        let format = MediaFileFormat.detect(options.input)
+        let isAAC = format == .adts || format == .mp4
+        if isAAC, !options.loops, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
+            return try copy(control: control, progress: progress)
+        }
+        return try encode(control: control, progress: progress)
+    }
+
+    private var settings: LiveDestinationSettings {
+        LiveDestinationSettings(queueDuration: options.queueDuration, policy: options.reconnectPolicy, trustRoots: options.trustRoots,
+                                title: options.title)
+    }
+
+    /// AAC sent as it is.
+    private func copy(control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        let input = try AudioPacketInput(path: options.input, purpose: .remuxing)
+        var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: nil))
+        let limit = options.duration.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let realTime = options.realTime
+        var paced = RealTimeSource(PlayingTimeLimit(input, limit: limit, duration: { $0.duration.seconds })) { sample in
+            realTime ? .nanoseconds(Int64(sample.duration.seconds * 1e9)) : .zero
+        }
+        let report = try Pump.run(from: &paced, into: &tee, control: control, progress: progress)
+        return Summary(destinations: statistics.map(\.snapshot), seconds: paced.base.played, copied: true, bitrates: [], passes: 1,
+                       report: report)
+    }
+
+    /// Decoded, (looped,) paced, encoded once per bitrate.
+    private func encode(control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        let path = options.input
+        let first = try AudioFileInput(path: path)
+        guard let format = first.pcmFormat else { throw .unsupported("\(path): the input's PCM layout is not known") }
+        let bitrates = Array(Set(options.destinations.map { bitrate(of: $0) ?? 128_000 })).sorted()
+        var branches: [Tee<PCMBuffer>.Branch] = []
+        var used: [Int] = []
+        for bitrate in bitrates {
+            let chosen = options.destinations.indices.filter { (self.bitrate(of: options.destinations[$0]) ?? 128_000) == bitrate }
+            let (branch, actual) = try settings.encodingBranch(
+                bitrate: bitrate, format: format, destinations: chosen.map { (options.destinations[$0], statistics[$0]) })
+            branches.append(branch)
+            used.append(actual)
+        }
+        var tee = Tee(branches)
+        let limit = options.duration.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let realTime = options.realTime
+        let pace: (PCMBuffer) -> Duration = { realTime ? .nanoseconds(Int64($0.seconds * 1e9)) : .zero }
+        let report: JobReport
+        var passes = 1
+        let seconds: Double
+        if options.loops {
+            let looping = LoopingSource(first) { () throws(PipelineError) in try AudioFileInput(path: path) }
+            var source = RealTimeSource(PlayingTimeLimit(looping, limit: limit, duration: \.seconds), duration: pace)
+            report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
+            passes = source.base.base.passCount
+            seconds = source.base.played
+        } else {
+            var source = RealTimeSource(PlayingTimeLimit(first, limit: limit, duration: \.seconds), duration: pace)
+            report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
+            seconds = source.base.played
+        }
+        return Summary(destinations: statistics.map(\.snapshot), seconds: seconds, copied: false, bitrates: used, passes: passes,
+                       report: report)
+    }
+}
+
+/// A source that ends once `limit` seconds of its elements have been delivered (the element
+/// that reaches it is the last), counting the seconds delivered.
+struct PlayingTimeLimit<Base: MediaSource>: MediaSource {
+    private(set) var base: Base
+    private let limit: Double?
+    private let duration: (Base.Element) -> Double
+    /// Seconds delivered.
+    private(set) var played = 0.0
+
+    init(_ base: Base, limit: Double?, duration: @escaping (Base.Element) -> Double) {
+        self.base = base
+        self.limit = limit
+        self.duration = duration
+    }
+
+    mutating func next() throws(Base.Failure) -> Base.Element? {
+        if let limit, played >= limit - 1e-9 { return nil }
+        guard let element = try base.next() else { return nil }
+        played += duration(element)
+        return element
+    }
+
+    var progress: MediaProgress { base.progress }
+    mutating func takeDamage() -> [DamageEvent] { base.takeDamage() }
+    mutating func takeEvents() -> [StreamEvent] { base.takeEvents() }
+}
+
+extension PlayingTimeLimit: PCMSource where Base: PCMSource {
+    var pcmFormat: PCMFormat? { base.pcmFormat }
+}
+
+extension PlayingTimeLimit: PacketSource where Base: PacketSource {}

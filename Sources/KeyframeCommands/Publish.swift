@@ -1,0 +1,149 @@
+import ArgumentParser
+import Dispatch
+import KeyFrameKit
+
+/// `keyframe publish IN URL…`: a file sent live to RTMP, Icecast and SRT servers.
+struct Publish: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Send an audio file live, in real time, to RTMP, Icecast and SRT servers.",
+        discussion: """
+            The file is sent at the pace it plays (each frame when its time on the sample clock has \
+            come, like ffmpeg -re), to every URL at once:
+
+              rtmp://host[:port]/app/key, rtmps://…            FLV audio: the AAC sequence header (the \
+            AudioSpecificConfig), then raw frames; onMetaData first
+              icecast://[source[:password]@]host[:port]/mount  ADTS over HTTP PUT (SOURCE for old servers); \
+            icecasts:// over TLS
+              srt://host:port?streamid=…&latency=ms&passphrase=…  MPEG-TS (PAT/PMT, PES with ADTS, PCR)
+
+            A URL may end with #bitrate=64k: that destination's bitrate (one encoder per distinct \
+            bitrate). Give env:NAME or file:PATH instead of a URL to read it from an environment \
+            variable or a file, keeping keys and passwords off the command line; they are shown as **** \
+            everywhere.
+
+            An AAC input (.aac, .m4a) is sent as it is unless a bitrate is asked; anything else \
+            FFmpeg decodes is encoded to AAC-LC (128k by default). --loop plays the file again from \
+            its start each time it ends, until Ctrl-C: the input is decoded and looped sample to \
+            sample (priming and padding removed), then encoded as one continuous signal, so no frame \
+            straddles a seam and nothing is inserted at the join; timestamps keep rising.
+
+            A destination that fails for a passing reason (refused, reset, the server restarting, a \
+            name not resolving) reconnects by itself with capped exponential backoff and announces the \
+            stream again; one refused for good (a wrong password or key, a name in use) stops alone \
+            with the reason. Each destination queues --publish-queue seconds; past it the oldest \
+            frames are dropped and counted. Ctrl-C ends every destination cleanly.
+            """
+    )
+
+    @Argument(help: "The audio file to send.")
+    var input: String
+
+    @Argument(help: "Where to send it: rtmp://, rtmps://, icecast://, icecasts:// or srt:// URLs (or env:NAME, file:PATH).")
+    var destinations: [String]
+
+    @Option(help: "Encode at this bitrate (an AAC input is then re-encoded): 96000, 96k or 0.128M.")
+    var bitrate: Bitrate?
+
+    @Option(help: "The stream's title (Icecast's stream name and song; RTMP's onMetaData title); by default the file's title tag.")
+    var title: String?
+
+    @Flag(help: "Play the file again from its start each time it ends, until Ctrl-C.")
+    var loop = false
+
+    @Option(help: ArgumentHelp("Stop after this many seconds of audio.", valueName: "seconds"))
+    var duration: Double?
+
+    @OptionGroup(title: "Publishing")
+    var publishing: PublishingOptions
+
+    @Flag(help: "Print each destination's figures as JSON on stdout.")
+    var json = false
+
+    func validate() throws {
+        try publishing.check()
+        if let duration, !(duration > 0 && duration < 1e7) { throw ValidationError("--duration must be a positive number of seconds") }
+        guard !destinations.isEmpty else { throw ValidationError("give at least one destination URL") }
+    }
+
+    func run() throws {
+        let parsed = try PublishingOptions.destinations(destinations)
+        var options = LivePublication.Options(input: FilePath(input), destinations: parsed, bitrate: bitrate?.bitsPerSecond, title: title,
+                                              loops: loop)
+        options.duration = duration.map { .milliseconds(Int64($0 * 1000)) }
+        options.queueDuration = publishing.queueDuration
+        options.reconnectPolicy = publishing.policy
+        options.trustRoots = publishing.caFile
+        let publication = try LivePublication(options: options)
+        let control = JobControl()
+        let signals = StopSignals { control.requestStop() }
+        let status = DestinationStatusLine(statistics: publication.statistics)
+        let summary: LivePublication.Summary
+        do {
+            summary = try publication.run(control: control, progress: status.update)
+        } catch {
+            status.finish()
+            DestinationReport.warnings(publication.statistics.map(\.snapshot))
+            throw CommandFailure("\(input): \(error)")
+        }
+        signals.finishing()
+        status.finish()
+        if json {
+            try JSONOutput.print(PublishReport(input: input, summary: summary))
+        } else {
+            print("\(input): \(Terminal.fixed(summary.seconds, digits: 3)) s published"
+                  + (summary.copied ? " (AAC as it is)" : " (AAC-LC \(summary.bitrates.map { "\($0 / 1000)k" }.joined(separator: ", ")))")
+                  + (summary.passes > 1 ? ", \(summary.passes) passes" : ""))
+            for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
+        }
+        DestinationReport.warnings(summary.destinations)
+    }
+}
+
+/// `publish --json`.
+struct PublishReport: Encodable {
+    var input: String
+    var seconds: Double
+    var copied: Bool
+    var bitrates: [Int]
+    var passes: Int
+    var destinations: [DestinationReport]
+
+    init(input: String, summary: LivePublication.Summary) {
+        self.input = input
+        seconds = (summary.seconds * 1000).rounded() / 1000
+        copied = summary.copied
+        bitrates = summary.bitrates
+        passes = summary.passes
+        destinations = summary.destinations.map(DestinationReport.init)
+    }
+}
+
+/// The live line while publishing: media time sent and each destination's state, on stderr
+/// when it is a terminal.
+final class DestinationStatusLine {
+    private let statistics: [DestinationStatistics]
+    private let enabled = Terminal.standardErrorIsTerminal
+    private var lastDraw: ContinuousClock.Instant?
+    private var drew = false
+
+    init(statistics: [DestinationStatistics]) { self.statistics = statistics }
+
+    /// Redraws at most every half second (called on the pump's thread).
+    func update(_ progress: MediaProgress) {
+        guard enabled else { return }
+        let now = ContinuousClock.now
+        if let lastDraw, now - lastDraw < .milliseconds(500) { return }
+        lastDraw = now
+        let states = statistics.map(\.snapshot).map { snapshot in
+            "\(snapshot.scheme) \(snapshot.state.rawValue)" + (snapshot.framesDropped > 0 ? " (\(snapshot.framesDropped) dropped)" : "")
+        }
+        Terminal.error("\rpublishing \(Terminal.fixed(progress.mediaSeconds, digits: 1)) s  " + states.joined(separator: " · ") + "\u{1B}[K")
+        drew = true
+    }
+
+    /// Ends the line.
+    func finish() {
+        if drew { Terminal.error("\n") }
+    }
+}

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Foundation
+import KeyFrameKit
+
+/// The options every command that publishes live shares (`publish`, `record --publish`).
+struct PublishingOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Seconds of audio each destination queues while its server is slow or away; past it the oldest frames are dropped (counted).",
+                               valueName: "seconds"))
+    var publishQueue: Double = 5
+
+    @Option(help: ArgumentHelp("Longest wait between reconnects (capped exponential backoff from 0.5 s).", valueName: "seconds"))
+    var reconnectMax: Double = 30
+
+    @Option(help: ArgumentHelp("A PEM file of certificate authorities for rtmps:// and icecasts:// (the system's by default).", valueName: "file"))
+    var caFile: String?
+
+    /// Checks the numbers.
+    func check() throws {
+        guard (0.1...600).contains(publishQueue) else { throw ValidationError("--publish-queue must be 0.1–600 seconds") }
+        guard (0.5...3600).contains(reconnectMax) else { throw ValidationError("--reconnect-max must be 0.5–3600 seconds") }
+    }
+
+    /// The reconnect policy asked for.
+    var policy: ReconnectPolicy { ReconnectPolicy(maximumDelay: .milliseconds(Int64(reconnectMax * 1000))) }
+
+    /// The queue asked for.
+    var queueDuration: Duration { .milliseconds(Int64(publishQueue * 1000)) }
+
+    /// Parses the destinations as given (`env:NAME`, `file:PATH`, URLs with `#bitrate=`), and
+    /// checks that each host resolves: all before anything starts. Errors name the destination
+    /// with its secrets masked.
+    static func destinations(_ texts: [String]) throws -> [PublishingDestination] {
+        var parsed: [PublishingDestination] = []
+        for text in texts {
+            do throws(PublishingError) {
+                let destination = try PublishingDestination.parse(
+                    text, environment: { ProcessInfo.processInfo.environment[$0] },
+                    readFile: { try String(contentsOfFile: $0, encoding: .utf8) })
+                try destination.checkResolves()
+                parsed.append(destination)
+            } catch {
+                throw CommandFailure(error.message)
+            }
+        }
+        return parsed
+    }
+}
+
+/// One destination's figures in `--json`.
+struct DestinationReport: Encodable {
+    var destination: String
+    var scheme: String
+    var bitrate: Int
+    var state: String
+    var bytesSent: Int64
+    var framesSent: Int64
+    var framesDropped: Int64
+    var reconnects: Int
+    var connectedSeconds: Double
+    var lastError: String?
+
+    init(_ snapshot: DestinationStatistics.Snapshot) {
+        destination = snapshot.destination
+        scheme = snapshot.scheme
+        bitrate = snapshot.bitrate
+        state = snapshot.state.rawValue
+        bytesSent = snapshot.bytesSent
+        framesSent = snapshot.framesSent
+        framesDropped = snapshot.framesDropped
+        reconnects = snapshot.reconnects
+        connectedSeconds = (snapshot.connectedSeconds * 1000).rounded() / 1000
+        lastError = snapshot.lastError
+    }
+
+    /// A line for the terminal: `rtmp://host/app/**** connected, 1234 frames, 0 dropped`.
+    static func line(_ snapshot: DestinationStatistics.Snapshot) -> String {
+        var text = "\(snapshot.destination): \(snapshot.state.rawValue), \(snapshot.framesSent) frames sent"
+        if snapshot.framesDropped > 0 { text += ", \(snapshot.framesDropped) dropped" }
+        if snapshot.reconnects > 0 { text += ", \(snapshot.reconnects) reconnect\(snapshot.reconnects == 1 ? "" : "s")" }
+        if let error = snapshot.lastError, snapshot.state != .connected { text += " (\(error))" }
+        return text
+    }
+
+    /// Warns about each destination that stopped for good or dropped frames.
+    static func warnings(_ snapshots: [DestinationStatistics.Snapshot]) {
+        for snapshot in snapshots {
+            if snapshot.state == .stopped {
+                Terminal.warning("\(snapshot.destination) stopped: \(snapshot.lastError ?? "refused")")
+            } else if snapshot.framesDropped > 0 {
+                Terminal.warning(line(snapshot))
+            }
+        }
+    }
+}

@@ -1,0 +1,216 @@
+internal import Synchronization
+internal import AACBitstream
+
+/// A source connection to an Icecast mount: ADTS over one HTTP request body.
+///
+/// The request is `PUT /mount HTTP/1.1` (Icecast 2.4 and later), or `SOURCE /mount HTTP/1.0`
+/// when the server does not know PUT (older Icecast, some relays), with `Content-Type:
+/// audio/aac`, Basic authorization, and the stream's `ice-name`, `ice-description`,
+/// `ice-genre` and `ice-audio-info`. The body is ADTS frames for as long as the stream lasts;
+/// closing the connection ends it. The title (the song Icecast shows and inserts as ICY
+/// metadata) is set by a second request to `/admin/metadata?mode=updinfo`.
+///
+/// A 401 answer is a wrong user or password, a 403 a mount in use or not allowed: both are
+/// permanent refusals (``PublishingError/Reason/refused``).
+package final class IcecastSession: PublishingSession {
+    private let destination: IcecastDestination
+    private let connect: @Sendable (_ host: String, _ port: Int, _ tls: Bool, _ deadline: ContinuousClock.Instant)
+        throws(PublishingError) -> any ServerConnection
+    private let connection = Mutex<(any ServerConnection)?>(nil)
+    private let headerTemplate = Mutex<ADTSHeader?>(nil)
+    private let userAgent: String
+
+    /// A session to `destination`, connecting with `connect`.
+    package init(destination: IcecastDestination, userAgent: String = "KeyFrameKit",
+                 connect: @escaping @Sendable (_ host: String, _ port: Int, _ tls: Bool, _ deadline: ContinuousClock.Instant)
+                     throws(PublishingError) -> any ServerConnection) {
+        self.destination = destination
+        self.userAgent = userAgent
+        self.connect = connect
+    }
+
+    package func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        do {
+            headerTemplate.withLock { $0 = nil }
+            let header = try ADTSHeader(audioSpecificConfig: stream.audioSpecificConfig, frameLength: 7)
+            headerTemplate.withLock { $0 = header }
+        } catch {
+            throw PublishingError(.invalidDestination, "\(destination.maskedURL): the stream cannot be sent as ADTS: \(error)")
+        }
+        do {
+            try start(method: "PUT", version: "HTTP/1.1", stream: stream, deadline: deadline)
+        } catch let error where error.reason == .protocolViolation && error.message.contains("method") {
+            // An Icecast before 2.4 answers PUT with an error: speak its SOURCE method.
+            try start(method: "SOURCE", version: "HTTP/1.0", stream: stream, deadline: deadline)
+        }
+        if let title = stream.title {
+            // The title is a courtesy: a server that refuses it still gets the audio.
+            try? update(title: title, deadline: deadline)
+        }
+    }
+
+    package func send(frame: ArraySlice<UInt8>, timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        guard let connection = connection.withLock({ $0 }), var header = headerTemplate.withLock({ $0 }) else {
+            throw PublishingError(.connectionLost, "\(destination.maskedURL): not connected")
+        }
+        header.frameLength = 7 + frame.count
+        var bytes: [UInt8]
+        do { bytes = try header.serialized() } catch {
+            throw PublishingError(.protocolViolation, "\(destination.maskedURL): a frame of \(frame.count) bytes does not fit ADTS: \(error)")
+        }
+        bytes += frame
+        try connection.send(bytes, deadline: deadline)
+        // Icecast says nothing while it takes a source; anything it says now is its end.
+        _ = try connection.receiveAvailable()
+    }
+
+    package func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        let query = "mode=updinfo&mount=\(Self.percentEncoded(destination.mount))&song=\(Self.percentEncoded(title))&charset=UTF-8"
+        let admin = try connect(destination.host, destination.port, destination.usesTLS, deadline)
+        defer { admin.close(graceful: false) }
+        try admin.send(Array(("GET /admin/metadata?\(query) HTTP/1.0\r\n" + commonHeaders + "\r\n").utf8), deadline: deadline)
+        let answer = try Self.readHead(from: admin, deadline: deadline, name: destination.maskedURL)
+        guard answer.status == 200 else {
+            throw PublishingError(answer.status == 401 || answer.status == 403 ? .refused : .protocolViolation,
+                                  "\(destination.maskedURL): the server did not take the title: \(answer.status) \(answer.reason)")
+        }
+    }
+
+    package func finish(deadline: ContinuousClock.Instant) throws(PublishingError) {
+        // The end of the body is the end of the stream: close our side and let the server
+        // read to the end.
+        connection.withLock { connection in
+            connection?.close(graceful: true)
+            connection = nil
+        }
+    }
+
+    package func abort() {
+        connection.withLock { connection in
+            connection?.close(graceful: false)
+            connection = nil
+        }
+    }
+
+    // MARK: - The request
+
+    private var commonHeaders: String {
+        var credentials = Array("\(destination.user):\(destination.password)".utf8)
+        defer { credentials.removeAll() }
+        return "Host: \(URLParts.bracketed(destination.host)):\(destination.port)\r\n"
+            + "Authorization: Basic \(Self.base64(credentials))\r\n"
+            + "User-Agent: \(userAgent)\r\n"
+    }
+
+    private func start(method: String, version: String, stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        let connection = try connect(destination.host, destination.port, destination.usesTLS, deadline)
+        var head = "\(method) \(Self.percentEncoded(destination.mount, keepingSlashes: true)) \(version)\r\n" + commonHeaders
+        head += "Content-Type: audio/aac\r\n"
+        head += "Ice-Public: 0\r\n"
+        head += "Ice-Audio-Info: ice-samplerate=\(stream.sampleRate);ice-channels=\(stream.channelCount);ice-bitrate=\(stream.bitrate / 1000)\r\n"
+        head += "Ice-Bitrate: \(stream.bitrate / 1000)\r\n"
+        if let title = stream.title { head += "Ice-Name: \(Self.headerValue(title))\r\n" }
+        if let description = stream.description { head += "Ice-Description: \(Self.headerValue(description))\r\n" }
+        if let genre = stream.genre { head += "Ice-Genre: \(Self.headerValue(genre))\r\n" }
+        if method == "PUT" { head += "Expect: 100-continue\r\n" }
+        head += "\r\n"
+        do throws(PublishingError) {
+            try connection.send(Array(head.utf8), deadline: deadline)
+            let answer = try Self.readHead(from: connection, deadline: deadline, name: destination.maskedURL)
+            switch answer.status {
+            case 100, 200: break
+            case 401:
+                throw PublishingError(.refused, "\(destination.maskedURL): the server refused the source login (401 \(answer.reason)): check the user and password")
+            case 403:
+                throw PublishingError(.refused, "\(destination.maskedURL): the server refused the mount (403 \(answer.reason)): it is in use, or not allowed for this source")
+            case 400, 405, 501:
+                throw PublishingError(.protocolViolation, "\(destination.maskedURL): the server does not take the \(method) method (\(answer.status) \(answer.reason))")
+            default:
+                throw PublishingError(answer.status >= 500 ? .connectionFailed : .protocolViolation,
+                                      "\(destination.maskedURL): the server answered \(answer.status) \(answer.reason)")
+            }
+        } catch {
+            connection.close(graceful: false)
+            throw error
+        }
+        self.connection.withLock { $0 = connection }
+    }
+
+    /// An HTTP response's status line (the headers after it are read and dropped).
+    private static func readHead(from connection: any ServerConnection, deadline: ContinuousClock.Instant,
+                                 name: String) throws(PublishingError) -> (status: Int, reason: String) {
+        var bytes: [UInt8] = []
+        let end: [UInt8] = Array("\r\n\r\n".utf8)
+        while !bytes.suffix(bytes.count).containsSequence(end) {
+            guard bytes.count < 16_384 else {
+                throw PublishingError(.protocolViolation, "\(name): the server's answer has no end of headers in 16 KiB")
+            }
+            do { bytes += try connection.receive(deadline: deadline) } catch {
+                if error.reason == .connectionLost, let line = statusLine(bytes) { return line }
+                throw PublishingError(error.reason, "\(name): no answer from the server: \(error.message)")
+            }
+        }
+        guard let line = statusLine(bytes) else {
+            throw PublishingError(.protocolViolation, "\(name): the server's answer is not HTTP: \(String(decoding: bytes.prefix(40), as: UTF8.self))")
+        }
+        return line
+    }
+
+    private static func statusLine(_ bytes: [UInt8]) -> (status: Int, reason: String)? {
+        guard let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\r")) ?? bytes.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let parts = String(decoding: bytes[..<lineEnd], as: UTF8.self).split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/") || parts[0].hasPrefix("ICE/"), let status = Int(parts[1]) else { return nil }
+        return (status, parts.count > 2 ? String(parts[2]) : "")
+    }
+
+    /// A header value on one line: control characters become spaces.
+    private static func headerValue(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+    }
+
+    /// RFC 3986 percent-encoding of everything but the unreserved characters (and `/`).
+    static func percentEncoded(_ text: String, keepingSlashes: Bool = false) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "/") where keepingSlashes:
+                encoded.append("/")
+            default:
+                let hex = String(byte, radix: 16, uppercase: true)
+                encoded += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return encoded
+    }
+
+    /// RFC 4648 4 base64, for the Basic credentials.
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = UInt32(bytes[index]) << 16
+            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { group |= UInt32(bytes[index + 2]) }
+            for position in 0..<4 {
+                out.append(position <= count ? alphabet[Int((group >> (18 - 6 * UInt32(position))) & 0x3F)] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Whether `needle` occurs in the array.
+    fileprivate func containsSequence(_ needle: [UInt8]) -> Bool {
+        guard count >= needle.count else { return false }
+        for start in 0...(count - needle.count) where self[start..<(start + needle.count)].elementsEqual(needle) { return true }
+        return false
+    }
+}

@@ -1,0 +1,376 @@
+public import MediaCore
+internal import AACBitstream
+internal import Dispatch
+internal import Synchronization
+
+/// A live destination as a sink of AAC packets: a tee's expendable branch that never holds up
+/// the capture, the local file or the other destinations.
+///
+/// ``write(_:)`` queues the frame and returns at once. A thread of the destination's own
+/// connects (on the first frame, whose format gives the AudioSpecificConfig), announces the
+/// stream and sends what is queued. The queue is bounded (``init(_:queueDuration:policy:trustRoots:)``):
+/// when the server is slow or away, the oldest frames are dropped, whole, and counted, so what
+/// is sent after a reconnect is the newest audio.
+///
+/// A passing failure (refused, reset, a server restarting, a name not resolving for now)
+/// reconnects with capped exponential backoff (``ReconnectPolicy``) and announces the stream
+/// again (the RTMP sequence header, Icecast's request headers, SRT's PAT and PMT). Timestamps
+/// count the samples of every frame written, sent or not, so they continue from the sample
+/// clock across reconnects and drops. A permanent refusal stops the destination with its
+/// reason: the next ``write(_:)`` throws it, which a tee records for an expendable branch.
+///
+/// ``finish()`` sends what is queued and ends the stream in the protocol's way (RTMP
+/// `deleteStream`, the end of Icecast's request, SRT's flush), waiting a bounded time;
+/// ``cancel()`` drops the connection at once.
+public struct LiveDestination: PacketSink {
+    /// The destination's figures, updated while it runs.
+    public let statistics: DestinationStatistics
+    private let destination: PublishingDestination
+    private let queueDuration: Duration
+    private let policy: ReconnectPolicy
+    private let trustRoots: String?
+    private var worker: DestinationWorker?
+    private var nextTimestamp: Int64 = 0
+    private var stream: PublishedStream?
+    private var title: String?
+    private var announcedBitrate: Int?
+    private let fixedTitle: Bool
+
+    /// A sink publishing to `destination`, queueing at most `queueDuration` of audio.
+    ///
+    /// - Parameters:
+    ///   - trustRoots: a PEM file of certificate authorities for `rtmps://` and `icecasts://`
+    ///     (the system's when `nil`).
+    ///   - title: the stream's title; when given, titles in the stream's metadata are ignored.
+    public init(_ destination: PublishingDestination, queueDuration: Duration = .seconds(5), policy: ReconnectPolicy = .init(),
+                trustRoots: String? = nil, title: String? = nil, statistics: DestinationStatistics? = nil) {
+        self.destination = destination
+        self.title = title
+        fixedTitle = title != nil
+        self.queueDuration = queueDuration
+        self.policy = policy
+        self.trustRoots = trustRoots
+        self.statistics = statistics ?? DestinationStatistics(destination: destination.maskedURL, scheme: destination.scheme.rawValue)
+    }
+
+    /// Queues one AAC frame; on the first, starts the destination's thread.
+    ///
+    /// - Throws: `PipelineError.network` once the destination has stopped for a permanent
+    ///   refusal; `.unsupported` for a packet that is not AAC.
+    public mutating func write(_ sample: MediaSample) throws(PipelineError) {
+        if worker == nil { try start(sample) }
+        guard let worker else { return }
+        if let failure = worker.permanentFailure { throw PipelineError(failure) }
+        let rate = stream?.sampleRate ?? 48_000
+        let frames: Int64
+        if sample.duration.timescale == Int32(clamping: rate) {
+            frames = sample.duration.value
+        } else if sample.duration.timescale > 0 {
+            frames = sample.duration.value * Int64(rate) / Int64(sample.duration.timescale)
+        } else {
+            frames = 1024
+        }
+        worker.queue.push(.frame(sample.data, timestamp: nextTimestamp))
+        nextTimestamp += max(frames, 1)
+    }
+
+    /// Takes a title from the stream's metadata (its `title` tag) and sends it as a title update
+    /// while live (unless a title was given at creation).
+    public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        guard !fixedTitle, case .metadata(let metadata) = event, let title = metadata["title"], title != self.title else { return }
+        self.title = title
+        if let worker { worker.queue.push(.title(title)) }
+    }
+
+    /// Sends what is queued and ends the stream; waits for it a bounded time.
+    public mutating func finish() throws(PipelineError) {
+        guard let worker else {
+            statistics.disconnected(.finished, error: nil)
+            return
+        }
+        worker.queue.push(.end)
+        let bound = queueDuration + policy.sendTimeout + .seconds(5)
+        if !worker.waitUntilDone(timeout: bound) {
+            worker.abort()
+            _ = worker.waitUntilDone(timeout: .seconds(2))
+        }
+    }
+
+    /// Drops the connection at once.
+    public mutating func cancel() {
+        guard let worker else { return }
+        worker.abort()
+        _ = worker.waitUntilDone(timeout: .seconds(2))
+    }
+
+    private mutating func start(_ sample: MediaSample) throws(PipelineError) {
+        guard case .audio(let format) = sample.format, format.codec == .aac else {
+            throw .unsupported("\(destination.maskedURL): only AAC can be published (the stream is \(sample.format))")
+        }
+        let config: AudioSpecificConfig
+        do { config = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch {
+            throw PipelineError(error)
+        }
+        let bitrate = destination.bitrate ?? announcedBitrate ?? 0
+        let stream = PublishedStream(audioSpecificConfig: config, sampleRate: format.sampleRate, channelCount: format.channelCount,
+                                     bitrate: bitrate, title: title)
+        self.stream = stream
+        statistics.update { $0.bitrate = bitrate }
+        let framesPerSecond = Double(format.sampleRate) / Double(max(format.framesPerPacket, 1))
+        let seconds = Double(queueDuration.components.seconds) + Double(queueDuration.components.attoseconds) / 1e18
+        let worker = DestinationWorker(destination: destination, stream: stream, policy: policy, trustRoots: trustRoots,
+                                       statistics: statistics, capacity: max(4, Int((framesPerSecond * seconds).rounded(.up))))
+        self.worker = worker
+        worker.start()
+    }
+
+    /// Sets the bitrate announced (`onMetaData`'s `audiodatarate`, `ice-bitrate`) when the
+    /// destination's URL did not say one: the encoder's.
+    public mutating func announce(bitrate: Int) {
+        guard worker == nil else { return }
+        announcedBitrate = bitrate
+        statistics.update { $0.bitrate = bitrate }
+    }
+}
+
+/// The destination's thread: connects, sends, reconnects; owns the session.
+final class DestinationWorker: Sendable {
+    enum Item: Sendable {
+        case frame([UInt8], timestamp: Int64)
+        case title(String)
+        case end
+    }
+
+    let queue: FrameQueue
+    private let destination: PublishingDestination
+    private let stream: PublishedStream
+    private let policy: ReconnectPolicy
+    private let trustRoots: String?
+    private let statistics: DestinationStatistics
+    private let session = Mutex<(any PublishingSession)?>(nil)
+    private let failure = Mutex<PublishingError?>(nil)
+    private let aborted = Mutex(false)
+    private let stopSignal = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(destination: PublishingDestination, stream: PublishedStream, policy: ReconnectPolicy, trustRoots: String?,
+         statistics: DestinationStatistics, capacity: Int) {
+        self.destination = destination
+        self.stream = stream
+        self.policy = policy
+        self.trustRoots = trustRoots
+        self.statistics = statistics
+        queue = FrameQueue(capacity: capacity, statistics: statistics)
+    }
+
+    /// The permanent refusal that stopped the destination, if any.
+    var permanentFailure: PublishingError? { failure.withLock { $0 } }
+
+    func start() {
+        DispatchQueue(label: "KeyFrameKit.LiveDestination \(destination.maskedURL)").async { self.run() }
+    }
+
+    /// Drops the connection and ends the thread.
+    func abort() {
+        aborted.withLock { $0 = true }
+        queue.close()
+        stopSignal.signal()
+        session.withLock { $0 }?.abort()
+    }
+
+    func waitUntilDone(timeout: Duration) -> Bool {
+        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return false }
+        done.signal()
+        return true
+    }
+
+    private var isAborted: Bool { aborted.withLock { $0 } }
+
+    private func run() {
+        defer { done.signal() }
+        var current: (any PublishingSession)?
+        var attempt = 0
+        var everConnected = false
+        var title = stream.title
+        while !isAborted {
+            if current == nil {
+                // Finishing while not connected: what is queued cannot be delivered now.
+                if queue.isEnding {
+                    queue.dropAll()
+                    statistics.disconnected(.finished, error: nil)
+                    return
+                }
+                let made = destination.makeSession(counting: statistics, trustRoots: trustRoots)
+                session.withLock { $0 = made }
+                var announced = stream
+                announced.title = title
+                if announced.bitrate == 0 { announced.bitrate = statistics.snapshot.bitrate }
+                do {
+                    try made.open(announced, deadline: .now + policy.connectTimeout)
+                    current = made
+                    statistics.connected(again: everConnected)
+                    everConnected = true
+                    attempt = 0
+                } catch {
+                    made.abort()
+                    if error.isPermanent {
+                        stop(error)
+                        return
+                    }
+                    statistics.disconnected(.reconnecting, error: error)
+                    attempt += 1
+                    // Frames keep coming while we wait; the queue drops the oldest.
+                    if waitForStop(policy.delay(beforeAttempt: attempt)) { break }
+                    continue
+                }
+            }
+            guard let session = current else { continue }
+            switch queue.pop() {
+            case .frame(let data, let timestamp):
+                do {
+                    try session.send(frame: data[...], timestamp: timestamp, deadline: .now + policy.sendTimeout)
+                    statistics.update { $0.framesSent += 1 }
+                } catch {
+                    session.abort()
+                    current = nil
+                    statistics.update { $0.framesDropped += 1 }
+                    if error.isPermanent {
+                        stop(error)
+                        return
+                    }
+                    statistics.disconnected(.reconnecting, error: error)
+                    attempt = 1
+                    if waitForStop(policy.delay(beforeAttempt: attempt)) { break }
+                }
+            case .title(let new):
+                title = new
+                do { try session.update(title: new, deadline: .now + policy.sendTimeout) } catch {
+                    statistics.update { $0.lastError = error.message }
+                }
+            case .end:
+                do { try session.finish(deadline: .now + policy.sendTimeout) } catch {
+                    statistics.update { $0.lastError = error.message }
+                }
+                statistics.disconnected(.finished, error: nil)
+                return
+            case nil:
+                // Aborted.
+                break
+            }
+        }
+        current?.abort()
+        queue.dropAll()
+        statistics.disconnected(isAborted ? .finished : .finished, error: nil)
+    }
+
+    /// Stops for good after a permanent refusal.
+    private func stop(_ error: PublishingError) {
+        failure.withLock { $0 = error }
+        queue.close()
+        queue.dropAll()
+        statistics.disconnected(.stopped, error: error)
+    }
+
+    /// Waits `delay`, or less when the destination is finished or aborted meanwhile; returns
+    /// whether it was aborted.
+    private func waitForStop(_ delay: Duration) -> Bool {
+        let deadline = ContinuousClock.now + delay
+        while ContinuousClock.now < deadline {
+            if isAborted { return true }
+            if queue.isEnding { return false }
+            let remaining = min(deadline - .now, .milliseconds(100))
+            _ = stopSignal.wait(timeout: .now() + .milliseconds(Int(remaining.components.seconds * 1000
+                                                                     + remaining.components.attoseconds / 1_000_000_000_000_000)))
+        }
+        return isAborted
+    }
+}
+
+/// The destination's bounded queue: frames past its capacity push the oldest out (counted as
+/// dropped); an end or a title is never dropped.
+final class FrameQueue: Sendable {
+    private struct State {
+        var items: [DestinationWorker.Item] = []
+        var head = 0
+        var frames = 0
+        var ending = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let available = DispatchSemaphore(value: 0)
+    private let capacity: Int
+    private let statistics: DestinationStatistics
+
+    init(capacity: Int, statistics: DestinationStatistics) {
+        self.capacity = capacity
+        self.statistics = statistics
+    }
+
+    var isEnding: Bool { state.withLock { $0.ending } }
+
+    func push(_ item: DestinationWorker.Item) {
+        let dropped = state.withLock { state -> Int in
+            guard !state.closed, !state.ending else {
+                if case .frame = item { return 1 }
+                return 0
+            }
+            var dropped = 0
+            if case .frame = item {
+                while state.frames >= capacity, let index = state.items[state.head...].firstIndex(where: {
+                    if case .frame = $0 { true } else { false }
+                }) {
+                    state.items.remove(at: index)
+                    state.frames -= 1
+                    dropped += 1
+                }
+                state.frames += 1
+            }
+            if case .end = item { state.ending = true }
+            state.items.append(item)
+            return dropped
+        }
+        if dropped > 0 { statistics.update { $0.framesDropped += Int64(dropped) } }
+        available.signal()
+    }
+
+    /// The next item, waiting for one; `nil` once closed.
+    func pop() -> DestinationWorker.Item? {
+        while true {
+            let item = state.withLock { state -> DestinationWorker.Item?? in
+                if state.closed { return .some(nil) }
+                guard state.head < state.items.count else { return nil }
+                let item = state.items[state.head]
+                state.head += 1
+                if case .frame = item { state.frames -= 1 }
+                if state.head > 64, state.head * 2 > state.items.count {
+                    state.items.removeFirst(state.head)
+                    state.head = 0
+                }
+                return .some(item)
+            }
+            if let item { return item }
+            available.wait()
+        }
+    }
+
+    /// Closes the queue: ``pop()`` returns `nil` from now on.
+    func close() {
+        state.withLock { $0.closed = true }
+        available.signal()
+    }
+
+    /// Drops every queued frame, counting them.
+    func dropAll() {
+        let dropped = state.withLock { state -> Int in
+            defer {
+                state.items = []
+                state.head = 0
+                state.frames = 0
+            }
+            return state.frames
+        }
+        if dropped > 0 { statistics.update { $0.framesDropped += Int64(dropped) } }
+    }
+}

@@ -1,0 +1,196 @@
+/// A live destination as the user names it: the URL (RTMP, Icecast or SRT), with its secrets,
+/// and what is asked for it alone (a bitrate).
+///
+/// ## Forms
+/// - `rtmp://host[:port]/app/key`, `rtmps://…` (TLS, port 443 by default)
+/// - `icecast://[source[:password]@]host[:port]/mount`, `icecasts://…` (TLS)
+/// - `srt://host:port?streamid=…&latency=…&passphrase=…` (MPEG-TS inside)
+/// - any of them with `#bitrate=64k` at the end: this destination's bitrate (destinations of
+///   the same bitrate share one encoder). A fragment is never sent to a server.
+/// - `env:NAME`: the URL is the environment variable `NAME`'s value; `file:PATH`: the
+///   file's first line. Either keeps a stream key, a password or a passphrase off the command
+///   line (and out of `ps`).
+///
+/// Every description (``maskedURL``, errors, statistics) shows secrets as `****`.
+public struct PublishingDestination: Sendable, CustomStringConvertible {
+    /// The protocol.
+    public enum Scheme: String, Sendable, Hashable, CaseIterable {
+        /// RTMP or RTMPS: FLV audio tags.
+        case rtmp
+        /// Icecast (HTTP PUT, or SOURCE): ADTS.
+        case icecast
+        /// SRT: MPEG-TS.
+        case srt
+    }
+
+    /// The protocol.
+    public let scheme: Scheme
+    /// The URL with its secrets masked.
+    public let maskedURL: String
+    /// The host, for checking that it resolves before a capture starts.
+    public let host: String
+    /// The port.
+    public let port: Int
+    /// The bitrate asked for this destination alone (`#bitrate=`), in bits per second.
+    public let bitrate: Int?
+    let endpoint: Endpoint
+
+    /// What a session is made from.
+    enum Endpoint: Sendable {
+        case icecast(IcecastDestination)
+        case rtmp(RTMPEndpoint)
+        case srt(SRTEndpoint)
+    }
+
+    /// The masked URL.
+    public var description: String { maskedURL }
+
+    /// Parses a destination as given on the command line.
+    ///
+    /// - Parameters:
+    ///   - text: the URL, `env:NAME` or `file:PATH`, with an optional `#bitrate=…`.
+    ///   - environment: looks up `env:` names.
+    ///   - readFile: reads a `file:` path's contents.
+    /// - Throws: ``PublishingError/Reason/invalidDestination``: an unknown scheme, a missing
+    ///   host, key, password or mount, a variable not set, a file that cannot be read.
+    public static func parse(_ text: String, environment: (String) -> String? = { _ in nil },
+                             readFile: (String) throws -> String = { _ in throw PublishingError(.invalidDestination, "no file reader") })
+        throws(PublishingError) -> PublishingDestination {
+        var url = text
+        if text.hasPrefix("env:") {
+            let name = String(text.dropFirst(4))
+            guard let value = environment(name), !value.isEmpty else {
+                throw PublishingError(.invalidDestination, "env:\(name): the environment variable \(name) is not set")
+            }
+            url = value
+        } else if text.hasPrefix("file:") {
+            let path = String(text.dropFirst(5))
+            do { url = try readFile(path) } catch {
+                throw PublishingError(.invalidDestination, "file:\(path): cannot read the destination: \(error)")
+            }
+            url = String(url.split(whereSeparator: \.isNewline).first ?? "")
+        }
+        url = url.trimmingWhitespace
+        var bitrate: Int?
+        if let hash = url.lastIndex(of: "#") {
+            let fragment = url[url.index(after: hash)...]
+            url = String(url[..<hash])
+            for item in fragment.split(separator: ",") {
+                let pair = item.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2, pair[0] == "bitrate", let value = Self.bitrate(pair[1]) else {
+                    throw PublishingError(.invalidDestination, "#\(fragment): a destination's settings are bitrate=RATE (e.g. #bitrate=64k)")
+                }
+                bitrate = value
+            }
+        }
+        let parts = try URLParts(url)
+        let endpoint: Endpoint
+        let scheme: Scheme
+        switch parts.scheme {
+        case "rtmp", "rtmps":
+            scheme = .rtmp
+            endpoint = .rtmp(try RTMPEndpoint(url: url))
+        case "icecast", "icecasts":
+            scheme = .icecast
+            endpoint = .icecast(try IcecastDestination(url: url))
+        case "srt":
+            scheme = .srt
+            endpoint = .srt(try SRTEndpoint(url: url))
+        default:
+            throw PublishingError(.invalidDestination,
+                                  "\(parts.masked): unknown scheme \(parts.scheme)://; use rtmp://, rtmps://, icecast://, icecasts:// or srt://")
+        }
+        return PublishingDestination(scheme: scheme, maskedURL: endpoint.maskedURL, host: endpoint.host, port: endpoint.port,
+                                     bitrate: bitrate, endpoint: endpoint)
+    }
+
+    /// Checks that the host resolves, before a capture starts.
+    ///
+    /// - Throws: ``PublishingError/Reason/unresolved``.
+    public func checkResolves() throws(PublishingError) {
+        guard HostName.resolves(host, port: port) else {
+            throw PublishingError(.unresolved, "\(maskedURL): the host name \(host) does not resolve")
+        }
+    }
+
+    /// A session to this destination, its bytes counted in `statistics`.
+    func makeSession(counting statistics: DestinationStatistics, trustRoots: String?) -> any PublishingSession {
+        let name = maskedURL
+        let tcp: @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection = {
+            host, port, tls, deadline throws(PublishingError) in
+            CountedConnection(try TCPConnection.connect(host: host, port: port, tls: tls, trustRoots: trustRoots, describing: name,
+                                                        deadline: deadline), statistics: statistics)
+        }
+        switch endpoint {
+        case .icecast(let destination):
+            return IcecastSession(destination: destination, connect: tcp)
+        case .rtmp(let endpoint):
+            return endpoint.makeSession(connect: tcp)
+        case .srt(let endpoint):
+            return endpoint.makeSession(statistics: statistics)
+        }
+    }
+
+    /// `64k`, `128000`, `1.5m`, in bits per second.
+    static func bitrate(_ text: Substring) -> Int? {
+        let lower = text.lowercased()
+        var multiplier = 1.0
+        var digits = Substring(lower)
+        if lower.hasSuffix("k") { multiplier = 1000; digits = digits.dropLast() }
+        else if lower.hasSuffix("m") { multiplier = 1_000_000; digits = digits.dropLast() }
+        guard let value = Double(digits), value > 0 else { return nil }
+        return Int((value * multiplier).rounded())
+    }
+}
+
+extension PublishingDestination.Endpoint {
+    var maskedURL: String {
+        switch self {
+        case .icecast(let destination): destination.maskedURL
+        case .rtmp(let endpoint): endpoint.maskedURL
+        case .srt(let endpoint): endpoint.maskedURL
+        }
+    }
+
+    var host: String {
+        switch self {
+        case .icecast(let destination): destination.host
+        case .rtmp(let endpoint): endpoint.host
+        case .srt(let endpoint): endpoint.host
+        }
+    }
+
+    var port: Int {
+        switch self {
+        case .icecast(let destination): destination.port
+        case .rtmp(let endpoint): endpoint.port
+        case .srt(let endpoint): endpoint.port
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
+
+/// A connection whose sent bytes are counted in a destination's statistics.
+final class CountedConnection: ServerConnection {
+    private let base: any ServerConnection
+    private let statistics: DestinationStatistics
+
+    init(_ base: any ServerConnection, statistics: DestinationStatistics) {
+        self.base = base
+        self.statistics = statistics
+    }
+
+    func send(_ bytes: [UInt8], deadline: ContinuousClock.Instant) throws(PublishingError) {
+        try base.send(bytes, deadline: deadline)
+        statistics.addBytes(bytes.count)
+    }
+
+    func receive(deadline: ContinuousClock.Instant) throws(PublishingError) -> [UInt8] { try base.receive(deadline: deadline) }
+    func receiveAvailable() throws(PublishingError) -> [UInt8] { try base.receiveAvailable() }
+    func close(graceful: Bool) { base.close(graceful: graceful) }
+}
