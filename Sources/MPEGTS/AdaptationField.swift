@@ -99,8 +99,10 @@ public struct AdaptationField: Sendable, Hashable {
     /// Reads an adaptation field at the reader's position, its length byte first, checking every
     /// declared length against the field that holds it.
     ///
-    /// - Parameter maximumLength: the longest `adaptation_field_length` the packet allows: 183
-    ///   when the packet has no payload, 182 when it has one (2.4.3.5).
+    /// - Parameters:
+    ///   - reader: the bytes, at the field's length byte.
+    ///   - maximumLength: the longest `adaptation_field_length` the packet allows: 183 when the
+    ///     packet has no payload, 182 when it has one (2.4.3.5).
     /// - Throws: ``TransportStreamError/invalidField(structure:field:value:offset:allowed:)`` for a
     ///   length past the packet or a field past the adaptation field;
     ///   ``TransportStreamError/truncated(structure:_:)``.

@@ -34,7 +34,7 @@ public import AACBitstream
 ///
 /// ## Packets
 ///
-/// Each frame gets an ADTS header (``ADTSHeader``, 13818-7, 6.2) and frames are grouped into PES
+/// Each frame gets an ADTS header (``/AACBitstream/ADTSHeader``, 13818-7, 6.2) and frames are grouped into PES
 /// packets of ``framesPerPES`` frames (fewer when a packet would exceed what `PES_packet_length`
 /// counts, or when the timestamps are not contiguous). Every PES packet has a PTS and
 /// `data_alignment_indicator` (each starts with a syncword); the first TS packet of each has
@@ -106,6 +106,7 @@ public struct TransportStreamMuxer: Sendable {
     /// A muxer for the AAC stream `audioSpecificConfig` describes.
     ///
     /// - Parameters:
+    ///   - audioSpecificConfig: the stream's configuration (ISO/IEC 14496-3 1.6.2.1).
     ///   - framesPerPES: the most frames in one PES packet (at least 1); by default
     ///     ``defaultFramesPerPES(sampleRate:)``.
     /// - Throws: ``TransportStreamError/adts(_:)`` when ADTS cannot describe the configuration.

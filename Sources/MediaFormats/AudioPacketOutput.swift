@@ -10,7 +10,7 @@ public import SystemPackage
 /// cannot carry them.
 ///
 /// Tags and chapters come the same way, as ``/MediaCore/StreamEvent/metadata(_:)``: an MP4
-/// writes them as iTunes items (``/MP4/ITunesMetadata/init(_:)``) and chapters (a Nero `chpl`
+/// writes them as iTunes items (`ITunesMetadata.init(_:)`) and chapters (a Nero `chpl`
 /// and a QuickTime chapter track); a fragmented MP4 writes its movie with the first fragment,
 /// so it takes the tags told before the first packet and no chapters. ADTS carries neither.
 public struct AudioPacketOutput: PacketSink {

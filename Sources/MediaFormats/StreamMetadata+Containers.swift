@@ -37,7 +37,7 @@ extension StreamMetadata {
 }
 
 extension ITunesMetadata {
-    /// The iTunes items for a stream's tags: the generic names ``ITunesMetadata/init(genericTags:)``
+    /// The iTunes items for a stream's tags: the generic names `ITunesMetadata.init(genericTags:)`
     /// knows become their atoms (the first value of each), `replaygain_*` tags become
     /// `----:com.apple.iTunes` items as ReplayGain 2.0 readers expect (the first value of each), and the cover becomes
     /// `covr` when it is a JPEG or PNG. Other tags are not carried.

@@ -8,7 +8,7 @@ internal import Synchronization
 ///
 /// ``write(_:)`` queues the frame and returns at once. A thread of the destination's own
 /// connects (on the first frame, whose format gives the AudioSpecificConfig), announces the
-/// stream and sends what is queued. The queue is bounded (``init(_:queueDuration:policy:trustRoots:)``):
+/// stream and sends what is queued. The queue is bounded (``init(_:queueDuration:policy:trustRoots:title:statistics:)``):
 /// when the server is slow or away, the oldest frames are dropped, whole, and counted, so what
 /// is sent after a reconnect is the newest audio.
 ///
@@ -39,9 +39,13 @@ public struct LiveDestination: PacketSink {
     /// A sink publishing to `destination`, queueing at most `queueDuration` of audio.
     ///
     /// - Parameters:
+    ///   - destination: where to publish.
+    ///   - queueDuration: the most audio queued while the server is slow or away.
+    ///   - policy: reconnects and timeouts.
     ///   - trustRoots: a PEM file of certificate authorities for `rtmps://` and `icecasts://`
     ///     (the system's when `nil`).
     ///   - title: the stream's title; when given, titles in the stream's metadata are ignored.
+    ///   - statistics: where the figures go (a new one when `nil`), for a caller that shows them.
     public init(_ destination: PublishingDestination, queueDuration: Duration = .seconds(5), policy: ReconnectPolicy = .init(),
                 trustRoots: String? = nil, title: String? = nil, statistics: DestinationStatistics? = nil) {
         self.destination = destination

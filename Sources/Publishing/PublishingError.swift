@@ -52,6 +52,6 @@ public struct PublishingError: Error, Sendable, Hashable, CustomStringConvertibl
 }
 
 extension PublishingError: PipelineErrorConvertible {
-    /// ``PipelineError/Code/network``.
+    /// `PipelineError.Code.network`.
     public static var pipelineErrorCode: PipelineError.Code { .network }
 }

@@ -76,6 +76,39 @@ struct PublishCommandTests {
         #expect(try Self.adtsFrameCount(dump) >= (destinations[0]["framesSent"] as? Int ?? 0) - 8)
     }
 
+    @Test("publish --loop joins the passes sample to sample: no click at the seams, timestamps rising")
+    func loopWithoutClick() throws {
+        let server = try IcecastServer(dumpedMounts: ["/loop.aac"])
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 1 s of a 480 Hz sine at 48 kHz: 480 whole periods, so pass after pass is one sine. A
+        // loop that left a gap (priming, padding, a frame of silence) or restarted a frame
+        // would put a step in it: a click.
+        let rate = 48_000
+        let input = directory.appendingPathComponent("tone.wav").path
+        try CaptureCheck.writeWAV(CaptureCheck.tone(frames: rate, rate: rate, frequencies: [480, 480], peakDBFS: -6), rate: rate, channels: 2,
+                                  to: input)
+        let result = try Self.keyframe(["publish", input, "icecast://source:\(server.password)@127.0.0.1:\(server.port)/loop.aac",
+                                        "--loop", "--duration", "3.5", "--json"])
+        try #require(result.status == 0, "publish --loop: \(result.standardError)")
+        let report = try CaptureCheck.json(result, "publish --json")
+        #expect(report["passes"] as? Int == 4)
+        #expect(report["copied"] as? Bool == false)
+        try server.waitUntilSourceLeaves("/loop.aac")
+        let dump = directory.appendingPathComponent("loop.aac")
+        try server.dump(of: "/loop.aac").write(to: dump)
+        let samples = try CaptureCheck.ffmpegSamples(dump.path, in: directory)
+        let left = CaptureCheck.channel(samples, 0, of: 2)
+        #expect(left.count > 3 * rate)
+        // The largest second difference: a sine of amplitude a at f has a·(2πf/rate)² ≈ 0.002
+        // here; a step at a seam would be of the order of a (0.5).
+        var largest = 0.0
+        for index in 2048..<(left.count - 2048) {
+            largest = max(largest, abs(left[index + 1] - 2 * left[index] + left[index - 1]))
+        }
+        #expect(largest < 0.02, "a step of \(largest) in the looped sine")
+    }
+
     @Test("A bad destination is an error before capture starts, and the output is not created")
     func badDestinationsStopEarly() throws {
         let directory = try ExternalTool.scratchDirectory()

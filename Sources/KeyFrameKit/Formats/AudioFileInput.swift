@@ -1,7 +1,7 @@
 public import SystemPackage
 
 /// The PCM of any audio file, as a ``/MediaCore/PCMSource``, opened through the format registry
-/// (``/MediaFormats/MediaFormatRegistry/standard``) by what its bytes are: WAV and raw PCM by
+/// (`MediaFormatRegistry.standard`) by what its bytes are: WAV and raw PCM by
 /// ``/MediaFormats/PCMFileReader``; ADTS, MP4 and HLS AAC by ``DecodedAACFile`` (edit list
 /// applied); anything else — FLAC, MP3, Ogg Vorbis, Opus, ALAC, AIFF, the audio of a video — by
 /// ``LibavformatFileReader`` (libavformat and libavcodec, or libFLAC for true 32-bit FLAC). PCM

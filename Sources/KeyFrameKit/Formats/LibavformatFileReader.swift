@@ -4,7 +4,7 @@ public import SystemPackage
 /// ALAC, AIFF, an ADPCM WAV, the audio of a video — by ``/AudioCodec/AudioFileDecoder``
 /// (libavformat and libavcodec); true 32-bit FLAC, which FFmpeg 5.1 cannot decode, by
 /// ``/AudioCodec/FLACFileDecoder`` (libFLAC). The format registry's fallback
-/// (``/MediaFormats/MediaFormatRegistry/fallback``, in ``/MediaFormats/MediaFormatRegistry/standard``).
+/// (``/MediaFormats/MediaFormatRegistry/fallback``, in `MediaFormatRegistry.standard`).
 public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
     private enum Decoder {
         case libavcodec(AudioFileDecoder)
@@ -101,7 +101,7 @@ public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
 }
 
 /// AAC packets decoded to PCM (``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder``,
-/// the container's gapless trim applied): how ``/MediaFormats/MediaFormatRegistry/standard``
+/// the container's gapless trim applied): how `MediaFormatRegistry.standard`
 /// opens ADTS, MP4 and HLS as PCM.
 public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     private var chain: TransformedSource<AudioPacketInput, AACDecoder>

@@ -13,9 +13,9 @@ internal import MediaCore
 ///   subdirectories too) are served with their content types, a single `Range` (RFC 9110 14),
 ///   and `HEAD`. Nothing outside the directory: no path component may be empty or start with a
 ///   dot.
-/// - `/` is a player page (``playerPage``): an `<audio>` element fed by a small Media Source
+/// - `/` is a player page (`playerPage`): an `<audio>` element fed by a small Media Source
 ///   Extensions loader, gapless, live with blocking reload.
-/// - For caches and CDNs: a `Cache-Control` per kind of response (``cacheControl(_:)``),
+/// - For caches and CDNs: a `Cache-Control` per kind of response (`cacheControl(_:)`),
 ///   `ETag` and `Last-Modified`, and 304 for `If-None-Match` and `If-Modified-Since`.
 /// - For players on other origins: CORS headers on every response (Fetch standard, "CORS
 ///   protocol") and `OPTIONS` preflights answered.
