@@ -26,6 +26,9 @@ public struct PublishingError: Error, Sendable, Hashable, CustomStringConvertibl
         case refused
         /// A library the destination needs (libsrt) is not installed.
         case libraryMissing
+        /// The TLS handshake failed: the server's certificate is not trusted for its name, or it
+        /// does not speak TLS on that port.
+        case untrustedServer
     }
 
     /// What kind of failure.
@@ -42,7 +45,7 @@ public struct PublishingError: Error, Sendable, Hashable, CustomStringConvertibl
     /// Whether trying again cannot help: the destination stops with this error.
     public var isPermanent: Bool {
         switch reason {
-        case .invalidDestination, .refused, .libraryMissing: true
+        case .invalidDestination, .refused, .libraryMissing, .untrustedServer: true
         case .unresolved, .connectionFailed, .connectionLost, .timedOut, .protocolViolation: false
         }
     }

@@ -71,7 +71,11 @@ package final class TCPConnection: ServerConnection {
                 try wait(for: handshake.futureResult, until: deadline, what: "\(name): TLS handshake")
             } catch {
                 channel.close(promise: nil)
-                if let error = error as? PublishingError { throw error }
+                if let error = error as? PublishingError, error.reason == .untrustedServer {
+                    throw PublishingError(.untrustedServer, "\(name): the TLS handshake failed: the server's certificate is not trusted for "
+                                          + "\(host) (a private authority: --ca-file), or the server does not speak TLS on port \(port)")
+                }
+                if let error = error as? PublishingError { throw PublishingError(error.reason, "\(name): \(error.message)") }
                 throw PublishingError(.connectionFailed, "\(name): TLS handshake failed: \(error)")
             }
         }
@@ -271,7 +275,11 @@ private final class InboundHandler: ChannelInboundHandler, Sendable {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        inbound.end(PublishingError(.connectionLost, "the connection failed: \(error)"))
+        if let failure = error as? NIOSSLError, case .handshakeFailed = failure {
+            inbound.end(PublishingError(.untrustedServer, "the TLS handshake failed: \(failure)"))
+        } else {
+            inbound.end(PublishingError(.connectionLost, "the connection failed: \(error)"))
+        }
         context.close(promise: nil)
     }
 }

@@ -49,18 +49,36 @@ public final class IcecastServer {
     public let admin = (user: "admin", password: "admin-secret")
     /// Where its configuration and logs are.
     public let directory: URL
+    /// The certificate's PEM file, for a server made with `tls`.
+    public var certificate: URL { directory.appendingPathComponent("certificate.pem") }
     private var process: RunningProcess?
 
     /// Starts icecast2 on a free port (or `port`) and waits until it accepts connections.
     /// Each of `dumpedMounts` (e.g. `/live.aac`) has a dump file: every byte its source sends,
     /// from the first (``dump(of:)``).
-    public init(port: Int? = nil, password: String = "source-secret", dumpedMounts: [String] = []) throws {
+    /// With `tls`, it listens for TLS only (icecast2's `<ssl>`), with a self-signed certificate
+    /// for `localhost` and 127.0.0.1 made by openssl: ``certificate`` is its PEM file.
+    public init(port: Int? = nil, password: String = "source-secret", dumpedMounts: [String] = [], tls: Bool = false) throws {
         self.port = try port ?? LocalPort.freeTCP()
         self.password = password
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyframe-icecast-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // nobody writes its logs here.
         chmod(directory.path, 0o777)
+        var listen = "<listen-socket><port>\(self.port)</port><bind-address>127.0.0.1</bind-address></listen-socket>"
+        var certificatePaths = ""
+        if tls {
+            let key = directory.appendingPathComponent("key.pem").path
+            let result = try Subprocess.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate.path,
+                                                        "-days", "2", "-subj", "/CN=localhost", "-addext",
+                                                        "subjectAltName=DNS:localhost,IP:127.0.0.1"])
+            guard result.status == 0 else { throw Subprocess.Failure(description: "openssl: \(result.standardError)") }
+            let both = directory.appendingPathComponent("both.pem")
+            try (Data(contentsOf: certificate) + Data(contentsOf: URL(fileURLWithPath: key))).write(to: both)
+            chmod(both.path, 0o644)
+            listen = "<listen-socket><port>\(self.port)</port><bind-address>127.0.0.1</bind-address><ssl>1</ssl></listen-socket>"
+            certificatePaths = "<ssl-certificate>\(both.path)</ssl-certificate>"
+        }
         let configuration = """
             <icecast>
               <location>loopback</location><admin>test@localhost</admin>
@@ -70,9 +88,9 @@ public final class IcecastServer {
               <authentication><source-password>\(password)</source-password><relay-password>\(password)</relay-password>
                 <admin-user>\(admin.user)</admin-user><admin-password>\(admin.password)</admin-password></authentication>
               <hostname>127.0.0.1</hostname>
-              <listen-socket><port>\(self.port)</port><bind-address>127.0.0.1</bind-address></listen-socket>
+              \(listen)
               <fileserve>1</fileserve>
-              <paths><basedir>/usr/share/icecast2</basedir><logdir>\(directory.path)</logdir>
+              <paths>\(certificatePaths)<basedir>/usr/share/icecast2</basedir><logdir>\(directory.path)</logdir>
                 <webroot>/usr/share/icecast2/web</webroot><adminroot>/usr/share/icecast2/admin</adminroot></paths>
               <logging><accesslog>access.log</accesslog><errorlog>error.log</errorlog><loglevel>3</loglevel><logsize>10000</logsize></logging>
               <security><chroot>0</chroot></security>
