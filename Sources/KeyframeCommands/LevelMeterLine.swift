@@ -15,8 +15,10 @@ final class LevelMeterLine {
         barWidth = channelCount <= 2 ? 24 : 0
     }
 
-    /// Draws `levels` (measured since the last draw) after `seconds` of audio.
-    func draw(seconds: Double, levels: AudioLevels, overruns: Int) {
+    /// Draws `levels` (measured since the last draw) after `seconds` of audio, then the live
+    /// destinations' states, when there are any (`rtmp ●` connected, `icecast ↻` reconnecting,
+    /// `srt ✕` stopped).
+    func draw(seconds: Double, levels: AudioLevels, overruns: Int, destinations: [DestinationStatistics.Snapshot] = []) {
         guard enabled else { return }
         var text = "\r\u{1B}[1;31m●\u{1B}[0m rec \(Self.clock(seconds))"
         let names = levels.channelCount == 2 ? ["L", "R"] : (1...max(levels.channelCount, 1)).map(String.init)
@@ -26,6 +28,15 @@ final class LevelMeterLine {
             text += Self.decibels(rms) + (barWidth > 0 ? " pk " + Self.decibels(peak) : "")
         }
         if overruns > 0 { text += "  \u{1B}[33moverruns \(overruns)\u{1B}[0m" }
+        for destination in destinations {
+            let mark = switch destination.state {
+            case .connected: "\u{1B}[32m●\u{1B}[0m"
+            case .starting, .reconnecting: "\u{1B}[33m↻\u{1B}[0m"
+            case .stopped: "\u{1B}[31m✕\u{1B}[0m"
+            case .finished: "·"
+            }
+            text += "  \(destination.scheme) \(mark)" + (destination.framesDropped > 0 ? " \(destination.framesDropped) dropped" : "")
+        }
         Terminal.error(text + "\u{1B}[K")
         drew = true
     }

@@ -186,7 +186,7 @@ struct Record: ParsableCommand {
             queueCapacity: max(4, 5000 / periodMilliseconds),
             container: output == nil ? (hls != nil ? .hlsPlaylist : .adts) : nil)
         if output != nil, let hls { options.hlsDirectory = FilePath(hls) }
-        options.writesFile = output != nil
+        options.writesFile = output != nil || hls != nil
         options.destinations = destinations
         options.publishQueueDuration = publishing.queueDuration
         options.reconnectPolicy = publishing.policy
@@ -227,7 +227,8 @@ struct Record: ParsableCommand {
         }
         while !recording.wait(timeout: .milliseconds(200)) {
             let levels = recording.takeLevels()
-            meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: levels, overruns: overruns())
+            meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: levels, overruns: overruns(),
+                       destinations: recording.destinationStatistics.map(\.snapshot))
         }
         meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: recording.takeLevels(), overruns: overruns())
         meter.finish()
@@ -277,7 +278,8 @@ struct Record: ParsableCommand {
 
 /// `record --json`: what a script needs to check a recording.
 struct RecordReport: Encodable {
-    var output: String
+    /// The file written; `null` when only publishing (or only HLS).
+    var output: String?
     var container: String
     /// The HLS rendition written beside the file, if any.
     var hls: String?
@@ -299,7 +301,7 @@ struct RecordReport: Encodable {
     var destinations: [DestinationReport]
 
     init(_ summary: Recording.Summary) {
-        output = summary.outputPath.string
+        output = summary.writesFile ? summary.outputPath.string : nil
         container = Self.name(of: summary.container)
         hls = summary.hlsDirectory?.string
         device = summary.device

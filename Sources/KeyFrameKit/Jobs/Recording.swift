@@ -177,6 +177,8 @@ public final class Recording: Sendable {
         public var report: JobReport
         /// Each live destination's figures, in the order given.
         public var destinations: [DestinationStatistics.Snapshot] = []
+        /// Whether ``outputPath`` was written (``Options/writesFile``).
+        public var writesFile = true
 
         /// Seconds of audio in the file.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -474,7 +476,7 @@ public final class Recording: Sendable {
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
                        levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0), report: report,
-                       destinations: destinationStatistics.map(\.snapshot))
+                       destinations: destinationStatistics.map(\.snapshot), writesFile: options.writesFile)
     }
 }
 
