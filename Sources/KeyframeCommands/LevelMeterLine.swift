@@ -33,7 +33,7 @@ final class LevelMeterLine {
             case .connected: "\u{1B}[32m●\u{1B}[0m"
             case .starting, .reconnecting: "\u{1B}[33m↻\u{1B}[0m"
             case .stopped: "\u{1B}[31m✕\u{1B}[0m"
-            case .finished: "·"
+            case .finished, .abandoned: "·"
             }
             text += "  \(destination.scheme) \(mark)" + (destination.framesDropped > 0 ? " \(destination.framesDropped) dropped" : "")
         }

@@ -76,7 +76,7 @@ struct Publish: ParsableCommand {
         options.trustRoots = publishing.caFile
         let publication = try LivePublication(options: options)
         let control = JobControl()
-        let signals = StopSignals { control.requestStop() }
+        let signals = StopSignals(secondEndsProcess: true) { control.requestStop() }
         let status = DestinationStatusLine(statistics: publication.statistics)
         let summary: LivePublication.Summary
         do {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import Synchronization
 import KeyFrameKit
 
 /// SIGINT, SIGTERM and SIGHUP while recording: each asks the recording to stop (the file is then
@@ -9,11 +10,22 @@ import KeyFrameKit
 final class StopSignals {
     private let sources: [any DispatchSourceSignal]
 
-    init(onStop: @escaping @Sendable () -> Void) {
+    /// Calls `onStop` on SIGINT, SIGTERM or SIGHUP. With `secondEndsProcess`, a second one
+    /// while the job is still ending ends the process at once (for a job that ends in its own
+    /// time, such as `publish` waiting for its servers).
+    init(secondEndsProcess: Bool = false, onStop: @escaping @Sendable () -> Void) {
+        let received = Mutex(0)
         sources = [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { onStop() }
+            source.setEventHandler {
+                let count = received.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                if secondEndsProcess, count > 1 { _exit(128 + number) }
+                onStop()
+            }
             source.resume()
             return source
         }

@@ -14,8 +14,10 @@ public final class DestinationStatistics: Sendable {
         case reconnecting
         /// Stopped for good after a permanent refusal (``PublishingError/isPermanent``).
         case stopped
-        /// Ended cleanly (or, when it was not connected at the end, given up).
+        /// Ended cleanly: what was queued sent, the stream ended in the protocol's way.
         case finished
+        /// Ended while not connected (its server away): what was queued was dropped.
+        case abandoned
     }
 
     /// The figures at one moment.

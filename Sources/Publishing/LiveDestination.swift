@@ -34,6 +34,7 @@ public struct LiveDestination: PacketSink {
     private var stream: PublishedStream?
     private var title: String?
     private var announcedBitrate: Int?
+    private var framesPerPacket = 1024
     private let fixedTitle: Bool
 
     /// A sink publishing to `destination`, queueing at most `queueDuration` of audio.
@@ -65,15 +66,11 @@ public struct LiveDestination: PacketSink {
         if worker == nil { try start(sample) }
         guard let worker else { return }
         if let failure = worker.permanentFailure { throw PipelineError(failure) }
+        // The sample clock: the packet's duration at the output rate when its timescale is the
+        // rate (an encoder, ADTS), else the codec's frame length (an MP4 of another timescale:
+        // no rounding that drifts).
         let rate = stream?.sampleRate ?? 48_000
-        let frames: Int64
-        if sample.duration.timescale == Int32(clamping: rate) {
-            frames = sample.duration.value
-        } else if sample.duration.timescale > 0 {
-            frames = sample.duration.value * Int64(rate) / Int64(sample.duration.timescale)
-        } else {
-            frames = 1024
-        }
+        let frames = sample.duration.timescale == Int32(clamping: rate) ? sample.duration.value : Int64(framesPerPacket)
         worker.queue.push(.frame(sample.data, timestamp: nextTimestamp))
         nextTimestamp += max(frames, 1)
     }
@@ -93,7 +90,9 @@ public struct LiveDestination: PacketSink {
             return
         }
         worker.queue.push(.end)
-        let bound = queueDuration + policy.sendTimeout + .seconds(5)
+        // Bounded: what is queued and the protocol's goodbye get one send timeout and a little
+        // more; a server that takes nothing then is dropped.
+        let bound = policy.sendTimeout + .seconds(3)
         if !worker.waitUntilDone(timeout: bound) {
             worker.abort()
             _ = worker.waitUntilDone(timeout: .seconds(2))
@@ -120,7 +119,8 @@ public struct LiveDestination: PacketSink {
                                      bitrate: bitrate, title: title)
         self.stream = stream
         statistics.update { $0.bitrate = bitrate }
-        let framesPerSecond = Double(format.sampleRate) / Double(max(format.framesPerPacket, 1))
+        framesPerPacket = max(format.framesPerPacket, 1)
+        let framesPerSecond = Double(format.sampleRate) / Double(framesPerPacket)
         let seconds = Double(queueDuration.components.seconds) + Double(queueDuration.components.attoseconds) / 1e18
         let worker = DestinationWorker(destination: destination, stream: stream, policy: policy, trustRoots: trustRoots,
                                        statistics: statistics, capacity: max(4, Int((framesPerSecond * seconds).rounded(.up))))
@@ -196,13 +196,16 @@ final class DestinationWorker: Sendable {
         var current: (any PublishingSession)?
         var attempt = 0
         var everConnected = false
+        // When a connection of ours was last lost: for a while after, the server may still hold
+        // that session and call the name in use.
+        var lostAt: ContinuousClock.Instant?
         var title = stream.title
         while !isAborted {
             if current == nil {
                 // Finishing while not connected: what is queued cannot be delivered now.
                 if queue.isEnding {
                     queue.dropAll()
-                    statistics.disconnected(.finished, error: nil)
+                    statistics.disconnected(.abandoned, error: nil)
                     return
                 }
                 let made = destination.makeSession(counting: statistics, trustRoots: trustRoots)
@@ -218,7 +221,8 @@ final class DestinationWorker: Sendable {
                     attempt = 0
                 } catch {
                     made.abort()
-                    if error.isPermanent {
+                    let ownOldSession = error.reason == .nameInUse && lostAt.map { ContinuousClock.now - $0 < policy.nameInUseGrace } == true
+                    if error.isPermanent, !ownOldSession {
                         stop(error)
                         return
                     }
@@ -238,6 +242,7 @@ final class DestinationWorker: Sendable {
                 } catch {
                     session.abort()
                     current = nil
+                    lostAt = .now
                     statistics.update { $0.framesDropped += 1 }
                     if error.isPermanent {
                         stop(error)
@@ -265,7 +270,7 @@ final class DestinationWorker: Sendable {
         }
         current?.abort()
         queue.dropAll()
-        statistics.disconnected(isAborted ? .finished : .finished, error: nil)
+        statistics.disconnected(current == nil ? .abandoned : .finished, error: nil)
     }
 
     /// Stops for good after a permanent refusal.

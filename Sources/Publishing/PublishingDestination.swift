@@ -71,17 +71,16 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
             url = String(url.split(whereSeparator: \.isNewline).first ?? "")
         }
         url = url.trimmingWhitespace
+        // `#bitrate=…` at the very end is ours; any other `#` belongs to the URL (SRT's stream id
+        // syntax `#!::r=…`, a password).
         var bitrate: Int?
-        if let hash = url.lastIndex(of: "#") {
-            let fragment = url[url.index(after: hash)...]
-            url = String(url[..<hash])
-            for item in fragment.split(separator: ",") {
-                let pair = item.split(separator: "=", maxSplits: 1)
-                guard pair.count == 2, pair[0] == "bitrate", let value = Self.bitrate(pair[1]) else {
-                    throw PublishingError(.invalidDestination, "#\(fragment): a destination's settings are bitrate=RATE (e.g. #bitrate=64k)")
-                }
-                bitrate = value
+        if let hash = url.lastIndex(of: "#"), url[url.index(after: hash)...].hasPrefix("bitrate=") {
+            let value = url[url.index(after: hash)...].dropFirst("bitrate=".count)
+            guard let parsed = Self.bitrate(value) else {
+                throw PublishingError(.invalidDestination, "#bitrate=\(value.prefix(12)): not a bitrate (e.g. #bitrate=64k)")
             }
+            bitrate = parsed
+            url = String(url[..<hash])
         }
         let parts = try URLParts(url)
         let endpoint: Endpoint

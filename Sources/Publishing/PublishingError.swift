@@ -26,6 +26,11 @@ public struct PublishingError: Error, Sendable, Hashable, CustomStringConvertibl
         case refused
         /// A library the destination needs (libsrt) is not installed.
         case libraryMissing
+        /// The server says the stream's name (a mount, an RTMP stream key, an SRT stream id) is
+        /// already being published. Permanent, except just after a connection of ours was lost:
+        /// the server may still hold our own old session for a while (``LiveDestination``
+        /// retries then).
+        case nameInUse
         /// The TLS handshake failed: the server's certificate is not trusted for its name, or it
         /// does not speak TLS on that port.
         case untrustedServer
@@ -45,7 +50,7 @@ public struct PublishingError: Error, Sendable, Hashable, CustomStringConvertibl
     /// Whether trying again cannot help: the destination stops with this error.
     public var isPermanent: Bool {
         switch reason {
-        case .invalidDestination, .refused, .libraryMissing, .untrustedServer: true
+        case .invalidDestination, .refused, .libraryMissing, .untrustedServer, .nameInUse: true
         case .unresolved, .connectionFailed, .connectionLost, .timedOut, .protocolViolation: false
         }
     }

@@ -169,7 +169,9 @@ package final class RTMPSession: PublishingSession {
         if !answer.isEmpty { try connection.send(answer, deadline: deadline) }
         for event in machine.takeEvents() {
             guard case .error(let status) = event else { continue }
-            throw PublishingError(status.isRefusal ? .refused : .connectionLost, "\(url.masked): \(status.explanation)")
+            let reason: PublishingError.Reason = status.code == "NetStream.Publish.BadName" ? .nameInUse
+                : status.isRefusal ? .refused : .connectionLost
+            throw PublishingError(reason, "\(url.masked): \(status.explanation)")
         }
     }
 

@@ -13,6 +13,11 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// How long one send may wait for the server to take bytes before the connection counts as
     /// broken.
     public var sendTimeout: Duration
+    /// How long after a connection of ours was lost a "name in use" answer
+    /// (``PublishingError/Reason/nameInUse``) is taken for our own old session, still held by
+    /// the server, and retried: Icecast drops a silent source after its `source-timeout` (10 s
+    /// by default), SRT a silent peer after 5 s.
+    public var nameInUseGrace: Duration = .seconds(60)
 
     /// A policy; by default 0.5 s doubling to 30 s, 10 s to connect, 10 s per send.
     public init(initialDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(30),

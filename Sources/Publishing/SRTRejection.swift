@@ -20,7 +20,8 @@ enum SRTRejection {
         }
         if code >= SRT_REJC_PREDEFINED {
             let (words, permanent) = serverCode(code, destination: destination)
-            return PublishingError(permanent ? .refused : .connectionFailed, "\(target): the SRT server refused the stream: \(words) (code \(code))")
+            let reason: PublishingError.Reason = code == SRT_REJX_CONFLICT ? .nameInUse : permanent ? .refused : .connectionFailed
+            return PublishingError(reason, "\(target): the SRT server refused the stream: \(words) (code \(code))")
         }
         let words: String
         let reason: PublishingError.Reason

@@ -47,7 +47,11 @@ package final class TCPConnection: ServerConnection {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let sslContext {
-                        let handler = try NIOSSLClientHandler(context: sslContext, serverHostname: host.first?.isNumber == true ? nil : host)
+                        // The handshake's outcome has somewhere to go before it can happen.
+                        inbound.expectHandshake(channel.eventLoop.makePromise(of: Void.self))
+                        // SNI and the name checked: a host name, never an address literal.
+                        let isAddress = (try? SocketAddress(ipAddress: host, port: 0)) != nil
+                        let handler = try NIOSSLClientHandler(context: sslContext, serverHostname: isAddress ? nil : host)
                         try channel.pipeline.syncOperations.addHandler(handler)
                     }
                     try channel.pipeline.syncOperations.addHandler(InboundHandler(inbound: inbound))
@@ -58,17 +62,17 @@ package final class TCPConnection: ServerConnection {
         do {
             channel = try wait(for: future, until: deadline, what: "\(name): connecting")
         } catch let error as PublishingError {
+            // A connection made after we stopped waiting is closed when it comes.
+            future.whenSuccess { $0.close(promise: nil) }
             throw error
         } catch {
             throw classify(error, name: name)
         }
-        if tls {
+        if let handshake = inbound.handshake {
             // The TLS handshake finishes on the first exchange; wait for it so that a
             // certificate the server cannot prove fails here, not at the first write.
-            let handshake = channel.eventLoop.makePromise(of: Void.self)
-            inbound.setHandshakePromise(handshake, active: channel)
             do {
-                try wait(for: handshake.futureResult, until: deadline, what: "\(name): TLS handshake")
+                try wait(for: handshake, until: deadline, what: "\(name): TLS handshake")
             } catch {
                 channel.close(promise: nil)
                 if let error = error as? PublishingError, error.reason == .untrustedServer {
@@ -167,7 +171,11 @@ private final class Inbound: Sendable {
         var ended = false
         var failure: PublishingError?
         var handshake: EventLoopPromise<Void>?
+        var handshakeResult: EventLoopFuture<Void>?
     }
+
+    /// What arrives and is not read is bounded: a server has no reason to send a publisher more.
+    static let limit = 1 << 20
 
     private let state = Mutex(State())
     private let arrived = DispatchSemaphore(value: 0)
@@ -175,8 +183,27 @@ private final class Inbound: Sendable {
     var failure: PublishingError? { state.withLock { $0.failure } }
 
     func append(_ buffer: ByteBuffer) {
-        state.withLock { $0.bytes += buffer.readableBytesView }
+        let overflow = state.withLock { state -> Bool in
+            guard state.bytes.count + buffer.readableBytes <= Self.limit else { return true }
+            state.bytes += buffer.readableBytesView
+            return false
+        }
+        if overflow {
+            end(PublishingError(.protocolViolation, "the server sent more than \(Self.limit) bytes that were not read"))
+        }
         arrived.signal()
+    }
+
+    /// The TLS handshake's outcome, once ``expectHandshake(_:)`` was called.
+    var handshake: EventLoopFuture<Void>? { state.withLock { $0.handshakeResult } }
+
+    /// Keeps `promise` for the TLS handshake: ``handshakeCompleted()`` or the end of the
+    /// connection completes it. Called from the channel's initializer, before any event.
+    func expectHandshake(_ promise: EventLoopPromise<Void>) {
+        state.withLock { state in
+            state.handshake = promise
+            state.handshakeResult = promise.futureResult
+        }
     }
 
     func end(_ failure: PublishingError?) {
@@ -196,17 +223,6 @@ private final class Inbound: Sendable {
             return state.handshake
         }
         handshake?.succeed()
-    }
-
-    /// Keeps `promise` until the TLS handler says the handshake completed (or the channel ends).
-    func setHandshakePromise(_ promise: EventLoopPromise<Void>, active channel: any Channel) {
-        state.withLock { $0.handshake = promise }
-        // The handshake may have completed before the promise was set: ask the handler.
-        channel.pipeline.handler(type: NIOSSLClientHandler.self).whenSuccess { _ in
-            channel.eventLoop.execute {
-                channel.pipeline.fireUserInboundEventTriggered(HandshakeQuery())
-            }
-        }
     }
 
     func take(until deadline: ContinuousClock.Instant?) throws(PublishingError) -> [UInt8] {
@@ -240,15 +256,11 @@ private final class Inbound: Sendable {
     }
 }
 
-/// Asks ``InboundHandler`` whether TLS is already up.
-private struct HandshakeQuery {}
-
 /// Hands what arrives to ``Inbound``; notes the TLS handshake and the end of the connection.
 private final class InboundHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
 
     private let inbound: Inbound
-    private let tlsUp = Mutex(false)
 
     init(inbound: Inbound) { self.inbound = inbound }
 
@@ -258,11 +270,7 @@ private final class InboundHandler: ChannelInboundHandler, Sendable {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? TLSUserEvent, case .handshakeCompleted = event {
-            tlsUp.withLock { $0 = true }
             inbound.handshakeCompleted()
-        } else if event is HandshakeQuery {
-            if tlsUp.withLock({ $0 }) { inbound.handshakeCompleted() }
-            return
         } else if let event = event as? ChannelEvent, case .inputClosed = event {
             inbound.end(nil)
         }

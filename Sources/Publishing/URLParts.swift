@@ -15,7 +15,8 @@ package struct URLParts: Sendable, Hashable {
     package var path: String
     /// The query, undecoded, without `?` (or `nil`).
     package var query: String?
-    /// The URL with the password (if any) shown as `****`.
+    /// What may be shown of the URL: its scheme, user and host (`scheme://user:****@host/…`),
+    /// never its path, query or password.
     package var masked: String
 
     /// Parses `text`.
@@ -27,6 +28,17 @@ package struct URLParts: Sendable, Hashable {
         }
         scheme = text[..<colon].lowercased()
         var rest = text[text.index(colon, offsetBy: 3)...]
+        // Credentials run to the last `@`. Only the schemes that carry them (icecast) look that
+        // far: a password with `/`, `?` or `#` in it then stays in the credentials. Elsewhere the
+        // authority ends at the first `/` or `?` (RFC 3986 3.2), so a key with `@` in it stays in
+        // the path.
+        var userInfo: Substring?
+        let carriesCredentials = scheme == "icecast" || scheme == "icecasts"
+        let authorityLimit = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        if let at = rest.lastIndex(of: "@"), carriesCredentials || at < authorityLimit {
+            userInfo = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+        }
         if let question = rest.firstIndex(of: "?") {
             query = String(rest[rest.index(after: question)...])
             rest = rest[..<question]
@@ -34,43 +46,52 @@ package struct URLParts: Sendable, Hashable {
             query = nil
         }
         let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
-        var authority = rest[..<authorityEnd]
+        let authority = rest[..<authorityEnd]
         let rawPath = rest[authorityEnd...]
-        var maskedAuthority = ""
-        if let at = authority.lastIndex(of: "@") {
-            let userInfo = authority[..<at]
-            authority = authority[authority.index(after: at)...]
-            if let colon = userInfo.firstIndex(of: ":") {
-                user = Self.percentDecoded(userInfo[..<colon])
-                password = Self.percentDecoded(userInfo[userInfo.index(after: colon)...])
-                maskedAuthority = "\(userInfo[..<colon]):****@"
+        var shownUser = ""
+        if let userInfo {
+            if let separator = userInfo.firstIndex(of: ":") {
+                user = Self.percentDecoded(userInfo[..<separator])
+                password = Self.percentDecoded(userInfo[userInfo.index(after: separator)...])
+                shownUser = "\(userInfo[..<separator]):****@"
             } else {
                 user = Self.percentDecoded(userInfo)
                 password = nil
-                maskedAuthority = "\(userInfo)@"
+                shownUser = "\(userInfo)@"
             }
         } else {
             user = nil
             password = nil
         }
+        var portText: Substring?
         if authority.hasPrefix("[") {
             guard let close = authority.firstIndex(of: "]") else {
-                throw PublishingError(.invalidDestination, "\(scheme)://\(maskedAuthority)\(authority): an IPv6 address without its closing ]")
+                throw PublishingError(.invalidDestination, "\(scheme)://…: an IPv6 address without its closing ]")
             }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            port = after.hasPrefix(":") ? Int(after.dropFirst()) ?? -1 : nil
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            port = Int(authority[authority.index(after: colon)...]) ?? -1
+            portText = after.isEmpty ? nil : (after.hasPrefix(":") ? after.dropFirst() : after)
+        } else if let separator = authority.lastIndex(of: ":") {
+            host = String(authority[..<separator])
+            portText = authority[authority.index(after: separator)...]
         } else {
             host = String(authority)
+        }
+        // What errors and logs show: never the path (an RTMP key), the query (an SRT stream id or
+        // passphrase) or a password; the scheme-specific parsers show more once they know what
+        // is secret.
+        let shownServer = "\(scheme)://\(shownUser)\(Self.bracketed(host))"
+        masked = shownServer + (rawPath.isEmpty && query == nil ? "" : "/…")
+        path = Self.percentDecoded(rawPath)
+        guard !host.isEmpty else { throw PublishingError(.invalidDestination, "\(scheme)://…: no host") }
+        if let portText {
+            guard let value = Int(portText), (1...65535).contains(value) else {
+                throw PublishingError(.invalidDestination, "\(shownServer): a port must be 1…65535")
+            }
+            port = value
+        } else {
             port = nil
         }
-        masked = "\(scheme)://\(maskedAuthority)\(authority)\(rawPath)" + (query.map { "?" + Self.maskedQuery($0) } ?? "")
-        path = Self.percentDecoded(rawPath)
-        guard !host.isEmpty else { throw PublishingError(.invalidDestination, "\(masked): no host") }
-        if let port, !(1...65535).contains(port) { throw PublishingError(.invalidDestination, "\(masked): a port must be 1…65535") }
     }
 
     /// `host`, in brackets when it is an IPv6 address.
@@ -101,20 +122,12 @@ package struct URLParts: Sendable, Hashable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Query parameters whose values are secrets.
-    package static let secretParameters: Set<String> = ["passphrase", "password", "pass", "key", "token", "secret", "auth"]
-
-    /// `query` with the values of ``secretParameters`` shown as `****`.
-    private static func maskedQuery(_ query: String) -> String {
-        query.split(separator: "&", omittingEmptySubsequences: false).map { item in
-            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            return pair.count > 1 && secretParameters.contains(percentDecoded(pair[0]).lowercased()) ? "\(pair[0])=****" : String(item)
-        }.joined(separator: "&")
-    }
-
-    /// What can be shown of a string that did not parse: its scheme, or nothing.
+    /// What can be shown of a string that did not parse: its scheme when it looks like one, or
+    /// nothing.
     private static func maskedGuess(_ text: String) -> String {
-        if let colon = text.firstIndex(of: ":") { return "\(text[..<colon]):…" }
+        if let colon = text.firstIndex(of: ":"), text[..<colon].allSatisfy({ $0.isLetter }), !text[..<colon].isEmpty {
+            return "\(text[..<colon]):…"
+        }
         return "the destination"
     }
 }

@@ -67,7 +67,7 @@ struct PublishCommandTests {
         try #require(destinations.count == 2)
         #expect(destinations[0]["state"] as? String == "finished")
         #expect(destinations[0]["framesDropped"] as? Int == 0)
-        #expect(destinations[1]["state"] as? String == "finished")
+        #expect(destinations[1]["state"] as? String == "abandoned")
         #expect(destinations[1]["framesSent"] as? Int == 0)
         #expect((destinations[1]["lastError"] as? String)?.contains("cannot connect") == true, "\(destinations[1])")
         // The live destination got every frame the file has (ADTS, one encoder for both).

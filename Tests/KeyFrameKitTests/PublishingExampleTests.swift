@@ -51,6 +51,29 @@ struct PublishingExampleTests {
         #expect(throws: PublishingError.self) { try PublishingDestination.parse("http://host/x") }
     }
 
+    @Test("A URL that does not parse is named without its key, password or stream id", arguments: [
+        "rmtp://live.example.com/app/live_SECRET", "rtmp://127.0.0.1:19350x/app/live_SECRET", "rtmp:///app/live_SECRET",
+        "icecast://source:pa?SECRET@127.0.0.1:99999/live", "icecast://source:pa/SECRET@127.0.0.1:0/live",
+        "srt://127.0.0.1:99999?streamid=SECRET", "rtmp://h/app/live_SECRET#bitrate=zz", "rtmp://h/app/SECRET#bitrate=",
+        "icecast://source@h/SECRET", "srt://h:1?passphrase=SECRET&mode=listener", "rtmp://h/SECRET",
+    ])
+    func parseErrorsAreMasked(url: String) {
+        #expect {
+            try PublishingDestination.parse(url)
+        } throws: { error in
+            let message = "\(error)"
+            return !message.contains("SECRET") && !message.isEmpty
+        }
+    }
+
+    @Test("`#` belongs to the URL unless `#bitrate=` ends it: SRT's stream id syntax, a password")
+    func fragments() throws {
+        let srt = try PublishingDestination.parse("srt://127.0.0.1:9000?streamid=#!::r=live/SECRET,m=publish")
+        #expect(srt.bitrate == nil && !srt.maskedURL.contains("SECRET"))
+        let icecast = try PublishingDestination.parse("icecast://source:pa#SECRET@127.0.0.1:8000/live#bitrate=96k")
+        #expect(icecast.bitrate == 96_000 && icecast.host == "127.0.0.1" && !icecast.maskedURL.contains("SECRET"))
+    }
+
     @Test("Reconnect delays double from 0.5 s and stop at the cap")
     func backoff() {
         let policy = ReconnectPolicy(maximumDelay: .seconds(30))

@@ -170,7 +170,7 @@ struct RTMPServerTests {
             try session.open(Self.stream(), deadline: Self.soon)
         } throws: { error in
             guard let error = error as? PublishingError else { return false }
-            return error.reason == .refused && error.isPermanent
+            return error.reason == .nameInUse && error.isPermanent
                 && error.message == "rtmp://127.0.0.1/live/****: the server refused the stream name: already publishing"
         }
         #expect(connection.closedGracefully == false)
@@ -220,7 +220,7 @@ struct RTMPServerTests {
             try session.send(frame: [0x21][...], timestamp: 0, deadline: Self.soon)
             Issue.record("sent")
         } catch {
-            #expect(error.reason == .refused)
+            #expect(error.reason == .nameInUse)
         }
         #expect(connection.closedGracefully == false)
         #expect(throws: PublishingError.self) { try session.send(frame: [0x21][...], timestamp: 1024, deadline: Self.soon) }

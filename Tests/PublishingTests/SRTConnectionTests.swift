@@ -239,7 +239,7 @@ struct SRTConnectionTests {
     @Test func rejectionsInWords() {
         let destination = try! SRTDestination(url: "srt://host:9000?streamid=live/key-123&passphrase=very-secret-words")
         let conflict = SRTRejection.error(code: 1409, destination: destination)
-        #expect(conflict.reason == .refused)
+        #expect(conflict.reason == .nameInUse && conflict.isPermanent)
         #expect(conflict.message.contains("already being published"))
         #expect(!conflict.message.contains("key-123"))
         #expect(SRTRejection.error(code: 1503, destination: destination).isPermanent == false)

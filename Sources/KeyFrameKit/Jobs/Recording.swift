@@ -374,6 +374,9 @@ public final class Recording: Sendable {
         if let file { branches.append(Tee.Branch(file, name: "file")) }
         if let hls { branches.append(Tee.Branch(hls, name: "hls")) }
         branches += settings.packetBranches(shared, bitrate: encoder.bitrate)
+        // Publishing only, every destination at a bitrate of its own: the file's encoder has
+        // nothing to feed, and the job ends when every destination has stopped.
+        if branches.isEmpty { return PumpThread(source: metered, sink: Tee(others), onFailure: stopForError) }
         let packets = TalliedSink(Tee(branches), tally: tally)
         guard !others.isEmpty else {
             return PumpThread(source: metered.transformed(by: encoder), sink: packets, onFailure: stopForError)

@@ -39,8 +39,9 @@ package final class IcecastSession: PublishingSession {
         }
         do {
             try start(method: "PUT", version: "HTTP/1.1", stream: stream, deadline: deadline)
-        } catch let error where error.reason == .protocolViolation && error.message.contains("method") {
-            // An Icecast before 2.4 answers PUT with an error: speak its SOURCE method.
+        } catch let error where error.reason == .protocolViolation {
+            // An Icecast before 2.4 answers PUT with an error (or not in HTTP): speak its SOURCE
+            // method.
             try start(method: "SOURCE", version: "HTTP/1.0", stream: stream, deadline: deadline)
         }
         if let title = stream.title {
@@ -122,12 +123,15 @@ package final class IcecastSession: PublishingSession {
             case 401:
                 throw PublishingError(.refused, "\(destination.maskedURL): the server refused the source login (401 \(answer.reason)): check the user and password")
             case 403:
-                throw PublishingError(.refused, "\(destination.maskedURL): the server refused the mount (403 \(answer.reason)): it is in use, or not allowed for this source")
-            case 400, 405, 501:
+                throw PublishingError(.nameInUse, "\(destination.maskedURL): the server refused the mount (403 \(answer.reason)): it is in use, or not allowed for this source")
+            case 400 where method == "PUT", 405 where method == "PUT", 501 where method == "PUT":
                 throw PublishingError(.protocolViolation, "\(destination.maskedURL): the server does not take the \(method) method (\(answer.status) \(answer.reason))")
+            case 408, 429, 500...:
+                // Busy, overloaded, restarting: worth another try.
+                throw PublishingError(.connectionFailed, "\(destination.maskedURL): the server answered \(answer.status) \(answer.reason)")
             default:
-                throw PublishingError(answer.status >= 500 ? .connectionFailed : .protocolViolation,
-                                      "\(destination.maskedURL): the server answered \(answer.status) \(answer.reason)")
+                // Any other answer (a 404 mount, a redirect, a 400 to SOURCE) will not change.
+                throw PublishingError(.refused, "\(destination.maskedURL): the server answered \(answer.status) \(answer.reason)")
             }
         } catch {
             connection.close(graceful: false)
