@@ -4,74 +4,6 @@ import MediaCore
 import RTMP
 import TestSupport
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// nginx with the RTMP module (libnginx-mod-rtmp) on a loopback port, recording what is
-/// published into its directory.
-final class NginxRTMPServer {
-    let directory: URL
-    let port: UInt16
-    private let process: SpawnedProcess
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyframe-rtmp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try LoopbackSocket.freePort()
-        let path = directory.path
-        let configuration = """
-            load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-            daemon off;
-            master_process off;
-            error_log \(path)/error.log info;
-            pid \(path)/nginx.pid;
-            events {}
-            rtmp {
-                server {
-                    listen 127.0.0.1:\(port);
-                    application live {
-                        live on;
-                        record all;
-                        record_path \(path);
-                        record_unique off;
-                    }
-                }
-            }
-            """
-        try configuration.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-        let nginx = FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx"
-        let nginxPath = try Subprocess.path(of: nginx)
-        process = try SpawnedProcess(nginxPath, ["-p", path, "-c", "\(path)/nginx.conf", "-e", "\(path)/error.log"],
-                                     outputPath: "\(path)/output.log")
-        let port = self.port
-        let process = self.process
-        let output = "\(path)/output.log"
-        try RunningProcess.waitUntil("nginx to listen on 127.0.0.1:\(port)", timeout: .seconds(10)) {
-            guard process.isRunning else {
-                throw Subprocess.Failure(description: "nginx exited: \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
-            }
-            return (try? LoopbackSocket(port: port)) != nil
-        }
-    }
-
-    /// Stops nginx gracefully (SIGQUIT; SIGKILL if it is still running 10 s later); returns its
-    /// error log and whether it quit by itself with status 0.
-    @discardableResult
-    func stop() -> (log: String, quitCleanly: Bool) {
-        process.send(SIGQUIT)
-        let status = process.waitForExit(timeout: .seconds(10))
-        if status == nil { process.send(SIGKILL) }
-        let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
-        return (log, status == 0)
-    }
-
-    deinit {
-        process.send(SIGKILL)
-        _ = process.waitForExit(timeout: .seconds(5))
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
 
 /// A publisher: the state machine over a loopback socket.
 struct SocketPublisher {
@@ -140,7 +72,7 @@ struct NginxRTMPTests {
     func publishAndRecord() throws {
         let (config, frames) = try Self.sineFrames()
         let server = try NginxRTMPServer()
-        var publisher = try SocketPublisher(port: server.port, key: "sine", audioSpecificConfig: try config.serialized(),
+        var publisher = try SocketPublisher(port: UInt16(server.port), key: "sine", audioSpecificConfig: try config.serialized(),
                                             metadata: RTMPStreamMetadata(sampleRate: 44100, channelCount: 2, bitrate: 128_000, title: "Sine"))
         try publisher.open()
         #expect(publisher.events == [.handshakeDone, .connected, .streamCreated(1), .publishing])
@@ -152,8 +84,9 @@ struct NginxRTMPTests {
         #expect(quitCleanly, "nginx did not quit on SIGQUIT:\n\(log)")
         #expect(!log.contains("[error]") && !log.contains("[crit]") && !log.contains("[alert]"), "nginx logged errors:\n\(log)")
 
-        let recording = server.directory.appendingPathComponent("sine.flv").path
-        #expect(FileManager.default.fileExists(atPath: recording))
+        let recordings = server.recordings(of: "sine")
+        #expect(recordings.count == 1)
+        let recording = try #require(recordings.first).path
         let probe = try Subprocess.succeed("ffprobe", ["-v", "error", "-show_streams", "-show_entries", "format=duration", "-of", "json", recording])
         #expect(probe.standardError.isEmpty, "ffprobe: \(probe.standardError)")
         let json = try #require(try JSONSerialization.jsonObject(with: probe.outputData) as? [String: Any])
@@ -181,12 +114,12 @@ struct NginxRTMPTests {
         let server = try NginxRTMPServer()
         defer { server.stop() }
         let metadata = RTMPStreamMetadata(sampleRate: 44100, channelCount: 2, bitrate: 128_000)
-        var first = try SocketPublisher(port: server.port, key: "taken", audioSpecificConfig: try config.serialized(), metadata: metadata)
+        var first = try SocketPublisher(port: UInt16(server.port), key: "taken", audioSpecificConfig: try config.serialized(), metadata: metadata)
         try first.open()
         #expect(first.session.state == .publishing)
         try first.send(frame: frames[0].payload, sampleTime: 0)
 
-        var second = try SocketPublisher(port: server.port, key: "taken", audioSpecificConfig: try config.serialized(), metadata: metadata)
+        var second = try SocketPublisher(port: UInt16(server.port), key: "taken", audioSpecificConfig: try config.serialized(), metadata: metadata)
         try second.open()
         #expect(second.session.state == .failed)
         guard case .error(let status)? = second.events.last else {
