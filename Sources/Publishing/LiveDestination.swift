@@ -71,7 +71,7 @@ public struct LiveDestination: PacketSink {
         // no rounding that drifts).
         let rate = stream?.sampleRate ?? 48_000
         let frames = sample.duration.timescale == Int32(clamping: rate) ? sample.duration.value : Int64(framesPerPacket)
-        worker.queue.push(.frame(sample.data, timestamp: nextTimestamp))
+        worker.queue.push(.frame(QueuedFrame(data: sample.data, timestamp: nextTimestamp)))
         nextTimestamp += max(frames, 1)
     }
 
@@ -140,7 +140,7 @@ public struct LiveDestination: PacketSink {
 /// The destination's thread: connects, sends, reconnects; owns the session.
 final class DestinationWorker: Sendable {
     enum Item: Sendable {
-        case frame([UInt8], timestamp: Int64)
+        case frame(QueuedFrame)
         case title(String)
         case end
     }
@@ -235,15 +235,17 @@ final class DestinationWorker: Sendable {
             }
             guard let session = current else { continue }
             switch queue.pop() {
-            case .frame(let data, let timestamp):
+            case .frame(let first):
+                // The frames due with it go in the same write (a capture period brings several).
+                let frames = [first] + queue.takeFrames(max: 31)
                 do {
-                    try session.send(frame: data[...], timestamp: timestamp, deadline: .now + policy.sendTimeout)
-                    statistics.update { $0.framesSent += 1 }
+                    try session.send(frames: frames, deadline: .now + policy.sendTimeout)
+                    statistics.update { $0.framesSent += Int64(frames.count) }
                 } catch {
                     session.abort()
                     current = nil
                     lostAt = .now
-                    statistics.update { $0.framesDropped += 1 }
+                    statistics.update { $0.framesDropped += Int64(frames.count) }
                     if error.isPermanent {
                         stop(error)
                         return
@@ -361,6 +363,20 @@ final class FrameQueue: Sendable {
             }
             if let item { return item }
             available.wait()
+        }
+    }
+
+    /// Up to `max` frames at the head of the queue, without waiting (none when the head is not a
+    /// frame).
+    func takeFrames(max: Int) -> [QueuedFrame] {
+        state.withLock { state in
+            var frames: [QueuedFrame] = []
+            while frames.count < max, state.head < state.items.count, case .frame(let frame) = state.items[state.head] {
+                frames.append(frame)
+                state.head += 1
+                state.frames -= 1
+            }
+            return frames
         }
     }
 

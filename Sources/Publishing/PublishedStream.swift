@@ -44,6 +44,9 @@ package protocol PublishingSession: AnyObject, Sendable {
     /// Sends one raw AAC frame (no ADTS header) that starts `timestamp` samples after the
     /// stream's first (the sample clock, continuing across reconnects).
     func send(frame: ArraySlice<UInt8>, timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError)
+    /// Sends frames that are due together (a capture's period brings several), in order, in as
+    /// few writes as the protocol allows; by default one ``send(frame:timestamp:deadline:)`` each.
+    func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError)
     /// A new title while live (Icecast's metadata update, RTMP's `onMetaData`); by default ignored.
     func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError)
     /// Ends the stream in the protocol's way (RTMP `FCUnpublish`/`deleteStream`, Icecast's end
@@ -53,7 +56,25 @@ package protocol PublishingSession: AnyObject, Sendable {
     func abort()
 }
 
+/// A raw AAC frame and its time on the stream's sample clock.
+package struct QueuedFrame: Sendable {
+    /// The frame's bytes (no ADTS header).
+    package var data: [UInt8]
+    /// Samples from the stream's first.
+    package var timestamp: Int64
+
+    package init(data: [UInt8], timestamp: Int64) {
+        self.data = data
+        self.timestamp = timestamp
+    }
+}
+
 extension PublishingSession {
+    /// Sends each frame in turn.
+    package func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
+        for frame in frames { try send(frame: frame.data[...], timestamp: frame.timestamp, deadline: deadline) }
+    }
+
     /// Ignores the title.
     package func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError) {}
 }

@@ -86,6 +86,22 @@ package final class RTMPSession: PublishingSession {
         live.withLock { $0 = Live(machine: machine, connection: connection) }
     }
 
+    /// Answers what the server sent meanwhile, then sends `frames` as audio messages in one
+    /// write.
+    package func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
+        try withLive { (live: inout Live) throws(PublishingError) in
+            let available = try live.connection.receiveAvailable()
+            if !available.isEmpty { try process(available, in: &live.machine, connection: live.connection, deadline: deadline) }
+            var bytes: [UInt8] = []
+            for frame in frames {
+                do { bytes += try live.machine.audio(frame: frame.data[...], sampleTime: frame.timestamp) } catch {
+                    throw PublishingError(.protocolViolation, "\(url.masked): \(error)")
+                }
+            }
+            try live.connection.send(bytes, deadline: deadline)
+        }
+    }
+
     /// Answers what the server sent meanwhile (acknowledgements, pings), then sends `frame` as
     /// an audio message at `timestamp` samples (milliseconds from the session's first frame).
     ///

@@ -68,6 +68,23 @@ final class SRTSession: PublishingSession {
         if !bytes.isEmpty { try connection.send(bytes, deadline: deadline) }
     }
 
+    /// Sends the transport packets of `frames` in one write.
+    func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
+        let (connection, bytes) = try state.withLock { state throws(PublishingError) -> ((any ServerConnection)?, [UInt8]) in
+            guard var muxer = state.muxer else { return (nil, []) }
+            defer { state.muxer = muxer }
+            var bytes: [UInt8] = []
+            for frame in frames {
+                do { bytes += try muxer.write(frame: frame.data, sampleTime: frame.timestamp) } catch {
+                    throw PublishingError(.protocolViolation, "\(destination): \(error)")
+                }
+            }
+            return (state.connection, bytes)
+        }
+        guard let connection else { throw PublishingError(.connectionLost, "\(destination): not connected") }
+        if !bytes.isEmpty { try connection.send(bytes, deadline: deadline) }
+    }
+
     func finish(deadline: ContinuousClock.Instant) throws(PublishingError) {
         let (connection, tail) = state.withLock { state -> ((any ServerConnection)?, [UInt8]) in
             defer { state = State() }

@@ -51,15 +51,23 @@ package final class IcecastSession: PublishingSession {
     }
 
     package func send(frame: ArraySlice<UInt8>, timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        try send(frames: [QueuedFrame(data: Array(frame), timestamp: timestamp)], deadline: deadline)
+    }
+
+    /// Sends `frames` as ADTS in one write.
+    package func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
         guard let connection = connection.withLock({ $0 }), var header = headerTemplate.withLock({ $0 }) else {
             throw PublishingError(.connectionLost, "\(destination.maskedURL): not connected")
         }
-        header.frameLength = 7 + frame.count
-        var bytes: [UInt8]
-        do { bytes = try header.serialized() } catch {
-            throw PublishingError(.protocolViolation, "\(destination.maskedURL): a frame of \(frame.count) bytes does not fit ADTS: \(error)")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(frames.reduce(0) { $0 + $1.data.count + 7 })
+        for frame in frames {
+            header.frameLength = 7 + frame.data.count
+            do { bytes += try header.serialized() } catch {
+                throw PublishingError(.protocolViolation, "\(destination.maskedURL): a frame of \(frame.data.count) bytes does not fit ADTS: \(error)")
+            }
+            bytes += frame.data
         }
-        bytes += frame
         try connection.send(bytes, deadline: deadline)
         // Icecast says nothing while it takes a source; anything it says now is its end.
         _ = try connection.receiveAvailable()
