@@ -23,6 +23,11 @@ construction. It reports the CPU time as a percentage of one core over the wall 
 RSS, and the overruns (ours from `record --json`, ffmpeg's from its "xrun" warnings); its ratio
 is of CPU time, ours / ffmpeg. It needs pulseaudio, paplay (pulseaudio-utils) and the ALSA
 `pulse` plugin (libasound2-plugins), all in `make deps`.
+
+The `publish` job (scripts/bench_publish.py) is a real-time job too: `record --publish` to an M4A, an
+RTMP server and an Icecast server against ffmpeg's tee muxer doing the same, with nginx-rtmp and
+icecast2 started on loopback; every run checks that both servers received the whole recording. It
+also needs nginx, libnginx-mod-rtmp and icecast2; $BENCH_PUBLISH_SECONDS sets its length (60).
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, ContextManager, Iterator
+from typing import Any, Callable, ContextManager, Iterator
+
+import bench_publish  # the publish job (issue 24): scripts/bench_publish.py
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = ROOT / "bench-out"
@@ -155,6 +162,10 @@ class Job:
     # Also measure the bytes ours reads (/proc/PID/io rchar), against the input's size: a job
     # that must read its input once.
     reads_input_once: float | None = None
+    # A job that runs and reports itself (e.g. bench_publish.Publish): an object with
+    # run(job, runs, keyframe, out_dir, made) -> Result, section(result, info, runs, invoked_as) -> str
+    # and ratio_line(result) -> str, called instead of run_job's loop and the generic sections.
+    custom: Any = None
 
 
 BENCH_SECONDS = 600
@@ -603,6 +614,28 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         warmup=False,
         max_runs=3,
     ),
+    Job(
+        name="publish",
+        input="wav48-loop",
+        what="Live capture → one AAC-LC 128 kb/s encode → an M4A file, an RTMP server (nginx-rtmp) and an "
+             "Icecast server (icecast2), both on loopback: `record --publish` against ffmpeg's `tee` muxer, "
+             f"stereo {RECORD_RATE / 1000:g} kHz from ALSA device `pulse`, the `record` job's PulseAudio null sink",
+        ours=["{keyframe}", "record", "{out}", "--duration", "{seconds}",
+              "--publish", "rtmp://127.0.0.1:{rtmp-port}/live/bench",
+              "--publish", "icecast://source:{password}@127.0.0.1:{icecast-port}/bench.aac",
+              "--device", "pulse", "--sample-rate", str(RECORD_RATE), "--channels", "2", "--bitrate", "128k", "--json"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "warning", "-y", "-f", "alsa", "-i", "pulse", "-t", "{seconds}",
+                "-map", "0:a", "-ar", str(RECORD_RATE), "-ac", "2", "-c:a", "aac", "-aac_coder", "fast", "-b:a", "128k",
+                "-f", "tee", "[f=mp4]{out}"
+                "|[f=flv:onfail=ignore]rtmp://127.0.0.1:{rtmp-port}/live/ff"
+                "|[f=adts:content_type=audio/aac:onfail=ignore]icecast://source:{password}@127.0.0.1:{icecast-port}/ff.aac"],
+        out_ext=".m4a",
+        target=0.6,
+        realtime=True,
+        warmup=False,
+        max_runs=5,
+        custom=bench_publish.Publish(sys.modules[__name__]),
+    ),
 ]}
 
 
@@ -717,6 +750,8 @@ class Result:
 
 
 def run_job(job: Job, runs: int, keyframe: str, out_dir: Path, made: dict[str, Path]) -> Result:
+    if job.custom is not None:
+        return job.custom.run(job, runs, keyframe, out_dir, made)
     in_path = ensure_input(job.input, made, out_dir)
     job_dir = out_dir / job.name
     job_dir.mkdir(parents=True, exist_ok=True)
@@ -936,6 +971,8 @@ def display(path: Path) -> str:
 
 
 def ratio_line(r: Result) -> str:
+    if r.job.custom is not None:
+        return r.job.custom.ratio_line(r)
     if r.job.realtime:
         ours = statistics.median(x.cpu_share for x in r.ours)
         theirs = statistics.median(x.cpu_share for x in r.ffmpeg)
@@ -1044,6 +1081,8 @@ def table(r: Result) -> list[str]:
 
 
 def section(r: Result, info: dict[str, str], runs: int, invoked_as: str) -> str:
+    if r.job.custom is not None:
+        return r.job.custom.section(r, info, runs, invoked_as)
     if r.job.realtime:
         return realtime_section(r, info, len(r.ours), invoked_as)
     same = compare_outputs(r.ours_out, r.ffmpeg_out)
