@@ -39,6 +39,29 @@ struct PublishCommandTests {
         #expect(destination["framesSent"] as? Int == (try Self.adtsFrameCount(source)))
     }
 
+    @Test("One encoder per distinct bitrate: URL#bitrate= gives a destination its own")
+    func bitratePerDestination() throws {
+        let server = try IcecastServer(dumpedMounts: ["/low.aac", "/high.aac"])
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("noise.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=48000:duration=3", "-ac", "2", input])
+        let base = "icecast://source:\(server.password)@127.0.0.1:\(server.port)"
+        let result = try Self.keyframe(["publish", input, "\(base)/low.aac#bitrate=48k", "\(base)/high.aac", "--bitrate", "160k", "--json"])
+        try #require(result.status == 0, "publish: \(result.standardError)")
+        let report = try CaptureCheck.json(result, "publish --json")
+        #expect(report["bitrates"] as? [Int] == [48_000, 160_000])
+        let destinations = try #require(report["destinations"] as? [[String: Any]])
+        #expect(destinations.map { $0["bitrate"] as? Int } == [48_000, 160_000])
+        try server.waitUntilSourceLeaves("/low.aac")
+        try server.waitUntilSourceLeaves("/high.aac")
+        let low = server.dump(of: "/low.aac"), high = server.dump(of: "/high.aac")
+        // Each mount got its own encoding: 3 s at 48k and at 160k, ADTS headers included.
+        #expect(abs(Double(low.count) * 8 / 3 - 48_000) < 12_000, "\(low.count) bytes")
+        #expect(abs(Double(high.count) * 8 / 3 - 160_000) < 30_000, "\(high.count) bytes")
+        #expect(try Self.adtsFrameCount(low) > 130 && (try Self.adtsFrameCount(high)) > 130)
+    }
+
     @Test("record --publish: a dead destination beside a live one leaves the local file frame-exact")
     func recordWithDeadAndLiveDestinations() throws {
         let server = try IcecastServer(dumpedMounts: ["/rec.aac"])
