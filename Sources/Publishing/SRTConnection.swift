@@ -83,7 +83,7 @@ package final class SRTConnection: ServerConnection {
         guard kf_srt_load() == 0 else {
             throw PublishingError(.libraryMissing, "\(destination): " + String(cString: kf_srt_load_error()))
         }
-        let addresses = try SRTSocketAddress.resolve(host: destination.host, port: destination.port)
+        let addresses = try SRTSocketAddress.resolve(host: destination.host, port: destination.port, deadline: deadline)
         var attempts: [SRTSOCKET] = []
         defer { attempts.forEach(closeAbruptly) }
         var failures: [PublishingError] = []

@@ -1,3 +1,5 @@
+internal import Dispatch
+internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
 #elseif canImport(Musl)
@@ -13,6 +15,28 @@ struct SRTSocketAddress: Sendable {
 
     /// The address family (`AF_INET`, `AF_INET6`).
     var family: Int32 { Int32(storage.ss_family) }
+
+    /// ``resolve(host:port:)`` waiting no later than `deadline`: getaddrinfo(3) has no timeout
+    /// of its own, and a resolver that stops answering mid-stream must not hold the
+    /// destination's thread. The lookup runs on a thread of its own; one that comes too late is
+    /// dropped.
+    ///
+    /// - Throws: ``PublishingError/Reason/timedOut`` at the deadline, or what the lookup threw.
+    static func resolve(host: String, port: Int, deadline: ContinuousClock.Instant) throws(PublishingError) -> [SRTSocketAddress] {
+        let outcome = Mutex<Result<[SRTSocketAddress], PublishingError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let result = Result { () throws(PublishingError) in try resolve(host: host, port: port) }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        let remaining = max(.zero, deadline - .now)
+        let milliseconds = Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+        guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success, let result = outcome.withLock({ $0 }) else {
+            throw PublishingError(.timedOut, "the name lookup of the SRT host \(host) did not answer in time")
+        }
+        return try result.get()
+    }
 
     /// Every UDP address of `host` (a name, an IPv4 or IPv6 address) at `port`, in the resolver's
     /// order of preference.
