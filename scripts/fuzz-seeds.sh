@@ -21,6 +21,9 @@
 #       (ASCII and UTF-8 titles, 1 and 40 chapters); mp4 also gets such a file.
 # ics:  raw data blocks (ADTS frames without their headers) of mono, stereo and 5.1 AAC made with
 #       ffmpeg from a signal with clicks (short windows), 40 per file.
+# rdb:  the sampling index byte, then a raw data block, of AAC made with ffmpeg (mono, stereo, 5.1;
+#       8 to 48 kHz; clicks for short windows; twoloop and fast coders; PNS, intensity, TNS on
+#       and off), 20 per file.
 # mpd:  the MPDs of ffmpeg's dash muxer (SegmentTimeline, $Number$ templates, SegmentList, audio +
 #       video, low-latency), a hand-made one with the XML the reader skips or decodes (DOCTYPE,
 #       comments, PIs, CDATA, references, prefixes), plus the .mpd files of ../shared/corpus.
@@ -31,7 +34,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -263,6 +266,33 @@ while offset + 7 <= len(data) and index < 40:
     index += 1
 PY
     done
+    ;;
+rdb)
+    # name  rate  layout  bitrate  encoder options
+    while read -r name rate layout bitrate options; do
+        # shellcheck disable=SC2086
+        ffmpeg -nostdin -v error -y -f lavfi \
+            -i "aevalsrc='0.3*sin(2*PI*440*t)+0.2*(2*random(0)-1)+0.6*(2*random(0)-1)*lt(mod(t,0.1),0.003)':s=$rate:d=1" \
+            -af "aformat=channel_layouts=$layout" -c:a aac -b:a "$bitrate" $options -f adts "$work/rdb-$name.aac"
+        python3 - "$work/rdb-$name.aac" "$dir/rdb-$name" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+offset, index = 0, 0
+while offset + 7 <= len(data) and index < 20:
+    length = ((data[offset + 3] & 3) << 11) | (data[offset + 4] << 3) | (data[offset + 5] >> 5)
+    header = 7 if data[offset + 1] & 1 else 9
+    config = (data[offset + 2] >> 2) & 0xF | ((data[offset + 2] & 1) << 6 | (data[offset + 3] >> 6) << 4)
+    open(f"{sys.argv[2]}-{index}.bin", "wb").write(bytes([config]) + data[offset + header:offset + length])
+    offset += length
+    index += 1
+PY
+    done <<'LIST'
+mono48 48000 mono 64k
+stereo44 44100 stereo 128k -aac_coder fast
+stereo22 22050 stereo 32k -aac_pns 1 -aac_is 1
+surround 48000 5.1 256k -aac_tns 1
+mono8 8000 mono 16k -aac_tns 0 -aac_pns 0
+LIST
     ;;
 asc)
     # LC 44.1 kHz stereo; LC 44.1 kHz stereo + explicit no-SBR extension (FFmpeg's extradata);

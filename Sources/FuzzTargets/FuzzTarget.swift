@@ -49,6 +49,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// block's head (the same bytes with anything after them give the same answer), and is the
     /// same read twice.
     case ics
+    /// ``RawDataBlock`` (an AAC-LC `raw_data_block()`, the first byte choosing the sampling
+    /// index): any bytes give a block or a typed error, never a trap; what parses writes back to
+    /// the same bytes, each element as long as it was read; fill elements inserted after its
+    /// channel elements write and read back.
+    case rdb
     /// ``ITunesItemList`` (an `ilst` payload): any bytes give items or a typed error; what parses
     /// writes back (``ITunesItemList/box``) to bytes that parse to the same items, and stays so
     /// after an item is set and another removed.
@@ -86,6 +91,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .hevc: Self.hevcParameterSets(data)
         case .annexb: Self.annexBStream(data)
         case .ics: Self.icsInfo(data)
+        case .rdb: Self.rawDataBlock(data)
         case .ilst: Self.itemList(data)
         case .chapters: Self.chapterList(data)
         case .mpd: Self.mpd(data)
