@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "VideoBitstream", targets: ["VideoBitstream"]),
         .library(name: "MP4", targets: ["MP4"]),
         .library(name: "AudioCodec", targets: ["AudioCodec"]),
+        .library(name: "SpectralBandReplication", targets: ["SpectralBandReplication"]),
         .library(name: "HLSServer", targets: ["HLSServer"]),
         .library(name: "MPEGTS", targets: ["MPEGTS"]),
         .library(name: "Publishing", targets: ["Publishing"]),
@@ -80,6 +81,13 @@ let package = Package(
         .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream"],
                 swiftSettings: strict),
 
+        // The SBR encoder of HE-AAC (ISO/IEC 14496-3 4.6.18; 3GPP TS 26.404): the QMF analysis,
+        // the half-band decimator for the LC core, the envelope, noise and grid estimation. Pure
+        // Swift; the bitstream syntax it fills in lives in AACBitstream.
+        .target(name: "SpectralBandReplication", dependencies: ["MediaCore", "AACBitstream",
+                                                               .product(name: "RealModule", package: "swift-numerics")],
+                swiftSettings: strict),
+
         // FFmpeg's codec, bound lazily with dlopen (headers from libavcodec-dev / libavutil-dev):
         // commands that never encode or decode never load libavcodec's ~110 libraries.
         .target(name: "CFFmpeg", linkerSettings: [.linkedLibrary("dl")]),
@@ -87,7 +95,7 @@ let package = Package(
         // FFmpeg 5.1 cannot decode.
         .target(name: "CFLAC", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
-        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio",
+        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio", "SpectralBandReplication",
                                                   .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
 
         // libsrt, bound lazily with dlopen (headers from libsrt-openssl-dev).
@@ -151,6 +159,8 @@ let package = Package(
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "SpectralBandReplicationTests", dependencies: ["SpectralBandReplication", "AACBitstream", "TestSupport"],
+                    swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "TestSupport"], swiftSettings: strict),
