@@ -42,6 +42,12 @@ APT_PACKAGES := libavcodec-dev libavutil-dev libavformat-dev libswresample-dev l
 # alsa-utils' /usr/share/sounds/alsa above.
 REAL_MEDIA_PACKAGES := sound-theme-freedesktop yaru-theme-sound sound-icons eiskaltdcpp-sounds
 APT_PACKAGES += $(REAL_MEDIA_PACKAGES)
+# HE-AAC (issue 25). faad (faad2's CLI): a decoder independent of FFmpeg's, for the interop tests.
+# The real inputs of `make quality`'s HE-AAC table (scripts/quality.py), ~58 MB of downloads: music
+# rendered by openmpt123 from an Impulse Tracker module of pingus-data (pingus-8.it, GPL-2+), and
+# recorded English words from ktuberling-data (sounds/en, GPL-2+).
+HE_AAC_PACKAGES := faad openmpt123 pingus-data ktuberling-data
+APT_PACKAGES += $(HE_AAC_PACKAGES)
 VENV := .venv
 # mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists). websocket-client:
 # the DevTools protocol client that drives Chromium in the browser tests.
@@ -59,7 +65,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 # --- fuzzing ------------------------------------------------------------------------------------
 
 # Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
-FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb ilst chapters mpd rtmp ts
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ilst chapters mpd rtmp ts
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
@@ -251,7 +257,8 @@ demo: deps
 # Benchmarks (scripts/bench.py): each job times keyframe and the matching ffmpeg command on the
 # same input in the same run, alternating, BENCH_RUNS times after a warm-up; prints the table and
 # the ratio to ffmpeg and rewrites the job's section of BENCHMARKS.md. Never fails on speed.
-# BENCH_JOBS=encode,decode selects jobs (default: every job in the script's table). The record job
+# BENCH_JOBS=encode,decode selects jobs (default: every job in the script's table; BENCH_JOBS=he-aac
+# is issue 25's HE-AAC encode, skipped while keyframe has no `--profile he-aac`). The record job
 # captures 60 s per command per run in real time from a PulseAudio null sink the script starts
 # (at most 3 runs): CPU as a share of one core, and overruns, against ffmpeg's alsa input.
 BENCH_RUNS ?= 5
@@ -273,8 +280,12 @@ bench: deps
 
 # Quality parity (scripts/quality.py): keyframe's and ffmpeg's AAC at 96k and 128k scored against
 # the original by Zimtohrli (lower is better) and ViSQOL (MOS-LQO, higher is better); rewrites the
-# "Quality parity" section of BENCHMARKS.md. Fails only when a tool fails, never on a score.
-# QUALITY_FLAGS=--no-visqol skips ViSQOL (the slow one); --json prints the full record.
+# "Quality parity" section of BENCHMARKS.md. Then HE-AAC (issue 25): `keyframe encode --profile
+# he-aac` against ffmpeg's LC at 48k and 64k, and LC at 96k, on the bench signal, music and speech,
+# with the 8-16 kHz third-octave levels; rewrites the "HE-AAC quality" section (skipped while
+# keyframe has no `--profile he-aac`). Fails only when a tool fails, never on a score.
+# QUALITY_FLAGS=--no-visqol skips ViSQOL (the slow one); --json prints the full record;
+# --sections lc or --sections he-aac runs one table; --inputs music,speech picks HE-AAC inputs.
 QUALITY_FLAGS ?=
 .PHONY: quality
 

@@ -113,6 +113,7 @@ let package = Package(
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec",
+                                                   "SpectralBandReplication",
                                                    "VideoBitstream", "AudioIO", "Publishing",
                                                    .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.

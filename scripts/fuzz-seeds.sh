@@ -21,6 +21,8 @@
 #       (ASCII and UTF-8 titles, 1 and 40 chapters); mp4 also gets such a file.
 # ics:  raw data blocks (ADTS frames without their headers) of mono, stereo and 5.1 AAC made with
 #       ffmpeg from a signal with clicks (short windows), 40 per file.
+# sbr:  SBR frames (sbr_extension_data) from the tests' generator, committed under
+#       Tests/AACBitstreamTests/Regressions/sbr.
 # rdb:  the sampling index byte, then a raw data block, of AAC made with ffmpeg (mono, stereo, 5.1;
 #       8 to 48 kHz; clicks for short windows; twoloop and fast coders; PNS, intensity, TNS on
 #       and off), 20 per file.
@@ -34,7 +36,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -293,6 +295,12 @@ stereo22 22050 stereo 32k -aac_pns 1 -aac_is 1
 surround 48000 5.1 256k -aac_tns 1
 mono8 8000 mono 16k -aac_tns 0 -aac_pns 0
 LIST
+    ;;
+sbr)
+    # Streams of sbr_extension_data() in the sbr target's format (a selector byte, then
+    # length-prefixed frames), made by the tests' frame generator (SBRExtensionDataTests.seedInputs)
+    # and committed under Tests/AACBitstreamTests/Regressions/sbr: every rate, SCE and CPE.
+    cp "$root"/Tests/AACBitstreamTests/Regressions/sbr/* "$dir"/
     ;;
 asc)
     # LC 44.1 kHz stereo; LC 44.1 kHz stereo + explicit no-SBR extension (FFmpeg's extradata);

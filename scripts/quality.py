@@ -20,6 +20,36 @@ scored against it:
 
 It also says whether the two AAC files are byte-identical. The exit status is non-zero only when a
 tool fails (an encoder, the decoder, a metric), never because of a score.
+
+HE-AAC (issue 25; section `he-aac`, on by default, `--sections lc` leaves it out): on three inputs,
+each `--he-aac-seconds` long (default 20), 48 kHz stereo, made once into bench-out/quality/ and
+reused:
+
+- bench: the test signal above;
+- music: an Impulse Tracker module from Debian's pingus-data (`pingus-8.it`, "pingus - level" by
+  Joseph Toscano, GPL-2+: piano, bass guitar, square-wave lead, drums, brass choir; full band to
+  20 kHz), rendered from its start by openmpt123 (libopenmpt: 48 kHz float, no dither, 8-tap
+  interpolation; the same bytes every time), then to s16;
+- speech: recorded human speech from Debian's ktuberling-data (`/usr/share/ktuberling/sounds/en`,
+  GPL-2+: 72 English words, 44.1 kHz stereo Ogg Vorbis with near-identical channels, kept stereo),
+  the files in name order, resampled to 48 kHz by ffmpeg, 0.3 s of silence after each, cut to length;
+
+at each `--he-aac-bitrates` (48k,64k): `keyframe encode --profile he-aac` to ADTS against
+`ffmpeg -c:a aac -b:a RATE -f adts` (LC) at the same rate, and ffmpeg's LC at
+`--reference-bitrate` (96k: the issue's "aim for LC at 96k"). Each is decoded, aligned and scored as
+above (HE-AAC in ADTS carries no trim: its lag is the decoder delay, ~3000 samples), plus:
+
+- kb/s: the ADTS file's bytes × 8 over the input's duration (ADTS headers included);
+- 8–16 kHz: the level of the aligned decode against the source in the third-octave bands of
+  midband 8, 10, 12.5 and 16 kHz (IEC 61260 base-10: fm = 1000 × 10^(k/10), edges fm × 10^(±1/20)),
+  and the mean absolute difference (the issue's target: within 4 dB). A band where the source is
+  below -80 dB (re full-scale mean square) is not counted (the speech has little above 14 kHz);
+- for keyframe also `keyframe encode --profile he-aac` to .m4a: ffprobe's profile and rate, and
+  ffmpeg's decode of it (its frames against the input's, its lag: the issue wants exactly the
+  input's frames at lag 0).
+
+The section is skipped (with a message, not a failure) while `keyframe encode --help` does not
+mention `he-aac`. The table says whether the issue's targets are met; they are never asserted.
 """
 
 from __future__ import annotations
@@ -31,6 +61,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import struct
 import subprocess
 import sys
@@ -43,7 +74,19 @@ import bench  # noqa: E402  (the shared test signal, machine info and keyframe l
 
 ROOT = bench.ROOT
 RATE = 48000  # Zimtohrli requires 48 kHz; ViSQOL's audio mode expects it.
+# The largest delay looked for, in samples: LC's priming is 1024; HE-AAC in ADTS (no trim) adds the
+# QMF/SBR delay and the core's at half the rate, ~3000 in all.
 MAX_LAG = 8192
+
+# HE-AAC inputs (make deps installs the packages): Debian's pingus-data and ktuberling-data.
+MUSIC_MODULE = Path("/usr/share/games/pingus/data/music/pingus-8.it")
+SPEECH_DIR = Path("/usr/share/ktuberling/sounds/en")
+SPEECH_GAP = 0.3  # seconds of silence after each word
+# Third-octave bands of the SBR range: IEC 61260 base-10 midbands 10^(k/10) kHz, k = 9..12.
+THIRD_OCTAVES = [("8k", 1000 * 10 ** (9 / 10)), ("10k", 1000 * 10 ** (10 / 10)),
+                 ("12.5k", 1000 * 10 ** (11 / 10)), ("16k", 1000 * 10 ** (12 / 10))]
+BAND_FLOOR_DB = -80.0  # a band whose source level is below this is not counted
+BAND_TARGET_DB = 4.0
 
 
 class ToolError(Exception):
@@ -134,6 +177,32 @@ def snr_db(ref, deg) -> float:
     return float("inf") if noise == 0 else 10 * np.log10(signal / noise)
 
 
+def third_octave_levels(pcm) -> dict[str, float]:
+    """The level in each of THIRD_OCTAVES, dB re full-scale mean square: the band's share of the
+    signal's mean square (from one FFT of the whole signal), averaged over the channels."""
+    import numpy as np
+    x = np.asarray(pcm, dtype=np.float64)
+    n = len(x)
+    power = (np.abs(np.fft.rfft(x, axis=0)) ** 2).mean(axis=1)
+    power[1:] *= 2  # one-sided
+    freqs = np.fft.rfftfreq(n, 1 / RATE)
+    levels = {}
+    for label, fm in THIRD_OCTAVES:
+        lo, hi = fm * 10 ** (-1 / 20), fm * 10 ** (1 / 20)
+        ms = float(power[(freqs >= lo) & (freqs < hi)].sum()) / n ** 2
+        levels[label] = 10 * np.log10(ms) if ms > 1e-20 else -200.0
+    return levels
+
+
+def band_check(ref_levels: dict[str, float], deg_levels: dict[str, float]) -> dict:
+    """Decode level minus source level per band; the mean absolute difference over the bands whose
+    source level reaches BAND_FLOOR_DB."""
+    diffs = {b: deg_levels[b] - ref_levels[b] for b, _ in THIRD_OCTAVES}
+    counted = [b for b, _ in THIRD_OCTAVES if ref_levels[b] >= BAND_FLOOR_DB]
+    mean = sum(abs(diffs[b]) for b in counted) / len(counted) if counted else None
+    return {"levels": deg_levels, "diff_db": diffs, "counted": counted, "mean_abs_diff_db": mean}
+
+
 def zimtohrli_scores(ref, deg) -> dict:
     import zimtohrli
     z = zimtohrli.Pyohrli()
@@ -164,6 +233,20 @@ def parse_bitrates(text: str) -> list[str]:
     return rates
 
 
+SECTIONS = ("lc", "he-aac")
+HE_INPUTS = ("bench", "music", "speech")
+
+
+def parse_choices(known: tuple[str, ...]):
+    def parse(text: str) -> list[str]:
+        names = [n.strip() for n in text.split(",") if n.strip()]
+        bad = [n for n in names if n not in known]
+        if bad or not names:
+            raise argparse.ArgumentTypeError(f"unknown {', '.join(bad) or '(none)'}; known: {', '.join(known)}")
+        return names
+    return parse
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -180,9 +263,27 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="do not update BENCHMARKS.md")
     parser.add_argument("--invoked-as", default=None,
                         help="the command recorded in BENCHMARKS.md (default: this command line)")
+    parser.add_argument("--sections", type=parse_choices(SECTIONS), default=list(SECTIONS),
+                        help=f"comma-separated sections to run (default {','.join(SECTIONS)}): lc is the "
+                             "LC parity table, he-aac the HE-AAC one (issue 25)")
+    parser.add_argument("--inputs", type=parse_choices(HE_INPUTS), default=list(HE_INPUTS),
+                        help=f"HE-AAC inputs (default {','.join(HE_INPUTS)})")
+    parser.add_argument("--he-aac-bitrates", type=parse_bitrates, default=["48k", "64k"],
+                        help="HE-AAC against LC at each (default 48k,64k)")
+    parser.add_argument("--he-aac-seconds", type=int, default=20,
+                        help="length of each HE-AAC input, 5 to 55 (default 20; the music module "
+                             "lasts 57.8 s)")
+    parser.add_argument("--reference-bitrate", default="96k",
+                        help="ffmpeg's LC reference row of the HE-AAC table (default 96k; 'none' for none)")
     args = parser.parse_args()
     if args.seconds < 5:
         parser.error("--seconds must be at least 5")
+    if not 5 <= args.he_aac_seconds <= 55:
+        parser.error("--he-aac-seconds must be 5 to 55")
+    if args.reference_bitrate.lower() == "none":
+        args.reference_bitrate = None
+    elif not re.fullmatch(r"\d+(\.\d+)?[kKmM]?", args.reference_bitrate):
+        parser.error(f"not a bitrate: {args.reference_bitrate}")
     try:
         return run_all(args)
     except ToolError as e:
@@ -223,7 +324,7 @@ def run_all(args) -> int:
     write_wav_f32(ref_f32, ref, RATE)
 
     rows, visqol_jobs = [], []
-    for br in args.bitrates:
+    for br in (args.bitrates if "lc" in args.sections else []):
         encoders = {
             "keyframe": [keyframe, "encode", str(ref_path), "-o", str(out / f"keyframe-{br}.aac"),
                          "--bitrate", br],
@@ -272,6 +373,16 @@ def run_all(args) -> int:
         ours["max_abs_diff_vs_ffmpeg"] = theirs["max_abs_diff_vs_ffmpeg"] = diff
         parallel["max_abs_diff_vs_ffmpeg"] = float(np.max(np.abs(decoded["keyframe-parallel"] - decoded["ffmpeg"])))
 
+    he, he_note = None, None
+    if "he-aac" in args.sections:
+        he_note = bench.keyframe_lacks(keyframe, "encode", "he-aac")
+        if he_note is None:
+            he = run_he_aac(args, keyframe, out, visqol_jobs)
+        elif args.sections == ["he-aac"]:
+            raise ToolError(f"HE-AAC: {he_note}")
+        else:
+            log(f"quality: HE-AAC section skipped: {he_note}")
+
     visqol_seconds = None
     if visqol_jobs:
         log(f"quality: ViSQOL on {len(visqol_jobs)} decodes (~25 s a run on this machine) ...")
@@ -282,7 +393,7 @@ def run_all(args) -> int:
         unique: dict[str, list[dict]] = {}
         paths: dict[str, tuple[str, str]] = {}
         for row, r, d in visqol_jobs:
-            key = sha256(Path(d))
+            key = sha256(Path(r)) + sha256(Path(d))
             unique.setdefault(key, []).append(row)
             paths[key] = (r, d)
         workers = max(1, min(len(unique), workers))
@@ -310,20 +421,196 @@ def run_all(args) -> int:
             "snr_db": "SNR of the aligned decode against the original, dB, higher is better",
         },
         "visqol_note": visqol_note, "visqol_seconds": visqol_seconds,
-        "results": rows, **info, "keyframe": keyframe,
+        "results": rows, "he_aac": he, "he_aac_note": he_note, **info, "keyframe": keyframe,
     }
-    table = render_table(report)
+    tables = []
+    if "lc" in args.sections:
+        tables.append(("## Quality parity (AAC-LC)", render_table(report)))
+    if he is not None:
+        tables.append(("## HE-AAC (issue 25)", render_he_table(report)))
+    text = "\n\n".join(f"{title}\n\n{table}" if len(tables) > 1 else table for title, table in tables)
     if args.json:
         print(json.dumps(report, indent=2))
-        log(table)
+        log(text)
     else:
-        print(table)
+        print(text)
     if not args.no_write:
         invoked_as = args.invoked_as or shlex.join(
             [".venv/bin/python", "scripts/quality.py", *sys.argv[1:]])
-        write_doc(report, table, invoked_as, args.doc)
-        log(f"quality: updated {bench.display(args.doc)}")
+        if "lc" in args.sections:
+            write_doc(report, render_table(report), invoked_as, args.doc)
+        if he is not None:
+            write_he_doc(report, invoked_as, args.doc)
+        if "lc" in args.sections or he is not None:
+            log(f"quality: updated {bench.display(args.doc)}")
     return 0
+
+
+# --- HE-AAC (issue 25) ----------------------------------------------------------------------------
+
+
+def make_music_wav(path: Path, seconds: int) -> None:
+    """The first `seconds` of pingus-8.it rendered by openmpt123 at 48 kHz stereo float (no
+    dither, so the same bytes every time), then to s16 by ffmpeg (no dither either)."""
+    if not MUSIC_MODULE.is_file():
+        raise ToolError(f"{MUSIC_MODULE} is missing: `make deps` installs pingus-data")
+    if shutil.which("openmpt123") is None:
+        raise ToolError("openmpt123 not found: `make deps` installs it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    rendered = path.with_name(path.name + ".part.f32.wav")
+    tmp = path.with_name(path.name + ".part.wav")
+    run(["openmpt123", "--quiet", "--batch", "--samplerate", str(RATE), "--channels", "2", "--float",
+         "--dither", "0", "--filter", "8", "--end-time", str(seconds), "--force", "-o", str(rendered),
+         str(MUSIC_MODULE)])
+    run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(rendered), "-af", f"apad=whole_dur={seconds}",
+         "-t", str(seconds), "-c:a", "pcm_s16le", "-fflags", "+bitexact", "-flags:a", "+bitexact", str(tmp)])
+    rendered.unlink()
+    tmp.replace(path)
+
+
+def make_speech_wav(path: Path, seconds: int) -> None:
+    """ktuberling's English words in name order, each resampled to 48 kHz stereo and followed by
+    SPEECH_GAP s of silence, joined and cut (or padded) to `seconds`."""
+    words = sorted(SPEECH_DIR.glob("*.ogg"))
+    if not words:
+        raise ToolError(f"no .ogg in {SPEECH_DIR}: `make deps` installs ktuberling-data")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part.wav")
+    graph = "".join(f"[{i}:a]aresample={RATE},aformat=sample_fmts=fltp:channel_layouts=stereo,"
+                    f"apad=pad_dur={SPEECH_GAP}[w{i}];" for i in range(len(words)))
+    graph += "".join(f"[w{i}]" for i in range(len(words)))
+    graph += f"concat=n={len(words)}:v=0:a=1,apad=whole_dur={seconds}[out]"
+    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y"]
+    for w in words:
+        cmd += ["-i", str(w)]
+    run(cmd + ["-filter_complex", graph, "-map", "[out]", "-t", str(seconds), "-c:a", "pcm_s16le",
+               "-fflags", "+bitexact", "-flags:a", "+bitexact", str(tmp)])
+    tmp.replace(path)
+
+
+HE_INPUT_INFO = {
+    "bench": "the bench test signal (scripts/bench.py: voice-like harmonics, pink noise, noise bursts, "
+             "chords; deterministic)",
+    "music": f"`{MUSIC_MODULE}` (Debian pingus-data, GPL-2+; \"pingus - level\" by Joseph Toscano, Impulse "
+             "Tracker: piano, bass guitar, square-wave lead, drums, brass choir) from its start, rendered by "
+             "openmpt123 at 48 kHz stereo float without dither, then s16",
+    "speech": f"recorded human speech: the English words of `{SPEECH_DIR}/*.ogg` (Debian ktuberling-data, "
+              f"GPL-2+; 44.1 kHz stereo Vorbis, near-identical channels, kept stereo) in name order, "
+              f"resampled to 48 kHz by ffmpeg, {SPEECH_GAP} s of silence after each",
+}
+
+
+def he_input(name: str, out: Path, seconds: int) -> Path:
+    """The input, made once into `out` and reused: the bench signal (the LC table's, at this
+    length), the music or the speech."""
+    if name == "bench":
+        path = out / f"reference-v1-{seconds}s-{RATE}-stereo-s16.wav"
+    else:
+        path = out / f"{name}-v1-{seconds}s-{RATE}-stereo-s16.wav"
+    if not path.is_file():
+        log(f"quality: making {bench.display(path)}")
+        if name == "bench":
+            bench.make_test_wav(path, RATE, seconds)
+        else:
+            (make_music_wav if name == "music" else make_speech_wav)(path, seconds)
+    return path
+
+
+def decode_align(coded: Path, ref, stem: Path) -> tuple:
+    """ffmpeg's decode of `coded` to float, aligned to ref by cross-correlation and cut to its
+    length (padded with silence if the decode ends early: counted in `short_by`)."""
+    import numpy as np
+    wav = stem.with_name(stem.name + ".decoded.wav")
+    run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(coded), "-ac", "2", "-c:a", "pcm_f32le", str(wav)])
+    deg, deg_rate = read_wav(wav)
+    if deg_rate != RATE:
+        raise ToolError(f"{wav}: decoded at {deg_rate} Hz, expected {RATE} (SBR not signalled or not found?)")
+    lag = measure_lag(ref, deg)
+    aligned = deg[lag:lag + len(ref)]
+    short_by = len(ref) - len(aligned)
+    if short_by > 0:
+        aligned = np.concatenate([aligned, np.zeros((short_by, aligned.shape[1]), dtype=aligned.dtype)])
+    aligned_path = stem.with_name(stem.name + ".aligned.wav")
+    write_wav_f32(aligned_path, aligned, RATE)
+    return aligned, aligned_path, {"decoded_frames": len(deg), "lag": lag, "short_by": max(0, short_by)}
+
+
+def ffprobe_stream(path: Path) -> dict:
+    proc = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "a:0", "-show_entries",
+                           "stream=codec_name,profile,sample_rate,channels", "-of", "json", str(path)],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ToolError(f"ffprobe failed on {path}: {proc.stderr.strip()[-500:]}")
+    streams = json.loads(proc.stdout).get("streams") or [{}]
+    return streams[0]
+
+
+def run_he_aac(args, keyframe: str, out: Path, visqol_jobs: list) -> dict:
+    he_dir = out / "he-aac"
+    he_dir.mkdir(parents=True, exist_ok=True)
+    inputs, rows = [], []
+    for name in args.inputs:
+        src = he_input(name, out, args.he_aac_seconds)
+        ref, rate = read_wav(src)
+        if rate != RATE or ref.shape[1] != 2:
+            raise ToolError(f"{src}: expected {RATE} Hz stereo, got {rate} Hz {ref.shape[1]} ch")
+        ref_f32 = he_dir / f"{name}.reference.f32.wav"
+        write_wav_f32(ref_f32, ref, RATE)
+        ref_levels = third_octave_levels(ref)
+        seconds = len(ref) / RATE
+        inputs.append({"name": name, "path": bench.display(src), "sha256": sha256(src), "frames": len(ref),
+                       "seconds": seconds, "description": HE_INPUT_INFO[name], "levels": ref_levels})
+        plan = []
+        for br in args.he_aac_bitrates:
+            plan += [("keyframe", "he-aac", br), ("ffmpeg", "lc", br)]
+        if args.reference_bitrate:
+            plan.append(("ffmpeg", "lc", args.reference_bitrate))
+        for encoder, profile, br in plan:
+            stem = he_dir / f"{name}-{encoder}-{profile}-{br}"
+            aac = stem.with_suffix(".aac")
+            if encoder == "keyframe":
+                cmd = [keyframe, "encode", str(src), "-o", str(aac), "--profile", profile, "--bitrate", br]
+            else:
+                cmd = ["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(src), "-c:a", "aac", "-b:a", br,
+                       "-f", "adts", str(aac)]
+            aac.unlink(missing_ok=True)
+            log(f"quality: HE-AAC {name} {br} {encoder} {profile}: {shlex.join(cmd)}")
+            run(cmd)
+            aligned, aligned_path, dec = decode_align(aac, ref, stem)
+            z = zimtohrli_scores(ref, aligned)
+            row = {
+                "input": name, "encoder": encoder, "profile": profile, "bitrate": br, "command": cmd,
+                "aac_bytes": aac.stat().st_size, "kbps": aac.stat().st_size * 8 / seconds / 1000,
+                "adts_stream": ffprobe_stream(aac), **dec,
+                "zimtohrli": z["distance"], "zimtohrli_per_channel": z["per_channel"], "zimtohrli_mos": z["mos"],
+                "snr_db": snr_db(ref, aligned), "visqol": None,
+                "bands": band_check(ref_levels, third_octave_levels(aligned)),
+            }
+            if encoder == "keyframe":
+                row["m4a"] = check_m4a(keyframe, src, ref, stem, profile, br)
+            rows.append(row)
+            if not args.no_visqol:
+                visqol_jobs.append((row, str(ref_f32), str(aligned_path)))
+    return {"inputs": inputs, "results": rows, "he_aac_bitrates": args.he_aac_bitrates,
+            "reference_bitrate": args.reference_bitrate}
+
+
+def check_m4a(keyframe: str, src: Path, ref, stem: Path, profile: str, br: str) -> dict:
+    """The same encode to .m4a: ffprobe's profile and rate, and ffmpeg's decode (edit list applied):
+    its frames against the input's and its lag (the issue: exactly the input's frames, lag 0)."""
+    m4a = stem.with_suffix(".m4a")
+    m4a.unlink(missing_ok=True)
+    cmd = [keyframe, "encode", str(src), "-o", str(m4a), "--profile", profile, "--bitrate", br]
+    log(f"quality: HE-AAC M4A: {shlex.join(cmd)}")
+    run(cmd)
+    stream = ffprobe_stream(m4a)
+    wav = stem.with_name(stem.name + ".m4a.decoded.wav")
+    run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(m4a), "-ac", "2", "-c:a", "pcm_f32le", str(wav)])
+    deg, deg_rate = read_wav(wav)
+    return {"command": cmd, "bytes": m4a.stat().st_size, "profile": stream.get("profile"),
+            "sample_rate": int(stream.get("sample_rate", 0)), "channels": stream.get("channels"),
+            "decoded_rate": deg_rate, "decoded_frames": len(deg), "input_frames": len(ref),
+            "lag": measure_lag(ref, deg) if deg_rate == RATE else None}
 
 
 def fmt(x, spec: str) -> str:
@@ -351,6 +638,148 @@ def render_table(report: dict) -> str:
             lines.append(f"- {r['bitrate']}: {what} and ffmpeg's AAC files differ; decoded samples differ by "
                          f"at most {r['max_abs_diff_vs_ffmpeg']:.6g} (full scale 1.0)")
     return "\n".join(lines)
+
+
+def he_row(rows: list[dict], input_name: str, encoder: str, bitrate: str) -> dict | None:
+    return next((r for r in rows if r["input"] == input_name and r["encoder"] == encoder
+                 and r["bitrate"] == bitrate), None)
+
+
+def verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else ("**met**" if ok else "**not met**")
+
+
+def he_targets(report: dict) -> list[str]:
+    """Issue 25's targets, read off the rows: ViSQOL and Zimtohrli against LC (on real music, the
+    target's input; the other inputs for information), the 8–16 kHz bands, the M4A's signalling,
+    length and lag."""
+    he = report["he_aac"]
+    rows = he["results"]
+    lines = []
+    for inp in he["inputs"]:
+        name = inp["name"]
+        label = "real music: the targets' input" if name == "music" else "for information"
+        lines.append(f"- **{name}** ({label})")
+        for br in he["he_aac_bitrates"]:
+            ours, lc = he_row(rows, name, "keyframe", br), he_row(rows, name, "ffmpeg", br)
+            if ours is None or lc is None:
+                continue
+            parts = []
+            need = 0.5 if br == "48k" else 0.0
+            if ours["visqol"] is not None and lc["visqol"] is not None:
+                d = ours["visqol"] - lc["visqol"]
+                parts.append(f"ViSQOL {ours['visqol']:.3f} vs LC's {lc['visqol']:.3f}: {d:+.3f} "
+                             f"(target ≥ {need:+.1f}: {verdict(d >= need)})")
+            else:
+                parts.append("ViSQOL not run")
+            parts.append(f"Zimtohrli {ours['zimtohrli']:.5f} vs LC's {lc['zimtohrli']:.5f} "
+                         f"(target lower: {verdict(ours['zimtohrli'] < lc['zimtohrli'])})")
+            band = ours["bands"]["mean_abs_diff_db"]
+            parts.append(f"8–16 kHz mean |Δ| {fmt(band, '.1f')} dB (target ≤ {BAND_TARGET_DB:g} dB: "
+                         f"{verdict(None if band is None else band <= BAND_TARGET_DB)})")
+            a = ours["adts_stream"]
+            adts_he = a.get("profile") == "HE-AAC" and int(a.get("sample_rate", 0)) == RATE
+            parts.append(f"ffprobe says `{a.get('profile')}` at {a.get('sample_rate')} Hz for the ADTS "
+                         f"({verdict(adts_he)})")
+            m = ours.get("m4a")
+            if m:
+                exact = m["decoded_frames"] == m["input_frames"] and m["lag"] == 0
+                he_profile = m["profile"] == "HE-AAC" and m["sample_rate"] == RATE
+                parts.append(f"`{m['profile']}` at {m['sample_rate']} Hz for the M4A ({verdict(he_profile)}), "
+                             f"whose ffmpeg decode has {m['decoded_frames']} frames (the input {m['input_frames']}) "
+                             f"at lag {m['lag']} ({verdict(exact)})")
+            lines.append(f"  - HE-AAC {br} against LC {br}: " + "; ".join(parts))
+        ref = he["reference_bitrate"]
+        top = he["he_aac_bitrates"][-1] if he["he_aac_bitrates"] else None
+        ours = he_row(rows, name, "keyframe", top) if ref and top else None
+        lc_ref = he_row(rows, name, "ffmpeg", ref) if ref and top else None
+        if ours and lc_ref:
+            if ours["visqol"] is not None and lc_ref["visqol"] is not None:
+                d = ours["visqol"] - lc_ref["visqol"]
+                text = f"ViSQOL {ours['visqol']:.3f} vs {lc_ref['visqol']:.3f}: {d:+.3f} (aim ≥ 0: {verdict(d >= 0)})"
+            else:
+                text = "ViSQOL not run"
+            lines.append(f"  - HE-AAC {top} against LC {ref}: {text}; Zimtohrli {ours['zimtohrli']:.5f} vs "
+                         f"{lc_ref['zimtohrli']:.5f}")
+    return lines
+
+
+def band_cell(row: dict, band: str) -> str:
+    d = row["bands"]["diff_db"][band]
+    text = f"{d:+.1f}"
+    return text if band in row["bands"]["counted"] else f"({text})"
+
+
+def render_he_table(report: dict) -> str:
+    he = report["he_aac"]
+    bands = [b for b, _ in THIRD_OCTAVES]
+    lines = [
+        "| input | encoder | profile | bitrate | kb/s | Zimtohrli ↓ | Zimtohrli MOS ↑ | ViSQOL MOS-LQO ↑ "
+        "| lag | " + " | ".join(f"Δ {b}" for b in bands) + " | mean \\|Δ\\| 8–16 kHz ↓ |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(bands) + "---:|",
+    ]
+    for r in he["results"]:
+        lines.append(f"| {r['input']} | {r['encoder']} | {r['profile']} | {r['bitrate']} | {r['kbps']:.1f} "
+                     f"| {r['zimtohrli']:.5f} | {r['zimtohrli_mos']:.3f} | {fmt(r['visqol'], '.3f')} | {r['lag']} | "
+                     + " | ".join(band_cell(r, b) for b in bands)
+                     + f" | {fmt(r['bands']['mean_abs_diff_db'], '.1f')} |")
+    lines.append("")
+    for inp in he["inputs"]:
+        levels = ", ".join(f"{b} {inp['levels'][b]:.1f}" for b in bands)
+        lines.append(f"- source levels, {inp['name']} (dB re full-scale mean square): {levels}")
+    for r in he["results"]:
+        if r["short_by"]:
+            lines.append(f"- {r['input']} {r['encoder']} {r['profile']} {r['bitrate']}: the decode ends "
+                         f"{r['short_by']} samples before the source's end (padded with silence to score it)")
+    lines += ["", "Targets (issue 25):", ""] + he_targets(report)
+    return "\n".join(lines)
+
+
+def write_he_doc(report: dict, invoked_as: str, doc: Path) -> None:
+    he = report["he_aac"]
+    inputs = [f"- **{i['name']}**: {i['description']}; `{i['path']}`, {i['seconds']:g} s, sha256 "
+              f"`{i['sha256'][:16]}…`" for i in he["inputs"]]
+    ref = he["reference_bitrate"]
+    body = "\n".join([
+        "<!-- quality:he-aac -->",
+        "## HE-AAC quality (issue 25)",
+        "",
+        "`keyframe encode --profile he-aac` (HE-AAC v1: SBR over an AAC-LC core at half the rate) to ADTS "
+        f"against `ffmpeg -c:a aac -b:a RATE -f adts` (AAC-LC) at {', '.join(he['he_aac_bitrates'])}"
+        + (f", and ffmpeg's LC at {ref} (the issue's \"aim for LC at 96k\")" if ref else "")
+        + ", on 48 kHz stereo inputs:",
+        "",
+        *inputs,
+        "",
+        "Every file is decoded by ffmpeg to float, aligned to its source by cross-correlation (HE-AAC in ADTS "
+        "carries no trim, so its lag is the decoder delay), cut to the source's length and scored as in the "
+        "LC table above: Zimtohrli (lower is better), ViSQOL v3 audio mode (higher is better, ceiling ~4.73)"
+        + (f" ({report['visqol_note']})" if report["visqol_note"] else "") + ".",
+        "",
+        "- **kb/s**: the ADTS file's bytes × 8 over the source's duration (ADTS headers included).",
+        "- **Δ 8k … 16k**: the decode's level minus the source's in the third-octave band of that midband "
+        "(IEC 61260 base-10: 7.94, 10, 12.6, 15.8 kHz; edges × 10^(±1/20)), dB; in parentheses where the "
+        f"source is below {BAND_FLOOR_DB:g} dB there (not counted). **mean |Δ|**: their mean absolute value "
+        f"(the issue's target: ≤ {BAND_TARGET_DB:g} dB).",
+        "- For each keyframe row the same encode is also written to .m4a: ffprobe's profile and rate, and "
+        "ffmpeg's decode of it (frames against the source's, lag), in the targets below.",
+        "",
+        render_he_table(report),
+        "",
+        f"- {report['date']}, commit `{report['commit']}`, {report['machine']}, {report['ffmpeg']}",
+        f"- produced by: `{invoked_as}` (`--json` for the full record)",
+        "<!-- /quality:he-aac -->",
+    ])
+    text = doc.read_text() if doc.exists() else bench.DOC_HEADER
+    pattern = re.compile(r"<!-- quality:he-aac -->.*?<!-- /quality:he-aac -->", re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: body, text, count=1)
+    elif (at := text.find("<!-- /quality -->")) >= 0:
+        at += len("<!-- /quality -->")
+        text = text[:at] + "\n\n" + body + text[at:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + body + "\n"
+    doc.write_text(text)
 
 
 def write_doc(report: dict, table: str, invoked_as: str, doc: Path) -> None:

@@ -47,6 +47,10 @@ public final class AACEncoder {
     public let lowersBitrateToFit: Bool
     /// The scale-factor search.
     public let coder: Coder
+    /// The highest frequency the encoder codes, in hertz (libavcodec's `cutoff`), or `nil` for
+    /// libavcodec's choice by bitrate. The LC core of HE-AAC sets it to the SBR crossover: the
+    /// decoder takes nothing above it from the core.
+    public let cutoff: Int?
     /// The PCM layout of the input (set by the first sample or the initializer).
     public private(set) var inputFormat: PCMFormat?
     /// The stream's AudioSpecificConfig (libavcodec's extradata), once the encoder is open.
@@ -85,9 +89,11 @@ public final class AACEncoder {
     ///     where 128 kb/s was asked. Without it, a bitrate that does not fit is an error.
     /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
     ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
-    public init(bitrate: Int = 96_000, coder: Coder = .twoLoop, lowersBitrateToFit: Bool = false) throws(CodecError) {
+    ///   - cutoff: the highest frequency coded, in hertz; `nil` lets libavcodec choose by bitrate.
+    public init(bitrate: Int = 96_000, coder: Coder = .twoLoop, lowersBitrateToFit: Bool = false, cutoff: Int? = nil) throws(CodecError) {
         try FFmpegLibrary.load()
         self.coder = coder
+        self.cutoff = cutoff
         self.lowersBitrateToFit = lowersBitrateToFit
         guard (8000...Self.maximumBitrate(channels: 8, sampleRate: 96000)).contains(bitrate) else {
             throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 8, sampleRate: 96000))
@@ -99,8 +105,8 @@ public final class AACEncoder {
     /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
     /// error before any work starts.
     public convenience init(format: PCMFormat, bitrate: Int = 96_000, coder: Coder = .twoLoop,
-                            lowersBitrateToFit: Bool = false) throws(CodecError) {
-        try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+                            lowersBitrateToFit: Bool = false, cutoff: Int? = nil) throws(CodecError) {
+        try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, cutoff: cutoff)
         try open(format)
     }
 
@@ -201,6 +207,7 @@ public final class AACEncoder {
             kf_default_channel_layout(&c.pointee.ch_layout, Int32(format.channelCount))
         }
         c.pointee.bit_rate = Int64(bitrate)
+        if let cutoff { c.pointee.cutoff = Int32(cutoff) }
         c.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
         try CodecError.check(kf_av_opt_set(c.pointee.priv_data, "aac_coder", coder.rawValue, 0), "setting aac_coder \(coder.rawValue)")

@@ -108,7 +108,7 @@ public enum AudioCodecRegistry {
     private static let registered = Mutex((encoders: builtInEncoders, decoders: builtInDecoders))
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
-    /// ``ParallelAACEncoder`` for more than one thread).
+    /// ``ParallelAACEncoder`` for more than one thread), and HE-AAC v1 (``HEAACEncoder``).
     public static let builtInEncoders: [EncoderEntry] = [
         EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
             if settings.threads > 1 {
@@ -119,6 +119,15 @@ public enum AudioCodecRegistry {
                 return try AACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
             }
             return try AACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
+        },
+        // HE-AAC v1: KeyFrameKit's SBR over the same core at half the rate. One thread: the
+        // segment-parallel encoder splices AAC-LC frames only.
+        EncoderEntry(codec: .aac, profile: .sbr, name: "KeyFrameKit SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+            if let format = settings.format {
+                return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,
+                                        lowersBitrateToFit: settings.lowersBitrateToFit)
+            }
+            return try HEAACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
         },
     ]
 

@@ -54,6 +54,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// the same bytes, each element as long as it was read; fill elements inserted after its
     /// channel elements write and read back.
     case rdb
+    /// ``SBRStreamParser`` (SBR `sbr_extension_data()` frame after frame, the first byte choosing
+    /// rate and SCE/CPE): any bytes give data or a typed error; what parses writes back
+    /// (``SBRExtensionData/write(to:tables:history:)``) to bits that read to the same data and
+    /// histories; ``SBRExtensionData/chooseDeltaCoding(tables:history:independent:)`` always
+    /// leaves writable data that reads back.
+    case sbr
     /// ``ITunesItemList`` (an `ilst` payload): any bytes give items or a typed error; what parses
     /// writes back (``ITunesItemList/box``) to bytes that parse to the same items, and stays so
     /// after an item is set and another removed.
@@ -92,6 +98,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .annexb: Self.annexBStream(data)
         case .ics: Self.icsInfo(data)
         case .rdb: Self.rawDataBlock(data)
+        case .sbr: Self.sbr(data)
         case .ilst: Self.itemList(data)
         case .chapters: Self.chapterList(data)
         case .mpd: Self.mpd(data)

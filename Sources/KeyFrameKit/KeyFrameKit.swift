@@ -4,6 +4,7 @@
 @_exported public import AACBitstream
 @_exported public import PCMAudio
 @_exported public import AudioCodec
+@_exported public import SpectralBandReplication
 @_exported public import MP4
 @_exported public import MediaFormats
 @_exported public import MediaStreaming

@@ -68,26 +68,32 @@ public enum MP4Probe {
             entry.sampleRate = audio.sampleRate
             entry.channels = audio.channelCount
         }
-        entry.decodedFrames = track.mediaDuration
+        // Media ticks to output samples: 1 but for HE-AAC, whose timescale is the core's rate.
+        let outputRate = entry.sampleRate ?? Int(track.timescale)
+        let ratio = track.timescale > 0 && outputRate > 0 ? Double(outputRate) / Double(track.timescale) : 1
+        func samples(_ ticks: Int64) -> Int64 { ratio == 1 ? ticks : Int64(saturating: (Double(ticks) * ratio).rounded()) }
+        entry.decodedFrames = samples(track.mediaDuration)
         if let config, let problem = timelineSkips(of: track, config: config) {
             damage.append(DamageEvent(.inconsistentHeader, message: problem))
         }
         if let ranges = track.editedMediaRanges(movieTimescale: movieTimescale), let first = ranges.first, let last = ranges.last {
             // A joined file: the first part's priming, the last part's padding.
-            entry.priming = Int(first.lowerBound)
-            entry.remainder = Int(max(0, track.mediaDuration.saturatingSubtracting(last.upperBound)))
+            entry.priming = Int(samples(first.lowerBound))
+            entry.remainder = Int(samples(max(0, track.mediaDuration.saturatingSubtracting(last.upperBound))))
         } else if let edit = track.mediaEdit, track.timescale > 0 {
-            entry.priming = Int(edit.mediaTime)
+            entry.priming = Int(samples(edit.mediaTime))
             // A segment_duration of 0 (fragmented files) leaves the end open: no remainder known.
             if let valid = track.editedMediaDuration(movieTimescale: movieTimescale) {
-                entry.remainder = Int(max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting(valid)))
+                entry.remainder = Int(samples(max(0, track.mediaDuration.saturatingSubtracting(edit.mediaTime).saturatingSubtracting(valid))))
             }
         } else {
             // No edit list: iTunes' gapless tag, in the track's or the movie's udta.
             for userData in [track.userData, file.userData].compactMap({ $0 }) {
                 if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless {
-                    entry.priming = gapless.priming
-                    entry.remainder = gapless.padding
+                    // iTunSMPB counts the core's samples for HE-AAC, as iTunes writes it.
+                    let tagRatio = config.map { $0.sbrPresent && $0.outputSampleRate == 2 * $0.samplingFrequency ? 2 : 1 } ?? 1
+                    entry.priming = gapless.priming * tagRatio
+                    entry.remainder = gapless.padding * tagRatio
                     break
                 }
             }

@@ -52,6 +52,9 @@ struct Convert: ParsableCommand {
         "AAC scale-factor search: twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast.", valueName: "coder"))
     var coder: CoderArgument = .twoloop
 
+    @Option(help: ProfileArgument.help)
+    var profile: ProfileArgument = .lc
+
     @Option(help: "Output sample rate in Hz (resampled with soxr at 28-bit precision); default: the input's.")
     var sampleRate: Int?
 
@@ -130,7 +133,8 @@ struct Convert: ParsableCommand {
         return Transcode.ConvertOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
-                                        threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount))
+                                        threads: threads ?? (batch || profile != .lc ? 1 : ProcessInfo.processInfo.activeProcessorCount),
+                                        profile: profile.objectType)
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as

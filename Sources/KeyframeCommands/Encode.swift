@@ -5,7 +5,7 @@ import KeyFrameKit
 struct Encode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode a WAV or raw PCM file to AAC-LC.",
+        abstract: "Encode a WAV or raw PCM file to AAC-LC or HE-AAC.",
         discussion: """
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
             or raw interleaved .pcm (give --sample-rate, --channels, --format). OUTPUT .aac is ADTS; \
@@ -28,6 +28,9 @@ struct Encode: ParsableCommand {
         "AAC scale-factor search (ffmpeg's -aac_coder): twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast (half the CPU).",
         valueName: "coder"))
     var coder: CoderArgument = .twoloop
+
+    @Option(help: ProfileArgument.help)
+    var profile: ProfileArgument = .lc
 
     @Flag(help: "With .m4a: fragmented, crash-safe output (moof+mdat every second, written in place).")
     var fragmented = false
@@ -57,7 +60,8 @@ struct Encode: ParsableCommand {
         let format = reader.format
         let line = ProgressLine(label: "encoding")
         let options = Transcode.EncodeOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder,
-                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, preferredBitrate: 96_000)
+                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, preferredBitrate: 96_000,
+                                              profile: profile.objectType)
         let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
                                            progress: line.update)
         let seconds = Double(summary.inputFrames) / Double(format.sampleRate)

@@ -206,6 +206,13 @@ public struct AudioPacketInput: PacketSource {
         }
     }
 
+    /// The rate iTunSMPB counts samples at: the core's for HE-AAC signalled explicitly (half the
+    /// output rate, as iTunes writes it), else the output rate.
+    static func gaplessTagRate(track: MP4Track, outputRate: Int) -> Int {
+        guard let config = try? track.audioSpecificConfig(), config.sbrPresent, config.outputSampleRate == outputRate else { return outputRate }
+        return config.samplingFrequency
+    }
+
     /// The trim an MP4 track asks for, in output samples: from its edit list, else from iTunSMPB.
     static func gaplessTrim(track: MP4Track, file: MP4File, outputRate: Int) -> GaplessTrim {
         let scale = Double(max(track.timescale, 1))
@@ -218,21 +225,26 @@ public struct AudioPacketInput: PacketSource {
         if let edit = track.mediaEdit {
             let priming = Int(Int64(saturating: Double(edit.mediaTime) * toOutput))
             var valid = track.editedMediaDuration(movieTimescale: file.movieTimescale).map { Int64(saturating: Double($0) * toOutput) }
+
             if valid == nil, edit.segmentDuration == 0 {
                 // An open-ended edit (a CMAF header's): iTunSMPB, when it gives a length for the
                 // same priming, says where the presented samples end.
                 for userData in [track.userData, file.userData].compactMap({ $0 }) {
+                    let tagToOutput = Double(outputRate) / Double(max(1, Self.gaplessTagRate(track: track, outputRate: outputRate)))
                     if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless,
-                       gapless.originalSampleCount > 0, gapless.priming == Int(edit.mediaTime) {
-                        valid = Int64(saturating: Double(gapless.originalSampleCount) * toOutput)
+                       gapless.originalSampleCount > 0, Int64(saturating: Double(gapless.priming) * tagToOutput) == priming {
+                        valid = Int64(saturating: Double(gapless.originalSampleCount) * tagToOutput)
                     }
                 }
             }
             return GaplessTrim(priming: priming, validFrameCount: valid)
         }
         for userData in [track.userData, file.userData].compactMap({ $0 }) {
+            // iTunSMPB counts the core's samples for HE-AAC (as iTunes writes them), else output samples.
             if let tags = try? MetadataTags.parse(udta: userData, path: track.path), let gapless = tags.gapless {
-                return GaplessTrim(priming: gapless.priming, validFrameCount: gapless.originalSampleCount)
+                let tagToOutput = Double(outputRate) / Double(max(1, Self.gaplessTagRate(track: track, outputRate: outputRate)))
+                return GaplessTrim(priming: Int(Int64(saturating: Double(gapless.priming) * tagToOutput)),
+                                   validFrameCount: Int64(saturating: Double(gapless.originalSampleCount) * tagToOutput))
             }
         }
         // No edit and no iTunSMPB: a last sample shorter than a frame (a fragmented file's last

@@ -9,6 +9,9 @@ extension Transcode {
         public var bitrate: Int?
         /// The encoder's scale-factor search (AAC outputs).
         public var coder: AACEncoder.Coder
+        /// The AAC profile of an AAC output: AAC-LC (`.aacLC`, the default) or HE-AAC v1
+        /// (`.sbr`, ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo).
+        public var profile: AudioObjectType
         /// The output's sample rate; `nil` keeps the input's, or — for AAC, which carries only
         /// the rates of ISO/IEC 14496-3 Table 1.18 — the nearest it can carry
         /// (``/AudioCodec/PCMResampler/nearestRate(to:in:)``).
@@ -38,9 +41,10 @@ extension Transcode {
         /// libavcodec's default (two-loop) search, the input's rate and channels.
         public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
                     pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil,
-                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1) {
+                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1, profile: AudioObjectType = .aacLC) {
             self.bitrate = bitrate
             self.coder = coder
+            self.profile = profile
             self.sampleRate = sampleRate
             self.channelCount = channelCount
             self.pcmSampleFormat = pcmSampleFormat
@@ -105,8 +109,15 @@ extension Transcode {
             throw .unsupported("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac)) or "
                                + MediaFileFormat.extensionList(holding: .pcm))
         }
-        if let rate = options.sampleRate, outputKind == .adts || outputKind == .mp4, !AACEncoder.supportedSampleRates.contains(rate) {
-            throw .codec(.unsupportedSampleRate(rate, supported: AACEncoder.supportedSampleRates))
+        let aacRates = options.profile == .sbr ? SBRTuning.supportedOutputSampleRates : AACEncoder.supportedSampleRates
+        if let rate = options.sampleRate, outputKind == .adts || outputKind == .mp4, !aacRates.contains(rate) {
+            throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
+        }
+        if options.profile != .aacLC, outputKind != .adts, outputKind != .mp4 {
+            throw .unsupported("\(output): a profile is chosen for AAC outputs only")
+        }
+        if options.profile == .sbr, options.threads > 1 {
+            throw .unsupported("--threads: HE-AAC is encoded by one encoder (the segment-parallel encoder splices AAC-LC only)")
         }
         if options.replayGain, outputKind != .mp4 {
             throw .unsupported("\(output): ReplayGain is written as MP4 tags; use an .m4a or .mp4 output")
@@ -124,7 +135,7 @@ extension Transcode {
             // First pass: the loudness of what will be encoded (after any resampling or downmix).
             let (loudness, report) = try measureLoudnessReporting(
                 input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate, channelCount: options.channelCount,
-                allowedSampleRates: outputKind == .adts || outputKind == .mp4 ? AACEncoder.supportedSampleRates : nil,
+                allowedSampleRates: outputKind == .adts || outputKind == .mp4 ? aacRates : nil,
                 control: control, progress: progress.map { report in
                     { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
                 })
@@ -207,7 +218,7 @@ extension Transcode {
                                      outputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
                                      padding: encoder.padding ?? 0, report: report)
         summary.splices = (encoder as? ParallelAACEncoder)?.splices ?? []
-        summary.bitrate = (encoder as? AACEncoder)?.bitrate ?? (encoder as? ParallelAACEncoder)?.bitrate
+        summary.bitrate = encoder.bitrate
         return summary
     }
 
@@ -219,13 +230,15 @@ extension Transcode {
         switch outputKind {
         case .adts, .mp4:
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
-                                         allowedSampleRates: AACEncoder.supportedSampleRates)
-            // The registry's AAC-LC encoder: libavcodec's, or several at once with --threads.
+                                         allowedSampleRates: options.profile == .sbr ? SBRTuning.supportedOutputSampleRates
+                                            : AACEncoder.supportedSampleRates)
+            // The registry's encoder of the profile: libavcodec's AAC-LC, or several at once with
+            // --threads; HE-AAC over it.
             let encoder: any GaplessEncoder
             do {
-                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
-                    bitrate: options.bitrate ?? defaultBitrate, lowersBitrateToFit: options.bitrate == nil, coder: options.coder,
-                    threads: options.threads))
+                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
+                    bitrate: options.bitrate ?? (options.profile == .sbr ? HEAACEncoder.defaultBitrate : defaultBitrate),
+                    lowersBitrateToFit: options.bitrate == nil, coder: options.coder, threads: options.threads))
             } catch {
                 throw .codec(error)
             }

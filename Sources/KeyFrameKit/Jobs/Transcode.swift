@@ -15,6 +15,9 @@ public enum Transcode {
         public var bitrate: Int?
         /// The encoder's scale-factor search.
         public var coder: AACEncoder.Coder
+        /// The AAC profile: AAC-LC (`.aacLC`, the default) or HE-AAC v1 (`.sbr`,
+        /// ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo).
+        public var profile: AudioObjectType
         /// Write an MP4 fragmented (crash-safe), a fragment this long; `nil` for a normal file.
         public var fragmentDuration: MediaTime?
         /// The bitrate when ``bitrate`` is `nil`, lowered to what the input carries.
@@ -23,8 +26,9 @@ public enum Transcode {
         /// Options; by default `preferredBitrate` (less where the input's rate and channels carry
         /// less) with libavcodec's default (two-loop) search.
         public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil,
-                    preferredBitrate: Int = Transcode.defaultBitrate) {
+                    preferredBitrate: Int = Transcode.defaultBitrate, profile: AudioObjectType = .aacLC) {
             self.bitrate = bitrate
+            self.profile = profile
             self.preferredBitrate = preferredBitrate
             self.coder = coder
             self.fragmentDuration = fragmentDuration
@@ -60,9 +64,9 @@ public enum Transcode {
         guard let format = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
         let encoder: any GaplessEncoder
         do {
-            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
-                bitrate: options.bitrate ?? options.preferredBitrate, lowersBitrateToFit: options.bitrate == nil, coder: options.coder,
-                format: format))
+            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
+                bitrate: options.bitrate ?? (options.profile == .sbr ? HEAACEncoder.defaultBitrate : options.preferredBitrate),
+                lowersBitrateToFit: options.bitrate == nil, coder: options.coder, format: format))
         } catch {
             throw .codec(error)
         }

@@ -393,8 +393,17 @@ struct MovieBoxWriter {
                        !(openEnded && gapless.validFrameCount == 0) {
                         let media = fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration
                         let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
-                        Self.writeGaplessItem(ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount),
-                                              into: &ilst)
+                        // HE-AAC: iTunSMPB in the core's samples (iTunes's convention; the edit list
+                        // stays in the media timescale, the output rate).
+                        let tagRate = audio.gaplessTagRate
+                        func tagged(_ samples: Int64) -> Int64 {
+                            tagRate == Int(audio.timescale) ? samples : (samples * Int64(tagRate) + Int64(audio.timescale) - 1) / Int64(audio.timescale)
+                        }
+                        let info = tagRate == Int(audio.timescale)
+                            ? ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
+                            : ITunesGaplessInfo(priming: Int(tagged(Int64(gapless.priming))), padding: Int(tagged(Int64(padding))),
+                                                originalSampleCount: tagged(gapless.validFrameCount))
+                        Self.writeGaplessItem(info, into: &ilst)
                     }
                 }
             }

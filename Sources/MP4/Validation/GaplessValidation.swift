@@ -27,19 +27,25 @@ public enum GaplessValidation {
             let unitsPerSample = Double(track.timescale) / Double(audio.sampleRate)
             // Samples to media units, `nil` when the file's values are past what an Int64 holds.
             func units(_ samples: Int64) -> Int64? { Int64(exactly: (Double(samples) * unitsPerSample).rounded()) }
+            // iTunSMPB counts samples at the rate iTunes writes: the core's for HE-AAC (half the
+            // output rate), else the output rate.
+            let tagUnitsPerSample = Double(track.timescale) / Double(config.sbrPresent ? config.samplingFrequency : audio.sampleRate)
+            func tagUnits(_ samples: Int64) -> Int64? { Int64(exactly: (Double(samples) * tagUnitsPerSample).rounded()) }
             let tick = max(1, Int64(exactly: (Double(track.timescale) / Double(max(file.movieTimescale, 1))).rounded(.up)) ?? 1)
             guard let frame = units(Int64(audio.framesPerPacket)) else { continue }
             let edit = track.mediaEdit
             if let edit, let gapless, track.editedMediaRanges(movieTimescale: file.movieTimescale) == nil {
-                if let priming = units(Int64(gapless.priming)), edit.mediaTime != priming {
+                if let priming = tagUnits(Int64(gapless.priming)), edit.mediaTime != priming {
                     findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against iTunSMPB: priming",
                                                       expected: "media_time \(priming) (iTunSMPB's \(gapless.priming))",
                                                       found: "media_time \(edit.mediaTime)"))
                 }
                 if let length = track.editedMediaDuration(movieTimescale: file.movieTimescale), gapless.originalSampleCount > 0,
-                   let tagged = units(gapless.originalSampleCount) {
+                   let tagged = tagUnits(gapless.originalSampleCount) {
+                    // One tag sample is two media units for HE-AAC: an odd length rounds.
+                    let tagTick = max(tick, Int64(tagUnitsPerSample.rounded(.up)))
                     let difference = length.saturatingSubtracting(tagged)
-                    if difference >= tick || difference <= -tick {
+                    if difference >= tagTick || difference <= -tagTick {
                         findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against iTunSMPB: valid length",
                                                           expected: "\(tagged) media units (iTunSMPB's \(gapless.originalSampleCount) samples)",
                                                           found: "\(length) media units"))

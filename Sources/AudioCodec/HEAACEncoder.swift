@@ -1,0 +1,266 @@
+public import AACBitstream
+public import MediaCore
+internal import PCMAudio
+public import SpectralBandReplication
+
+/// An HE-AAC v1 encoder (ISO/IEC 14496-3: SBR, object type 5, over AAC-LC): the spectral band
+/// replication of KeyFrameKit's own (``/SpectralBandReplication/SBREncoder``) over libavcodec's
+/// AAC-LC encoder running at half the rate.
+///
+/// - The input (16–48 kHz, mono or stereo) is analysed by the SBR encoder, which also gives the
+///   core its input at half the rate; the core is cut at the SBR crossover (libavcodec's
+///   `cutoff`) and gets the bitrate less what the SBR data is expected to take.
+/// - Each core packet gets the SBR data of its frame as an `EXT_SBR_DATA` fill element right
+///   after its SCE or CPE (4.5.2.9): the packet's raw data block is parsed
+///   (``/AACBitstream/RawDataBlock``), the element inserted, and the block written back.
+/// - Packets stand for 2048 output samples. The stream's AudioSpecificConfig signals SBR
+///   explicitly and hierarchically (object type 5, the output rate as the extension rate, then
+///   AAC-LC at the core rate: 1.6.5.2); in ADTS the header says AAC-LC at the core rate and the
+///   decoder finds SBR in the first frame (implicit signalling).
+/// - ``priming`` is the decoder's delay at the output rate, 3010 samples (twice the core's 1024,
+///   and the SBR decoder's 962): an edit list or iTunSMPB with it makes the decode start at the
+///   input's first sample.
+public final class HEAACEncoder {
+    /// Output samples per packet (1024 core samples, doubled by SBR).
+    public static let framesPerPacket = 2048
+    /// The bitrate when none is given: 64 kb/s (Apple's HLS authoring rules put HE-AAC at or
+    /// below it), brought to the input's channels when the encoder may lower it.
+    public static let defaultBitrate = 64_000
+
+    /// The target bitrate in bits per second, core and SBR together.
+    public private(set) var bitrate: Int
+    /// Whether ``bitrate`` is lowered to what HE-AAC takes at the input's channel count rather
+    /// than refused.
+    public let lowersBitrateToFit: Bool
+    /// The core's scale-factor search.
+    public let coder: AACEncoder.Coder
+    /// The PCM layout of the input, once known.
+    public private(set) var inputFormat: PCMFormat?
+    /// The stream's AudioSpecificConfig (explicit SBR over AAC-LC), once open.
+    public private(set) var audioSpecificConfig: AudioSpecificConfig?
+    /// The SBR settings chosen for the input, once open.
+    public private(set) var tuning: SBRTuning?
+    /// Output samples of delay at the start of the decoded output (3010).
+    public private(set) var priming = 0
+    /// Output samples after the input's end in the decoded output, once flushed.
+    public private(set) var padding: Int?
+    /// Input frames taken so far.
+    public private(set) var inputFrameCount: Int64 = 0
+    /// Packets produced so far.
+    public private(set) var packetCount: Int64 = 0
+    /// Bits of SBR data written so far (the fill elements' payloads).
+    public var sbrPayloadBits: Int64 { sbr?.payloadBits ?? 0 }
+
+    private var core: AACEncoder?
+    private var sbr: SBREncoder?
+    private var coreFormat: PCMFormat?
+    private var blockConfiguration: RawDataBlock.Configuration?
+    private var planes: [[Float]] = []
+    private var coreInput: [[Float]] = []
+    private var firstTime: MediaTime?
+    private var outputFormat: FormatDescription?
+    private var flushed = false
+    private var announcement = GaplessAnnouncement()
+    /// Packets (by index) a decoder may start at, beyond the first: their SBR frames carry a
+    /// header and frequency-coded first values.
+    private var independentPackets: Set<Int64> = []
+
+    /// The priming once open, the valid length and padding once flushed.
+    public func takeEvents() -> [StreamEvent] { gaplessEvents(&announcement) }
+
+    /// An encoder that opens on the first PCM sample.
+    ///
+    /// - Parameters:
+    ///   - bitrate: bits per second, core and SBR together (16–128 kb/s for stereo, 8–64 kb/s
+    ///     for mono).
+    ///   - coder: the core's scale-factor search.
+    ///   - lowersBitrateToFit: take `bitrate` as a default: at open it is brought into HE-AAC's
+    ///     range for the input's channels (64 kb/s for stereo at most).
+    public init(bitrate: Int = 64_000, coder: AACEncoder.Coder = .twoLoop, lowersBitrateToFit: Bool = false) throws(CodecError) {
+        try FFmpegLibrary.load()
+        guard (8000...128_000).contains(bitrate) || lowersBitrateToFit else {
+            throw .bitrateOutOfRange(bitrate, allowed: 8000...128_000)
+        }
+        self.bitrate = bitrate
+        self.coder = coder
+        self.lowersBitrateToFit = lowersBitrateToFit
+    }
+
+    /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
+    /// error before any work starts.
+    public convenience init(format: PCMFormat, bitrate: Int = 64_000, coder: AACEncoder.Coder = .twoLoop,
+                            lowersBitrateToFit: Bool = false) throws(CodecError) {
+        try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+        try open(format)
+    }
+
+    /// The compressed format of the packets, once the encoder is open.
+    public var formatDescription: FormatDescription? { outputFormat }
+
+    /// Marks packet `index` as one a decoder may start at (an HLS segment's first packet): its
+    /// SBR data carries a header and codes its first values without reference to the packet
+    /// before. Mark before the packet is made.
+    public func markIndependent(packet index: Int64) { independentPackets.insert(index) }
+
+    private func open(_ format: PCMFormat) throws(CodecError) {
+        let channels = format.channelCount
+        if lowersBitrateToFit { bitrate = min(max(bitrate, 8000 * channels), 32_000 * channels) }
+        let tuning: SBRTuning
+        do {
+            tuning = try SBRTuning(bitrate: bitrate, channelCount: channels, outputSampleRate: format.sampleRate)
+        } catch {
+            switch error {
+            case .unsupportedSampleRate(let rate, let supported): throw .unsupportedSampleRate(rate, supported: supported)
+            case .unsupportedChannelCount(let count): throw .unsupportedChannelCount(count, supported: [1, 2])
+            case .bitrateOutOfRange(let rate, let allowed): throw .bitrateOutOfRange(rate, allowed: allowed)
+            default: throw .unsupportedInput(error.description)
+            }
+        }
+        let coreFormat = PCMFormat(sampleRate: format.sampleRate / 2, channelCount: channels, sampleFormat: .float32, isInterleaved: false)
+        let core = try AACEncoder(format: coreFormat, bitrate: tuning.coreBitrate, coder: coder, cutoff: tuning.crossoverFrequency)
+        guard var config = core.audioSpecificConfig, let extensionIndex = SamplingFrequencyIndex(frequency: format.sampleRate) else {
+            throw .invalidState("the AAC-LC core gave no AudioSpecificConfig")
+        }
+        let blockConfiguration = RawDataBlock.Configuration(samplingFrequencyIndex: config.samplingFrequencyIndex,
+                                                            channelConfiguration: config.channelConfiguration)
+        // libavcodec marks SBR absent with a 0x2B7 sync extension; the explicit signalling replaces it.
+        config.syncExtension = nil
+        config.explicitExtension = AudioSpecificConfig.ExplicitExtension(signalledObjectType: .sbr, samplingFrequencyIndex: extensionIndex)
+        let bytes: [UInt8]
+        do { bytes = try config.serialized() } catch { throw .bitstream(error) }
+        self.tuning = tuning
+        self.sbr = SBREncoder(tuning: tuning)
+        self.core = core
+        self.coreFormat = coreFormat
+        self.blockConfiguration = blockConfiguration
+        self.audioSpecificConfig = config
+        self.inputFormat = format
+        // The core's priming at the output rate, and the SBR decoder's delay (4.6.18: 962).
+        self.priming = 2 * core.priming + SBREncoder.decoderDelay - 2 * 1024
+        self.planes = Array(repeating: [], count: channels)
+        self.coreInput = Array(repeating: [], count: channels)
+        self.outputFormat = .audio(EncodedAudioFormat(codec: .aac, sampleRate: format.sampleRate, channelCount: channels,
+                                                      framesPerPacket: Self.framesPerPacket, decoderConfiguration: bytes))
+    }
+
+    /// Encodes PCM bytes laid out as `format` says and returns the packets that are ready.
+    /// `presentationTime` is used for the first call only.
+    public func encode(pcm: UnsafeRawBufferPointer, format: PCMFormat, presentationTime: MediaTime? = nil) throws(CodecError) -> [MediaSample] {
+        guard !flushed else { throw .invalidState("encode after flush: make a new encoder") }
+        if inputFormat == nil { try open(format) }
+        guard let inputFormat, inputFormat.sampleRate == format.sampleRate, inputFormat.channelCount == format.channelCount else {
+            throw .unsupportedInput("PCM format changed mid-stream to \(format.sampleRate) Hz, \(format.channelCount) channels")
+        }
+        if firstTime == nil {
+            firstTime = (try? presentationTime?.converted(to: Int32(format.sampleRate), rounding: .nearest))
+                ?? MediaTime(value: 0, timescale: Int32(format.sampleRate))
+        }
+        guard pcm.count % format.bytesPerFrame == 0 else {
+            throw .unsupportedInput("\(pcm.count) bytes is not a whole number of \(format.bytesPerFrame)-byte frames")
+        }
+        let total = pcm.count / format.bytesPerFrame
+        guard total > 0 else { return [] }
+        for channel in planes.indices where planes[channel].count < total {
+            planes[channel] = [Float](repeating: 0, count: total)
+        }
+        // One conversion into the planes; the SBR encoder reads them in place.
+        var planePointers: [UnsafeMutablePointer<Float>] = []
+        for channel in planes.indices { planePointers.append(planes[channel].withUnsafeMutableBufferPointer { $0.baseAddress! }) }
+        withExtendedLifetime(planes) {
+            PCMConversion.toPlanarFloat(source: pcm, format: format, sourceFrameCount: total, frameOffset: 0, frameCount: total,
+                                        destination: planePointers, destinationOffset: 0)
+            sbr!.analyze(planePointers.map { UnsafeBufferPointer(start: $0, count: total) }, frameCount: total, core: &coreInput)
+        }
+        inputFrameCount += Int64(total)
+        return try encodeCore(flushing: false)
+    }
+
+    /// Encodes the end of the input and drains the core; sets ``padding``.
+    public func flush() throws(CodecError) -> [MediaSample] {
+        guard !flushed else { return [] }
+        guard sbr != nil else { flushed = true; return [] }
+        sbr!.finishInput(core: &coreInput)
+        // Half a core frame of silence after the input: the SBR decoder's 962-sample delay
+        // pushes the input's last samples that far past what the core's packets cover.
+        for channel in coreInput.indices { coreInput[channel].append(contentsOf: repeatElement(0, count: 512)) }
+        let packets = try encodeCore(flushing: true)
+        flushed = true
+        padding = inputFrameCount == 0 ? 0 : max(0, Int(packetCount * Int64(Self.framesPerPacket) - Int64(priming) - inputFrameCount))
+        return packets
+    }
+
+    /// Hands the core what is waiting for it and turns its packets into HE-AAC packets.
+    private func encodeCore(flushing: Bool) throws(CodecError) -> [MediaSample] {
+        guard let core, let coreFormat else { return [] }
+        var corePackets: [MediaSample] = []
+        let count = coreInput.first?.count ?? 0
+        if count > 0 {
+            var planar: [Float] = []
+            planar.reserveCapacity(count * coreInput.count)
+            for channel in coreInput.indices { planar.append(contentsOf: coreInput[channel]); coreInput[channel].removeAll(keepingCapacity: true) }
+            var result: Result<[MediaSample], CodecError> = .success([])
+            planar.withUnsafeBytes { raw in
+                do throws(CodecError) { result = .success(try core.encode(pcm: raw, format: coreFormat)) } catch { result = .failure(error) }
+            }
+            corePackets += try result.get()
+        }
+        if flushing { corePackets += try core.flush() }
+        var packets: [MediaSample] = []
+        packets.reserveCapacity(corePackets.count)
+        for corePacket in corePackets { packets.append(try withSBR(corePacket)) }
+        return packets
+    }
+
+    /// `corePacket` with its SBR frame's fill element after its SCE or CPE, timed at the output
+    /// rate.
+    private func withSBR(_ corePacket: MediaSample) throws(CodecError) -> MediaSample {
+        guard sbr != nil, let blockConfiguration, let outputFormat, let firstTime, let inputFormat else {
+            throw .invalidState("the encoder is not open")
+        }
+        let index = packetCount
+        let independent = independentPackets.remove(index) != nil
+        let fill: FillElement
+        do { fill = try sbr!.nextFrame(independent: independent) } catch { throw .unsupportedInput(error.description) }
+        let data: [UInt8]
+        do throws(AACBitstreamError) {
+            var block = try RawDataBlock(parsing: corePacket.data, configuration: blockConfiguration)
+            guard let channelElement = block.elements.firstIndex(where: \.isAudioChannelElement) else {
+                throw AACBitstreamError.invalidField(structure: "raw_data_block", field: "id_syn_ele", value: -1, offset: 0,
+                                                     allowed: "an SCE or CPE from the AAC-LC core")
+            }
+            try block.insert(.fill(fill), after: channelElement)
+            data = try block.serialized()
+        } catch {
+            throw .bitstream(error)
+        }
+        let scale = Int32(inputFormat.sampleRate)
+        let start = index * Int64(Self.framesPerPacket) - Int64(priming)
+        packetCount += 1
+        return MediaSample(data: data, presentationTime: MediaTime(value: firstTime.value + start, timescale: scale),
+                           duration: MediaTime(value: Int64(Self.framesPerPacket), timescale: scale), format: outputFormat)
+    }
+}
+
+extension HEAACEncoder: GaplessEncoder {
+    /// Encodes a buffer of PCM; returns the HE-AAC packets it completes (2048 output frames each).
+    public func transform(_ buffer: PCMBuffer) throws(CodecError) -> [MediaSample] {
+        var result: Result<[MediaSample], CodecError> = .success([])
+        buffer.bytes.withUnsafeBytes { raw in
+            do throws(CodecError) {
+                result = .success(try encode(pcm: raw, format: buffer.format, presentationTime: buffer.presentationTime))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Flushes the encoder: the packets that hold the last input and its padding.
+    public func finish() throws(CodecError) -> [MediaSample] {
+        try flush()
+    }
+}
+
+/// One stream's state, on one thread at a time; hand it over, don't share it.
+@available(*, unavailable)
+extension HEAACEncoder: Sendable {}

@@ -1,0 +1,266 @@
+public import AACBitstream
+internal import RealModule
+
+/// The SBR half of an HE-AAC encoder (ISO/IEC 14496-3, 4.6.18; 3GPP TS 26.404): it takes the
+/// input at the output rate, gives the AAC-LC core its input at half the rate, and makes the
+/// SBR data of each core frame, as the `EXT_SBR_DATA` fill element that follows the frame's
+/// SCE or CPE.
+///
+/// - The core's input comes from a delay-compensated half-band decimator: core sample `j` is
+///   input sample `2j`, so the core codes the input on time.
+/// - Each channel runs a 64-band complex QMF analysis; slot `m` covers input samples up to
+///   `64m + 63`.
+/// - SBR frame `p` (the one that rides in core packet `p`) describes QMF slots
+///   `32p − ``frameSlotOffset`` ..< +32`: the decoder delays the core by its priming (1024 core
+///   samples, 2048 output samples) and its own QMF pair by 962 samples, so those are the slots its
+///   output of packet `p` stands for.
+/// - Each frame gets one time/frequency grid (FIXFIX: one envelope, or four when the transient
+///   detector fires), envelopes on the high (or low) frequency table, two or three noise floors
+///   from the original's tonality, and an inverse-filtering mode per noise band from the
+///   original's tonality against that of the band the decoder copies up.
+/// - A header goes in the first frame, every ``headerInterval`` frames, and in every frame asked
+///   to be independent; an independent frame also codes its first envelope and noise floor
+///   in frequency, so a decoder can start there.
+///
+/// Not Sendable: it is one stream's state; hand it over, don't share it.
+public struct SBREncoder {
+    /// QMF slots between the start of the stream's slot numbering and SBR frame 0's first slot,
+    /// counted backwards: frame `p` starts at slot `32p − frameSlotOffset`. From the decoder's
+    /// delay, 3010 output samples: (3010 − 577) / 64 ≈ 38, with 577 the delay of the QMF
+    /// analysis and synthesis pair.
+    public static let frameSlotOffset = 38
+    /// The decoded output's delay, in output samples, over the input: the core's priming at
+    /// the output rate (2 × 1024) and the decoder's SBR delay (962).
+    public static let decoderDelay = 3010
+    /// Frames between headers when no frame is asked to be independent (about 0.34 s at 48 kHz).
+    public static let headerInterval = 8
+    /// QMF slots per SBR frame (16 SBR time slots of 2 QMF slots each, for 1024-sample cores).
+    public static let slotsPerFrame = 32
+
+    /// The stream's settings.
+    public let tuning: SBRTuning
+    private var banks: [QMFAnalysisBank]
+    private var decimator: HalfBandDecimator
+    private var histories: [QMFSlotHistory]
+    /// Input samples per channel waiting for a whole QMF slot (64), in the analysis scale.
+    private var pending: [[Float]]
+    private var detector = SBRTransientDetector()
+    private var channelHistories: [SBRChannelHistory]
+    private var inputFinished = false
+    /// Frames made so far.
+    public private(set) var frameCount: Int64 = 0
+    /// SBR bits written so far (the fill elements' payloads, without their 7–15 element bits).
+    public private(set) var payloadBits: Int64 = 0
+    private var scratchReal = [Float](repeating: 0, count: 64)
+    private var scratchImaginary = [Float](repeating: 0, count: 64)
+
+    /// An encoder with `tuning`'s settings.
+    public init(tuning: SBRTuning) {
+        self.tuning = tuning
+        let channels = tuning.channelCount
+        banks = Array(repeating: QMFAnalysisBank(), count: channels)
+        decimator = HalfBandDecimator(channelCount: channels)
+        histories = Array(repeating: QMFSlotHistory(), count: channels)
+        pending = Array(repeating: [], count: channels)
+        channelHistories = Array(repeating: SBRChannelHistory(), count: channels)
+    }
+
+    /// Takes `frameCount` frames of planar input (one buffer per channel, samples in −1...1) and
+    /// appends the core's input to `core`, one array per channel: half as many frames, time-aligned
+    /// (core sample `j` is input sample `2j`), each given once the decimator's look-ahead (55
+    /// input samples) has arrived; ``finishInput(core:)`` gives the rest.
+    public mutating func analyze(_ planes: [UnsafeBufferPointer<Float>], frameCount: Int, core: inout [[Float]]) {
+        precondition(planes.count == tuning.channelCount && core.count == tuning.channelCount, "one plane per channel")
+        for channel in 0..<tuning.channelCount {
+            let plane = UnsafeBufferPointer(rebasing: planes[channel][0..<frameCount])
+            decimator.process(plane, channel: channel, into: &core[channel])
+            var offset = 0
+            while offset < frameCount {
+                let take = min(64 - pending[channel].count, frameCount - offset)
+                for index in offset..<(offset + take) { pending[channel].append(plane[index] * 32768) }
+                offset += take
+                if pending[channel].count == 64 { analyzeSlot(channel: channel) }
+            }
+        }
+    }
+
+    /// Ends the input: appends the rest of the core's input (the decimator's tail) to `core`.
+    /// Later frames read the slots past the input as silence.
+    public mutating func finishInput(core: inout [[Float]]) {
+        guard !inputFinished else { return }
+        inputFinished = true
+        for channel in 0..<tuning.channelCount { decimator.finish(channel: channel, into: &core[channel]) }
+    }
+
+    private mutating func analyzeSlot(channel: Int) {
+        pending[channel].withUnsafeBufferPointer { input in
+            scratchReal.withUnsafeMutableBufferPointer { real in
+                scratchImaginary.withUnsafeMutableBufferPointer { imaginary in
+                    banks[channel].analyze(input, real: real, imaginary: imaginary)
+                }
+            }
+        }
+        pending[channel].removeAll(keepingCapacity: true)
+        scratchReal.withUnsafeBufferPointer { real in
+            scratchImaginary.withUnsafeBufferPointer { imaginary in histories[channel].append(real: real, imaginary: imaginary) }
+        }
+    }
+
+    /// The SBR data of the next frame (the one for the next core packet), as the fill element
+    /// that goes right after the packet's SCE or CPE.
+    ///
+    /// - Parameter independent: a decoder may start at this frame (an HLS segment or part, a
+    ///   thread's seam, a live join): it gets a header and frequency-coded first values.
+    /// - Throws: ``SBREncodingError/bitstream(_:)`` if the data cannot be written (never for
+    ///   data this encoder makes).
+    public mutating func nextFrame(independent: Bool = false) throws(SBREncodingError) -> FillElement {
+        let first = Int(frameCount) * Self.slotsPerFrame - Self.frameSlotOffset
+        let last = first + Self.slotsPerFrame
+        // At the end of the stream the last frames reach past the input: silence.
+        if inputFinished {
+            while histories.contains(where: { $0.endSlot < last }) {
+                for channel in 0..<tuning.channelCount where histories[channel].endSlot < last {
+                    pending[channel].append(contentsOf: repeatElement(0, count: 64 - pending[channel].count))
+                    analyzeSlot(channel: channel)
+                }
+            }
+        }
+        let data = estimate(slots: first..<last, independent: independent || frameCount == 0)
+        var sbr = SBRExtensionData(header: (independent || frameCount % Int64(Self.headerInterval) == 0) ? tuning.header : nil,
+                                   coupling: false, channels: data, extendedData: nil)
+        sbr.chooseDeltaCoding(tables: tuning.tables, history: channelHistories, independent: independent || frameCount == 0)
+        let element: FillElement
+        let before = channelHistories
+        do {
+            element = try FillElement(sbr: sbr, tables: tuning.tables, history: &channelHistories)
+        } catch {
+            channelHistories = before
+            throw .bitstream(error)
+        }
+        payloadBits += Int64(element.payload.count * 8)
+        frameCount += 1
+        // Keep two slots before the next frame (the tonality predictor's memory).
+        let keep = Int(frameCount) * Self.slotsPerFrame - Self.frameSlotOffset - 2
+        for channel in 0..<tuning.channelCount { histories[channel].discard(before: keep) }
+        return element
+    }
+
+    // MARK: - Estimation
+
+    /// Grid, envelopes, noise floors and inverse filtering of the frame over `slots`.
+    private mutating func estimate(slots: Range<Int>, independent: Bool) -> [SBRChannelData] {
+        let tables = tuning.tables
+        // The grid, from the transient detector on the channels' summed high-band energy.
+        var slotEnergies = [Float](repeating: 0, count: Self.slotsPerFrame / 2)
+        let bandCount = Float(tables.k2 - tables.kx)
+        for pair in 0..<(Self.slotsPerFrame / 2) {
+            var energy: Float = 0
+            for history in histories {
+                for slot in (slots.lowerBound + 2 * pair)..<(slots.lowerBound + 2 * pair + 2) {
+                    for band in tables.kx..<tables.k2 { energy += history.energy(band: band, slot: slot) }
+                }
+            }
+            slotEnergies[pair] = energy / (2 * bandCount)
+        }
+        let grid: SBRGrid = detector.transient(in: slotEnergies) != nil
+            ? .fixFix(envelopeCount: 4, highFrequencyResolution: false)
+            : .fixFix(envelopeCount: 1, highFrequencyResolution: true)
+        // 1.5 dB steps when the header says so or the grid has one envelope (FIXFIX with one
+        // envelope is always decoded at 1.5 dB), else 3 dB.
+        let fineSteps = tuning.header.amplitudeResolution == 0 || (grid.frameClass == .fixFix && grid.envelopeCount == 1)
+        let stepsPerOctave: Float = fineSteps ? 2 : 1
+        let maximumValue = fineSteps ? 127 : 63
+
+        var result: [SBRChannelData] = []
+        for channel in 0..<tuning.channelCount {
+            let history = histories[channel]
+            // Envelopes: the mean energy per subband and QMF slot of each band, quantised as
+            // the decoder dequantises it, E = 2^(q/a + 6) (4.6.18.3.5).
+            var envelopes: [[Int]] = []
+            for envelope in 0..<grid.envelopeCount {
+                let from = slots.lowerBound + 2 * grid.borders[envelope]
+                let to = slots.lowerBound + 2 * grid.borders[envelope + 1]
+                let bands = tables.bands(highResolution: grid.frequencyResolutions[envelope])
+                var values: [Int] = []
+                for index in 0..<(bands.count - 1) {
+                    var energy: Float = 0
+                    for slot in from..<to {
+                        for band in bands[index]..<bands[index + 1] { energy += history.energy(band: band, slot: slot) }
+                    }
+                    energy /= Float((to - from) * (bands[index + 1] - bands[index]))
+                    let q = energy > 64 ? Int((stepsPerOctave * (Float.log2(energy) - 6)).rounded()) : 0
+                    values.append(min(max(q, 0), maximumValue))
+                }
+                envelopes.append(values)
+            }
+            // Tonality of the original and of what the decoder copies up, per noise band.
+            let tonality = bandTonality(history, slots: slots)
+            var modes: [UInt8] = []
+            var noise: [Int] = []
+            for band in 0..<tables.noiseBandCount {
+                let range = tables.noise[band]..<tables.noise[band + 1]
+                var original: Float = 0
+                var source: Float = 0
+                for k in range {
+                    original += tonality.original[k - tables.kx]
+                    source += tonality.source[k - tables.kx]
+                }
+                original /= Float(range.count)
+                source /= Float(range.count)
+                let mode = Self.inverseFilteringMode(original: original, source: source)
+                modes.append(mode)
+                // The noise the decoder adds, as a ratio to the envelope's energy: what the
+                // original's tonality leaves unpredictable, at most the envelope itself.
+                let ratio = min(max(1 / original, 1.0 / 16_000_000), 1)
+                noise.append(min(max(Int((6 - Float.log2(ratio)).rounded()), 0), 30))
+            }
+            let noiseFloors = Array(repeating: noise, count: grid.noiseFloorCount)
+            result.append(SBRChannelData(grid: grid,
+                                         envelopeTimeDelta: Array(repeating: false, count: grid.envelopeCount),
+                                         noiseTimeDelta: Array(repeating: false, count: grid.noiseFloorCount),
+                                         inverseFilteringModes: modes, envelopes: envelopes, noiseFloors: noiseFloors,
+                                         addHarmonics: nil))
+        }
+        return result
+    }
+
+    /// The prediction gain of every subband from `kx` to `k2` over the frame: of the original,
+    /// and of the low subband the decoder's patches copy into it (4.6.18.6.3).
+    private func bandTonality(_ history: QMFSlotHistory, slots: Range<Int>) -> (original: [Float], source: [Float]) {
+        let tables = tuning.tables
+        var original: [Float] = []
+        for band in tables.kx..<tables.k2 { original.append(SubbandTonality.predictionGain(history, band: band, slots: slots)) }
+        var source = original
+        var target = tables.kx
+        var lowGain: [Int: Float] = [:]
+        for patch in tables.patches {
+            for offset in 0..<patch.count where target + offset < tables.k2 {
+                let from = patch.sourceStart + offset
+                let gain = lowGain[from] ?? SubbandTonality.predictionGain(history, band: from, slots: slots)
+                lowGain[from] = gain
+                source[target + offset - tables.kx] = gain
+            }
+            target += patch.count
+        }
+        return (original, source)
+    }
+
+    /// The inverse-filtering level of a noise band (`bs_invf_mode`, 4.5.2.8: 0 off, 1 low,
+    /// 2 mid, 3 strong) from the prediction gains of the original and of the copied-up source,
+    /// by 3GPP TS 26.404 §5.6.4's region table (without its energy and transient variants).
+    static func inverseFilteringMode(original: Float, source: Float) -> UInt8 {
+        let sourceBorders: [Float] = [1, 10, 14, 19]
+        let originalBorders: [Float] = [0, 3, 7, 10]
+        func region(_ gain: Float, _ borders: [Float]) -> Int {
+            let decibels = 10 * Float.log10(max(gain, 1))
+            return borders.filter { decibels >= $0 }.count
+        }
+        let table: [[UInt8]] = [[2, 1, 0, 0, 0], [2, 1, 0, 0, 0], [3, 2, 1, 0, 0], [3, 3, 2, 0, 0], [3, 3, 2, 0, 0]]
+        let sourceRegion = min(region(source, sourceBorders), 4)
+        let originalRegion = min(region(original, originalBorders), 4)
+        return table[sourceRegion][originalRegion]
+    }
+}
+
+@available(*, unavailable)
+extension SBREncoder: Sendable {}

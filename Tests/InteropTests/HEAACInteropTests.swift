@@ -1,0 +1,180 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 25: HE-AAC v1 of our own (`--profile he-aac`), judged by decoders nobody here wrote.
+///
+/// - ffprobe calls the M4A and the ADTS file `HE-AAC` at the input's rate (48 kHz), with
+///   2048-sample packets;
+/// - FFmpeg decodes both with nothing on stderr; the M4A (edit list media_time 3010) starts at
+///   lag 0 and holds the input's frames; the ADTS file (no trim) lags by exactly the priming,
+///   3010 samples, which is how the priming was measured;
+/// - our own decode gives exactly the input's frames, at lag 0;
+/// - faad2 (the `faad` CLI), GStreamer (`aacparse ! faad`, `avdec_aac`, `qtdemux`) and VLC decode
+///   them to 48 kHz stereo without a warning;
+/// - the 8–16 kHz third-octave bands, which only SBR rebuilds, come back within 4 dB of the
+///   source on average.
+@Suite(.serialized) struct HEAACInteropTests {
+    static let rate = 48000
+    static let frames = 3 * 48000 + 777
+
+    /// The input: the gapless suite's chirp plus white noise (full band, so SBR has work at
+    /// every frequency), 3 s and a bit.
+    static func input(in directory: URL) throws -> (path: String, pcm: GaplessTests.PCM) {
+        let wav = directory.appendingPathComponent("in.wav").path
+        try GaplessTests.makeSignal(rate: rate, channels: 2, frames: frames, to: wav)
+        return (wav, try GaplessTests.pcm(wav, channels: 2))
+    }
+
+    @Test func m4aIsHEAACAndSampleExactInFFmpegAndOurs() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (wav, input) = try Self.input(in: directory)
+        let m4a = directory.appendingPathComponent("x.m4a").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac", "--bitrate", "48k"])
+        let packets = MuxCheck.packetsPrinted(run.standardOutput) ?? -1
+        let peer = try ExternalTool.ffprobeAudio(m4a)
+        #expect(peer.profile == "HE-AAC" && peer.sampleRate == Self.rate && peer.channels == 2, "ffprobe: \(peer)")
+        #expect(packets == (Self.frames + 3010 + 2047) / 2048 || packets == (Self.frames + 3010 + 2047) / 2048 + 1,
+                "\(packets) packets for \(Self.frames) frames")
+        #expect(try PeerQuirk.ffprobeWarnings(m4a, quirks: []).isEmpty)
+
+        // The edit list counts output samples (the media timescale is the output rate); iTunSMPB
+        // counts the core's, as iTunes writes it, which is what FFmpeg's decoder (doubling the
+        // skip when SBR doubles the rate) takes: both say 3010 output samples.
+        let (timescale, edits) = try MuxCheck.editList(of: m4a)
+        #expect(timescale == Self.rate && edits.count == 1 && edits.first?.mediaTime == 3010
+                && edits.first?.segmentDuration == Int64(Self.frames), "edit list \(edits) at \(timescale)")
+        let report = try ExternalTool.probeJSON(m4a)
+        let track = (report["tracks"] as? [[String: Any]])?.first ?? [:]
+        #expect(track["priming"] as? Int == 3010 && track["profile"] as? String == "HE-AAC", "probe: \(track)")
+        let smpb = (report["tags"] as? [String: String])?["----:com.apple.iTunes:iTunSMPB"]?.split(separator: " ")
+            .compactMap { UInt64($0, radix: 16) } ?? []
+        #expect(smpb.count >= 4 && smpb[1] == 1505 && smpb[3] == UInt64((Self.frames + 1) / 2), "iTunSMPB in core samples: \(smpb)")
+        try ValidationCheck.expectSilent([m4a], "an HE-AAC M4A")
+
+        let theirs = try EditCommandTests.ffmpegDecode(m4a, in: directory)
+        #expect(theirs.frames >= Self.frames && theirs.frames < Self.frames + 2048, "ffmpeg gave \(theirs.frames) frames")
+        let ours = try EditCommandTests.decode(m4a, in: directory)
+        #expect(ours.frames == Self.frames, "keyframe decode gave \(ours.frames) frames")
+        for channel in 0..<2 {
+            #expect(GaplessTests.peakLag(input, theirs, channel: channel) == 0, "ffmpeg, channel \(channel)")
+            #expect(GaplessTests.peakLag(input, ours, channel: channel) == 0, "keyframe, channel \(channel)")
+        }
+    }
+
+    @Test func adtsIsImplicitHEAACAndLagsByThePriming() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (wav, input) = try Self.input(in: directory)
+        let adts = directory.appendingPathComponent("x.aac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", adts, "--profile", "he-aac", "--bitrate", "48k"])
+        let peer = try ExternalTool.ffprobeAudio(adts)
+        #expect(peer.profile == "HE-AAC" && peer.sampleRate == Self.rate && peer.channels == 2, "ffprobe: \(peer)")
+        // The ADTS header says AAC-LC at the core rate: SBR is found in the first frame.
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: adts)).prefix(7))
+        #expect((header[2] >> 6) == 1 && (header[2] >> 2) & 0xF == 6, "ADTS profile/sampling index \(header)")
+        let wavOut = directory.appendingPathComponent("ffmpeg.wav").path
+        let run = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", adts, "-c:a", "pcm_s16le", wavOut])
+        #expect(run.status == 0 && PeerQuirk.filter(run.standardError, quirks: [.adtsDurationEstimate]).isEmpty,
+                "ffmpeg: \(run.standardError)")
+        let theirs = try GaplessTests.pcm(wavOut, channels: 2)
+        for channel in 0..<2 {
+            let lag = GaplessTests.peakLag(input, theirs, channel: channel, maxLag: 3200)
+            #expect(lag == 3010, "FFmpeg's decode of the ADTS lags by \(lag), want the priming 3010")
+        }
+    }
+
+    /// Third-octave levels (ffmpeg's `bandpass` and `astats`) of the source and of FFmpeg's
+    /// decode, at 8, 10, 12.5 and 16 kHz.
+    @Test func highBandComesBackWithin4dB() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (wav, _) = try Self.input(in: directory)
+        let m4a = directory.appendingPathComponent("x.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac", "--bitrate", "48k"])
+        var differences: [Double] = []
+        for centre in [8000.0, 10000, 12500, 16000] {
+            let source = try Self.bandLevel(wav, centre: centre)
+            let decoded = try Self.bandLevel(m4a, centre: centre)
+            differences.append(abs(decoded - source))
+        }
+        let mean = differences.reduce(0, +) / Double(differences.count)
+        #expect(mean <= 4, "8–16 kHz third-octave differences \(differences) dB, mean \(mean)")
+    }
+
+    /// The RMS level in dB of the third-octave band around `centre` (both channels mixed).
+    static func bandLevel(_ file: String, centre: Double) throws -> Double {
+        let run = try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "info", "-i", file, "-ac", "1", "-af",
+                                                     "bandpass=f=\(centre):width_type=q:w=4.32,bandpass=f=\(centre):width_type=q:w=4.32,astats=measure_overall=RMS_level:measure_perchannel=none",
+                                                     "-f", "null", "-"])
+        guard let line = run.standardError.split(separator: "\n").last(where: { $0.contains("RMS level dB") }),
+              let value = Double(line.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") else {
+            throw ExternalTool.ToolFailure(description: "astats gave no RMS level for \(file): \(run.standardError.suffix(400))")
+        }
+        return value
+    }
+
+    /// Decoders nobody here wrote, on the ADTS and the M4A: 48 kHz stereo out, no warning.
+    @Test func peerDecodersTakeBoth() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (wav, _) = try Self.input(in: directory)
+        let adts = directory.appendingPathComponent("x.aac").path
+        let m4a = directory.appendingPathComponent("x.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", adts, "--profile", "he-aac", "--bitrate", "48k"])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac", "--bitrate", "48k"])
+
+        // faad2's own CLI.
+        for file in [adts, m4a] {
+            let out = directory.appendingPathComponent(UUID().uuidString + ".wav").path
+            let run = try ExternalTool.run("faad", ["-o", out, file])
+            #expect(run.status == 0, "faad \(file): \(run.standardError)")
+            #expect(!run.standardError.lowercased().contains("error") && !run.standardError.lowercased().contains("warning"),
+                    "faad \(file): \(run.standardError)")
+            let info = try Self.wavInfo(out)
+            #expect(info.sampleRate == Self.rate && info.channels == 2 && info.frames > Self.frames - 2048, "faad \(file): \(info)")
+        }
+        // GStreamer: faad2's element and libav's, from ADTS and from MP4.
+        let pipelines: [(String, String)] = [
+            ("aacparse ! faad", adts), ("aacparse ! avdec_aac", adts),
+            ("qtdemux ! aacparse ! faad", m4a), ("qtdemux ! aacparse ! avdec_aac", m4a),
+        ]
+        for (decoder, file) in pipelines {
+            let out = directory.appendingPathComponent(UUID().uuidString + ".wav").path
+            let description = "filesrc location=\(file) ! \(decoder) ! audioconvert ! audio/x-raw,format=S16LE ! wavenc ! filesink location=\(out)"
+            let run = try ExternalTool.run("gst-launch-1.0", ["-q"] + description.split(separator: " ").map(String.init))
+            #expect(run.status == 0 && !run.standardError.contains("WARNING") && !run.standardError.contains("ERROR"),
+                    "gst \(decoder): \(run.standardError)")
+            let info = try Self.wavInfo(out)
+            // Lengths, not exactness (that is FFmpeg's and ours): from the M4A, qtdemux's path ends
+            // a frame early with avdec_aac (lag 0), and GStreamer's faad also drops the first
+            // decoded frame (lag −2048); from ADTS, faad starts at lag 962 (it drops the first
+            // frame of the 3010 priming), avdec_aac at 3010.
+            #expect(info.sampleRate == Self.rate && info.channels == 2 && info.frames > Self.frames - 3 * 2048, "gst \(decoder): \(info)")
+        }
+        // VLC (as nobody when the tests run as root: it refuses root), into its afile output.
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+        for file in [adts, m4a] {
+            let out = directory.appendingPathComponent("vlc-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            let wav = out.appendingPathComponent("vlc.wav").path
+            let vlc = ["cvlc", "-q", "--no-loop", "--play-and-exit", "--aout=afile", "--audiofile-file=\(wav)", file]
+            let run = getuid() == 0
+                ? try ExternalTool.run("runuser", ["-u", "nobody", "--", "env", "HOME=\(out.path)"] + vlc)
+                : try ExternalTool.run("cvlc", Array(vlc.dropFirst()))
+            #expect(run.status == 0, "cvlc \(file): \(run.standardError)")
+            let info = try Self.wavInfo(wav)
+            #expect(info.sampleRate == Self.rate && info.channels == 2 && info.frames > Self.frames - 4096, "vlc \(file): \(info)")
+        }
+    }
+
+    /// A WAV's rate, channels and frames, as ffprobe reads them.
+    static func wavInfo(_ path: String) throws -> (sampleRate: Int, channels: Int, frames: Int) {
+        let run = try ExternalTool.succeed("ffprobe", ["-v", "error", "-count_packets", "-show_entries",
+                                                      "stream=sample_rate,channels,duration_ts", "-of", "json", path])
+        let object = try JSONSerialization.jsonObject(with: run.outputData) as? [String: Any]
+        let stream = (object?["streams"] as? [[String: Any]])?.first ?? [:]
+        return (Int(stream["sample_rate"] as? String ?? "") ?? -1, stream["channels"] as? Int ?? -1, stream["duration_ts"] as? Int ?? -1)
+    }
+}
