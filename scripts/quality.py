@@ -44,9 +44,9 @@ above (HE-AAC in ADTS carries no trim: its lag is the decoder delay, ~3000 sampl
   midband 8, 10, 12.5 and 16 kHz (IEC 61260 base-10: fm = 1000 × 10^(k/10), edges fm × 10^(±1/20)),
   and the mean absolute difference (the issue's target: within 4 dB). A band where the source is
   below -80 dB (re full-scale mean square) is not counted (the speech has little above 14 kHz);
-- for keyframe also `keyframe encode --profile he-aac` to .m4a: ffprobe's profile and rate, and
-  ffmpeg's decode of it (its frames against the input's, its lag: the issue wants exactly the
-  input's frames at lag 0).
+- for keyframe also `keyframe encode --profile he-aac` to .m4a: ffprobe's profile and rate,
+  ffmpeg's decode of it (lag 0, all the input's frames: FFmpeg 5.1 keeps the end padding) and
+  `keyframe decode`'s (exactly the input's frames at lag 0).
 
 The section is skipped (with a message, not a failure) while `keyframe encode --help` does not
 mention `he-aac`. The table says whether the issue's targets are met; they are never asserted.
@@ -607,10 +607,15 @@ def check_m4a(keyframe: str, src: Path, ref, stem: Path, profile: str, br: str) 
     wav = stem.with_name(stem.name + ".m4a.decoded.wav")
     run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", str(m4a), "-ac", "2", "-c:a", "pcm_f32le", str(wav)])
     deg, deg_rate = read_wav(wav)
+    # Our own decode of the same file: the issue wants exactly the input's frames.
+    ours_wav = stem.with_name(stem.name + ".m4a.keyframe.wav")
+    run([keyframe, "decode", str(m4a), "-o", str(ours_wav), "--format", "f32le"])
+    own, own_rate = read_wav(ours_wav)
     return {"command": cmd, "bytes": m4a.stat().st_size, "profile": stream.get("profile"),
             "sample_rate": int(stream.get("sample_rate", 0)), "channels": stream.get("channels"),
             "decoded_rate": deg_rate, "decoded_frames": len(deg), "input_frames": len(ref),
-            "lag": measure_lag(ref, deg) if deg_rate == RATE else None}
+            "lag": measure_lag(ref, deg) if deg_rate == RATE else None,
+            "own_frames": len(own), "own_lag": measure_lag(ref, own) if own_rate == RATE else None}
 
 
 def fmt(x, spec: str) -> str:
@@ -683,11 +688,15 @@ def he_targets(report: dict) -> list[str]:
                          f"({verdict(adts_he)})")
             m = ours.get("m4a")
             if m:
-                exact = m["decoded_frames"] == m["input_frames"] and m["lag"] == 0
+                # FFmpeg 5.1 applies the edit list's start, not its end: it keeps the padding.
+                ffmpeg_ok = m["lag"] == 0 and m["input_frames"] <= m["decoded_frames"] < m["input_frames"] + 2048
+                exact = m.get("own_frames") == m["input_frames"] and m.get("own_lag") == 0
                 he_profile = m["profile"] == "HE-AAC" and m["sample_rate"] == RATE
                 parts.append(f"`{m['profile']}` at {m['sample_rate']} Hz for the M4A ({verdict(he_profile)}), "
-                             f"whose ffmpeg decode has {m['decoded_frames']} frames (the input {m['input_frames']}) "
-                             f"at lag {m['lag']} ({verdict(exact)})")
+                             f"whose ffmpeg decode starts at lag {m['lag']} with {m['decoded_frames']} frames "
+                             f"(the input {m['input_frames']} and the padding FFmpeg 5.1 keeps: {verdict(ffmpeg_ok)}), "
+                             f"and `keyframe decode` gives {m.get('own_frames')} frames at lag {m.get('own_lag')} "
+                             f"(exactly the input's: {verdict(exact)})")
             lines.append(f"  - HE-AAC {br} against LC {br}: " + "; ".join(parts))
         ref = he["reference_bitrate"]
         top = he["he_aac_bitrates"][-1] if he["he_aac_bitrates"] else None
@@ -762,7 +771,7 @@ def write_he_doc(report: dict, invoked_as: str, doc: Path) -> None:
         f"source is below {BAND_FLOOR_DB:g} dB there (not counted). **mean |Δ|**: their mean absolute value "
         f"(the issue's target: ≤ {BAND_TARGET_DB:g} dB).",
         "- For each keyframe row the same encode is also written to .m4a: ffprobe's profile and rate, and "
-        "ffmpeg's decode of it (frames against the source's, lag), in the targets below.",
+        "ffmpeg's decode of it (lag, frames) and `keyframe decode`'s (exactly the source's frames), in the targets below.",
         "",
         render_he_table(report),
         "",

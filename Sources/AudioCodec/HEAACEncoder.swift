@@ -110,9 +110,8 @@ public final class HEAACEncoder {
             tuning = try SBRTuning(bitrate: bitrate, channelCount: channels, outputSampleRate: format.sampleRate)
         } catch {
             switch error {
-            case .unsupportedSampleRate(let rate, let supported): throw .unsupportedSampleRate(rate, supported: supported)
-            case .unsupportedChannelCount(let count): throw .unsupportedChannelCount(count, supported: [1, 2])
             case .bitrateOutOfRange(let rate, let allowed): throw .bitrateOutOfRange(rate, allowed: allowed)
+            // In HE-AAC's words (the rates and channels it takes, and what to do instead).
             default: throw .unsupportedInput(error.description)
             }
         }

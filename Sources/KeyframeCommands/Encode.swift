@@ -64,10 +64,10 @@ struct Encode: ParsableCommand {
                                               profile: profile.objectType)
         let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
                                            progress: line.update)
-        let seconds = Double(summary.inputFrames) / Double(format.sampleRate)
+        let seconds = Double(summary.inputFrames) / Double(summary.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
-        print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(format.sampleRate) Hz, \(format.channelCount) ch → "
+        print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.sampleRate) Hz, \(format.channelCount) ch → "
               + "\(summary.packets) AAC packets at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
     }
 }

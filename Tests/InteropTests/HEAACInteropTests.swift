@@ -85,6 +85,39 @@ import Testing
         }
     }
 
+    /// What HE-AAC cannot take is refused in words before anything is written; a 96 kHz input
+    /// is resampled to 48 kHz.
+    @Test func ratesAndLayoutsOutsideHEAACAreRefusedOrResampled() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func tone(_ name: String, rate: Int, channels: Int) throws -> String {
+            let path = directory.appendingPathComponent(name).path
+            try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                                "sine=frequency=440:sample_rate=\(rate):duration=1", "-ac", "\(channels)", path])
+            return path
+        }
+        let high = try tone("96k.wav", rate: 96000, channels: 2)
+        let out96 = directory.appendingPathComponent("96k.m4a").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", high, "-o", out96, "--profile", "he-aac"])
+        #expect(run.standardOutput.contains("48000 Hz"), "\(run.standardOutput)")
+        let peer = try ExternalTool.ffprobeAudio(out96)
+        #expect(peer.profile == "HE-AAC" && peer.sampleRate == 48000, "ffprobe: \(peer)")
+
+        let refusals: [(input: String, arguments: [String], message: String)] = [
+            (try tone("8k.wav", rate: 8000, channels: 1), [], "HE-AAC cannot be made at 8000 Hz"),
+            (try tone("51.wav", rate: 48000, channels: 6), [], "not 6 channels"),
+        ]
+        for (input, arguments, message) in refusals {
+            let out = directory.appendingPathComponent("refused.m4a").path
+            let result = try ExternalTool.run(try ExternalTool.keyframe, ["encode", input, "-o", out, "--profile", "he-aac"] + arguments)
+            #expect(result.status != 0 && result.standardError.contains(message), "\(input): \(result.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: out))
+        }
+        let threads = try ExternalTool.run(try ExternalTool.keyframe, ["convert", high, "-o", directory.appendingPathComponent("t.m4a").path,
+                                                                       "--profile", "he-aac", "--threads", "2"])
+        #expect(threads.status != 0 && threads.standardError.contains("HE-AAC is encoded by one encoder"), "\(threads.standardError)")
+    }
+
     /// Third-octave levels (ffmpeg's `bandpass` and `astats`) of the source and of FFmpeg's
     /// decode, at 8, 10, 12.5 and 16 kHz.
     @Test func highBandComesBackWithin4dB() throws {

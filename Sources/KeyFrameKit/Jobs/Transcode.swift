@@ -47,6 +47,8 @@ public enum Transcode {
         public var padding: Int
         /// The bitrate encoded at (bits per second).
         public var bitrate: Int
+        /// The sample rate encoded (the input's, or 48/44.1 kHz for HE-AAC of a faster input).
+        public var sampleRate: Int
         /// What the pump did, stage by stage: the input, the encoder, the output.
         public var report: JobReport
     }
@@ -61,7 +63,12 @@ public enum Transcode {
     public static func encode(_ input: some PCMSource, to output: FilePath, options: EncodeOptions = EncodeOptions(),
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
-        guard let format = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
+        guard let inputFormat = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
+        // HE-AAC above 48 kHz: resampled to 48 (or 44.1) kHz, the highest output rate SBR is
+        // defined for here. Below 16 kHz the encoder refuses, in words.
+        let resampler: PCMResampler? = options.profile == .sbr && inputFormat.sampleRate > 48000
+            ? PCMResampler(sampleFormat: .float32, allowedSampleRates: SBRTuning.supportedOutputSampleRates) : nil
+        let format = resampler?.outputFormat(for: inputFormat) ?? inputFormat
         let encoder: any GaplessEncoder
         do {
             encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
@@ -73,12 +80,16 @@ public enum Transcode {
         var sink = try AudioPacketOutput(path: output, fragmentDuration: options.fragmentDuration,
                                          encoderName: "KeyFrameKit (libavcodec aac)")
         func pump<Encoder: GaplessEncoder>(through encoder: Encoder) throws(PipelineError) -> JobReport {
+            if let resampler {
+                var source = input.transformed(by: resampler).transformed(by: encoder)
+                return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
+            }
             var source = input.transformed(by: encoder)
             return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         }
         let report = try pump(through: encoder)
         return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
-                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, report: report)
+                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, sampleRate: format.sampleRate, report: report)
     }
 
     /// What a decode produced.
