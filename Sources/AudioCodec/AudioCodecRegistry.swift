@@ -120,9 +120,13 @@ public enum AudioCodecRegistry {
             }
             return try AACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
         },
-        // HE-AAC v1: KeyFrameKit's SBR over the same core at half the rate. One thread: the
-        // segment-parallel encoder splices AAC-LC frames only.
+        // HE-AAC v1: KeyFrameKit's SBR over the same core at half the rate (segment-parallel
+        // with more than one thread, each splice on an independent SBR frame).
         EncoderEntry(codec: .aac, profile: .sbr, name: "KeyFrameKit SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+            if settings.threads > 1 {
+                return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
+                                              threads: settings.threads, profile: .sbr)
+            }
             if let format = settings.format {
                 return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,
                                         lowersBitrateToFit: settings.lowersBitrateToFit)

@@ -55,7 +55,8 @@ public final class HEAACEncoder {
     private var sbr: SBREncoder?
     private var coreFormat: PCMFormat?
     private var blockConfiguration: RawDataBlock.Configuration?
-    private var planes: [[Float]] = []
+    /// The input converted to planar float, channel after channel.
+    private var planeStorage: [Float] = []
     private var coreInput: [[Float]] = []
     private var firstTime: MediaTime?
     private var outputFormat: FormatDescription?
@@ -104,7 +105,10 @@ public final class HEAACEncoder {
 
     private func open(_ format: PCMFormat) throws(CodecError) {
         let channels = format.channelCount
-        if lowersBitrateToFit { bitrate = min(max(bitrate, 8000 * channels), 32_000 * channels) }
+        if lowersBitrateToFit {
+            let allowed = SBRTuning.allowedBitrates(channelCount: channels, outputSampleRate: format.sampleRate)
+            bitrate = min(max(min(bitrate, 32_000 * channels), allowed.lowerBound), allowed.upperBound)
+        }
         let tuning: SBRTuning
         do {
             tuning = try SBRTuning(bitrate: bitrate, channelCount: channels, outputSampleRate: format.sampleRate)
@@ -122,9 +126,19 @@ public final class HEAACEncoder {
         }
         let blockConfiguration = RawDataBlock.Configuration(samplingFrequencyIndex: config.samplingFrequencyIndex,
                                                             channelConfiguration: config.channelConfiguration)
-        // libavcodec marks SBR absent with a 0x2B7 sync extension; the explicit signalling replaces it.
-        config.syncExtension = nil
-        config.explicitExtension = AudioSpecificConfig.ExplicitExtension(signalledObjectType: .sbr, samplingFrequencyIndex: extensionIndex)
+        // libavcodec marks SBR absent with a 0x2B7 sync extension; ours says it is there.
+        // Stereo: explicit hierarchical signalling (object type 5, then AAC-LC; 1.6.5.2). Mono:
+        // the backward-compatible form (AAC-LC, then 0x2B7 with SBR present and 0x548 with PS
+        // absent), the only one that says no parametric stereo follows; with object type 5, a
+        // decoder must be ready for PS and FFmpeg's outputs two channels (14496-3 1.6.6.1).
+        if channels == 1 {
+            config.explicitExtension = nil
+            config.syncExtension = AudioSpecificConfig.SyncExtension(objectType: .sbr, sbrPresent: true,
+                                                                    samplingFrequencyIndex: extensionIndex, psPresent: false)
+        } else {
+            config.syncExtension = nil
+            config.explicitExtension = AudioSpecificConfig.ExplicitExtension(signalledObjectType: .sbr, samplingFrequencyIndex: extensionIndex)
+        }
         let bytes: [UInt8]
         do { bytes = try config.serialized() } catch { throw .bitstream(error) }
         self.tuning = tuning
@@ -136,7 +150,6 @@ public final class HEAACEncoder {
         self.inputFormat = format
         // The core's priming at the output rate, and the SBR decoder's delay (4.6.18: 962).
         self.priming = 2 * core.priming + SBREncoder.decoderDelay - 2 * 1024
-        self.planes = Array(repeating: [], count: channels)
         self.coreInput = Array(repeating: [], count: channels)
         self.outputFormat = .audio(EncodedAudioFormat(codec: .aac, sampleRate: format.sampleRate, channelCount: channels,
                                                       framesPerPacket: Self.framesPerPacket, decoderConfiguration: bytes))
@@ -159,19 +172,24 @@ public final class HEAACEncoder {
         }
         let total = pcm.count / format.bytesPerFrame
         guard total > 0 else { return [] }
-        for channel in planes.indices where planes[channel].count < total {
-            planes[channel] = [Float](repeating: 0, count: total)
-        }
         // One conversion into the planes; the SBR encoder reads them in place.
-        var planePointers: [UnsafeMutablePointer<Float>] = []
-        for channel in planes.indices { planePointers.append(planes[channel].withUnsafeMutableBufferPointer { $0.baseAddress! }) }
-        withExtendedLifetime(planes) {
+        withPlanes(frameCount: total) { pointers in
             PCMConversion.toPlanarFloat(source: pcm, format: format, sourceFrameCount: total, frameOffset: 0, frameCount: total,
-                                        destination: planePointers, destinationOffset: 0)
-            sbr!.analyze(planePointers.map { UnsafeBufferPointer(start: $0, count: total) }, frameCount: total, core: &coreInput)
+                                        destination: pointers, destinationOffset: 0)
+            sbr!.analyze(pointers.map { UnsafeBufferPointer(start: $0, count: total) }, frameCount: total, core: &coreInput)
         }
         inputFrameCount += Int64(total)
         return try encodeCore(flushing: false)
+    }
+
+    /// Runs `body` with a pointer to each channel's plane (`frameCount` floats each, one
+    /// buffer), valid for the call only.
+    private func withPlanes(frameCount: Int, _ body: ([UnsafeMutablePointer<Float>]) -> Void) {
+        let channels = coreInput.count
+        if planeStorage.count < channels * frameCount { planeStorage = [Float](repeating: 0, count: channels * frameCount) }
+        planeStorage.withUnsafeMutableBufferPointer { storage in
+            body((0..<channels).map { storage.baseAddress! + $0 * frameCount })
+        }
     }
 
     /// Encodes the end of the input and drains the core; sets ``padding``.

@@ -117,6 +117,21 @@ public final class ParallelAACEncoder: GaplessEncoder {
 
     /// Frames of post-roll after each segment, in packets: room to move a splice.
     static let postRollPackets = 4
+    /// Where a splice may go, in packets from the segment boundary, in the order tried.
+    static let spliceMoves = [0, 1, -1, 2, -2]
+    /// The profile made: AAC-LC, or HE-AAC (``HEAACEncoder`` per segment).
+    public let profile: AudioObjectType
+    /// Output frames per packet: 1024, or 2048 for HE-AAC.
+    public let framesPerPacket: Int
+
+    /// An encoder of `profile` for one segment (or the probe that fixes the bitrate and priming).
+    static func makeEncoder(profile: AudioObjectType, format: PCMFormat, bitrate: Int, coder: AACEncoder.Coder,
+                            lowersBitrateToFit: Bool) throws(CodecError) -> any GaplessEncoder {
+        if profile == .sbr {
+            return try HEAACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+        }
+        return try AACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+    }
     /// Frames of pre-roll before each segment, in packets.
     public let preRollPackets: Int
 
@@ -145,16 +160,26 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     takes seconds to settle on the input: measured on the bench's music, 1 s of pre-roll
     ///     left the parallel encode 0.26 dB below the serial one, 3 s left it 0.04 dB below.
     public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
-                segmentSeconds: Double = 30, preRollSeconds: Double = 3) throws(CodecError) {
-        _ = try AACEncoder(bitrate: bitrate, coder: coder)   // checks the bitrate and loads libavcodec
+                segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC) throws(CodecError) {
+        guard profile == .aacLC || profile == .sbr else {
+            throw .unsupportedInput("the parallel encoder makes AAC-LC or HE-AAC (SBR), not \(profile)")
+        }
+        self.profile = profile
+        framesPerPacket = profile == .sbr ? HEAACEncoder.framesPerPacket : AACEncoder.framesPerPacket
+        // Checks the bitrate and loads libavcodec.
+        if profile == .sbr {
+            _ = try HEAACEncoder(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+        } else {
+            _ = try AACEncoder(bitrate: bitrate, coder: coder)
+        }
         self.bitrate = bitrate
         self.lowersBitrateToFit = lowersBitrateToFit
         self.coder = coder
         threadCount = max(1, threads)
         running = DispatchSemaphore(value: max(1, threads))
         // Whole frames; the same frame count at every rate (30 s at 48 kHz).
-        preRollPackets = max(4, Int(preRollSeconds * 48000) / AACEncoder.framesPerPacket)
-        segmentFrameCount = max(AACEncoder.framesPerPacket * 8, Int(segmentSeconds * 48000) / AACEncoder.framesPerPacket * AACEncoder.framesPerPacket)
+        preRollPackets = max(4, Int(preRollSeconds * 48000) / framesPerPacket)
+        segmentFrameCount = max(framesPerPacket * 8, Int(segmentSeconds * 48000) / framesPerPacket * framesPerPacket)
     }
 
     /// Encodes interleaved PCM; returns the packets that are ready, in order.
@@ -165,14 +190,15 @@ public final class ParallelAACEncoder: GaplessEncoder {
             guard format.sampleFormat == .float32, format.isInterleaved else {
                 throw .unsupportedInput("the parallel encoder takes interleaved 32-bit float PCM")
             }
-            let probe = try AACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+            let probe = try Self.makeEncoder(profile: profile, format: format, bitrate: bitrate, coder: coder,
+                                             lowersBitrateToFit: lowersBitrateToFit)
             bitrate = probe.bitrate
             priming = probe.priming
             audioSpecificConfig = probe.audioSpecificConfig
             inputFormat = format
             // Room for a segment with its pre- and post-roll and a buffer more, once: growing
             // by doubling would overshoot it.
-            let frames = segmentFrameCount + (preRollPackets + Self.postRollPackets) * AACEncoder.framesPerPacket + 65536
+            let frames = segmentFrameCount + (preRollPackets + Self.postRollPackets) * framesPerPacket + 65536
             pending.reserveCapacity(frames * format.channelCount)
         }
         guard format == inputFormat else { throw .unsupportedInput("the PCM layout changed mid-stream") }
@@ -189,7 +215,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         }
         inputFrameCount += Int64(buffer.frameCount)
         // Submit every segment whose post-roll has arrived.
-        let postRoll = Int64(Self.postRollPackets * AACEncoder.framesPerPacket)
+        let postRoll = Int64(Self.postRollPackets * framesPerPacket)
         while Int64(submitted.count + 1) * Int64(segmentFrameCount) + postRoll <= inputFrameCount {
             submit(last: false)
         }
@@ -204,7 +230,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         submit(last: true)
         var packets: [MediaSample] = []
         while deliveredSegments < submitted.count { packets += try deliver(waiting: true) }
-        padding = max(0, Int(packetCount * Int64(AACEncoder.framesPerPacket) - Int64(priming) - inputFrameCount))
+        padding = max(0, Int(packetCount * Int64(framesPerPacket) - Int64(priming) - inputFrameCount))
         pending = []
         return packets
     }
@@ -256,8 +282,8 @@ public final class ParallelAACEncoder: GaplessEncoder {
     private func submit(last: Bool) {
         guard let format = inputFormat else { return }
         let index = submitted.count
-        let preRoll = Int64(preRollPackets * AACEncoder.framesPerPacket)
-        let postRoll = Int64(Self.postRollPackets * AACEncoder.framesPerPacket)
+        let preRoll = Int64(preRollPackets * framesPerPacket)
+        let postRoll = Int64(Self.postRollPackets * framesPerPacket)
         let segmentStart = Int64(index) * Int64(segmentFrameCount)
         let inputStart = max(0, segmentStart - preRoll)
         let inputEnd = last ? inputFrameCount : min(inputFrameCount, segmentStart + Int64(segmentFrameCount) + postRoll)
@@ -276,15 +302,24 @@ public final class ParallelAACEncoder: GaplessEncoder {
             pending.removeFirst(Int(keepFrom - pendingStart) * channels)
             pendingStart = keepFrom
         }
-        let (bitrate, coder, running) = (bitrate, coder, running)
+        let (bitrate, coder, running, profile) = (bitrate, coder, running, profile)
+        // HE-AAC: the packets where this segment may take over from the one before (the splice
+        // and the places it may move to) carry an SBR header and values coded without reference
+        // to the frame before, which came from the other encoder.
+        let packetsBefore = inputStart / Int64(framesPerPacket)
+        let boundary = segmentStart / Int64(framesPerPacket) + 1
+        let independent = index == 0 ? [] : Self.spliceMoves.map { boundary + Int64($0) - packetsBefore }.filter { $0 > 0 }
         workQueue.async {
             defer {
                 running.signal()
                 job.done.signal()
             }
             do throws(CodecError) {
-                let encoder = try AACEncoder(format: format, bitrate: bitrate, coder: coder)
-                job.packets = try encoder.transform(pcm) + encoder.flush()
+                var encoder = try Self.makeEncoder(profile: profile, format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: false)
+                if let marking = encoder as? any RandomAccessMarking {
+                    for packet in independent { marking.markIndependent(packet: packet) }
+                }
+                job.packets = try encoder.transform(pcm) + encoder.finish()
             } catch {
                 job.failure = error
             }
@@ -318,15 +353,16 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// The global index of the first packet from `later`: the boundary's own, or the nearest
     /// within the overlap where `earlier`'s last window sequence may be followed by `later`'s.
     private func splice(_ earlier: SegmentJob, _ later: SegmentJob) -> Int64 {
-        let boundary = Int64(later.index) * Int64(segmentFrameCount) / Int64(AACEncoder.framesPerPacket) + 1
+        let boundary = Int64(later.index) * Int64(segmentFrameCount) / Int64(framesPerPacket) + 1
+        let framesPerPacket = self.framesPerPacket
         func packet(_ job: SegmentJob, _ global: Int64) -> [UInt8]? {
-            let local = global - job.inputStart / Int64(AACEncoder.framesPerPacket)
+            let local = global - job.inputStart / Int64(framesPerPacket)
             return local >= 0 && local < Int64(job.packets.count) ? job.packets[Int(local)].data : nil
         }
         // First where the windows are known for both channels of a pair, then where only the
         // first channel's are.
         for wholeOnly in [true, false] {
-            for move in [0, 1, -1, 2, -2] {
+            for move in Self.spliceMoves {
                 let first = boundary + Int64(move)
                 guard let previous = packet(earlier, first - 1).flatMap(ICSInfo.init(firstChannelOf:)),
                       let following = packet(later, first).flatMap(ICSInfo.init(firstChannelOf:)) else { continue }
@@ -344,19 +380,19 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// The packets of `job` from ``nextPacket`` up to (not including) global index `end`,
     /// stamped as a serial encoder stamps them.
     private func take(from job: SegmentJob, until end: Int64) -> [MediaSample] {
-        let offset = job.inputStart / Int64(AACEncoder.framesPerPacket)
+        let offset = job.inputStart / Int64(framesPerPacket)
         var result: [MediaSample] = []
         for (local, packet) in job.packets.enumerated() {
             let global = offset + Int64(local)
             guard global >= nextPacket, global < end else { continue }
             var stamped = packet
             let rate = Int32(inputFormat?.sampleRate ?? 1)
-            stamped.presentationTime = MediaTime(value: global * Int64(AACEncoder.framesPerPacket) - Int64(priming), timescale: rate)
+            stamped.presentationTime = MediaTime(value: global * Int64(framesPerPacket) - Int64(priming), timescale: rate)
             stamped.decodeTime = stamped.presentationTime
             result.append(stamped)
         }
         if let last = result.last {
-            nextPacket = Int64((last.presentationTime.value + Int64(priming)) / Int64(AACEncoder.framesPerPacket)) + 1
+            nextPacket = Int64((last.presentationTime.value + Int64(priming)) / Int64(framesPerPacket)) + 1
         }
         packetCount += Int64(result.count)
         return result

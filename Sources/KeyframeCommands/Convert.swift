@@ -133,7 +133,7 @@ struct Convert: ParsableCommand {
         return Transcode.ConvertOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
-                                        threads: threads ?? (batch || profile != .lc ? 1 : ProcessInfo.processInfo.activeProcessorCount),
+                                        threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount),
                                         profile: profile.objectType)
     }
 

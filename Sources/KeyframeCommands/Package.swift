@@ -17,7 +17,14 @@ struct Package: ParsableCommand {
             temporary names and renamed when complete, the playlist last. --bitrates 64k,128k,… \
             encodes a ladder from the one source: DIR/64k/, DIR/128k/, … each a rendition as above, \
             with identical segment boundaries, named by DIR/master.m3u8 (BANDWIDTH is the peak \
-            segment bit rate, AVERAGE-BANDWIDTH the mean, CODECS mp4a.40.2). --dash also writes \
+            segment bit rate, AVERAGE-BANDWIDTH the mean, CODECS mp4a.40.2 for AAC-LC, mp4a.40.5 \
+            for HE-AAC). --profile he-aac encodes HE-AAC v1 (resampled to 16–48 kHz; an AAC input \
+            is then encoded, not copied); in a ladder each bitrate may name its own profile, \
+            --bitrates 48k:he-aac,64k:he-aac,128k (a bitrate without one takes --profile). Every \
+            HE-AAC segment starts with an SBR header, so that a player starting there gets the \
+            full band. A ladder with HE-AAC renditions has segments of whole 2048-sample frames \
+            (--segment-duration is rounded up to them, and the output says so) and every \
+            rendition the same priming, so that EXTINF is the same in all. --dash also writes \
             DIR/manifest.mpd over the same segments, with its own init segment, init-dash.mp4: \
             init.mp4 without iTunSMPB, which the first segment's moof carries instead (FFmpeg's \
             DASH reader parses the init segment again for every segment). Ctrl-C or an error \
@@ -37,8 +44,14 @@ struct Package: ParsableCommand {
     @Option(help: "Encode at this bitrate (e.g. 128k) instead of copying AAC.")
     var bitrate: Bitrate?
 
-    @Option(help: "Encode a ladder, one rendition per bitrate (comma-separated: 64k,128k).")
+    @Option(help: ArgumentHelp(
+        "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "
+            + "(lc or he-aac; default --profile): 64k,128k or 48k:he-aac,64k:he-aac,128k.",
+        valueName: "bitrate[:profile],..."))
     var bitrates: String?
+
+    @Option(help: ProfileArgument.help)
+    var profile: ProfileArgument = .lc
 
     @Flag(help: "Also write an MPEG-DASH manifest (manifest.mpd) over the same segments.")
     var dash = false
@@ -50,35 +63,62 @@ struct Package: ParsableCommand {
         var playlist: String
         var mpd: String?
         var renditions: [String: Int]
+        var codecs: [String: String]
         var segments: Int
+        var adjustedSegmentDuration: Double?
         var targetDuration: Int
         var segmentDurations: [Double]
         var copied: Bool
     }
 
     func run() throws {
-        var ladder: [Int] = []
-        for text in (bitrates ?? "").split(separator: ",") {
-            guard let value = Bitrate(argument: String(text)) else { throw CommandFailure("--bitrates \(text): give bitrates like 64k,128k") }
-            ladder.append(value.bitsPerSecond)
-        }
+        let (ladder, profiles) = try Self.ladder(bitrates ?? "")
         let line = ProgressLine(label: "packaging")
         let summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
                                         options: Packaging.Options(segmentDuration: segmentDuration, bitrate: bitrate?.bitsPerSecond,
-                                                                   bitrates: ladder, dash: dash),
+                                                                   bitrates: ladder, dash: dash, profile: profile.objectType,
+                                                                   ladderProfiles: profiles),
                                         control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         let renditions = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.peakBitrate) }, uniquingKeysWith: { a, _ in a })
-        let output = Output(playlist: summary.playlist.string, mpd: summary.mpd?.string, renditions: renditions, segments: summary.segmentDurations.count, targetDuration: summary.targetDuration,
-                            segmentDurations: summary.segmentDurations, copied: summary.copied)
+        let codecs = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.codecs) }, uniquingKeysWith: { a, _ in a })
+        let output = Output(playlist: summary.playlist.string, mpd: summary.mpd?.string, renditions: renditions, codecs: codecs,
+                            segments: summary.segmentDurations.count, adjustedSegmentDuration: summary.adjustedSegmentDuration,
+                            targetDuration: summary.targetDuration, segmentDurations: summary.segmentDurations, copied: summary.copied)
         if json {
             try JSONOutput.print(output)
         } else {
+            if let adjusted = summary.adjustedSegmentDuration {
+                print("segment duration \(Terminal.fixed(adjusted, digits: 6)) s instead of \(Terminal.fixed(segmentDuration, digits: 3)) s: "
+                      + "whole 2048-sample HE-AAC frames, the same boundaries in every rendition")
+            }
             let total = summary.segmentDurations.reduce(0, +)
             print("\(output.playlist): \(output.segments) segments, \(Terminal.fixed(total, digits: 3)) s, "
                   + "target duration \(output.targetDuration) s, AAC \(summary.copied ? "copied" : "encoded")"
                   + (summary.renditions.count > 1 ? ", \(summary.renditions.count) renditions" : "")
                   + (summary.mpd.map { ", \($0)" } ?? ""))
         }
+    }
+
+    /// `--bitrates 48k:he-aac,64k:he-aac,128k`: the bitrates in order, and the profile of each
+    /// that names one.
+    static func ladder(_ text: String) throws -> (bitrates: [Int], profiles: [Int: AudioObjectType]) {
+        var bitrates: [Int] = []
+        var profiles: [Int: AudioObjectType] = [:]
+        for item in text.split(separator: ",") {
+            let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            guard let value = Bitrate(argument: parts[0]) else {
+                throw CommandFailure("--bitrates \(item): give bitrates like 64k,128k, each with an optional :profile (48k:he-aac)")
+            }
+            if parts.count == 2 {
+                guard let profile = ProfileArgument(rawValue: parts[1]) else {
+                    throw CommandFailure("--bitrates \(item): the profile \"\(parts[1])\" is not one of "
+                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                profiles[value.bitsPerSecond] = profile.objectType
+            }
+            bitrates.append(value.bitsPerSecond)
+        }
+        return (bitrates, profiles)
     }
 }

@@ -23,7 +23,11 @@ struct Publish: ParsableCommand {
             everywhere.
 
             An AAC input (.aac, .m4a) is sent as it is unless a bitrate is asked; anything else \
-            FFmpeg decodes is encoded to AAC-LC (128k by default). --loop plays the file again from \
+            FFmpeg decodes is encoded to AAC-LC (128k by default), or with --profile he-aac to \
+            HE-AAC v1 (64k stereo by default; resampled to 16–48 kHz; an AAC input is then encoded \
+            too). A destination that reconnects resumes at the next frame: HE-AAC repeats its SBR \
+            header every 8 frames (about 0.34 s), so a player there starts with the full band \
+            after at most that. --loop plays the file again from \
             its start each time it ends, until Ctrl-C: the input is decoded and looped sample to \
             sample (priming and padding removed), then encoded as one continuous signal, so no frame \
             straddles a seam and nothing is inserted at the join; timestamps keep rising.
@@ -44,6 +48,9 @@ struct Publish: ParsableCommand {
 
     @Option(help: "Encode at this bitrate (an AAC input is then re-encoded): 96000, 96k or 0.128M.")
     var bitrate: Bitrate?
+
+    @Option(help: ProfileArgument.help)
+    var profile: ProfileArgument = .lc
 
     @Option(help: "The stream's title (Icecast's stream name and song; RTMP's onMetaData title); by default the file's title tag.")
     var title: String?
@@ -74,6 +81,7 @@ struct Publish: ParsableCommand {
         options.queueDuration = publishing.queueDuration
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
+        options.profile = profile.objectType
         let publication = try LivePublication(options: options)
         let control = JobControl()
         let signals = StopSignals(secondEndsProcess: true) { control.requestStop() }
@@ -92,7 +100,7 @@ struct Publish: ParsableCommand {
             try JSONOutput.print(PublishReport(input: input, summary: summary))
         } else {
             print("\(input): \(Terminal.fixed(summary.seconds, digits: 3)) s published"
-                  + (summary.copied ? " (AAC as it is)" : " (AAC-LC \(summary.bitrates.map { "\($0 / 1000)k" }.joined(separator: ", ")))")
+                  + (summary.copied ? " (AAC as it is)" : " (\(profile == .heAAC ? "HE-AAC" : "AAC-LC") \(summary.bitrates.map { "\($0 / 1000)k" }.joined(separator: ", ")))")
                   + (summary.passes > 1 ? ", \(summary.passes) passes" : ""))
             for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
         }

@@ -110,6 +110,11 @@ struct Record: ParsableCommand {
         valueName: "coder"))
     var coder: CoderArgument = .fast
 
+    @Option(help: ArgumentHelp(ProfileArgument.help.abstract + " HE-AAC records at 16000, 22050, 24000, 32000, 44100 or 48000 Hz "
+                               + "(--sample-rate); with --hls every segment and part starts with an SBR header.",
+                               valueName: "profile"))
+    var profile: ProfileArgument = .lc
+
     @Option(name: .customLong("period-ms"), help: ArgumentHelp(
         "The capture period: how often the device hands over audio. Shorter wakes the CPU more often.",
         valueName: "ms"))
@@ -130,6 +135,14 @@ struct Record: ParsableCommand {
         }
         guard AudioConfiguration.supportedChannelCounts.contains(channels) else {
             throw ValidationError("--channels must be 1–8")
+        }
+        if profile == .heAAC, output.map({ Recording.container(of: FilePath($0))?.contents.contains(.aac) ?? true }) ?? true {
+            guard SBRTuning.supportedOutputSampleRates.contains(sampleRate) else {
+                throw ValidationError("--profile he-aac: HE-AAC records at "
+                                      + SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")
+                                      + " Hz, and the capture rate is \(sampleRate) Hz; give one of those with --sample-rate")
+            }
+            guard channels <= 2 else { throw ValidationError("--profile he-aac: HE-AAC v1 is mono or stereo; give --channels 1 or 2") }
         }
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
@@ -193,6 +206,7 @@ struct Record: ParsableCommand {
         options.trustRoots = publishing.caFile
         options.publishTitle = title
         options.lowersBitrateToFit = bitrate == nil
+        options.profile = profile.objectType
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.
@@ -253,8 +267,9 @@ struct Record: ParsableCommand {
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
             let used = bitrate?.bitsPerSecond
-                ?? AACEncoder.fittingBitrate(Transcode.defaultBitrate, channels: summary.format.channelCount, sampleRate: summary.format.sampleRate)
-            let codec = summary.container.contents.contains(.aac) ? ", AAC-LC \(used) b/s" : ""
+                ?? (profile == .heAAC ? min(HEAACEncoder.defaultBitrate, 32000 * summary.format.channelCount)
+                    : AACEncoder.fittingBitrate(Transcode.defaultBitrate, channels: summary.format.channelCount, sampleRate: summary.format.sampleRate))
+            let codec = summary.container.contents.contains(.aac) ? ", \(profile == .heAAC ? "HE-AAC" : "AAC-LC") \(used) b/s" : ""
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")

@@ -125,10 +125,13 @@ public struct SBREncoder {
                 }
             }
         }
-        let data = estimate(slots: first..<last, independent: independent || frameCount == 0)
-        var sbr = SBRExtensionData(header: (independent || frameCount % Int64(Self.headerInterval) == 0) ? tuning.header : nil,
-                                   coupling: false, channels: data, extendedData: nil)
-        sbr.chooseDeltaCoding(tables: tuning.tables, history: channelHistories, independent: independent || frameCount == 0)
+        // Every frame with a header is one a decoder may start at (a listener joining a live
+        // stream, a cut of the ADTS file): its first values are coded in frequency, never
+        // against a frame the decoder has not seen.
+        let startsHere = independent || frameCount % Int64(Self.headerInterval) == 0
+        let data = estimate(slots: first..<last)
+        var sbr = SBRExtensionData(header: startsHere ? tuning.header : nil, coupling: false, channels: data, extendedData: nil)
+        sbr.chooseDeltaCoding(tables: tuning.tables, history: channelHistories, independent: startsHere)
         let element: FillElement
         let before = channelHistories
         do {
@@ -148,7 +151,7 @@ public struct SBREncoder {
     // MARK: - Estimation
 
     /// Grid, envelopes, noise floors and inverse filtering of the frame over `slots`.
-    private mutating func estimate(slots: Range<Int>, independent: Bool) -> [SBRChannelData] {
+    private mutating func estimate(slots: Range<Int>) -> [SBRChannelData] {
         let tables = tuning.tables
         // The grid, from the transient detector on the channels' summed high-band energy.
         var slotEnergies = [Float](repeating: 0, count: Self.slotsPerFrame / 2)

@@ -36,7 +36,23 @@ public struct SBRTuning: Sendable, Hashable {
     /// The bitrate the SBR data is expected to take, which the core does not get: about
     /// 1.8 kb/s per channel at 48 kHz (headers every 8 frames, one or two envelopes a frame),
     /// in proportion to the frame rate elsewhere.
-    public var reservedBitrate: Int { (channelCount == 1 ? 2000 : 3600) * outputSampleRate / 48000 }
+    public var reservedBitrate: Int { Self.reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate) }
+
+    /// ``reservedBitrate`` for `channelCount` channels at `outputSampleRate`.
+    static func reservedBitrate(channelCount: Int, outputSampleRate: Int) -> Int {
+        (channelCount == 1 ? 2000 : 3600) * outputSampleRate / 48000
+    }
+
+    /// The bitrates HE-AAC takes for `channelCount` channels at `outputSampleRate`: a core of at
+    /// least 8 kb/s (libavcodec's floor) and at most what AAC carries at the core's rate (6144
+    /// bits per channel per 1024-sample frame, ISO/IEC 14496-3 4.5.3.2), plus the SBR data; and
+    /// no more than 64 kb/s per channel.
+    public static func allowedBitrates(channelCount: Int, outputSampleRate: Int) -> ClosedRange<Int> {
+        let reserve = reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate)
+        let coreLimit = 6144 * channelCount * (outputSampleRate / 2) / 1024
+        let low = 8000 + reserve
+        return low...max(low, min(64000 * channelCount, coreLimit + reserve))
+    }
 
     /// The core's bitrate: what was asked for, less ``reservedBitrate``.
     public var coreBitrate: Int { bitrate - reservedBitrate }
@@ -44,14 +60,13 @@ public struct SBRTuning: Sendable, Hashable {
     /// The settings for `bitrate` over `channelCount` channels at `outputSampleRate`.
     ///
     /// - Throws: ``SBREncodingError`` for a rate outside ``supportedOutputSampleRates``, a
-    ///   channel count other than 1 or 2, or a bitrate outside what HE-AAC is for (8–64 kb/s per
-    ///   channel, and a core of at least 6 kb/s per channel).
+    ///   channel count other than 1 or 2, or a bitrate outside ``allowedBitrates(channelCount:outputSampleRate:)``.
     public init(bitrate: Int, channelCount: Int, outputSampleRate: Int) throws(SBREncodingError) {
         guard Self.supportedOutputSampleRates.contains(outputSampleRate) else {
             throw .unsupportedSampleRate(outputSampleRate, supported: Self.supportedOutputSampleRates)
         }
         guard channelCount == 1 || channelCount == 2 else { throw .unsupportedChannelCount(channelCount) }
-        let allowed = (8000 * channelCount)...(64000 * channelCount)
+        let allowed = Self.allowedBitrates(channelCount: channelCount, outputSampleRate: outputSampleRate)
         guard allowed.contains(bitrate) else { throw .bitrateOutOfRange(bitrate, allowed: allowed) }
         self.outputSampleRate = outputSampleRate
         self.channelCount = channelCount

@@ -47,12 +47,27 @@ import Testing
     // MARK: VOD
 
     /// 2 s at 44.1 kHz is 88 200 units: a segment is 87 packets (the first whole packets that
-    /// reach it), cut once 130 are waiting (1.5 segments, 132 300 units).
+    /// reach it), cut once 134 are waiting (1.5 segments, 132 300 units, past 4 packets an
+    /// encoder's padding may take: the segments then depend on the presented end alone); what
+    /// waits at the end is cut the same way.
     @Test func onDemandCutsOnceOneAndAHalfSegmentsWait() throws {
         let (run, _) = try Self.run(217, segmentDuration: 2, mode: .onDemand)
-        #expect(run.cuts.map { $0.after } == [130, 217], "cuts after packets \(run.cuts.map { $0.after })")
-        #expect(run.cuts.map { $0.cut } == [.segment(packets: 87), .segment(packets: 87)], "\(run.cuts.map { $0.cut })")
-        #expect(run.final == [.segment(packets: 43)], "the rest, \(run.final), is the last segment")
+        #expect(run.cuts.map { $0.after } == [134], "cuts after packets \(run.cuts.map { $0.after })")
+        #expect(run.cuts.map { $0.cut } == [.segment(packets: 87)], "\(run.cuts.map { $0.cut })")
+        #expect(run.final == [.segment(packets: 87), .segment(packets: 43)], "the rest, \(run.final), is a segment and the last")
+    }
+
+    /// The segments are a function of the presented end, not of the padding packets dropped
+    /// after it: 129 packets kept are one segment (under 1.5 segments) whether 129 or 132 came
+    /// (an encoder's padding reaching 130 must not cut 87 + 42), and 130 kept are 87 + 43.
+    @Test func onDemandSegmentsDoNotDependOnThePaddingDropped() throws {
+        for (kept, sizes) in [(129, [129]), (130, [87, 43])] {
+            for count in kept...(kept + 3) {
+                let (run, dropped) = try Self.run(count, segmentDuration: 2, mode: .onDemand, priming: 1024,
+                                                  validLength: Int64(kept) * 1024 - 1024 - 100)
+                #expect(dropped == count - kept && run.segmentSizes == sizes, "\(count) packets: \(run.segmentSizes), \(dropped) dropped")
+            }
+        }
     }
 
     /// The last segment takes up to half a segment more rather than leave a short one: 216
@@ -71,13 +86,13 @@ import Testing
     }
 
     /// Other segment durations and timescales: 6 s at 44.1 kHz is 259 packets (1.5 segments:
-    /// 388); 1 s at 48 kHz is 47 (1.5: 71); 0.5 s at 48 kHz is 24 (1.5: 36).
+    /// 388, cut at 392); 1 s at 48 kHz is 47 (1.5: 71, cut at 75); 0.5 s at 48 kHz is 24 (1.5: 36).
     @Test func onDemandCutPointsForOtherDurations() throws {
         let six = try Self.run(1000, segmentDuration: 6, mode: .onDemand)
-        #expect(six.0.cuts.map { $0.after } == [388, 647, 906], "6 s: \(six.0.cuts.map { $0.after })")
+        #expect(six.0.cuts.map { $0.after } == [392, 651, 910], "6 s: \(six.0.cuts.map { $0.after })")
         #expect(six.0.segmentSizes == [259, 259, 259, 223], "6 s: \(six.0.segmentSizes)")
         let one = try Self.run(200, segmentDuration: 1, mode: .onDemand, timescale: 48_000)
-        #expect(one.0.cuts.map { $0.after } == [71, 118, 165], "1 s: \(one.0.cuts.map { $0.after })")
+        #expect(one.0.cuts.map { $0.after } == [75, 122, 169], "1 s: \(one.0.cuts.map { $0.after })")
         #expect(one.0.segmentSizes == [47, 47, 47, 59], "1 s: \(one.0.segmentSizes)")
         let half = try Self.run(100, segmentDuration: 0.5, mode: .onDemand, timescale: 48_000)
         #expect(half.0.segmentSizes == [24, 24, 24, 28], "0.5 s: \(half.0.segmentSizes)")

@@ -97,9 +97,41 @@ public enum AudioEditing {
                            control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         try checkOutput(output)
         let layout = try AACTrackLayout(path: input)
+        try refuseSpectralBandReplication(layout, edit: "cut")
         let range = try presentedRange(of: layout, from: start, to: end)
         let chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
         return try write(output, pieces: [(layout, range)], chapters: chapters, items: layout.items, control: control, progress: progress)
+    }
+
+    /// Refuses HE-AAC (SBR, and PS over it): DESIGN's argument for a sample-exact edit of whole
+    /// packets covers AAC-LC's MDCT overlap of one frame; SBR's QMF analysis and envelope
+    /// coding reach across frames (the decoder's 962-sample delay, values coded against the
+    /// frame before, a header only now and then), which is not proven exact yet. Found from the
+    /// AudioSpecificConfig (explicit or backward-compatible signalling) or, in ADTS (implicit
+    /// signalling: the header says AAC-LC at the core rate), from an SBR fill element in the
+    /// first frame. `edit` names the edit in the message (`cut`, `split`, `joined`).
+    static func refuseSpectralBandReplication(_ layout: AACTrackLayout, edit: String) throws(PipelineError) {
+        guard let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return }
+        var found = config.sbrPresent || config.psPresent
+        if !found, layout.container == .adts, config.audioObjectType == .aacLC {
+            found = (try? firstFrameCarriesSBR(layout.path, config: config)) ?? false
+        }
+        guard found else { return }
+        throw .unsupported("\(layout.path): HE-AAC cannot be \(edit) sample-exactly yet: SBR's QMF overlap spans frames; "
+                           + "use --profile lc or re-encode (keyframe convert IN -o OUT.m4a), then edit")
+    }
+
+    /// Whether the first AAC frame of the ADTS stream at `path` carries SBR data (a fill element
+    /// of `EXT_SBR_DATA`, ISO/IEC 14496-3 4.4.2.8): HE-AAC signalled implicitly.
+    private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig) throws -> Bool {
+        var input = try AudioPacketInput(path: path, purpose: .remuxing)
+        guard let packet = try input.next() else { return false }
+        let block = try RawDataBlock(parsing: packet.data, configuration: RawDataBlock.Configuration(
+            samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration))
+        return block.elements.contains { element in
+            guard case .fill(let fill) = element else { return false }
+            return fill.extensionType == FillElement.ExtensionType.sbrData || fill.extensionType == FillElement.ExtensionType.sbrDataCRC
+        }
     }
 
     /// The presented range `start..<end` of `layout`, in media units, checked.
@@ -138,6 +170,7 @@ public enum AudioEditing {
     public static func split(_ input: FilePath, into directory: FilePath, at points: SplitPoints, control: JobControl? = nil,
                              progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
         let layout = try AACTrackLayout(path: input)
+        try refuseSpectralBandReplication(layout, edit: "split")
         var bounds: [Int64]
         var titles: [String?]
         switch points {
@@ -225,6 +258,7 @@ public enum AudioEditing {
         guard !inputs.isEmpty else { throw .unsupported("join needs at least one input") }
         var layouts: [AACTrackLayout] = []
         for input in inputs { layouts.append(try AACTrackLayout(path: input)) }
+        for layout in layouts { try refuseSpectralBandReplication(layout, edit: "joined") }
         let first = layouts[0]
         for (number, layout) in layouts.enumerated().dropFirst() {
             if let difference = difference(between: first, and: layout) {

@@ -43,6 +43,12 @@ public struct LivePublication: Sendable {
         public var reconnectPolicy = ReconnectPolicy()
         /// A PEM file of certificate authorities for `rtmps://` and `icecasts://`.
         public var trustRoots: String?
+        /// The AAC profile encoded: AAC-LC (`.aacLC`, the default) or HE-AAC v1 (`.sbr`,
+        /// ``/AudioCodec/HEAACEncoder``: the input resampled to 16–48 kHz, 64 kb/s stereo by
+        /// default). Any other than AAC-LC encodes an AAC input too. A destination that
+        /// reconnects resumes at the next packet: the encoder is not told, so a player there
+        /// gets the AAC-LC core alone until the next SBR header (every 8 frames, about 0.34 s).
+        public var profile: AudioObjectType = .aacLC
 
         /// Options to publish `input` to `destinations`.
         public init(input: FilePath, destinations: [PublishingDestination], bitrate: Int? = nil, title: String? = nil, loops: Bool = false) {
@@ -94,7 +100,7 @@ public struct LivePublication: Sendable {
     public func run(control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         let format = MediaFileFormat.detect(options.input)
         let isAAC = format == .adts || format == .mp4
-        if isAAC, !options.loops, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
+        if isAAC, !options.loops, options.profile == .aacLC, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
             return try copy(control: control, progress: progress)
         }
         return try encode(control: control, progress: progress)
@@ -123,14 +129,20 @@ public struct LivePublication: Sendable {
     private func encode(control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         let path = options.input
         let first = try AudioFileInput(path: path)
-        guard let format = first.pcmFormat else { throw .unsupported("\(path): the input's PCM layout is not known") }
-        let bitrates = Array(Set(options.destinations.map { bitrate(of: $0) ?? 128_000 })).sorted()
+        guard let inputFormat = first.pcmFormat else { throw .unsupported("\(path): the input's PCM layout is not known") }
+        // HE-AAC takes 16–48 kHz: other rates are resampled (AAC-LC takes the input as it is).
+        let profile = options.profile
+        let resampler = PCMResampler(sampleFormat: profile == .sbr ? .float32 : inputFormat.sampleFormat,
+                                     allowedSampleRates: profile == .sbr ? SBRTuning.supportedOutputSampleRates : nil)
+        let format = resampler.outputFormat(for: inputFormat)
+        let fallback = profile == .sbr ? HEAACEncoder.defaultBitrate : 128_000
+        let bitrates = Array(Set(options.destinations.map { bitrate(of: $0) ?? fallback })).sorted()
         var branches: [Tee<PCMBuffer>.Branch] = []
         var used: [Int] = []
         for bitrate in bitrates {
-            let chosen = options.destinations.indices.filter { (self.bitrate(of: options.destinations[$0]) ?? 128_000) == bitrate }
+            let chosen = options.destinations.indices.filter { (self.bitrate(of: options.destinations[$0]) ?? fallback) == bitrate }
             let (branch, actual) = try settings.encodingBranch(
-                bitrate: bitrate, format: format, destinations: chosen.map { (options.destinations[$0], statistics[$0]) })
+                bitrate: bitrate, format: format, profile: profile, destinations: chosen.map { (options.destinations[$0], statistics[$0]) })
             branches.append(branch)
             used.append(actual)
         }
@@ -143,12 +155,12 @@ public struct LivePublication: Sendable {
         let seconds: Double
         if options.loops {
             let looping = LoopingSource(first) { () throws(PipelineError) in try AudioFileInput(path: path) }
-            var source = RealTimeSource(PlayingTimeLimit(looping, limit: limit, duration: \.seconds), duration: pace)
+            var source = RealTimeSource(PlayingTimeLimit(looping.transformed(by: resampler), limit: limit, duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
-            passes = source.base.base.passCount
+            passes = source.base.base.upstream.passCount
             seconds = source.base.played
         } else {
-            var source = RealTimeSource(PlayingTimeLimit(first, limit: limit, duration: \.seconds), duration: pace)
+            var source = RealTimeSource(PlayingTimeLimit(first.transformed(by: resampler), limit: limit, duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
             seconds = source.base.played
         }

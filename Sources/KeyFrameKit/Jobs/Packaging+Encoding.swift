@@ -15,30 +15,73 @@ extension Packaging {
     /// each its own encoder and rendition on a thread of its own.
     public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        try assemble(directory, options: options) { target throws(PipelineError) in
+        var adjusted: Double?
+        var summary = try assemble(directory, options: options) { target throws(PipelineError) in
             options.bitrates.isEmpty
                 ? [try rendition(input, to: target, options: options, control: control, progress: progress)]
-                : try ladder(input, to: target, options: options, control: control, progress: progress)
+                : try ladder(input, to: target, options: options, adjustedSegmentDuration: &adjusted, control: control, progress: progress)
+        }
+        summary.adjustedSegmentDuration = adjusted
+        return summary
+    }
+
+    /// The rates an encoder of `profile` takes: HE-AAC's 16–48 kHz, or every rate AAC-LC carries.
+    static func sampleRates(of profile: AudioObjectType) -> [Int] {
+        profile == .sbr ? SBRTuning.supportedOutputSampleRates : AACEncoder.supportedSampleRates
+    }
+
+    /// The registry's encoder of `profile` at `bitrate` (its default when `nil`, fitted to the
+    /// input), opened for `format` when it is known.
+    static func encoder(profile: AudioObjectType, bitrate: Int?, format: PCMFormat?) throws(PipelineError) -> any GaplessEncoder {
+        do {
+            return try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+                bitrate: bitrate ?? (profile == .sbr ? HEAACEncoder.defaultBitrate : Transcode.defaultBitrate),
+                lowersBitrateToFit: bitrate == nil, format: format))
+        } catch {
+            throw .codec(error)
         }
     }
 
-    /// One rendition: copied when it can be, else encoded.
+    /// The packets from one place a decoder may start to the next in `output` for encoders of
+    /// `profile` at `sampleRate`: HE-AAC's segment (or part) starts; `nil` for AAC-LC, every
+    /// frame of which is a start.
+    static func randomAccessInterval(of output: HLSSegmentOutput, profile: AudioObjectType, sampleRate: Int?) -> Int64? {
+        guard profile == .sbr else { return nil }
+        return output.randomAccessInterval(packetFrames: HEAACEncoder.framesPerPacket, sampleRate: sampleRate ?? 48000)
+    }
+
+    /// `encoder` with its packets at every `interval`-th marked as places a decoder may start
+    /// (HE-AAC's segment starts) and `leadingSilence` frames before the input (a ladder's
+    /// priming); `encoder` itself when there is neither.
+    static func aligned<Encoder: GaplessEncoder>(_ encoder: Encoder, interval: Int64?, leadingSilence: Int = 0) -> any GaplessEncoder {
+        guard interval != nil || leadingSilence > 0 else { return encoder }
+        return AlignedEncoder(encoder, leadingSilence: leadingSilence, randomAccessInterval: interval)
+    }
+
+    /// One rendition: copied when it can be, else encoded (resampled to a rate the profile takes).
     static func rendition(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         if let layout = copyableLayout(of: input, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
-        let encoder: any GaplessEncoder
-        do {
-            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
-                bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil))
-        } catch {
-            throw .codec(error)
-        }
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: sampleRates(of: options.profile))
+        let format = source.pcmFormat.map(resampler.outputFormat(for:))
+        let encoder = try encoder(profile: options.profile, bitrate: options.bitrate, format: format)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
-        return try encodeRendition(source.transformed(by: resampler), encoder: encoder, into: sink, control: control, progress: progress)
+        let interval = randomAccessInterval(of: sink, profile: options.profile, sampleRate: format?.sampleRate)
+        return try encodeRendition(source.transformed(by: resampler), encoder: aligned(encoder, interval: interval),
+                                   into: sink, control: control, progress: progress)
+    }
+
+    /// The segment duration of a ladder at `sampleRate` whose renditions' frames are `frames`
+    /// samples at most: `asked` rounded up to a whole number of such frames (down when that
+    /// passes 60 s), so that every rendition's segments end at the same samples.
+    static func ladderSegmentDuration(_ asked: Double, frames: Int, sampleRate: Int) -> Double {
+        let exact = asked * Double(sampleRate) / Double(frames)
+        var count = max(1, Int((exact - 1e-9).rounded(.up)))
+        if Double(count * frames) / Double(sampleRate) > 60 { count = max(1, Int(exact.rounded(.down))) }
+        return Double(count * frames) / Double(sampleRate)
     }
 
     /// `source` → `encoder` → `sink`, pumped (the encoder's type opened from the registry's).
@@ -55,10 +98,33 @@ extension Packaging {
 
     /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
     /// bitrate, each its own encoder and rendition on a thread of its own (`64k/`, …).
-    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
-                       progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
+    ///
+    /// A ladder with HE-AAC renditions (``Options/ladderProfiles``) is resampled to a rate HE-AAC
+    /// takes (16–48 kHz); its segments last a whole number of HE-AAC's 2048-sample frames
+    /// (`adjustedSegmentDuration` says so when that is not the duration asked), and every
+    /// rendition's priming is raised to the largest (AAC-LC's 1024 to HE-AAC's 3010, by silence
+    /// the edit list skips), so that all start and end their segments at the same samples.
+    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, adjustedSegmentDuration: inout Double?,
+                       control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
         let source = try AudioFileInput(path: input)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACEncoder.supportedSampleRates)
+        let profiles = options.bitrates.map(options.profile(ofRendition:))
+        let hasHEAAC = profiles.contains(.sbr)
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: sampleRates(of: hasHEAAC ? .sbr : .aacLC))
+        let format = source.pcmFormat.map(resampler.outputFormat(for:))
+        var segmentDuration = options.segmentDuration
+        if hasHEAAC {
+            guard let format else { throw .unsupported("\(input): the input's PCM layout is not known before decoding; an HE-AAC ladder needs it") }
+            segmentDuration = ladderSegmentDuration(options.segmentDuration, frames: HEAACEncoder.framesPerPacket, sampleRate: format.sampleRate)
+            if abs(segmentDuration - options.segmentDuration) > 1e-9 { adjustedSegmentDuration = segmentDuration }
+        }
+        // Every encoder tried first: a bitrate or rate one cannot take is an error before any
+        // file, and the ladder's priming is the largest of theirs (each rendition's own is
+        // known once its encoder is open; a throwaway one says it before the branches are made).
+        var primings: [Int] = []
+        for (bitrate, profile) in zip(options.bitrates, profiles) {
+            primings.append(try encoder(profile: profile, bitrate: bitrate, format: format).priming)
+        }
+        let ladderPriming = primings.max() ?? 0
         let results = RenditionResults(count: options.bitrates.count)
         // A branch per bitrate, its encoder and output handed to its thread as they are made
         // (nothing keeps them here); one that cannot be made (a directory that holds a package)
@@ -66,12 +132,11 @@ extension Packaging {
         var branches: [Tee<PCMBuffer>.Branch] = []
         for (index, bitrate) in options.bitrates.enumerated() {
             do throws(PipelineError) {
-                let encoder: any GaplessEncoder
-                do { encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(bitrate: bitrate)) } catch {
-                    throw .codec(error)
-                }
-                let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: options.segmentDuration,
+                let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: segmentDuration,
                                                   writesDASHHeader: options.dash)
+                let interval = randomAccessInterval(of: output, profile: profiles[index], sampleRate: format?.sampleRate)
+                let encoder = aligned(try encoder(profile: profiles[index], bitrate: bitrate, format: format), interval: interval,
+                                      leadingSilence: ladderPriming - primings[index])
                 branches.append(branch(output, encoder: encoder, name: "\(bitrate / 1000)k") { results.set(index, $0) })
             } catch {
                 var made = Tee(branches)

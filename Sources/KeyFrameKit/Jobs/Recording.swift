@@ -65,6 +65,11 @@ public final class Recording: Sendable {
         public var lowersBitrateToFit = false
         /// The AAC encoder's scale-factor search (`.aac`, `.m4a`).
         public var coder: AACEncoder.Coder
+        /// The AAC profile (`.aac`, `.m4a`, HLS, destinations): AAC-LC (`.aacLC`, the default) or
+        /// HE-AAC v1 (`.sbr`, ``/AudioCodec/HEAACEncoder``), which takes a capture rate of
+        /// 16–48 kHz (``/SpectralBandReplication/SBRTuning/supportedOutputSampleRates``), mono or
+        /// stereo; a live HLS rendition's every segment (and part) then starts with an SBR header.
+        public var profile: AudioObjectType = .aacLC
         /// The ALSA PCM name.
         public var device: String
         /// Where to look ``device`` up instead of the system configuration.
@@ -257,10 +262,14 @@ public final class Recording: Sendable {
         }
         var encoder: (any GaplessEncoder)?
         if options.container.contents.contains(.aac) {
+            if options.profile == .sbr, !SBRTuning.supportedOutputSampleRates.contains(options.configuration.sampleRate) {
+                throw .unsupported("HE-AAC records at \(SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")) Hz; "
+                                   + "the capture rate is \(options.configuration.sampleRate) Hz: choose one of those (--sample-rate) or AAC-LC")
+            }
             do {
-                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
-                    bitrate: options.bitrate, lowersBitrateToFit: options.lowersBitrateToFit, coder: options.coder,
-                    format: options.configuration.pcmFormat))
+                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
+                    bitrate: options.profile == .sbr && options.lowersBitrateToFit ? HEAACEncoder.defaultBitrate : options.bitrate,
+                    lowersBitrateToFit: options.lowersBitrateToFit, coder: options.coder, format: options.configuration.pcmFormat))
             } catch {
                 throw .codec(error)
             }
@@ -293,7 +302,15 @@ public final class Recording: Sendable {
         let options = self.options
         let stopForError = job.failureHandler
         let crashSafeInterval = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
-        if let encoder = pending.encoder {
+        if var encoder = pending.encoder {
+            // HE-AAC with a live rendition: the packets that start its segments (and parts)
+            // carry an SBR header, so that a player joining there gets the full band at once.
+            if options.profile == .sbr, options.container == .hlsPlaylist || options.hlsDirectory != nil {
+                let interval = HLSSegmentOutput.randomAccessInterval(
+                    segmentDuration: Self.seconds(options.hlsSegmentDuration), live: true, partDuration: options.hlsPartDuration.map(Self.seconds),
+                    packetFrames: HEAACEncoder.framesPerPacket, sampleRate: options.configuration.sampleRate)
+                encoder = Packaging.aligned(encoder, interval: interval)
+            }
             return try launch(pending.metered, encoder: encoder, crashSafeInterval: crashSafeInterval, onFailure: stopForError)
         }
         let output = try PCMFileOutput(path: options.outputPath, inPlace: true,
@@ -354,7 +371,7 @@ public final class Recording: Sendable {
         for bitrate in Set(destinations.compactMap { $0.0.bitrate }).subtracting([asked]).sorted() {
             do throws(PipelineError) {
                 others.append(try settings.encodingBranch(bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder,
-                                                          destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
+                                                          profile: options.profile, destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
             } catch {
                 file?.discardOutput()
                 hls?.discardOutput()

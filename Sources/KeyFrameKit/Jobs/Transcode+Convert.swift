@@ -116,9 +116,7 @@ extension Transcode {
         if options.profile != .aacLC, outputKind != .adts, outputKind != .mp4 {
             throw .unsupported("\(output): a profile is chosen for AAC outputs only")
         }
-        if options.profile == .sbr, options.threads > 1 {
-            throw .unsupported("--threads: HE-AAC is encoded by one encoder (the segment-parallel encoder splices AAC-LC only)")
-        }
+
         if options.replayGain, outputKind != .mp4 {
             throw .unsupported("\(output): ReplayGain is written as MP4 tags; use an .m4a or .mp4 output")
         }

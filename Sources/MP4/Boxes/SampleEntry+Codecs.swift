@@ -1,3 +1,5 @@
+internal import AACBitstream
+
 extension SampleEntry {
     /// The entry's codec as RFC 6381 (3.3, the ISO BMFF name space) names it in an HLS `CODECS`
     /// or a DASH `@codecs`: `mp4a.40.2` for AAC-LC (the `esds` objectTypeIndication in hex, then
@@ -14,7 +16,10 @@ extension SampleEntry {
             let oti = hex.count == 1 ? "0" + hex : hex
             guard indication == 0x40 else { return "mp4a.\(oti)" }
             guard let asc = try? audioSpecificConfig() else { return nil }
-            return "mp4a.40.\(asc.audioObjectType.rawValue)"
+            // SBR or PS signalled (explicitly, or by a sync extension) names the stream
+            // HE-AAC (5) or HE-AAC v2 (29), not its AAC-LC core.
+            let type = asc.psPresent ? AudioObjectType.ps : asc.sbrPresent ? .sbr : asc.audioObjectType
+            return "mp4a.40.\(type.rawValue)"
         case "avc1", "avc3":
             guard let avcC = configurationBoxes["avcC"], avcC.count >= 4 else { return nil }
             let digits = avcC[1...3].map { byte -> String in

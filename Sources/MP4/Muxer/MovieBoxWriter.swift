@@ -399,9 +399,12 @@ struct MovieBoxWriter {
                         func tagged(_ samples: Int64) -> Int64 {
                             tagRate == Int(audio.timescale) ? samples : (samples * Int64(tagRate) + Int64(audio.timescale) - 1) / Int64(audio.timescale)
                         }
+                        // (The padding is what is left, so the three add up to the media.)
+                        let totalTagged = Int64(media) * Int64(tagRate) / Int64(max(audio.timescale, 1))
                         let info = tagRate == Int(audio.timescale)
                             ? ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
-                            : ITunesGaplessInfo(priming: Int(tagged(Int64(gapless.priming))), padding: Int(tagged(Int64(padding))),
+                            : ITunesGaplessInfo(priming: Int(tagged(Int64(gapless.priming))),
+                                                padding: Int(max(0, totalTagged - tagged(Int64(gapless.priming)) - tagged(gapless.validFrameCount))),
                                                 originalSampleCount: tagged(gapless.validFrameCount))
                         Self.writeGaplessItem(info, into: &ilst)
                     }

@@ -27,12 +27,12 @@ final class MuxerTrack {
     var fragmentLastDecodeTime: Int64 = 0
 
     /// The rate iTunSMPB counts samples at: the core's (half the output rate) for HE-AAC that
-    /// signals SBR explicitly, as iTunes writes it and FFmpeg reads it (its AAC decoder doubles
+    /// signals SBR in its config (explicitly or by the 0x2B7 extension), as iTunes writes it and FFmpeg reads it (its AAC decoder doubles
     /// the skip when SBR doubles the rate); else the sample rate.
     var gaplessTagRate: Int {
         guard case .audio(let audio) = format, audio.codec == .aac,
               let config = try? AudioSpecificConfig(bytes: audio.decoderConfiguration),
-              config.explicitExtension != nil, config.sbrPresent, config.outputSampleRate == 2 * config.samplingFrequency,
+              config.sbrPresent, config.outputSampleRate == 2 * config.samplingFrequency,
               audio.sampleRate == config.outputSampleRate else { return Int(timescale) }
         return config.samplingFrequency
     }

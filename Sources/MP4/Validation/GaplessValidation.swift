@@ -43,7 +43,7 @@ public enum GaplessValidation {
                 if let length = track.editedMediaDuration(movieTimescale: file.movieTimescale), gapless.originalSampleCount > 0,
                    let tagged = tagUnits(gapless.originalSampleCount) {
                     // One tag sample is two media units for HE-AAC: an odd length rounds.
-                    let tagTick = max(tick, Int64(tagUnitsPerSample.rounded(.up)))
+                    let tagTick = tagUnitsPerSample == unitsPerSample ? tick : max(tick, Int64(tagUnitsPerSample.rounded(.up)))
                     let difference = length.saturatingSubtracting(tagged)
                     if difference >= tagTick || difference <= -tagTick {
                         findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against iTunSMPB: valid length",

@@ -81,6 +81,9 @@ public struct SegmentSequenceValidation: Sendable {
         public var priming: Int64
         /// The presented length in media units, from the edit (or `nil`).
         public var validLength: Int64?
+        /// How far ``validLength`` may be from the samples' end: 1 when it came from an iTunSMPB
+        /// counting HE-AAC's core samples (two media units each, so an odd length rounds), else 0.
+        public var validLengthTolerance: Int64 = 0
     }
 
     /// Everything found, in file order.
@@ -152,11 +155,16 @@ public struct SegmentSequenceValidation: Sendable {
         // The valid length: the edit's duration, or (an edit of segment_duration 0, as CMAF's
         // offset edit list is) iTunSMPB's, in media units.
         var validLength = track.editedMediaDuration(movieTimescale: file.movieTimescale)
+        var validLengthTolerance: Int64 = 0
         if validLength == nil, let format, format.sampleRate > 0 {
             let movieTags = file.userData.flatMap { try? MetadataTags.parse(udta: $0, path: BoxPath(components: ["moov", "udta"])) }
             let trackTags = track.userData.flatMap { try? MetadataTags.parse(udta: $0, path: track.path) }
+            // iTunSMPB counts samples at the rate iTunes writes: the core's for HE-AAC (half the
+            // output rate), else the output rate (as ``GaplessValidation`` reads it).
+            let tagRate = asc.map { $0.sbrPresent && $0.samplingFrequency > 0 ? $0.samplingFrequency : format.sampleRate } ?? format.sampleRate
             if let gapless = trackTags?.gapless ?? movieTags?.gapless, gapless.originalSampleCount > 0 {
-                validLength = Int64(exactly: (Double(gapless.originalSampleCount) * Double(track.timescale) / Double(format.sampleRate)).rounded())
+                validLength = Int64(exactly: (Double(gapless.originalSampleCount) * Double(track.timescale) / Double(tagRate)).rounded())
+                validLengthTolerance = max(0, Int64((Double(track.timescale) / Double(tagRate)).rounded(.up)) - 1)
             }
         }
         return TrackSummary(trackID: track.id, timescale: track.timescale, sampleEntryType: track.sampleEntry?.type ?? "none",
@@ -164,7 +172,7 @@ public struct SegmentSequenceValidation: Sendable {
                             channelCount: format.map(\.channelCount).flatMap { $0 > 0 ? $0 : nil } ?? track.sampleEntry?.audio?.channelCount,
                             audioObjectType: asc.map { Int($0.audioObjectType.rawValue) }, frameDuration: frame,
                             priming: edit?.mediaTime ?? 0,
-                            validLength: validLength)
+                            validLength: validLength, validLengthTolerance: validLengthTolerance)
     }
 
     private mutating func checkHeader(_ file: MP4File, trackIndex: Int, name: String, isSegmented: Bool) {
@@ -501,10 +509,10 @@ public struct SegmentSequenceValidation: Sendable {
         // window) is not checked against it.
         guard let valid = summary.validLength, (firstDecodeTime ?? 0) == 0 else { return }
         let presentedEnd = summary.priming.saturatingAdding(valid)
-        if last.duration < frame && last.end != presentedEnd {
+        if last.duration < frame && last.end.saturatingSubtracting(presentedEnd).magnitude > UInt64(summary.validLengthTolerance) {
             findings.append(ValidationFinding(.error, file: name, location: location, rule: "short last sample against the valid length",
                                               expected: "the samples to end at \(presentedEnd) (the edit's end)", found: "\(last.end)"))
-        } else if last.end < presentedEnd {
+        } else if last.end < presentedEnd.saturatingSubtracting(summary.validLengthTolerance) {
             findings.append(ValidationFinding(.error, file: name, location: location, rule: "the samples cover the valid length",
                                               expected: "the samples to end at \(presentedEnd) or later (the edit's end)", found: "\(last.end)"))
         }

@@ -113,6 +113,27 @@ public struct HLSSegmentOutput: PacketSink {
         self.writesDASHHeader = writesDASHHeader
     }
 
+    /// Packets of `packetFrames` samples at `sampleRate` (the segments' timescale) from one place
+    /// a player may start to the next: a segment's first packet, and low-latency a part's. An
+    /// encoder whose packets are not all such places (HE-AAC, whose SBR header comes now and
+    /// then) marks every multiple of it, counting from its first packet, before making it.
+    public func randomAccessInterval(packetFrames: Int, sampleRate: Int) -> Int64 {
+        Self.randomAccessInterval(segmentDuration: segmentDuration, live: live != nil, partDuration: live?.partDuration,
+                                  packetFrames: packetFrames, sampleRate: sampleRate)
+    }
+
+    /// ``randomAccessInterval(packetFrames:sampleRate:)`` of a rendition not made yet: segments
+    /// of `segmentDuration` seconds, `live` or VOD, with parts of `partDuration` seconds
+    /// (low-latency) or none.
+    public static func randomAccessInterval(segmentDuration: Double, live: Bool, partDuration: Double?, packetFrames: Int,
+                                            sampleRate: Int) -> Int64 {
+        let mode: HLSSegmentingPolicy.Mode = partDuration.map { .lowLatency(partDuration: $0) } ?? (live ? .live : .onDemand)
+        guard let policy = try? HLSSegmentingPolicy(segmentDuration: segmentDuration, mode: mode, timescale: Int32(clamping: sampleRate)) else {
+            return 1
+        }
+        return policy.packetsBetweenStarts(packetDuration: Int64(packetFrames))
+    }
+
     /// Keeps the stream's gapless numbers: the priming must come before the first packet (the
     /// init segment's edit list is made with it), the valid length before the end. Keeps its
     /// chapters (``/MediaCore/StreamEvent/metadata(_:)``), which a finished rendition writes

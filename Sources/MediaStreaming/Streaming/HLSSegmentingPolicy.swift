@@ -77,6 +77,10 @@ struct HLSSegmentingPolicy: Sendable, Hashable {
         }
     }
 
+    /// VOD: packets held beyond one and a half segments before one is cut (more than an
+    /// encoder's padding after the last presented sample).
+    static let onDemandSlack: Int64 = 4
+
     /// The wanted segment length in media units.
     var segmentTarget: Int64 { Int64((segmentDuration * Double(timescale)).rounded()) }
 
@@ -91,6 +95,16 @@ struct HLSSegmentingPolicy: Sendable, Hashable {
     func packetsPerPart(packetDuration duration: Int64) -> Int? {
         guard case .lowLatency(let partDuration) = mode else { return nil }
         return max(1, Int((partDuration * Double(timescale)).rounded(.down)) / Int(max(duration, 1)))
+    }
+
+    /// Packets of `duration` media units each from one segment start to the next, or
+    /// (low-latency) from one part start to the next: every segment and part a player may start
+    /// at begins at a multiple of it, counting from the first packet (the last segment only runs
+    /// longer, never begins elsewhere).
+    func packetsBetweenStarts(packetDuration duration: Int64) -> Int64 {
+        if let perPart = packetsPerPart(packetDuration: duration) { return Int64(perPart) }
+        let duration = max(duration, 1)
+        return max(1, (segmentTarget + duration - 1) / duration)
     }
 
     /// Adds a packet of `duration` media units to those waiting; what to write now, in order.
@@ -109,7 +123,12 @@ struct HLSSegmentingPolicy: Sendable, Hashable {
             guard waitingDuration >= segmentTarget else { return [] }
             return [takeSegment(atLeast: segmentTarget)]
         case .onDemand:
-            guard waitingDuration * 2 >= segmentTarget * 3 else { return [] }
+            // Cut only once the packets past the end that ``dropPacketsPastEnd`` may still drop
+            // (an encoder's padding: under `onDemandSlack` packets) cannot bring what is left
+            // under one and a half segments: the segments are then a function of the presented
+            // end alone, the same in renditions whose encoders pad differently (an HE-AAC and an
+            // AAC-LC rendition of one ladder), and the last is never short.
+            guard (waitingDuration - Self.onDemandSlack * duration) * 2 >= segmentTarget * 3 else { return [] }
             return [takeSegment(atLeast: segmentTarget)]
         }
     }
@@ -148,8 +167,8 @@ struct HLSSegmentingPolicy: Sendable, Hashable {
         return dropped
     }
 
-    /// What to write of the packets left at the end, in order: VOD, a last whole segment if
-    /// more than one and a half are waiting, then the rest as the last segment; live, the rest
+    /// What to write of the packets left at the end, in order: VOD, whole segments while more
+    /// than one and a half are waiting, then the rest as the last segment; live, the rest
     /// as one segment; low-latency, the rest as a part, and the parts as the last segment.
     mutating func finalCuts() -> [Cut] {
         var cuts: [Cut] = []
@@ -158,7 +177,7 @@ struct HLSSegmentingPolicy: Sendable, Hashable {
             if !waiting.isEmpty { cuts.append(takePart(waiting.count)) }
             if openParts > 0 { cuts.append(closeSegment()) }
         case .live, .onDemand:
-            if mode == .onDemand, waitingDuration * 2 > segmentTarget * 3 { cuts.append(takeSegment(atLeast: segmentTarget)) }
+            while mode == .onDemand, waitingDuration * 2 > segmentTarget * 3 { cuts.append(takeSegment(atLeast: segmentTarget)) }
             if !waiting.isEmpty { cuts.append(takeSegment(atLeast: .max)) }
         }
         return cuts

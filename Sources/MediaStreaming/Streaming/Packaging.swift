@@ -20,14 +20,27 @@ public enum Packaging {
         public var bitrates: [Int]
         /// Also write `manifest.mpd` (MPEG-DASH) over the same segments.
         public var dash: Bool
+        /// The AAC profile encoded: AAC-LC (`.aacLC`, the default) or HE-AAC v1 (`.sbr`); for a
+        /// ladder, that of every rendition ``ladderProfiles`` does not name. Any other than AAC-LC
+        /// encodes an AAC input too (it is copied only as AAC-LC's default).
+        public var profile: AudioObjectType
+        /// A ladder's profile per rendition, by its bitrate (`--bitrates 48k:he-aac,128k`); a
+        /// bitrate not listed takes ``profile``.
+        public var ladderProfiles: [Int: AudioObjectType]
 
-        /// Options: 6-second segments, AAC copied, one rendition, no DASH.
-        public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false) {
+        /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC.
+        public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false,
+                    profile: AudioObjectType = .aacLC, ladderProfiles: [Int: AudioObjectType] = [:]) {
             self.segmentDuration = segmentDuration
             self.bitrate = bitrate
             self.bitrates = bitrates
             self.dash = dash
+            self.profile = profile
+            self.ladderProfiles = ladderProfiles
         }
+
+        /// The profile of the ladder's rendition at `bitrate`: its own, else ``profile``.
+        public func profile(ofRendition bitrate: Int) -> AudioObjectType { ladderProfiles[bitrate] ?? profile }
     }
 
     /// What a packaging wrote.
@@ -47,6 +60,11 @@ public enum Packaging {
         /// What the pump did, stage by stage: the input, the encoder when there is one, the
         /// segmenter (for a ladder, a tee with a branch per bitrate).
         public var report = JobReport()
+        /// The segment duration used, in seconds, when it is not the one asked: a ladder that
+        /// mixes HE-AAC (2048-sample frames) with AAC-LC (1024) has segments of a whole number
+        /// of 2048-sample frames at its rate, so that every rendition's segments end at the
+        /// same samples. `nil` when the asked duration was used (rounded to whole frames).
+        public var adjustedSegmentDuration: Double?
     }
 
     /// Packages the AAC of `input` (an M4A/MP4 or ADTS file) as one HLS rendition in `directory`
@@ -60,8 +78,8 @@ public enum Packaging {
     ///   options that ask for encoding; the errors of the input and the outputs.
     public static func hls(copying input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        guard options.bitrate == nil, options.bitrates.isEmpty else {
-            throw .unsupported("packaging by stream copy takes no bitrate: encoding is KeyFrameKit's Packaging.hls")
+        guard options.bitrate == nil, options.bitrates.isEmpty, options.profile == .aacLC else {
+            throw .unsupported("packaging by stream copy takes no bitrate or profile: encoding is KeyFrameKit's Packaging.hls")
         }
         guard let layout = copyableLayout(of: input, options: options) else {
             throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holding: .aac)))")
@@ -160,7 +178,7 @@ public enum Packaging {
     /// The layout of `input` when it is AAC to be copied (no bitrate asked), else `nil`.
     package static func copyableLayout(of input: FilePath, options: Options) -> AACTrackLayout? {
         let kind = MediaFileFormat.detect(input)
-        guard options.bitrate == nil, kind == .adts || kind == .mp4 else { return nil }
+        guard options.bitrate == nil, options.profile == .aacLC, kind == .adts || kind == .mp4 else { return nil }
         return try? AACTrackLayout(path: input)
     }
 
@@ -198,7 +216,7 @@ public enum Packaging {
     package static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
         let rendition = StreamManifests.Rendition(path: "", playlist: sink.playlistName, segments: sink.segments.map { ($0.byteCount, $0.duration) },
                                                   timescale: Int(sink.segments.first?.timescale ?? 1), channelCount: sink.format?.channelCount ?? 2,
-                                                  priming: sink.priming)
+                                                  codecs: StreamManifests.codecs(of: sink.format), priming: sink.priming)
         var presented = rendition
         presented.validLength = sink.validLength
         if sink.writesDASHHeader { presented.dashInitialization = HLSSegmentOutput.dashHeaderName }

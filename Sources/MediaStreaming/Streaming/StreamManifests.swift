@@ -14,7 +14,8 @@ public enum StreamManifests {
         public var timescale: Int
         /// Channels.
         public var channelCount: Int
-        /// The RFC 6381 codec string: `mp4a.40.2` for AAC-LC.
+        /// The RFC 6381 codec string: `mp4a.40.2` for AAC-LC, `mp4a.40.5` for HE-AAC
+        /// (``StreamManifests/codecs(of:)``).
         public var codecs: String
         /// The encoder's priming, in media units: the edit's `media_time`, which the MPD's
         /// timeline starts after.
@@ -65,6 +66,18 @@ public enum StreamManifests {
         public var seconds: Double { Double(segments.reduce(Int64(0)) { $0 + $1.duration }) / Double(max(timescale, 1)) }
 
         var prefix: String { path.isEmpty ? "" : path + "/" }
+    }
+
+    /// The RFC 6381 codec string of AAC packets of `format` (RFC 6381 3.3, ISO/IEC 14496-3
+    /// 1.5.1.1): `mp4a.40.5` when its AudioSpecificConfig signals SBR (HE-AAC), `mp4a.40.29`
+    /// for PS (HE-AAC v2), else `mp4a.40.` and its object type (`mp4a.40.2` for AAC-LC, and
+    /// when the format is not known).
+    public static func codecs(of format: EncodedAudioFormat?) -> String {
+        guard let format, format.codec == .aac, let config = try? AudioSpecificConfig(bytes: format.decoderConfiguration) else {
+            return "mp4a.40.2"
+        }
+        let type = config.psPresent ? AudioObjectType.ps : config.sbrPresent ? .sbr : config.audioObjectType
+        return "mp4a.40.\(type.rawValue)"
     }
 
     /// The HLS master playlist naming `renditions`, highest bandwidth first.
