@@ -450,3 +450,15 @@ extension DataStreamElement {
         for byte in data { writer.write(byte, bits: 8) }
     }
 }
+
+extension RawDataBlock {
+    /// Whether the block carries SBR data: a fill element of `EXT_SBR_DATA` or
+    /// `EXT_SBR_DATA_CRC` (ISO/IEC 14496-3, 4.4.2.8). In a stream whose configuration says
+    /// AAC-LC, that is HE-AAC signalled implicitly (1.6.6.2): the decoder doubles the rate.
+    public var carriesSBR: Bool {
+        elements.contains { element in
+            guard case .fill(let fill) = element else { return false }
+            return fill.extensionType == FillElement.ExtensionType.sbrData || fill.extensionType == FillElement.ExtensionType.sbrDataCRC
+        }
+    }
+}

@@ -68,9 +68,10 @@ public enum MP4Probe {
             entry.sampleRate = audio.sampleRate
             entry.channels = audio.channelCount
         }
-        // Media ticks to output samples: 1 but for HE-AAC, whose timescale is the core's rate.
+        // Media ticks to output samples: 1 but for HE-AAC in a core-rate timescale (fdkaac's,
+        // qaac's, Apple's files).
         let outputRate = entry.sampleRate ?? Int(track.timescale)
-        let ratio = track.timescale > 0 && outputRate > 0 ? Double(outputRate) / Double(track.timescale) : 1
+        let ratio = config?.sbrPresent == true && track.timescale > 0 && outputRate > 0 ? Double(outputRate) / Double(track.timescale) : 1
         func samples(_ ticks: Int64) -> Int64 { ratio == 1 ? ticks : Int64(saturating: (Double(ticks) * ratio).rounded()) }
         entry.decodedFrames = samples(track.mediaDuration)
         if let config, let problem = timelineSkips(of: track, config: config) {

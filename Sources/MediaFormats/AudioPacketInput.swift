@@ -117,7 +117,19 @@ public struct AudioPacketInput: PacketSource {
             reader = .mp4(DemuxedTrackSource(demuxer: demuxer, track: track))
             format = .mp4
             audioSpecificConfig = config
-            trim = Self.gaplessTrim(track: track, file: file, outputRate: config.outputSampleRate)
+            // HE-AAC signalled implicitly (an AAC-LC config at a core rate, SBR in the frames, as
+            // FFmpeg's remux of an HE-AAC ADTS stream writes it): the decoder doubles the rate,
+            // and the file's times count output samples.
+            var outputRate = config.outputSampleRate
+            if purpose == .decoding, !config.sbrPresent, config.audioObjectType == .aacLC, config.samplingFrequency <= 24000,
+               var peek = try? AudioPacketInput(path: path, segments: segments, trackID: track.id, purpose: .remuxing),
+               let first = try? peek.next(),
+               let block = try? RawDataBlock(parsing: first.data, configuration: RawDataBlock.Configuration(
+                   samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration)),
+               block.carriesSBR {
+                outputRate *= 2
+            }
+            trim = Self.gaplessTrim(track: track, file: file, outputRate: outputRate)
             self.track = track
             self.file = file
             if let first = try? FileByteSource(path: path) { metadata = StreamMetadata(mp4: file, source: first) } else { metadata = StreamMetadata() }

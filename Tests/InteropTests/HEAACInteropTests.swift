@@ -222,6 +222,26 @@ import Testing
         }
     }
 
+    /// FFmpeg's remux of our ADTS into MP4 signals nothing (an AAC-LC config at 24 kHz, times at
+    /// 48 kHz): our decode finds the SBR in the first frame and keeps the whole length, and the
+    /// edits refuse it as HE-AAC.
+    @Test func ffmpegsRemuxOfTheADTSDecodesWholeAndIsNotCut() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (wav, _) = try Self.input(in: directory)
+        let adts = directory.appendingPathComponent("x.aac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", adts, "--profile", "he-aac", "--bitrate", "48k"])
+        let remuxed = directory.appendingPathComponent("remuxed.m4a").path
+        try MP4Check.ffmpeg(["-i", adts, "-c", "copy", remuxed])
+        let out = directory.appendingPathComponent("remuxed.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", remuxed, "-o", out])
+        let info = try Self.wavInfo(out)
+        #expect(info.sampleRate == Self.rate && info.frames >= Self.frames + 3010, "keyframe decode of FFmpeg's remux: \(info)")
+        let cut = try ExternalTool.run(try ExternalTool.keyframe, ["cut", remuxed, "-o", directory.appendingPathComponent("c.m4a").path,
+                                                                   "--start", "1"])
+        #expect(cut.status != 0 && cut.standardError.contains("HE-AAC cannot be cut"), "\(cut.standardError)")
+    }
+
     /// Third-octave levels (ffmpeg's `bandpass` and `astats`) of the source and of FFmpeg's
     /// decode, at 8, 10, 12.5 and 16 kHz.
     @Test func highBandComesBackWithin4dB() throws {

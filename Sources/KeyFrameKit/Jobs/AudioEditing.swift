@@ -107,13 +107,13 @@ public enum AudioEditing {
     /// packets covers AAC-LC's MDCT overlap of one frame; SBR's QMF analysis and envelope
     /// coding reach across frames (the decoder's 962-sample delay, values coded against the
     /// frame before, a header only now and then), which is not proven exact yet. Found from the
-    /// AudioSpecificConfig (explicit or backward-compatible signalling) or, in ADTS (implicit
-    /// signalling: the header says AAC-LC at the core rate), from an SBR fill element in the
-    /// first frame. `edit` names the edit in the message (`cut`, `split`, `joined`).
+    /// AudioSpecificConfig (explicit or backward-compatible signalling) or, where the
+    /// configuration says AAC-LC at a core rate (ADTS, or an MP4 remuxed from it: implicit
+    /// signalling), from an SBR fill element in the first frame. `edit` names the edit in the message (`cut`, `split`, `joined`).
     static func refuseSpectralBandReplication(_ layout: AACTrackLayout, edit: String) throws(PipelineError) {
         guard let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return }
         var found = config.sbrPresent || config.psPresent
-        if !found, layout.container == .adts, config.audioObjectType == .aacLC {
+        if !found, config.audioObjectType == .aacLC, config.samplingFrequency <= 24000 {
             found = (try? firstFrameCarriesSBR(layout.path, config: config)) ?? false
         }
         guard found else { return }
@@ -121,17 +121,15 @@ public enum AudioEditing {
                            + "use --profile lc or re-encode (keyframe convert IN -o OUT.m4a), then edit")
     }
 
-    /// Whether the first AAC frame of the ADTS stream at `path` carries SBR data (a fill element
-    /// of `EXT_SBR_DATA`, ISO/IEC 14496-3 4.4.2.8): HE-AAC signalled implicitly.
+    /// Whether the first AAC frame at `path` (ADTS, or an MP4 whose config says AAC-LC, as
+    /// FFmpeg's remux of an HE-AAC ADTS stream writes it) carries SBR data (a fill element of
+    /// `EXT_SBR_DATA`, ISO/IEC 14496-3 4.4.2.8): HE-AAC signalled implicitly.
     private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig) throws -> Bool {
         var input = try AudioPacketInput(path: path, purpose: .remuxing)
         guard let packet = try input.next() else { return false }
         let block = try RawDataBlock(parsing: packet.data, configuration: RawDataBlock.Configuration(
             samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration))
-        return block.elements.contains { element in
-            guard case .fill(let fill) = element else { return false }
-            return fill.extensionType == FillElement.ExtensionType.sbrData || fill.extensionType == FillElement.ExtensionType.sbrDataCRC
-        }
+        return block.carriesSBR
     }
 
     /// The presented range `start..<end` of `layout`, in media units, checked.
