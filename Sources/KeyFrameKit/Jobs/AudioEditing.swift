@@ -124,11 +124,16 @@ public enum AudioEditing {
     /// Whether the first AAC frame at `path` (ADTS, or an MP4 whose config says AAC-LC, as
     /// FFmpeg's remux of an HE-AAC ADTS stream writes it) carries SBR data (a fill element of
     /// `EXT_SBR_DATA`, ISO/IEC 14496-3 4.4.2.8): HE-AAC signalled implicitly.
-    private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig) throws -> Bool {
+    private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig) throws(PipelineError) -> Bool {
         var input = try AudioPacketInput(path: path, purpose: .remuxing)
         guard let packet = try input.next() else { return false }
-        let block = try RawDataBlock(parsing: packet.data, configuration: RawDataBlock.Configuration(
-            samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration))
+        let block: RawDataBlock
+        do {
+            block = try RawDataBlock(parsing: packet.data, configuration: RawDataBlock.Configuration(
+                samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration))
+        } catch {
+            return false
+        }
         return block.carriesSBR
     }
 
