@@ -160,7 +160,7 @@ let package = Package(
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "SpectralBandReplicationTests", dependencies: ["SpectralBandReplication", "AACBitstream", "TestSupport"],
+        .testTarget(name: "SpectralBandReplicationTests", dependencies: ["SpectralBandReplication", "AACBitstream", "MediaCore", "TestSupport"],
                     swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),

@@ -72,8 +72,9 @@ public final class HEAACEncoder {
     /// An encoder that opens on the first PCM sample.
     ///
     /// - Parameters:
-    ///   - bitrate: bits per second, core and SBR together (16–128 kb/s for stereo, 8–64 kb/s
-    ///     for mono).
+    ///   - bitrate: bits per second, core and SBR together, within
+    ///     ``/SpectralBandReplication/SBRTuning/allowedBitrates(channelCount:outputSampleRate:)``
+    ///     (checked at open; about 10–64 kb/s mono, 12–128 kb/s stereo at 48 kHz).
     ///   - coder: the core's scale-factor search.
     ///   - lowersBitrateToFit: take `bitrate` as a default: at open it is brought into HE-AAC's
     ///     range for the input's channels (64 kb/s for stereo at most).

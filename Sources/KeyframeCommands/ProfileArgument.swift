@@ -6,7 +6,7 @@ enum ProfileArgument: String, ExpressibleByArgument, CaseIterable {
     /// AAC-LC (object type 2), libavcodec's encoder: the default.
     case lc
     /// HE-AAC v1 (SBR, object type 5) over an AAC-LC core at half the rate: 16–48 kHz, mono or
-    /// stereo, 16–64 kb/s stereo.
+    /// stereo (``SBRTuning/allowedBitrates(channelCount:outputSampleRate:)``).
     case heAAC = "he-aac"
 
     /// The MPEG-4 audio object type the registry files the encoder under.
@@ -20,6 +20,6 @@ enum ProfileArgument: String, ExpressibleByArgument, CaseIterable {
     /// The option's help.
     static let help = ArgumentHelp(
         "AAC profile: lc (AAC-LC, the default) or he-aac (HE-AAC v1: SBR over an AAC-LC core at half the rate; "
-            + "16–48 kHz mono or stereo, best at 32–64 kb/s; default bitrate 64k stereo, 32k mono).",
+            + "16–48 kHz mono or stereo, best at 32–64 kb/s stereo; default bitrate 64k stereo, 32k mono).",
         valueName: "profile")
 }

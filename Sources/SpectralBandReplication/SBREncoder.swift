@@ -125,6 +125,8 @@ public struct SBREncoder {
                 }
             }
         }
+        // The core gives packet p only once it has core frame p + 1, which covers these slots.
+        precondition(histories.allSatisfy { $0.endSlot >= last }, "SBR frame asked for before its input was analysed")
         // Every frame with a header is one a decoder may start at (a listener joining a live
         // stream, a cut of the ADTS file): its first values are coded in frequency, never
         // against a frame the decoder has not seen.

@@ -34,21 +34,21 @@ public enum SubbandTonality {
         //   R11·p1 + R12·p2 = R10,   R21·p1 + R22·p2 = R20,   with R_ij = Σ conj(x[n−i])·x[n−j],
         // R21 = conj(R12), R10 = R01 as defined above (conj(x[n−1])·x[n]).
         let r21 = (r12.0, -r12.1)
-        // det = R11·R22 − R12·R21 = R11·R22 − |R12|² (real), relaxed as 26.404 does.
+        // First order, always: p1 = R10 / R11, which leaves R00 − |R10|²/R11. A steady
+        // sinusoid is predicted exactly by it, while its second-order system is singular (x[n−1]
+        // and x[n−2] are then one signal), where Cramer's rule gives nothing.
+        var explained = r11 > 1e-3 ? (r01.0 * r01.0 + r01.1 * r01.1) / r11 : 0
+        // Second order where the system is well conditioned: det = R11·R22 − |R12|² (real),
+        // relaxed as 26.404 does; p1 = (R10·R22 − R12·R20)/det, p2 = (R11·R20 − R21·R10)/det.
         let det = r11 * r22 - (r12.0 * r12.0 + r12.1 * r12.1) * (1 - 1e-6)
-        var p1 = (0.0, 0.0), p2 = (0.0, 0.0)
-        if det > 1e-9 * max(r11 * r22, 1e-30) {
-            // p1 = (R10·R22 − R12·R20)/det, p2 = (R11·R20 − R21·R10)/det
+        if det > 1e-3 * r11 * r22 {
             let r12r20 = multiply(r12, r02)
-            p1 = ((r01.0 * r22 - r12r20.0) / det, (r01.1 * r22 - r12r20.1) / det)
+            let p1 = ((r01.0 * r22 - r12r20.0) / det, (r01.1 * r22 - r12r20.1) / det)
             let r21r10 = multiply(r21, r01)
-            p2 = ((r11 * r02.0 - r21r10.0) / det, (r11 * r02.1 - r21r10.1) / det)
-        } else if r11 > 1e-3 {
-            p1 = (r01.0 / r11, r01.1 / r11)
+            let p2 = ((r11 * r02.0 - r21r10.0) / det, (r11 * r02.1 - r21r10.1) / det)
+            // The minimum residual is R00 − Re(conj(p1)·R10 + conj(p2)·R20).
+            explained = max(explained, (p1.0 * r01.0 + p1.1 * r01.1) + (p2.0 * r02.0 + p2.1 * r02.1))
         }
-        // Residual energy = R00 − 2·Re(conj(p1)·R10 + conj(p2)·R20) + the quadratic form; the
-        // minimum equals R00 − Re(conj(p1)·R10 + conj(p2)·R20).
-        let explained = (p1.0 * r01.0 + p1.1 * r01.1) + (p2.0 * r02.0 + p2.1 * r02.1)
         let residual = max(r00 - explained, r00 / Double(maximumGain))
         return Float(min(max(r00 / residual, 1), Double(maximumGain)))
     }

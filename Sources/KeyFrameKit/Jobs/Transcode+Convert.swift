@@ -116,7 +116,6 @@ extension Transcode {
         if options.profile != .aacLC, outputKind != .adts, outputKind != .mp4 {
             throw .unsupported("\(output): a profile is chosen for AAC outputs only")
         }
-
         if options.replayGain, outputKind != .mp4 {
             throw .unsupported("\(output): ReplayGain is written as MP4 tags; use an .m4a or .mp4 output")
         }
