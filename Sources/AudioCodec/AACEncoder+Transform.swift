@@ -1,8 +1,17 @@
 public import MediaCore
 
-extension AACEncoder: MediaTransform {
-    /// Encodes a buffer of PCM; returns the AAC packets it completes (1024 frames each), each
-    /// with its own presentation time.
+/// An encoder of PCM bytes into packets, flushed at the end (``AACEncoder``,
+/// ``HEAACEncoder``): its ``/MediaCore/MediaTransform`` face comes from these two calls.
+public protocol PCMBytesEncoder: AnyObject {
+    /// Encodes PCM bytes laid out as `format` says; returns the packets that are ready.
+    func encode(pcm: UnsafeRawBufferPointer, format: PCMFormat, presentationTime: MediaTime?) throws(CodecError) -> [MediaSample]
+    /// Encodes what is held and drains the encoder.
+    func flush() throws(CodecError) -> [MediaSample]
+}
+
+extension PCMBytesEncoder {
+    /// Encodes a buffer of PCM; returns the packets it completes, each with its own
+    /// presentation time.
     public func transform(_ buffer: PCMBuffer) throws(CodecError) -> [MediaSample] {
         var result: Result<[MediaSample], CodecError> = .success([])
         buffer.bytes.withUnsafeBytes { raw in
@@ -20,6 +29,10 @@ extension AACEncoder: MediaTransform {
         try flush()
     }
 }
+
+/// Its ``/MediaCore/MediaTransform`` face (``PCMBytesEncoder``): PCM buffers in, AAC packets
+/// (1024 frames each) out.
+extension AACEncoder: PCMBytesEncoder, MediaTransform {}
 
 extension AACDecoder: MediaTransform {
     /// Decodes one AAC packet; returns its PCM (none while the decoder fills its delay or trims

@@ -259,25 +259,9 @@ public final class HEAACEncoder {
     }
 }
 
-extension HEAACEncoder: GaplessEncoder {
-    /// Encodes a buffer of PCM; returns the HE-AAC packets it completes (2048 output frames each).
-    public func transform(_ buffer: PCMBuffer) throws(CodecError) -> [MediaSample] {
-        var result: Result<[MediaSample], CodecError> = .success([])
-        buffer.bytes.withUnsafeBytes { raw in
-            do throws(CodecError) {
-                result = .success(try encode(pcm: raw, format: buffer.format, presentationTime: buffer.presentationTime))
-            } catch {
-                result = .failure(error)
-            }
-        }
-        return try result.get()
-    }
-
-    /// Flushes the encoder: the packets that hold the last input and its padding.
-    public func finish() throws(CodecError) -> [MediaSample] {
-        try flush()
-    }
-}
+/// Its ``/MediaCore/MediaTransform`` face (``PCMBytesEncoder``): PCM buffers in, HE-AAC
+/// packets (2048 output frames each) out.
+extension HEAACEncoder: PCMBytesEncoder, GaplessEncoder {}
 
 /// One stream's state, on one thread at a time; hand it over, don't share it.
 @available(*, unavailable)

@@ -15,12 +15,24 @@ import Testing
         #expect(opened.inputFormat == format && opened.priming == 1024, "opened at once, given the format")
     }
 
+    /// Issue 25: HE-AAC v1 is one more entry, one encoder or several at once.
+    @Test func heAACIsOursOverLibavcodecsCore() throws {
+        let single = try AudioCodecRegistry.encoder(for: .aac, profile: .sbr, settings: .init(bitrate: 48_000))
+        #expect(single is HEAACEncoder)
+        let parallel = try AudioCodecRegistry.encoder(for: .aac, profile: .sbr, settings: .init(bitrate: 48_000, threads: 2))
+        #expect((parallel as? ParallelAACEncoder)?.profile == .sbr)
+        let format = PCMFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32)
+        let opened = try AudioCodecRegistry.encoder(for: .aac, profile: .sbr, settings: .init(bitrate: 48_000, format: format))
+        #expect(opened.priming == 3010 && opened.audioSpecificConfig?.outputSampleRate == 48000
+                && opened.audioSpecificConfig?.sbrPresent == true, "opened at once, given the format")
+    }
+
     @Test func aProfileWithNoEncoderIsAnErrorNamingWhatThereIs() {
         #expect {
-            _ = try AudioCodecRegistry.encoder(for: .aac, profile: .sbr, settings: .init(bitrate: 48_000))
+            _ = try AudioCodecRegistry.encoder(for: .aac, profile: .ps, settings: .init(bitrate: 32_000))
         } throws: { error in
             guard case .codecNotFound(let what)? = error as? CodecError else { return false }
-            return what.contains("aac HE-AAC") && what.contains("encodes aac LC")
+            return what.contains("encodes aac LC") && what.contains("aac HE-AAC")
         }
         #expect(throws: CodecError.self) { _ = try AudioCodecRegistry.encoder(for: .opus, settings: .init(bitrate: 48_000)) }
     }
