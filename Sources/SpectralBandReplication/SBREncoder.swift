@@ -14,8 +14,9 @@ internal import RealModule
 ///   `32p − ``frameSlotOffset`` ..< +32`: the decoder delays the core by its priming (1024 core
 ///   samples, 2048 output samples) and its own QMF pair by 962 samples, so those are the slots its
 ///   output of packet `p` stands for.
-/// - Each frame gets one time/frequency grid (FIXFIX: one envelope, or four when the transient
-///   detector fires), envelopes on the high (or low) frequency table, two or three noise floors
+/// - Each frame gets one time/frequency grid (FIXFIX with one envelope, or, when the transient
+///   detector fires, VARFIX or FIXVAR with a short envelope at the onset: ``grid(transientAt:)``),
+///   envelopes on the high (or low) frequency table, two or three noise floors
 ///   from the original's tonality, and an inverse-filtering mode per noise band from the
 ///   original's tonality against that of the band the decoder copies up.
 /// - A header goes in the first frame, every ``headerInterval`` frames, and in every frame asked
@@ -167,9 +168,7 @@ public struct SBREncoder {
             }
             slotEnergies[pair] = energy / (2 * bandCount)
         }
-        let grid: SBRGrid = detector.transient(in: slotEnergies) != nil
-            ? .fixFix(envelopeCount: 4, highFrequencyResolution: false)
-            : .fixFix(envelopeCount: 1, highFrequencyResolution: true)
+        let grid = Self.grid(transientAt: detector.transient(in: slotEnergies))
         // 1.5 dB steps when the header says so or the grid has one envelope (FIXFIX with one
         // envelope is always decoded at 1.5 dB), else 3 dB.
         let fineSteps = tuning.header.amplitudeResolution == 0 || (grid.frameClass == .fixFix && grid.envelopeCount == 1)
@@ -227,6 +226,40 @@ public struct SBREncoder {
                                          addHarmonics: nil))
         }
         return result
+    }
+
+    /// The grid of a frame (4.5.2.8 `sbr_grid`), from where the transient detector saw an onset
+    /// (an SBR time slot, 0..<16), if anywhere:
+    /// - none: FIXFIX, one envelope at the high frequency resolution;
+    /// - at the frame's start: VARFIX with borders 0, 4, 16;
+    /// - in the first half: VARFIX with a border at the onset (rounded down to an even slot) and
+    ///   another 4 slots later, so a short envelope holds the attack and the envelope before it
+    ///   none of it; the pointer names it (`l_A`, for the decoder's limiter) and the noise floors
+    ///   split there;
+    /// - in the second half: FIXVAR with a border at the onset, the last envelope the transient's.
+    ///
+    /// Every grid starts at slot 0 and ends at 16, so no frame depends on the one before.
+    /// Envelopes shorter than 6 slots take the low frequency resolution.
+    static func grid(transientAt slot: Int?) -> SBRGrid {
+        guard let slot else { return .fixFix(envelopeCount: 1, highFrequencyResolution: true) }
+        let border = min(max(slot / 2 * 2, 0), 14)
+        var grid: SBRGrid
+        switch border {
+        case 0:
+            grid = SBRGrid(frameClass: .varFix, leadingRelativeBorders: [1], pointer: 0, frequencyResolutions: [false, false])
+        case 2...8:
+            // Steps of 2·v + 2 slots: v = border/2 − 1 reaches the onset, v = 1 four slots more.
+            var steps = [border / 2 - 1]
+            if border + 4 < SBRGrid.timeSlots { steps.append(1) }
+            grid = SBRGrid(frameClass: .varFix, leadingRelativeBorders: steps, pointer: 2,
+                           frequencyResolutions: Array(repeating: false, count: steps.count + 1))
+        default:
+            grid = SBRGrid(frameClass: .fixVar, trailingRelativeBorders: [(SBRGrid.timeSlots - border) / 2 - 1], pointer: 2,
+                           frequencyResolutions: [false, false])
+        }
+        let borders = grid.borders
+        grid.frequencyResolutions = (0..<grid.envelopeCount).map { borders[$0 + 1] - borders[$0] >= 6 }
+        return grid
     }
 
     /// The prediction gain of every subband from `kx` to `k2` over the frame: of the original,

@@ -148,7 +148,12 @@ import Testing
         let serial = try #require(decoded[1])
         let parallel = try #require(decoded[3])
         #expect(serial.frames == frames && parallel.frames == frames, "\(serial.frames), \(parallel.frames) of \(frames)")
-        #expect(GaplessTests.peakLag(input, parallel, channel: 0) == 0)
+        // SBR's band is not a waveform match, so the input lines up within a sample; the serial
+        // decode lines up exactly, at the start and on both sides of each splice (about 30 s and
+        // 60 s): no sample lost or repeated there.
+        #expect(abs(GaplessTests.peakLag(input, parallel, channel: 0)) <= 1)
+        let seams = [0, 30 * 48000 - 4096, 30 * 48000 + 4096, 60 * 48000 - 4096, 60 * 48000 + 4096]
+        #expect(GaplessTests.continuity(serial, parallel, at: seams) == nil, "the parallel decode leaves the serial one")
         let reference = ParallelEncodeTests.errors(input, serial)
         let measured = ParallelEncodeTests.errors(input, parallel)
         #expect(measured.snr > reference.snr - 0.3, "SNR \(measured.snr) dB against the serial \(reference.snr) dB")

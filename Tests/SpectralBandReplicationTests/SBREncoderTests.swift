@@ -81,6 +81,27 @@ import Testing
         #expect(SBREncoder.inverseFilteringMode(original: 1, source: 1) == 1)
     }
 
+    /// A transient anywhere in the frame gets a border at (or just before) its onset, the grid
+    /// is valid, starts at 0 and ends at 16, and the pointer names the envelope that starts
+    /// there (where the class can name it).
+    @Test func transientsGetABorderAtTheOnset() throws {
+        let steady = SBREncoder.grid(transientAt: nil)
+        #expect(steady.frameClass == .fixFix && steady.envelopeCount == 1 && steady.frequencyResolutions == [true])
+        for onset in 0..<16 {
+            let grid = SBREncoder.grid(transientAt: onset)
+            try grid.validate()
+            let borders = grid.borders
+            #expect(borders.first == 0 && borders.last == 16, "onset \(onset): \(borders)")
+            let at = onset / 2 * 2
+            #expect(borders.contains(at == 0 ? 0 : at), "onset \(onset): borders \(borders)")
+            if at >= 2 {
+                let index = try #require(borders.firstIndex(of: at))
+                #expect(grid.transientEnvelope == index, "onset \(onset): l_A \(String(describing: grid.transientEnvelope)), borders \(borders)")
+                #expect(grid.noiseBorders.contains(at), "onset \(onset): noise borders \(grid.noiseBorders)")
+            }
+        }
+    }
+
     /// A second of stereo noise: every 8th frame (and the first) carries a header and codes its
     /// first envelope and noise floor in frequency, so a decoder can start there; the stream
     /// parser reads every frame back.
