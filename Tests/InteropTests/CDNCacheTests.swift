@@ -76,9 +76,17 @@ extension RealTimeTests {
         let nginx = try Self.startNginx(in: nginxDirectory, port: edge, origin: origin)
         defer { nginx.stop() }
         try Self.waitUntilServed("http://127.0.0.1:\(edge)/index.m3u8")
-        // The probe above went through: start the count from an empty log.
+        // The probe above went through: start the count after its line. nginx logs a request
+        // after it has sent the response, so wait for that line before counting.
         let log = nginxDirectory.appendingPathComponent("access.log")
-        let before = (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").count ?? 0
+        func logLines() -> Int { (try? String(contentsOf: log, encoding: .utf8))?.split(separator: "\n").count ?? 0 }
+        var before = logLines()
+        for _ in 0..<20 {
+            Subprocess.sleep(.milliseconds(100))
+            let now = logLines()
+            if now == before && now > 0 { break }
+            before = now
+        }
 
         // 40 listeners at once, each fetching every object in order, comparing with the file.
         let script = """
