@@ -17,8 +17,11 @@ internal import RealModule
 /// - Each frame gets one time/frequency grid (FIXFIX with one envelope, or, when the transient
 ///   detector fires, VARFIX or FIXVAR with a short envelope at the onset: ``grid(transientAt:)``),
 ///   envelopes on the high (or low) frequency table, two or three noise floors
-///   from the original's tonality, and an inverse-filtering mode per noise band from the
-///   original's tonality against that of the band the decoder copies up.
+///   from the original's tonality, an inverse-filtering mode per noise band from the
+///   original's tonality against that of the band the decoder copies up, and a sine flag
+///   (`bs_add_harmonic`) per high-resolution band where the original has a sinusoid the
+///   copy-up will not make (``MissingHarmonicsDetector``); such a band codes the sinusoid's
+///   energy.
 /// - A header goes in the first frame, every ``headerInterval`` frames, and in every frame asked
 ///   to be independent; an independent frame also codes its first envelope and noise floor
 ///   in frequency, so a decoder can start there.
@@ -47,6 +50,7 @@ public struct SBREncoder {
     private var pending: [[Float]]
     private var detector = SBRTransientDetector()
     private var channelHistories: [SBRChannelHistory]
+    private var harmonics: [MissingHarmonicsDetector]
     private var inputFinished = false
     /// Frames made so far.
     public private(set) var frameCount: Int64 = 0
@@ -64,6 +68,7 @@ public struct SBREncoder {
         histories = Array(repeating: QMFSlotHistory(), count: channels)
         pending = Array(repeating: [], count: channels)
         channelHistories = Array(repeating: SBRChannelHistory(), count: channels)
+        harmonics = Array(repeating: MissingHarmonicsDetector(bandCount: tuning.tables.highBandCount), count: channels)
     }
 
     /// Takes `frameCount` frames of planar input (one buffer per channel, samples in −1...1) and
@@ -176,29 +181,43 @@ public struct SBREncoder {
         let maximumValue = fineSteps ? 127 : 63
 
         var result: [SBRChannelData] = []
+        let kx = tables.kx
         for channel in 0..<tuning.channelCount {
             let history = histories[channel]
+            // Tonality of the original and of what the decoder copies up, per subband; with the
+            // frame's energies, where the original has sinusoids the copy-up will not make.
+            let tonality = bandTonality(history, slots: slots)
+            let frameEnergies = Self.subbandEnergies(history, bands: kx..<tables.k2, slots: slots)
+            let sinusoids = harmonics[channel].detect(highBands: tables.high, energies: frameEnergies,
+                                                      originalGain: tonality.original, sourceGain: tonality.source)
             // Envelopes: the mean energy per subband and QMF slot of each band, quantised as
-            // the decoder dequantises it, E = 2^(q/a + 6) (4.6.18.3.5).
+            // the decoder dequantises it, E = 2^(q/a + 6) (4.6.18.3.5). A band holding a flagged
+            // sinusoid codes the sinusoid's energy: the decoder's sine takes it in one subband.
             var envelopes: [[Int]] = []
             for envelope in 0..<grid.envelopeCount {
                 let from = slots.lowerBound + 2 * grid.borders[envelope]
                 let to = slots.lowerBound + 2 * grid.borders[envelope + 1]
+                let energies = Self.subbandEnergies(history, bands: kx..<tables.k2, slots: from..<to)
                 let bands = tables.bands(highResolution: grid.frequencyResolutions[envelope])
                 var values: [Int] = []
                 for index in 0..<(bands.count - 1) {
-                    var energy: Float = 0
-                    for slot in from..<to {
-                        for band in bands[index]..<bands[index + 1] { energy += history.energy(band: band, slot: slot) }
+                    let range = (bands[index] - kx)..<(bands[index + 1] - kx)
+                    var energy = range.reduce(Float(0)) { $0 + energies[$1] } / Float(range.count)
+                    let held = (0..<tables.highBandCount).filter {
+                        sinusoids[$0] && tables.high[$0] >= bands[index] && tables.high[$0 + 1] <= bands[index + 1]
                     }
-                    energy /= Float((to - from) * (bands[index + 1] - bands[index]))
+                    if !held.isEmpty {
+                        let tones = held.map {
+                            MissingHarmonicsDetector.sinusoidEnergy(energies, band: (tables.high[$0] - kx)..<(tables.high[$0 + 1] - kx))
+                        }
+                        energy = max(energy, tones.reduce(0, +) / Float(tones.count))
+                    }
                     let q = energy > 64 ? Int((stepsPerOctave * (Float.log2(energy) - 6)).rounded()) : 0
                     values.append(min(max(q, 0), maximumValue))
                 }
                 envelopes.append(values)
             }
-            // Tonality of the original and of what the decoder copies up, per noise band.
-            let tonality = bandTonality(history, slots: slots)
+            // Inverse filtering and noise floors from the tonalities, per noise band.
             var modes: [UInt8] = []
             var noise: [Int] = []
             for band in 0..<tables.noiseBandCount {
@@ -223,9 +242,15 @@ public struct SBREncoder {
                                          envelopeTimeDelta: Array(repeating: false, count: grid.envelopeCount),
                                          noiseTimeDelta: Array(repeating: false, count: grid.noiseFloorCount),
                                          inverseFilteringModes: modes, envelopes: envelopes, noiseFloors: noiseFloors,
-                                         addHarmonics: nil))
+                                         addHarmonics: sinusoids.contains(true) ? sinusoids : nil))
         }
         return result
+    }
+
+    /// The mean energy per QMF slot of each subband in `bands` over `slots`.
+    private static func subbandEnergies(_ history: QMFSlotHistory, bands: Range<Int>, slots: Range<Int>) -> [Float] {
+        let scale = 1 / Float(max(slots.count, 1))
+        return bands.map { band in slots.reduce(Float(0)) { $0 + history.energy(band: band, slot: $1) } * scale }
     }
 
     /// The grid of a frame (4.5.2.8 `sbr_grid`), from where the transient detector saw an onset

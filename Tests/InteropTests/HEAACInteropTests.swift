@@ -286,6 +286,63 @@ import Testing
                 "the core's 1 kHz: source \(sourceLow), decode less the priming \(decodedLow)")
     }
 
+    /// Missing harmonics (`bs_add_harmonic`): a 13,031 Hz tone over noise low-passed at 5 kHz
+    /// has nothing below the crossover the decoder could copy up into a tone, so the encoder
+    /// flags it and the decoder makes a sine. In FFmpeg's and faad2's decodes the 10.5–15.5 kHz
+    /// band has one peak, within the sine's band of the source tone (the decoder puts it in the
+    /// band's middle subband: 12.75–13.125 kHz), at the tone's level within 2 dB and 30 dB
+    /// over the band's median. Without the sine the copy-up spreads the tone's energy over the
+    /// band as noise: the peak would be about 20 dB low and stand no higher than the rest.
+    @Test func aHighToneTheCopyUpCannotMakeComesBackAsASine() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("tone.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=d=3:c=pink:r=48000:a=0.2:seed=3",
+                             "-f", "lavfi", "-i", "sine=f=13031:d=3:r=48000",
+                             "-filter_complex", "[0]lowpass=f=5000,lowpass=f=5000[n];[1]volume=0.05[t];[n][t]amix=inputs=2:normalize=0,aformat=channel_layouts=stereo",
+                             "-c:a", "pcm_s16le", wav])
+        let m4a = directory.appendingPathComponent("tone.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac", "--bitrate", "48k"])
+        let ffmpegWAV = directory.appendingPathComponent("ffmpeg.wav").path
+        try MP4Check.ffmpeg(["-i", m4a, "-c:a", "pcm_s16le", ffmpegWAV])
+        let faadWAV = directory.appendingPathComponent("faad.wav").path
+        try ExternalTool.succeed("faad", ["-o", faadWAV, m4a])
+        let source = try Self.spectralPeak(wav, from: 10500, to: 15500)
+        #expect(abs(source.frequency - 13031) < 10, "the source's peak: \(source)")
+        for (decoder, file) in [("FFmpeg", ffmpegWAV), ("faad2", faadWAV)] {
+            let decoded = try Self.spectralPeak(file, from: 10500, to: 15500)
+            #expect(decoded.frequency >= 12750 && decoded.frequency <= 13125, "\(decoder): the peak at \(decoded.frequency) Hz")
+            #expect(abs(decoded.level - source.level) <= 2, "\(decoder): the peak at \(decoded.level) dB, the source's at \(source.level) dB")
+            #expect(decoded.level - decoded.median >= 30, "\(decoder): the peak \(decoded.level) dB over a median of \(decoded.median) dB")
+        }
+    }
+
+    /// The loudest frequency between `from` and `to` Hz in 16,384 samples of the left channel
+    /// from 1 s on (Hann window, a plain DFT every 2.93 Hz): its frequency, its level in dB (the
+    /// power of the 7 bins around it, which hold a windowed sinusoid's) and the range's median
+    /// bin level in dB.
+    static func spectralPeak(_ path: String, from: Double, to: Double) throws -> (frequency: Double, level: Double, median: Double) {
+        let pcm = try GaplessTests.pcm(path, channels: 2)
+        let length = 16384, start = rate
+        let window = (0..<length).map { 0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length)) }
+        let samples = (0..<length).map { Double(pcm.samples[(start + $0) * 2]) / 32768 * window[$0] }
+        let spacing = Double(rate) / Double(length)
+        let bins = Int((from / spacing).rounded())...Int((to / spacing).rounded())
+        let powers = bins.map { bin -> Double in
+            var real = 0.0, imaginary = 0.0
+            let step = 2 * Double.pi * Double(bin) / Double(length)
+            for (index, sample) in samples.enumerated() {
+                real += sample * cos(step * Double(index))
+                imaginary -= sample * sin(step * Double(index))
+            }
+            return real * real + imaginary * imaginary
+        }
+        let peak = powers.indices.max { powers[$0] < powers[$1] } ?? 0
+        let around = powers[max(peak - 3, 0)...min(peak + 3, powers.count - 1)].reduce(0, +)
+        let median = powers.sorted()[powers.count / 2]
+        return (Double(bins.lowerBound + peak) * spacing, 10 * log10(max(around, 1e-30)), 10 * log10(max(median, 1e-30)))
+    }
+
     /// Third-octave levels (ffmpeg's `bandpass` and `astats`) of the source and of FFmpeg's
     /// decode, at 8, 10, 12.5 and 16 kHz.
     @Test func highBandComesBackWithin4dB() throws {
