@@ -65,7 +65,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 # --- fuzzing ------------------------------------------------------------------------------------
 
 # Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
-FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ilst chapters mpd rtmp ts
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
@@ -283,9 +283,11 @@ bench: deps
 # "Quality parity" section of BENCHMARKS.md. Then HE-AAC (issue 25): `keyframe encode --profile
 # he-aac` against ffmpeg's LC at 48k and 64k, and LC at 96k, on the bench signal, music and speech,
 # with the 8-16 kHz third-octave levels; rewrites the "HE-AAC quality" section (skipped while
-# keyframe has no `--profile he-aac`). Fails only when a tool fails, never on a score.
+# keyframe has no `--profile he-aac`). Then HE-AAC v2 (issue 26): `--profile he-aac-v2` against
+# our v1 and ffmpeg's LC at 24k and 32k on the same inputs ("HE-AAC v2 quality").
+# Fails only when a tool fails, never on a score.
 # QUALITY_FLAGS=--no-visqol skips ViSQOL (the slow one); --json prints the full record;
-# --sections lc or --sections he-aac runs one table; --inputs music,speech picks HE-AAC inputs.
+# --sections lc, he-aac or he-aac-v2 runs those tables; --inputs music,speech picks HE-AAC inputs.
 QUALITY_FLAGS ?=
 .PHONY: quality
 

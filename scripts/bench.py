@@ -19,7 +19,8 @@ To add a job, add an Input it needs to INPUTS and a Job to JOBS.
 The `he-aac` job (issue 25) encodes a 10-minute 48 kHz stereo WAV (the bench signal) with
 `keyframe encode --profile he-aac --bitrate 64k` against ffmpeg's AAC-LC encode at 64 kb/s (FFmpeg
 has no HE-AAC encoder); it is skipped, not failed, while `keyframe encode --help` does not mention
-`he-aac`. `BENCH_JOBS=he-aac make bench` runs it alone.
+`he-aac`. `BENCH_JOBS=he-aac make bench` runs it alone. The `he-aac-v2` job (issue 26) does the
+same with `--profile he-aac-v2 --bitrate 32k` against ffmpeg's AAC-LC at 32 kb/s.
 
 A real-time job (`realtime=True`, the `record` job) captures from a live source instead of
 converting a file: both commands record the same PulseAudio null sink (started by the script,
@@ -424,6 +425,18 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         out_ext=".aac",
         target=1.0,
         skip_unless=lambda keyframe: keyframe_lacks(keyframe, "encode", "he-aac"),
+    ),
+    Job(
+        name="he-aac-v2",
+        input="wav48",
+        what="WAV 48 kHz → ADTS HE-AAC v2 32 kb/s (issue 26: a mono downmix in HE-AAC v1 plus parametric "
+             "stereo) against ffmpeg's AAC-LC 32 kb/s encode of the same file",
+        ours=["{keyframe}", "encode", "{in}", "-o", "{out}", "--profile", "he-aac-v2", "--bitrate", "32k"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}",
+                "-c:a", "aac", "-b:a", "32k", "-f", "adts", "{out}"],
+        out_ext=".aac",
+        target=1.0,
+        skip_unless=lambda keyframe: keyframe_lacks(keyframe, "encode", "he-aac-v2"),
     ),
     Job(
         name="convert",

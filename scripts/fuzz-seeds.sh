@@ -23,6 +23,8 @@
 #       ffmpeg from a signal with clicks (short windows), 40 per file.
 # sbr:  SBR frames (sbr_extension_data) from the tests' generator, committed under
 #       Tests/AACBitstreamTests/Regressions/sbr.
+# ps:   PS frames (SBR bs_extended_data holding ps_data) from the tests' generator, committed
+#       under Tests/AACBitstreamTests/Regressions/ps.
 # rdb:  the sampling index byte, then a raw data block, of AAC made with ffmpeg (mono, stereo, 5.1;
 #       8 to 48 kHz; clicks for short windows; twoloop and fast coders; PNS, intensity, TNS on
 #       and off), 20 per file.
@@ -36,7 +38,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -301,6 +303,12 @@ sbr)
     # length-prefixed frames), made by the tests' frame generator (SBRExtensionDataTests.seedInputs)
     # and committed under Tests/AACBitstreamTests/Regressions/sbr: every rate, SCE and CPE.
     cp "$root"/Tests/AACBitstreamTests/Regressions/sbr/* "$dir"/
+    ;;
+ps)
+    # Streams of SBR bs_extended_data with ps_data() in the ps target's format (a flags byte, then
+    # length-prefixed frames), made by the tests' generator (ParametricStereoFrameTests.seedInputs)
+    # and committed under Tests/AACBitstreamTests/Regressions/ps: every mode, both frame classes.
+    cp "$root"/Tests/AACBitstreamTests/Regressions/ps/* "$dir"/
     ;;
 asc)
     # LC 44.1 kHz stereo; LC 44.1 kHz stereo + explicit no-SBR extension (FFmpeg's extradata);

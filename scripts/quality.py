@@ -48,8 +48,13 @@ above (HE-AAC in ADTS carries no trim: its lag is the decoder delay, ~3000 sampl
   ffmpeg's decode of it (lag 0, all the input's frames: FFmpeg 5.1 keeps the end padding) and
   `keyframe decode`'s (exactly the input's frames at lag 0).
 
+HE-AAC v2 (issue 26; section `he-aac-v2`): on the same inputs, at each `--he-aac-v2-bitrates`
+(24k,32k): `keyframe encode --profile he-aac-v2` against our own `--profile he-aac` (v1) and
+ffmpeg's LC at the same rate, scored the same way; the v2 rows also get the .m4a check (ffprobe's
+`HE-AACv2`, lag 0, exactly the input's frames in `keyframe decode`).
+
 The section is skipped (with a message, not a failure) while `keyframe encode --help` does not
-mention `he-aac`. The table says whether the issue's targets are met; they are never asserted.
+mention `he-aac` (`he-aac-v2` for the v2 section). The table says whether the issue's targets are met; they are never asserted.
 """
 
 from __future__ import annotations
@@ -233,7 +238,7 @@ def parse_bitrates(text: str) -> list[str]:
     return rates
 
 
-SECTIONS = ("lc", "he-aac")
+SECTIONS = ("lc", "he-aac", "he-aac-v2")
 HE_INPUTS = ("bench", "music", "speech")
 
 
@@ -265,11 +270,14 @@ def main() -> int:
                         help="the command recorded in BENCHMARKS.md (default: this command line)")
     parser.add_argument("--sections", type=parse_choices(SECTIONS), default=list(SECTIONS),
                         help=f"comma-separated sections to run (default {','.join(SECTIONS)}): lc is the "
-                             "LC parity table, he-aac the HE-AAC one (issue 25)")
+                             "LC parity table, he-aac the HE-AAC one (issue 25), he-aac-v2 the HE-AAC v2 one "
+                             "(issue 26)")
     parser.add_argument("--inputs", type=parse_choices(HE_INPUTS), default=list(HE_INPUTS),
                         help=f"HE-AAC inputs (default {','.join(HE_INPUTS)})")
     parser.add_argument("--he-aac-bitrates", type=parse_bitrates, default=["48k", "64k"],
                         help="HE-AAC against LC at each (default 48k,64k)")
+    parser.add_argument("--he-aac-v2-bitrates", type=parse_bitrates, default=["24k", "32k"],
+                        help="HE-AAC v2 against LC and our HE-AAC v1 at each (default 24k,32k)")
     parser.add_argument("--he-aac-seconds", type=int, default=20,
                         help="length of each HE-AAC input, 5 to 55 (default 20; the music module "
                              "lasts 57.8 s)")
@@ -383,6 +391,16 @@ def run_all(args) -> int:
         else:
             log(f"quality: HE-AAC section skipped: {he_note}")
 
+    he2, he2_note = None, None
+    if "he-aac-v2" in args.sections:
+        he2_note = bench.keyframe_lacks(keyframe, "encode", "he-aac-v2")
+        if he2_note is None:
+            he2 = run_he_aac(args, keyframe, out, visqol_jobs, section="he-aac-v2")
+        elif args.sections == ["he-aac-v2"]:
+            raise ToolError(f"HE-AAC v2: {he2_note}")
+        else:
+            log(f"quality: HE-AAC v2 section skipped: {he2_note}")
+
     visqol_seconds = None
     if visqol_jobs:
         log(f"quality: ViSQOL on {len(visqol_jobs)} decodes (~25 s a run on this machine) ...")
@@ -421,13 +439,16 @@ def run_all(args) -> int:
             "snr_db": "SNR of the aligned decode against the original, dB, higher is better",
         },
         "visqol_note": visqol_note, "visqol_seconds": visqol_seconds,
-        "results": rows, "he_aac": he, "he_aac_note": he_note, **info, "keyframe": keyframe,
+        "results": rows, "he_aac": he, "he_aac_note": he_note, "he_aac_v2": he2, "he_aac_v2_note": he2_note,
+        **info, "keyframe": keyframe,
     }
     tables = []
     if "lc" in args.sections:
         tables.append(("## Quality parity (AAC-LC)", render_table(report)))
     if he is not None:
         tables.append(("## HE-AAC (issue 25)", render_he_table(report)))
+    if he2 is not None:
+        tables.append(("## HE-AAC v2 (issue 26)", render_he_table(report, key="he_aac_v2")))
     text = "\n\n".join(f"{title}\n\n{table}" if len(tables) > 1 else table for title, table in tables)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -441,7 +462,9 @@ def run_all(args) -> int:
             write_doc(report, render_table(report), invoked_as, args.doc)
         if he is not None:
             write_he_doc(report, invoked_as, args.doc)
-        if "lc" in args.sections or he is not None:
+        if he2 is not None:
+            write_he_doc(report, invoked_as, args.doc, key="he_aac_v2")
+        if "lc" in args.sections or he is not None or he2 is not None:
             log(f"quality: updated {bench.display(args.doc)}")
     return 0
 
@@ -545,8 +568,12 @@ def ffprobe_stream(path: Path) -> dict:
     return streams[0]
 
 
-def run_he_aac(args, keyframe: str, out: Path, visqol_jobs: list) -> dict:
-    he_dir = out / "he-aac"
+def run_he_aac(args, keyframe: str, out: Path, visqol_jobs: list, section: str = "he-aac") -> dict:
+    """The rows of the HE-AAC section (`he-aac`: v1 against LC at the same rate and LC at the
+    reference rate) or the HE-AAC v2 one (`he-aac-v2`: v2 against LC and our v1 at the same rate)."""
+    v2 = section == "he-aac-v2"
+    bitrates = args.he_aac_v2_bitrates if v2 else args.he_aac_bitrates
+    he_dir = out / section
     he_dir.mkdir(parents=True, exist_ok=True)
     inputs, rows = [], []
     for name in args.inputs:
@@ -561,9 +588,9 @@ def run_he_aac(args, keyframe: str, out: Path, visqol_jobs: list) -> dict:
         inputs.append({"name": name, "path": bench.display(src), "sha256": sha256(src), "frames": len(ref),
                        "seconds": seconds, "description": HE_INPUT_INFO[name], "levels": ref_levels})
         plan = []
-        for br in args.he_aac_bitrates:
-            plan += [("keyframe", "he-aac", br), ("ffmpeg", "lc", br)]
-        if args.reference_bitrate:
+        for br in bitrates:
+            plan += ([("keyframe", "he-aac-v2", br)] if v2 else []) + [("keyframe", "he-aac", br), ("ffmpeg", "lc", br)]
+        if args.reference_bitrate and not v2:
             plan.append(("ffmpeg", "lc", args.reference_bitrate))
         for encoder, profile, br in plan:
             stem = he_dir / f"{name}-{encoder}-{profile}-{br}"
@@ -586,13 +613,13 @@ def run_he_aac(args, keyframe: str, out: Path, visqol_jobs: list) -> dict:
                 "snr_db": snr_db(ref, aligned), "visqol": None,
                 "bands": band_check(ref_levels, third_octave_levels(aligned)),
             }
-            if encoder == "keyframe":
+            if encoder == "keyframe" and (profile == "he-aac-v2" or not v2):
                 row["m4a"] = check_m4a(keyframe, src, ref, stem, profile, br)
             rows.append(row)
             if not args.no_visqol:
                 visqol_jobs.append((row, str(ref_f32), str(aligned_path)))
-    return {"inputs": inputs, "results": rows, "he_aac_bitrates": args.he_aac_bitrates,
-            "reference_bitrate": args.reference_bitrate}
+    return {"inputs": inputs, "results": rows, "he_aac_bitrates": bitrates,
+            "reference_bitrate": None if v2 else args.reference_bitrate, "section": section}
 
 
 def check_m4a(keyframe: str, src: Path, ref, stem: Path, profile: str, br: str) -> dict:
@@ -645,9 +672,9 @@ def render_table(report: dict) -> str:
     return "\n".join(lines)
 
 
-def he_row(rows: list[dict], input_name: str, encoder: str, bitrate: str) -> dict | None:
+def he_row(rows: list[dict], input_name: str, encoder: str, bitrate: str, profile: str | None = None) -> dict | None:
     return next((r for r in rows if r["input"] == input_name and r["encoder"] == encoder
-                 and r["bitrate"] == bitrate), None)
+                 and r["bitrate"] == bitrate and (profile is None or r["profile"] == profile)), None)
 
 
 def verdict(ok: bool | None) -> str:
@@ -713,14 +740,56 @@ def he_targets(report: dict) -> list[str]:
     return lines
 
 
+def he_v2_targets(report: dict) -> list[str]:
+    """Issue 26's targets, read off the rows: on real music at 32k, v2's ViSQOL at least LC's + 0.5
+    and at least our v1's, Zimtohrli lower than LC's; the M4A's signalling, length and lag."""
+    he = report["he_aac_v2"]
+    rows = he["results"]
+    lines = []
+    for inp in he["inputs"]:
+        name = inp["name"]
+        label = "real music: the targets' input" if name == "music" else "for information"
+        lines.append(f"- **{name}** ({label})")
+        for br in he["he_aac_bitrates"]:
+            ours = he_row(rows, name, "keyframe", br, "he-aac-v2")
+            v1, lc = he_row(rows, name, "keyframe", br, "he-aac"), he_row(rows, name, "ffmpeg", br)
+            if ours is None or lc is None or v1 is None:
+                continue
+            parts = []
+            if ours["visqol"] is not None and lc["visqol"] is not None and v1["visqol"] is not None:
+                d, d1 = ours["visqol"] - lc["visqol"], ours["visqol"] - v1["visqol"]
+                parts.append(f"ViSQOL {ours['visqol']:.3f} vs LC's {lc['visqol']:.3f}: {d:+.3f} "
+                             f"(target ≥ +0.5: {verdict(d >= 0.5)}) and vs our v1's {v1['visqol']:.3f}: {d1:+.3f} "
+                             f"(target ≥ 0: {verdict(d1 >= 0)})")
+            else:
+                parts.append("ViSQOL not run")
+            parts.append(f"Zimtohrli {ours['zimtohrli']:.5f} vs LC's {lc['zimtohrli']:.5f} "
+                         f"(target lower: {verdict(ours['zimtohrli'] < lc['zimtohrli'])}) and v1's {v1['zimtohrli']:.5f}")
+            a = ours["adts_stream"]
+            adts_ok = a.get("profile") == "HE-AACv2" and int(a.get("sample_rate", 0)) == RATE and a.get("channels") == 2
+            parts.append(f"ffprobe says `{a.get('profile')}` at {a.get('sample_rate')} Hz, {a.get('channels')} channels "
+                         f"for the ADTS ({verdict(adts_ok)})")
+            m = ours.get("m4a")
+            if m:
+                ffmpeg_ok = m["lag"] == 0 and m["input_frames"] <= m["decoded_frames"] < m["input_frames"] + 2048
+                exact = m.get("own_frames") == m["input_frames"] and m.get("own_lag") == 0
+                profile_ok = m["profile"] == "HE-AACv2" and m["sample_rate"] == RATE
+                parts.append(f"`{m['profile']}` at {m['sample_rate']} Hz for the M4A ({verdict(profile_ok)}), "
+                             f"whose ffmpeg decode starts at lag {m['lag']} with {m['decoded_frames']} frames "
+                             f"({verdict(ffmpeg_ok)}), and `keyframe decode` gives {m.get('own_frames')} frames at lag "
+                             f"{m.get('own_lag')} (exactly the input's: {verdict(exact)})")
+            lines.append(f"  - HE-AAC v2 {br}: " + "; ".join(parts))
+    return lines
+
+
 def band_cell(row: dict, band: str) -> str:
     d = row["bands"]["diff_db"][band]
     text = f"{d:+.1f}"
     return text if band in row["bands"]["counted"] else f"({text})"
 
 
-def render_he_table(report: dict) -> str:
-    he = report["he_aac"]
+def render_he_table(report: dict, key: str = "he_aac") -> str:
+    he = report[key]
     bands = [b for b, _ in THIRD_OCTAVES]
     lines = [
         "| input | encoder | profile | bitrate | kb/s | Zimtohrli ↓ | Zimtohrli MOS ↑ | ViSQOL MOS-LQO ↑ "
@@ -740,23 +809,37 @@ def render_he_table(report: dict) -> str:
         if r["short_by"]:
             lines.append(f"- {r['input']} {r['encoder']} {r['profile']} {r['bitrate']}: the decode ends "
                          f"{r['short_by']} samples before the source's end (padded with silence to score it)")
-    lines += ["", "Targets (issue 25):", ""] + he_targets(report)
+    if key == "he_aac_v2":
+        lines += ["", "Targets (issue 26):", ""] + he_v2_targets(report)
+    else:
+        lines += ["", "Targets (issue 25):", ""] + he_targets(report)
     return "\n".join(lines)
 
 
-def write_he_doc(report: dict, invoked_as: str, doc: Path) -> None:
-    he = report["he_aac"]
+def write_he_doc(report: dict, invoked_as: str, doc: Path, key: str = "he_aac") -> None:
+    he = report[key]
+    v2 = key == "he_aac_v2"
+    marker = "quality:he-aac-v2" if v2 else "quality:he-aac"
     inputs = [f"- **{i['name']}**: {i['description']}; `{i['path']}`, {i['seconds']:g} s, sha256 "
               f"`{i['sha256'][:16]}…`" for i in he["inputs"]]
     ref = he["reference_bitrate"]
+    if v2:
+        title = "## HE-AAC v2 quality (issue 26)"
+        what = ("`keyframe encode --profile he-aac-v2` (HE-AAC v2: a mono downmix in HE-AAC v1 plus parametric "
+                "stereo) to ADTS against our own `--profile he-aac` (v1) and `ffmpeg -c:a aac -b:a RATE -f adts` "
+                f"(AAC-LC) at the same rate, {', '.join(he['he_aac_bitrates'])}, on 48 kHz stereo inputs (the same "
+                "as the HE-AAC table's):")
+    else:
+        title = "## HE-AAC quality (issue 25)"
+        what = ("`keyframe encode --profile he-aac` (HE-AAC v1: SBR over an AAC-LC core at half the rate) to ADTS "
+                f"against `ffmpeg -c:a aac -b:a RATE -f adts` (AAC-LC) at {', '.join(he['he_aac_bitrates'])}"
+                + (f", and ffmpeg's LC at {ref} (the issue's \"aim for LC at 96k\")" if ref else "")
+                + ", on 48 kHz stereo inputs:")
     body = "\n".join([
-        "<!-- quality:he-aac -->",
-        "## HE-AAC quality (issue 25)",
+        f"<!-- {marker} -->",
+        title,
         "",
-        "`keyframe encode --profile he-aac` (HE-AAC v1: SBR over an AAC-LC core at half the rate) to ADTS "
-        f"against `ffmpeg -c:a aac -b:a RATE -f adts` (AAC-LC) at {', '.join(he['he_aac_bitrates'])}"
-        + (f", and ffmpeg's LC at {ref} (the issue's \"aim for LC at 96k\")" if ref else "")
-        + ", on 48 kHz stereo inputs:",
+        what,
         "",
         *inputs,
         "",
@@ -773,18 +856,19 @@ def write_he_doc(report: dict, invoked_as: str, doc: Path) -> None:
         "- For each keyframe row the same encode is also written to .m4a: ffprobe's profile and rate, and "
         "ffmpeg's decode of it (lag, frames) and `keyframe decode`'s (exactly the source's frames), in the targets below.",
         "",
-        render_he_table(report),
+        render_he_table(report, key=key),
         "",
         f"- {report['date']}, commit `{report['commit']}`, {report['machine']}, {report['ffmpeg']}",
         f"- produced by: `{invoked_as}` (`--json` for the full record)",
-        "<!-- /quality:he-aac -->",
+        f"<!-- /{marker} -->",
     ])
     text = doc.read_text() if doc.exists() else bench.DOC_HEADER
-    pattern = re.compile(r"<!-- quality:he-aac -->.*?<!-- /quality:he-aac -->", re.S)
+    pattern = re.compile(rf"<!-- {marker} -->.*?<!-- /{marker} -->", re.S)
+    after = "<!-- /quality:he-aac -->" if v2 and "<!-- /quality:he-aac -->" in text else "<!-- /quality -->"
     if pattern.search(text):
         text = pattern.sub(lambda _: body, text, count=1)
-    elif (at := text.find("<!-- /quality -->")) >= 0:
-        at += len("<!-- /quality -->")
+    elif (at := text.find(after)) >= 0:
+        at += len(after)
         text = text[:at] + "\n\n" + body + text[at:]
     else:
         text = text.rstrip("\n") + "\n\n" + body + "\n"

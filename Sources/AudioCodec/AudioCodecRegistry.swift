@@ -108,7 +108,7 @@ public enum AudioCodecRegistry {
     private static let registered = Mutex((encoders: builtInEncoders, decoders: builtInDecoders))
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
-    /// ``ParallelAACEncoder`` for more than one thread), and HE-AAC v1 (``HEAACEncoder``).
+    /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``).
     public static let builtInEncoders: [EncoderEntry] = [
         EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
             if settings.threads > 1 {
@@ -132,6 +132,19 @@ public enum AudioCodecRegistry {
                                         lowersBitrateToFit: settings.lowersBitrateToFit)
             }
             return try HEAACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
+        },
+        // HE-AAC v2: a mono downmix coded as HE-AAC v1 plus KeyFrameKit's parametric stereo.
+        EncoderEntry(codec: .aac, profile: .ps, name: "KeyFrameKit PS and SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+            if settings.threads > 1 {
+                return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
+                                              threads: settings.threads, profile: .ps)
+            }
+            if let format = settings.format {
+                return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,
+                                        lowersBitrateToFit: settings.lowersBitrateToFit, parametricStereo: true)
+            }
+            return try HEAACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit,
+                                    parametricStereo: true)
         },
     ]
 

@@ -34,6 +34,9 @@ public final class HEAACEncoder {
     public let lowersBitrateToFit: Bool
     /// The core's scale-factor search.
     public let coder: AACEncoder.Coder
+    /// Whether a stereo input is coded as HE-AAC v2: a mono downmix (HE-AAC v1) plus parametric
+    /// stereo (ISO/IEC 14496-3 8).
+    public let parametricStereo: Bool
     /// The PCM layout of the input, once known.
     public private(set) var inputFormat: PCMFormat?
     /// The stream's AudioSpecificConfig (explicit SBR over AAC-LC), once open.
@@ -78,7 +81,10 @@ public final class HEAACEncoder {
     ///   - coder: the core's scale-factor search.
     ///   - lowersBitrateToFit: take `bitrate` as a default: at open it is brought into HE-AAC's
     ///     range for the input's channels (64 kb/s for stereo at most).
-    public init(bitrate: Int = 64_000, coder: AACEncoder.Coder = .twoLoop, lowersBitrateToFit: Bool = false) throws(CodecError) {
+    ///   - parametricStereo: code a stereo input as HE-AAC v2 (a mono downmix plus parametric
+    ///     stereo); a mono input is then refused.
+    public init(bitrate: Int = 64_000, coder: AACEncoder.Coder = .twoLoop, lowersBitrateToFit: Bool = false,
+                parametricStereo: Bool = false) throws(CodecError) {
         try FFmpegLibrary.load()
         guard (8000...128_000).contains(bitrate) || lowersBitrateToFit else {
             throw .bitrateOutOfRange(bitrate, allowed: 8000...128_000)
@@ -86,13 +92,14 @@ public final class HEAACEncoder {
         self.bitrate = bitrate
         self.coder = coder
         self.lowersBitrateToFit = lowersBitrateToFit
+        self.parametricStereo = parametricStereo
     }
 
     /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
     /// error before any work starts.
     public convenience init(format: PCMFormat, bitrate: Int = 64_000, coder: AACEncoder.Coder = .twoLoop,
-                            lowersBitrateToFit: Bool = false) throws(CodecError) {
-        try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+                            lowersBitrateToFit: Bool = false, parametricStereo: Bool = false) throws(CodecError) {
+        try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, parametricStereo: parametricStereo)
         try open(format)
     }
 
@@ -106,13 +113,17 @@ public final class HEAACEncoder {
 
     private func open(_ format: PCMFormat) throws(CodecError) {
         let channels = format.channelCount
+        if parametricStereo, channels != 2 {
+            throw .unsupportedInput("HE-AAC v2 (parametric stereo) codes a stereo input; this one has \(channels) channel(s): use HE-AAC (v1) or AAC-LC")
+        }
         if lowersBitrateToFit {
-            let allowed = SBRTuning.allowedBitrates(channelCount: channels, outputSampleRate: format.sampleRate)
-            bitrate = min(max(min(bitrate, 32_000 * channels), allowed.lowerBound), allowed.upperBound)
+            let allowed = SBRTuning.allowedBitrates(channelCount: channels, outputSampleRate: format.sampleRate, parametricStereo: parametricStereo)
+            bitrate = min(max(min(bitrate, parametricStereo ? 32_000 : 32_000 * channels), allowed.lowerBound), allowed.upperBound)
         }
         let tuning: SBRTuning
         do {
-            tuning = try SBRTuning(bitrate: bitrate, channelCount: channels, outputSampleRate: format.sampleRate)
+            tuning = try SBRTuning(bitrate: bitrate, channelCount: channels, outputSampleRate: format.sampleRate,
+                                   parametricStereo: parametricStereo)
         } catch {
             switch error {
             case .bitrateOutOfRange(let rate, let allowed): throw .bitrateOutOfRange(rate, allowed: allowed)
@@ -120,7 +131,7 @@ public final class HEAACEncoder {
             default: throw .unsupportedInput(error.description)
             }
         }
-        let coreFormat = PCMFormat(sampleRate: format.sampleRate / 2, channelCount: channels, sampleFormat: .float32, isInterleaved: false)
+        let coreFormat = PCMFormat(sampleRate: format.sampleRate / 2, channelCount: tuning.channelCount, sampleFormat: .float32, isInterleaved: false)
         let core = try AACEncoder(format: coreFormat, bitrate: tuning.coreBitrate, coder: coder, cutoff: tuning.crossoverFrequency)
         guard var config = core.audioSpecificConfig, let extensionIndex = SamplingFrequencyIndex(frequency: format.sampleRate) else {
             throw .invalidState("the AAC-LC core gave no AudioSpecificConfig")
@@ -132,7 +143,12 @@ public final class HEAACEncoder {
         // the backward-compatible form (AAC-LC, then 0x2B7 with SBR present and 0x548 with PS
         // absent), the only one that says no parametric stereo follows; with object type 5, a
         // decoder must be ready for PS and FFmpeg's outputs two channels (14496-3 1.6.6.1).
-        if channels == 1 {
+        // HE-AAC v2: explicit hierarchical signalling with object type 29 (PS) over SBR over
+        // AAC-LC (1.6.5.2), the core's channel configuration 1; decoders output two channels.
+        if tuning.parametricStereo {
+            config.syncExtension = nil
+            config.explicitExtension = AudioSpecificConfig.ExplicitExtension(signalledObjectType: .ps, samplingFrequencyIndex: extensionIndex)
+        } else if channels == 1 {
             config.explicitExtension = nil
             config.syncExtension = AudioSpecificConfig.SyncExtension(objectType: .sbr, sbrPresent: true,
                                                                     samplingFrequencyIndex: extensionIndex, psPresent: false)
@@ -150,8 +166,8 @@ public final class HEAACEncoder {
         self.audioSpecificConfig = config
         self.inputFormat = format
         // The core's priming at the output rate, and the SBR decoder's delay (4.6.18: 962).
-        self.priming = 2 * core.priming + SBREncoder.decoderDelay - 2 * 1024
-        self.coreInput = Array(repeating: [], count: channels)
+        self.priming = 2 * core.priming + self.sbr!.outputDelay - 2 * 1024
+        self.coreInput = Array(repeating: [], count: tuning.channelCount)
         self.outputFormat = .audio(EncodedAudioFormat(codec: .aac, sampleRate: format.sampleRate, channelCount: channels,
                                                       framesPerPacket: Self.framesPerPacket, decoderConfiguration: bytes))
     }
@@ -186,7 +202,7 @@ public final class HEAACEncoder {
     /// Runs `body` with a pointer to each channel's plane (`frameCount` floats each, one
     /// buffer), valid for the call only.
     private func withPlanes(frameCount: Int, _ body: ([UnsafeMutablePointer<Float>]) -> Void) {
-        let channels = coreInput.count
+        let channels = inputFormat?.channelCount ?? coreInput.count
         if planeStorage.count < channels * frameCount { planeStorage = [Float](repeating: 0, count: channels * frameCount) }
         planeStorage.withUnsafeMutableBufferPointer { storage in
             body((0..<channels).map { storage.baseAddress! + $0 * frameCount })

@@ -60,6 +60,13 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// histories; ``SBRExtensionData/chooseDeltaCoding(tables:history:independent:)`` always
     /// leaves writable data that reads back.
     case sbr
+    /// ``ParametricStereoParser`` (PS `ps_data()` in SBR extended data, frame after frame): any
+    /// bytes give a frame, `nil` or a typed error; what parses writes back
+    /// (``ParametricStereoFrame/write(to:history:)``) to exactly the bits it was read from and the
+    /// same history, and its extended data reads back to it;
+    /// ``ParametricStereoFrame/chooseDeltaCoding(history:independent:)`` keeps the values, writes,
+    /// reads back and is never longer unless forced independent.
+    case ps
     /// ``ITunesItemList`` (an `ilst` payload): any bytes give items or a typed error; what parses
     /// writes back (``ITunesItemList/box``) to bytes that parse to the same items, and stays so
     /// after an item is set and another removed.
@@ -99,6 +106,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .ics: Self.icsInfo(data)
         case .rdb: Self.rawDataBlock(data)
         case .sbr: Self.sbr(data)
+        case .ps: Self.parametricStereo(data)
         case .ilst: Self.itemList(data)
         case .chapters: Self.chapterList(data)
         case .mpd: Self.mpd(data)

@@ -45,10 +45,11 @@ public struct QMFSlotHistory: Sendable {
         return re * re + im * im
     }
 
-    /// X(k, m) of subband `band` in slot `slot` as (real, imaginary); 0 outside what is held.
+    /// X(k, m) of subband `band` in slot `slot` as (real, imaginary); 0 outside what is held
+    /// (and for a subband outside 0..<64).
     @inlinable
     public func sample(band: Int, slot: Int) -> (Float, Float) {
-        guard slot >= firstSlot, slot < endSlot else { return (0, 0) }
+        guard slot >= firstSlot, slot < endSlot, band >= 0, band < Self.bandCount else { return (0, 0) }
         let index = (slot - firstSlot) * Self.bandCount + band
         return (real[index], imaginary[index])
     }

@@ -1,4 +1,5 @@
 public import AACBitstream
+internal import MediaCore
 internal import RealModule
 
 /// The SBR half of an HE-AAC encoder (ISO/IEC 14496-3, 4.6.18; 3GPP TS 26.404): it takes the
@@ -40,14 +41,29 @@ public struct SBREncoder {
     public static let headerInterval = 8
     /// QMF slots per SBR frame (16 SBR time slots of 2 QMF slots each, for 1024-sample cores).
     public static let slotsPerFrame = 32
+    /// With parametric stereo, the delay of the downmix in output samples: it is made in the QMF
+    /// domain and synthesised back for the core (the pair's 577, and one to make it even).
+    public static let downmixDelay = 578
+    /// With parametric stereo, the QMF slots from an SBR frame's first to the middle of the run
+    /// its stereo parameters are measured over (the decoder reaches a frame's parameters at its
+    /// last slot and interpolates towards them from the frame before's).
+    public static let stereoWindowOffset = 16
 
     /// The stream's settings.
     public let tuning: SBRTuning
     private var banks: [QMFAnalysisBank]
     private var decimator: HalfBandDecimator
+    /// The QMF slots of the channels the SBR data describes (with parametric stereo, the
+    /// downmix).
     private var histories: [QMFSlotHistory]
-    /// Input samples per channel waiting for a whole QMF slot (64), in the analysis scale.
+    /// Input samples per input channel waiting for a whole QMF slot (64), in the analysis scale.
     private var pending: [[Float]]
+    /// With parametric stereo: the input's left and right QMF slots, the downmix's state, its
+    /// synthesis back to the time domain (the core's input), the PS data's frame-to-frame state.
+    private var stereoHistories: [QMFSlotHistory] = []
+    private var stereo = ParametricStereoAnalysis()
+    private var downmixSynthesis = QMFSynthesisBank()
+    private var parametricStereoHistory = ParametricStereoHistory()
     private var detector = SBRTransientDetector()
     private var channelHistories: [SBRChannelHistory]
     private var harmonics: [MissingHarmonicsDetector]
@@ -63,23 +79,38 @@ public struct SBREncoder {
     public init(tuning: SBRTuning) {
         self.tuning = tuning
         let channels = tuning.channelCount
-        banks = Array(repeating: QMFAnalysisBank(), count: channels)
+        banks = Array(repeating: QMFAnalysisBank(), count: tuning.inputChannelCount)
         decimator = HalfBandDecimator(channelCount: channels)
         histories = Array(repeating: QMFSlotHistory(), count: channels)
-        pending = Array(repeating: [], count: channels)
+        pending = Array(repeating: [], count: tuning.inputChannelCount)
         channelHistories = Array(repeating: SBRChannelHistory(), count: channels)
         harmonics = Array(repeating: MissingHarmonicsDetector(bandCount: tuning.tables.highBandCount), count: channels)
+        if tuning.parametricStereo {
+            stereoHistories = [QMFSlotHistory(), QMFSlotHistory()]
+            // One sample more than the QMF pair's 577, so the whole delay is even (whole core
+            // samples): core sample j is input sample 2j − 578.
+            var ignored: [Float] = []
+            decimator.process([0], channel: 0, into: &ignored)
+        }
     }
+
+    /// QMF slots the frames lag the input by: ``frameSlotOffset``, and with parametric stereo
+    /// the downmix's QMF analysis and synthesis (``downmixDelay`` samples, 9 slots).
+    public var slotOffset: Int { tuning.parametricStereo ? Self.frameSlotOffset + Self.downmixDelay / 64 : Self.frameSlotOffset }
+
+    /// The decoded output's delay over the input, in output samples: ``decoderDelay``, and with
+    /// parametric stereo the downmix's ``downmixDelay`` more.
+    public var outputDelay: Int { tuning.parametricStereo ? Self.decoderDelay + Self.downmixDelay : Self.decoderDelay }
 
     /// Takes `frameCount` frames of planar input (one buffer per channel, samples in −1...1) and
     /// appends the core's input to `core`, one array per channel: half as many frames, time-aligned
     /// (core sample `j` is input sample `2j`), each given once the decimator's look-ahead (55
     /// input samples) has arrived; ``finishInput(core:)`` gives the rest.
     public mutating func analyze(_ planes: [UnsafeBufferPointer<Float>], frameCount: Int, core: inout [[Float]]) {
-        precondition(planes.count == tuning.channelCount && core.count == tuning.channelCount, "one plane per channel")
-        for channel in 0..<tuning.channelCount {
+        precondition(planes.count == tuning.inputChannelCount && core.count == tuning.channelCount, "one plane per channel")
+        for channel in 0..<tuning.inputChannelCount {
             let plane = UnsafeBufferPointer(rebasing: planes[channel][0..<frameCount])
-            decimator.process(plane, channel: channel, into: &core[channel])
+            if !tuning.parametricStereo { decimator.process(plane, channel: channel, into: &core[channel]) }
             var offset = 0
             while offset < frameCount {
                 let take = min(64 - pending[channel].count, frameCount - offset)
@@ -88,6 +119,7 @@ public struct SBREncoder {
                 if pending[channel].count == 64 { analyzeSlot(channel: channel) }
             }
         }
+        if tuning.parametricStereo { downmixSlots(core: &core) }
     }
 
     /// Ends the input: appends the rest of the core's input (the decimator's tail) to `core`.
@@ -95,6 +127,17 @@ public struct SBREncoder {
     public mutating func finishInput(core: inout [[Float]]) {
         guard !inputFinished else { return }
         inputFinished = true
+        if tuning.parametricStereo {
+            // The downmix lags by the QMF pair's delay: silence through it brings the input's
+            // last samples out of the synthesis.
+            for _ in 0..<(Self.downmixDelay / 64 + 2) {
+                for channel in 0..<2 {
+                    pending[channel].append(contentsOf: repeatElement(0, count: 64 - pending[channel].count))
+                    analyzeSlot(channel: channel)
+                }
+            }
+            downmixSlots(core: &core)
+        }
         for channel in 0..<tuning.channelCount { decimator.finish(channel: channel, into: &core[channel]) }
     }
 
@@ -108,7 +151,58 @@ public struct SBREncoder {
         }
         pending[channel].removeAll(keepingCapacity: true)
         scratchReal.withUnsafeBufferPointer { real in
-            scratchImaginary.withUnsafeBufferPointer { imaginary in histories[channel].append(real: real, imaginary: imaginary) }
+            scratchImaginary.withUnsafeBufferPointer { imaginary in
+                if tuning.parametricStereo {
+                    stereoHistories[channel].append(real: real, imaginary: imaginary)
+                } else {
+                    histories[channel].append(real: real, imaginary: imaginary)
+                }
+            }
+        }
+    }
+
+    /// With parametric stereo: the downmix of every slot both channels have and the downmix
+    /// does not, appended to the history the SBR data is made from, and synthesised back to
+    /// the time domain into the decimator for the core.
+    private mutating func downmixSlots(core: inout [[Float]]) {
+        var synthesized: [Float] = []
+        var real = [Float](repeating: 0, count: 64), imaginary = [Float](repeating: 0, count: 64)
+        var left = ([Float](repeating: 0, count: 64), [Float](repeating: 0, count: 64))
+        var right = left
+        var samples = [Float](repeating: 0, count: 64)
+        while histories[0].endSlot < min(stereoHistories[0].endSlot, stereoHistories[1].endSlot) {
+            let slot = histories[0].endSlot
+            for k in 0..<64 {
+                (left.0[k], left.1[k]) = stereoHistories[0].sample(band: k, slot: slot)
+                (right.0[k], right.1[k]) = stereoHistories[1].sample(band: k, slot: slot)
+            }
+            left.0.withUnsafeBufferPointer { lr in left.1.withUnsafeBufferPointer { li in
+                right.0.withUnsafeBufferPointer { rr in right.1.withUnsafeBufferPointer { ri in
+                    real.withUnsafeMutableBufferPointer { mr in imaginary.withUnsafeMutableBufferPointer { mi in
+                        stereo.downmix(left: (lr, li), right: (rr, ri), real: mr, imaginary: mi)
+                    } }
+                } }
+            } }
+            real.withUnsafeBufferPointer { mr in imaginary.withUnsafeBufferPointer { mi in
+                histories[0].append(real: mr, imaginary: mi)
+                samples.withUnsafeMutableBufferPointer { out in downmixSynthesis.synthesize(real: mr, imaginary: mi, into: out) }
+            } }
+            for sample in samples { synthesized.append(sample / 32768) }
+        }
+        if !synthesized.isEmpty { decimator.process(synthesized, channel: 0, into: &core[0]) }
+    }
+
+    /// Appends one slot of silence to every input channel (and the downmix): the frames at the
+    /// end of the stream reach past the input.
+    private mutating func appendSilentSlot() {
+        for channel in 0..<tuning.inputChannelCount {
+            pending[channel].append(contentsOf: repeatElement(0, count: 64 - pending[channel].count))
+            analyzeSlot(channel: channel)
+        }
+        if tuning.parametricStereo {
+            var ignored: [[Float]] = [[]]
+            // The core's input is complete: what the downmix synthesises now is not used.
+            downmixSlots(core: &ignored)
         }
     }
 
@@ -120,15 +214,16 @@ public struct SBREncoder {
     /// - Throws: ``SBREncodingError/bitstream(_:)`` if the data cannot be written (never for
     ///   data this encoder makes).
     public mutating func nextFrame(independent: Bool = false) throws(SBREncodingError) -> FillElement {
-        let first = Int(frameCount) * Self.slotsPerFrame - Self.frameSlotOffset
+        let first = Int(frameCount) * Self.slotsPerFrame - slotOffset
         let last = first + Self.slotsPerFrame
+        // With parametric stereo, the stereo parameters are measured past the frame's end (and
+        // the hybrid filters read 6 slots either side).
+        let stereoSlots = (first + Self.stereoWindowOffset)..<(first + Self.stereoWindowOffset + Self.slotsPerFrame)
+        let needed = tuning.parametricStereo ? max(last, stereoSlots.upperBound + 6) : last
         // At the end of the stream the last frames reach past the input: silence.
         if inputFinished {
-            while histories.contains(where: { $0.endSlot < last }) {
-                for channel in 0..<tuning.channelCount where histories[channel].endSlot < last {
-                    pending[channel].append(contentsOf: repeatElement(0, count: 64 - pending[channel].count))
-                    analyzeSlot(channel: channel)
-                }
+            while histories.contains(where: { $0.endSlot < needed }) || stereoHistories.contains(where: { $0.endSlot < needed }) {
+                appendSilentSlot()
             }
         }
         // The core gives packet p only once it has core frame p + 1, which covers these slots.
@@ -138,25 +233,45 @@ public struct SBREncoder {
         // against a frame the decoder has not seen.
         let startsHere = independent || frameCount % Int64(Self.headerInterval) == 0
         let data = estimate(slots: first..<last)
-        var sbr = SBRExtensionData(header: startsHere ? tuning.header : nil, coupling: false, channels: data, extendedData: nil)
-        sbr.chooseDeltaCoding(tables: tuning.tables, history: channelHistories, independent: startsHere)
-        let element: FillElement
         let before = channelHistories
-        do {
+        let stereoBefore = parametricStereoHistory
+        let element: FillElement
+        do throws(AACBitstreamError) {
+            var extendedData: BitString?
+            if tuning.parametricStereo {
+                extendedData = try parametricStereoData(slots: stereoSlots, startsHere: startsHere).extendedData(history: &parametricStereoHistory)
+            }
+            var sbr = SBRExtensionData(header: startsHere ? tuning.header : nil, coupling: false, channels: data, extendedData: extendedData)
+            sbr.chooseDeltaCoding(tables: tuning.tables, history: channelHistories, independent: startsHere)
             element = try FillElement(sbr: sbr, tables: tuning.tables, history: &channelHistories)
         } catch {
             channelHistories = before
+            parametricStereoHistory = stereoBefore
             throw .bitstream(error)
         }
         payloadBits += Int64(element.payload.count * 8)
         frameCount += 1
-        // Keep two slots before the next frame (the tonality predictor's memory).
-        let keep = Int(frameCount) * Self.slotsPerFrame - Self.frameSlotOffset - 2
+        // Keep two slots before the next frame (the tonality predictor's memory), and the next
+        // frame's stereo run.
+        let keep = Int(frameCount) * Self.slotsPerFrame - slotOffset - 2
         for channel in 0..<tuning.channelCount { histories[channel].discard(before: keep) }
+        for channel in stereoHistories.indices { stereoHistories[channel].discard(before: keep + 2 + Self.stereoWindowOffset - 6) }
         return element
     }
 
     // MARK: - Estimation
+
+    /// The PS data of a frame (one envelope, 20 bands, coarse IID, mixing procedure R_A) from the
+    /// stereo input over `slots`; a header and frequency-coded values where a decoder may start.
+    private func parametricStereoData(slots: Range<Int>, startsHere: Bool) -> ParametricStereoFrame {
+        let parameters = ParametricStereoAnalysis.parameters(left: stereoHistories[0], right: stereoHistories[1], slots: slots)
+        var frame = ParametricStereoFrame(header: startsHere ? ParametricStereoHeader(iidMode: 1, iccMode: 1) : nil,
+                                          variableBorders: false, borderPositions: [],
+                                          iidTimeDelta: [false], iid: [parameters.intensity],
+                                          iccTimeDelta: [false], icc: [parameters.coherence])
+        frame.chooseDeltaCoding(history: parametricStereoHistory, independent: startsHere)
+        return frame
+    }
 
     /// Grid, envelopes, noise floors and inverse filtering of the frame over `slots`.
     private mutating func estimate(slots: Range<Int>) -> [SBRChannelData] {
@@ -187,12 +302,17 @@ public struct SBREncoder {
             // Tonality of the original and of what the decoder copies up, per subband; with the
             // frame's energies, where the original has sinusoids the copy-up will not make.
             let tonality = bandTonality(history, slots: slots)
-            let frameEnergies = Self.subbandEnergies(history, bands: kx..<tables.k2, slots: slots)
+            let frameEnergies = Self.subbandEnergies(history, bands: (kx - 1)..<(tables.k2 + 1), slots: slots)
+            let flaggedBefore = harmonics[channel].flagged
             let sinusoids = harmonics[channel].detect(highBands: tables.high, energies: frameEnergies,
-                                                      originalGain: tonality.original, sourceGain: tonality.source)
+                                                      originalGain: tonality.original, sourceGain: tonality.source,
+                                                      transient: grid.frameClass != .fixFix)
             // Envelopes: the mean energy per subband and QMF slot of each band, quantised as
             // the decoder dequantises it, E = 2^(q/a + 6) (4.6.18.3.5). A band holding a flagged
             // sinusoid codes the sinusoid's energy: the decoder's sine takes it in one subband.
+            // A sine new in this frame starts at the transient's envelope (l_A), so the
+            // envelopes before it code the band's mean.
+            let sineStart = grid.transientEnvelope ?? 0
             var envelopes: [[Int]] = []
             for envelope in 0..<grid.envelopeCount {
                 let from = slots.lowerBound + 2 * grid.borders[envelope]
@@ -204,13 +324,15 @@ public struct SBREncoder {
                     let range = (bands[index] - kx)..<(bands[index + 1] - kx)
                     var energy = range.reduce(Float(0)) { $0 + energies[$1] } / Float(range.count)
                     let held = (0..<tables.highBandCount).filter {
-                        sinusoids[$0] && tables.high[$0] >= bands[index] && tables.high[$0 + 1] <= bands[index + 1]
+                        sinusoids[$0] && (envelope >= sineStart || flaggedBefore[$0])
+                            && tables.high[$0] >= bands[index] && tables.high[$0 + 1] <= bands[index + 1]
                     }
                     if !held.isEmpty {
                         let tones = held.map {
                             MissingHarmonicsDetector.sinusoidEnergy(energies, band: (tables.high[$0] - kx)..<(tables.high[$0 + 1] - kx))
                         }
-                        energy = max(energy, tones.reduce(0, +) / Float(tones.count))
+                        let sinusoid = tones.reduce(0, +) / Float(tones.count)
+                        energy = max(energy, MissingHarmonicsDetector.codedEnergy(sinusoid: sinusoid, width: range.count))
                     }
                     let q = energy > 64 ? Int((stepsPerOctave * (Float.log2(energy) - 6)).rounded()) : 0
                     values.append(min(max(q, 0), maximumValue))
@@ -247,10 +369,14 @@ public struct SBREncoder {
         return result
     }
 
-    /// The mean energy per QMF slot of each subband in `bands` over `slots`.
+    /// The mean energy per QMF slot of each subband in `bands` over `slots`; 0 for a band
+    /// outside 0..<64.
     private static func subbandEnergies(_ history: QMFSlotHistory, bands: Range<Int>, slots: Range<Int>) -> [Float] {
         let scale = 1 / Float(max(slots.count, 1))
-        return bands.map { band in slots.reduce(Float(0)) { $0 + history.energy(band: band, slot: $1) } * scale }
+        return bands.map { band in
+            guard (0..<QMFSlotHistory.bandCount).contains(band) else { return 0 }
+            return slots.reduce(Float(0)) { $0 + history.energy(band: band, slot: $1) } * scale
+        }
     }
 
     /// The grid of a frame (4.5.2.8 `sbr_grid`), from where the transient detector saw an onset

@@ -13,8 +13,14 @@ public import AACBitstream
 public struct SBRTuning: Sendable, Hashable {
     /// The output sample rate (the core runs at half of it).
     public let outputSampleRate: Int
-    /// Channels: 1 (one SCE) or 2 (one CPE).
+    /// Channels the SBR data and the core code: 1 (one SCE) or 2 (one CPE). With
+    /// ``parametricStereo``, 1 for a stereo input.
     public let channelCount: Int
+    /// Whether a stereo input is coded as a mono downmix plus parametric stereo (HE-AAC v2,
+    /// ISO/IEC 14496-3 8): one SCE whose SBR data carries the PS data.
+    public let parametricStereo: Bool
+    /// Channels of the input: 2 with ``parametricStereo``, else ``channelCount``.
+    public var inputChannelCount: Int { parametricStereo ? 2 : channelCount }
     /// The total bitrate asked for, core and SBR together.
     public let bitrate: Int
     /// The header every stream of these settings sends.
@@ -36,19 +42,26 @@ public struct SBRTuning: Sendable, Hashable {
     /// The bitrate the SBR data is expected to take, which the core does not get: about
     /// 1.8 kb/s per channel at 48 kHz (headers every 8 frames, one or two envelopes a frame),
     /// in proportion to the frame rate elsewhere.
-    public var reservedBitrate: Int { Self.reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate) }
+    /// With parametric stereo, about 1.8 kb/s more for the PS data (20 stereo bands a frame).
+    public var reservedBitrate: Int {
+        Self.reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate, parametricStereo: parametricStereo)
+    }
 
-    /// ``reservedBitrate`` for `channelCount` channels at `outputSampleRate`.
-    static func reservedBitrate(channelCount: Int, outputSampleRate: Int) -> Int {
-        (channelCount == 1 ? 2000 : 3600) * outputSampleRate / 48000
+    /// ``reservedBitrate`` for `channelCount` coded channels at `outputSampleRate`.
+    static func reservedBitrate(channelCount: Int, outputSampleRate: Int, parametricStereo: Bool = false) -> Int {
+        ((channelCount == 1 ? 2000 : 3600) + (parametricStereo ? 1800 : 0)) * outputSampleRate / 48000
     }
 
     /// The bitrates HE-AAC takes for `channelCount` channels at `outputSampleRate`: a core of at
     /// least 8 kb/s (libavcodec's floor) and at most what AAC carries at the core's rate (6144
     /// bits per channel per 1024-sample frame, ISO/IEC 14496-3 4.5.3.2), plus the SBR data; and
     /// no more than 64 kb/s per channel.
-    public static func allowedBitrates(channelCount: Int, outputSampleRate: Int) -> ClosedRange<Int> {
-        let reserve = reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate)
+    ///
+    /// With `parametricStereo` (a stereo input coded as mono plus PS), the range of one coded
+    /// channel plus the PS data.
+    public static func allowedBitrates(channelCount: Int, outputSampleRate: Int, parametricStereo: Bool = false) -> ClosedRange<Int> {
+        let channelCount = parametricStereo ? 1 : channelCount
+        let reserve = reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate, parametricStereo: parametricStereo)
         let coreLimit = 6144 * channelCount * (outputSampleRate / 2) / 1024
         let low = 8000 + reserve
         return low...max(low, min(64000 * channelCount, coreLimit + reserve))
@@ -57,18 +70,25 @@ public struct SBRTuning: Sendable, Hashable {
     /// The core's bitrate: what was asked for, less ``reservedBitrate``.
     public var coreBitrate: Int { bitrate - reservedBitrate }
 
-    /// The settings for `bitrate` over `channelCount` channels at `outputSampleRate`.
+    /// The settings for `bitrate` over `channelCount` input channels at `outputSampleRate`.
     ///
+    /// - Parameter parametricStereo: code a stereo input as a mono downmix plus parametric
+    ///   stereo (HE-AAC v2); then ``channelCount`` is 1.
     /// - Throws: ``SBREncodingError`` for a rate outside ``supportedOutputSampleRates``, a
-    ///   channel count other than 1 or 2, or a bitrate outside ``allowedBitrates(channelCount:outputSampleRate:)``.
-    public init(bitrate: Int, channelCount: Int, outputSampleRate: Int) throws(SBREncodingError) {
+    ///   channel count other than 1 or 2 (2 with `parametricStereo`), or a bitrate outside
+    ///   ``allowedBitrates(channelCount:outputSampleRate:parametricStereo:)``.
+    public init(bitrate: Int, channelCount: Int, outputSampleRate: Int, parametricStereo: Bool = false) throws(SBREncodingError) {
         guard Self.supportedOutputSampleRates.contains(outputSampleRate) else {
             throw .unsupportedSampleRate(outputSampleRate, supported: Self.supportedOutputSampleRates)
         }
-        guard channelCount == 1 || channelCount == 2 else { throw .unsupportedChannelCount(channelCount) }
-        let allowed = Self.allowedBitrates(channelCount: channelCount, outputSampleRate: outputSampleRate)
+        guard channelCount == 1 || channelCount == 2, !parametricStereo || channelCount == 2 else {
+            throw .unsupportedChannelCount(channelCount)
+        }
+        let allowed = Self.allowedBitrates(channelCount: channelCount, outputSampleRate: outputSampleRate, parametricStereo: parametricStereo)
         guard allowed.contains(bitrate) else { throw .bitrateOutOfRange(bitrate, allowed: allowed) }
         self.outputSampleRate = outputSampleRate
+        self.parametricStereo = parametricStereo
+        let channelCount = parametricStereo ? 1 : channelCount
         self.channelCount = channelCount
         self.bitrate = bitrate
         let perChannel = bitrate / channelCount

@@ -27,9 +27,21 @@ import Testing
                 && opened.audioSpecificConfig?.sbrPresent == true, "opened at once, given the format")
     }
 
+    /// Issue 26: HE-AAC v2 is one more entry; a stereo input opens as PS over SBR over LC.
+    @Test func heAACv2IsOursToo() throws {
+        let single = try AudioCodecRegistry.encoder(for: .aac, profile: .ps, settings: .init(bitrate: 32_000))
+        #expect((single as? HEAACEncoder)?.parametricStereo == true)
+        let parallel = try AudioCodecRegistry.encoder(for: .aac, profile: .ps, settings: .init(bitrate: 32_000, threads: 2))
+        #expect((parallel as? ParallelAACEncoder)?.profile == .ps)
+        let format = PCMFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32)
+        let opened = try AudioCodecRegistry.encoder(for: .aac, profile: .ps, settings: .init(bitrate: 32_000, format: format))
+        #expect(opened.priming == 3588 && opened.audioSpecificConfig?.psPresent == true
+                && opened.audioSpecificConfig?.channelConfiguration == 1, "opened at once, given the format")
+    }
+
     @Test func aProfileWithNoEncoderIsAnErrorNamingWhatThereIs() {
         #expect {
-            _ = try AudioCodecRegistry.encoder(for: .aac, profile: .ps, settings: .init(bitrate: 32_000))
+            _ = try AudioCodecRegistry.encoder(for: .aac, profile: .aacMain, settings: .init(bitrate: 32_000))
         } throws: { error in
             guard case .codecNotFound(let what)? = error as? CodecError else { return false }
             return what.contains("encodes aac LC") && what.contains("aac HE-AAC")

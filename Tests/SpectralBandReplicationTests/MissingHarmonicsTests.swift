@@ -12,16 +12,17 @@ import Testing
     /// Three high-resolution bands over subbands 20–26: [20, 21), [21, 23), [23, 26).
     static let bands = [20, 21, 23, 26]
 
-    /// A flat spectrum of noise (energy 1000 a subband, gain 1), with `peak` (an index from 20)
-    /// raised to `energy` at `gain`, and the copied-up source's gain `source` everywhere.
+    /// A flat spectrum of noise (energy 1000 a subband, gain 1) from subband 19 to 26, with
+    /// `peak` (an index from 20) raised to `energy` at `gain`, and the copied-up source's gain
+    /// `source` everywhere. The energies run from kx − 1 (19) to k2 (26).
     static func frame(peak: Int?, energy: Float = 100_000, gain: Float = 1000, source: Float = 1) -> ([Float], [Float], [Float]) {
-        var energies = [Float](repeating: 1000, count: 6), original = [Float](repeating: 1, count: 6)
-        if let peak { energies[peak] = energy; original[peak] = gain }
+        var energies = [Float](repeating: 1000, count: 8), original = [Float](repeating: 1, count: 6)
+        if let peak { energies[peak + 1] = energy; original[peak] = gain }
         return (energies, original, [Float](repeating: source, count: 6))
     }
 
-    static func detect(_ detector: inout MissingHarmonicsDetector, _ frame: ([Float], [Float], [Float])) -> [Bool] {
-        detector.detect(highBands: bands, energies: frame.0, originalGain: frame.1, sourceGain: frame.2)
+    static func detect(_ detector: inout MissingHarmonicsDetector, _ frame: ([Float], [Float], [Float]), transient: Bool = false) -> [Bool] {
+        detector.detect(highBands: bands, energies: frame.0, originalGain: frame.1, sourceGain: frame.2, transient: transient)
     }
 
     @Test func aToneTheCopyUpLacksIsFlaggedAndNothingElse() {
@@ -39,7 +40,7 @@ import Testing
         #expect(Self.detect(&weak, Self.frame(peak: 4, energy: 1500)) == [false, false, false])
         // Silence is never flagged, however predictable.
         var silent = MissingHarmonicsDetector(bandCount: 3)
-        let quiet = ([Float](repeating: 0, count: 6), [Float](repeating: 1000, count: 6), [Float](repeating: 1, count: 6))
+        let quiet = ([Float](repeating: 0, count: 8), [Float](repeating: 1000, count: 6), [Float](repeating: 1, count: 6))
         #expect(Self.detect(&silent, quiet) == [false, false, false])
     }
 
@@ -48,9 +49,31 @@ import Testing
     @Test func aToneOnABandBorderFlagsOneBand() {
         var detector = MissingHarmonicsDetector(bandCount: 3)
         var frame = Self.frame(peak: 2)
-        frame.0[3] = 100_000
+        frame.0[4] = 100_000
         frame.1[3] = 1000
         #expect(Self.detect(&detector, frame) == [false, true, false])
+    }
+
+    /// A tone the core codes just below kx leaks into subband kx, which is tonal and the loudest
+    /// of its band: not a sine (its louder neighbour is below kx). The same above k2.
+    @Test func aToneOutsideTheRangeIsNotFlaggedAtTheEdges() {
+        var detector = MissingHarmonicsDetector(bandCount: 3)
+        var below = Self.frame(peak: 0, energy: 30_000)
+        below.0[0] = 100_000
+        #expect(Self.detect(&detector, below) == [false, false, false])
+        var above = Self.frame(peak: 5, energy: 30_000)
+        above.0[7] = 100_000
+        #expect(Self.detect(&detector, above) == [false, false, false])
+        // The control: with quiet neighbours, both edges are sines.
+        #expect(Self.detect(&detector, Self.frame(peak: 0)) == [true, false, false])
+    }
+
+    /// A click in a frame lowers its prediction gain; a held sine stays through it.
+    @Test func aHeldSineStaysThroughATransient() {
+        var detector = MissingHarmonicsDetector(bandCount: 3)
+        #expect(Self.detect(&detector, Self.frame(peak: 4)) == [false, false, true])
+        #expect(Self.detect(&detector, Self.frame(peak: 4, gain: 2), transient: true) == [false, false, true])
+        #expect(Self.detect(&detector, Self.frame(peak: 4, gain: 2)) == [false, false, false])
     }
 
     /// A gain between the hold and the onset thresholds keeps a flag but does not raise one.
@@ -64,13 +87,15 @@ import Testing
         #expect(Self.detect(&detector, Self.frame(peak: 4, gain: 1)) == [false, false, false])
     }
 
-    /// The sinusoid's energy (its peak subband and the louder neighbour), divided by the band's
-    /// width up to the decoder's largest gain boost.
+    /// The sinusoid's energy (its peak subband and the louder neighbour), divided by the coded
+    /// band's width up to the decoder's largest gain boost.
     @Test func aFlaggedBandCodesTheSinusoidsEnergy() {
         let energies: [Float] = [10, 10, 800, 200, 10, 10]
         #expect(MissingHarmonicsDetector.sinusoidEnergy(energies, band: 2..<3) == 1000)
-        #expect(MissingHarmonicsDetector.sinusoidEnergy(energies, band: 2..<4) == 500)
-        let wide = MissingHarmonicsDetector.sinusoidEnergy(energies, band: 1..<5)
+        #expect(MissingHarmonicsDetector.sinusoidEnergy(energies, band: 1..<5) == 1000)
+        #expect(MissingHarmonicsDetector.codedEnergy(sinusoid: 1000, width: 1) == 1000)
+        #expect(MissingHarmonicsDetector.codedEnergy(sinusoid: 1000, width: 2) == 500)
+        let wide = MissingHarmonicsDetector.codedEnergy(sinusoid: 1000, width: 5)
         #expect(abs(wide - 1000 / MissingHarmonicsDetector.maximumBoost) < 0.01)
     }
 
