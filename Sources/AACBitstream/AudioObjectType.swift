@@ -123,3 +123,11 @@ public struct AudioObjectType: RawRepresentable, Sendable, Hashable, CustomStrin
         }
     }
 }
+
+extension AudioObjectType {
+    /// Whether the stream is coded with spectral band replication: HE-AAC v1 (`.sbr`) and v2
+    /// (`.ps`, whose parametric stereo rides in the SBR data of a mono core). Such an encoder
+    /// makes 2048-sample frames at the output rate (16–48 kHz), sends an SBR header only now and
+    /// then (so a segment that a player may start at must start on one), and is resampled to.
+    public var usesSpectralBandReplication: Bool { self == .sbr || self == .ps }
+}

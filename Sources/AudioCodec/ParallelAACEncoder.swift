@@ -127,7 +127,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// An encoder of `profile` for one segment (or the probe that fixes the bitrate and priming).
     static func makeEncoder(profile: AudioObjectType, format: PCMFormat, bitrate: Int, coder: AACEncoder.Coder,
                             lowersBitrateToFit: Bool) throws(CodecError) -> any GaplessEncoder {
-        if profile == .sbr || profile == .ps {
+        if profile.usesSpectralBandReplication {
             return try HEAACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit,
                                     parametricStereo: profile == .ps)
         }
@@ -162,13 +162,13 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     left the parallel encode 0.26 dB below the serial one, 3 s left it 0.04 dB below.
     public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
                 segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC) throws(CodecError) {
-        guard profile == .aacLC || profile == .sbr || profile == .ps else {
+        guard profile == .aacLC || profile.usesSpectralBandReplication else {
             throw .unsupportedInput("the parallel encoder makes AAC-LC or HE-AAC (v1: SBR; v2: PS), not \(profile)")
         }
         self.profile = profile
         framesPerPacket = profile == .aacLC ? AACEncoder.framesPerPacket : HEAACEncoder.framesPerPacket
         // Checks the bitrate and loads libavcodec.
-        if profile == .sbr || profile == .ps {
+        if profile.usesSpectralBandReplication {
             _ = try HEAACEncoder(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, parametricStereo: profile == .ps)
         } else {
             _ = try AACEncoder(bitrate: bitrate, coder: coder)

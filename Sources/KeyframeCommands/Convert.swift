@@ -19,8 +19,11 @@ struct Convert: ParsableCommand {
             pre-skip, Vorbis end trimming, an edit list) is honoured, so OUTPUT holds exactly the \
             frames INPUT decodes to. OUTPUT .m4a/.mp4 is gapless AAC-LC with faststart; .aac is ADTS; \
             .wav/.pcm is PCM in the decoded sample type (or --format). A rate AAC cannot carry (above \
-            96 kHz) is resampled to 48 kHz (44.1 kHz for its multiples) with soxr. Nothing is left \
-            under OUTPUT if the conversion fails.
+            96 kHz) is resampled to 48 kHz (44.1 kHz for its multiples) with soxr. --profile he-aac or \
+            he-aac-v2 writes HE-AAC (16–48 kHz; v2 takes stereo only); --profile auto chooses per \
+            file by the output's channels (after --channels) and --bitrate: stereo he-aac-v2 up to \
+            40k, he-aac up to 64k; mono he-aac up to 32k; lc above, for more channels, and without \
+            --bitrate. Nothing is left under OUTPUT if the conversion fails.
             """
     )
 
@@ -106,7 +109,7 @@ struct Convert: ParsableCommand {
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
-            text += ", \(summary.packets) AAC packets at \(summary.bitrate ?? 0) b/s (priming \(summary.priming), padding \(summary.padding))"
+            text += ", \(summary.packets) AAC packets\(ProfileArgument.tag(summary.profile ?? .aacLC)) at \(summary.bitrate ?? 0) b/s (priming \(summary.priming), padding \(summary.padding))"
         } else {
             text += ", \(summary.outputFrames) frames"
         }
@@ -134,7 +137,7 @@ struct Convert: ParsableCommand {
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                         threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount),
-                                        profile: profile.objectType)
+                                        profile: profile.choice)
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as

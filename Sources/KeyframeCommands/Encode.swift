@@ -5,13 +5,16 @@ import KeyFrameKit
 struct Encode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode a WAV or raw PCM file to AAC-LC or HE-AAC.",
+        abstract: "Encode a WAV or raw PCM file to AAC-LC, HE-AAC or HE-AAC v2.",
         discussion: """
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
             or raw interleaved .pcm (give --sample-rate, --channels, --format). OUTPUT .aac is ADTS; \
             .m4a/.mp4 is MP4 with a sample-exact edit list (the encoder's priming and the input's exact \
             length), so decoding it gives back exactly the input's samples. The encoder is libavcodec's native AAC encoder; sample \
-            rate and channels come from the input. Nothing is left under OUTPUT if encoding fails.
+            rate and channels come from the input. --profile he-aac and he-aac-v2 put KeyFrameKit's SBR \
+            (and parametric stereo) encoder over it; --profile auto chooses by the input's channels and \
+            --bitrate (stereo: he-aac-v2 up to 40k, he-aac up to 64k; mono: he-aac up to 32k; lc above, \
+            for more channels, and without --bitrate). Nothing is left under OUTPUT if encoding fails.
             """
     )
 
@@ -61,13 +64,13 @@ struct Encode: ParsableCommand {
         let line = ProgressLine(label: "encoding")
         let options = Transcode.EncodeOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder,
                                               fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, preferredBitrate: 96_000,
-                                              profile: profile.objectType)
+                                              profile: profile.choice)
         let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
                                            progress: line.update)
         let seconds = Double(summary.inputFrames) / Double(summary.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.sampleRate) Hz, \(format.channelCount) ch → "
-              + "\(summary.packets) AAC packets at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
+              + "\(summary.packets) AAC packets\(ProfileArgument.tag(summary.profile)) at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
     }
 }

@@ -18,13 +18,19 @@ struct Package: ParsableCommand {
             encodes a ladder from the one source: DIR/64k/, DIR/128k/, … each a rendition as above, \
             with identical segment boundaries, named by DIR/master.m3u8 (BANDWIDTH is the peak \
             segment bit rate, AVERAGE-BANDWIDTH the mean, CODECS mp4a.40.2 for AAC-LC, mp4a.40.5 \
-            for HE-AAC). --profile he-aac encodes HE-AAC v1 (resampled to 16–48 kHz; an AAC input \
-            is then encoded, not copied); in a ladder each bitrate may name its own profile, \
-            --bitrates 48k:he-aac,64k:he-aac,128k (a bitrate without one takes --profile). Every \
-            HE-AAC segment starts with an SBR header, so that a player starting there gets the \
-            full band. A ladder with HE-AAC renditions has segments of whole 2048-sample frames \
-            (--segment-duration is rounded up to them, and the output says so) and every \
-            rendition the same priming, so that EXTINF is the same in all. --dash also writes \
+            for HE-AAC, mp4a.40.29 for HE-AAC v2). --profile he-aac encodes HE-AAC v1 and \
+            he-aac-v2 HE-AAC v2 (stereo input only; both resampled to 16–48 kHz; an AAC input is \
+            then encoded, not copied); --profile auto chooses by the input's channels and each \
+            rendition's bitrate (stereo: he-aac-v2 up to 40k, he-aac up to 64k; mono: he-aac up to \
+            32k; lc above and for more channels; with no bitrate, lc: an AAC input is copied). In a \
+            ladder each bitrate may name its own profile, --bitrates 48k:he-aac,64k:he-aac,128k or \
+            32k:auto,64k:auto,128k:auto (a bitrate without one takes --profile): --profile auto \
+            --bitrates 32k,64k,128k gives mp4a.40.29, mp4a.40.5 and mp4a.40.2 for stereo. Every \
+            HE-AAC segment starts with an SBR header (and for v2 a PS header), so that a player \
+            starting there gets the full band and the stereo image. A ladder with HE-AAC renditions \
+            has segments of whole 2048-sample frames (--segment-duration is rounded up to them, and \
+            the output says so) and every rendition the same priming, so that EXTINF is the same in \
+            all. --dash also writes \
             DIR/manifest.mpd over the same segments, with its own init segment, init-dash.mp4: \
             init.mp4 without iTunSMPB, which the first segment's moof carries instead (FFmpeg's \
             DASH reader parses the init segment again for every segment). Ctrl-C or an error \
@@ -46,7 +52,7 @@ struct Package: ParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "
-            + "(lc or he-aac; default --profile): 64k,128k or 48k:he-aac,64k:he-aac,128k.",
+            + "(lc, he-aac, he-aac-v2 or auto; default --profile): 64k,128k, 48k:he-aac,64k:he-aac,128k or 32k:auto,64k:auto,128k:auto.",
         valueName: "bitrate[:profile],..."))
     var bitrates: String?
 
@@ -76,7 +82,7 @@ struct Package: ParsableCommand {
         let line = ProgressLine(label: "packaging")
         let summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
                                         options: Packaging.Options(segmentDuration: segmentDuration, bitrate: bitrate?.bitsPerSecond,
-                                                                   bitrates: ladder, dash: dash, profile: profile.objectType,
+                                                                   bitrates: ladder, dash: dash, profile: profile.choice,
                                                                    ladderProfiles: profiles),
                                         control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)
@@ -100,11 +106,11 @@ struct Package: ParsableCommand {
         }
     }
 
-    /// `--bitrates 48k:he-aac,64k:he-aac,128k`: the bitrates in order, and the profile of each
-    /// that names one.
-    static func ladder(_ text: String) throws -> (bitrates: [Int], profiles: [Int: AudioObjectType]) {
+    /// `--bitrates 48k:he-aac,64k:he-aac,128k` or `32k:auto,64k:auto,128k:auto`: the bitrates in
+    /// order, and the profile of each that names one.
+    static func ladder(_ text: String) throws -> (bitrates: [Int], profiles: [Int: AACProfileChoice]) {
         var bitrates: [Int] = []
-        var profiles: [Int: AudioObjectType] = [:]
+        var profiles: [Int: AACProfileChoice] = [:]
         for item in text.split(separator: ",") {
             let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard let value = Bitrate(argument: parts[0]) else {
@@ -115,7 +121,7 @@ struct Package: ParsableCommand {
                     throw CommandFailure("--bitrates \(item): the profile \"\(parts[1])\" is not one of "
                                          + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", "))
                 }
-                profiles[value.bitsPerSecond] = profile.objectType
+                profiles[value.bitsPerSecond] = profile.choice
             }
             bitrates.append(value.bitsPerSecond)
         }

@@ -25,7 +25,11 @@ struct Publish: ParsableCommand {
             An AAC input (.aac, .m4a) is sent as it is unless a bitrate is asked; anything else \
             FFmpeg decodes is encoded to AAC-LC (128k by default), or with --profile he-aac to \
             HE-AAC v1 (64k stereo by default; resampled to 16–48 kHz; an AAC input is then encoded \
-            too). A destination that reconnects resumes at the next frame: HE-AAC repeats its SBR \
+            too), with --profile he-aac-v2 to HE-AAC v2 (stereo input only; 32k by default), and \
+            with --profile auto by the input's channels and each bitrate (stereo: he-aac-v2 up to \
+            40k, he-aac up to 64k; mono: he-aac up to 32k; lc above, for more channels, and with no \
+            bitrate, when an AAC input is sent as it is). A bitrate asked of HE-AAC is used as it \
+            is (or refused, in HE-AAC's words). A destination that reconnects resumes at the next frame: HE-AAC repeats its SBR \
             header every 8 frames (about 0.34 s), so a player there starts with the full band \
             after at most that. --loop plays the file again from \
             its start each time it ends, until Ctrl-C: the input is decoded and looped sample to \
@@ -81,7 +85,7 @@ struct Publish: ParsableCommand {
         options.queueDuration = publishing.queueDuration
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
-        options.profile = profile.objectType
+        options.profile = profile.choice
         let publication = try LivePublication(options: options)
         let control = JobControl()
         let signals = StopSignals(secondEndsProcess: true) { control.requestStop() }
@@ -100,11 +104,19 @@ struct Publish: ParsableCommand {
             try JSONOutput.print(PublishReport(input: input, summary: summary))
         } else {
             print("\(input): \(Terminal.fixed(summary.seconds, digits: 3)) s published"
-                  + (summary.copied ? " (AAC as it is)" : " (\(profile == .heAAC ? "HE-AAC" : "AAC-LC") \(summary.bitrates.map { "\($0 / 1000)k" }.joined(separator: ", ")))")
+                  + (summary.copied ? " (AAC as it is)" : " (\(Self.encodings(summary)))")
                   + (summary.passes > 1 ? ", \(summary.passes) passes" : ""))
             for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
         }
         DestinationReport.warnings(summary.destinations)
+    }
+
+    /// What was encoded, a bitrate each: `AAC-LC 128k`, `HE-AAC v2 32k, HE-AAC 64k`.
+    static func encodings(_ summary: LivePublication.Summary) -> String {
+        summary.bitrates.enumerated().map { index, bitrate in
+            let profile = index < summary.profiles.count ? summary.profiles[index] : .aacLC
+            return "\(ProfileArgument.name(of: profile)) \(bitrate / 1000)k"
+        }.joined(separator: ", ")
     }
 }
 
@@ -114,6 +126,8 @@ struct PublishReport: Encodable {
     var seconds: Double
     var copied: Bool
     var bitrates: [Int]
+    /// The profile of each of `bitrates`, as probe names it: `LC`, `HE-AAC`, `HE-AACv2`.
+    var profiles: [String]
     var passes: Int
     var destinations: [DestinationReport]
 
@@ -122,6 +136,7 @@ struct PublishReport: Encodable {
         seconds = (summary.seconds * 1000).rounded() / 1000
         copied = summary.copied
         bitrates = summary.bitrates
+        profiles = summary.profiles.map(\.description)
         passes = summary.passes
         destinations = summary.destinations.map(DestinationReport.init)
     }

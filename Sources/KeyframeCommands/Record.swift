@@ -15,7 +15,10 @@ struct Record: ParsableCommand {
         discussion: """
             The output's extension picks the container: .pcm is the captured 16-bit PCM as it came \
             (interleaved, little-endian), .wav the same in a WAV file, .aac AAC-LC in ADTS, .m4a AAC-LC \
-            in MP4 with a sample-exact edit list (decoding gives back exactly the frames recorded).
+            in MP4 with a sample-exact edit list (decoding gives back exactly the frames recorded); \
+            --profile he-aac or he-aac-v2 (stereo) records HE-AAC instead, and --profile auto chooses \
+            by --channels and --bitrate (stereo: he-aac-v2 up to 40k, he-aac up to 64k; mono: he-aac \
+            up to 32k; lc above, for more channels, and without --bitrate).
 
             Recording runs until --duration is reached, or until Ctrl-C (SIGINT) or SIGTERM, which \
             finish the file cleanly (so does SIGHUP, a closed terminal); a Ctrl-C while the file is being \
@@ -110,8 +113,10 @@ struct Record: ParsableCommand {
         valueName: "coder"))
     var coder: CoderArgument = .fast
 
-    @Option(help: ArgumentHelp(ProfileArgument.help.abstract + " HE-AAC records at 16000, 22050, 24000, 32000, 44100 or 48000 Hz "
-                               + "(--sample-rate); with --hls every segment and part starts with an SBR header.",
+    @Option(help: ArgumentHelp(ProfileArgument.help.abstract + " HE-AAC (v1 and v2) records at 16000, 22050, 24000, 32000, 44100 "
+                               + "or 48000 Hz (--sample-rate), v2 with --channels 2; auto chooses by --channels and --bitrate "
+                               + "(each --publish URL#bitrate=… by its own); with --hls every HE-AAC segment and part starts with an "
+                               + "SBR header.",
                                valueName: "profile"))
     var profile: ProfileArgument = .lc
 
@@ -136,13 +141,20 @@ struct Record: ParsableCommand {
         guard AudioConfiguration.supportedChannelCounts.contains(channels) else {
             throw ValidationError("--channels must be 1–8")
         }
-        if profile == .heAAC, output.map({ Recording.container(of: FilePath($0))?.contents.contains(.aac) ?? true }) ?? true {
+        // HE-AAC's rates and channels, checked before anything opens (`auto` as the recording
+        // will choose: by the channels and the bitrate; a v2 input that is not stereo is refused
+        // by the encoder, in its words, before the device or any file is touched).
+        let chosen = profile.choice.resolved(channelCount: channels, bitrate: bitrate?.bitsPerSecond)
+        if chosen.usesSpectralBandReplication,
+           output.map({ Recording.container(of: FilePath($0))?.contents.contains(.aac) ?? true }) ?? true {
             guard SBRTuning.supportedOutputSampleRates.contains(sampleRate) else {
-                throw ValidationError("--profile he-aac: HE-AAC records at "
+                throw ValidationError("--profile \(profile.rawValue): HE-AAC records at "
                                       + SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")
                                       + " Hz, and the capture rate is \(sampleRate) Hz; give one of those with --sample-rate")
             }
-            guard channels <= 2 else { throw ValidationError("--profile he-aac: HE-AAC v1 is mono or stereo; give --channels 1 or 2") }
+            guard chosen == .ps || channels <= 2 else {
+                throw ValidationError("--profile \(profile.rawValue): HE-AAC v1 is mono or stereo; give --channels 1 or 2")
+            }
         }
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
@@ -206,7 +218,7 @@ struct Record: ParsableCommand {
         options.trustRoots = publishing.caFile
         options.publishTitle = title
         options.lowersBitrateToFit = bitrate == nil
-        options.profile = profile.objectType
+        options.profile = profile.choice
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.
@@ -266,10 +278,8 @@ struct Record: ParsableCommand {
             let levels = zip(summary.levels.peakDBFS, summary.levels.rmsDBFS).map { peak, rms in
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
-            let used = bitrate?.bitsPerSecond
-                ?? (profile == .heAAC ? min(HEAACEncoder.defaultBitrate, 32000 * summary.format.channelCount)
-                    : AACEncoder.fittingBitrate(Transcode.defaultBitrate, channels: summary.format.channelCount, sampleRate: summary.format.sampleRate))
-            let codec = summary.container.contents.contains(.aac) ? ", \(profile == .heAAC ? "HE-AAC" : "AAC-LC") \(used) b/s" : ""
+            let used = summary.bitrate ?? bitrate?.bitsPerSecond ?? 0
+            let codec = summary.container.contents.contains(.aac) ? ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s" : ""
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
@@ -314,6 +324,10 @@ struct RecordReport: Encodable {
     var deviceFailure: String?
     /// Each live destination (`--publish`), in the order given.
     var destinations: [DestinationReport]
+    /// The AAC profile of the file and rendition, as probe names it (`LC`, `HE-AAC`,
+    /// `HE-AACv2`), and their bitrate; `null` for PCM.
+    var profile: String?
+    var bitrate: Int?
 
     init(_ summary: Recording.Summary) {
         output = summary.writesFile ? summary.outputPath.string : nil
@@ -333,6 +347,8 @@ struct RecordReport: Encodable {
         rmsDBFS = summary.levels.rmsDBFS.map { $0.isFinite ? ($0 * 100).rounded() / 100 : nil }
         deviceFailure = summary.deviceFailure?.description
         destinations = summary.destinations.map(DestinationReport.init)
+        profile = summary.profile?.description
+        bitrate = summary.bitrate
     }
 
     /// The container's name in the JSON: `pcm`, `wav`, `aac`, `m4a` or `hls`.

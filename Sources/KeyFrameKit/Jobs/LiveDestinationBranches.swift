@@ -31,21 +31,24 @@ struct LiveDestinationSettings: Sendable {
         }
     }
 
-    /// An expendable branch of PCM that encodes AAC of `profile` (AAC-LC, or HE-AAC v1: `.sbr`)
-    /// at `bitrate` (on a thread of its own: one encoder per bitrate, in parallel, and the
-    /// capture or pacing thread never waits on it) into `destinations`; and the bitrate the
-    /// encoder took.
+    /// An expendable branch of PCM that encodes AAC of `profile` (AAC-LC, HE-AAC v1 `.sbr` or
+    /// v2 `.ps`) at `bitrate` (on a thread of its own: one encoder per bitrate, in parallel, and
+    /// the capture or pacing thread never waits on it) into `destinations`; and the bitrate the
+    /// encoder took: `bitrate` lowered to fit the input with `lowersBitrateToFit` (AAC-LC: to
+    /// what AAC carries at its rate and channels; HE-AAC: to its default for them, so a bitrate
+    /// asked of HE-AAC goes without it, to be taken or refused).
     ///
     /// A destination that reconnects starts again at whatever packet comes next: nothing tells
     /// the encoder, so for HE-AAC a player there starts with the AAC-LC core alone until the next
     /// SBR header, which ``/AudioCodec/HEAACEncoder`` repeats every 8 frames (about 0.34 s at
     /// 48 kHz).
     func encodingBranch(bitrate: Int, format: PCMFormat, coder: AACEncoder.Coder = .fast, profile: AudioObjectType = .aacLC,
+                        lowersBitrateToFit: Bool = true,
                         destinations: [(PublishingDestination, DestinationStatistics)]) throws(PipelineError) -> (Tee<PCMBuffer>.Branch, Int) {
         let encoder: any GaplessEncoder
         do {
             encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
-                bitrate: bitrate, lowersBitrateToFit: true, coder: coder, format: format))
+                bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, coder: coder, format: format))
         } catch {
             throw .codec(error)
         }

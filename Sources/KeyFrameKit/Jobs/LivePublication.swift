@@ -43,12 +43,16 @@ public struct LivePublication: Sendable {
         public var reconnectPolicy = ReconnectPolicy()
         /// A PEM file of certificate authorities for `rtmps://` and `icecasts://`.
         public var trustRoots: String?
-        /// The AAC profile encoded: AAC-LC (`.aacLC`, the default) or HE-AAC v1 (`.sbr`,
+        /// The AAC profile encoded: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`,
         /// ``/AudioCodec/HEAACEncoder``: the input resampled to 16–48 kHz, 64 kb/s stereo by
-        /// default). Any other than AAC-LC encodes an AAC input too. A destination that
-        /// reconnects resumes at the next packet: the encoder is not told, so a player there
-        /// gets the AAC-LC core alone until the next SBR header (every 8 frames, about 0.34 s).
-        public var profile: AudioObjectType = .aacLC
+        /// default), HE-AAC v2 (`.ps`: stereo only, 32 kb/s by default), or `.automatic`: chosen
+        /// per bitrate (each destination's, else ``bitrate``) by the input's channels
+        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``; no
+        /// bitrate is AAC-LC, and an AAC input is then sent as it is). HE-AAC encodes an AAC
+        /// input too. A destination that reconnects resumes at the next packet: the encoder is
+        /// not told, so a player there gets the AAC-LC core alone until the next SBR header
+        /// (every 8 frames, about 0.34 s).
+        public var profile: AACProfileChoice = .aacLC
 
         /// Options to publish `input` to `destinations`.
         public init(input: FilePath, destinations: [PublishingDestination], bitrate: Int? = nil, title: String? = nil, loops: Bool = false) {
@@ -70,6 +74,9 @@ public struct LivePublication: Sendable {
         public var copied: Bool
         /// The bitrates encoded (none when copied).
         public var bitrates: [Int]
+        /// The profile of each of ``bitrates`` (``Options/profile``, resolved when it is
+        /// `.automatic`).
+        public var profiles: [AudioObjectType] = []
         /// Passes over the input (more than 1 with ``Options/loops``).
         public var passes: Int
         /// What the pump did.
@@ -100,7 +107,8 @@ public struct LivePublication: Sendable {
     public func run(control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         let format = MediaFileFormat.detect(options.input)
         let isAAC = format == .adts || format == .mp4
-        if isAAC, !options.loops, options.profile == .aacLC, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
+        if isAAC, !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
+           options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
             return try copy(control: control, progress: progress)
         }
         return try encode(control: control, progress: progress)
@@ -130,19 +138,32 @@ public struct LivePublication: Sendable {
         let path = options.input
         let first = try AudioFileInput(path: path)
         guard let inputFormat = first.pcmFormat else { throw .unsupported("\(path): the input's PCM layout is not known") }
-        // HE-AAC takes 16–48 kHz: other rates are resampled (AAC-LC takes the input as it is).
-        let profile = options.profile
-        let resampler = PCMResampler(sampleFormat: profile == .sbr ? .float32 : inputFormat.sampleFormat,
-                                     allowedSampleRates: profile == .sbr ? SBRTuning.supportedOutputSampleRates : nil)
-        let format = resampler.outputFormat(for: inputFormat)
-        let fallback = profile == .sbr ? HEAACEncoder.defaultBitrate : 128_000
+        // Each bitrate's profile: `auto` chooses by it and the input's channels (a destination
+        // without a bitrate takes the profile's default, and `auto` AAC-LC's).
+        let channels = inputFormat.channelCount
+        let defaultProfile = options.profile.resolved(channelCount: channels, bitrate: nil)
+        let fallback = AACProfiles.defaultBitrate(of: defaultProfile, lc: 128_000)
         let bitrates = Array(Set(options.destinations.map { bitrate(of: $0) ?? fallback })).sorted()
+        func profile(at bitrate: Int, asked: Bool) -> AudioObjectType {
+            asked ? options.profile.resolved(channelCount: channels, bitrate: bitrate) : defaultProfile
+        }
+        // HE-AAC takes 16–48 kHz: other rates are resampled (AAC-LC takes the input as it is).
+        let chosenProfiles = bitrates.map { bitrate in
+            profile(at: bitrate, asked: options.destinations.contains { self.bitrate(of: $0) == bitrate })
+        }
+        let hasHEAAC = chosenProfiles.contains { $0.usesSpectralBandReplication }
+        let resampler = PCMResampler(sampleFormat: hasHEAAC ? .float32 : inputFormat.sampleFormat,
+                                     allowedSampleRates: hasHEAAC ? AACProfiles.sampleRates(of: .sbr) : nil)
+        let format = resampler.outputFormat(for: inputFormat)
         var branches: [Tee<PCMBuffer>.Branch] = []
         var used: [Int] = []
-        for bitrate in bitrates {
+        for (bitrate, profile) in zip(bitrates, chosenProfiles) {
             let chosen = options.destinations.indices.filter { (self.bitrate(of: options.destinations[$0]) ?? fallback) == bitrate }
+            // A bitrate asked is HE-AAC's to take or refuse; a default is fitted to the input.
+            let asked = chosen.contains { self.bitrate(of: options.destinations[$0]) != nil }
             let (branch, actual) = try settings.encodingBranch(
-                bitrate: bitrate, format: format, profile: profile, destinations: chosen.map { (options.destinations[$0], statistics[$0]) })
+                bitrate: bitrate, format: format, profile: profile, lowersBitrateToFit: !asked || !profile.usesSpectralBandReplication,
+                destinations: chosen.map { (options.destinations[$0], statistics[$0]) })
             branches.append(branch)
             used.append(actual)
         }
@@ -164,8 +185,8 @@ public struct LivePublication: Sendable {
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
             seconds = source.base.played
         }
-        return Summary(destinations: statistics.map(\.snapshot), seconds: seconds, copied: false, bitrates: used, passes: passes,
-                       report: report)
+        return Summary(destinations: statistics.map(\.snapshot), seconds: seconds, copied: false, bitrates: used, profiles: chosenProfiles,
+                       passes: passes, report: report)
     }
 }
 

@@ -25,17 +25,12 @@ extension Packaging {
         return summary
     }
 
-    /// The rates an encoder of `profile` takes: HE-AAC's 16–48 kHz, or every rate AAC-LC carries.
-    static func sampleRates(of profile: AudioObjectType) -> [Int] {
-        profile == .sbr ? SBRTuning.supportedOutputSampleRates : AACEncoder.supportedSampleRates
-    }
-
     /// The registry's encoder of `profile` at `bitrate` (its default when `nil`, fitted to the
     /// input), opened for `format` when it is known.
     static func encoder(profile: AudioObjectType, bitrate: Int?, format: PCMFormat?) throws(PipelineError) -> any GaplessEncoder {
         do {
             return try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
-                bitrate: bitrate ?? (profile == .sbr ? HEAACEncoder.defaultBitrate : Transcode.defaultBitrate),
+                bitrate: bitrate ?? AACProfiles.defaultBitrate(of: profile),
                 lowersBitrateToFit: bitrate == nil, format: format))
         } catch {
             throw .codec(error)
@@ -44,10 +39,11 @@ extension Packaging {
 
     /// The packets from one place a decoder may start to the next in `output` for encoders of
     /// `profile` at `sampleRate`: HE-AAC's segment (or part) starts; `nil` for AAC-LC, every
-    /// frame of which is a start.
+    /// frame of which is a start. (HE-AAC v2's PS header rides in the frames that carry the SBR
+    /// header, so the same marks serve it.)
     static func randomAccessInterval(of output: HLSSegmentOutput, profile: AudioObjectType, sampleRate: Int?) -> Int64? {
-        guard profile == .sbr else { return nil }
-        return output.randomAccessInterval(packetFrames: HEAACEncoder.framesPerPacket, sampleRate: sampleRate ?? 48000)
+        guard profile.usesSpectralBandReplication else { return nil }
+        return output.randomAccessInterval(packetFrames: AACProfiles.framesPerPacket(of: profile), sampleRate: sampleRate ?? 48000)
     }
 
     /// `encoder` with its packets at every `interval`-th marked as places a decoder may start
@@ -65,11 +61,13 @@ extension Packaging {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: sampleRates(of: options.profile))
+        let profile = try AACProfiles.resolve(options.profile, channelCount: source.pcmFormat?.channelCount, bitrate: options.bitrate,
+                                              input: input.string)
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile))
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
-        let encoder = try encoder(profile: options.profile, bitrate: options.bitrate, format: format)
+        let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
-        let interval = randomAccessInterval(of: sink, profile: options.profile, sampleRate: format?.sampleRate)
+        let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(source.transformed(by: resampler), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
     }
@@ -99,17 +97,25 @@ extension Packaging {
     /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
     /// bitrate, each its own encoder and rendition on a thread of its own (`64k/`, …).
     ///
-    /// A ladder with HE-AAC renditions (``Options/ladderProfiles``) is resampled to a rate HE-AAC
-    /// takes (16–48 kHz); its segments last a whole number of HE-AAC's 2048-sample frames
-    /// (`adjustedSegmentDuration` says so when that is not the duration asked), and every
-    /// rendition's priming is raised to the largest (AAC-LC's 1024 to HE-AAC's 3010, by silence
-    /// the edit list skips), so that all start and end their segments at the same samples.
+    /// Each rendition's profile is its own (``Options/ladderProfiles``) or the ladder's; an
+    /// `.automatic` one is chosen by the rendition's bitrate and the input's channels
+    /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``: 32k, 64k
+    /// and 128k stereo give HE-AAC v2, v1 and AAC-LC). A ladder with HE-AAC renditions (v1 or
+    /// v2) is resampled to a rate HE-AAC takes (16–48 kHz); its segments last a whole number of
+    /// HE-AAC's 2048-sample frames (`adjustedSegmentDuration` says so when that is not the
+    /// duration asked), and every rendition's priming is raised to the largest (AAC-LC's 1024
+    /// and HE-AAC's 3010 to HE-AAC v2's 3588, by silence the edit list skips), so that all start
+    /// and end their segments at the same samples.
     static func ladder(_ input: FilePath, to directory: FilePath, options: Options, adjustedSegmentDuration: inout Double?,
                        control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
         let source = try AudioFileInput(path: input)
-        let profiles = options.bitrates.map(options.profile(ofRendition:))
-        let hasHEAAC = profiles.contains(.sbr)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: sampleRates(of: hasHEAAC ? .sbr : .aacLC))
+        var profiles: [AudioObjectType] = []
+        for bitrate in options.bitrates {
+            profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: source.pcmFormat?.channelCount,
+                                                    bitrate: bitrate, input: input.string))
+        }
+        let hasHEAAC = profiles.contains { $0.usesSpectralBandReplication }
+        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: hasHEAAC ? .sbr : .aacLC))
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         var segmentDuration = options.segmentDuration
         if hasHEAAC {

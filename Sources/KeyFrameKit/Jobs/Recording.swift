@@ -65,11 +65,15 @@ public final class Recording: Sendable {
         public var lowersBitrateToFit = false
         /// The AAC encoder's scale-factor search (`.aac`, `.m4a`).
         public var coder: AACEncoder.Coder
-        /// The AAC profile (`.aac`, `.m4a`, HLS, destinations): AAC-LC (`.aacLC`, the default) or
+        /// The AAC profile (`.aac`, `.m4a`, HLS, destinations): AAC-LC (`.aacLC`, the default),
         /// HE-AAC v1 (`.sbr`, ``/AudioCodec/HEAACEncoder``), which takes a capture rate of
         /// 16–48 kHz (``/SpectralBandReplication/SBRTuning/supportedOutputSampleRates``), mono or
-        /// stereo; a live HLS rendition's every segment (and part) then starts with an SBR header.
-        public var profile: AudioObjectType = .aacLC
+        /// stereo, HE-AAC v2 (`.ps`, the same rates, stereo only), or `.automatic`: chosen by the
+        /// capture's channels and the bitrate (``bitrate`` unless it is a default, which is
+        /// AAC-LC's; each destination's own), by
+        /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``. With
+        /// HE-AAC a live HLS rendition's every segment (and part) starts with an SBR header.
+        public var profile: AACProfileChoice = .aacLC
         /// The ALSA PCM name.
         public var device: String
         /// Where to look ``device`` up instead of the system configuration.
@@ -184,6 +188,11 @@ public final class Recording: Sendable {
         public var destinations: [DestinationStatistics.Snapshot] = []
         /// Whether ``outputPath`` was written (``Options/writesFile``).
         public var writesFile = true
+        /// The AAC profile of the file and rendition (``Options/profile``, resolved when it is
+        /// `.automatic`); `nil` for PCM.
+        public var profile: AudioObjectType?
+        /// The bitrate of the file's and the rendition's encoder; `nil` for PCM.
+        public var bitrate: Int?
 
         /// Seconds of audio in the file.
         public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -193,6 +202,11 @@ public final class Recording: Sendable {
 
     /// The options recorded with.
     public let options: Options
+    /// The profile of the file's and the rendition's encoder: ``Options/profile`` resolved for
+    /// the capture's channels and ``Options/bitrate`` (AAC-LC's default when it is one).
+    private let profile: AudioObjectType
+    /// The bitrate that encoder took (`nil` for PCM).
+    private let encoderBitrate: Int?
     /// Each live destination's figures, live, in the order of ``Options/destinations``.
     public let destinationStatistics: [DestinationStatistics]
     private let capture: AudioCapture
@@ -261,19 +275,24 @@ public final class Recording: Sendable {
             }
         }
         var encoder: (any GaplessEncoder)?
+        let profile = options.profile.resolved(channelCount: channels, bitrate: options.lowersBitrateToFit ? nil : options.bitrate)
+        self.profile = profile
         if options.container.contents.contains(.aac) {
-            if options.profile == .sbr, !SBRTuning.supportedOutputSampleRates.contains(options.configuration.sampleRate) {
-                throw .unsupported("HE-AAC records at \(SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")) Hz; "
+            let rates = AACProfiles.sampleRates(of: profile)
+            if profile.usesSpectralBandReplication, !rates.contains(options.configuration.sampleRate) {
+                throw .unsupported("HE-AAC records at \(rates.map(String.init).joined(separator: ", ")) Hz; "
                                    + "the capture rate is \(options.configuration.sampleRate) Hz: choose one of those (--sample-rate) or AAC-LC")
             }
             do {
-                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
-                    bitrate: options.profile == .sbr && options.lowersBitrateToFit ? HEAACEncoder.defaultBitrate : options.bitrate,
+                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+                    bitrate: profile.usesSpectralBandReplication && options.lowersBitrateToFit ? AACProfiles.defaultBitrate(of: profile)
+                        : options.bitrate,
                     lowersBitrateToFit: options.lowersBitrateToFit, coder: options.coder, format: options.configuration.pcmFormat))
             } catch {
                 throw .codec(error)
             }
         }
+        encoderBitrate = encoder?.bitrate
         self.progress = progress
         guard options.hlsDirectory == nil || options.container == .adts || options.container == .mp4 else {
             throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(options.outputPath) is \(options.container))")
@@ -305,10 +324,10 @@ public final class Recording: Sendable {
         if var encoder = pending.encoder {
             // HE-AAC with a live rendition: the packets that start its segments (and parts)
             // carry an SBR header, so that a player joining there gets the full band at once.
-            if options.profile == .sbr, options.container == .hlsPlaylist || options.hlsDirectory != nil {
+            if profile.usesSpectralBandReplication, options.container == .hlsPlaylist || options.hlsDirectory != nil {
                 let interval = HLSSegmentOutput.randomAccessInterval(
                     segmentDuration: Self.seconds(options.hlsSegmentDuration), live: true, partDuration: options.hlsPartDuration.map(Self.seconds),
-                    packetFrames: HEAACEncoder.framesPerPacket, sampleRate: options.configuration.sampleRate)
+                    packetFrames: AACProfiles.framesPerPacket(of: profile), sampleRate: options.configuration.sampleRate)
                 encoder = Packaging.aligned(encoder, interval: interval)
             }
             return try launch(pending.metered, encoder: encoder, crashSafeInterval: crashSafeInterval, onFailure: stopForError)
@@ -370,8 +389,11 @@ public final class Recording: Sendable {
         var others: [Tee<PCMBuffer>.Branch] = []
         for bitrate in Set(destinations.compactMap { $0.0.bitrate }).subtracting([asked]).sorted() {
             do throws(PipelineError) {
+                // A destination's own bitrate: `auto` chooses by it; HE-AAC takes or refuses it.
+                let profile = options.profile.resolved(channelCount: options.configuration.channelCount, bitrate: bitrate)
                 others.append(try settings.encodingBranch(bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder,
-                                                          profile: options.profile, destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
+                                                          profile: profile, lowersBitrateToFit: !profile.usesSpectralBandReplication,
+                                                          destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
             } catch {
                 file?.discardOutput()
                 hls?.discardOutput()
@@ -496,7 +518,8 @@ public final class Recording: Sendable {
                        format: options.configuration.pcmFormat, periodFrames: parameters?.periodFrames ?? 0, frames: frames,
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
                        levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0), report: report,
-                       destinations: destinationStatistics.map(\.snapshot), writesFile: options.writesFile)
+                       destinations: destinationStatistics.map(\.snapshot), writesFile: options.writesFile,
+                       profile: options.container.contents.contains(.aac) ? profile : nil, bitrate: encoderBitrate)
     }
 }
 

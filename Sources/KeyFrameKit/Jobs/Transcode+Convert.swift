@@ -9,9 +9,12 @@ extension Transcode {
         public var bitrate: Int?
         /// The encoder's scale-factor search (AAC outputs).
         public var coder: AACEncoder.Coder
-        /// The AAC profile of an AAC output: AAC-LC (`.aacLC`, the default) or HE-AAC v1
-        /// (`.sbr`, ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo).
-        public var profile: AudioObjectType
+        /// The AAC profile of an AAC output: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`,
+        /// ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo), HE-AAC v2 (`.ps`, stereo
+        /// only), or `.automatic`: chosen per input by the output's channels (after
+        /// ``channelCount``'s downmix) and ``bitrate``
+        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``).
+        public var profile: AACProfileChoice
         /// The output's sample rate; `nil` keeps the input's, or — for AAC, which carries only
         /// the rates of ISO/IEC 14496-3 Table 1.18 — the nearest it can carry
         /// (``/AudioCodec/PCMResampler/nearestRate(to:in:)``).
@@ -41,7 +44,7 @@ extension Transcode {
         /// libavcodec's default (two-loop) search, the input's rate and channels.
         public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
                     pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil,
-                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1, profile: AudioObjectType = .aacLC) {
+                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1, profile: AACProfileChoice = .aacLC) {
             self.bitrate = bitrate
             self.coder = coder
             self.profile = profile
@@ -75,6 +78,9 @@ extension Transcode {
         public var padding: Int
         /// The AAC bitrate encoded at (AAC outputs).
         public var bitrate: Int?
+        /// The AAC profile encoded (AAC outputs; ``ConvertOptions/profile``, resolved when it is
+        /// `.automatic`).
+        public var profile: AudioObjectType?
         /// What the pumps did, stage by stage: with a loudness pass (``ConvertOptions/normalizeTo``,
         /// ``ConvertOptions/replayGain``) its stages first, its time added, its damage (the same
         /// input's) left out.
@@ -109,11 +115,12 @@ extension Transcode {
             throw .unsupported("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac)) or "
                                + MediaFileFormat.extensionList(holding: .pcm))
         }
-        let aacRates = options.profile == .sbr ? SBRTuning.supportedOutputSampleRates : AACEncoder.supportedSampleRates
-        if let rate = options.sampleRate, outputKind == .adts || outputKind == .mp4, !aacRates.contains(rate) {
+        let isAAC = outputKind == .adts || outputKind == .mp4
+        var aacRates = AACProfiles.sampleRates(of: options.profile.objectType ?? .aacLC)
+        if let rate = options.sampleRate, isAAC, !aacRates.contains(rate) {
             throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
         }
-        if options.profile != .aacLC, outputKind != .adts, outputKind != .mp4 {
+        if options.profile != .aacLC, !isAAC {
             throw .unsupported("\(output): a profile is chosen for AAC outputs only")
         }
         if options.replayGain, outputKind != .mp4 {
@@ -122,17 +129,28 @@ extension Transcode {
         if let channels = options.channelCount, channels < 1 || channels > 8 {
             throw .unsupported("\(channels) channels: give 1 to 8")
         }
-        var gain: PCMGain?
-        var measured: Loudness?
-        var measuring: JobReport?
         if let target = options.normalizeTo {
             guard (-70.0...0.0).contains(target) else { throw .unsupported("--normalize \(target): give a loudness from -70 to 0 LUFS") }
         }
+        var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+        // The profile of this input's output: `auto` chooses by its channels (after the
+        // downmix) and the bitrate.
+        let profile = isAAC ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.pcmFormat?.channelCount,
+                                                      bitrate: options.bitrate, input: input.string) : .aacLC
+        if isAAC, options.profile.isAutomatic {
+            aacRates = AACProfiles.sampleRates(of: profile)
+            if let rate = options.sampleRate, !aacRates.contains(rate) {
+                throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
+            }
+        }
+        var gain: PCMGain?
+        var measured: Loudness?
+        var measuring: JobReport?
         if options.normalizeTo != nil || options.replayGain {
             // First pass: the loudness of what will be encoded (after any resampling or downmix).
             let (loudness, report) = try measureLoudnessReporting(
                 input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate, channelCount: options.channelCount,
-                allowedSampleRates: outputKind == .adts || outputKind == .mp4 ? aacRates : nil,
+                allowedSampleRates: isAAC ? aacRates : nil,
                 control: control, progress: progress.map { report in
                     { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
                 })
@@ -140,7 +158,6 @@ extension Transcode {
             measuring = report
             if let target = options.normalizeTo { gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0) }
         }
-        var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
         // The tags travel in the stream: the input's (unless dropped), with ReplayGain added.
         var metadata = options.carriesTags ? source.metadata : StreamMetadata()
         source.announcesMetadata = false
@@ -160,8 +177,8 @@ extension Transcode {
             { report(MediaProgress(mediaSeconds: ($0.totalSeconds ?? 0) / 2 + $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
         }
         let tagged = AnnouncingSource(source, announcing: metadata == StreamMetadata() ? [] : [.metadata(metadata)])
-        var summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, gain: gain,
-                                  control: control, progress: secondPass)
+        var summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
+                                  gain: gain, control: control, progress: secondPass)
         if let measured, let gain { summary.normalization = (measured, gain.decibels) }
         if var measuring {
             // The same input read twice: its damage is told once, by the second pass.
@@ -199,8 +216,8 @@ extension Transcode {
 
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
-        _ source: Source, resampler: PCMResampler, gain: PCMGain?, encoder: Encoder, named name: String, to output: FilePath,
-        control: JobControl?, progress: ((MediaProgress) -> Void)?
+        _ source: Source, resampler: PCMResampler, gain: PCMGain?, encoder: Encoder, profile: AudioObjectType, named name: String,
+        to output: FilePath, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
         var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
         let report: JobReport
@@ -214,6 +231,7 @@ extension Transcode {
         var summary = ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: encoder.inputFormat,
                                      outputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
                                      padding: encoder.padding ?? 0, report: report)
+        summary.profile = profile
         summary.splices = (encoder as? ParallelAACEncoder)?.splices ?? []
         summary.bitrate = encoder.bitrate
         return summary
@@ -221,25 +239,37 @@ extension Transcode {
 
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
-                                                   as outputKind: MediaFileFormat, options: ConvertOptions, gain: PCMGain?,
+                                                   as outputKind: MediaFileFormat, options: ConvertOptions, profile: AudioObjectType,
+                                                   gain: PCMGain?,
                                                    control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
         case .adts, .mp4:
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
-                                         allowedSampleRates: options.profile == .sbr ? SBRTuning.supportedOutputSampleRates
-                                            : AACEncoder.supportedSampleRates)
+                                         allowedSampleRates: AACProfiles.sampleRates(of: profile))
             // The registry's encoder of the profile: libavcodec's AAC-LC, or several at once with
-            // --threads; HE-AAC over it.
+            // --threads; HE-AAC over it. HE-AAC is opened for the output's layout now, when it is
+            // known, so that what it refuses (a mono input for v2, a rate, a bitrate) is refused
+            // in its words before the output is made; with --threads, by a probe of one.
+            let settings = AudioCodecRegistry.EncoderSettings(
+                bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile), lowersBitrateToFit: options.bitrate == nil,
+                coder: options.coder, threads: options.threads)
+            let format = profile.usesSpectralBandReplication ? source.pcmFormat.map(resampler.outputFormat(for:)) : nil
             let encoder: any GaplessEncoder
             do {
-                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
-                    bitrate: options.bitrate ?? (options.profile == .sbr ? HEAACEncoder.defaultBitrate : defaultBitrate),
-                    lowersBitrateToFit: options.bitrate == nil, coder: options.coder, threads: options.threads))
+                if let format, settings.threads > 1 {
+                    var probe = settings
+                    probe.threads = 1
+                    probe.format = format
+                    _ = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: probe)
+                }
+                var opened = settings
+                opened.format = format
+                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: opened)
             } catch {
                 throw .codec(error)
             }
-            return try encode(source, resampler: resampler, gain: gain, encoder: encoder, named: name, to: output,
+            return try encode(source, resampler: resampler, gain: gain, encoder: encoder, profile: profile, named: name, to: output,
                               control: control, progress: progress)
         default:
             let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32

@@ -15,9 +15,11 @@ public enum Transcode {
         public var bitrate: Int?
         /// The encoder's scale-factor search.
         public var coder: AACEncoder.Coder
-        /// The AAC profile: AAC-LC (`.aacLC`, the default) or HE-AAC v1 (`.sbr`,
-        /// ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo).
-        public var profile: AudioObjectType
+        /// The AAC profile: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`,
+        /// ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo), HE-AAC v2 (`.ps`, stereo
+        /// only), or `.automatic`: chosen by the input's channels and ``bitrate``
+        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``).
+        public var profile: AACProfileChoice
         /// Write an MP4 fragmented (crash-safe), a fragment this long; `nil` for a normal file.
         public var fragmentDuration: MediaTime?
         /// The bitrate when ``bitrate`` is `nil`, lowered to what the input carries.
@@ -26,7 +28,7 @@ public enum Transcode {
         /// Options; by default `preferredBitrate` (less where the input's rate and channels carry
         /// less) with libavcodec's default (two-loop) search.
         public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, fragmentDuration: MediaTime? = nil,
-                    preferredBitrate: Int = Transcode.defaultBitrate, profile: AudioObjectType = .aacLC) {
+                    preferredBitrate: Int = Transcode.defaultBitrate, profile: AACProfileChoice = .aacLC) {
             self.bitrate = bitrate
             self.profile = profile
             self.preferredBitrate = preferredBitrate
@@ -49,6 +51,8 @@ public enum Transcode {
         public var bitrate: Int
         /// The sample rate encoded (the input's, or 48/44.1 kHz for HE-AAC of a faster input).
         public var sampleRate: Int
+        /// The profile encoded (``EncodeOptions/profile``, resolved when it is `.automatic`).
+        public var profile: AudioObjectType = .aacLC
         /// What the pump did, stage by stage: the input, the encoder, the output.
         public var report: JobReport
     }
@@ -64,15 +68,16 @@ public enum Transcode {
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
         guard let inputFormat = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
+        let profile = options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate)
         // HE-AAC above 48 kHz: resampled to 48 (or 44.1) kHz, the highest output rate SBR is
         // defined for here. Below 16 kHz the encoder refuses, in words.
-        let resampler: PCMResampler? = options.profile == .sbr && inputFormat.sampleRate > 48000
-            ? PCMResampler(sampleFormat: .float32, allowedSampleRates: SBRTuning.supportedOutputSampleRates) : nil
+        let resampler: PCMResampler? = profile.usesSpectralBandReplication && inputFormat.sampleRate > 48000
+            ? PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile)) : nil
         let format = resampler?.outputFormat(for: inputFormat) ?? inputFormat
         let encoder: any GaplessEncoder
         do {
-            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: options.profile, settings: .init(
-                bitrate: options.bitrate ?? (options.profile == .sbr ? HEAACEncoder.defaultBitrate : options.preferredBitrate),
+            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+                bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile, lc: options.preferredBitrate),
                 lowersBitrateToFit: options.bitrate == nil, coder: options.coder, format: format))
         } catch {
             throw .codec(error)
@@ -89,7 +94,8 @@ public enum Transcode {
         }
         let report = try pump(through: encoder)
         return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
-                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, sampleRate: format.sampleRate, report: report)
+                             padding: encoder.padding ?? 0, bitrate: encoder.bitrate, sampleRate: format.sampleRate, profile: profile,
+                             report: report)
     }
 
     /// What a decode produced.

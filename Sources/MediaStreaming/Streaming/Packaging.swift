@@ -20,17 +20,20 @@ public enum Packaging {
         public var bitrates: [Int]
         /// Also write `manifest.mpd` (MPEG-DASH) over the same segments.
         public var dash: Bool
-        /// The AAC profile encoded: AAC-LC (`.aacLC`, the default) or HE-AAC v1 (`.sbr`); for a
-        /// ladder, that of every rendition ``ladderProfiles`` does not name. Any other than AAC-LC
-        /// encodes an AAC input too (it is copied only as AAC-LC's default).
-        public var profile: AudioObjectType
-        /// A ladder's profile per rendition, by its bitrate (`--bitrates 48k:he-aac,128k`); a
-        /// bitrate not listed takes ``profile``.
-        public var ladderProfiles: [Int: AudioObjectType]
+        /// The AAC profile encoded: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`), HE-AAC
+        /// v2 (`.ps`, stereo only) or `.automatic` (by the output's channels and bitrate,
+        /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``); for a
+        /// ladder, that of every rendition ``ladderProfiles`` does not name, each `.automatic`
+        /// rendition choosing by its own bitrate. HE-AAC encodes an AAC input too (it is copied
+        /// only with no bitrate, as AAC-LC's default, which `.automatic` is then).
+        public var profile: AACProfileChoice
+        /// A ladder's profile per rendition, by its bitrate (`--bitrates 32k:auto,48k:he-aac,128k`);
+        /// a bitrate not listed takes ``profile``.
+        public var ladderProfiles: [Int: AACProfileChoice]
 
         /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC.
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false,
-                    profile: AudioObjectType = .aacLC, ladderProfiles: [Int: AudioObjectType] = [:]) {
+                    profile: AACProfileChoice = .aacLC, ladderProfiles: [Int: AACProfileChoice] = [:]) {
             self.segmentDuration = segmentDuration
             self.bitrate = bitrate
             self.bitrates = bitrates
@@ -40,7 +43,11 @@ public enum Packaging {
         }
 
         /// The profile of the ladder's rendition at `bitrate`: its own, else ``profile``.
-        public func profile(ofRendition bitrate: Int) -> AudioObjectType { ladderProfiles[bitrate] ?? profile }
+        public func profile(ofRendition bitrate: Int) -> AACProfileChoice { ladderProfiles[bitrate] ?? profile }
+
+        /// Whether the options leave the AAC profile to the input when nothing is encoded: no
+        /// bitrate, and AAC-LC or `.automatic` (which is AAC-LC without a bitrate).
+        var copiesProfile: Bool { bitrate == nil && (profile == .aacLC || profile.isAutomatic) }
     }
 
     /// What a packaging wrote.
@@ -78,7 +85,7 @@ public enum Packaging {
     ///   options that ask for encoding; the errors of the input and the outputs.
     public static func hls(copying input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        guard options.bitrate == nil, options.bitrates.isEmpty, options.profile == .aacLC else {
+        guard options.copiesProfile, options.bitrates.isEmpty else {
             throw .unsupported("packaging by stream copy takes no bitrate or profile: encoding is KeyFrameKit's Packaging.hls")
         }
         guard let layout = copyableLayout(of: input, options: options) else {
@@ -178,7 +185,7 @@ public enum Packaging {
     /// The layout of `input` when it is AAC to be copied (no bitrate asked), else `nil`.
     package static func copyableLayout(of input: FilePath, options: Options) -> AACTrackLayout? {
         let kind = MediaFileFormat.detect(input)
-        guard options.bitrate == nil, options.profile == .aacLC, kind == .adts || kind == .mp4 else { return nil }
+        guard options.copiesProfile, kind == .adts || kind == .mp4 else { return nil }
         return try? AACTrackLayout(path: input)
     }
 
