@@ -11,7 +11,7 @@ internal import PCMAudio
 ///   and re-chunks them into 1024-frame codec frames (as `KFAudioEncoder`'s `_leftBuffer` does); each
 ///   input sample is converted once, straight into the codec's frame.
 /// - The sample rate and channel count come from the first PCM sample, or from
-///   ``init(format:bitrate:coder:lowersBitrateToFit:)``.
+///   ``init(format:bitrate:coder:lowersBitrateToFit:cutoff:)``.
 /// - Every packet has its own time: `pts = first input pts + (1024·k − priming)/rate`, the time
 ///   of the first input sample the packet's output stands for once the decoder drops the
 ///   ``priming``. (`KFAudioEncoder` stamps every packet cut from one buffer with that buffer's
@@ -87,9 +87,9 @@ public final class AACEncoder {
     ///     lowered to the most AAC carries at the input's rate and channel count
     ///     (``fittingBitrate(_:channels:sampleRate:)``), so a 12 kHz mono input gets 72 kb/s
     ///     where 128 kb/s was asked. Without it, a bitrate that does not fit is an error.
+    ///   - cutoff: the highest frequency coded, in hertz; `nil` lets libavcodec choose by bitrate.
     /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
     ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
-    ///   - cutoff: the highest frequency coded, in hertz; `nil` lets libavcodec choose by bitrate.
     public init(bitrate: Int = 96_000, coder: Coder = .twoLoop, lowersBitrateToFit: Bool = false, cutoff: Int? = nil) throws(CodecError) {
         try FFmpegLibrary.load()
         self.coder = coder
@@ -103,7 +103,8 @@ public final class AACEncoder {
     }
 
     /// An encoder for `format`, opened now, so an unsupported rate, channel count or bitrate is an
-    /// error before any work starts.
+    /// error before any work starts (the other parameters as for
+    /// ``init(bitrate:coder:lowersBitrateToFit:cutoff:)``).
     public convenience init(format: PCMFormat, bitrate: Int = 96_000, coder: Coder = .twoLoop,
                             lowersBitrateToFit: Bool = false, cutoff: Int? = nil) throws(CodecError) {
         try self.init(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, cutoff: cutoff)

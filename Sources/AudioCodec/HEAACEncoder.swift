@@ -3,9 +3,11 @@ public import MediaCore
 internal import PCMAudio
 public import SpectralBandReplication
 
-/// An HE-AAC v1 encoder (ISO/IEC 14496-3: SBR, object type 5, over AAC-LC): the spectral band
+/// An HE-AAC encoder (ISO/IEC 14496-3): v1 (SBR, object type 5, over AAC-LC), the spectral band
 /// replication of KeyFrameKit's own (``/SpectralBandReplication/SBREncoder``) over libavcodec's
-/// AAC-LC encoder running at half the rate.
+/// AAC-LC encoder running at half the rate; or, with ``parametricStereo``, v2 (object type 29):
+/// a stereo input's mono downmix coded so, with the parametric stereo data in the SBR data
+/// (subpart 8).
 ///
 /// - The input (16–48 kHz, mono or stereo) is analysed by the SBR encoder, which also gives the
 ///   core its input at half the rate; the core is cut at the SBR crossover (libavcodec's
@@ -18,8 +20,8 @@ public import SpectralBandReplication
 ///   AAC-LC at the core rate: 1.6.5.2); in ADTS the header says AAC-LC at the core rate and the
 ///   decoder finds SBR in the first frame (implicit signalling).
 /// - ``priming`` is the decoder's delay at the output rate, 3010 samples (twice the core's 1024,
-///   and the SBR decoder's 962): an edit list or iTunSMPB with it makes the decode start at the
-///   input's first sample.
+///   and the SBR decoder's 962; 3588 for v2, whose downmix costs a QMF analysis and synthesis):
+///   an edit list or iTunSMPB with it makes the decode start at the input's first sample.
 public final class HEAACEncoder {
     /// Output samples per packet (1024 core samples, doubled by SBR).
     public static let framesPerPacket = 2048
@@ -43,7 +45,7 @@ public final class HEAACEncoder {
     public private(set) var audioSpecificConfig: AudioSpecificConfig?
     /// The SBR settings chosen for the input, once open.
     public private(set) var tuning: SBRTuning?
-    /// Output samples of delay at the start of the decoded output (3010).
+    /// Output samples of delay at the start of the decoded output (3010; 3588 for v2).
     public private(set) var priming = 0
     /// Output samples after the input's end in the decoded output, once flushed.
     public private(set) var padding: Int?
@@ -76,7 +78,7 @@ public final class HEAACEncoder {
     ///
     /// - Parameters:
     ///   - bitrate: bits per second, core and SBR together, within
-    ///     ``/SpectralBandReplication/SBRTuning/allowedBitrates(channelCount:outputSampleRate:)``
+    ///     ``/SpectralBandReplication/SBRTuning/allowedBitrates(channelCount:outputSampleRate:parametricStereo:)``
     ///     (checked at open; about 10–64 kb/s mono, 12–128 kb/s stereo at 48 kHz).
     ///   - coder: the core's scale-factor search.
     ///   - lowersBitrateToFit: take `bitrate` as a default: at open it is brought into HE-AAC's

@@ -151,7 +151,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// - Parameters:
     ///   - bitrate: bits per second.
     ///   - lowersBitrateToFit: take `bitrate` as a default, lowered to what the input allows
-    ///     (see ``AACEncoder/init(bitrate:coder:lowersBitrateToFit:)``).
+    ///     (see ``AACEncoder/init(bitrate:coder:lowersBitrateToFit:cutoff:)``).
     ///   - coder: the scale-factor search of every segment's encoder.
     ///   - threads: segments encoded at once (at least 1).
     ///   - segmentSeconds: the length of a segment (at 48 kHz; the same number of frames at
@@ -160,6 +160,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     libavcodec's rate control starts every encoder at the same quantiser (λ 120) and
     ///     takes seconds to settle on the input: measured on the bench's music, 1 s of pre-roll
     ///     left the parallel encode 0.26 dB below the serial one, 3 s left it 0.04 dB below.
+    ///   - profile: AAC-LC (`.aacLC`), HE-AAC v1 (`.sbr`) or v2 (`.ps`).
     public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
                 segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC) throws(CodecError) {
         guard profile == .aacLC || profile.usesSpectralBandReplication else {

@@ -16,7 +16,7 @@ internal import RealModule
 ///   samples, 2048 output samples) and its own QMF pair by 962 samples, so those are the slots its
 ///   output of packet `p` stands for.
 /// - Each frame gets one time/frequency grid (FIXFIX with one envelope, or, when the transient
-///   detector fires, VARFIX or FIXVAR with a short envelope at the onset: ``grid(transientAt:)``),
+///   detector fires, VARFIX or FIXVAR with a short envelope at the onset: `grid(transientAt:)`),
 ///   envelopes on the high (or low) frequency table, two or three noise floors
 ///   from the original's tonality, an inverse-filtering mode per noise band from the
 ///   original's tonality against that of the band the decoder copies up, and a sine flag

@@ -40,8 +40,9 @@ public struct SBRTuning: Sendable, Hashable {
     public var stopFrequency: Int { tables.k2 * outputSampleRate / 128 }
 
     /// The bitrate the SBR data is expected to take, which the core does not get: about
-    /// 1.8 kb/s per channel at 48 kHz (headers every 8 frames, one or two envelopes a frame),
-    /// in proportion to the frame rate elsewhere.
+    /// 1.8 kb/s per channel at 48 kHz (headers every 8 frames, one or two envelopes a frame, and
+    /// now and then the sine flags of missing harmonics), in proportion to the frame rate
+    /// elsewhere.
     /// With parametric stereo, about 1.8 kb/s more for the PS data (20 stereo bands a frame).
     public var reservedBitrate: Int {
         Self.reservedBitrate(channelCount: channelCount, outputSampleRate: outputSampleRate, parametricStereo: parametricStereo)
@@ -72,8 +73,13 @@ public struct SBRTuning: Sendable, Hashable {
 
     /// The settings for `bitrate` over `channelCount` input channels at `outputSampleRate`.
     ///
-    /// - Parameter parametricStereo: code a stereo input as a mono downmix plus parametric
-    ///   stereo (HE-AAC v2); then ``channelCount`` is 1.
+    /// - Parameters:
+    ///   - bitrate: bits per second, core and SBR (and PS) together.
+    ///   - channelCount: the input's channels, 1 or 2.
+    ///   - outputSampleRate: the input's (and the decoded output's) rate, one of
+    ///     ``supportedOutputSampleRates``.
+    ///   - parametricStereo: code a stereo input as a mono downmix plus parametric stereo
+    ///     (HE-AAC v2); then ``channelCount`` is 1.
     /// - Throws: ``SBREncodingError`` for a rate outside ``supportedOutputSampleRates``, a
     ///   channel count other than 1 or 2 (2 with `parametricStereo`), or a bitrate outside
     ///   ``allowedBitrates(channelCount:outputSampleRate:parametricStereo:)``.
