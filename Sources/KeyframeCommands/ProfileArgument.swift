@@ -12,7 +12,7 @@ enum ProfileArgument: String, ExpressibleByArgument, CaseIterable {
     /// HE-AAC v1 plus the stereo parameters.
     case heAACv2 = "he-aac-v2"
     /// Chosen by the output's channels and bitrate, once the job knows them
-    /// (``AACProfileChoice/automaticObjectType(channelCount:bitrate:)``).
+    /// (``AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``).
     case auto
 
     /// The profile the job is asked for.

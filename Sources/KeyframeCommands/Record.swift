@@ -144,7 +144,7 @@ struct Record: ParsableCommand {
         // HE-AAC's rates and channels, checked before anything opens (`auto` as the recording
         // will choose: by the channels and the bitrate; a v2 input that is not stereo is refused
         // by the encoder, in its words, before the device or any file is touched).
-        let chosen = profile.choice.resolved(channelCount: channels, bitrate: bitrate?.bitsPerSecond)
+        let chosen = profile.choice.resolved(channelCount: channels, bitrate: bitrate?.bitsPerSecond, sampleRate: sampleRate)
         if chosen.usesSpectralBandReplication,
            output.map({ Recording.container(of: FilePath($0))?.contents.contains(.aac) ?? true }) ?? true {
             guard SBRTuning.supportedOutputSampleRates.contains(sampleRate) else {

@@ -2,7 +2,7 @@ public import AACBitstream
 
 /// The AAC profile an encoding job writes (`--profile lc|he-aac|he-aac-v2|auto`): one object
 /// type, or ``automatic``: the one Apple's TN2236 recommends for the output's channels and
-/// bitrate, chosen by ``automaticObjectType(channelCount:bitrate:)`` once the job knows them
+/// bitrate, chosen by ``automaticObjectType(channelCount:bitrate:sampleRate:)`` once the job knows them
 /// (after any downmix; per rendition in a ladder, per bitrate for live destinations).
 ///
 /// ```swift
@@ -25,7 +25,7 @@ public struct AACProfileChoice: Sendable, Hashable, CustomStringConvertible {
     public static let sbr = AACProfileChoice(.sbr)
     /// HE-AAC v2: parametric stereo (object type 29) over SBR over AAC-LC; stereo inputs only.
     public static let ps = AACProfileChoice(.ps)
-    /// Chosen by the output's channels and bitrate (``automaticObjectType(channelCount:bitrate:)``).
+    /// Chosen by the output's channels and bitrate (``automaticObjectType(channelCount:bitrate:sampleRate:)``).
     public static let automatic = AACProfileChoice()
 
     /// Whether the profile is chosen by the channels and bitrate.
@@ -33,10 +33,19 @@ public struct AACProfileChoice: Sendable, Hashable, CustomStringConvertible {
 
     /// The object type to encode for an output of `channelCount` channels at `bitrate` bits per
     /// second (`nil`: no bitrate asked, the encoder's default): the fixed one, or for
-    /// ``automatic`` ``automaticObjectType(channelCount:bitrate:)``.
-    public func resolved(channelCount: Int, bitrate: Int?) -> AudioObjectType {
-        objectType ?? Self.automaticObjectType(channelCount: channelCount, bitrate: bitrate)
+    /// ``automatic`` ``automaticObjectType(channelCount:bitrate:sampleRate:)``.
+    /// `sampleRate`, when known, is the output's rate (before any resampling HE-AAC does).
+    public func resolved(channelCount: Int, bitrate: Int?, sampleRate: Int? = nil) -> AudioObjectType {
+        objectType ?? Self.automaticObjectType(channelCount: channelCount, bitrate: bitrate, sampleRate: sampleRate)
     }
+
+    /// The lowest bitrate `auto` gives HE-AAC (v1 or v2): below it, AAC-LC (whose encoder takes
+    /// 8 kb/s), since HE-AAC's core needs 8 kb/s plus the SBR and PS data (about 11.8 kb/s at
+    /// 48 kHz for v2).
+    public static let automaticHEAACMinimumBitrate = 12_000
+    /// The lowest output rate `auto` gives HE-AAC: below 16 kHz the SBR band would be empty
+    /// (HE-AAC is refused there), so AAC-LC. Rates above 48 kHz are fine: HE-AAC resamples them.
+    public static let automaticHEAACMinimumSampleRate = 16_000
 
     /// The profile `auto` picks, after the ranges of Apple's TN2236 (HLS authoring: HE-AAC v2
     /// for stereo up to 40 kb/s, HE-AAC above it to 64 kb/s, AAC-LC beyond):
@@ -52,9 +61,11 @@ public struct AACProfileChoice: Sendable, Hashable, CustomStringConvertible {
     /// KeyFrameKit's HE-AAC codes one or two channels (one SCE or one CPE), not a multichannel
     /// layout of channel pairs. No bitrate (`nil`: the default) is AAC-LC, whose default
     /// (128 kb/s, fitted to the output) applies. A bitrate too low for the profile chosen is
-    /// refused by its encoder, in its words.
-    public static func automaticObjectType(channelCount: Int, bitrate: Int?) -> AudioObjectType {
-        guard let bitrate else { return .aacLC }
+    /// refused by its encoder, in its words. Below ``automaticHEAACMinimumBitrate``, or at an
+    /// output rate (when known) below ``automaticHEAACMinimumSampleRate``, it is AAC-LC.
+    public static func automaticObjectType(channelCount: Int, bitrate: Int?, sampleRate: Int? = nil) -> AudioObjectType {
+        guard let bitrate, bitrate >= automaticHEAACMinimumBitrate,
+              (sampleRate ?? automaticHEAACMinimumSampleRate) >= automaticHEAACMinimumSampleRate else { return .aacLC }
         switch channelCount {
         case 1: return bitrate <= 32_000 ? .sbr : .aacLC
         case 2: return bitrate <= 40_000 ? .ps : bitrate <= 64_000 ? .sbr : .aacLC

@@ -5,11 +5,13 @@ internal import RealModule
 /// downmix the core and SBR code, and the stereo parameters a decoder rebuilds left and right
 /// from.
 ///
-/// - Downmix: per QMF subband and slot, `M = g · (L + R) / 2` with
-///   `g = √((E_L + E_R) / (2 · E_(L+R)/2))`, the energies smoothed over a few slots and `g` kept
-///   within 1...2: the decoder's upmix gives left and right together twice M's energy, so M
-///   carries their mean, also where the channels are uncorrelated or out of phase (up to
-///   6 dB of boost).
+/// - Downmix: per QMF subband and slot, `M = g · (L + R·e^(iφ)) / 2`, with `φ` the phase of the
+///   smoothed cross term `Σ L·R*` (so the right channel is turned to the left's phase first: an
+///   out-of-phase pair adds up instead of cancelling) and `g = √((E_L + E_R) / (2 · E_M'))`, the
+///   energies smoothed over a few slots and `g` kept within 1...2: the decoder's upmix gives left
+///   and right together twice M's energy, so M carries their mean, also where the channels are
+///   uncorrelated (up to 6 dB of boost). The stereo parameters come from the original channels,
+///   so a negative coherence still tells the decoder to rebuild them out of phase.
 /// - Parameters per stereo band over a run of slots: the inter-channel intensity difference
 ///   `IID = 10·log10(E_L / E_R)` (the decoder's `c = 10^(IID/20)` puts `c/√(1+c²)·√2` on the left,
 ///   8.6.4.6.2) on the coarse grid of Table 8.25 (±25 dB, 15 steps), and the inter-channel
@@ -43,6 +45,9 @@ public struct ParametricStereoAnalysis {
     private var leftEnergy = [Float](repeating: 0, count: 64)
     private var rightEnergy = [Float](repeating: 0, count: 64)
     private var sumEnergy = [Float](repeating: 0, count: 64)
+    /// The smoothed cross term Σ L·R*, per subband, as (real, imaginary).
+    private var crossReal = [Float](repeating: 0, count: 64)
+    private var crossImaginary = [Float](repeating: 0, count: 64)
 
     /// An analysis with no history.
     public init() {}
@@ -53,9 +58,17 @@ public struct ParametricStereoAnalysis {
                                  real: UnsafeMutableBufferPointer<Float>, imaginary: UnsafeMutableBufferPointer<Float>) {
         let a = Self.smoothing
         for k in 0..<64 {
-            let sr = 0.5 * (left.real[k] + right.real[k]), si = 0.5 * (left.imaginary[k] + right.imaginary[k])
-            leftEnergy[k] += a * (left.real[k] * left.real[k] + left.imaginary[k] * left.imaginary[k] - leftEnergy[k])
-            rightEnergy[k] += a * (right.real[k] * right.real[k] + right.imaginary[k] * right.imaginary[k] - rightEnergy[k])
+            let (lr, li) = (left.real[k], left.imaginary[k])
+            let (rr, ri) = (right.real[k], right.imaginary[k])
+            // L·R* = (lr·rr + li·ri) + i(li·rr − lr·ri)
+            crossReal[k] += a * (lr * rr + li * ri - crossReal[k])
+            crossImaginary[k] += a * (li * rr - lr * ri - crossImaginary[k])
+            leftEnergy[k] += a * (lr * lr + li * li - leftEnergy[k])
+            rightEnergy[k] += a * (rr * rr + ri * ri - rightEnergy[k])
+            // R turned by the cross term's phase: R·e^(iφ), e^(iφ) = (L·R*)/|L·R*|.
+            let magnitude = Float.sqrt(crossReal[k] * crossReal[k] + crossImaginary[k] * crossImaginary[k])
+            let (cr, ci) = magnitude > 1e-9 ? (crossReal[k] / magnitude, crossImaginary[k] / magnitude) : (1, 0)
+            let sr = 0.5 * (lr + (rr * cr - ri * ci)), si = 0.5 * (li + (rr * ci + ri * cr))
             sumEnergy[k] += a * (sr * sr + si * si - sumEnergy[k])
             let wanted = 0.5 * (leftEnergy[k] + rightEnergy[k])
             let gain = sumEnergy[k] > 1e-9 ? min(max(Float.sqrt(wanted / sumEnergy[k]), 1), Self.maximumDownmixGain)

@@ -85,12 +85,14 @@ import Testing
     }
 
     /// The image check: 440 Hz only on the left and 1 kHz only on the right come back
-    /// more than 10 dB apart (each tone's level in its own channel against the other's).
-    @Test func theStereoImageSurvives() throws {
+    /// more than 10 dB apart (each tone's level in its own channel against the other's); so do
+    /// 3 kHz left and 12 kHz right (a core band and an SBR band, above the hybrid region).
+    @Test(arguments: [(440.0, 1000.0), (3000.0, 12000.0)])
+    func theStereoImageSurvives(left: Double, right: Double) throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("lr.wav").path
-        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=3:r=48000", "-f", "lavfi", "-i", "sine=f=1000:d=3:r=48000",
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=\(left):d=3:r=48000", "-f", "lavfi", "-i", "sine=f=\(right):d=3:r=48000",
                              "-filter_complex", "[0][1]amerge=inputs=2", "-c:a", "pcm_s16le", wav])
         let m4a = directory.appendingPathComponent("lr.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac-v2", "--bitrate", "32k"])
@@ -99,21 +101,112 @@ import Testing
         let faadWAV = directory.appendingPathComponent("faad.wav").path
         try ExternalTool.succeed("faad", ["-o", faadWAV, m4a])
         for (decoder, file) in [("FFmpeg", ffmpegWAV), ("faad2", faadWAV)] {
-            let left440 = try Self.toneLevel(file, channel: 0, frequency: 440), right440 = try Self.toneLevel(file, channel: 1, frequency: 440)
-            let left1k = try Self.toneLevel(file, channel: 0, frequency: 1000), right1k = try Self.toneLevel(file, channel: 1, frequency: 1000)
-            #expect(left440 - right440 >= 10, "\(decoder): 440 Hz left \(left440) dB, right \(right440) dB")
-            #expect(right1k - left1k >= 10, "\(decoder): 1 kHz right \(right1k) dB, left \(left1k) dB")
+            let leftL = try Self.toneLevel(file, channel: 0, frequency: left), leftR = try Self.toneLevel(file, channel: 1, frequency: left)
+            let rightR = try Self.toneLevel(file, channel: 1, frequency: right), rightL = try Self.toneLevel(file, channel: 0, frequency: right)
+            #expect(leftL - leftR >= 10, "\(decoder): \(left) Hz left \(leftL) dB, right \(leftR) dB")
+            #expect(rightR - rightL >= 10, "\(decoder): \(right) Hz right \(rightR) dB, left \(rightL) dB")
         }
     }
 
-    /// The level in dB of `frequency` in `channel` (a Goertzel over 0.5 s from 1 s on).
-    static func toneLevel(_ path: String, channel: Int, frequency: Double) throws -> Double {
+    /// The stereo parameters are timed with the audio: noise on the left for 1.5 s, then on the
+    /// right; in FFmpeg's decode the channels' levels (128-sample blocks) cross within 256
+    /// samples of the switch (measured: within about 60). Parameters measured a frame early or
+    /// late would put it about 1000 samples off.
+    @Test func aPanStepLandsOnTime() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("step.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='if(lt(t,1.5),0.3*(2*random(0)-1),0)|if(lt(t,1.5),0,0.3*(2*random(1)-1))':s=48000:d=3",
+                             "-c:a", "pcm_s16le", wav])
+        let m4a = directory.appendingPathComponent("step.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac-v2", "--bitrate", "32k"])
+        let decoded = try EditCommandTests.ffmpegDecode(m4a, in: directory)
+        func level(_ channel: Int, _ block: Int) -> Double {
+            (0..<128).reduce(0.0) { sum, index in
+                let sample = Double(decoded.samples[(block * 128 + index) * 2 + channel])
+                return sum + sample * sample
+            }
+        }
+        // The first block, around the switch, where the right channel is the louder.
+        let switchBlock = 72000 / 128
+        let crossing = ((switchBlock - 24)...(switchBlock + 24)).first { level(1, $0) > level(0, $0) } ?? Int.max / 256
+        #expect(abs(crossing * 128 + 64 - 72000) <= 256, "the levels cross at sample \(crossing * 128 + 64), the switch is at 72000")
+    }
+
+    /// Out-of-phase channels (noise, the right the left's negative) do not cancel in the downmix:
+    /// the decode keeps their level within 3 dB (measured: 2.4 dB low in FFmpeg and faad2, the
+    /// decoder's decorrelator; a tone in the noise took it to 4 dB) and rebuilds them out of
+    /// phase (coherence −1: the decorrelated downmix, opposite in the two channels). Before the
+    /// downmix turned the right channel to the left's phase, the decode was silent.
+    @Test func outOfPhaseChannelsSurvive() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("phase.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='0.3*(2*random(0)-1)':s=48000:d=3",
+                             "-af", "pan=stereo|c0=c0|c1=-1*c0", "-c:a", "pcm_s16le", wav])
+        let m4a = directory.appendingPathComponent("phase.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--profile", "he-aac-v2", "--bitrate", "32k"])
+        let input = try GaplessTests.pcm(wav, channels: 2)
+        let decoded = try EditCommandTests.ffmpegDecode(m4a, in: directory)
+        func stats(_ pcm: GaplessTests.PCM) -> (left: Double, right: Double, correlation: Double) {
+            var l = 0.0, r = 0.0, c = 0.0
+            for frame in 48000..<96000 {
+                let a = Double(pcm.samples[frame * 2]), b = Double(pcm.samples[frame * 2 + 1])
+                l += a * a; r += b * b; c += a * b
+            }
+            return (10 * log10(max(l, 1) / 48000), 10 * log10(max(r, 1) / 48000), c / max((l * r).squareRoot(), 1))
+        }
+        let source = stats(input), output = stats(decoded)
+        #expect(abs(output.left - source.left) <= 3 && abs(output.right - source.right) <= 3,
+                "levels \(output.left), \(output.right) dB against the input's \(source.left), \(source.right) dB")
+        #expect(output.correlation < -0.5, "the channels' correlation \(output.correlation), the input's \(source.correlation)")
+    }
+
+    /// Every frame with an SBR header also carries a PS header and codes its stereo parameters
+    /// without the frame before: an ADTS file cut at frame 16 decodes in stereo from its first
+    /// frames (440 Hz left and 1 kHz right more than 10 dB apart over its first 6 frames); cut
+    /// at frame 17 (no header), FFmpeg has no stereo parameters until frame 24 and gives the
+    /// downmix on both channels (which shows the test can fail).
+    @Test func aDecoderJoiningAtAHeaderFrameHasTheStereoImageAtOnce() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("lr.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=3:r=48000", "-f", "lavfi", "-i", "sine=f=1000:d=3:r=48000",
+                             "-filter_complex", "[0][1]amerge=inputs=2", "-c:a", "pcm_s16le", wav])
+        let adts = directory.appendingPathComponent("lr.aac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", adts, "--profile", "he-aac-v2", "--bitrate", "32k"])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: adts)))
+        var starts: [Int] = []
+        var offset = 0
+        while offset + 7 <= bytes.count {
+            starts.append(offset)
+            let length = (Int(bytes[offset + 3] & 0x3) << 11) | (Int(bytes[offset + 4]) << 3) | (Int(bytes[offset + 5]) >> 5)
+            guard length >= 7 else { break }
+            offset += length
+        }
+        for (frame, stereo) in [(16, true), (17, false)] {
+            let cut = directory.appendingPathComponent("from-\(frame).aac")
+            try Data(bytes[starts[frame]...]).write(to: cut)
+            let out = directory.appendingPathComponent("from-\(frame).wav").path
+            try MP4Check.ffmpeg(["-i", cut.path, "-af", "atrim=end_sample=\(6 * 2048)", "-c:a", "pcm_s16le", out])
+            let left = try Self.toneLevel(out, channel: 0, frequency: 440, from: 2048, count: 4 * 2048)
+            let right = try Self.toneLevel(out, channel: 1, frequency: 440, from: 2048, count: 4 * 2048)
+            if stereo {
+                #expect(left - right >= 10, "cut at frame \(frame): 440 Hz left \(left) dB, right \(right) dB")
+            } else {
+                #expect(abs(left - right) < 3, "cut at frame \(frame) (no header): 440 Hz left \(left) dB, right \(right) dB")
+            }
+        }
+    }
+
+    /// The level in dB of `frequency` in `channel` (a Goertzel over `count` samples from `from`;
+    /// by default 0.5 s from 1 s on).
+    static func toneLevel(_ path: String, channel: Int, frequency: Double, from: Int = 48000, count: Int = 24000) throws -> Double {
         let pcm = try GaplessTests.pcm(path, channels: 2)
-        let count = rate / 2
         let coefficient = 2 * cos(2 * Double.pi * frequency / Double(rate))
         var s1 = 0.0, s2 = 0.0
-        for index in 0..<count {
-            let sample = Double(pcm.samples[(rate + index) * 2 + channel]) / 32768
+        for index in 0..<min(count, pcm.frames - from) {
+            let sample = Double(pcm.samples[(from + index) * 2 + channel]) / 32768
             let s0 = sample + coefficient * s1 - s2
             s2 = s1
             s1 = s0

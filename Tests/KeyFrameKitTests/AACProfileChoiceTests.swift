@@ -2,7 +2,7 @@ import KeyFrameKit
 import Testing
 
 /// Issue 26, item 3: `--profile auto`, the AAC profile chosen by the output's channels and
-/// bitrate after Apple's TN2236 (``AACProfileChoice/automaticObjectType(channelCount:bitrate:)``),
+/// bitrate after Apple's TN2236 (``AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``),
 /// at the edges of its ranges.
 @Suite struct AACProfileChoiceTests {
     @Test(arguments: [
@@ -18,6 +18,19 @@ import Testing
         #expect(AACProfileChoice.automaticObjectType(channelCount: channels, bitrate: bitrate) == expected,
                 "\(channels) ch at \(bitrate) b/s")
         #expect(AACProfileChoice.automatic.resolved(channelCount: channels, bitrate: bitrate) == expected)
+    }
+
+    /// Below what HE-AAC takes (12 kb/s; an output rate under 16 kHz, where the SBR band would be
+    /// empty), `auto` is AAC-LC; above 48 kHz HE-AAC resamples, so it stays.
+    @Test func belowHEAACsFloorsIsAACLC() {
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 2, bitrate: 11_999) == .aacLC)
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 2, bitrate: 12_000) == .ps)
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 1, bitrate: 10_000) == .aacLC)
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 2, bitrate: 24_000, sampleRate: 8000) == .aacLC)
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 2, bitrate: 24_000, sampleRate: 11025) == .aacLC)
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 2, bitrate: 24_000, sampleRate: 16000) == .ps)
+        #expect(AACProfileChoice.automaticObjectType(channelCount: 2, bitrate: 48_000, sampleRate: 96000) == .sbr)
+        #expect(AACProfileChoice.automatic.resolved(channelCount: 1, bitrate: 24_000, sampleRate: 8000) == .aacLC)
     }
 
     /// No bitrate given: AAC-LC, whose default applies, whatever the channels.

@@ -36,15 +36,16 @@ enum AACProfiles {
     }
 
     /// `profile` resolved for an output of `channelCount` channels (when known) at `bitrate`
-    /// (`nil`: the default): ``/MediaFormats/AACProfileChoice/resolved(channelCount:bitrate:)``,
+    /// (`nil`: the default): ``/MediaFormats/AACProfileChoice/resolved(channelCount:bitrate:sampleRate:)``,
     /// or an error when `auto` has a bitrate to choose by but the channels are not known yet.
-    static func resolve(_ profile: AACProfileChoice, channelCount: Int?, bitrate: Int?, input: String) throws(PipelineError) -> AudioObjectType {
+    static func resolve(_ profile: AACProfileChoice, channelCount: Int?, bitrate: Int?, sampleRate: Int? = nil,
+                        input: String) throws(PipelineError) -> AudioObjectType {
         if let fixed = profile.objectType { return fixed }
         guard bitrate != nil else { return AACProfileChoice.automaticObjectType(channelCount: channelCount ?? 2, bitrate: nil) }
         guard let channelCount else {
             throw .unsupported("\(input): the input's channel count is not known before decoding, and --profile auto chooses by it; "
                                + "give --channels or a profile (lc, he-aac, he-aac-v2)")
         }
-        return profile.resolved(channelCount: channelCount, bitrate: bitrate)
+        return profile.resolved(channelCount: channelCount, bitrate: bitrate, sampleRate: sampleRate)
     }
 }

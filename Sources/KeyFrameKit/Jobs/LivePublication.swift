@@ -47,7 +47,7 @@ public struct LivePublication: Sendable {
         /// ``/AudioCodec/HEAACEncoder``: the input resampled to 16–48 kHz, 64 kb/s stereo by
         /// default), HE-AAC v2 (`.ps`: stereo only, 32 kb/s by default), or `.automatic`: chosen
         /// per bitrate (each destination's, else ``bitrate``) by the input's channels
-        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``; no
+        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``; no
         /// bitrate is AAC-LC, and an AAC input is then sent as it is). HE-AAC encodes an AAC
         /// input too. A destination that reconnects resumes at the next packet: the encoder is
         /// not told, so a player there gets the AAC-LC core alone until the next SBR header
@@ -145,7 +145,7 @@ public struct LivePublication: Sendable {
         let fallback = AACProfiles.defaultBitrate(of: defaultProfile, lc: 128_000)
         let bitrates = Array(Set(options.destinations.map { bitrate(of: $0) ?? fallback })).sorted()
         func profile(at bitrate: Int, asked: Bool) -> AudioObjectType {
-            asked ? options.profile.resolved(channelCount: channels, bitrate: bitrate) : defaultProfile
+            asked ? options.profile.resolved(channelCount: channels, bitrate: bitrate, sampleRate: inputFormat.sampleRate) : defaultProfile
         }
         // HE-AAC takes 16–48 kHz: other rates are resampled (AAC-LC takes the input as it is).
         let chosenProfiles = bitrates.map { bitrate in

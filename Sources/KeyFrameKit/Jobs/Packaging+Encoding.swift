@@ -62,7 +62,7 @@ extension Packaging {
         }
         let source = try AudioFileInput(path: input)
         let profile = try AACProfiles.resolve(options.profile, channelCount: source.pcmFormat?.channelCount, bitrate: options.bitrate,
-                                              input: input.string)
+                                              sampleRate: source.pcmFormat?.sampleRate, input: input.string)
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile))
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format)
@@ -99,7 +99,7 @@ extension Packaging {
     ///
     /// Each rendition's profile is its own (``Options/ladderProfiles``) or the ladder's; an
     /// `.automatic` one is chosen by the rendition's bitrate and the input's channels
-    /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``: 32k, 64k
+    /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``: 32k, 64k
     /// and 128k stereo give HE-AAC v2, v1 and AAC-LC). A ladder with HE-AAC renditions (v1 or
     /// v2) is resampled to a rate HE-AAC takes (16–48 kHz); its segments last a whole number of
     /// HE-AAC's 2048-sample frames (`adjustedSegmentDuration` says so when that is not the
@@ -112,7 +112,7 @@ extension Packaging {
         var profiles: [AudioObjectType] = []
         for bitrate in options.bitrates {
             profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: source.pcmFormat?.channelCount,
-                                                    bitrate: bitrate, input: input.string))
+                                                    bitrate: bitrate, sampleRate: source.pcmFormat?.sampleRate, input: input.string))
         }
         let hasHEAAC = profiles.contains { $0.usesSpectralBandReplication }
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: hasHEAAC ? .sbr : .aacLC))

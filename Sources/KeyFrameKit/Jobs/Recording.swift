@@ -71,7 +71,7 @@ public final class Recording: Sendable {
         /// stereo, HE-AAC v2 (`.ps`, the same rates, stereo only), or `.automatic`: chosen by the
         /// capture's channels and the bitrate (``bitrate`` unless it is a default, which is
         /// AAC-LC's; each destination's own), by
-        /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``. With
+        /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``. With
         /// HE-AAC a live HLS rendition's every segment (and part) starts with an SBR header.
         public var profile: AACProfileChoice = .aacLC
         /// The ALSA PCM name.
@@ -275,7 +275,8 @@ public final class Recording: Sendable {
             }
         }
         var encoder: (any GaplessEncoder)?
-        let profile = options.profile.resolved(channelCount: channels, bitrate: options.lowersBitrateToFit ? nil : options.bitrate)
+        let profile = options.profile.resolved(channelCount: channels, bitrate: options.lowersBitrateToFit ? nil : options.bitrate,
+                                               sampleRate: options.configuration.sampleRate)
         self.profile = profile
         if options.container.contents.contains(.aac) {
             let rates = AACProfiles.sampleRates(of: profile)
@@ -390,7 +391,8 @@ public final class Recording: Sendable {
         for bitrate in Set(destinations.compactMap { $0.0.bitrate }).subtracting([asked]).sorted() {
             do throws(PipelineError) {
                 // A destination's own bitrate: `auto` chooses by it; HE-AAC takes or refuses it.
-                let profile = options.profile.resolved(channelCount: options.configuration.channelCount, bitrate: bitrate)
+                let profile = options.profile.resolved(channelCount: options.configuration.channelCount, bitrate: bitrate,
+                                                       sampleRate: options.configuration.sampleRate)
                 others.append(try settings.encodingBranch(bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder,
                                                           profile: profile, lowersBitrateToFit: !profile.usesSpectralBandReplication,
                                                           destinations: destinations.filter { $0.0.bitrate == bitrate }).0)

@@ -13,7 +13,7 @@ extension Transcode {
         /// ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo), HE-AAC v2 (`.ps`, stereo
         /// only), or `.automatic`: chosen per input by the output's channels (after
         /// ``channelCount``'s downmix) and ``bitrate``
-        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``).
+        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``).
         public var profile: AACProfileChoice
         /// The output's sample rate; `nil` keeps the input's, or — for AAC, which carries only
         /// the rates of ISO/IEC 14496-3 Table 1.18 — the nearest it can carry
@@ -136,7 +136,9 @@ extension Transcode {
         // The profile of this input's output: `auto` chooses by its channels (after the
         // downmix) and the bitrate.
         let profile = isAAC ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.pcmFormat?.channelCount,
-                                                      bitrate: options.bitrate, input: input.string) : .aacLC
+                                                      bitrate: options.bitrate,
+                                                      sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate,
+                                                      input: input.string) : .aacLC
         if isAAC, options.profile.isAutomatic {
             aacRates = AACProfiles.sampleRates(of: profile)
             if let rate = options.sampleRate, !aacRates.contains(rate) {

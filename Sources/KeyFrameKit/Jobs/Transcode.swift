@@ -18,7 +18,7 @@ public enum Transcode {
         /// The AAC profile: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`,
         /// ``/AudioCodec/HEAACEncoder``, for 16–48 kHz mono or stereo), HE-AAC v2 (`.ps`, stereo
         /// only), or `.automatic`: chosen by the input's channels and ``bitrate``
-        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``).
+        /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``).
         public var profile: AACProfileChoice
         /// Write an MP4 fragmented (crash-safe), a fragment this long; `nil` for a normal file.
         public var fragmentDuration: MediaTime?
@@ -68,7 +68,8 @@ public enum Transcode {
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
         guard let inputFormat = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
-        let profile = options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate)
+        let profile = options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate,
+                                               sampleRate: inputFormat.sampleRate)
         // HE-AAC above 48 kHz: resampled to 48 (or 44.1) kHz, the highest output rate SBR is
         // defined for here. Below 16 kHz the encoder refuses, in words.
         let resampler: PCMResampler? = profile.usesSpectralBandReplication && inputFormat.sampleRate > 48000

@@ -22,7 +22,7 @@ public enum Packaging {
         public var dash: Bool
         /// The AAC profile encoded: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`), HE-AAC
         /// v2 (`.ps`, stereo only) or `.automatic` (by the output's channels and bitrate,
-        /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:)``); for a
+        /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``); for a
         /// ladder, that of every rendition ``ladderProfiles`` does not name, each `.automatic`
         /// rendition choosing by its own bitrate. HE-AAC encodes an AAC input too (it is copied
         /// only with no bitrate, as AAC-LC's default, which `.automatic` is then).
