@@ -271,4 +271,28 @@ import TestSupport
             #expect(peer.profile == profile && peer.sampleRate == 48000, "\(mount): ffprobe \(peer)")
         }
     }
+
+    /// `auto` on an AAC input: an M4A's AudioSpecificConfig gives its channels before decoding, so
+    /// `package --profile auto --bitrate 32k` of a stereo AAC-LC M4A makes HE-AAC v2; an ADTS file
+    /// says nothing until its frames are decoded, and `auto` asks for a profile in words.
+    @Test func autoOnAnAACInput() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = try HEAACEverywhereTests.input(in: directory)
+        let m4a = directory.appendingPathComponent("lc.m4a").path
+        try MP4Check.ffmpeg(["-i", wav, "-c:a", "aac", "-b:a", "128k", m4a])
+        let out = directory.appendingPathComponent("hls").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", out, "--profile", "auto", "--bitrate", "32k"])
+        var joined = try Data(contentsOf: URL(fileURLWithPath: out + "/init.mp4"))
+        joined.append(try Data(contentsOf: URL(fileURLWithPath: out + "/segment-00001.m4s")))
+        let first = directory.appendingPathComponent("first.mp4")
+        try joined.write(to: first)
+        let peer = try ExternalTool.ffprobeAudio(first.path)
+        #expect(peer.profile == "HE-AACv2" && peer.channels == 2, "ffprobe: \(peer)")
+        let adts = directory.appendingPathComponent("lc.aac").path
+        try MP4Check.ffmpeg(["-i", wav, "-c:a", "aac", "-b:a", "128k", "-f", "adts", adts])
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["package", adts, "--hls", directory.appendingPathComponent("hls2").path,
+                                                                   "--profile", "auto", "--bitrate", "32k"])
+        #expect(run.status != 0 && run.standardError.contains("give a profile"), "\(run.standardError)")
+    }
 }

@@ -55,6 +55,11 @@ public struct AudioFileInput: PCMSource {
     public var pcmFormat: PCMFormat? { reader.pcmFormat }
     /// Whether the file is PCM read as stored (a WAV or raw PCM by KeyFrameKit's reader).
     public var isPCMFile: Bool { reader is PCMFileReader }
+    /// The decoded output's channel count, when known before the first buffer: the PCM layout's,
+    /// or for an AAC file its AudioSpecificConfig's (2 when parametric stereo is signalled).
+    public var channelCount: Int? {
+        pcmFormat?.channelCount ?? (reader as? DecodedAACFile)?.packets.audioSpecificConfig?.channelCount
+    }
     /// AAC packets decoded so far, when KeyFrameKit's AAC reader reads the file; `nil` otherwise.
     public var packetsDecoded: Int? { (reader as? DecodedAACFile)?.packets.packetsRead }
 

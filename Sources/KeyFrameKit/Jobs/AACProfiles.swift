@@ -43,8 +43,8 @@ enum AACProfiles {
         if let fixed = profile.objectType { return fixed }
         guard bitrate != nil else { return AACProfileChoice.automaticObjectType(channelCount: channelCount ?? 2, bitrate: nil) }
         guard let channelCount else {
-            throw .unsupported("\(input): the input's channel count is not known before decoding, and --profile auto chooses by it; "
-                               + "give --channels or a profile (lc, he-aac, he-aac-v2)")
+            throw .unsupported("\(input): the input's channel count is not known before decoding (an ADTS file), and --profile auto "
+                               + "chooses by it; give a profile (lc, he-aac, he-aac-v2), or with convert --channels")
         }
         return profile.resolved(channelCount: channelCount, bitrate: bitrate, sampleRate: sampleRate)
     }

@@ -61,7 +61,7 @@ extension Packaging {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input)
-        let profile = try AACProfiles.resolve(options.profile, channelCount: source.pcmFormat?.channelCount, bitrate: options.bitrate,
+        let profile = try AACProfiles.resolve(options.profile, channelCount: source.channelCount, bitrate: options.bitrate,
                                               sampleRate: source.pcmFormat?.sampleRate, input: input.string)
         let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile))
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
@@ -111,7 +111,7 @@ extension Packaging {
         let source = try AudioFileInput(path: input)
         var profiles: [AudioObjectType] = []
         for bitrate in options.bitrates {
-            profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: source.pcmFormat?.channelCount,
+            profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: source.channelCount,
                                                     bitrate: bitrate, sampleRate: source.pcmFormat?.sampleRate, input: input.string))
         }
         let hasHEAAC = profiles.contains { $0.usesSpectralBandReplication }

@@ -135,7 +135,7 @@ extension Transcode {
         var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
         // The profile of this input's output: `auto` chooses by its channels (after the
         // downmix) and the bitrate.
-        let profile = isAAC ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.pcmFormat?.channelCount,
+        let profile = isAAC ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount,
                                                       bitrate: options.bitrate,
                                                       sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate,
                                                       input: input.string) : .aacLC
