@@ -108,8 +108,9 @@ public struct ESDescriptor: Sendable, Hashable {
                 // Only the tail of what an overstated DecoderConfigDescriptor took is stepped over.
                 guard !decoderConfig.unparsedTrailingBytes.isEmpty else { throw error }
                 unparsedTrailingBytes = Array(childStart.remainingBytes)
+                // Configuration bytes, not media: the descriptor overstates what it holds.
                 damage.append(DamageEvent(
-                    .skippedBytes(count: Int64(unparsedTrailingBytes.count)), at: childStart.offset,
+                    .overstatedLength(declared: Int64(header.size), used: Int64(header.size - unparsedTrailingBytes.count)), at: childStart.offset,
                     message: "\(structure) at byte \(start): the \(unparsedTrailingBytes.count) byte(s) after its overstated "
                         + "DecoderConfigDescriptor (from byte \(childStart.offset)) are not a whole descriptor and are skipped"))
                 break

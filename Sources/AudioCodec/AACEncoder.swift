@@ -88,16 +88,16 @@ public final class AACEncoder {
     ///     (``fittingBitrate(_:channels:sampleRate:)``), so a 12 kHz mono input gets 72 kb/s
     ///     where 128 kb/s was asked. Without it, a bitrate that does not fit is an error.
     ///   - cutoff: the highest frequency coded, in hertz; `nil` lets libavcodec choose by bitrate.
-    /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate below 8 kb/s or above
-    ///   what AAC can carry for 8 channels at 96 kHz (the exact limit is checked at open).
+    /// - Throws: ``CodecError/bitrateOutOfRange(_:allowed:)`` for a bitrate that is not positive.
+    ///   Whether it fits AAC is checked at open, against the range of the input's rate and
+    ///   channel count (8 kb/s up to ``maximumBitrate(channels:sampleRate:)``), so the error
+    ///   names the range that applies.
     public init(bitrate: Int = 96_000, coder: Coder = .twoLoop, lowersBitrateToFit: Bool = false, cutoff: Int? = nil) throws(CodecError) {
         try FFmpegLibrary.load()
         self.coder = coder
         self.cutoff = cutoff
         self.lowersBitrateToFit = lowersBitrateToFit
-        guard (8000...Self.maximumBitrate(channels: 8, sampleRate: 96000)).contains(bitrate) else {
-            throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 8, sampleRate: 96000))
-        }
+        guard bitrate > 0 else { throw .bitrateOutOfRange(bitrate, allowed: 8000...Self.maximumBitrate(channels: 1, sampleRate: 8000)) }
         self.bitrate = bitrate
         self.packet = try Packet()
     }

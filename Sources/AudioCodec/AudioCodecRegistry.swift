@@ -19,15 +19,20 @@ public enum AudioCodecRegistry {
         public var threads: Int
         /// The PCM layout, when known before the first buffer (the encoder opens at once).
         public var format: PCMFormat?
+        /// The job's control, which an encoder that works on other threads asks while it works,
+        /// so that a cancelled job stops within a fraction of a second rather than when its
+        /// segments are done (``ParallelAACEncoder``); `nil` for none.
+        public var control: JobControl?
 
         /// Settings: `bitrate`, one thread, the two-loop search.
         public init(bitrate: Int, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int = 1,
-                    format: PCMFormat? = nil) {
+                    format: PCMFormat? = nil, control: JobControl? = nil) {
             self.bitrate = bitrate
             self.lowersBitrateToFit = lowersBitrateToFit
             self.coder = coder
             self.threads = threads
             self.format = format
+            self.control = control
         }
     }
 
@@ -113,7 +118,7 @@ public enum AudioCodecRegistry {
         EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
             if settings.threads > 1 {
                 return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
-                                              threads: settings.threads)
+                                              threads: settings.threads, control: settings.control)
             }
             if let format = settings.format {
                 return try AACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
@@ -125,7 +130,7 @@ public enum AudioCodecRegistry {
         EncoderEntry(codec: .aac, profile: .sbr, name: "KeyFrameKit SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
             if settings.threads > 1 {
                 return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
-                                              threads: settings.threads, profile: .sbr)
+                                              threads: settings.threads, profile: .sbr, control: settings.control)
             }
             if let format = settings.format {
                 return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,
@@ -137,7 +142,7 @@ public enum AudioCodecRegistry {
         EncoderEntry(codec: .aac, profile: .ps, name: "KeyFrameKit PS and SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
             if settings.threads > 1 {
                 return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
-                                              threads: settings.threads, profile: .ps)
+                                              threads: settings.threads, profile: .ps, control: settings.control)
             }
             if let format = settings.format {
                 return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,

@@ -37,7 +37,7 @@ public enum CodecError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unsupportedChannelCount(let count, let supported):
             "unsupported channel count \(count) for AAC: use " + supported.map(String.init).joined(separator: ", ")
         case .bitrateOutOfRange(let rate, let allowed):
-            "bitrate \(rate) b/s out of range: \(allowed.lowerBound)...\(allowed.upperBound) b/s at this rate and channel count"
+            "bitrate \(Bitrate(bitsPerSecond: rate)) is out of range: \(Bitrate.describe(allowed)) at this sample rate and channel count"
         case .unsupportedInput(let what): "unsupported input: \(what)"
         case .invalidState(let what): what
         case .bitstream(let error): error.description

@@ -88,9 +88,9 @@ public final class HEAACEncoder {
     public init(bitrate: Int = 64_000, coder: AACEncoder.Coder = .twoLoop, lowersBitrateToFit: Bool = false,
                 parametricStereo: Bool = false) throws(CodecError) {
         try FFmpegLibrary.load()
-        guard (8000...128_000).contains(bitrate) || lowersBitrateToFit else {
-            throw .bitrateOutOfRange(bitrate, allowed: 8000...128_000)
-        }
+        // Whether the bitrate fits is checked at open, for the input's rate and channels, so
+        // the error names the range that applies.
+        guard bitrate > 0 else { throw .bitrateOutOfRange(bitrate, allowed: 8000...128_000) }
         self.bitrate = bitrate
         self.coder = coder
         self.lowersBitrateToFit = lowersBitrateToFit

@@ -137,6 +137,11 @@ public final class ParallelAACEncoder: GaplessEncoder {
     public let preRollPackets: Int
 
     private let workQueue = DispatchQueue(label: "KeyFrameKit.ParallelAACEncoder", attributes: .concurrent)
+    /// The job's control, asked between chunks and while waiting.
+    private let control: JobControl?
+    /// Frames a segment's encoder takes at a time, between two looks at ``control``: a tenth
+    /// of a second of encoding or less at 48 kHz.
+    static let chunkFrameCount = 16 * 1024
     private let running: DispatchSemaphore
     /// Interleaved float PCM from global frame `pendingStart` on.
     private var pending: [Float] = []
@@ -161,8 +166,13 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     takes seconds to settle on the input: measured on the bench's music, 1 s of pre-roll
     ///     left the parallel encode 0.26 dB below the serial one, 3 s left it 0.04 dB below.
     ///   - profile: AAC-LC (`.aacLC`), HE-AAC v1 (`.sbr`) or v2 (`.ps`).
+    ///   - control: the job's control: once it is cancelled, the segments being encoded stop
+    ///     at their next chunk (``chunkFrameCount``) and ``encode(_:)`` and ``flush()`` throw
+    ///     instead of waiting for them.
     public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
-                segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC) throws(CodecError) {
+                segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC,
+                control: JobControl? = nil) throws(CodecError) {
+        self.control = control
         guard profile == .aacLC || profile.usesSpectralBandReplication else {
             throw .unsupportedInput("the parallel encoder makes AAC-LC or HE-AAC (v1: SBR; v2: PS), not \(profile)")
         }
@@ -187,6 +197,9 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// Encodes interleaved PCM; returns the packets that are ready, in order.
     public func encode(_ buffer: PCMBuffer) throws(CodecError) -> [MediaSample] {
         guard !flushed else { throw .invalidState("encode after flush: make a new encoder") }
+        // Until its segments are done this encoder returns nothing, so the chain pulls input
+        // without coming back to the pump, which looks at the control between packets.
+        if control?.isCancelled == true { throw .invalidState("cancelled") }
         let format = buffer.format
         if inputFormat == nil {
             guard format.sampleFormat == .float32, format.isInterleaved else {
@@ -219,7 +232,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         // Submit every segment whose post-roll has arrived.
         let postRoll = Int64(Self.postRollPackets * framesPerPacket)
         while Int64(submitted.count + 1) * Int64(segmentFrameCount) + postRoll <= inputFrameCount {
-            submit(last: false)
+            try submit(last: false)
         }
         return try deliver(waiting: submitted.count - deliveredSegments > threadCount + 1)
     }
@@ -229,7 +242,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         guard !flushed else { return [] }
         flushed = true
         guard inputFormat != nil else { return [] }
-        submit(last: true)
+        try submit(last: true)
         var packets: [MediaSample] = []
         while deliveredSegments < submitted.count { packets += try deliver(waiting: true) }
         padding = max(0, Int(packetCount * Int64(framesPerPacket) - Int64(priming) - inputFrameCount))
@@ -265,9 +278,10 @@ public final class ParallelAACEncoder: GaplessEncoder {
             self.inputStart = inputStart
         }
 
-        /// Waits for the job, once; later calls return at once.
-        func wait() {
-            done.wait()
+        /// Waits for the job, once; later calls return at once. Throws once `control` is
+        /// cancelled.
+        func wait(control: JobControl?) throws(CodecError) {
+            try ParallelAACEncoder.wait(for: done, control: control)
             done.signal()
         }
 
@@ -280,8 +294,24 @@ public final class ParallelAACEncoder: GaplessEncoder {
 
     private var deliveredSegments = 0
 
+    /// Waits for `semaphore`, looking at ``control`` every 50 ms: a cancelled job does not
+    /// wait for segments it will throw away.
+    private func wait(for semaphore: DispatchSemaphore) throws(CodecError) {
+        try Self.wait(for: semaphore, control: control)
+    }
+
+    fileprivate static func wait(for semaphore: DispatchSemaphore, control: JobControl?) throws(CodecError) {
+        guard let control else {
+            semaphore.wait()
+            return
+        }
+        while semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+            if control.isCancelled { throw .invalidState("cancelled") }
+        }
+    }
+
     /// Starts encoding the next segment: its frames, with pre-roll and (unless last) post-roll.
-    private func submit(last: Bool) {
+    private func submit(last: Bool) throws(CodecError) {
         guard let format = inputFormat else { return }
         let index = submitted.count
         let preRoll = Int64(preRollPackets * framesPerPacket)
@@ -294,8 +324,13 @@ public final class ParallelAACEncoder: GaplessEncoder {
         let to = Int(max(inputStart, inputEnd) - pendingStart) * channels
         // Wait for a free encoder before copying, so that at most `threads` segments of PCM
         // are held besides the pending input; the copy is the segment's one copy.
-        running.wait()
-        let pcm = PCMBuffer(format: format, bytes: pending[from..<to].withUnsafeBytes { Array($0) })
+        try wait(for: running)
+        // In chunks, each copied once from the pending input, so that the encoder can stop
+        // between two of them.
+        let chunkSamples = Self.chunkFrameCount * channels
+        let chunks = stride(from: from, to: to, by: chunkSamples).map { start in
+            PCMBuffer(format: format, bytes: pending[start..<min(start + chunkSamples, to)].withUnsafeBytes { Array($0) })
+        }
         let job = SegmentJob(index: index, inputStart: inputStart)
         submitted.append(job)
         // Keep only what the next segment's pre-roll needs.
@@ -304,7 +339,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
             pending.removeFirst(Int(keepFrom - pendingStart) * channels)
             pendingStart = keepFrom
         }
-        let (bitrate, coder, running, profile) = (bitrate, coder, running, profile)
+        let (bitrate, coder, running, profile, control) = (bitrate, coder, running, profile, control)
         // HE-AAC: the packets where this segment may take over from the one before (the splice
         // and the places it may move to) carry an SBR header and values coded without reference
         // to the frame before, which came from the other encoder.
@@ -321,7 +356,12 @@ public final class ParallelAACEncoder: GaplessEncoder {
                 if let marking = encoder as? any RandomAccessMarking {
                     for packet in independent { marking.markIndependent(packet: packet) }
                 }
-                job.packets = try encoder.transform(pcm) + encoder.finish()
+                var packets: [MediaSample] = []
+                for chunk in chunks {
+                    if control?.isCancelled == true { throw CodecError.invalidState("cancelled") }
+                    packets += try encoder.transform(chunk)
+                }
+                job.packets = packets + (try encoder.finish())
             } catch {
                 job.failure = error
             }
@@ -338,8 +378,8 @@ public final class ParallelAACEncoder: GaplessEncoder {
             let next = isLast ? nil : (deliveredSegments + 1 < submitted.count ? submitted[deliveredSegments + 1] : nil)
             if !isLast && next == nil { break }
             if waiting && packets.isEmpty {
-                job.wait()
-                next?.wait()
+                try job.wait(control: control)
+                try next?.wait(control: control)
             } else if !job.isDone || !(next?.isDone ?? true) {
                 break
             }

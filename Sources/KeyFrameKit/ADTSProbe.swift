@@ -24,6 +24,7 @@ public enum ADTSProbe {
         var channelCount: Int?
         var damage: [DamageEvent] = []
         var changes = 0
+        var extensions = ImplicitExtensions()
         func collect(_ events: [ADTSStreamEvent]) {
             for event in events where damage.count < ProbeReport.damageLimit {
                 if let event = event.damage { damage.append(event) }
@@ -44,6 +45,7 @@ public enum ADTSProbe {
                     first = frame.header
                     channelCount = channels(of: frame)
                 }
+                extensions.inspect(frame)
             }
         } catch {
             throw .bitstream(error)
@@ -55,13 +57,42 @@ public enum ADTSProbe {
         }
         let duration = Double(stats.sampleCount) / Double(rate)
         var track = ProbeReport.Track(id: 1, type: "audio", codec: "aac", sampleCount: stats.frameCount, duration: duration)
-        track.sampleRate = rate
-        track.channels = channelCount
-        track.profile = header.audioObjectType.description
-        track.decodedFrames = stats.sampleCount
+        // HE-AAC in ADTS is signalled implicitly: the header gives the core (AAC-LC at half the
+        // rate, mono for v2); the frames say SBR and PS, and the decoder doubles the rate (and
+        // makes stereo of PS), as FFmpeg's does.
+        let factor = extensions.sbr ? 2 : 1
+        track.sampleRate = rate * factor
+        track.channels = extensions.parametricStereo && channelCount == 1 ? 2 : channelCount
+        track.profile = extensions.parametricStereo ? "HE-AACv2" : extensions.sbr ? "HE-AAC" : header.audioObjectType.description
+        track.decodedFrames = stats.sampleCount * Int64(factor)
         track.bitrate = duration > 0 ? Int((Double(stats.frameBytes * 8) / duration).rounded()) : nil
         return ProbeReport(format: "adts", duration: duration, tracks: [track], bytesSkipped: stats.skippedBytes,
                            tagBytes: stats.id3Bytes, damage: damage, damageCount: stats.damageCount + changes)
+    }
+
+    /// SBR and PS found in the first frames of an AAC-LC stream at a core rate (24 kHz or
+    /// less), where HE-AAC is signalled only by the frames themselves (ISO/IEC 14496-3 1.6.6.2).
+    struct ImplicitExtensions {
+        /// The frames read: as many as hold two SBR headers of an encoder that sends one every
+        /// 8th frame, ours and FFmpeg's included.
+        static let frameLimit = 16
+        private(set) var sbr = false
+        private(set) var parametricStereo = false
+        private var inspected = 0
+        private var parser: SBRStreamParser?
+
+        mutating func inspect(_ frame: ADTSFrame) {
+            guard inspected < Self.frameLimit, frame.header.audioObjectType == .aacLC,
+                  let rate = frame.header.sampleRate, rate <= 24000, frame.bytes.count > frame.header.headerLength else { return }
+            inspected += 1
+            let payload = Array(frame.bytes[frame.header.headerLength...])
+            guard let block = try? RawDataBlock(parsing: payload, configuration: RawDataBlock.Configuration(frame.header),
+                                                baseOffset: frame.offset + Int64(frame.header.headerLength)) else { return }
+            if block.carriesSBR { sbr = true }
+            var parser = parser ?? SBRStreamParser(outputSampleRate: rate * 2)
+            if block.carriesParametricStereo(parser: &parser) { parametricStereo = true }
+            self.parser = parser
+        }
     }
 
     private static func sameConfiguration(_ a: ADTSHeader, _ b: ADTSHeader) -> Bool {

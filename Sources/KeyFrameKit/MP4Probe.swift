@@ -1,6 +1,23 @@
 /// Describes an MP4/M4A/MOV file: every track with its codec, sample count, durations, audio
 /// configuration, gapless priming and remainder, video size after the track matrix, and tags.
 public enum MP4Probe {
+    /// The seconds of `track` that lie inside a file of `fileSize` bytes, when fewer than the
+    /// `declared` ones: the durations of the samples inside it, less the edit's start.
+    static func readableSeconds(of track: MP4Track, declared: Double, fileSize: Int64) -> Double? {
+        guard track.fragmentRuns.isEmpty, track.timescale > 0 else { return nil }
+        let inside = track.samplesInside(fileSize: fileSize)
+        guard inside.firstOutside != nil else { return nil }
+        var left = Int64(inside.count)
+        var ticks: Int64 = 0
+        for entry in track.sampleTable.timeToSample where left > 0 {
+            let count = min(left, Int64(entry.count))
+            ticks = ticks.saturatingAdding(count.saturatingMultiplied(by: Int64(entry.delta)))
+            left -= count
+        }
+        let start = track.mediaEdit.map { max(0, $0.mediaTime) } ?? 0
+        return min(declared, Double(max(0, ticks - start)) / Double(track.timescale))
+    }
+
     /// Probes `source`.
     public static func probe(_ source: some RandomAccessByteSource) throws(MP4Error) -> ProbeReport {
         let file = try MP4File(source: source)
@@ -22,6 +39,7 @@ public enum MP4Probe {
             if let problem = track.damage {
                 entry.damage = problem.message
             }
+            entry.readableDuration = readableSeconds(of: track, declared: entry.duration, fileSize: source.byteCount)
             if track.mediaType == .audio {
                 describeAudio(track, file: file, into: &entry, damage: &damage)
             } else if track.mediaType == .video, let video = track.sampleEntry?.video {
@@ -43,6 +61,9 @@ public enum MP4Probe {
             report.duration = file.isFragmented ? max(Double(header.duration) / movieScale, longest) : Double(header.duration) / movieScale
         } else {
             report.duration = longest
+        }
+        if let readable = tracks.compactMap(\.readableDuration).max() {
+            report.readableDuration = min(report.duration, max(readable, tracks.filter { $0.readableDuration == nil }.map(\.duration).max() ?? 0))
         }
         report.brand = file.fileType?.majorBrand.description
         report.fragmented = file.isFragmented

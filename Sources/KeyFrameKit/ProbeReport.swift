@@ -39,6 +39,9 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
         public var transform: String?
         /// Why the track cannot be read, when it cannot.
         public var damage: String?
+        /// Seconds that can be read, when less than ``duration`` declares: a file cut short
+        /// keeps a `moov` that describes samples past its end. `nil` for a whole track.
+        public var readableDuration: Double?
 
         /// A track.
         public init(id: Int, type: String, codec: String, sampleCount: Int, duration: Double) {
@@ -52,8 +55,11 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
 
     /// `"adts"`, `"mp4"`.
     public var format: String
-    /// Seconds: the longest track's.
+    /// Seconds: the longest track's, as declared.
     public var duration: Double
+    /// Seconds that can be read, when less than ``duration``: the longest track's readable
+    /// length. `nil` for a whole file.
+    public var readableDuration: Double?
     /// The tracks.
     public var tracks: [Track]
     /// Bytes skipped because they were not part of the format (garbage between frames).
@@ -90,7 +96,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case format, duration, tracks, bytesSkipped, tagBytes, damage, damageCount, brand, fragmented, tags, loudness
+        case format, duration, readableDuration, tracks, bytesSkipped, tagBytes, damage, damageCount, brand, fragmented, tags, loudness
     }
 
     /// Encodes the report; each damage event as its sentence.
@@ -98,6 +104,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(format, forKey: .format)
         try container.encode(duration, forKey: .duration)
+        try container.encodeIfPresent(readableDuration, forKey: .readableDuration)
         try container.encode(tracks, forKey: .tracks)
         try container.encode(bytesSkipped, forKey: .bytesSkipped)
         try container.encode(tagBytes, forKey: .tagBytes)

@@ -48,15 +48,11 @@ struct Convert: ParsableCommand {
 
     var input: String { inputs[0] }
 
-    @Option(help: "AAC bitrate: 128000, 128k or 0.128M; default 128k, or the most AAC carries at the output's rate and channels.")
-    var bitrate: Bitrate?
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search: twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast.", valueName: "coder"))
     var coder: CoderArgument = .twoloop
-
-    @Option(help: ProfileArgument.help)
-    var profile: ProfileArgument = .lc
 
     @Option(help: "Output sample rate in Hz (resampled with soxr at 28-bit precision); default: the input's.")
     var sampleRate: Int?
@@ -78,14 +74,7 @@ struct Convert: ParsableCommand {
     @Flag(help: "Do not carry the input's tags and cover art into the .m4a/.mp4.")
     var noTags = false
 
-    @Option(help: "Sample rate of raw .pcm input, in Hz.")
-    var inputSampleRate: Int?
-
-    @Option(help: "Channels of raw .pcm input.")
-    var inputChannels: Int?
-
-    @Option(help: "Sample type of raw .pcm input.")
-    var inputFormat: RawSampleFormat = .s16le
+    @OptionGroup(title: "Raw .pcm input") var rawInput: RawInputOptions
 
     func validate() throws {
         guard !inputs.isEmpty else { throw ValidationError("give at least one file to convert") }
@@ -124,20 +113,20 @@ struct Convert: ParsableCommand {
         if let (measured, gain) = summary.normalization {
             print("normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB")
         }
+        try ExitStatus.finish(damage: summary.damage)
     }
 
     /// The options for converting `path` (a raw PCM input needs its layout).
     private func options(for path: String, batch: Bool = false) throws -> Transcode.ConvertOptions {
         var raw: PCMFormat?
         if MediaFileFormat.detect(FilePath(path)) == .rawPCM {
-            raw = try PCMLayoutOptions.rawLayout(for: path, sampleRate: inputSampleRate, channels: inputChannels, format: inputFormat,
-                                                 options: "--input-sample-rate", "--input-channels", "--input-format")
+            raw = try rawInput.rawLayout(for: path)
         }
-        return Transcode.ConvertOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
+        return Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                         threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount),
-                                        profile: profile.choice)
+                                        profile: encoder.profile.choice)
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as

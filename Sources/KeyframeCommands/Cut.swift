@@ -37,7 +37,6 @@ struct Cut: ParsableCommand {
         let summary = try AudioEditing.cut(FilePath(input), to: FilePath(output), from: start.position, to: end?.position,
                                            control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)
-        let result = EditSummaryOutput(summary)
-        if json { try JSONOutput.print(result) } else { print(result.line) }
+        try EditSummaryOutput.report([summary], json: json, array: false)
     }
 }

@@ -38,13 +38,19 @@ struct Decode: ParsableCommand {
         }
         let line = ProgressLine(label: "decoding")
         // An HLS playlist is one of the library's inputs (its init segment, then its segments).
-        let summary = try Transcode.decode(FilePath(input), segments: segments.map { FilePath($0) }, to: FilePath(output),
+        let summary: Transcode.DecodeSummary
+        do {
+            summary = try Transcode.decode(FilePath(input), segments: segments.map { FilePath($0) }, to: FilePath(output),
                                            sampleFormat: format.sampleFormat, control: StopSignals.cancellingControl(),
                                            progress: line.update)
+        } catch {
+            throw CommandFailure(error, naming: input)
+        }
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, \(summary.format.channelCount) ch, "
               + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) AAC packets" : ""))
+        try ExitStatus.finish(damage: summary.damage)
     }
 }

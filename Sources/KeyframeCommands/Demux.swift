@@ -38,9 +38,14 @@ struct Demux: ParsableCommand {
     func run() throws {
         for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path) }
         let line = ProgressLine(label: "demuxing")
-        let summary = try Remux.demux(FilePath(input), segments: segments.map { FilePath($0) }, audioOutput: output.map { FilePath($0) },
+        let summary: Remux.DemuxSummary
+        do {
+            summary = try Remux.demux(FilePath(input), segments: segments.map { FilePath($0) }, audioOutput: output.map { FilePath($0) },
                                       videoOutput: videoOutput.map { FilePath($0) }, audioTrackID: track,
                                       control: StopSignals.cancellingControl(), progress: line.update)
+        } catch {
+            throw CommandFailure(error, naming: input)
+        }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         if let output, let track = summary.audioTrackID {
@@ -53,5 +58,6 @@ struct Demux: ParsableCommand {
         if let videoOutput, let track = summary.videoTrackID {
             print("\(videoOutput): track \(track), \(summary.videoSamples) video samples")
         }
+        try ExitStatus.finish(damage: summary.damage)
     }
 }

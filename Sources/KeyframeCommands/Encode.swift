@@ -1,14 +1,14 @@
 import ArgumentParser
 import KeyFrameKit
 
-/// `keyframe encode INPUT -o OUTPUT [--bitrate 96k]`: PCM to AAC-LC (seed 003's encoder).
+/// `keyframe encode INPUT -o OUTPUT [--bitrate 128k]`: WAV or raw PCM to AAC.
 struct Encode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
         abstract: "Encode a WAV or raw PCM file to AAC-LC, HE-AAC or HE-AAC v2.",
         discussion: """
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
-            or raw interleaved .pcm (give --sample-rate, --channels, --format). OUTPUT .aac is ADTS; \
+            or raw interleaved .pcm (give --input-sample-rate, --input-channels, --input-format). OUTPUT .aac is ADTS; \
             .m4a/.mp4 is MP4 with a sample-exact edit list (the encoder's priming and the input's exact \
             length), so decoding it gives back exactly the input's samples. The encoder is libavcodec's native AAC encoder; sample \
             rate and channels come from the input. --profile he-aac and he-aac-v2 put KeyFrameKit's SBR \
@@ -24,16 +24,12 @@ struct Encode: ParsableCommand {
     @Option(name: .shortAndLong, help: "The output file: .aac (ADTS) or .m4a (MP4).")
     var output: String
 
-    @Option(help: "Target bitrate: 96000, 96k or 0.128M; default 96k, or the most AAC carries at the input's rate and channels.")
-    var bitrate: Bitrate?
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast (half the CPU).",
         valueName: "coder"))
     var coder: CoderArgument = .twoloop
-
-    @Option(help: ProfileArgument.help)
-    var profile: ProfileArgument = .lc
 
     @Flag(help: "With .m4a: fragmented, crash-safe output (moof+mdat every second, written in place).")
     var fragmented = false
@@ -41,7 +37,12 @@ struct Encode: ParsableCommand {
     @Flag(help: "Encode what there is of a WAV that ends before its data chunk says (a cut recording).")
     var allowTruncated = false
 
-    @OptionGroup var layout: PCMLayoutOptions
+    @OptionGroup(title: "Raw .pcm input") var rawInput: RawInputOptions
+
+    // The names raw input had before `convert`'s: kept, hidden, for scripts.
+    @Option(name: .customLong("sample-rate"), help: .hidden) var olderSampleRate: Int?
+    @Option(name: .customLong("channels"), help: .hidden) var olderChannels: Int?
+    @Option(name: .customLong("format"), help: .hidden) var olderFormat: RawSampleFormat?
 
     func run() throws {
         try checkDistinct(input: input, output: output)
@@ -51,26 +52,54 @@ struct Encode: ParsableCommand {
         let inputPath = FilePath(input)
         let reader: PCMFileReader
         do {
-            let raw = MediaFileFormat.detect(inputPath) == .rawPCM ? try layout.rawLayout(for: input) : nil
+            let raw: PCMFormat?
+            if MediaFileFormat.detect(inputPath) == .rawPCM {
+                raw = try rawInput.rawLayout(for: input, sampleRate: olderSampleRate, channels: olderChannels, format: olderFormat)
+            } else {
+                raw = nil
+                try refuseRawLayout()
+            }
             reader = try PCMFileReader(path: inputPath, rawFormat: raw, allowTruncated: allowTruncated)
-        } catch let failure as PipelineError where failure.code == .pcmFile {
+        } catch let failure as PipelineError {
             let error: any Error = failure.underlying ?? failure
             if case .dataBeyondFile? = failure.underlying(as: WAVError.self) {
-                throw CommandFailure("\(input): \(error) (a cut recording? --allow-truncated encodes what is there)")
+                throw CommandFailure("\(input): \(error) (a cut recording? --allow-truncated encodes what is there)", status: .unreadableInput)
             }
-            throw CommandFailure("\(input): \(error)")
+            throw CommandFailure(failure, naming: input)
         }
         let format = reader.format
         let line = ProgressLine(label: "encoding")
-        let options = Transcode.EncodeOptions(bitrate: bitrate?.bitsPerSecond, coder: coder.coder,
-                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil, preferredBitrate: 96_000,
-                                              profile: profile.choice)
-        let summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
+        let options = Transcode.EncodeOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder,
+                                              fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil,
+                                              preferredBitrate: Transcode.defaultBitrate, profile: encoder.profile.choice)
+        let summary: Transcode.EncodeSummary
+        do {
+            summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
                                            progress: line.update)
+        } catch {
+            throw CommandFailure(error, naming: input)
+        }
         let seconds = Double(summary.inputFrames) / Double(summary.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.sampleRate) Hz, \(format.channelCount) ch → "
               + "\(summary.packets) AAC packets\(ProfileArgument.tag(summary.profile)) at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
+        try ExitStatus.finish(damage: summary.damage)
+    }
+
+    /// A WAV (or any input with a header) gives its own layout: the raw-input options, under
+    /// their older names or their own, are a usage error that says what to use instead.
+    private func refuseRawLayout() throws {
+        let convert = "keyframe convert \(input) -o \(output)"
+        if let rate = olderSampleRate ?? rawInput.inputSampleRate {
+            let name = olderSampleRate != nil ? "--sample-rate" : "--input-sample-rate"
+            throw CommandFailure("\(name) \(rate): \(input) gives its own rate (--sample-rate and --input-sample-rate describe raw .pcm "
+                                 + "input); to resample, use `\(convert) --sample-rate \(rate)`", status: .usage)
+        }
+        if let channels = olderChannels ?? rawInput.inputChannels {
+            let name = olderChannels != nil ? "--channels" : "--input-channels"
+            throw CommandFailure("\(name) \(channels): \(input) gives its own channels (--channels and --input-channels describe raw "
+                                 + ".pcm input); to downmix, use `\(convert) --channels \(channels)`", status: .usage)
+        }
     }
 }

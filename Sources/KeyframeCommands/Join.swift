@@ -32,7 +32,6 @@ struct Join: ParsableCommand {
         let summary = try AudioEditing.join(inputs.map { FilePath($0) }, to: FilePath(output),
                                             control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)
-        let result = EditSummaryOutput(summary)
-        if json { try JSONOutput.print(result) } else { print(result.line) }
+        try EditSummaryOutput.report([summary], json: json, array: false)
     }
 }

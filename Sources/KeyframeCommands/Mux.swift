@@ -7,9 +7,10 @@ struct Mux: ParsableCommand {
         commandName: "mux",
         abstract: "Put an ADTS stream (and an H.264/HEVC stream) into an MP4/M4A.",
         discussion: """
-            The seeds' muxer demo without AVAssetWriter. Audio comes from ADTS (one AAC packet per \
-            frame), video from an Annex-B elementary stream with --frame-rate (presentation order from \
-            the slice headers' picture order count, so B-frames get correct pts and ctts). The file is \
+            Combines elementary streams into one MP4 without re-encoding. Audio comes from ADTS (one AAC \
+            packet per frame; ADTS carries no priming, so no gapless edit list is written), video from \
+            an Annex-B elementary stream with --frame-rate (presentation order from the slice headers' \
+            picture order count, so B-frames get correct pts and ctts). The file is \
             faststart (moov first) unless --no-fast-start, and appears under its name only when \
             complete. --fragmented writes moof+mdat every --fragment-duration seconds in place, so \
             a killed process leaves a file that plays up to the last fragment.
@@ -66,6 +67,7 @@ struct Mux: ParsableCommand {
         if input != nil { parts.append("\(summary.audioPackets) AAC packets") }
         if video != nil { parts.append("\(summary.videoSamples) video samples") }
         print("\(output): " + parts.joined(separator: ", "))
+        try ExitStatus.finish(damage: summary.damage)
     }
 
     /// `30`, `29.97`, `30000/1001` → the duration of one frame.

@@ -47,17 +47,13 @@ struct Package: ParsableCommand {
     @Option(help: "Seconds per segment (whole AAC frames).")
     var segmentDuration: Double = 6
 
-    @Option(help: "Encode at this bitrate (e.g. 128k) instead of copying AAC.")
-    var bitrate: Bitrate?
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     @Option(help: ArgumentHelp(
         "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "
             + "(lc, he-aac, he-aac-v2 or auto; default --profile): 64k,128k, 48k:he-aac,64k:he-aac,128k or 32k:auto,64k:auto,128k:auto.",
         valueName: "bitrate[:profile],..."))
     var bitrates: String?
-
-    @Option(help: ProfileArgument.help)
-    var profile: ProfileArgument = .lc
 
     @Flag(help: "Also write an MPEG-DASH manifest (manifest.mpd) over the same segments.")
     var dash = false
@@ -81,8 +77,8 @@ struct Package: ParsableCommand {
         let (ladder, profiles) = try Self.ladder(bitrates ?? "")
         let line = ProgressLine(label: "packaging")
         let summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
-                                        options: Packaging.Options(segmentDuration: segmentDuration, bitrate: bitrate?.bitsPerSecond,
-                                                                   bitrates: ladder, dash: dash, profile: profile.choice,
+                                        options: Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond,
+                                                                   bitrates: ladder, dash: dash, profile: encoder.profile.choice,
                                                                    ladderProfiles: profiles),
                                         control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)

@@ -48,6 +48,7 @@ struct Play: ParsableCommand {
             print("\(input): played \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch on '\(audioDevice.device)', \(summary.underruns) underruns")
         }
+        try ExitStatus.finish(damage: summary.damage)
     }
 }
 

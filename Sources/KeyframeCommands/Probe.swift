@@ -134,7 +134,9 @@ struct Probe: ParsableCommand {
     }
 
     static func text(of report: ProbeReport, path: String) -> String {
-        var lines = ["\(path): \(report.format.uppercased())\(report.brand.map { " (\($0))" } ?? "")\(report.fragmented == true ? ", fragmented" : ""), \(formatSeconds(report.duration))"]
+        // A file cut short: what it declares, and what can be read.
+        let length = formatSeconds(report.duration) + (report.readableDuration.map { " declared, \(formatSeconds($0)) readable" } ?? "")
+        var lines = ["\(path): \(report.format.uppercased())\(report.brand.map { " (\($0))" } ?? "")\(report.fragmented == true ? ", fragmented" : ""), \(length)"]
         for track in report.tracks {
             var parts = ["track \(track.id)", track.type, track.codec]
             if let profile = track.profile { parts.append(profile) }
@@ -143,7 +145,7 @@ struct Probe: ParsableCommand {
             if let width = track.width, let height = track.height { parts.append("\(width)x\(height)") }
             if let transform = track.transform, transform != "identity" { parts.append(transform) }
             parts.append("\(track.sampleCount) packets")
-            parts.append(formatSeconds(track.duration))
+            parts.append(formatSeconds(track.duration) + (track.readableDuration.map { " (\(formatSeconds($0)) readable)" } ?? ""))
             if let bitrate = track.bitrate { parts.append(Terminal.fixed(Double(bitrate) / 1000, digits: 1) + " kb/s") }
             if let priming = track.priming { parts.append("priming \(priming)") }
             if let remainder = track.remainder { parts.append("remainder \(remainder)") }

@@ -50,11 +50,7 @@ struct Publish: ParsableCommand {
     @Argument(help: "Where to send it: rtmp://, rtmps://, icecast://, icecasts:// or srt:// URLs (or env:NAME, file:PATH).")
     var destinations: [String]
 
-    @Option(help: "Encode at this bitrate (an AAC input is then re-encoded): 96000, 96k or 0.128M.")
-    var bitrate: Bitrate?
-
-    @Option(help: ProfileArgument.help)
-    var profile: ProfileArgument = .lc
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     @Option(help: "The stream's title (Icecast's stream name and song; RTMP's onMetaData title); by default the file's title tag.")
     var title: String?
@@ -79,13 +75,13 @@ struct Publish: ParsableCommand {
 
     func run() throws {
         let parsed = try PublishingOptions.destinations(destinations)
-        var options = LivePublication.Options(input: FilePath(input), destinations: parsed, bitrate: bitrate?.bitsPerSecond, title: title,
+        var options = LivePublication.Options(input: FilePath(input), destinations: parsed, bitrate: encoder.bitsPerSecond, title: title,
                                               loops: loop)
         options.duration = duration.map { .milliseconds(Int64($0 * 1000)) }
         options.queueDuration = publishing.queueDuration
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
-        options.profile = profile.choice
+        options.profile = encoder.profile.choice
         let publication = try LivePublication(options: options)
         let control = JobControl()
         let signals = StopSignals(secondEndsProcess: true) { control.requestStop() }
@@ -109,6 +105,7 @@ struct Publish: ParsableCommand {
             for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
         }
         DestinationReport.warnings(summary.destinations)
+        try DestinationReport.finish(summary.destinations)
     }
 
     /// What was encoded, a bitrate each: `AAC-LC 128k`, `HE-AAC v2 32k, HE-AAC 64k`.

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import KeyFrameKit
 
 /// The options every command that publishes live shares (`publish`, `record --publish`).
@@ -77,8 +81,33 @@ struct DestinationReport: Encodable {
         var text = "\(snapshot.destination): \(snapshot.state.rawValue), \(snapshot.framesSent) frames sent"
         if snapshot.framesDropped > 0 { text += ", \(snapshot.framesDropped) dropped" }
         if snapshot.reconnects > 0 { text += ", \(snapshot.reconnects) reconnect\(snapshot.reconnects == 1 ? "" : "s")" }
-        if let error = snapshot.lastError, snapshot.state != .connected { text += " (\(error))" }
+        if let error = reason(snapshot), snapshot.state != .connected { text += " (\(error))" }
         return text
+    }
+
+    /// The last error of `snapshot`'s destination, without the destination's name it starts
+    /// with (the line says it already).
+    static func reason(_ snapshot: DestinationStatistics.Snapshot) -> String? {
+        guard let error = snapshot.lastError else { return nil }
+        let prefix = snapshot.destination + ": "
+        return error.hasPrefix(prefix) ? String(error.dropFirst(prefix.count)) : error
+    }
+
+    /// Whether `snapshot`'s destination received everything: it ended cleanly, dropping nothing.
+    static func receivedEverything(_ snapshot: DestinationStatistics.Snapshot) -> Bool {
+        snapshot.state == .finished && snapshot.framesDropped == 0 && snapshot.framesSent > 0
+    }
+
+    /// Ends a live job by what its destinations received (the README's exit statuses): a
+    /// failure (1) when none received anything, ``ExitStatus/damaged`` (3) when one did not
+    /// receive everything; nothing when all did.
+    static func finish(_ snapshots: [DestinationStatistics.Snapshot]) throws {
+        guard !snapshots.isEmpty else { return }
+        if snapshots.allSatisfy({ $0.framesSent == 0 }) {
+            let reasons = snapshots.map { "\($0.destination): \(reason($0) ?? $0.state.rawValue)" }
+            throw CommandFailure("nothing was delivered: " + reasons.joined(separator: "; "))
+        }
+        if !snapshots.allSatisfy(receivedEverything) { throw ExitStatus.damaged.exitCode }
     }
 
     /// Warns about each destination that stopped for good or dropped frames.

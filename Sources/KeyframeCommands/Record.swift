@@ -18,7 +18,10 @@ struct Record: ParsableCommand {
             in MP4 with a sample-exact edit list (decoding gives back exactly the frames recorded); \
             --profile he-aac or he-aac-v2 (stereo) records HE-AAC instead, and --profile auto chooses \
             by --channels and --bitrate (stereo: he-aac-v2 up to 40k, he-aac up to 64k; mono: he-aac \
-            up to 32k; lc above, for more channels, and without --bitrate).
+            up to 32k; lc above, for more channels, and without --bitrate). HE-AAC (v1 and v2) records \
+            at 16000, 22050, 24000, 32000, 44100 or 48000 Hz (--sample-rate), v2 with --channels 2; \
+            each --publish URL#bitrate=… is chosen for by its own bitrate; with --hls every HE-AAC \
+            segment and part starts with an SBR header.
 
             Recording runs until --duration is reached, or until Ctrl-C (SIGINT) or SIGTERM, which \
             finish the file cleanly (so does SIGHUP, a closed terminal); a Ctrl-C while the file is being \
@@ -105,20 +108,12 @@ struct Record: ParsableCommand {
     @Option(help: "Channels to capture (1–8).")
     var channels = 2
 
-    @Option(help: "AAC bitrate for .aac and .m4a: 128000, 128k or 0.128M; default 128k, or the most AAC carries at the rate and channels.")
-    var bitrate: Bitrate?
+    @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): fast (half the CPU, a little lower quality) or twoloop (ffmpeg's default).",
         valueName: "coder"))
     var coder: CoderArgument = .fast
-
-    @Option(help: ArgumentHelp(ProfileArgument.help.abstract + " HE-AAC (v1 and v2) records at 16000, 22050, 24000, 32000, 44100 "
-                               + "or 48000 Hz (--sample-rate), v2 with --channels 2; auto chooses by --channels and --bitrate "
-                               + "(each --publish URL#bitrate=… by its own); with --hls every HE-AAC segment and part starts with an "
-                               + "SBR header.",
-                               valueName: "profile"))
-    var profile: ProfileArgument = .lc
 
     @Option(name: .customLong("period-ms"), help: ArgumentHelp(
         "The capture period: how often the device hands over audio. Shorter wakes the CPU more often.",
@@ -144,16 +139,16 @@ struct Record: ParsableCommand {
         // HE-AAC's rates and channels, checked before anything opens (`auto` as the recording
         // will choose: by the channels and the bitrate; a v2 input that is not stereo is refused
         // by the encoder, in its words, before the device or any file is touched).
-        let chosen = profile.choice.resolved(channelCount: channels, bitrate: bitrate?.bitsPerSecond, sampleRate: sampleRate)
+        let chosen = encoder.profile.choice.resolved(channelCount: channels, bitrate: encoder.bitsPerSecond, sampleRate: sampleRate)
         if chosen.usesSpectralBandReplication,
            output.map({ Recording.container(of: FilePath($0))?.contents.contains(.aac) ?? true }) ?? true {
             guard SBRTuning.supportedOutputSampleRates.contains(sampleRate) else {
-                throw ValidationError("--profile \(profile.rawValue): HE-AAC records at "
+                throw ValidationError("--profile \(encoder.profile.rawValue): HE-AAC records at "
                                       + SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")
                                       + " Hz, and the capture rate is \(sampleRate) Hz; give one of those with --sample-rate")
             }
             guard chosen == .ps || channels <= 2 else {
-                throw ValidationError("--profile \(profile.rawValue): HE-AAC v1 is mono or stereo; give --channels 1 or 2")
+                throw ValidationError("--profile \(encoder.profile.rawValue): HE-AAC v1 is mono or stereo; give --channels 1 or 2")
             }
         }
         guard (1...1000).contains(periodMilliseconds) else {
@@ -205,7 +200,7 @@ struct Record: ParsableCommand {
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
         var options = try Recording.Options(
-            outputPath: FilePath(destination), configuration: configuration, bitrate: bitrate?.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
+            outputPath: FilePath(destination), configuration: configuration, bitrate: encoder.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
             queueCapacity: max(4, 5000 / periodMilliseconds),
@@ -217,8 +212,8 @@ struct Record: ParsableCommand {
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
         options.publishTitle = title
-        options.lowersBitrateToFit = bitrate == nil
-        options.profile = profile.choice
+        options.lowersBitrateToFit = encoder.bitrate == nil
+        options.profile = encoder.profile.choice
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.
@@ -278,7 +273,7 @@ struct Record: ParsableCommand {
             let levels = zip(summary.levels.peakDBFS, summary.levels.rmsDBFS).map { peak, rms in
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
-            let used = summary.bitrate ?? bitrate?.bitsPerSecond ?? 0
+            let used = summary.bitrate ?? encoder.bitsPerSecond ?? 0
             let codec = summary.container.contents.contains(.aac) ? ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s" : ""
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "

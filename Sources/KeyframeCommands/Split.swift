@@ -46,7 +46,6 @@ struct Split: ParsableCommand {
         let summaries = try AudioEditing.split(FilePath(input), into: FilePath(output), at: chapters ? .chapters : .positions(positions),
                                                control: StopSignals.cancellingControl(), progress: line.update)
         line.finish(mediaSeconds: 0, totalSeconds: nil)
-        let results = summaries.map(EditSummaryOutput.init)
-        if json { try JSONOutput.print(results) } else { for result in results { print(result.line) } }
+        try EditSummaryOutput.report(summaries, json: json, array: true)
     }
 }

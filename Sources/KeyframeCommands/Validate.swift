@@ -15,7 +15,8 @@ struct Validate: ParsableCommand {
         discussion: """
             A PATH is an M4A/MP4/M4B, an init segment followed by its media segments (validate \
             init.mp4 seg-*.m4s), an HLS playlist (master or media, low-latency parts included), \
-            a DASH MPD, or a directory (its master playlist, or every playlist, and every MPD). \
+            a DASH MPD, or a directory (its master playlist, or every playlist, and every MPD; \
+            without either, every MP4/M4A/M4B file in it). \
             Checked: the edit list against iTunSMPB, unsignalled priming (a warning), a short \
             last sample against the valid length; ISO BMFF and CMAF rules (ftyp, mvex, one traf \
             per moof, mfhd order, tfdt continuity, tfhd/trun addressing, whole AAC frames, \

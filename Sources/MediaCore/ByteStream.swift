@@ -264,6 +264,9 @@ public final class FileByteSink: SeekableByteSink {
     let descriptor: FileDescriptor
     /// The name the file gets on ``commit()``.
     public let path: FilePath
+    /// Where ``commit()`` renames the file: ``path``, or, when ``path`` is a symbolic link, the
+    /// file the link names (the link stays a link).
+    let destination: FilePath
     /// The path as errors name it, made once.
     /// Where the bytes go until ``commit()``.
     public let temporaryPath: FilePath
@@ -279,13 +282,24 @@ public final class FileByteSink: SeekableByteSink {
 
     /// Creates `path`'s temporary sibling for writing; with `atomic` false, writes `path` itself
     /// from the start (for crash-safe recording, where what is written must survive a kill).
+    ///
+    /// An atomic sink that replaces a file keeps what the file was: its permission bits, and
+    /// its owner and group where this process may set them; through a symbolic link, the link's
+    /// target is replaced (atomically, beside it) and the link stays.
     public init(path: FilePath, atomic: Bool = true) throws(ByteStreamError) {
         self.path = path
-        let filePath = path
-        let directory = filePath.removingLastComponent()
-        let name = ".\(filePath.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
+        if atomic {
+            do throws(Errno) { destination = try FileSystemCalls.followingSymbolicLinks(path) } catch {
+                throw .system(operation: "follow the link", path: path, errno: error)
+            }
+        } else {
+            destination = path
+        }
+        let directory = destination.removingLastComponent()
+        let name = ".\(destination.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
         temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)) : path
         isAtomic = atomic
+        let replaced = atomic ? FileSystemCalls.regularFile(at: destination) : nil
         do {
             // A temporary name is never an existing file (nor a link someone planted there).
             descriptor = try FileDescriptor.open(
@@ -294,6 +308,13 @@ public final class FileByteSink: SeekableByteSink {
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
+        }
+        if let replaced {
+            do throws(Errno) { try FileSystemCalls.keep(replaced, on: descriptor) } catch {
+                try? descriptor.close()
+                try? FileSystemCalls.unlink(temporaryPath)
+                throw .system(operation: "keep the mode of", path: path, errno: error)
+            }
         }
         buffer.reserveCapacity(Self.bufferCapacity)
     }
@@ -417,7 +438,7 @@ public final class FileByteSink: SeekableByteSink {
             throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
         }
         if isAtomic {
-            do throws(Errno) { try FileSystemCalls.rename(temporaryPath, to: path) } catch {
+            do throws(Errno) { try FileSystemCalls.rename(temporaryPath, to: destination) } catch {
                 removeTemporaryFile()
                 throw .system(operation: "rename into place", path: path, errno: error)
             }
@@ -428,9 +449,9 @@ public final class FileByteSink: SeekableByteSink {
         }
     }
 
-    /// The directory that holds ``path`` (and the temporary file).
+    /// The directory that holds the file renamed into place (and the temporary file).
     private var directory: FilePath {
-        let parent = path.removingLastComponent()
+        let parent = destination.removingLastComponent()
         return parent.isEmpty ? FilePath(".") : parent
     }
 

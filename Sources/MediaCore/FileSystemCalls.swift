@@ -40,6 +40,26 @@ private func system_fstat(_ descriptor: CInt, _ status: UnsafeMutablePointer<sta
     fstat(descriptor, status)
 }
 
+private func system_stat(_ path: UnsafePointer<CChar>, _ status: UnsafeMutablePointer<stat>) -> CInt {
+    stat(path, status)
+}
+
+private func system_lstat(_ path: UnsafePointer<CChar>, _ status: UnsafeMutablePointer<stat>) -> CInt {
+    lstat(path, status)
+}
+
+private func system_readlink(_ path: UnsafePointer<CChar>, _ buffer: UnsafeMutablePointer<CChar>, _ size: Int) -> Int {
+    readlink(path, buffer, size)
+}
+
+private func system_fchmod(_ descriptor: CInt, _ mode: mode_t) -> CInt {
+    fchmod(descriptor, mode)
+}
+
+private func system_fchown(_ descriptor: CInt, _ owner: uid_t, _ group: gid_t) -> CInt {
+    fchown(descriptor, owner, group)
+}
+
 #if os(Linux)
 /// Linux's `sync_file_range(2)`, which glibc declares only under `_GNU_SOURCE` (so Swift's Glibc
 /// module does not import it): looked up once in the C library already loaded, with its C type.
@@ -205,5 +225,73 @@ package enum FileSystemCalls {
             if retryOnInterrupt, failure == .interrupted { continue }
             throw failure
         }
+    }
+}
+
+extension FileSystemCalls {
+    /// What an output replaces: a regular file's permission bits and owner, kept by the file
+    /// that takes its place (an atomic output is a new file, renamed over the old one).
+    struct ReplacedFile: Sendable, Hashable {
+        /// The permission bits, set-id and sticky bits included (`st_mode & 07777`).
+        var permissions: UInt32
+        /// The owner and group.
+        var owner: UInt32
+        var group: UInt32
+    }
+
+    /// The regular file at `path` (not following a symbolic link), `nil` when there is none
+    /// or it is something else.
+    static func regularFile(at path: FilePath) -> ReplacedFile? {
+        var status = stat()
+        let result = path.withPlatformString { system_lstat($0, &status) }
+        guard result == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return ReplacedFile(permissions: UInt32(status.st_mode & 0o7777), owner: UInt32(status.st_uid), group: UInt32(status.st_gid))
+    }
+
+    /// `path` with its symbolic links followed, so that an output written through a link
+    /// replaces the link's target and the link stays: each link's target read with
+    /// `readlink(2)`, relative targets taken from the link's directory, at most 40 links (Linux's
+    /// `MAXSYMLINKS`; more is `ELOOP`). A path that is not a link, or does not exist, is
+    /// returned as it is; only the last component is followed (a directory on the way is the
+    /// kernel's to resolve).
+    static func followingSymbolicLinks(_ path: FilePath) throws(Errno) -> FilePath {
+        var current = path
+        for _ in 0..<40 {
+            var status = stat()
+            let result = current.withPlatformString { system_lstat($0, &status) }
+            guard result == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = current.withPlatformString { name in buffer.withUnsafeMutableBufferPointer { system_readlink(name, $0.baseAddress!, $0.count - 1) } }
+            guard length > 0 else { throw Errno(rawValue: errno) }
+            let target = FilePath(String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            current = target.isAbsolute ? target : current.removingLastComponent().pushing(target)
+        }
+        throw .tooManySymbolicLinkLevels
+    }
+
+    /// Gives the file open as `descriptor` the permission bits of `replaced`, and its owner
+    /// and group where this process may (`fchown(2)` by an unprivileged process may give only
+    /// the group, and only one it is in: then the group is kept if it can be, and nothing else
+    /// is an error).
+    static func keep(_ replaced: ReplacedFile, on descriptor: FileDescriptor) throws(Errno) {
+        if system_fchown(descriptor.rawValue, uid_t(replaced.owner), gid_t(replaced.group)) != 0 {
+            _ = system_fchown(descriptor.rawValue, uid_t.max, gid_t(replaced.group))
+        }
+        // After fchown, which may clear the set-id bits.
+        guard system_fchmod(descriptor.rawValue, mode_t(replaced.permissions)) == 0 else { throw Errno(rawValue: errno) }
+    }
+}
+
+extension FileSystemCalls {
+    /// Whether `a` and `b` name the same file: the same device and inode once symbolic links
+    /// are followed (`stat(2)`), so a link or a hard link to a file is that file. `false` when
+    /// either does not exist.
+    package static func sameFile(_ a: FilePath, _ b: FilePath) -> Bool {
+        var first = stat()
+        var second = stat()
+        guard a.withPlatformString({ system_stat($0, &first) }) == 0, b.withPlatformString({ system_stat($0, &second) }) == 0 else {
+            return false
+        }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
     }
 }

@@ -32,6 +32,10 @@ public struct AACTrackLayout: Sendable {
     public let items: ITunesItemList
     /// The file's chapters (empty for ADTS).
     public let chapters: [MovieChapter]
+    /// What of the file cannot be read, when it was cut short: the file's end, the first sample
+    /// past it and how much is readable. The layout then describes the readable packets only
+    /// (``packetCount``, ``mediaDuration``, ``validLength``); `nil` for a whole file.
+    public let damage: DamageEvent?
 
     /// Measures the AAC of `path`: an MP4's audio track from its tables (no media read), an ADTS
     /// stream by reading its frame headers.
@@ -62,20 +66,36 @@ public struct AACTrackLayout: Sendable {
             let frameUnits = Int64(audioFormat.framesPerPacket) * Int64(track.timescale)
             let decodedLength = audioFormat.sampleRate > 0 && frameUnits % Int64(audioFormat.sampleRate) == 0
                 ? frameUnits / Int64(audioFormat.sampleRate) : 0
+            let declaredDuration: Int64
             if regular, track.fragmentRuns.isEmpty, let first = stts.first {
                 packetDuration = Int64(first.delta)
-                mediaDuration = track.mediaDuration
+                declaredDuration = track.mediaDuration
                 hasRegularTimeTable = true
             } else if decodedLength > 0, case let (length, false) = decodedLength.multipliedReportingOverflow(by: Int64(track.sampleCount)) {
                 packetDuration = decodedLength
-                mediaDuration = length
+                declaredDuration = length
                 hasRegularTimeTable = false
             } else {
                 throw .unsupported("\(path): audio track \(track.id) has packets of varying length, and its AudioSpecificConfig's frame "
                                    + "length (\(audioFormat.framesPerPacket) at \(audioFormat.sampleRate) Hz) is no whole number of "
                                    + "units of the track's timescale \(track.timescale), or its \(track.sampleCount) frames last longer than can be counted")
             }
-            packetCount = track.sampleCount
+            let source: FileByteSource
+            do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
+            // A file cut short (a copy that stopped, a recording killed before its moov was
+            // rewritten is another matter): the samples that lie inside it, and what is lost.
+            let inside = track.fragmentRuns.isEmpty ? track.samplesInside(fileSize: source.byteCount) : (count: track.sampleCount, firstOutside: nil)
+            packetCount = inside.count
+            let readable = Int64(inside.count) * packetDuration
+            mediaDuration = inside.firstOutside == nil ? declaredDuration : min(declaredDuration, readable)
+            if let lost = inside.firstOutside {
+                damage = DamageEvent(.truncated(declared: Int64(track.sampleCount), available: Int64(inside.count)), at: lost.offset,
+                                     message: "\(path): the file ends at byte \(source.byteCount), inside sample \(lost.index + 1) of \(track.sampleCount) of track "
+                    + "\(track.id) (bytes \(lost.offset)..<\(lost.offset + Int64(lost.size))): \(inside.count) packets readable, "
+                    + "\(Self.seconds(readable, timescale: timescale)) of \(Self.seconds(Int64(track.sampleCount) * packetDuration, timescale: timescale)) s")
+            } else {
+                damage = nil
+            }
             if track.editedMediaRanges(movieTimescale: file.movieTimescale) != nil {
                 throw .unsupported("\(path): its edit list presents several parts (a joined file); cut or split the parts, then join them again")
             }
@@ -83,8 +103,6 @@ public struct AACTrackLayout: Sendable {
             priming = Int64(trim.priming)
             // Without an edit or iTunSMPB, a short last sample ends it (the decoder's trim says so).
             validLength = min(trim.validFrameCount ?? Int64.max, max(0, mediaDuration - priming))
-            let source: FileByteSource
-            do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
             do { items = try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }
             // Chapters that cannot be read are not carried; the audio is what an edit is for.
             chapters = (try? file.chapters(source: source)) ?? []
@@ -113,7 +131,13 @@ public struct AACTrackLayout: Sendable {
             hasRegularTimeTable = true
             items = ITunesItemList()
             chapters = []
+            damage = nil
         }
+    }
+
+    /// `units` of `timescale` in seconds, three decimals.
+    private static func seconds(_ units: Int64, timescale: Int) -> String {
+        fixed(Double(units) / Double(max(timescale, 1)), digits: 3)
     }
 
     private static func encodedFormat(_ config: AudioSpecificConfig) throws(AACBitstreamError) -> EncodedAudioFormat {

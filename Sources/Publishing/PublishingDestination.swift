@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// A live destination as the user names it: the URL (RTMP, Icecast or SRT), with its secrets,
 /// and what is asked for it alone (a bitrate).
 ///
@@ -130,16 +132,8 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `64k`, `128000`, `1.5m`, in bits per second.
-    static func bitrate(_ text: Substring) -> Int? {
-        let lower = text.lowercased()
-        var multiplier = 1.0
-        var digits = Substring(lower)
-        if lower.hasSuffix("k") { multiplier = 1000; digits = digits.dropLast() }
-        else if lower.hasSuffix("m") { multiplier = 1_000_000; digits = digits.dropLast() }
-        guard let value = Double(digits), value > 0 else { return nil }
-        return Int((value * multiplier).rounded())
-    }
+    /// `64k`, `128000`, `1.5m`, in bits per second (``/MediaCore/Bitrate``).
+    static func bitrate(_ text: Substring) -> Int? { Bitrate(text)?.bitsPerSecond }
 }
 
 extension PublishingDestination.Endpoint {

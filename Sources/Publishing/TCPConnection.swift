@@ -1,4 +1,7 @@
 internal import Dispatch
+#if canImport(Glibc)
+internal import Glibc
+#endif
 internal import NIOCore
 internal import NIOPosix
 internal import NIOSSL
@@ -144,13 +147,20 @@ package final class TCPConnection: ServerConnection {
         return String(Int(value.rounded(.up)))
     }
 
+    /// The words for a socket error: the system's for an `errno` (`Connection refused`), as
+    /// `strerror(3)` gives them; the error's own otherwise.
+    private static func reason(_ error: any Error) -> String {
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        return "\(error)"
+    }
+
     /// The reason for a failed connect: a name that did not resolve, a refusal, a timeout.
     private static func classify(_ error: any Error, name: String) -> PublishingError {
         if let error = error as? NIOConnectionError {
             if error.connectionErrors.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil {
                 return PublishingError(.unresolved, "\(name): the host name \(error.host) does not resolve")
             }
-            let causes = error.connectionErrors.map { "\($0.error)" }
+            let causes = error.connectionErrors.map { Self.reason($0.error) }
             return PublishingError(.connectionFailed, "\(name): cannot connect to \(error.host):\(error.port): "
                                    + (causes.isEmpty ? "\(error)" : Set(causes).sorted().joined(separator: "; ")))
         }

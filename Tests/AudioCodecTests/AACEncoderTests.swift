@@ -119,7 +119,18 @@ enum Signal {
         #expect(throws: CodecError.unsupportedChannelCount(9, supported: AACEncoder.supportedChannelCounts)) {
             try AACEncoder(format: PCMFormat(sampleRate: 44100, channelCount: 9, sampleFormat: .int16))
         }
-        #expect(throws: CodecError.self) { try AACEncoder(bitrate: 1000) }
+        #expect(throws: CodecError.self) { try AACEncoder(bitrate: 0) }
+        // Below 8 kb/s: the range named is the one of the input's rate and channels.
+        #expect(throws: CodecError.bitrateOutOfRange(1000, allowed: 8000...AACEncoder.maximumBitrate(channels: 2, sampleRate: 48000))) {
+            try AACEncoder(format: PCMFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .int16), bitrate: 1000)
+        }
+        // A bitrate above any AAC (9999k) is refused at open with the range of the input, not
+        // the range of 8 channels at 96 kHz.
+        let lazy = try AACEncoder(bitrate: 9_999_000)
+        #expect(throws: CodecError.bitrateOutOfRange(9_999_000, allowed: 8000...132_300)) {
+            try lazy.encode(MediaSample(data: [0, 0], presentationTime: .zero, duration: .zero,
+                                        format: .pcm(PCMFormat(sampleRate: 22050, channelCount: 1, sampleFormat: .int16))))
+        }
         // 320 kb/s is more than AAC can carry for mono at 8 kHz (48 kb/s).
         #expect(throws: CodecError.bitrateOutOfRange(320_000, allowed: 8000...48000)) {
             try AACEncoder(format: PCMFormat(sampleRate: 8000, channelCount: 1, sampleFormat: .int16), bitrate: 320_000)

@@ -337,7 +337,9 @@ enum MP4Check {
             return
         }
         try ffmpeg(["-i", file, "-map", "0:a:\(index)", "-c:a", "copy", "-f", "adts", theirs])
-        #expect(ourRun.status == 0, "keyframe demux \(file): \(ourRun.standardError)", sourceLocation: sourceLocation)
+        // 3: done with damage (a file cut short), said on stderr.
+        #expect(ourRun.status == 0 || (ourRun.status == 3 && ourRun.standardError.contains("warning:")),
+                "keyframe demux \(file): \(ourRun.standardError)", sourceLocation: sourceLocation)
         guard ourRun.status == 0 else { return }
         try expectSameBytes(ours, theirs, "ADTS of \(file)", sourceLocation: sourceLocation)
     }
@@ -352,8 +354,9 @@ enum MP4Check {
         let theirs = directory.appendingPathComponent(hevc ? "theirs.h265" : "theirs.h264").path
         let ourRun = try ExternalTool.run(try ExternalTool.keyframe, ["demux", file, "--video-output", ours])
         try ffmpeg(["-i", file, "-map", "0:v:0", "-c:v", "copy", "-f", hevc ? "hevc" : "h264", theirs])
-        #expect(ourRun.status == 0, "keyframe demux --video-output \(file): \(ourRun.standardError)", sourceLocation: sourceLocation)
-        guard ourRun.status == 0 else { return }
+        #expect(ourRun.status == 0 || (ourRun.status == 3 && ourRun.standardError.contains("warning:")),
+                "keyframe demux --video-output \(file): \(ourRun.standardError)", sourceLocation: sourceLocation)
+        guard ourRun.status == 0 || ourRun.status == 3 else { return }
         try expectSameBytes(ours, theirs, "\(hevc ? "HEVC" : "H.264") of \(file)", sourceLocation: sourceLocation)
     }
 

@@ -51,7 +51,8 @@ public struct AudioFileInput: PCMSource {
     /// What reads it: `WAV`, `raw PCM`, `ADTS (AAC)`, `MP4 (AAC)`, `HLS (AAC)`, or libavformat's
     /// container and libavcodec's codec (`flac/flac`, `ogg/opus`), or `flac/libFLAC`.
     public var description: String { reader.readerName }
-    /// The PCM layout, when known before the first buffer (PCM files and libavcodec's inputs).
+    /// The PCM layout, known before the first buffer: a PCM file's header, libavcodec's
+    /// decoder, or for AAC the first buffer decoded at open (``DecodedAACFile``).
     public var pcmFormat: PCMFormat? { reader.pcmFormat }
     /// Whether the file is PCM read as stored (a WAV or raw PCM by KeyFrameKit's reader).
     public var isPCMFile: Bool { reader is PCMFileReader }

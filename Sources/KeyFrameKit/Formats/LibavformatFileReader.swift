@@ -103,10 +103,19 @@ public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
 /// AAC packets decoded to PCM (``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder``,
 /// the container's gapless trim applied): how `MediaFormatRegistry.standard`
 /// opens ADTS, MP4 and HLS as PCM.
+///
+/// The layout (``pcmFormat``) is known once the file is open: the first buffer is decoded then
+/// and held for the first ``next()``. The decoder's own output says the rate and channels,
+/// HE-AAC signalled only in the frames (ADTS, FFmpeg's remuxes) and parametric stereo
+/// included, which no header gives exactly.
 public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     private var chain: TransformedSource<AudioPacketInput, AACDecoder>
+    /// The first buffer, decoded at open, until ``next()`` hands it on.
+    private var first: PCMBuffer?
     /// `ADTS (AAC)`, `MP4 (AAC)` or `HLS (AAC)`.
     public let readerName: String
+    /// The decoded layout: the first buffer's; `nil` for a file with no audio.
+    public let pcmFormat: PCMFormat?
 
     /// The packets of `packets`, decoded to `sampleFormat`; `container` is the format the file
     /// was opened as (an HLS playlist's packets are an MP4's), by default the packets' own.
@@ -114,16 +123,22 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
         let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
         readerName = (container ?? packets.format) == .hlsPlaylist ? "HLS (AAC)" : "\(container ?? packets.format) (AAC)"
         chain = packets.transformed(by: decoder)
+        first = try chain.next()
+        pcmFormat = first?.format
     }
 
     /// The packets read.
     public var packets: AudioPacketInput { chain.upstream }
-    /// Known only from the first buffer.
-    public var pcmFormat: PCMFormat? { nil }
     /// The file's tags and chapters (``/MediaFormats/AudioPacketInput/metadata``).
     public var metadata: StreamMetadata { chain.upstream.metadata }
     /// The next buffer of PCM, `nil` at the end.
-    public mutating func next() throws(PipelineError) -> PCMBuffer? { try chain.next() }
+    public mutating func next() throws(PipelineError) -> PCMBuffer? {
+        if let buffer = first {
+            first = nil
+            return buffer
+        }
+        return try chain.next()
+    }
     /// How far the reader has got.
     public var progress: MediaProgress { chain.progress }
     /// What the reader stepped over.

@@ -118,7 +118,9 @@ public enum AudioEditing {
         }
         guard found else { return }
         throw .unsupported("\(layout.path): HE-AAC cannot be \(edit) sample-exactly yet: SBR's QMF overlap spans frames; "
-                           + "use --profile lc or re-encode (keyframe convert IN -o OUT.m4a), then edit")
+                           + "re-encode it to AAC-LC first (keyframe convert \(layout.path) -o LC.m4a --profile lc), "
+                           + "then \(edit == "joined" ? "join" : edit == "split" ? "split" : "cut") that, or encode the source again with "
+                           + "--profile lc")
     }
 
     /// Whether the first AAC frame at `path` (ADTS, or an MP4 whose config says AAC-LC, as
@@ -142,7 +144,10 @@ public enum AudioEditing {
         let lower = start.units(in: layout)
         let upper = min(end?.units(in: layout) ?? layout.validLength, layout.validLength)
         guard lower < layout.validLength else {
-            throw .unsupported("\(layout.path): the start, \(start), is at or past the end of its \(layout.validLength) samples (\(seconds(layout.validLength, layout)) s)")
+            // Of a file cut short, the end is where it can be read to; the damage says why.
+            let readable = layout.damage.map { " readable samples (\($0))" } ?? " samples"
+            throw .unsupported("\(layout.path): the start, \(start), is at or past the end of its \(layout.validLength)\(readable) "
+                               + "(\(seconds(layout.validLength, layout)) s)")
         }
         guard lower < upper else {
             throw .unsupported("\(layout.path): the end, \(end?.description ?? "the end"), is not after the start, \(start)")
@@ -348,7 +353,9 @@ public enum AudioEditing {
         sink.muxer.setEdits(keeping: edits)
         var source = PacketSpliceSource(pieces: splice)
         var runs = SampleRunSink(sink)
-        let report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+        var report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
+        // An input cut short is edited as far as it reads; what is lost comes first.
+        report.damage = pieces.compactMap(\.layout.damage) + report.damage
         let layout = pieces[0].layout
         return Summary(output: output, packets: packets, samples: edits.reduce(0) { $0 + Int64($1.count) },
                        sampleRate: layout.timescale, chapters: chapters.normalized(), report: report)

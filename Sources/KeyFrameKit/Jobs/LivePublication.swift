@@ -114,6 +114,20 @@ public struct LivePublication: Sendable {
         return try encode(control: control, progress: progress)
     }
 
+    /// The average bitrate of AAC sent as it is, as `probe` measures it: an MP4 track's sample
+    /// bytes over its duration, an ADTS stream's frame bytes over its frames' duration; `nil`
+    /// when the input has no duration.
+    static func averageBitrate(of input: AudioPacketInput) -> Int? {
+        guard let source = try? FileByteSource(path: input.path) else { return nil }
+        let report: ProbeReport?
+        switch input.format {
+        case .mp4: report = try? MP4Probe.probe(source)
+        default: report = try? ADTSProbe.probe(source)
+        }
+        let track = report?.tracks.first { $0.type == "audio" && $0.id == Int(input.track?.id ?? 1) } ?? report?.tracks.first { $0.type == "audio" }
+        return track?.bitrate.flatMap { $0 > 0 ? $0 : nil }
+    }
+
     private var settings: LiveDestinationSettings {
         LiveDestinationSettings(queueDuration: options.queueDuration, policy: options.reconnectPolicy, trustRoots: options.trustRoots,
                                 title: options.title)
@@ -122,7 +136,9 @@ public struct LivePublication: Sendable {
     /// AAC sent as it is.
     private func copy(control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         let input = try AudioPacketInput(path: options.input, purpose: .remuxing)
-        var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: nil))
+        // Announced as the input's own (Icecast's ice-bitrate, RTMP's audiodatarate), unless a
+        // destination's URL says one.
+        var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: Self.averageBitrate(of: input)))
         let limit = options.duration.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         let realTime = options.realTime
         var paced = RealTimeSource(PlayingTimeLimit(input, limit: limit, duration: { $0.duration.seconds })) { sample in

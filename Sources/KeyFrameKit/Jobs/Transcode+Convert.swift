@@ -255,7 +255,7 @@ extension Transcode {
             // in its words before the output is made; with --threads, by a probe of one.
             let settings = AudioCodecRegistry.EncoderSettings(
                 bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile), lowersBitrateToFit: options.bitrate == nil,
-                coder: options.coder, threads: options.threads)
+                coder: options.coder, threads: options.threads, control: control)
             let format = profile.usesSpectralBandReplication ? source.pcmFormat.map(resampler.outputFormat(for:)) : nil
             let encoder: any GaplessEncoder
             do {

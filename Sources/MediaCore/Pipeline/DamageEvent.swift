@@ -43,4 +43,15 @@ public struct DamageEvent: Sendable, Hashable, CustomStringConvertible {
 
     /// ``message``.
     public var description: String { message }
+
+    /// Whether media was lost here: bytes skipped, a truncated or unreadable part, a checksum
+    /// that fails, a stream that ended early. A length that overstates whole contents, a
+    /// structure ignored and a header worked around lose nothing: the input was read whole.
+    /// (`keyframe` exits with status 3, "done with damage", when an event loses data.)
+    public var losesData: Bool {
+        switch kind {
+        case .skippedBytes, .truncated, .checksumMismatch, .unreadableTrack, .endedEarly: true
+        case .overstatedLength, .ignored, .inconsistentHeader: false
+        }
+    }
 }

@@ -128,6 +128,9 @@ public enum Pump {
             return report
         } catch {
             sink.cancel()
+            // A stage that stopped because the job was cancelled (an encoder working on other
+            // threads) says so in its own words; the job was cancelled.
+            if control?.isCancelled == true { throw PipelineError.cancelled }
             throw PipelineError(error)
         }
     }
@@ -138,4 +141,11 @@ public enum Pump {
 protocol FlushableSource<Element>: MediaSource {
     /// The next element held back at the end of the stream, `nil` when none is left.
     mutating func flushNext() throws(Failure) -> Element?
+}
+
+extension JobControl: Hashable {
+    /// The same control: one object, as a job's settings compare it.
+    public static func == (a: JobControl, b: JobControl) -> Bool { a === b }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -83,7 +83,12 @@ public enum FileValidation {
             case .dashManifest:
                 reports.append(report { () throws(PipelineError) in try DASHValidation.findings(forManifest: path) })
             case .directory:
-                reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
+                if let movies = moviesWithoutManifest(in: path) {
+                    // A folder of M4As (an album, a podcast's episodes): each file on its own.
+                    reports += self.reports(for: movies)
+                } else {
+                    reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
+                }
             case .other:
                 do { _ = try FileByteSource(path: path) } catch {
                     reports.append(Report(path: path.string, findings: [], error: .stream(error)))
@@ -94,6 +99,16 @@ public enum FileValidation {
             }
         }
         return reports
+    }
+
+    /// The MP4/M4A/M4B files of a directory that holds no playlist and no MPD, by name (hidden
+    /// files left out); `nil` when it holds a playlist or an MPD, cannot be listed, or holds no
+    /// such file (``findings(forDirectory:)`` then says why).
+    static func moviesWithoutManifest(in directory: FilePath) -> [FilePath]? {
+        guard let names = try? FileSystemCalls.entries(of: directory),
+              !names.contains(where: { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }) else { return nil }
+        let movies = names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appending($0) }.filter { input(at: $0) == .movie }
+        return movies.isEmpty ? nil : movies
     }
 
     /// A directory as a packager leaves it: its master playlist (or, without one, every
@@ -113,7 +128,7 @@ public enum FileValidation {
         }
         let manifests = names.filter { $0.hasSuffix(".mpd") }
         guard !playlists.isEmpty || !manifests.isEmpty else {
-            throw .unsupported("\(directory): no .m3u8 playlist and no .mpd in it")
+            throw .unsupported("\(directory): no .m3u8 playlist, no .mpd and no MP4/M4A/M4B file in it")
         }
         var found: [ValidationFinding] = []
         for name in masters.isEmpty ? playlists : masters {

@@ -1,0 +1,34 @@
+internal import MediaCore
+
+extension RawDataBlock {
+    /// Whether the block's SBR data carries parametric stereo (HE-AAC v2 signalled implicitly,
+    /// ISO/IEC 14496-3 1.6.6.2 and 8.A): an SBR fill element after a single channel element
+    /// whose `sbr_extension_data()` (4.4.2.8), read by `parser`, has `bs_extended_data` that
+    /// starts with `bs_extension_id` 2 (EXTENSION_ID_PS).
+    ///
+    /// The parser keeps the last SBR header and the time-delta histories, so give it every
+    /// block from the stream's start; until it has seen a header it reads nothing (`false`).
+    /// Data that does not parse says nothing either: this is a question, not a validation.
+    public func carriesParametricStereo(parser: inout SBRStreamParser) -> Bool {
+        var channels = 0
+        for element in elements {
+            switch element {
+            case .singleChannel: channels = 1
+            case .channelPair: channels = 2
+            case .fill(let fill):
+                let crc = fill.extensionType == FillElement.ExtensionType.sbrDataCRC
+                guard fill.extensionType == FillElement.ExtensionType.sbrData || crc, channels > 0 else { continue }
+                let skipped = crc ? 14 : 4
+                var reader = BitReader(fill.payload)
+                guard fill.payload.count * 8 > skipped, (try? reader.skipBits(skipped)) != nil,
+                      let data = try? parser.parse(&reader, channelCount: channels, bitLimit: fill.payload.count * 8 - skipped),
+                      channels == 1, let extended = data.extendedData, extended.count >= 2 else { continue }
+                var bits = BitReader(extended.bytes)
+                if let id = try? bits.readBits(2), Int(id) == ParametricStereoFrame.extensionID { return true }
+            default:
+                continue
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,313 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The seams a new user met in the first hour, each reproduced: one command-line vocabulary,
+/// one bitrate parser whose range fits the output, the exit statuses of the README's table,
+/// outputs that keep what they replace, and the layouts, profiles and bitrates the tools say.
+@Suite("the first hour: vocabulary, exit statuses, seams")
+struct FirstHourTests {
+    static func keyframe(_ arguments: [String]) throws -> Subprocess.Result {
+        try ExternalTool.run(try ExternalTool.keyframe, arguments)
+    }
+
+    /// A WAV of `seconds` of pink noise at `rate` Hz, `channels` channels, made by FFmpeg.
+    static func wav(_ name: String, in directory: URL, rate: Int = 44100, channels: Int = 2, seconds: Double = 2) throws -> String {
+        let path = directory.appendingPathComponent(name).path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=\(rate):duration=\(seconds):amplitude=0.3",
+                             "-ac", "\(channels)", path])
+        return path
+    }
+
+    // MARK: One bitrate parser, its range for the actual output
+
+    @Test("a bitrate out of range names the range of the output's rate and channels, the same each time")
+    func bitrateRangeFitsTheOutput() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("mono.wav", in: directory, rate: 22050, channels: 1)
+        let output = directory.appendingPathComponent("o.m4a").path
+        for bitrate in ["9999k", "4608k", "200k"] {
+            for command in ["encode", "convert"] {
+                let run = try Self.keyframe([command, input, "-o", output, "--bitrate", bitrate])
+                #expect(run.status == 64, "\(command) --bitrate \(bitrate): status \(run.status): \(run.standardError)")
+                // 22.05 kHz mono AAC carries at most 6 bits a sample: 132,300 b/s.
+                #expect(run.standardError.contains("8k...132300"), "\(command) --bitrate \(bitrate): \(run.standardError)")
+                #expect(!run.standardError.contains("4608000"), "\(command): the range of 8 channels at 96 kHz: \(run.standardError)")
+                #expect(!FileManager.default.fileExists(atPath: output))
+            }
+        }
+        // A publishing URL's #bitrate= is read by the same parser: 0.048M is 48 kb/s there too
+        // (nothing listens on the port: the summary still says what was encoded, status 1).
+        let port = try LocalPort.freeTCP()
+        let run = try Self.keyframe(["publish", input, "icecast://source:pw@127.0.0.1:\(port)/x#bitrate=0.048M", "--json",
+                                     "--duration", "0.5", "--reconnect-max", "0.5"])
+        #expect(run.status == 1, "\(run.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.outputData) as? [String: Any], "\(run.standardOutput)")
+        #expect(report["bitrates"] as? [Int] == [48000], "\(report)")
+    }
+
+    // MARK: One vocabulary for encoders and raw input
+
+    @Test("encode and convert share the default bitrate (128k) and the raw-input options")
+    func encodeAndConvertAgree() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory)
+        let encoded = try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", directory.appendingPathComponent("e.m4a").path])
+        let converted = try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", directory.appendingPathComponent("c.m4a").path])
+        #expect(encoded.standardOutput.contains("at 128000 b/s"), "\(encoded.standardOutput)")
+        #expect(converted.standardOutput.contains("at 128000 b/s"), "\(converted.standardOutput)")
+        for command in ["encode", "convert"] {
+            let help = try ExternalTool.succeed(try ExternalTool.keyframe, [command, "--help"]).standardOutput
+            for option in ["--bitrate", "--profile", "--input-sample-rate", "--input-channels", "--input-format"] {
+                #expect(help.contains(option), "\(command) --help lacks \(option)")
+            }
+        }
+
+        // Raw PCM: --input-* on both; encode's older names still work, hidden.
+        let raw = directory.appendingPathComponent("in.pcm").path
+        try MP4Check.ffmpeg(["-i", input, "-f", "s16le", "-ar", "44100", "-ac", "2", raw])
+        for (command, layout) in [("encode", ["--input-sample-rate", "44100", "--input-channels", "2"]),
+                                  ("convert", ["--input-sample-rate", "44100", "--input-channels", "2"]),
+                                  ("encode", ["--sample-rate", "44100", "--channels", "2"])] {
+            let output = directory.appendingPathComponent("raw-\(command)-\(layout[0].dropFirst(2)).m4a").path
+            let run = try Self.keyframe([command, raw, "-o", output] + layout)
+            #expect(run.status == 0, "\(command) \(layout): \(run.standardError)")
+            #expect(try ExternalTool.ffprobeAudio(output).sampleRate == 44100)
+        }
+        let encodeHelp = try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", "--help"]).standardOutput
+        #expect(!encodeHelp.contains("--sample-rate "), "the older names are hidden: \(encodeHelp)")
+
+        // --sample-rate on a WAV described raw input and was silently ignored: now a usage error
+        // that says what to use.
+        let output = directory.appendingPathComponent("r.m4a").path
+        let run = try Self.keyframe(["encode", input, "-o", output, "--sample-rate", "16000"])
+        #expect(run.status == 64, "status \(run.status)")
+        #expect(run.standardError.contains("keyframe convert") && run.standardError.contains("--sample-rate 16000"), "\(run.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    // MARK: Exit statuses
+
+    @Test("exit statuses: 2 for an input that cannot be read, 3 for a salvage, 64 for usage")
+    func exitStatuses() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("o.wav").path
+
+        // Not an M4A at all: the input cannot be read.
+        let garbage = directory.appendingPathComponent("garbage.m4a")
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }).write(to: garbage)
+        for command in ["decode", "convert"] {
+            let run = try Self.keyframe([command, garbage.path, "-o", output])
+            #expect(run.status == 2, "\(command) of garbage: status \(run.status): \(run.standardError)")
+            #expect(run.standardError.contains(garbage.path), "the error names the file: \(run.standardError)")
+        }
+        let missing = try Self.keyframe(["decode", directory.appendingPathComponent("missing.m4a").path, "-o", output])
+        #expect(missing.status == 2, "a missing input: status \(missing.status): \(missing.standardError)")
+
+        // ADTS with its last frame cut: decoded, and the damage said, with status 3.
+        let adts = directory.appendingPathComponent("cut.aac")
+        let wav = try Self.wav("in.wav", in: directory)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", adts.path])
+        let whole = try Data(contentsOf: adts)
+        try whole.prefix(whole.count - 100).write(to: adts)
+        let salvaged = try Self.keyframe(["decode", adts.path, "-o", output])
+        #expect(salvaged.status == 3, "status \(salvaged.status): \(salvaged.standardError)")
+        #expect(salvaged.standardError.contains("warning:"), "\(salvaged.standardError)")
+        #expect(FileManager.default.fileExists(atPath: output))
+
+        // Usage errors: swift-argument-parser's 64.
+        #expect(try Self.keyframe(["decode"]).status == 64)
+        #expect(try Self.keyframe(["encode", wav, "-o", output, "--no-such-option"]).status == 64)
+    }
+
+    @Test("publish that delivered nothing fails (status 1) and says why in one clear sentence")
+    func publishThatDeliveredNothingFails() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, seconds: 1)
+        let port = try LocalPort.freeTCP()
+        let run = try Self.keyframe(["publish", input, "icecast://source:secret@127.0.0.1:\(port)/x.aac", "--reconnect-max", "0.5",
+                                     "--duration", "1"])
+        #expect(run.status == 1, "status \(run.status): \(run.standardError)")
+        #expect(run.standardError.lowercased().contains("refused"), "\(run.standardError)")
+        #expect(!run.standardError.contains("secret"), "the password is masked: \(run.standardError)")
+        // Every "(" closed once: no message wrapped in another's parentheses.
+        for line in run.standardError.split(separator: "\n") where line.hasPrefix("Error:") {
+            let opened = line.filter { $0 == "(" }.count
+            let closed = line.filter { $0 == ")" }.count
+            #expect(opened == closed, "\(line)")
+            #expect(!line.contains("))"), "\(line)")
+        }
+    }
+
+    // MARK: What the tools say
+
+    @Test("probe of HE-AAC in ADTS says HE-AAC at the output rate, as ffprobe does", arguments: ["he-aac", "he-aac-v2"])
+    func probeFindsSBRAndPSInTheFrames(profile: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, rate: 48000)
+        let adts = directory.appendingPathComponent("he.aac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", adts, "--profile", profile, "--bitrate", "32k"])
+        let report = try ExternalTool.probeJSON(adts)
+        let track = try #require((report["tracks"] as? [[String: Any]])?.first)
+        let peer = try ExternalTool.ffprobeAudio(adts)
+        #expect(peer.sampleRate == 48000 && peer.channels == 2)
+        #expect(track["sampleRate"] as? Int == peer.sampleRate, "\(track)")
+        #expect(track["channels"] as? Int == peer.channels, "\(track)")
+        #expect(track["profile"] as? String == (profile == "he-aac" ? "HE-AAC" : "HE-AACv2"), "ffprobe: \(peer.profile); ours: \(track)")
+        let text = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", adts]).standardOutput
+        #expect(text.contains("48000") && !text.contains("24000"), "\(text)")
+    }
+
+    @Test("validate of a folder of M4As with no playlist checks each file")
+    func validateFolderOfM4As() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, seconds: 1)
+        let album = directory.appendingPathComponent("album")
+        try FileManager.default.createDirectory(at: album, withIntermediateDirectories: true)
+        for name in ["01.m4a", "02.m4a"] {
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", album.appendingPathComponent(name).path])
+        }
+        try Data("notes".utf8).write(to: album.appendingPathComponent("notes.txt"))
+        let run = try Self.keyframe(["validate", album.path])
+        #expect(run.status == 0, "status \(run.status): \(run.standardOutput) \(run.standardError)")
+        for name in ["01.m4a", "02.m4a"] {
+            #expect(run.standardOutput.contains(album.appendingPathComponent(name).path + ": ok"), "\(run.standardOutput)")
+        }
+        let empty = directory.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        let none = try Self.keyframe(["validate", empty.path])
+        #expect(none.status == 2 && none.standardError.contains("no MP4/M4A/M4B file"), "\(none.standardError)")
+    }
+
+    // MARK: Signals
+
+    @Test("Ctrl-C during a segment-parallel convert cancels it: status 1, 'cancelled', nothing left", arguments: ["lc", "he-aac"])
+    func ctrlCEndsAParallelConvert(profile: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Four 30-s segments at 48 kHz: each encoder has seconds of work when the signal comes.
+        let input = try Self.wav("long.wav", in: directory, rate: 48000, seconds: 120)
+        let output = directory.appendingPathComponent("out.m4a").path
+        let process = try RunningProcess(try ExternalTool.keyframe, ["convert", input, "-o", output, "--threads", "4", "--profile", profile])
+        // Once the first segments are being encoded (the input is read in well under a second).
+        Subprocess.sleep(.milliseconds(1500))
+        #expect(process.send(SIGINT))
+        let finished = try process.wait(timeout: .seconds(60))
+        #expect(finished.result.status == 1, "status \(finished.result.status): \(finished.result.standardError)")
+        #expect(finished.result.standardError.contains("cancelled"), "\(finished.result.standardError)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(left == ["long.wav"], "left behind: \(left)")
+    }
+
+    // MARK: A file cut short
+
+    @Test("an M4A cut short: probe gives the readable length beside the declared one; convert, decode and cut say where, status 3")
+    func truncatedM4AIsReportedAsSuch() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, seconds: 20)
+        let whole = directory.appendingPathComponent("whole.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", whole])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let cut = directory.appendingPathComponent("cut.m4a").path
+        try bytes.prefix(bytes.count / 4).write(to: URL(fileURLWithPath: cut))
+
+        let report = try ExternalTool.probeJSON(cut)
+        let declared = try #require(report["duration"] as? Double)
+        let readable = try #require(report["readableDuration"] as? Double, "\(report)")
+        #expect(abs(declared - 20) < 0.01)
+        #expect(readable > 2 && readable < 8, "readable \(readable) of \(declared)")
+        let text = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", cut]).standardOutput
+        #expect(text.contains("declared") && text.contains("readable"), "\(text)")
+        #expect(try ExternalTool.probeJSON(whole)["readableDuration"] == nil, "a whole file has no readable length of its own")
+
+        for command in ["convert", "decode"] {
+            let output = directory.appendingPathComponent("\(command).wav").path
+            let run = try Self.keyframe([command, cut, "-o", output])
+            #expect(run.status == 3, "\(command): status \(run.status): \(run.standardError)")
+            #expect(run.standardError.contains(cut) && run.standardError.contains("byte"), "\(command): \(run.standardError)")
+        }
+        let part = directory.appendingPathComponent("part.m4a").path
+        let within = try Self.keyframe(["cut", cut, "-o", part, "--start", "0.5", "--end", "2"])
+        #expect(within.status == 3, "cut within the readable part: status \(within.status): \(within.standardError)")
+        #expect(within.standardError.contains("the file ends at byte \(bytes.count / 4)"), "\(within.standardError)")
+        #expect(abs((try ExternalTool.probeJSON(part)["duration"] as? Double ?? 0) - 1.5) < 0.001)
+        let past = try Self.keyframe(["cut", cut, "-o", directory.appendingPathComponent("past.m4a").path, "--start", "15"])
+        #expect(past.status == 1 && past.standardError.contains("readable samples") && past.standardError.contains(cut), "\(past.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("past.m4a").path))
+        // Past the readable end: the cut ends where the file can be read to, and says so.
+        let tail = try Self.keyframe(["cut", cut, "-o", directory.appendingPathComponent("tail.m4a").path, "--start", "1", "--end", "19"])
+        #expect(tail.status == 3, "\(tail.standardError)")
+        let tailLength = try ExternalTool.probeJSON(directory.appendingPathComponent("tail.m4a").path)["duration"] as? Double ?? 0
+        #expect(tailLength < readable, "a cut past the readable end claims \(tailLength) s of \(readable) readable")
+    }
+
+    // MARK: Outputs that keep what they replace
+
+    @Test("an output that replaces a file keeps its mode; through a link, the target is replaced and the link stays")
+    func replacedOutputsKeepTheirAttributes() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, seconds: 1)
+        let output = directory.appendingPathComponent("out.m4a").path
+        try Data("old".utf8).write(to: URL(fileURLWithPath: output))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: output)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", output])
+        let attributes = try FileManager.default.attributesOfItem(atPath: output)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try ExternalTool.ffprobeAudio(output).sampleRate == 44100)
+
+        // Through a symbolic link (a relative one, into a folder beside it).
+        let store = directory.appendingPathComponent("store")
+        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
+        let target = store.appendingPathComponent("episode.m4a").path
+        try Data("old".utf8).write(to: URL(fileURLWithPath: target))
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: target)
+        let link = directory.appendingPathComponent("latest.m4a").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "store/episode.m4a")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", link])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == "store/episode.m4a", "the link stays a link")
+        #expect(try ExternalTool.ffprobeAudio(target).sampleRate == 44100, "the target holds the new file")
+        #expect((try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? NSNumber)?.intValue == 0o640)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == ["episode.m4a"], "no temporary file left")
+
+        // A link (symbolic or hard) to the input is the input: refused, the input untouched.
+        let before = try Data(contentsOf: URL(fileURLWithPath: input))
+        let symbolic = directory.appendingPathComponent("symbolic.m4a").path
+        try FileManager.default.createSymbolicLink(atPath: symbolic, withDestinationPath: input)
+        let hard = directory.appendingPathComponent("hard.m4a").path
+        try FileManager.default.linkItem(atPath: input, toPath: hard)
+        for path in [symbolic, hard] {
+            for extra in [[], ["--fragmented"]] {
+                let run = try Self.keyframe(["encode", input, "-o", path] + extra)
+                #expect(run.status != 0 && run.standardError.contains("is the input"), "\(path) \(extra): \(run.standardError)")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: input)) == before, "\(path) \(extra): the input changed")
+            }
+        }
+    }
+
+    // MARK: Layouts known before decoding
+
+    @Test("an HE-AAC ladder and a looped publish from an M4A or ADTS input: the layout is known before decoding",
+          arguments: ["m4a", "aac"])
+    func layoutOfAACInputsIsKnownBeforeDecoding(container: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = try Self.wav("in.wav", in: directory, rate: 48000, seconds: 3)
+        let master = directory.appendingPathComponent("master.\(container)").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", master])
+        let www = directory.appendingPathComponent("www").path
+        let run = try Self.keyframe(["package", master, "--hls", www, "--profile", "auto", "--bitrates", "32k,64k,128k", "--json"])
+        try #require(run.status == 0, "package: \(run.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: run.outputData) as? [String: Any])
+        let codecs = (report["codecs"] as? [String: String] ?? [:]).values.sorted()
+        #expect(codecs == ["mp4a.40.2", "mp4a.40.29", "mp4a.40.5"], "\(report)")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["validate", www])
+    }
+}
