@@ -11,6 +11,12 @@
 #   make bench       benchmarks against FFmpeg (BENCHMARKS.md)
 #   make llhls       low-latency HLS figures: capture-to-served latency, server CPU (BENCHMARKS.md)
 #   make quality     perceptual quality of our AAC against ffmpeg's (BENCHMARKS.md)
+#   make install     keyframe and keyframe-serve (Swift runtime linked in), man pages, bash/zsh/fish
+#                    completions into $(DESTDIR)$(PREFIX) (PREFIX=/usr/local; CONFIG=release|debug)
+#   make uninstall   remove what `make install` put there (same PREFIX and DESTDIR)
+#   make install-check  install the release build into a temporary DESTDIR and smoke-test it there:
+#                    --version, --help, man, completions, serve, encode/probe, ldd, peak RSS (< 20 MiB)
+#   make reference   regenerate the DocC command reference (KeyFrameKit.docc/CommandReference.md)
 #   make clean       remove build output (keeps .venv and fuzz-findings; `make distclean` removes them)
 
 SHELL := /bin/bash
@@ -86,7 +92,7 @@ FUZZ_FINDINGS := fuzz-findings
 REGRESSIONS := Tests/AACBitstreamTests/Regressions
 
 .PHONY: deps apt-deps venv build test docs examples fuzz fuzz-smoke fuzz-build fuzz-seeds fuzz-replay demo llhls \
-        bench clean distclean
+        bench clean distclean install install-build uninstall install-check reference
 
 deps: apt-deps venv
 
@@ -163,7 +169,7 @@ EXAMPLE_PRODUCTS := record-m4a decode-mp4 mux-h264 edit-m4a tee-capture package-
 # The programs of Examples/ (public API only), run by scripts/examples.sh on inputs ffmpeg makes
 # in examples-out/; each output is checked with ffprobe (no warning, the expected streams).
 examples: apt-deps
-	@for p in $(EXAMPLE_PRODUCTS) keyframe; do echo "$(SWIFT) build --product $$p"; $(SWIFT) build --product $$p; done
+	@for p in $(EXAMPLE_PRODUCTS) keyframe keyframe-serve; do echo "$(SWIFT) build --product $$p"; $(SWIFT) build --product $$p; done
 	@scripts/examples.sh "$(BIN)" $(EXAMPLES)
 
 # --- fuzzing ------------------------------------------------------------------------------------
@@ -252,6 +258,7 @@ DEMO := demo-out
 # DEMO_SOURCE=card|pulse|file forces the capture device.
 demo: deps
 	$(SWIFT) build --product keyframe
+	$(SWIFT) build --product keyframe-serve
 	@scripts/demo.sh "$(BIN)/keyframe" $(DEMO)
 
 # Benchmarks (scripts/bench.py): each job times keyframe and the matching ffmpeg command on the
@@ -274,6 +281,7 @@ llhls: deps
 
 bench: deps
 	$(SWIFT) build -c release --static-swift-stdlib --product keyframe
+	$(SWIFT) build -c release --static-swift-stdlib --product keyframe-serve
 	$(VENV)/bin/python scripts/bench.py --runs $(BENCH_RUNS) $(if $(BENCH_JOBS),--jobs $(BENCH_JOBS)) \
 	    --keyframe "$(RELEASE_BIN)/keyframe" \
 	    --invoked-as "make bench$(if $(filter-out 5,$(BENCH_RUNS)), BENCH_RUNS=$(BENCH_RUNS))$(if $(BENCH_JOBS), BENCH_JOBS=$(BENCH_JOBS))"
@@ -293,14 +301,102 @@ QUALITY_FLAGS ?=
 
 quality: deps
 	@$(MAKE) venv PIP_EXTRA_PACKAGES="$(QUALITY_PIP_PACKAGES) $(PIP_EXTRA_PACKAGES)"
-	$(SWIFT) build -c release --product keyframe
+	$(SWIFT) build -c release --static-swift-stdlib --product keyframe
+	$(SWIFT) build -c release --static-swift-stdlib --product keyframe-serve
 	$(VENV)/bin/python scripts/quality.py --keyframe "$(RELEASE_BIN)/keyframe" $(QUALITY_FLAGS) \
 	    --invoked-as "make quality$(if $(QUALITY_FLAGS), QUALITY_FLAGS='$(QUALITY_FLAGS)')"
+
+# --- install ------------------------------------------------------------------------------------
+
+# `make install` puts into $(DESTDIR)$(PREFIX):
+#   bin/keyframe, bin/keyframe-serve      `serve` and `record --serve` run keyframe-serve from beside
+#                                         keyframe, so both go to the same bin/
+#   share/man/man1/keyframe.1, keyframe-COMMAND.1   from the commands' own help (see `reference`)
+#   share/bash-completion/completions/keyframe, share/zsh/site-functions/_keyframe,
+#   share/fish/vendor_completions.d/keyframe.fish   from `keyframe --generate-completion-script`
+# CONFIG=release (the default) builds both with the Swift runtime linked statically
+# (--static-swift-stdlib), in their own scratch path, .build-release, so that an install never
+# waits for the debug build's lock on .build. The installed tool then needs only Debian's shared
+# libraries: linked, libc6, libstdc++6, libgcc-s1, libasound2 and libebur128-1; opened with dlopen
+# by the commands that need them, libavcodec59, libavformat59, libavutil57, libswresample4 (FFmpeg
+# 5.1), libflac12 and libsrt1.5-openssl.
+# CONFIG=debug installs the debug build of .build as it is (built only when missing, as `make test`
+# does): what the journey tests install, so that `make test` builds nothing twice. It is not
+# relinked with --static-swift-stdlib: that flag changes only the link, so every switch between it
+# and the plain `swift build` of `make build` and `make test` would relink both executables, and a
+# `swift build` run from inside `swift test` waits for ever for the lock `swift test` holds on
+# .build. Those executables find the Swift runtime in /opt/swift (rpath).
+# `sudo make install` for /usr/local; `make install PREFIX=$HOME/.local` needs no root.
+# `make uninstall` (same PREFIX and DESTDIR) removes those files; of the man pages, the keyframe*.1
+# that start with the generator's mark (scripts/command-reference.py), so the pages of commands an
+# older install had go too, and nothing else.
+PREFIX ?= /usr/local
+DESTDIR ?=
+CONFIG ?= release
+RELEASE_SCRATCH := .build-release
+INSTALL_BINDIR = $(DESTDIR)$(PREFIX)/bin
+INSTALL_MAN1DIR = $(DESTDIR)$(PREFIX)/share/man/man1
+INSTALL_BASHDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+INSTALL_ZSHDIR = $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+INSTALL_FISHDIR = $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+INSTALL_RELEASE_FLAGS := --scratch-path $(RELEASE_SCRATCH) -c release --static-swift-stdlib
+# Where the executables to install are (SwiftPM's <scratch>/<configuration> link; no lock taken).
+INSTALL_FROM = $(if $(filter debug,$(CONFIG)),.build/debug,$(RELEASE_SCRATCH)/release)
+MAN_MARK := Generated by KeyFrameKit scripts/command-reference.py
+
+install-build:
+	@case "$(CONFIG)" in release|debug) ;; *) echo "CONFIG must be release or debug, not '$(CONFIG)'"; exit 2 ;; esac
+ifeq ($(CONFIG),release)
+	$(SWIFT) build $(INSTALL_RELEASE_FLAGS) --product keyframe
+	$(SWIFT) build $(INSTALL_RELEASE_FLAGS) --product keyframe-serve
+else
+	@test -x "$(INSTALL_FROM)/keyframe" || $(SWIFT) build --product keyframe
+	@test -x "$(INSTALL_FROM)/keyframe-serve" || $(SWIFT) build --product keyframe-serve
+endif
+
+install: install-build
+	@stage=$$(mktemp -d); trap 'rm -rf "$$stage"' EXIT; \
+	kf="$(INSTALL_FROM)/keyframe"; \
+	$(PYTHON3) scripts/command-reference.py "$$kf" --man "$$stage/man1"; \
+	for shell in bash zsh fish; do "$$kf" --generate-completion-script $$shell >"$$stage/completion.$$shell"; done; \
+	echo "install keyframe, keyframe-serve, $$(ls "$$stage/man1" | wc -l) man pages, bash/zsh/fish completions into $(DESTDIR)$(PREFIX)"; \
+	install -d "$(INSTALL_BINDIR)" "$(INSTALL_MAN1DIR)" "$(INSTALL_BASHDIR)" "$(INSTALL_ZSHDIR)" "$(INSTALL_FISHDIR)"; \
+	install -m 755 "$$kf" "$(INSTALL_FROM)/keyframe-serve" "$(INSTALL_BINDIR)/"; \
+	install -m 644 "$$stage"/man1/*.1 "$(INSTALL_MAN1DIR)/"; \
+	install -m 644 "$$stage/completion.bash" "$(INSTALL_BASHDIR)/keyframe"; \
+	install -m 644 "$$stage/completion.zsh" "$(INSTALL_ZSHDIR)/_keyframe"; \
+	install -m 644 "$$stage/completion.fish" "$(INSTALL_FISHDIR)/keyframe.fish"
+
+uninstall:
+	rm -f "$(INSTALL_BINDIR)/keyframe" "$(INSTALL_BINDIR)/keyframe-serve" \
+	    "$(INSTALL_BASHDIR)/keyframe" "$(INSTALL_ZSHDIR)/_keyframe" "$(INSTALL_FISHDIR)/keyframe.fish"
+	@removed=0; \
+	for page in "$(INSTALL_MAN1DIR)"/keyframe.1 "$(INSTALL_MAN1DIR)"/keyframe-*.1; do \
+	    if [ -f "$$page" ] && head -n 1 "$$page" | grep -qF '$(MAN_MARK)'; then rm -f "$$page"; removed=$$((removed + 1)); fi; \
+	done; \
+	echo "rm -f $(INSTALL_MAN1DIR)/keyframe*.1 (the $$removed pages make install wrote)"
+
+# The smoke test of an installed tool (scripts/install-check.sh), not part of `make test`: the
+# release build (CONFIG=release unless given) installed into a temporary DESTDIR, then `--version`,
+# `--help`, every man page through man-db with all groff warnings on, the completions in bash (and
+# zsh, fish where installed), `keyframe serve` to curl, encode and probe of a WAV, ldd (no Swift
+# runtime library), and the peak RSS of `--version` and of demuxing a 1-hour M4A, each under 20 MiB
+# (RSS_LIMIT_KB); then `make uninstall` must leave nothing. Prints the sizes and figures.
+install-check:
+	@MAKE="$(MAKE)" CONFIG="$(CONFIG)" PREFIX="$(PREFIX)" INSTALL_CHECK_CACHE="$(RELEASE_SCRATCH)/install-check" scripts/install-check.sh
+
+# The command-line reference in DocC (Sources/KeyFrameKit/KeyFrameKit.docc/CommandReference.md),
+# written by scripts/command-reference.py from `keyframe --experimental-dump-help`, the source of
+# the man pages too. Commit the result; CommandReferenceTests fails while it differs from the help.
+REFERENCE := Sources/KeyFrameKit/KeyFrameKit.docc/CommandReference.md
+reference:
+	$(SWIFT) build --product keyframe
+	$(PYTHON3) scripts/command-reference.py "$(BIN)/keyframe" --docc $(REFERENCE)
 
 # --- housekeeping -------------------------------------------------------------------------------
 
 clean:
-	rm -rf .build $(FUZZ_SCRATCH) $(DEMO) bench-out $(DOCS) $(EXAMPLES)
+	rm -rf .build $(RELEASE_SCRATCH) $(FUZZ_SCRATCH) $(DEMO) bench-out $(DOCS) $(EXAMPLES)
 
 distclean: clean
 	rm -rf $(VENV) $(FUZZ_FINDINGS)

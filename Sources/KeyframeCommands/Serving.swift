@@ -65,6 +65,7 @@ package enum Serving {
         let cArguments = arguments.map { strdup($0) } + [nil]
         execv(server, cArguments)
         let reason = String(cString: strerror(errno))
-        throw CommandFailure("serving needs keyframe-serve beside keyframe (\(server): \(reason)); build it with `swift build --product keyframe-serve`")
+        throw CommandFailure("serving needs keyframe-serve beside keyframe (\(server): \(reason)); `make install` installs both, "
+                             + "or build it with `swift build --product keyframe-serve`")
     }
 }
