@@ -143,6 +143,36 @@ struct FirstHourTests {
         }
     }
 
+    @Test("publish of an M4A as it is tells Icecast the input's bitrate (ice-bitrate was 0)")
+    func icecastIsToldTheInputsBitrate() throws {
+        let server = try IcecastServer()
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, rate: 48000, seconds: 6)
+        let m4a = directory.appendingPathComponent("in.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", m4a, "--bitrate", "96k"])
+        let mount = "/copy.aac"
+        let publisher = try RunningProcess(try ExternalTool.keyframe,
+                                           ["publish", m4a, "icecast://source:\(server.password)@127.0.0.1:\(server.port)\(mount)", "--json"])
+        defer { publisher.stop() }
+        var status = ""
+        try RunningProcess.waitUntil("the source on \(mount)", timeout: .seconds(10)) {
+            status = server.status()
+            return status.contains("\"listenurl\":\"http://127.0.0.1:\(server.port)\(mount)\"")
+        }
+        // icecast2's status names what the source said in Ice-Audio-Info.
+        let said = try #require(status.firstMatch(of: #/ice-bitrate=(\d+)/#)?.output.1, "\(status)")
+        let kilobits = try #require(Int(said))
+        #expect(abs(kilobits - 96) <= 10, "ice-bitrate=\(kilobits) for a 96 kb/s M4A: \(status)")
+        let finished = try publisher.wait(timeout: .seconds(60))
+        #expect(finished.result.status == 0, "\(finished.result.standardError)")
+        let report = try CaptureCheck.json(finished.result, "publish --json")
+        #expect(report["copied"] as? Bool == true)
+        let destination = try #require((report["destinations"] as? [[String: Any]])?.first)
+        #expect(abs((destination["bitrate"] as? Int ?? 0) - 96_000) <= 10_000, "\(destination)")
+    }
+
     // MARK: What the tools say
 
     @Test("probe of HE-AAC in ADTS says HE-AAC at the output rate, as ffprobe does", arguments: ["he-aac", "he-aac-v2"])
