@@ -167,7 +167,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     left the parallel encode 0.26 dB below the serial one, 3 s left it 0.04 dB below.
     ///   - profile: AAC-LC (`.aacLC`), HE-AAC v1 (`.sbr`) or v2 (`.ps`).
     ///   - control: the job's control: once it is cancelled, the segments being encoded stop
-    ///     at their next chunk (``chunkFrameCount``) and ``encode(_:)`` and ``flush()`` throw
+    ///     at their next chunk (`chunkFrameCount`, 16384 frames) and ``encode(_:)`` and ``flush()`` throw
     ///     instead of waiting for them.
     public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
                 segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC,

@@ -34,8 +34,13 @@ struct Cut: ParsableCommand {
     func run() throws {
         try checkDistinct(input: input, output: output)
         let line = ProgressLine(label: "cutting")
-        let summary = try AudioEditing.cut(FilePath(input), to: FilePath(output), from: start.position, to: end?.position,
+        let summary: AudioEditing.Summary
+        do {
+            summary = try AudioEditing.cut(FilePath(input), to: FilePath(output), from: start.position, to: end?.position,
                                            control: StopSignals.cancellingControl(), progress: line.update)
+        } catch {
+            throw CommandFailure(error, naming: input)
+        }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         try EditSummaryOutput.report([summary], json: json, array: false)
     }

@@ -9,8 +9,12 @@ struct Join: ParsableCommand {
         discussion: """
             The packets are put one after another in one track, and the edit list gets an entry per \
             part that skips that part's priming and padding: a player honouring it plays exactly the \
-            parts' audio one after another. Each part becomes a chapter, titled by its title tag or \
-            else its file name; the output takes the first part's tags but its title and track number. \
+            parts' audio one after another. Parts that follow each other in one stream (as `keyframe \
+            split` makes them) join into that stream again: the packets a part repeats from the one \
+            before are dropped and their edits become one, so the output holds the source's packets \
+            and decodes to its samples. Each part keeps its own chapters; a part without any becomes \
+            one chapter, titled by its title tag or else its file name. The output takes the first \
+            part's tags but its title and track number. \
             Inputs whose AudioSpecificConfig differs are refused with the field that differs. Players \
             that read only iTunSMPB cannot skip the priming inside the file: the output carries no \
             iTunSMPB (it can describe only one part).

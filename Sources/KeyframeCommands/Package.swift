@@ -76,11 +76,16 @@ struct Package: ParsableCommand {
     func run() throws {
         let (ladder, profiles) = try Self.ladder(bitrates ?? "")
         let line = ProgressLine(label: "packaging")
-        let summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
+        let summary: Packaging.Summary
+        do {
+            summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
                                         options: Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond,
                                                                    bitrates: ladder, dash: dash, profile: encoder.profile.choice,
                                                                    ladderProfiles: profiles),
                                         control: StopSignals.cancellingControl(), progress: line.update)
+        } catch {
+            throw CommandFailure(error, naming: input)
+        }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         let renditions = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.peakBitrate) }, uniquingKeysWith: { a, _ in a })
         let codecs = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.codecs) }, uniquingKeysWith: { a, _ in a })

@@ -89,12 +89,12 @@ struct Probe: ParsableCommand {
                 let files = try HLSMediaPlaylist.files(of: FilePath(path))
                 return try MP4Probe.probe(try MediaInput.open(files.initSegment, segments: files.segments))
             } catch {
-                throw CommandFailure("\(path): \(error)")
+                throw CommandFailure("\(path): \(error)", status: .unreadableInput)
             }
         }
         if format == .mp4 || !segments.isEmpty {
             do { return try MP4Probe.probe(try MediaInput.open(FilePath(path), segments: segments.map { FilePath($0) })) } catch {
-                throw CommandFailure("\(path): \(error)")
+                throw CommandFailure("\(path): \(error)", status: .unreadableInput)
             }
         }
         guard format == .adts else {
@@ -103,21 +103,21 @@ struct Probe: ParsableCommand {
                 do { return try ProbeReport(libavformatSummaryOf: FilePath(path)) } catch { reason = " (libavformat: \(error))" }
             }
             throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac)) "
-                                 + "and any audio file FFmpeg reads\(reason)")
+                                 + "and any audio file FFmpeg reads\(reason)", status: .unreadableInput)
         }
         let source: FileByteSource
-        do { source = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description) }
+        do { source = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description, status: .unreadableInput) }
         do {
             return try ADTSProbe.probe(source)
         } catch {
-            throw CommandFailure("\(path): \(error)")
+            throw CommandFailure("\(path): \(error)", status: .unreadableInput)
         }
     }
 
     /// The format of the file at `path` (content first, then name), or an error naming the
     /// file when it cannot be opened.
     static func readableFormat(_ path: String) throws -> MediaFileFormat? {
-        do { _ = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description) }
+        do { _ = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description, status: .unreadableInput) }
         return MediaFileFormat.detect(FilePath(path))
     }
 

@@ -8,7 +8,7 @@ struct Split: ParsableCommand {
         abstract: "Split an M4A or ADTS file into gapless parts at times or at its chapters.",
         discussion: """
             Each part is cut as `keyframe cut` cuts, so joining the parts (`keyframe join`) gives \
-            back the input's samples bit for bit. Parts are named after the input: NAME-01.m4a, \
+            back the input's packets and samples bit for bit, and its chapters. Parts are named after the input: NAME-01.m4a, \
             NAME-02.m4a, … (.m4b for an .m4b input) in DIR; an existing part is not overwritten, and \
             if one part fails the parts written are removed. With --chapters each part takes its \
             chapter's title as its title tag and its number as its track number.
@@ -43,8 +43,13 @@ struct Split: ParsableCommand {
             positions.append(position)
         }
         let line = ProgressLine(label: "splitting")
-        let summaries = try AudioEditing.split(FilePath(input), into: FilePath(output), at: chapters ? .chapters : .positions(positions),
+        let summaries: [AudioEditing.Summary]
+        do {
+            summaries = try AudioEditing.split(FilePath(input), into: FilePath(output), at: chapters ? .chapters : .positions(positions),
                                                control: StopSignals.cancellingControl(), progress: line.update)
+        } catch {
+            throw CommandFailure(error, naming: input)
+        }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         try EditSummaryOutput.report(summaries, json: json, array: true)
     }

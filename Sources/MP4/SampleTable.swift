@@ -170,3 +170,21 @@ extension MP4Track {
         }
     }
 }
+
+extension MP4Track {
+    /// The places of the samples at `indices` of the sample table (fragment runs are not
+    /// searched), from a walk of the tables that reads no media; `nil` when the tables cannot
+    /// place one of them.
+    public func sampleLocations(_ indices: Range<Int>) -> [SampleLocation]? {
+        guard indices.lowerBound >= 0, indices.upperBound <= sampleTable.sampleCount else { return nil }
+        var cursor = SampleTableCursor()
+        var found: [SampleLocation] = []
+        found.reserveCapacity(indices.count)
+        let total = sampleTable.sampleCount
+        while found.count < indices.count {
+            guard let location = try? cursor.next(in: sampleTable, sampleCount: total, path: path) else { return nil }
+            if location.index >= indices.lowerBound { found.append(location) }
+        }
+        return found
+    }
+}

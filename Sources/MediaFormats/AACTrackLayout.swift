@@ -36,6 +36,8 @@ public struct AACTrackLayout: Sendable {
     /// past it and how much is readable. The layout then describes the readable packets only
     /// (``packetCount``, ``mediaDuration``, ``validLength``); `nil` for a whole file.
     public let damage: DamageEvent?
+    /// The audio track's id (MP4); 0 for ADTS.
+    public let trackID: UInt32
 
     /// Measures the AAC of `path`: an MP4's audio track from its tables (no media read), an ADTS
     /// stream by reading its frame headers.
@@ -51,6 +53,7 @@ public struct AACTrackLayout: Sendable {
             guard let config = input.audioSpecificConfig else { throw .unsupported("\(path): no AAC track") }
             do { audioFormat = try Self.encodedFormat(config) } catch { throw .bitstream(error) }
             timescale = track.timescale
+            trackID = track.id
             let stts = track.sampleTable.timeToSample
             // One length for every packet, but a shorter last one (the stream's end).
             let lastIsShort = stts.count > 1 && stts.last.map { $0.count == 1 && $0.delta <= stts[0].delta } == true
@@ -132,7 +135,23 @@ public struct AACTrackLayout: Sendable {
             items = ITunesItemList()
             chapters = []
             damage = nil
+            trackID = 0
         }
+    }
+
+    /// The bytes of the packets at `indices` of an MP4 track (read where its sample table
+    /// places them); `nil` for ADTS, or a packet that cannot be placed or read.
+    public func packetBytes(_ indices: Range<Int>) -> [[UInt8]]? {
+        guard container == .mp4, indices.upperBound <= packetCount,
+              let source = try? FileByteSource(path: path), let file = try? MP4File(source: source),
+              let track = file.tracks.first(where: { $0.id == trackID }), track.fragmentRuns.isEmpty,
+              let locations = track.sampleLocations(indices) else { return nil }
+        var packets: [[UInt8]] = []
+        for location in locations {
+            guard let bytes = try? source.read(at: location.offset, count: location.size), bytes.count == location.size else { return nil }
+            packets.append(bytes)
+        }
+        return packets
     }
 
     /// `units` of `timescale` in seconds, three decimals.

@@ -104,8 +104,14 @@ struct FirstHourTests {
             #expect(run.status == 2, "\(command) of garbage: status \(run.status): \(run.standardError)")
             #expect(run.standardError.contains(garbage.path), "the error names the file: \(run.standardError)")
         }
-        let missing = try Self.keyframe(["decode", directory.appendingPathComponent("missing.m4a").path, "-o", output])
-        #expect(missing.status == 2, "a missing input: status \(missing.status): \(missing.standardError)")
+        let absent = directory.appendingPathComponent("missing.m4a").path
+        for arguments in [["decode", absent, "-o", output], ["probe", absent], ["cut", absent, "-o", output + ".m4a", "--start", "1"],
+                          ["split", absent, "--at", "1", "-o", directory.appendingPathComponent("parts").path + "/"],
+                          ["package", absent, "--hls", directory.appendingPathComponent("hls").path], ["probe", garbage.path]] {
+            let run = try Self.keyframe(arguments)
+            #expect(run.status == 2, "\(arguments): status \(run.status): \(run.standardError)")
+            #expect(run.standardError.contains(arguments[1]), "the error names the file: \(run.standardError)")
+        }
 
         // ADTS with its last frame cut: decoded, and the damage said, with status 3.
         let adts = directory.appendingPathComponent("cut.aac")
@@ -233,6 +239,66 @@ struct FirstHourTests {
         #expect(finished.result.standardError.contains("cancelled"), "\(finished.result.standardError)")
         let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         #expect(left == ["long.wav"], "left behind: \(left)")
+    }
+
+    // MARK: Split, then join
+
+    /// `ffprobe`'s packets of the audio: size and MD5 of each.
+    static func packets(_ file: String) throws -> [String] {
+        try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a", "-show_entries", "packet=size,data_hash", "-show_data_hash", "MD5",
+                                             "-of", "csv=p=0", file]).standardOutput.split(separator: "\n").map(String.init)
+    }
+
+    @Test("split then join gives back the source: its packets, one edit, its decode (PNS included), its chapters")
+    func splitThenJoinIsTheSource() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, seconds: 60)
+        let episode = directory.appendingPathComponent("episode.m4a").path
+        // Noise at 64k: libavcodec codes much of it as perceptual noise substitution.
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", episode, "--bitrate", "64k"])
+        let chapters = directory.appendingPathComponent("chapters.txt")
+        try Data("0:00 Intro\n0:12 Music\n0:31 Talk\n0:47 Outro\n".utf8).write(to: chapters)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", episode, "--import", chapters.path])
+        let parts = directory.appendingPathComponent("parts")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["split", episode, "--at", "10,25,40", "-o", parts.path + "/"])
+        let names = try FileManager.default.contentsOfDirectory(atPath: parts.path).sorted()
+        #expect(names.count == 4)
+        let joined = directory.appendingPathComponent("joined.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["join"] + names.map { parts.appendingPathComponent($0).path } + ["-o", joined])
+
+        // The source's packet sequence, byte for byte: no pre-roll repeated at the seams.
+        let source = try Self.packets(episode)
+        #expect(source.count > 2500)
+        #expect(try Self.packets(joined) == source)
+        // FFmpeg's stream copy of it is clean (a repeated pre-roll behind edits gave
+        // non-monotonic DTS at every seam).
+        let copy = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", joined, "-c", "copy", "-f", "null", "-"])
+        #expect(copy.status == 0 && copy.standardError.isEmpty, "\(copy.standardError)")
+        // The same decode: PNS noise comes from the decoder's running generator, so only the
+        // same packets in one run give the same samples.
+        let a = directory.appendingPathComponent("a.wav").path, b = directory.appendingPathComponent("b.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", episode, "-o", a])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", joined, "-o", b])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == (try Data(contentsOf: URL(fileURLWithPath: b))))
+        // Each part kept its chapters; a chapter cut by a split is one chapter again.
+        func chapterList(_ file: String) throws -> [String] {
+            try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_chapters", "-show_entries", "chapter=start_time:chapter_tags=title",
+                                                 "-of", "csv=p=0", file]).standardOutput.split(separator: "\n").map(String.init)
+        }
+        let joinedChapters = try chapterList(joined)
+        #expect(joinedChapters == (try chapterList(episode)), "\(joinedChapters)")
+        #expect(joinedChapters.count == 4)
+
+        // Parts of different streams keep their own pre-roll, each behind its own edit.
+        let other = directory.appendingPathComponent("other.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", other, "--bitrate", "96k"])
+        let mixed = directory.appendingPathComponent("mixed.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["join", parts.appendingPathComponent(names[0]).path, other, "-o", mixed])
+        func packetCount(_ file: String) throws -> Int {
+            ((try ExternalTool.probeJSON(file)["tracks"] as? [[String: Any]])?.first?["sampleCount"] as? Int) ?? -1
+        }
+        #expect(try packetCount(mixed) == (try packetCount(parts.appendingPathComponent(names[0]).path)) + (try packetCount(other)))
     }
 
     // MARK: A file cut short

@@ -100,7 +100,8 @@ public enum AudioEditing {
         try refuseSpectralBandReplication(layout, edit: "cut")
         let range = try presentedRange(of: layout, from: start, to: end)
         let chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
-        return try write(output, pieces: [(layout, range)], chapters: chapters, items: layout.items, control: control, progress: progress)
+        return try write(output, pieces: [Piece(layout: layout, range: range, repeated: 0)], chapters: chapters, items: layout.items,
+                         control: control, progress: progress)
     }
 
     /// Refuses HE-AAC (SBR, and PS over it): DESIGN's argument for a sample-exact edit of whole
@@ -235,7 +236,8 @@ public enum AudioEditing {
                 let overall = progress.map { report in
                     { (inner: MediaProgress) in report(MediaProgress(mediaSeconds: inner.mediaSeconds, totalSeconds: layout.seconds)) }
                 }
-                summaries.append(try write(outputs[part], pieces: [(layout, range)], chapters: chapters, items: items, control: control, progress: overall))
+                summaries.append(try write(outputs[part], pieces: [Piece(layout: layout, range: range, repeated: 0)], chapters: chapters, items: items,
+                                           control: control, progress: overall))
                 written.append(outputs[part])
             }
         } catch {
@@ -273,17 +275,57 @@ public enum AudioEditing {
                 throw .unsupported("cannot join \(layout.path) to \(first.path) without re-encoding: input \(number + 1) differs from input 1 in \(difference)")
             }
         }
+        var items = first.items
+        for key in ["©nam", "trkn"] { items.remove(key) }
+        // Consecutive parts of one stream (as `split` makes them) join into the stream again:
+        // the packets the later part repeats are dropped and the two edits become one.
+        var pieces: [Piece] = [Piece(layout: first, range: 0..<first.validLength, repeated: 0)]
+        for (previous, layout) in zip(layouts, layouts.dropFirst()) {
+            pieces.append(Piece(layout: layout, range: 0..<layout.validLength, repeated: repeatedPackets(of: previous, in: layout)))
+        }
+        return try write(output, pieces: pieces, chapters: joinedChapters(layouts), items: items, control: control, progress: progress)
+    }
+
+    /// The chapters of a join: each part's own, moved to where the part starts; a part without
+    /// any has one, titled by its title tag (else its file name). A part's chapter at its start
+    /// that has the title of the chapter before it is that chapter going on (a chapter a split
+    /// cut in two) and is not repeated.
+    static func joinedChapters(_ layouts: [AACTrackLayout]) -> [MovieChapter] {
+        guard let first = layouts.first else { return [] }
+        let scale = Int32(clamping: first.timescale)
         var chapters: [MovieChapter] = []
         var offset: Int64 = 0
         for layout in layouts {
+            let own = shifted(layout.chapters, by: 0, length: layout.validLength, timescale: layout.timescale)
             let title = layout.title ?? layout.path.stem ?? "Part \(chapters.count + 1)"
-            chapters.append(MovieChapter(startTime: MediaTime(value: offset, timescale: Int32(clamping: first.timescale)), title: title))
+            for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {
+                let start = chapter.startTime.value
+                if start == 0, chapters.last?.title == chapter.title, !own.isEmpty { continue }
+                chapters.append(MovieChapter(startTime: MediaTime(value: offset + start, timescale: scale), title: chapter.title))
+            }
             offset += layout.validLength
         }
-        var items = first.items
-        for key in ["©nam", "trkn"] { items.remove(key) }
-        return try write(output, pieces: layouts.map { ($0, 0..<$0.validLength) }, chapters: chapters, items: items,
-                         control: control, progress: progress)
+        return chapters
+    }
+
+    /// How many packets `next` begins with that `previous` ends with, when `next` is the part
+    /// of one stream that follows `previous` (a split keeps a packet or two either side of each
+    /// cut, for the MDCT's overlap): the presentation of `previous` ends inside those packets
+    /// exactly where `next`'s begins, and their bytes are the same. 0 otherwise (parts of
+    /// different streams keep their own pre-roll, each behind its own edit).
+    static func repeatedPackets(of previous: AACTrackLayout, in next: AACTrackLayout) -> Int {
+        guard previous.container == .mp4, next.container == .mp4, previous.damage == nil, next.damage == nil,
+              previous.audioFormat.decoderConfiguration == next.audioFormat.decoderConfiguration,
+              previous.timescale == next.timescale, previous.packetDuration == next.packetDuration else { return 0 }
+        let duration = previous.packetDuration
+        for count in stride(from: min(4, previous.packetCount - 1, next.packetCount - 1), through: 1, by: -1) {
+            let endInOverlap = previous.priming + previous.validLength - Int64(previous.packetCount - count) * duration
+            guard endInOverlap == next.priming,
+                  let tail = previous.packetBytes((previous.packetCount - count)..<previous.packetCount),
+                  let head = next.packetBytes(0..<count), tail == head else { continue }
+            return count
+        }
+        return 0
     }
 
     /// The first field in which `other`'s stream differs from `base`'s, as words; `nil` when
@@ -315,15 +357,26 @@ public enum AudioEditing {
 
     // MARK: - Writing
 
-    /// Writes the presented `range` of each layout, one after another, to `output`.
-    private static func write(_ output: FilePath, pieces: [(layout: AACTrackLayout, range: Range<Int64>)], chapters: [MovieChapter],
+    /// What an edit writes of one input: the presented `range` of `layout`, whose first
+    /// `repeated` packets the piece before it already wrote (its presentation then continues that
+    /// piece's edit).
+    struct Piece {
+        var layout: AACTrackLayout
+        var range: Range<Int64>
+        var repeated: Int
+    }
+
+    /// Writes the presented `range` of each piece, one after another, to `output`.
+    private static func write(_ output: FilePath, pieces: [Piece], chapters: [MovieChapter],
                               items: ITunesItemList, control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         var splice: [PacketSpliceSource.Piece] = []
         var edits: [Range<Int64>] = []
         var mediaOffset: Int64 = 0
         var packets = 0
         for (number, piece) in pieces.enumerated() {
-            let kept = piece.layout.packets(presenting: piece.range)
+            let presented = piece.layout.packets(presenting: piece.range)
+            let repeated = presented.packets.count > piece.repeated ? piece.repeated : 0
+            let kept = (packets: (presented.packets.lowerBound + repeated)...presented.packets.upperBound, priming: presented.priming)
             let input = try AudioPacketInput(path: piece.layout.path, purpose: .remuxing)
             // A decoder gives every packet's full length, a stream's short last one included
             // (its stts says less: the padding it ends with). Inside a join that packet lasts
@@ -333,7 +386,11 @@ public enum AudioEditing {
             splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets,
                                                    packetDuration: isLast && piece.layout.hasRegularTimeTable ? nil
                                                        : UInt32(clamping: piece.layout.packetDuration)))
-            edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
+            if repeated > 0, let last = edits.last {
+                edits[edits.count - 1] = last.lowerBound..<(last.upperBound + Int64(piece.range.count))
+            } else {
+                edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
+            }
             packets += kept.packets.count
             mediaOffset += Int64(kept.packets.count) * piece.layout.packetDuration
         }
