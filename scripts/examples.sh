@@ -77,7 +77,7 @@ expect "muxed.mp4 streams" "$streams" "$(printf '%s\n' \
 echo "== edit-m4a book.m4a 1.25 book.m4b"
 "$bin/edit-m4a" book.m4a 1.25 book.m4b
 # -v error: ffprobe 5.1 says "Unsupported codec with id 98314" for a chapter text track whenever
-# it opens the streams, FFmpeg's own M4A chapters included (README, "keyframe chapters").
+# it opens the streams, FFmpeg's own M4A chapters included (the InputsTried article).
 chapters=$(ffprobe -v error -show_entries chapter=start_time:chapter_tags=title -of csv=p=0 book.m4b)
 echo "$chapters"
 expect "book.m4b chapters" "$chapters" "$(printf '%s\n' "0.000000,Part 1" "1.250000,Part 2")"

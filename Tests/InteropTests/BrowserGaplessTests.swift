@@ -12,7 +12,7 @@ import TestSupport
 /// Chromium keeps times in microseconds (`base::TimeDelta`), so a sample duration that is not a
 /// whole number of microseconds is rounded down: what it trims by a duration can be a frame
 /// short. The numbers each path gives are pinned, so that a change in Chromium is noticed (and
-/// README.md's "Chromium" section updated).
+/// the DocC article Players.md's "Chromium" section updated).
 extension RealTimeTests {
 @Suite(.serialized) struct BrowserGaplessTests {
     static let rate = 48000
@@ -77,7 +77,7 @@ extension RealTimeTests {
     /// own duration crosses the window): exactly the source, from its first frame. The same
     /// window on the segments as packaged: the padding is heard, since the short last sample
     /// no longer crosses it. (d) Native HLS: the priming and the padding are heard (sequence
-    /// mode, README.md).
+    /// mode: the DocC article Players.md).
     @Test(.timeLimit(.minutes(3)))
     func whatEachPlaybackPathPlays() throws {
         let directory = try ExternalTool.scratchDirectory()

@@ -163,7 +163,8 @@ import Testing
         let twiceIsExact = try Self.decode(twice, in: directory).samples == whole.samples + whole.samples
         #expect(twiceIsExact, "a file joined to itself")
         // FFmpeg 5.1 plays it without a warning, the first part at lag 0; at the join it plays
-        // the rest of the packet that holds the first part's end (512 samples here: README).
+        // the rest of the packet that holds the first part's end (512 samples here: the DocC
+        // article EditingWithoutReencoding.md).
         let theirsTwice = try Self.ffmpegDecode(twice, in: directory)
         let firstPartLinesUp = theirsTwice.samples.prefix(whole.samples.count) == whole.samples[...]
         #expect(firstPartLinesUp && theirsTwice.frames >= 2 * whole.frames && theirsTwice.frames < 2 * whole.frames + 3 * 1024,

@@ -172,7 +172,7 @@ import Testing
 
     /// Mono: the M4A says SBR with parametric stereo absent (the 0x2B7/0x548 form), so FFmpeg
     /// and we decode one channel; the same file's ADTS cannot say it (ffprobe calls it HE-AACv2 and
-    /// decodes two equal channels), which the README says.
+    /// decodes two equal channels), which the DocC article EncodingHEAAC.md says.
     @Test func monoM4AStaysMono() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
