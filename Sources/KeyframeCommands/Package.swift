@@ -105,6 +105,9 @@ struct Package: ParsableCommand {
                   + (summary.renditions.count > 1 ? ", \(summary.renditions.count) renditions" : "")
                   + (summary.mpd.map { ", \($0)" } ?? ""))
         }
+        // A damaged input (an M4A cut short) is packaged as far as it reads, and said.
+        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
+        try ExitStatus.finish(damage: summary.damage)
     }
 
     /// `--bitrates 48k:he-aac,64k:he-aac,128k` or `32k:auto,64k:auto,128k:auto`: the bitrates in
@@ -115,12 +118,12 @@ struct Package: ParsableCommand {
         for item in text.split(separator: ",") {
             let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             guard let value = Bitrate(argument: parts[0]) else {
-                throw CommandFailure("--bitrates \(item): give bitrates like 64k,128k, each with an optional :profile (48k:he-aac)")
+                throw CommandFailure("--bitrates \(item): give bitrates like 64k,128k, each with an optional :profile (48k:he-aac)", status: .usage)
             }
             if parts.count == 2 {
                 guard let profile = ProfileArgument(rawValue: parts[1]) else {
                     throw CommandFailure("--bitrates \(item): the profile \"\(parts[1])\" is not one of "
-                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", "))
+                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", "), status: .usage)
                 }
                 profiles[value.bitsPerSecond] = profile.choice
             }

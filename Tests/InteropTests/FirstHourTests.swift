@@ -127,6 +127,7 @@ struct FirstHourTests {
         // Usage errors: swift-argument-parser's 64.
         #expect(try Self.keyframe(["decode"]).status == 64)
         #expect(try Self.keyframe(["encode", wav, "-o", output, "--no-such-option"]).status == 64)
+        #expect(try Self.keyframe(["package", wav, "--hls", directory.appendingPathComponent("h").path, "--bitrates", "32k,abc"]).status == 64)
     }
 
     @Test("publish that delivered nothing fails (status 1) and says why in one clear sentence")
@@ -329,6 +330,8 @@ struct FirstHourTests {
             #expect(run.status == 3, "\(command): status \(run.status): \(run.standardError)")
             #expect(run.standardError.contains(cut) && run.standardError.contains("byte"), "\(command): \(run.standardError)")
         }
+        let packaged = try Self.keyframe(["package", cut, "--hls", directory.appendingPathComponent("hls").path])
+        #expect(packaged.status == 3 && packaged.standardError.contains("warning:"), "package: \(packaged.status): \(packaged.standardError)")
         let part = directory.appendingPathComponent("part.m4a").path
         let within = try Self.keyframe(["cut", cut, "-o", part, "--start", "0.5", "--end", "2"])
         #expect(within.status == 3, "cut within the readable part: status \(within.status): \(within.standardError)")
