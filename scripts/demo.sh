@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seeds' four demos in a row (`make demo`): record 5 s of audio to raw PCM, ADTS and a gapless
+# Four steps in a row (`make demo`): record 5 s of audio to raw PCM, ADTS and a gapless
 # M4A with `keyframe record`; demux the M4A to ADTS; decode the M4A to WAV; probe each file and
 # check it against ffprobe.
 #
@@ -241,7 +241,7 @@ if problems:
 EOF
 }
 
-# --- 1. capture (seeds 001-004) ---------------------------------------------------------------------
+# --- 1. capture -------------------------------------------------------------------------------------
 
 recordings=(test.pcm test.aac test.m4a)
 record_args=(--duration "$seconds" --device "$device" "${alsa_args[@]}" --json)

@@ -2,7 +2,7 @@ public import MediaCore
 
 /// The header of one ADTS frame: `adts_fixed_header`, `adts_variable_header` and the error-check
 /// fields that follow them (ISO/IEC 13818-7, 6.2; ISO/IEC 14496-3, 1.A.3.2), every field kept so
-/// that parsing and writing are bit-exact inverses (what `KFAudioTools` writes in the iOS seeds).
+/// that parsing and writing are bit-exact inverses.
 public struct ADTSHeader: Sendable, Hashable {
     /// The `ID` bit: which standard's syntax the stream follows.
     public enum MPEGVersion: UInt8, Sendable, Hashable {

@@ -136,8 +136,7 @@ extension ADTSHeader {
 
     /// The 7-byte ADTS header (ISO/IEC 13818-7, 6.2) of an AAC-LC frame of `rawDataLength`
     /// bytes: MPEG-2 `ID`, no CRC, VBR buffer fullness (`0x7FF`) — byte for byte what
-    /// `+[KFAudioTools adtsDataWithChannels:sampleRate:rawDataLength:]` of the iOS seeds writes
-    /// for valid input.
+    /// the common iOS recipes for ADTS headers write for valid input.
     ///
     /// Unlike that method, a rate without a sampling frequency index, a channel count ADTS cannot
     /// describe, or a frame over 8191 bytes is an error instead of index 15 or a wrapped length.

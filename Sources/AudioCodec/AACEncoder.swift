@@ -4,8 +4,8 @@ public import MediaCore
 internal import PCMAudio
 
 /// An AAC-LC encoder (ISO/IEC 14496-3, object type 2) on libavcodec's native `aac` encoder:
-/// PCM in, raw AAC packets and their AudioSpecificConfig out (`KFAudioEncoder`, an
-/// AudioConverter, in the iOS seeds).
+/// PCM in, raw AAC packets and their AudioSpecificConfig out (what an AudioConverter does on
+/// Apple's platforms).
 ///
 /// - Takes PCM samples of any length — s16, s32, f32 (or u8, s24, f64), interleaved or planar —
 ///   and re-chunks them into 1024-frame codec frames (as `KFAudioEncoder`'s `_leftBuffer` does); each

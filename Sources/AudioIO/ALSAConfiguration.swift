@@ -6,8 +6,7 @@ internal import Glibc
 
 /// An in-process ALSA configuration tree (`snd_config_t`), for opening PCMs that are not in the
 /// system's `asound.conf` without setting `ALSA_CONFIG_PATH`: the ALSA `file` plugin in tests,
-/// or a `pulse` PCM on a machine without `/dev/snd`. (The iOS seeds have no counterpart: Core
-/// Audio has none.)
+/// or a `pulse` PCM on a machine without `/dev/snd`. (Core Audio has no counterpart.)
 ///
 /// Definitions are parsed with `snd_config_load` into a private tree, which
 /// ``PCMDevice`` passes to `snd_pcm_open_lconf`. Built-in plugin types (`file`, `null`, `hw`,

@@ -2,8 +2,7 @@ internal import CALSA
 public import MediaCore
 internal import Synchronization
 
-/// Records PCM from an ALSA device (`KFAudioCapture` of seed 002, with ALSA in place of an
-/// `AudioQueue` input).
+/// Records PCM from an ALSA device (what an `AudioQueue` input does on Apple's platforms).
 ///
 /// ``start()`` opens and configures the device (so a missing or busy device, or an unsupported
 /// rate or format, is an error there) and starts a dedicated capture thread. That thread only

@@ -16,8 +16,7 @@ public struct AudioDevice: Sendable, Hashable {
 }
 
 /// The PCM devices ALSA lists (`snd_device_name_hint` over `"pcm"`, with `NAME`, `DESC` and
-/// `IOID`), for choosing a device to capture from or play on (seed 002 simply takes the default
-/// input). Devices whose `IOID` is absent do both directions. The list may be empty on a machine
+/// `IOID`), for choosing a device to capture from or play on. Devices whose `IOID` is absent do both directions. The list may be empty on a machine
 /// without a sound card, and may name devices that fail to open (ALSA lists configured names).
 public enum AudioDeviceList {
     /// Every PCM ALSA lists, in its order.

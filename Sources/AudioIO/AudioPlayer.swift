@@ -1,8 +1,8 @@
 internal import CALSA
 public import MediaCore
 
-/// Plays interleaved PCM on an ALSA device, with underruns recovered and counted (an `AudioQueue`
-/// output in seed 004's player).
+/// Plays interleaved PCM on an ALSA device, with underruns recovered and counted (what an
+/// `AudioQueue` output does on Apple's platforms).
 ///
 /// Not thread-safe; use from one thread or task at a time. ``write(_:)`` blocks while the
 /// device's buffer is full, which paces the caller in real time.

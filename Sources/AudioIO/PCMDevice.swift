@@ -2,7 +2,7 @@ internal import CALSA
 public import MediaCore
 
 /// One open ALSA PCM (`snd_pcm_t`), closed in `deinit`: the layer under ``AudioCapture`` and
-/// ``AudioPlayer`` (where an `AudioQueue` sits in the iOS seeds).
+/// ``AudioPlayer`` (where an `AudioQueue` sits on Apple's platforms).
 ///
 /// Not thread-safe: one thread at a time uses a device (ALSA's own rule for a `snd_pcm_t`).
 /// Reads and writes recover from over- and underruns (`-EPIPE`) and from system suspend

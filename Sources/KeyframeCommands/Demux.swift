@@ -1,7 +1,7 @@
 import ArgumentParser
 import KeyFrameKit
 
-/// `keyframe demux INPUT -o OUTPUT.aac [--video-output OUTPUT.h264|.h265]`: the seeds' demuxer demo.
+/// `keyframe demux INPUT -o OUTPUT.aac [--video-output OUTPUT.h264|.h265]`: the tracks as elementary streams.
 struct Demux: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demux",

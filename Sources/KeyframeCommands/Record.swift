@@ -7,7 +7,7 @@ import Glibc
 import Musl
 #endif
 
-/// `keyframe record OUTPUT`: capture from ALSA to PCM, WAV, ADTS or M4A (seeds 002–004).
+/// `keyframe record OUTPUT`: capture from ALSA to PCM, WAV, ADTS or M4A.
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",

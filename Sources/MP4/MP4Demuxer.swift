@@ -1,7 +1,6 @@
 public import MediaCore
 
-/// What an ``MP4Demuxer`` reads: which media types, and optionally which tracks (`KFDemuxerConfig`
-/// in the iOS seeds).
+/// What an ``MP4Demuxer`` reads: which media types, and optionally which tracks.
 public struct DemuxerConfiguration: Sendable, Hashable {
     /// The kinds of track to deliver: audio, video or both.
     public var mediaTypes: MediaType
@@ -23,7 +22,7 @@ public struct DemuxerConfiguration: Sendable, Hashable {
 /// QuickTime MOV): it pulls the samples of a file — progressive or fragmented (14496-12, 8.8) —
 /// one track at a time, locating each through the track's sample tables (8.6–8.7: `stts`, `ctts`,
 /// `stss`, `stsz`, `stsc`, `stco`/`co64`) or its movie fragments' track runs (`trun`, 8.8.8).
-/// (`KFMP4Demuxer` in the iOS seeds, without AVAssetReader.)
+/// (What AVAssetReader does on Apple's platforms.)
 ///
 /// Locations are read ahead a few at a time (``queueCapacity``); memory holds the sample tables
 /// and one read window per track, never `mdat`. Reads are synchronous (`pread(2)` for a

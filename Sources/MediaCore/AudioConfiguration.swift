@@ -1,5 +1,5 @@
 /// Capture and encode parameters — channels, sample rate, bits per sample — validated so that an unsupported value is an error up front, not a failure deep in ALSA or
-/// the encoder. (`KFAudioConfig` in the iOS seeds.)
+/// the encoder.
 public struct AudioConfiguration: Sendable, Hashable {
     /// The rates AAC has a sampling-frequency index for (ISO/IEC 14496-3, Table 1.18), except 7350.
     public static let supportedSampleRates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
@@ -15,7 +15,7 @@ public struct AudioConfiguration: Sendable, Hashable {
     /// Bits per sample of the PCM.
     public let bitDepth: Int
 
-    /// Stereo, 44 100 Hz, 16 bit (the defaults of `KFAudioConfig` in the iOS seeds).
+    /// Stereo, 44 100 Hz, 16 bit.
     public static let `default` = AudioConfiguration(uncheckedChannelCount: 2, sampleRate: 44100, bitDepth: 16)
 
     /// A configuration, checked against what the pipeline supports.

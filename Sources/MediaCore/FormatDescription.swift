@@ -1,5 +1,5 @@
 /// What the bytes of a ``MediaSample`` are: PCM of a given layout, or a codec's packets with the
-/// configuration its decoder needs (`CMFormatDescription` in the iOS seeds).
+/// configuration its decoder needs (`CMFormatDescription` on Apple's platforms).
 ///
 /// A value type; two samples of the same track carry equal format descriptions, and a muxer
 /// treats a change of format mid-track as an error.
@@ -48,7 +48,7 @@ public enum PCMSampleFormat: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The layout of linear PCM audio: rate, channels, sample type and interleaving (an
-/// `AudioStreamBasicDescription` for linear PCM in the iOS seeds).
+/// `AudioStreamBasicDescription` for linear PCM on Apple's platforms).
 public struct PCMFormat: Sendable, Hashable {
     /// Frames per second.
     public var sampleRate: Int

@@ -1,5 +1,5 @@
 /// One unit of media — a PCM buffer, an AAC packet, a video access unit — with its timing:
-/// the currency of the pipeline (`CMSampleBuffer` in the iOS seeds). A value type.
+/// the currency of the pipeline (`CMSampleBuffer` on Apple's platforms). A value type.
 public struct MediaSample: Sendable, Hashable {
     /// The sample's bytes (PCM frames, an AAC raw data block, or length-prefixed NAL units).
     public var data: [UInt8]

@@ -1,5 +1,5 @@
 /// An exact rational time, `value / timescale` seconds, as the media timescales of ISO/IEC
-/// 14496-12 (8.2.2, 8.4.2) count it (Core Media's `CMTime` in the iOS seeds).
+/// 14496-12 (8.2.2, 8.4.2) count it (Core Media's `CMTime` on Apple's platforms).
 ///
 /// Comparison is exact across timescales (cross-multiplied in 128 bits). Arithmetic never traps:
 /// ``adding(_:)``, ``subtracting(_:)``, ``multiplied(by:)`` and ``converted(to:rounding:)`` throw

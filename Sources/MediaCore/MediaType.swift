@@ -1,4 +1,4 @@
-/// Which kinds of media a component handles: audio, video or both (`KFMediaType` in the iOS seeds).
+/// Which kinds of media a component handles: audio, video or both.
 public struct MediaType: OptionSet, Sendable, Hashable {
     /// The raw representation.
     public let rawValue: UInt8

@@ -2,9 +2,8 @@ public import AudioIO
 internal import Synchronization
 
 /// Records AAC-LC (ISO/IEC 14496-3, object type 2) from an ALSA device: capture and encode in
-/// one object, handing out raw AAC packets as they are encoded (seed 004's AudioQueue recorder,
-/// `AudioQueueNewInput` with `kAudioFormatMPEG4AAC`, with ALSA and libavcodec in place of the
-/// AudioQueue).
+/// one object, handing out raw AAC packets as they are encoded (what `AudioQueueNewInput`
+/// with `kAudioFormatMPEG4AAC` does on Apple's platforms, with ALSA and libavcodec).
 ///
 /// Next to the packets it gives the *magic cookie*: ``magicCookie`` is the
 /// ES_Descriptor (ISO/IEC 14496-1, 7.2.6.5) that Core Audio's cookie holds and an `esds` box

@@ -8,8 +8,7 @@ internal import Synchronization
 /// (``/AudioCodec/AudioCodecRegistry``, libavcodec's ``/AudioCodec/AACEncoder``; for `.aac`, `.m4a`
 /// and HLS) → ``/MediaFormats/AudioPacketOutput``, ``/MediaStreaming/HLSSegmentOutput`` or
 /// ``/MediaFormats/PCMFileOutput``, pumped on a thread of its own
-/// (the recording pipeline of the iOS seeds 002–004: `KFAudioCapture` → `KFAudioEncoder` →
-/// `KFMP4Muxer`, or the AudioQueue recorder).
+/// (capture → encoder → muxer, as AVFoundation's recording pipelines are built).
 ///
 /// The container is a ``/MediaFormats/MediaFileFormat`` (``containers``), by default the one the
 /// output's name says (``container(of:)``). The capture

@@ -3,8 +3,8 @@ public import SystemPackage
 
 /// An ISO/IEC 14496-12/-14/-15 writer for AAC, H.264 and HEVC: tracks, interleaving by decode
 /// time, sample tables, the gapless edit list, and one of three layouts (``MuxerConfiguration/Layout``),
-/// each written by a type of its own. The verbs and states are those of the iOS seeds'
-/// `KFMP4Muxer` (AVAssetWriter): start, append, finish, cancel.
+/// each written by a type of its own. The verbs and states are AVAssetWriter's: start, append,
+/// finish, cancel.
 ///
 /// Media goes to the output as it arrives; memory holds the sample tables (a few bytes per
 /// sample) and bounded interleaving queues. An output made from a path appears under its name
@@ -20,7 +20,7 @@ public import SystemPackage
 /// try muxer.finish()
 /// ```
 public final class MP4Muxer {
-    /// Where the muxer is in its life (the seeds' `KFMP4MuxerStatus`).
+    /// Where the muxer is in its life.
     public enum Status: Sendable, Equatable {
         /// Not started.
         case unknown

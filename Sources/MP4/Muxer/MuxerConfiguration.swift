@@ -1,7 +1,6 @@
 public import MediaCore
 
-/// What an ``MP4Muxer`` writes: the layout of the file and the movie's settings (the iOS seeds'
-/// `KFMuxerConfig`).
+/// What an ``MP4Muxer`` writes: the layout of the file and the movie's settings.
 public struct MuxerConfiguration: Sendable {
     /// How the boxes of the file are laid out (ISO/IEC 14496-12, 6.2.3 box order, 8.8 movie
     /// fragments). Each layout is a writer of its own behind ``MP4Muxer``.

@@ -1,5 +1,5 @@
 /// A sink that hands each element to a closure: the way out of a pipeline to an app's own code
-/// (as the recorder's packet callback does in the iOS seeds).
+/// (as a recorder's packet callback does).
 public struct CallbackSink<Element>: MediaSink {
     private let deliver: (Element) -> Void
 
