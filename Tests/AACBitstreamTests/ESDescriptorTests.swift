@@ -92,7 +92,15 @@ import Testing
         let descriptor = try ESDescriptor(bytes: Self.overstated(by: 5))
         #expect(descriptor.slConfig == nil)
         #expect(descriptor.unparsedTrailingBytes == [0x02])
-        #expect(descriptor.damage.map(\.kind) == [.overstatedLength(declared: 25, used: 20), .skippedBytes(count: 1)])
+        // The byte left over is configuration, not media: the ES_Descriptor overstates what it
+        // holds by one byte, and no media is lost.
+        #expect(descriptor.damage.first?.kind == .overstatedLength(declared: 25, used: 20))
+        guard case .overstatedLength(let declared, let used)? = descriptor.damage.last?.kind, descriptor.damage.count == 2 else {
+            Issue.record("\(descriptor.damage)")
+            return
+        }
+        #expect(declared - used == 1)
+        #expect(descriptor.damage.allSatisfy { !$0.losesData })
         #expect(descriptor.damage.last?.offset == 38)
     }
 
