@@ -15,7 +15,8 @@ public enum MP4Probe {
             left -= count
         }
         let start = track.mediaEdit.map { max(0, $0.mediaTime) } ?? 0
-        return min(declared, Double(max(0, ticks - start)) / Double(track.timescale))
+        let readable = Double(max(0, ticks - start)) / Double(track.timescale)
+        return readable < declared ? readable : nil
     }
 
     /// Probes `source`.

@@ -33,8 +33,15 @@ struct Join: ParsableCommand {
     func run() throws {
         for input in inputs { try checkDistinct(input: input, output: output) }
         let line = ProgressLine(label: "joining")
-        let summary = try AudioEditing.join(inputs.map { FilePath($0) }, to: FilePath(output),
+        let summary: AudioEditing.Summary
+        do {
+            summary = try AudioEditing.join(inputs.map { FilePath($0) }, to: FilePath(output),
                                             control: StopSignals.cancellingControl(), progress: line.update)
+        } catch {
+            // The error names the part it is about.
+            let part = PipelineError(error).path?.string ?? inputs.first { "\(error)".contains($0) } ?? inputs[0]
+            throw CommandFailure(error, naming: part)
+        }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         try EditSummaryOutput.report([summary], json: json, array: false)
     }

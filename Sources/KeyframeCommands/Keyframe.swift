@@ -38,7 +38,11 @@ package struct Keyframe: ParsableCommand {
             try command.run()
         } catch let failure as CommandFailure {
             Terminal.error("Error: \(failure.description)\n")
+            #if canImport(Glibc)
             Glibc.exit(failure.status.rawValue)
+            #else
+            Musl.exit(failure.status.rawValue)
+            #endif
         } catch {
             exit(withError: error)
         }

@@ -59,9 +59,15 @@ struct Mux: ParsableCommand {
             return Remux.VideoInput(path: FilePath(path), codec: format == .hevc ? .hevc : .h264, frameDuration: try Self.frameDuration(frameRate))
         }
         let fragment = fragmented ? MediaTime(value: Int64((fragmentDuration * 1000).rounded()), timescale: 1000) : nil
-        let summary = try Remux.mux(audio: input.map { FilePath($0) }, video: videoInput, to: FilePath(output),
+        let summary: Remux.MuxSummary
+        do {
+            summary = try Remux.mux(audio: input.map { FilePath($0) }, video: videoInput, to: FilePath(output),
                                     options: Remux.MuxOptions(fastStart: fastStart, fragmentDuration: fragment, defragment: defragment),
                                     control: StopSignals.cancellingControl())
+        } catch {
+            let named = PipelineError(error).path?.string ?? input ?? video ?? output
+            throw CommandFailure(error, naming: named)
+        }
         for damage in summary.damage { Terminal.warning(damage.description) }
         var parts: [String] = []
         if input != nil { parts.append("\(summary.audioPackets) AAC packets") }

@@ -155,14 +155,15 @@ struct SampleTableCursor: Sendable {
 extension MP4Track {
     /// How much of the track a file of `fileSize` bytes holds: the samples of its sample table,
     /// from the first, whose bytes lie inside the file (a file cut short keeps its `moov`, which
-    /// still describes every sample), and the first that does not, or `nil` when all do. A table
-    /// that cannot place a sample ends the count there. Fragment runs are not counted.
+    /// still describes every sample), and the first that does not, or `nil` when all do or when
+    /// a table cannot place the next sample (the count then ends there, below ``sampleCount``).
+    /// Fragment runs are not counted.
     public func samplesInside(fileSize: Int64) -> (count: Int, firstOutside: SampleLocation?) {
         var cursor = SampleTableCursor()
         let total = sampleTable.sampleCount
         while true {
             let location: SampleLocation?
-            do { location = try cursor.next(in: sampleTable, sampleCount: total, path: path) } catch { return (cursor.nextIndex - 1, nil) }
+            do { location = try cursor.next(in: sampleTable, sampleCount: total, path: path) } catch { return (cursor.nextIndex, nil) }
             guard let location else { return (total, nil) }
             guard location.offset >= 0, location.size >= 0, location.offset <= fileSize - Int64(location.size) else {
                 return (location.index, location)

@@ -300,6 +300,10 @@ public final class FileByteSink: SeekableByteSink {
         temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)) : path
         isAtomic = atomic
         let replaced = atomic ? FileSystemCalls.regularFile(at: destination) : nil
+        // A device, a directory or a FIFO is never replaced by a regular file.
+        if atomic, FileSystemCalls.holdsOtherThanRegularFile(destination) {
+            throw .system(operation: "replace what is not a regular file at", path: destination, errno: .fileExists)
+        }
         do {
             // A temporary name is never an existing file (nor a link someone planted there).
             descriptor = try FileDescriptor.open(
@@ -309,13 +313,7 @@ public final class FileByteSink: SeekableByteSink {
         } catch {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
         }
-        if let replaced {
-            do throws(Errno) { try FileSystemCalls.keep(replaced, on: descriptor) } catch {
-                try? descriptor.close()
-                try? FileSystemCalls.unlink(temporaryPath)
-                throw .system(operation: "keep the mode of", path: path, errno: error)
-            }
-        }
+        if let replaced { FileSystemCalls.keep(replaced, on: descriptor) }
         buffer.reserveCapacity(Self.bufferCapacity)
     }
 

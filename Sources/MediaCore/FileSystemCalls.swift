@@ -251,34 +251,47 @@ extension FileSystemCalls {
     /// `path` with its symbolic links followed, so that an output written through a link
     /// replaces the link's target and the link stays: each link's target read with
     /// `readlink(2)`, relative targets taken from the link's directory, at most 40 links (Linux's
-    /// `MAXSYMLINKS`; more is `ELOOP`). A path that is not a link, or does not exist, is
-    /// returned as it is; only the last component is followed (a directory on the way is the
-    /// kernel's to resolve).
+    /// `MAXSYMLINKS`; more is `ELOOP`). Only links this process's user owns are followed (the
+    /// rule `fs.protected_symlinks` applies in sticky directories, here everywhere): a link
+    /// someone else planted is replaced itself, not what it names. A path that is not a link,
+    /// or does not exist, is returned as it is; only the last component is followed (a
+    /// directory on the way is the kernel's to resolve).
     static func followingSymbolicLinks(_ path: FilePath) throws(Errno) -> FilePath {
         var current = path
         for _ in 0..<40 {
             var status = stat()
             let result = current.withPlatformString { system_lstat($0, &status) }
-            guard result == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
+            guard result == 0, status.st_mode & S_IFMT == S_IFLNK, status.st_uid == geteuid() else { return current }
             var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
             let length = current.withPlatformString { name in buffer.withUnsafeMutableBufferPointer { system_readlink(name, $0.baseAddress!, $0.count - 1) } }
             guard length > 0 else { throw Errno(rawValue: errno) }
-            let target = FilePath(String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            buffer[length] = 0
+            let target = buffer.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
             current = target.isAbsolute ? target : current.removingLastComponent().pushing(target)
         }
         throw .tooManySymbolicLinkLevels
     }
 
+    /// Whether something other than a regular file is at `path` (not following a link): a
+    /// directory, a device, a FIFO, a socket, which an output must never replace.
+    static func holdsOtherThanRegularFile(_ path: FilePath) -> Bool {
+        var status = stat()
+        guard path.withPlatformString({ system_lstat($0, &status) }) == 0 else { return false }
+        let type = status.st_mode & S_IFMT
+        return type != S_IFREG && type != S_IFLNK
+    }
+
     /// Gives the file open as `descriptor` the permission bits of `replaced`, and its owner
     /// and group where this process may (`fchown(2)` by an unprivileged process may give only
-    /// the group, and only one it is in: then the group is kept if it can be, and nothing else
-    /// is an error).
-    static func keep(_ replaced: ReplacedFile, on descriptor: FileDescriptor) throws(Errno) {
-        if system_fchown(descriptor.rawValue, uid_t(replaced.owner), gid_t(replaced.group)) != 0 {
-            _ = system_fchown(descriptor.rawValue, uid_t.max, gid_t(replaced.group))
-        }
+    /// the group, and only one it is in: then the group is kept if it can be). Best effort, as
+    /// `cp -p` is: a file system without modes (some FUSE and CIFS mounts) still gets the
+    /// output, and the set-user-ID and set-group-ID bits are kept only with the owner they
+    /// belonged to.
+    static func keep(_ replaced: ReplacedFile, on descriptor: FileDescriptor) {
+        let ownerKept = system_fchown(descriptor.rawValue, uid_t(replaced.owner), gid_t(replaced.group)) == 0
+        if !ownerKept { _ = system_fchown(descriptor.rawValue, uid_t.max, gid_t(replaced.group)) }
         // After fchown, which may clear the set-id bits.
-        guard system_fchmod(descriptor.rawValue, mode_t(replaced.permissions)) == 0 else { throw Errno(rawValue: errno) }
+        _ = system_fchmod(descriptor.rawValue, mode_t(ownerKept ? replaced.permissions : replaced.permissions & 0o1777))
     }
 }
 

@@ -89,13 +89,18 @@ public struct AACTrackLayout: Sendable {
             // rewritten is another matter): the samples that lie inside it, and what is lost.
             let inside = track.fragmentRuns.isEmpty ? track.samplesInside(fileSize: source.byteCount) : (count: track.sampleCount, firstOutside: nil)
             packetCount = inside.count
-            let readable = Int64(inside.count) * packetDuration
-            mediaDuration = inside.firstOutside == nil ? declaredDuration : min(declaredDuration, readable)
-            if let lost = inside.firstOutside {
+            let readable = Int64(inside.count).saturatingMultiplied(by: packetDuration)
+            let whole = inside.count == track.sampleCount
+            mediaDuration = whole ? declaredDuration : min(declaredDuration, readable)
+            if !whole, inside.firstOutside == nil {
+                damage = DamageEvent(.truncated(declared: Int64(track.sampleCount), available: Int64(inside.count)),
+                                     message: "\(path): the sample tables of track \(track.id) place \(inside.count) of its \(track.sampleCount) samples: "
+                                         + "\(inside.count) packets readable, \(Self.seconds(readable, timescale: timescale)) s")
+            } else if let lost = inside.firstOutside {
                 damage = DamageEvent(.truncated(declared: Int64(track.sampleCount), available: Int64(inside.count)), at: lost.offset,
                                      message: "\(path): the file ends at byte \(source.byteCount), inside sample \(lost.index + 1) of \(track.sampleCount) of track "
                     + "\(track.id) (bytes \(lost.offset)..<\(lost.offset + Int64(lost.size))): \(inside.count) packets readable, "
-                    + "\(Self.seconds(readable, timescale: timescale)) of \(Self.seconds(Int64(track.sampleCount) * packetDuration, timescale: timescale)) s")
+                    + "\(Self.seconds(readable, timescale: timescale)) of \(Self.seconds(Int64(track.sampleCount).saturatingMultiplied(by: packetDuration), timescale: timescale)) s")
             } else {
                 damage = nil
             }

@@ -376,6 +376,26 @@ struct FirstHourTests {
         #expect((try FileManager.default.attributesOfItem(atPath: target)[.posixPermissions] as? NSNumber)?.intValue == 0o640)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.path) == ["episode.m4a"], "no temporary file left")
 
+        // A link someone else owns (planted in a shared directory) is not followed: the link
+        // itself is replaced, what it names is untouched.
+        let victim = directory.appendingPathComponent("victim.txt").path
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: victim))
+        let planted = directory.appendingPathComponent("planted.m4a").path
+        try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)
+        try ExternalTool.succeed("chown", ["-h", "nobody", planted])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", planted])
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "keep me")
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: planted)) == nil, "the planted link was replaced by the output")
+        // Through a link of our own to a FIFO: refused, the FIFO stays a FIFO.
+        let fifo = directory.appendingPathComponent("pipe").path
+        try ExternalTool.succeed("mkfifo", [fifo])
+        let toFIFO = directory.appendingPathComponent("to-fifo.m4a").path
+        try FileManager.default.createSymbolicLink(atPath: toFIFO, withDestinationPath: fifo)
+        let refused = try Self.keyframe(["encode", input, "-o", toFIFO])
+        #expect(refused.status != 0 && refused.standardError.contains("not a regular file"), "\(refused.standardError)")
+        let fifoType = try FileManager.default.attributesOfItem(atPath: fifo)[.type] as? FileAttributeType
+        #expect(fifoType != .typeRegular, "the FIFO became \(String(describing: fifoType))")
+
         // A link (symbolic or hard) to the input is the input: refused, the input untouched.
         let before = try Data(contentsOf: URL(fileURLWithPath: input))
         let symbolic = directory.appendingPathComponent("symbolic.m4a").path

@@ -283,24 +283,26 @@ public enum AudioEditing {
         for (previous, layout) in zip(layouts, layouts.dropFirst()) {
             pieces.append(Piece(layout: layout, range: 0..<layout.validLength, repeated: repeatedPackets(of: previous, in: layout)))
         }
-        return try write(output, pieces: pieces, chapters: joinedChapters(layouts), items: items, control: control, progress: progress)
+        return try write(output, pieces: pieces, chapters: joinedChapters(pieces), items: items, control: control, progress: progress)
     }
 
     /// The chapters of a join: each part's own, moved to where the part starts; a part without
-    /// any has one, titled by its title tag (else its file name). A part's chapter at its start
-    /// that has the title of the chapter before it is that chapter going on (a chapter a split
-    /// cut in two) and is not repeated.
-    static func joinedChapters(_ layouts: [AACTrackLayout]) -> [MovieChapter] {
-        guard let first = layouts.first else { return [] }
+    /// any has one, titled by its title tag (else its file name). In a part that continues the
+    /// stream of the one before (``Piece/repeated``), a chapter at its start with the title of
+    /// the chapter before it is that chapter going on (a chapter a split cut in two) and is not
+    /// repeated.
+    static func joinedChapters(_ pieces: [Piece]) -> [MovieChapter] {
+        guard let first = pieces.first?.layout else { return [] }
         let scale = Int32(clamping: first.timescale)
         var chapters: [MovieChapter] = []
         var offset: Int64 = 0
-        for layout in layouts {
+        for piece in pieces {
+            let layout = piece.layout
             let own = shifted(layout.chapters, by: 0, length: layout.validLength, timescale: layout.timescale)
             let title = layout.title ?? layout.path.stem ?? "Part \(chapters.count + 1)"
             for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {
                 let start = chapter.startTime.value
-                if start == 0, chapters.last?.title == chapter.title, !own.isEmpty { continue }
+                if start == 0, piece.repeated > 0, chapters.last?.title == chapter.title, !own.isEmpty { continue }
                 chapters.append(MovieChapter(startTime: MediaTime(value: offset + start, timescale: scale), title: chapter.title))
             }
             offset += layout.validLength
@@ -318,8 +320,11 @@ public enum AudioEditing {
               previous.audioFormat.decoderConfiguration == next.audioFormat.decoderConfiguration,
               previous.timescale == next.timescale, previous.packetDuration == next.packetDuration else { return 0 }
         let duration = previous.packetDuration
+        // The whole of each is written: `previous` up to its last packet, `next` from its first.
+        guard previous.packets(presenting: 0..<previous.validLength).packets.upperBound == previous.packetCount - 1,
+              next.packets(presenting: 0..<next.validLength).packets.lowerBound == 0 else { return 0 }
         for count in stride(from: min(4, previous.packetCount - 1, next.packetCount - 1), through: 1, by: -1) {
-            let endInOverlap = previous.priming + previous.validLength - Int64(previous.packetCount - count) * duration
+            let endInOverlap = previous.priming + previous.validLength - Int64(previous.packetCount - count).saturatingMultiplied(by: duration)
             guard endInOverlap == next.priming,
                   let tail = previous.packetBytes((previous.packetCount - count)..<previous.packetCount),
                   let head = next.packetBytes(0..<count), tail == head else { continue }
@@ -392,7 +397,7 @@ public enum AudioEditing {
                 edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
             }
             packets += kept.packets.count
-            mediaOffset += Int64(kept.packets.count) * piece.layout.packetDuration
+            mediaOffset += Int64(kept.packets.count).saturatingMultiplied(by: piece.layout.packetDuration)
         }
         var configuration = MuxerConfiguration(layout: .fastStart, mediaTypes: .audio, encoderName: "KeyFrameKit",
                                                expectedSampleCount: packets + chapters.count * 40)
