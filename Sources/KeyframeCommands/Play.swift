@@ -33,7 +33,7 @@ struct Play: ParsableCommand {
             throw failure
         } catch {
             // Pipeline errors name the file or the device.
-            throw CommandFailure("\(error)")
+            throw CommandFailure(error, naming: input)
         }
         line.finish(mediaSeconds: summary.seconds, totalSeconds: summary.seconds)
         for damage in summary.damage { Terminal.warning("\(input): \(damage)") }

@@ -122,7 +122,10 @@ struct Probe: ParsableCommand {
     }
 
     private func printBoxTree() throws {
-        let source = try MediaInput.open(FilePath(input), segments: segments.map { FilePath($0) })
+        let source: MediaInput.Source
+        do { source = try MediaInput.open(FilePath(input), segments: segments.map { FilePath($0) }) } catch {
+            throw CommandFailure(error, naming: input)
+        }
         let (nodes, error): ([BoxTreeNode], MP4Error?)
         do { (nodes, error) = try BoxTree.nodes(of: source) } catch { throw CommandFailure("\(input): \(error)") }
         for node in nodes {

@@ -82,7 +82,8 @@ struct Publish: ParsableCommand {
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
         options.profile = encoder.profile.choice
-        let publication = try LivePublication(options: options)
+        let publication: LivePublication
+        do { publication = try LivePublication(options: options) } catch { throw CommandFailure(error, naming: input) }
         let control = JobControl()
         let signals = StopSignals(secondEndsProcess: true) { control.requestStop() }
         let status = DestinationStatusLine(statistics: publication.statistics)
@@ -92,7 +93,7 @@ struct Publish: ParsableCommand {
         } catch {
             status.finish()
             DestinationReport.warnings(publication.statistics.map(\.snapshot))
-            throw CommandFailure("\(input): \(error)")
+            throw CommandFailure(error, naming: input)
         }
         signals.finishing()
         status.finish()

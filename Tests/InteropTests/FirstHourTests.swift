@@ -107,7 +107,10 @@ struct FirstHourTests {
         let absent = directory.appendingPathComponent("missing.m4a").path
         for arguments in [["decode", absent, "-o", output], ["probe", absent], ["cut", absent, "-o", output + ".m4a", "--start", "1"],
                           ["split", absent, "--at", "1", "-o", directory.appendingPathComponent("parts").path + "/"],
-                          ["package", absent, "--hls", directory.appendingPathComponent("hls").path], ["probe", garbage.path]] {
+                          ["package", absent, "--hls", directory.appendingPathComponent("hls").path], ["probe", garbage.path],
+                          ["probe", absent, "--boxes"], ["play", absent, "--device", "null"],
+                          ["publish", absent, "icecast://source:pw@127.0.0.1:1/x.aac"],
+                          ["join", absent, garbage.path, "-o", output + ".m4a"]] {
             let run = try Self.keyframe(arguments)
             #expect(run.status == 2, "\(arguments): status \(run.status): \(run.standardError)")
             #expect(run.standardError.contains(arguments[1]), "the error names the file: \(run.standardError)")
