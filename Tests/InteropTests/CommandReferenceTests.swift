@@ -50,8 +50,9 @@ import TestSupport
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let lone = directory.appendingPathComponent("keyframe").path
-        try FileManager.default.copyItem(atPath: try ExternalTool.keyframe, toPath: lone)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: lone)
+        // Copied by cp: a descriptor this process held open for writing could be inherited by a
+        // child another test spawns meanwhile, and exec would then fail with ETXTBSY.
+        try ExternalTool.succeed("cp", [try ExternalTool.keyframe, lone])
         let www = directory.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
         let result = try ExternalTool.run(lone, ["serve", www.path, "--address", "127.0.0.1:8080"])
