@@ -88,10 +88,11 @@ extension ExitStatus {
 }
 
 extension ExitStatus {
-    /// Ends a job that salvaged what it could: exits with ``damaged`` when an event of
-    /// `damage` (what its summary printed) lost media (``/MediaCore/DamageEvent/losesData``).
-    /// Call last in `run()`, after the summary.
-    static func finish(damage: [DamageEvent]) throws {
+    /// Ends a job that salvaged what it could: warns of each event of `damage` (after
+    /// `input: `, when given), then exits with ``damaged`` when one lost media
+    /// (``/MediaCore/DamageEvent/losesData``). Call last in `run()`, after the summary.
+    static func finish(damage: [DamageEvent], in input: String? = nil) throws {
+        for event in damage { Terminal.warning(input.map { "\($0): \(event)" } ?? event.description) }
         if damage.contains(where: \.losesData) { throw ExitStatus.damaged.exitCode }
     }
 }

@@ -94,7 +94,6 @@ struct Convert: ParsableCommand {
         let rate = summary.outputFormat?.sampleRate ?? 1
         let seconds = Double(summary.outputFrames) / Double(rate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
@@ -113,7 +112,7 @@ struct Convert: ParsableCommand {
         if let (measured, gain) = summary.normalization {
             print("normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB")
         }
-        try ExitStatus.finish(damage: summary.damage)
+        try ExitStatus.finish(damage: summary.damage, in: input)
     }
 
     /// The options for converting `path` (a raw PCM input needs its layout).

@@ -48,9 +48,8 @@ struct Decode: ParsableCommand {
         }
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, \(summary.format.channelCount) ch, "
               + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) AAC packets" : ""))
-        try ExitStatus.finish(damage: summary.damage)
+        try ExitStatus.finish(damage: summary.damage, in: input)
     }
 }

@@ -47,7 +47,6 @@ struct Demux: ParsableCommand {
             throw CommandFailure(error, naming: input)
         }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
-        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         if let output, let track = summary.audioTrackID {
             if let (priming, remainder) = summary.droppedGapless, priming > 0 || remainder > 0 {
                 Terminal.error("warning: ADTS cannot carry the edit list: \(output) keeps the \(priming) samples " +
@@ -58,6 +57,6 @@ struct Demux: ParsableCommand {
         if let videoOutput, let track = summary.videoTrackID {
             print("\(videoOutput): track \(track), \(summary.videoSamples) video samples")
         }
-        try ExitStatus.finish(damage: summary.damage)
+        try ExitStatus.finish(damage: summary.damage, in: input)
     }
 }

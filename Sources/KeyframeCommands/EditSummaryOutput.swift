@@ -39,7 +39,6 @@ struct EditSummaryOutput: Encodable {
         }
         var seen = Set<DamageEvent>()
         let damage = summaries.flatMap(\.damage).filter { seen.insert($0).inserted }
-        for event in damage { Terminal.warning(event.description) }
         try ExitStatus.finish(damage: damage)
     }
 

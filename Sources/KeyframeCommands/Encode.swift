@@ -81,10 +81,9 @@ struct Encode: ParsableCommand {
         }
         let seconds = Double(summary.inputFrames) / Double(summary.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.sampleRate) Hz, \(format.channelCount) ch → "
               + "\(summary.packets) AAC packets\(ProfileArgument.tag(summary.profile)) at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
-        try ExitStatus.finish(damage: summary.damage)
+        try ExitStatus.finish(damage: summary.damage, in: input)
     }
 
     /// A WAV (or any input with a header) gives its own layout: the raw-input options, under

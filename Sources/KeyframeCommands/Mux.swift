@@ -68,7 +68,6 @@ struct Mux: ParsableCommand {
             let named = PipelineError(error).path?.string ?? input ?? video ?? output
             throw CommandFailure(error, naming: named)
         }
-        for damage in summary.damage { Terminal.warning(damage.description) }
         var parts: [String] = []
         if input != nil { parts.append("\(summary.audioPackets) AAC packets") }
         if video != nil { parts.append("\(summary.videoSamples) video samples") }

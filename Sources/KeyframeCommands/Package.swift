@@ -106,8 +106,7 @@ struct Package: ParsableCommand {
                   + (summary.mpd.map { ", \($0)" } ?? ""))
         }
         // A damaged input (an M4A cut short) is packaged as far as it reads, and said.
-        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
-        try ExitStatus.finish(damage: summary.damage)
+        try ExitStatus.finish(damage: summary.damage, in: input)
     }
 
     /// `--bitrates 48k:he-aac,64k:he-aac,128k` or `32k:auto,64k:auto,128k:auto`: the bitrates in

@@ -36,7 +36,6 @@ struct Play: ParsableCommand {
             throw CommandFailure(error, naming: input)
         }
         line.finish(mediaSeconds: summary.seconds, totalSeconds: summary.seconds)
-        for damage in summary.damage { Terminal.warning("\(input): \(damage)") }
         if summary.underruns > 0 {
             Terminal.warning("\(summary.underruns) underrun\(summary.underruns == 1 ? "" : "s") on '\(audioDevice.device)' (decoding fell behind; recovered)")
         }
@@ -48,7 +47,7 @@ struct Play: ParsableCommand {
             print("\(input): played \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch on '\(audioDevice.device)', \(summary.underruns) underruns")
         }
-        try ExitStatus.finish(damage: summary.damage)
+        try ExitStatus.finish(damage: summary.damage, in: input)
     }
 }
 
