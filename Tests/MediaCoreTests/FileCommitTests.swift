@@ -123,11 +123,12 @@ import Testing
 
     @Test func aFailedRenameNamesTheOutputAndLeavesNothingBehind() throws {
         try withScratchDirectory { directory in
-            // A non-empty directory where the output should go: rename(2) cannot replace it.
+            // A non-empty directory appears where the output goes after the sink opened (a
+            // directory there at open is refused then): rename(2) cannot replace it.
             let path = directory + "/out.mp4"
-            try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
             let sink = try FileByteSink(path: FilePath(path))
             try sink.write(Array("new".utf8))
+            try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
             #expect {
                 try sink.commit()
             } throws: { error in
@@ -135,6 +136,19 @@ import Testing
                 return operation == "rename into place" && failedPath == FilePath(path) && [.isDirectory, .directoryNotEmpty].contains(errno)
             }
             #expect(try names(in: directory) == ["out.mp4"], "the temporary file is removed")
+            #expect(try names(in: path) == ["inside"], "what was there is untouched")
+        }
+    }
+
+    @Test func aDirectoryWhereTheOutputGoesIsRefusedBeforeAnythingIsWritten() throws {
+        try withScratchDirectory { directory in
+            let path = directory + "/out.mp4"
+            try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+            #expect(throws: ByteStreamError.system(operation: "replace what is not a regular file at", path: FilePath(path),
+                                                   errno: .fileExists)) {
+                _ = try FileByteSink(path: FilePath(path))
+            }
+            #expect(try names(in: directory) == ["out.mp4"], "no temporary file")
             #expect(try names(in: path) == ["inside"], "what was there is untouched")
         }
     }
