@@ -13,7 +13,8 @@ struct Package: ParsableCommand {
             segment-NNNNN.m4s: whole AAC frames, about --segment-duration seconds each, the last up \
             to half a segment longer rather than short. The encoder's priming is one edit in \
             init.mp4 (segment_duration 0, media_time the priming) and its iTunSMPB gives the valid \
-            length; packets wholly after the last sample are not written. Files are written under \
+            length, as does the first segment's moof (FFmpeg reads that one); packets wholly after \
+            the last sample are not written. Files are written under \
             temporary names and renamed when complete, the playlist last. --bitrates 64k,128k,… \
             encodes a ladder from the one source: DIR/64k/, DIR/128k/, … each a rendition as above, \
             with identical segment boundaries, named by DIR/master.m3u8 (BANDWIDTH is the peak \
@@ -32,9 +33,9 @@ struct Package: ParsableCommand {
             the output says so) and every rendition the same priming, so that EXTINF is the same in \
             all. --dash also writes \
             DIR/manifest.mpd over the same segments, with its own init segment, init-dash.mp4: \
-            init.mp4 without iTunSMPB, which the first segment's moof carries instead (FFmpeg's \
-            DASH reader parses the init segment again for every segment). Ctrl-C or an error \
-            leaves nothing.
+            init.mp4 without iTunSMPB, which the first segment's moof carries (FFmpeg's DASH \
+            reader parses the init segment again for every segment); the HLS files are the same \
+            with or without --dash. Ctrl-C or an error leaves nothing.
             """
     )
 

@@ -57,7 +57,7 @@ public final class CMAFSegmenter {
     /// it (a live stream) there is no iTunSMPB.
     ///
     /// Without `gaplessTag` the header has no iTunSMPB even then: a DASH header, whose first
-    /// segment carries the tag instead (``gaplessUserData(priming:padding:validFrameCount:)``),
+    /// segment carries the tag instead (``gaplessUserData(validFrameCount:mediaDuration:)``),
     /// because a reader that parses the header again before every segment (FFmpeg 5.1's DASH
     /// demuxer) would skip the priming at every segment boundary.
     public func header(validFrameCount: Int64? = nil, mediaDuration: Int64? = nil, gaplessTag: Bool = true) -> [UInt8] {
@@ -108,10 +108,24 @@ public final class CMAFSegmenter {
     }
 
     /// A `udta` (ISO/IEC 14496-12 8.10.1, allowed in a `moof`) whose `meta`/`ilst` holds only
-    /// iTunSMPB: the first segment's gapless numbers, for a header written without them. Its
-    /// size does not depend on the values (the tag's fields have fixed widths).
+    /// iTunSMPB with the numbers given. Its size does not depend on the values (the tag's fields
+    /// have fixed widths): with zeros, the placeholder a first segment is written with.
     public static func gaplessUserData(priming: Int, padding: Int, validFrameCount: Int64) -> [UInt8] {
         MovieBoxWriter.gaplessUserData(ITunesGaplessInfo(priming: priming, padding: padding, originalSampleCount: validFrameCount))
+    }
+
+    /// The first segment's `udta` with the same iTunSMPB as ``header(validFrameCount:mediaDuration:gaplessTag:)``
+    /// writes for `validFrameCount` and `mediaDuration` (for HE-AAC in the core's samples, as
+    /// FFmpeg reads it).
+    ///
+    /// A reader that parses the first `moof` before it starts (FFmpeg's HLS and DASH demuxers,
+    /// which cannot seek) takes this tag over the header's, so the two say the same; a DASH
+    /// header has none, because FFmpeg's DASH demuxer parses the header again before every
+    /// segment and would skip the priming at each.
+    public func gaplessUserData(validFrameCount: Int64, mediaDuration: Int64) -> [UInt8] {
+        track.gapless = (track.gapless?.priming ?? 0, validFrameCount)
+        let info = track.gaplessTag(mediaDuration: mediaDuration) ?? ITunesGaplessInfo(priming: 0, padding: 0, originalSampleCount: validFrameCount)
+        return MovieBoxWriter.gaplessUserData(info)
     }
 
     /// The packets appended since the last cut, as a segment (`styp` and one fragment, whose

@@ -389,23 +389,11 @@ struct MovieBoxWriter {
                     }
                     metadata.write(into: &ilst)
                     // A live CMAF header does not know the valid length yet: no iTunSMPB then.
+                    // HE-AAC: iTunSMPB in the core's samples (iTunes's convention; the edit list
+                    // stays in the media timescale, the output rate).
                     if !omitsGaplessTag, let audio = tracks.first(where: { $0.gapless != nil }), let gapless = audio.gapless,
-                       !(openEnded && gapless.validFrameCount == 0) {
-                        let media = fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration
-                        let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
-                        // HE-AAC: iTunSMPB in the core's samples (iTunes's convention; the edit list
-                        // stays in the media timescale, the output rate).
-                        let tagRate = audio.gaplessTagRate
-                        func tagged(_ samples: Int64) -> Int64 {
-                            tagRate == Int(audio.timescale) ? samples : (samples * Int64(tagRate) + Int64(audio.timescale) - 1) / Int64(audio.timescale)
-                        }
-                        // (The padding is what is left, so the three add up to the media.)
-                        let totalTagged = Int64(media) * Int64(tagRate) / Int64(max(audio.timescale, 1))
-                        let info = tagRate == Int(audio.timescale)
-                            ? ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
-                            : ITunesGaplessInfo(priming: Int(tagged(Int64(gapless.priming))),
-                                                padding: Int(max(0, totalTagged - tagged(Int64(gapless.priming)) - tagged(gapless.validFrameCount))),
-                                                originalSampleCount: tagged(gapless.validFrameCount))
+                       !(openEnded && gapless.validFrameCount == 0),
+                       let info = audio.gaplessTag(mediaDuration: fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration) {
                         Self.writeGaplessItem(info, into: &ilst)
                     }
                 }

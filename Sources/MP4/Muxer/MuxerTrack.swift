@@ -37,6 +37,23 @@ final class MuxerTrack {
         return config.samplingFrequency
     }
 
+    /// The iTunSMPB numbers of ``gapless`` for `mediaDuration` media units, counted at
+    /// ``gaplessTagRate`` (for HE-AAC the core's samples, rounded up; the padding is what is left,
+    /// so the three add up to the media); `nil` without gapless numbers.
+    func gaplessTag(mediaDuration media: Int64) -> ITunesGaplessInfo? {
+        guard let gapless else { return nil }
+        let padding = max(0, Int(media) - gapless.priming - Int(gapless.validFrameCount))
+        let tagRate = gaplessTagRate
+        guard tagRate != Int(timescale) else {
+            return ITunesGaplessInfo(priming: gapless.priming, padding: padding, originalSampleCount: gapless.validFrameCount)
+        }
+        func tagged(_ samples: Int64) -> Int64 { (samples * Int64(tagRate) + Int64(timescale) - 1) / Int64(timescale) }
+        let totalTagged = media * Int64(tagRate) / Int64(max(timescale, 1))
+        return ITunesGaplessInfo(priming: Int(tagged(Int64(gapless.priming))),
+                                 padding: Int(max(0, totalTagged - tagged(Int64(gapless.priming)) - tagged(gapless.validFrameCount))),
+                                 originalSampleCount: tagged(gapless.validFrameCount))
+    }
+
     init(id: UInt32, format: FormatDescription) {
         self.id = id
         self.format = format

@@ -17,10 +17,13 @@ public import SystemPackage
 /// range) then ends at the source's end. Live, the newest packet is held back until the next
 /// comes (or the end), so that the end can still shorten it.
 ///
-/// With ``writesDASHHeader`` (VOD), a second init segment, ``dashHeaderName``, is written for an
-/// MPD over the same segments: the same header without iTunSMPB, which the first segment's `moof`
-/// carries instead (a `udta`). A DASH reader that parses the header again before each segment
-/// (FFmpeg 5.1's) would otherwise skip the priming at every segment boundary.
+/// A packaged (VOD) rendition's first segment carries the header's iTunSMPB in its `moof` (a
+/// `udta`), the same numbers in the same units: a reader that parses the first `moof` before it
+/// starts (FFmpeg's HLS and DASH demuxers) takes that tag over the header's. With
+/// ``writesDASHHeader``, a second init segment, ``dashHeaderName``, is written for an MPD over
+/// the same segments: the same header without iTunSMPB, because a DASH reader that parses the
+/// header again before each segment (FFmpeg 5.1's) would skip the priming at every segment
+/// boundary. The HLS files are the same with or without it.
 ///
 /// Each file is written under a temporary name and renamed when complete, and the playlist last:
 /// a reader sees whole segments only. ``cancel()`` (or an error) removes what was written.
@@ -103,7 +106,8 @@ public struct HLSSegmentOutput: PacketSink {
         guard live == nil || !writesDASHHeader else { throw .unsupported("a DASH header is written for a packaged (VOD) rendition only") }
         if let partDuration = live?.partDuration { try HLSSegmentingPolicy.checkPartDuration(partDuration, segmentDuration: segmentDuration) }
         // Never over another package: its playlist would name segments this one overwrites.
-        store = try HLSSegmentStore(directory: directory, playlistName: playlistName, writesDASHHeader: writesDASHHeader, syncsSegments: live != nil)
+        store = try HLSSegmentStore(directory: directory, playlistName: playlistName, writesDASHHeader: writesDASHHeader,
+                                   tagsFirstSegment: live == nil, syncsSegments: live != nil)
         publisher = HLSPlaylistPublisher(publication: live?.publication)
         playlists = HLSPlaylistBuilder(segmentDuration: segmentDuration, live: live, canBlockReload: publisher.canBlockReload)
         self.directory = directory
@@ -186,7 +190,7 @@ public struct HLSSegmentOutput: PacketSink {
         queue.removeLast(policy?.dropPacketsPastEnd(priming: priming, validLength: valid) ?? 0)
         shortenLastPacket(toEndAt: priming + valid)
         for cut in policy?.finalCuts() ?? [] { try carryOut(cut) }
-        try store.writeHeldFirstSegment(priming: priming, validLength: valid)
+        try store.writeHeldFirstSegment(userData: segmenter.gaplessUserData(validFrameCount: valid, mediaDuration: store.mediaDuration))
         // VOD: the segments reach the disk before anything names them.
         if live == nil { try store.syncFileSystem() }
         // The header with the valid length (live: rewritten over the first one, atomically).

@@ -6,9 +6,9 @@ internal import SystemPackage
 /// reader sees whole files only).
 ///
 /// It remembers what it wrote, so that ``removeAll()`` (a cancel or an error) takes it away and
-/// ``keepAll()`` keeps it; removes the files of segments that left a live window; and, with a
-/// DASH header, holds the first segment back until its iTunSMPB's numbers are known
-/// (``writeHeldFirstSegment(priming:validLength:)``).
+/// ``keepAll()`` keeps it; removes the files of segments that left a live window; and, for a
+/// packaged (VOD) rendition, holds the first segment back until its iTunSMPB's numbers are known
+/// (``writeHeldFirstSegment(userData:)``).
 struct HLSSegmentStore {
     /// The init segment's file name, `init.mp4` (`EXT-X-MAP`, RFC 8216 4.3.2.5).
     static let initSegmentName = "init.mp4"
@@ -32,8 +32,10 @@ struct HLSSegmentStore {
 
     /// The directory written.
     let directory: FilePath
-    /// Whether a DASH header is written, and so the first segment held back.
+    /// Whether a DASH header is written.
     let writesDASHHeader: Bool
+    /// Whether the first segment carries iTunSMPB, and so is held back until the end (VOD).
+    let tagsFirstSegment: Bool
     /// Whether each segment is synced as it is written (live: the playlist names it at once).
     let syncsSegments: Bool
 
@@ -49,7 +51,7 @@ struct HLSSegmentStore {
     private let createdDirectory: Bool
     /// Segments whose files were removed (they left a live window), from the first.
     private var removedSegments = 0
-    /// With a DASH header: the first segment, kept until its iTunSMPB's numbers are known.
+    /// VOD: the first segment, kept until its iTunSMPB's numbers are known.
     private var heldFirstSegment: [UInt8]?
 
     /// The files in `directory` (made if missing).
@@ -57,7 +59,7 @@ struct HLSSegmentStore {
     /// - Throws: ``/MediaCore/PipelineError`` when `directory` already holds a package (its playlist
     ///   `playlistName`, an init segment, a first segment or a master playlist: that playlist
     ///   would name files this one overwrites), or when it cannot be made.
-    init(directory: FilePath, playlistName: String, writesDASHHeader: Bool, syncsSegments: Bool) throws(PipelineError) {
+    init(directory: FilePath, playlistName: String, writesDASHHeader: Bool, tagsFirstSegment: Bool, syncsSegments: Bool) throws(PipelineError) {
         let names = [playlistName, Self.initSegmentName, HLSSegmentOutput.dashHeaderName, Self.segmentName(1), "master.m3u8"]
         for name in names where FileSystemCalls.exists(directory.appending(name)) {
             throw .unsupported("\(directory) already holds a package (\(name)); choose another directory or remove it")
@@ -68,6 +70,7 @@ struct HLSSegmentStore {
         }
         self.directory = directory
         self.writesDASHHeader = writesDASHHeader
+        self.tagsFirstSegment = tagsFirstSegment
         self.syncsSegments = syncsSegments
     }
 
@@ -86,13 +89,15 @@ struct HLSSegmentStore {
     /// 4.4.5.3).
     var nextPartName: String { Self.partName(segment: segments.count + 1, part: openParts.count + 1) }
 
-    /// The `udta` the next segment's `moof` ends with: with a DASH header, the first segment
-    /// carries iTunSMPB, a placeholder of the same size until the numbers are known; else none.
+    /// The `udta` the next segment's `moof` ends with: a packaged rendition's first segment
+    /// carries iTunSMPB (the header's numbers, for readers that take the first `moof`'s, and for
+    /// DASH, whose header has none), a placeholder of the same size until the numbers are known;
+    /// else none. The segment is the same with or without a DASH header.
     var nextSegmentUserData: [UInt8] {
         holdsNextSegment ? CMAFSegmenter.gaplessUserData(priming: 0, padding: 0, validFrameCount: 0) : []
     }
 
-    private var holdsNextSegment: Bool { writesDASHHeader && segments.isEmpty }
+    private var holdsNextSegment: Bool { tagsFirstSegment && segments.isEmpty }
 
     /// Writes the init segment (`init.mp4`; live, again at the end, over the first).
     mutating func writeInitSegment(_ bytes: [UInt8]) throws(PipelineError) {
@@ -117,8 +122,8 @@ struct HLSSegmentStore {
         try writeFile(name, Array(playlist.text.utf8))
     }
 
-    /// Writes `segment` as the next segment (held back instead when it carries the DASH
-    /// header's placeholder).
+    /// Writes `segment` as the next segment (held back instead when it carries the gapless
+    /// placeholder).
     mutating func write(_ segment: CMAFSegment) throws(PipelineError) {
         let name = Self.segmentName(UInt32(segments.count + 1))
         if holdsNextSegment { heldFirstSegment = segment.bytes } else { try writeFile(name, segment.bytes, syncing: syncsSegments) }
@@ -149,12 +154,11 @@ struct HLSSegmentStore {
         openParts.removeAll()
     }
 
-    /// Writes the held first segment with its iTunSMPB (`priming`, `validLength` and the
-    /// padding after it), over the placeholder, the `moof`'s last box; nothing when none is held.
-    mutating func writeHeldFirstSegment(priming: Int64, validLength: Int64) throws(PipelineError) {
+    /// Writes the held first segment with its iTunSMPB (`userData`, from
+    /// ``/MP4/CMAFSegmenter/gaplessUserData(validFrameCount:mediaDuration:)``), over the
+    /// placeholder, the `moof`'s last box; nothing when none is held.
+    mutating func writeHeldFirstSegment(userData tag: [UInt8]) throws(PipelineError) {
         guard var first = heldFirstSegment, let name = segments.first?.name else { return }
-        let tag = CMAFSegmenter.gaplessUserData(priming: Int(priming), padding: max(0, Int(mediaDuration - priming - validLength)),
-                                                validFrameCount: validLength)
         let moofStart = CMAFSegmenter.segmentType.count
         let moofEnd = moofStart + first[moofStart..<(moofStart + 4)].reduce(0) { $0 << 8 | Int($1) }
         let start = moofEnd - tag.count
