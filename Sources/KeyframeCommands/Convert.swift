@@ -39,7 +39,7 @@ struct Convert: ParsableCommand {
     @Option(help: "Into a directory: how many files to convert at once; default: the number of cores.")
     var jobs: Int?
 
-    @Option(help: ArgumentHelp("AAC encoders working at once on segments of one file; default: the number of cores for one file, "
+    @Option(help: ArgumentHelp("AAC encoders working at once on segments of one file; default: the cores idle now for one file, "
                                + "1 per file in a batch. --threads 1 gives the same bytes as ffmpeg.", valueName: "n"))
     var threads: Int?
 
@@ -124,7 +124,7 @@ struct Convert: ParsableCommand {
         return Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
-                                        threads: threads ?? (batch ? 1 : ProcessInfo.processInfo.activeProcessorCount),
+                                        threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
                                         profile: encoder.profile.choice)
     }
 
