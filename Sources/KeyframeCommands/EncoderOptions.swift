@@ -23,6 +23,28 @@ struct EncoderOptions: ParsableArguments {
     var bitsPerSecond: Int? { bitrate?.bitsPerSecond }
 }
 
+/// `--sample-rate` and `--channels`: the layout encoded when it is not the input's, with one
+/// meaning on `convert`, `package` and `publish` (on `record` the same names give the capture's,
+/// which is what is encoded). Either one given re-encodes an AAC input that would be copied.
+struct OutputLayoutOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Output sample rate in Hz (resampled with soxr at 28-bit precision); default: the input's, or the "
+                               + "nearest rate the profile takes.",
+                               valueName: "hz"))
+    var sampleRate: Int?
+
+    @Option(help: ArgumentHelp("Output channels: 1 or 2 downmix with ITU-R BS.775 coefficients; default: the input's.", valueName: "n"))
+    var channels: Int?
+
+    /// A rate or channel count no AAC encoder takes is a usage error (64); which rates the
+    /// profile takes is checked once it is known.
+    func validate() throws {
+        if let channels, !(1...8).contains(channels) { throw ValidationError("--channels \(channels): give 1 to 8") }
+        if let sampleRate, !(8000...96000).contains(sampleRate) {
+            throw ValidationError("--sample-rate \(sampleRate): give a rate AAC carries, 8000 to 96000 Hz")
+        }
+    }
+}
+
 /// `--input-sample-rate`, `--input-channels` and `--input-format`: the layout of raw `.pcm`
 /// input, which has no header (the same names on `encode` and `convert`).
 struct RawInputOptions: ParsableArguments {

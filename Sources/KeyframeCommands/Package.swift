@@ -8,7 +8,8 @@ struct Package: ParsableCommand {
         abstract: "Package audio as an HLS rendition: a playlist, a CMAF init segment and fMP4 segments.",
         discussion: """
             An AAC input (.m4a/.mp4 or ADTS) is stream-copied; anything else `convert` reads is \
-            encoded to AAC-LC (128 kb/s, or --bitrate, which also re-encodes AAC). DIR gets \
+            encoded to AAC-LC (128 kb/s, or --bitrate, which also re-encodes AAC, as do \
+            --sample-rate and --channels). DIR gets \
             index.m3u8 (VOD, EXT-X-MAP, EXT-X-INDEPENDENT-SEGMENTS, EXT-X-ENDLIST), init.mp4 and \
             segment-NNNNN.m4s: whole AAC frames, about --segment-duration seconds each, the last up \
             to half a segment longer rather than short. The encoder's priming is one edit in \
@@ -50,6 +51,8 @@ struct Package: ParsableCommand {
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
+    @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
+
     @Option(help: ArgumentHelp(
         "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "
             + "(lc, he-aac, he-aac-v2 or auto; default --profile): 64k,128k, 48k:he-aac,64k:he-aac,128k or 32k:auto,64k:auto,128k:auto.",
@@ -82,7 +85,8 @@ struct Package: ParsableCommand {
             summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
                                         options: Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond,
                                                                    bitrates: ladder, dash: dash, profile: encoder.profile.choice,
-                                                                   ladderProfiles: profiles),
+                                                                   ladderProfiles: profiles, sampleRate: layout.sampleRate,
+                                                                   channelCount: layout.channels),
                                         control: StopSignals.cancellingControl(), progress: line.update)
         } catch {
             throw CommandFailure(error, naming: input)

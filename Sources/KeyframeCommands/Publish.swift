@@ -52,6 +52,8 @@ struct Publish: ParsableCommand {
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
+    @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
+
     @Option(help: "The stream's title (Icecast's stream name and song; RTMP's onMetaData title); by default the file's title tag.")
     var title: String?
 
@@ -82,6 +84,8 @@ struct Publish: ParsableCommand {
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
         options.profile = encoder.profile.choice
+        options.sampleRate = layout.sampleRate
+        options.channelCount = layout.channels
         let publication: LivePublication
         do { publication = try LivePublication(options: options) } catch { throw CommandFailure(error, naming: input) }
         let control = JobControl()

@@ -433,3 +433,62 @@ struct FirstHourTests {
         try ExternalTool.succeed(try ExternalTool.keyframe, ["validate", www])
     }
 }
+
+/// `--sample-rate` and `--channels` on `package` and `publish`: what is encoded, as on `convert`.
+@Suite("the first hour: package and publish take the output's rate and channels")
+struct OutputLayoutTests {
+    @Test func packageEncodesTheRateAndChannelsAsked() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = try FirstHourTests.wav("in.wav", in: directory, rate: 44100, channels: 2, seconds: 3)
+        // One rendition, resampled and downmixed.
+        let one = directory.appendingPathComponent("one").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", one, "--sample-rate", "32000", "--channels", "1"])
+        let peer = try ExternalTool.ffprobeAudio(one + "/index.m3u8")
+        #expect(peer.sampleRate == 32000 && peer.channels == 1, "ffprobe: \(peer)")
+        // An AAC input is encoded, not copied, when a layout is asked.
+        let m4a = directory.appendingPathComponent("in.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a])
+        let mono = directory.appendingPathComponent("mono").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", mono, "--channels", "1", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: run.outputData) as? [String: Any])
+        #expect(report["copied"] as? Bool == false, "\(report)")
+        #expect(try ExternalTool.ffprobeAudio(mono + "/index.m3u8").channels == 1)
+        // A mono auto ladder: HE-AAC v1 at 32k, AAC-LC at 96k (TN2236's mono rule), all mono.
+        let ladder = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", ladder, "--channels", "1", "--profile", "auto",
+                                                             "--bitrates", "32k,96k"])
+        let master = try String(contentsOfFile: ladder + "/master.m3u8", encoding: .utf8)
+        #expect(master.contains("CODECS=\"mp4a.40.5\"") && master.contains("CODECS=\"mp4a.40.2\"") && !master.contains("mp4a.40.29"), "\(master)")
+        for rendition in ["32k", "96k"] {
+            let audio = try ExternalTool.ffprobeAudio(ladder + "/\(rendition)/index.m3u8")
+            #expect(audio.channels == 1 && audio.sampleRate == 44100, "\(rendition): \(audio)")
+        }
+        // Out of range: usage errors, nothing written.
+        for (option, value) in [("--channels", "9"), ("--sample-rate", "4000")] {
+            let refused = try FirstHourTests.keyframe(["package", wav, "--hls", directory.appendingPathComponent("bad").path, option, value])
+            #expect(refused.status == 64, "\(option) \(value): \(refused.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("bad").path))
+    }
+
+    @Test func publishEncodesTheRateAndChannelsAsked() throws {
+        let server = try IcecastServer()
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = try FirstHourTests.wav("in.wav", in: directory, rate: 48000, channels: 2, seconds: 20)
+        let mount = "/layout.aac"
+        let publisher = try RunningProcess(try ExternalTool.keyframe,
+                                           ["publish", wav, "icecast://source:\(server.password)@127.0.0.1:\(server.port)\(mount)",
+                                            "--sample-rate", "22050", "--channels", "1", "--json"])
+        defer { publisher.stop() }
+        try RunningProcess.waitUntil("the source on \(mount)", timeout: .seconds(10)) {
+            server.status().contains("\"listenurl\":\"http://127.0.0.1:\(server.port)\(mount)\"")
+        }
+        let listened = try ExternalTool.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=sample_rate,channels",
+                                                         "-of", "csv=p=0", "http://127.0.0.1:\(server.port)\(mount)"])
+        #expect(listened.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "22050,1",
+                "a listener's ffprobe: \(listened.standardOutput) \(listened.standardError)")
+    }
+}

@@ -53,6 +53,12 @@ public struct LivePublication: Sendable {
         /// not told, so a player there gets the AAC-LC core alone until the next SBR header
         /// (every 8 frames, about 0.34 s).
         public var profile: AACProfileChoice = .aacLC
+        /// The rate encoded, in Hz (the input resampled to it); `nil`: the input's (HE-AAC: the
+        /// nearest it takes). Given, an AAC input is encoded, not sent as it is.
+        public var sampleRate: Int?
+        /// The channels encoded (a downmix with ITU-R BS.775 coefficients); `nil`: the input's.
+        /// Given, an AAC input is encoded, not sent as it is.
+        public var channelCount: Int?
 
         /// Options to publish `input` to `destinations`.
         public init(input: FilePath, destinations: [PublishingDestination], bitrate: Int? = nil, title: String? = nil, loops: Bool = false) {
@@ -108,7 +114,7 @@ public struct LivePublication: Sendable {
         let format = MediaFileFormat.detect(options.input)
         let isAAC = format == .adts || format == .mp4
         if isAAC, !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
-           options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
+           options.sampleRate == nil, options.channelCount == nil, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
             return try copy(control: control, progress: progress)
         }
         return try encode(control: control, progress: progress)
@@ -156,20 +162,27 @@ public struct LivePublication: Sendable {
         guard let inputFormat = first.pcmFormat else { throw .unsupported("\(path): the input's PCM layout is not known") }
         // Each bitrate's profile: `auto` chooses by it and the input's channels (a destination
         // without a bitrate takes the profile's default, and `auto` AAC-LC's).
-        let channels = inputFormat.channelCount
+        let channels = options.channelCount ?? inputFormat.channelCount
         let defaultProfile = options.profile.resolved(channelCount: channels, bitrate: nil)
         let fallback = AACProfiles.defaultBitrate(of: defaultProfile, lc: 128_000)
         let bitrates = Array(Set(options.destinations.map { bitrate(of: $0) ?? fallback })).sorted()
         func profile(at bitrate: Int, asked: Bool) -> AudioObjectType {
-            asked ? options.profile.resolved(channelCount: channels, bitrate: bitrate, sampleRate: inputFormat.sampleRate) : defaultProfile
+            asked ? options.profile.resolved(channelCount: channels, bitrate: bitrate, sampleRate: options.sampleRate ?? inputFormat.sampleRate)
+                : defaultProfile
         }
         // HE-AAC takes 16–48 kHz: other rates are resampled (AAC-LC takes the input as it is).
         let chosenProfiles = bitrates.map { bitrate in
             profile(at: bitrate, asked: options.destinations.contains { self.bitrate(of: $0) == bitrate })
         }
         let hasHEAAC = chosenProfiles.contains { $0.usesSpectralBandReplication }
-        let resampler = PCMResampler(sampleFormat: hasHEAAC ? .float32 : inputFormat.sampleFormat,
+        // The rate and channels asked (checked against what the profiles take), else the input's.
+        let resampler: PCMResampler
+        if options.sampleRate != nil || options.channelCount != nil {
+            resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: hasHEAAC ? .sbr : .aacLC)
+        } else {
+            resampler = PCMResampler(sampleFormat: hasHEAAC ? .float32 : inputFormat.sampleFormat,
                                      allowedSampleRates: hasHEAAC ? AACProfiles.sampleRates(of: .sbr) : nil)
+        }
         let format = resampler.outputFormat(for: inputFormat)
         var branches: [Tee<PCMBuffer>.Branch] = []
         var used: [Int] = []

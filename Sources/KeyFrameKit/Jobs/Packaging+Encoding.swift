@@ -54,16 +54,17 @@ extension Packaging {
         return AlignedEncoder(encoder, leadingSilence: leadingSilence, randomAccessInterval: interval)
     }
 
-    /// One rendition: copied when it can be, else encoded (resampled to a rate the profile takes).
+    /// One rendition: copied when it can be, else encoded (resampled to the rate and channels
+    /// asked, or to a rate the profile takes).
     static func rendition(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         if let layout = copyableLayout(of: input, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input)
-        let profile = try AACProfiles.resolve(options.profile, channelCount: source.channelCount, bitrate: options.bitrate,
-                                              sampleRate: source.pcmFormat?.sampleRate, input: input.string)
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile))
+        let profile = try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
+                                              sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
+        let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: profile)
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
@@ -111,11 +112,12 @@ extension Packaging {
         let source = try AudioFileInput(path: input)
         var profiles: [AudioObjectType] = []
         for bitrate in options.bitrates {
-            profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: source.channelCount,
-                                                    bitrate: bitrate, sampleRate: source.pcmFormat?.sampleRate, input: input.string))
+            profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: options.channelCount ?? source.channelCount,
+                                                    bitrate: bitrate, sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate,
+                                                    input: input.string))
         }
         let hasHEAAC = profiles.contains { $0.usesSpectralBandReplication }
-        let resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: hasHEAAC ? .sbr : .aacLC))
+        let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: hasHEAAC ? .sbr : .aacLC)
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         var segmentDuration = options.segmentDuration
         if hasHEAAC {

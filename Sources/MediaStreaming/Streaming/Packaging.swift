@@ -30,24 +30,36 @@ public enum Packaging {
         /// A ladder's profile per rendition, by its bitrate (`--bitrates 32k:auto,48k:he-aac,128k`);
         /// a bitrate not listed takes ``profile``.
         public var ladderProfiles: [Int: AACProfileChoice]
+        /// The rate encoded, in Hz (the input resampled to it); `nil`: the input's, or the
+        /// nearest rate the profile takes. Given, an AAC input is encoded, not copied.
+        public var sampleRate: Int?
+        /// The channels encoded (1 or 2: a downmix with ITU-R BS.775 coefficients); `nil`: the
+        /// input's. Given, an AAC input is encoded, not copied.
+        public var channelCount: Int?
 
-        /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC.
+        /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC, the input's
+        /// rate and channels.
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false,
-                    profile: AACProfileChoice = .aacLC, ladderProfiles: [Int: AACProfileChoice] = [:]) {
+                    profile: AACProfileChoice = .aacLC, ladderProfiles: [Int: AACProfileChoice] = [:],
+                    sampleRate: Int? = nil, channelCount: Int? = nil) {
             self.segmentDuration = segmentDuration
             self.bitrate = bitrate
             self.bitrates = bitrates
             self.dash = dash
             self.profile = profile
             self.ladderProfiles = ladderProfiles
+            self.sampleRate = sampleRate
+            self.channelCount = channelCount
         }
 
         /// The profile of the ladder's rendition at `bitrate`: its own, else ``profile``.
         public func profile(ofRendition bitrate: Int) -> AACProfileChoice { ladderProfiles[bitrate] ?? profile }
 
-        /// Whether the options leave the AAC profile to the input when nothing is encoded: no
-        /// bitrate, and AAC-LC or `.automatic` (which is AAC-LC without a bitrate).
-        var copiesProfile: Bool { bitrate == nil && (profile == .aacLC || profile.isAutomatic) }
+        /// Whether the options leave the AAC to the input when nothing is encoded: no bitrate,
+        /// rate or channels asked, and AAC-LC or `.automatic` (which is AAC-LC without a bitrate).
+        var copiesProfile: Bool {
+            bitrate == nil && sampleRate == nil && channelCount == nil && (profile == .aacLC || profile.isAutomatic)
+        }
     }
 
     /// What a packaging wrote.
