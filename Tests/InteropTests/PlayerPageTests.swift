@@ -132,6 +132,61 @@ extension RealTimeTests {
         Self.expectExact(report, "master.m3u8")
     }
 
+    // MARK: The stream's tags on the page (issue 35, item 17)
+
+    /// A 3 s mono 48 kHz M4A (FFmpeg's AAC) tagged by `keyframe tag` with `title`, an artist and
+    /// a `width`×`height` cover (PNG, or JPEG with `jpeg`): the M4A and the cover's bytes.
+    static func taggedSource(in directory: URL, title: String, artist: String, width: Int, height: Int,
+                             jpeg: Bool = false) throws -> (m4a: String, cover: Data) {
+        let m4a = directory.appendingPathComponent("tagged.m4a").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3",
+                                            "-ac", "1", "-c:a", "aac", "-b:a", "96k", m4a])
+        let cover = directory.appendingPathComponent(jpeg ? "cover.jpg" : "cover.png").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=c=0x3070c0:s=\(width)x\(height)",
+                                            "-frames:v", "1"] + (jpeg ? ["-pix_fmt", "yuvj420p"] : []) + [cover])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", m4a, "--set", "title=" + title, "--set", "artist=" + artist, "--cover", cover])
+        return (m4a, try Data(contentsOf: URL(fileURLWithPath: cover)))
+    }
+
+    /// The iTunes items of an MP4 as mutagen reads them: `[key: [text]]`, a cover as
+    /// `"covr:FORMAT:HEX"`.
+    static func mutagenTags(_ file: String) throws -> [String: [String]] {
+        let script = """
+            import sys, json, mutagen.mp4 as m
+            f = m.MP4(sys.argv[1])
+            out = {}
+            for k, v in (f.tags or {}).items():
+                out[k] = ['covr:%d:%s' % (x.imageformat, bytes(x).hex()) if k == 'covr' else (bytes(x).decode() if isinstance(x, bytes) else str(x)) for x in v]
+            print(json.dumps(out))
+            """
+        let run = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", script, file])
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: [String]], "\(run.standardOutput)")
+    }
+
+    /// `keyframe package` carries the input's title, artist and cover into every init segment it
+    /// writes (iTunes items in `moov/udta/meta/ilst`, as mutagen and ffprobe read them): copied
+    /// (init.mp4 and the DASH header) and encoded as a ladder (each rendition's init.mp4), beside
+    /// the iTunSMPB of the HLS header.
+    @Test(.timeLimit(.minutes(3)))
+    func packagingCarriesTheTagsAndCoverIntoEveryInitSegment() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (m4a, cover) = try Self.taggedSource(in: directory, title: "Nuit & Jour «Ünïcode»", artist: "Les Artistes", width: 48, height: 32)
+        let copied = directory.appendingPathComponent("copied").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", copied, "--segment-duration", "1", "--dash"])
+        let ladder = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", ladder, "--segment-duration", "1", "--bitrates", "64k,96k"])
+        let covr = "covr:14:" + cover.map { String(format: "%02x", $0) }.joined()
+        for header in [copied + "/init.mp4", copied + "/init-dash.mp4", ladder + "/64k/init.mp4", ladder + "/96k/init.mp4"] {
+            let tags = try Self.mutagenTags(header)
+            #expect(tags["©nam"] == ["Nuit & Jour «Ünïcode»"] && tags["©ART"] == ["Les Artistes"] && tags["covr"] == [covr],
+                    "\(header): \(tags.mapValues { $0.map { $0.prefix(40) } })")
+            #expect((tags["----:com.apple.iTunes:iTunSMPB"] != nil) == !header.hasSuffix("init-dash.mp4"), "\(header): \(tags.keys.sorted())")
+            let format = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=title,artist", "-of", "json", header]).standardOutput
+            #expect(format.contains("\"title\": \"Nuit & Jour «Ünïcode»\"") && format.contains("\"artist\": \"Les Artistes\""), "\(header): \(format)")
+        }
+    }
+
     /// Chapters: an M4A with two (ffmpeg from an FFMETADATA list: "Opening" at 0, "Close" at
     /// 1.2 s), packaged (`chapters.vtt` beside the playlist), is listed by the page as two buttons
     /// with their start times, each seeking there; the package plays (its 440 Hz tone heard).

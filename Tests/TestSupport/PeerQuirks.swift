@@ -7,6 +7,10 @@ public enum PeerQuirk: String, CaseIterable, Sendable {
     /// ffprobe and ffmpeg, for any M4A with a cover (`covr`): the attached picture becomes a
     /// video stream that has no timescale.
     case coverHasNoTimescale = "stream 0, timescale not set"
+    /// ffprobe and ffmpeg, for any HLS rendition whose init segment has a cover (`covr`, which
+    /// packaging copies from its input): the HLS demuxer makes the picture's stream but not
+    /// its picture ("Attached picture on stream 1 has invalid size, ignoring").
+    case hlsCoverWithoutPicture = "has invalid size, ignoring"
     /// ffprobe and ffmpeg, for any QuickTime chapter track (a `text` track, which 5.1 maps to
     /// AV_CODEC_ID_BIN_DATA, 98314, a codec with no decoder), FFmpeg's own chapters included.
     case chapterTrackCodec = "Unsupported codec with id 98314"

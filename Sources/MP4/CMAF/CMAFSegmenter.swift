@@ -40,6 +40,9 @@ public final class CMAFSegmenter {
     public private(set) var pendingDuration: Int64 = 0
     /// The media timescale (the sample rate for AAC).
     public var timescale: Int32 { track.timescale }
+    /// The stream's tags and cover, written in the header's `moov/udta/meta/ilst` (after the
+    /// encoder's `©too`, before iTunSMPB); empty by default.
+    public var metadata = ITunesMetadata()
 
     /// A segmenter for packets of `format` (AAC) whose first `priming` decoded samples are the
     /// encoder's.
@@ -52,7 +55,8 @@ public final class CMAFSegmenter {
         track.gapless = (max(0, priming), 0)
     }
 
-    /// The header (init segment): `ftyp` (`cmfc`, `iso6`) and the `moov`. With `validFrameCount`
+    /// The header (init segment): `ftyp` (`cmfc`, `iso6`) and the `moov`, its `ilst` holding
+    /// ``metadata`` (a player names the stream from it). With `validFrameCount`
     /// (known once the media is), iTunSMPB gives the samples presented after the priming; without
     /// it (a live stream) there is no iTunSMPB.
     ///
@@ -66,6 +70,7 @@ public final class CMAFSegmenter {
         writer.fragmented = true
         writer.openEnded = true
         writer.omitsGaplessTag = !gaplessTag
+        writer.metadata = metadata
         if let mediaDuration { writer.fragmentedMediaDurations = [track.id: mediaDuration] }
         var box = BoxWriter()
         box.box("ftyp") { b in

@@ -141,9 +141,15 @@ public struct HLSSegmentOutput: PacketSink {
     /// Keeps the stream's gapless numbers: the priming must come before the first packet (the
     /// init segment's edit list is made with it), the valid length before the end. Keeps its
     /// chapters (``/MediaCore/StreamEvent/metadata(_:)``), which a finished rendition writes
-    /// beside its playlist as `chapters.vtt` (WebVTT), for the player page.
+    /// beside its playlist as `chapters.vtt` (WebVTT), for the player page, and its tags and
+    /// cover, which every init segment carries as iTunes items (`moov/udta/meta/ilst`: `©nam`,
+    /// `©ART`, …, `covr`), so that a player can name the stream and show its cover.
     public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
-        if case .metadata(let metadata) = event { chapters = metadata.chapters }
+        if case .metadata(let metadata) = event {
+            chapters = metadata.chapters
+            tags = ITunesMetadata(metadata)
+            segmenter?.metadata = tags
+        }
         guard case .gapless(let info) = event else { return }
         if segmenter != nil, info.priming != gapless.priming {
             throw .unsupported("the priming changed from \(gapless.priming) to \(info.priming) after the first packet")
@@ -209,6 +215,8 @@ public struct HLSSegmentOutput: PacketSink {
 
     /// The stream's chapters, once told.
     private var chapters: [StreamMetadata.Chapter] = []
+    /// The stream's tags and cover as the init segment writes them, once told.
+    private var tags = ITunesMetadata()
 
     /// `chapters` as a WebVTT file (W3C WebVTT, 4: cues of `HH:MM:SS.mmm --> HH:MM:SS.mmm` and a
     /// title), each lasting until the next starts, the last until `end`; those at or past `end`
@@ -275,6 +283,7 @@ public struct HLSSegmentOutput: PacketSink {
     private mutating func start(with packet: MediaSample) throws(PipelineError) {
         let segmenter: CMAFSegmenter
         do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming)) } catch { throw .container(error) }
+        segmenter.metadata = tags
         self.segmenter = segmenter
         if case .audio(let audio) = packet.format { format = audio }
         policy = try HLSSegmentingPolicy(segmentDuration: segmentDuration, mode: live?.segmentingMode ?? .onDemand, timescale: segmenter.timescale)
