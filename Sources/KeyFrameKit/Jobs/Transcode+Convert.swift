@@ -27,9 +27,19 @@ extension Transcode {
         public var pcmSampleFormat: PCMSampleFormat?
         /// The layout of a raw PCM input (it has no header).
         public var rawInputFormat: PCMFormat?
-        /// Normalise to this integrated loudness in LUFS (EBU R 128), measured in a first pass;
-        /// the gain is limited so that the true peak stays at or below −1 dBTP.
+        /// Normalise to this integrated loudness in LUFS (EBU R 128), measured in a first pass:
+        /// the gain is the target minus the measured loudness, and with ``limitsTruePeak`` a
+        /// ``/AudioCodec/TruePeakLimiter`` holds the true peak at ``truePeakCeiling``.
         public var normalizeTo: Double?
+        /// The true-peak ceiling of ``normalizeTo``, in dBTP (ITU-R BS.1770-4); EBU R 128's −1 by
+        /// default. For AAC outputs the limiter aims
+        /// ``Transcode/lossyTruePeakMargin`` lower, so that the decoded output stays under it.
+        public var truePeakCeiling: Double
+        /// With ``normalizeTo``: limit the peaks that the gain pushes past ``truePeakCeiling``
+        /// (the default). Without the limiter the gain is a plain gain, and a target that would
+        /// need more than 0.5 dB beyond what the measured true peak allows is refused
+        /// (``/MediaCore/PipelineError/unsupported(_:)``) before anything is written.
+        public var limitsTruePeak: Bool
         /// Write ReplayGain 2.0 track gain and peak (reference −18 LUFS) as iTunes freeform tags
         /// (`----:com.apple.iTunes:replaygain_track_gain`, `…_peak`), measured in a first pass.
         public var replayGain: Bool
@@ -44,7 +54,8 @@ extension Transcode {
         /// libavcodec's default (two-loop) search, the input's rate and channels.
         public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
                     pcmSampleFormat: PCMSampleFormat? = nil, rawInputFormat: PCMFormat? = nil, normalizeTo: Double? = nil,
-                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1, profile: AACProfileChoice = .aacLC) {
+                    replayGain: Bool = false, carriesTags: Bool = true, threads: Int = 1, profile: AACProfileChoice = .aacLC,
+                    truePeakCeiling: Double = -1, limitsTruePeak: Bool = true) {
             self.bitrate = bitrate
             self.coder = coder
             self.profile = profile
@@ -53,11 +64,22 @@ extension Transcode {
             self.pcmSampleFormat = pcmSampleFormat
             self.rawInputFormat = rawInputFormat
             self.normalizeTo = normalizeTo
+            self.truePeakCeiling = truePeakCeiling
+            self.limitsTruePeak = limitsTruePeak
             self.replayGain = replayGain
             self.carriesTags = carriesTags
             self.threads = max(1, threads)
         }
     }
+
+    /// How far under ``ConvertOptions/truePeakCeiling`` the limiter aims for an AAC output, in
+    /// dB: the encoder's quantisation adds peaks of its own. Measured with FFmpeg's
+    /// `ebur128=peak=true` on the decoded output of speech limited by 2–8 dB, over the limiter's
+    /// aim: AAC-LC at 64 kb/s a channel (the default 128 kb/s stereo) +0.1 dB. At lower rates,
+    /// and with SBR, the codec's peaks are larger and do not shrink with a lower aim (AAC-LC at
+    /// 32 kb/s a channel +1.1 to +1.7 dB, HE-AAC at 48 kb/s stereo +1.9 to +3.4 dB): there the
+    /// ceiling holds before encoding only.
+    public static let lossyTruePeakMargin = 0.5
 
     /// What a conversion produced.
     public struct ConvertSummary: JobSummary, Sendable {
@@ -87,6 +109,12 @@ extension Transcode {
         public var report: JobReport
         /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
         public var normalization: (measured: Loudness, gain: Double)?
+        /// With ``ConvertOptions/normalizeTo``: the loudness of what was encoded or written,
+        /// measured after the gain and the limiter (before any encoding).
+        public var normalizedLoudness: Loudness?
+        /// With ``ConvertOptions/normalizeTo`` and ``ConvertOptions/limitsTruePeak``: what the
+        /// limiter did (its largest gain reduction, how long it acted).
+        public var limiter: TruePeakLimiter.Statistics?
         /// With ``ConvertOptions/threads`` above 1: where the segments were joined.
         public var splices: [ParallelAACEncoder.Splice] = []
     }
@@ -99,12 +127,14 @@ extension Transcode {
     /// libavcodec, which honour the encoder delay and padding the file declares) for the rest. The output holds exactly the frames the input
     /// decodes to (resampled, when it is).
     ///
-    /// Composition: source → ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) →
-    /// ``/AudioCodec/AACEncoder`` → ``/MediaFormats/AudioPacketOutput``, or source →
-    /// ``/AudioCodec/PCMResampler`` → (``/AudioCodec/PCMGain``) → ``/MediaFormats/PCMFileOutput``. With
-    /// ``ConvertOptions/normalizeTo`` the input is read twice: a first pass measures its loudness
+    /// Composition: source → ``/AudioCodec/PCMResampler`` → (``/AudioCodec/TruePeakLimiter`` or
+    /// ``/AudioCodec/PCMGain``) → ``/AudioCodec/AACEncoder`` → ``/MediaFormats/AudioPacketOutput``,
+    /// or source → ``/AudioCodec/PCMResampler`` → (limiter or gain) → ``/MediaFormats/PCMFileOutput``.
+    /// With ``ConvertOptions/normalizeTo`` the input is read twice: a first pass measures its
+    /// loudness
     /// (``measureLoudness(_:rawFormat:sampleRate:channelCount:allowedSampleRates:control:progress:)``),
-    /// without holding it in memory.
+    /// without holding it in memory; the second applies the gain to the target, with the limiter
+    /// holding the true peak at the ceiling, and measures the result.
     /// Written under a temporary name and renamed when complete: nothing is left under
     /// `output` on an error.
     public static func convert(_ input: FilePath, to output: FilePath, options: ConvertOptions = ConvertOptions(),
@@ -131,6 +161,9 @@ extension Transcode {
         }
         if let target = options.normalizeTo {
             guard (-70.0...0.0).contains(target) else { throw .unsupported("--normalize \(target): give a loudness from -70 to 0 LUFS") }
+            guard (-20.0...0.0).contains(options.truePeakCeiling) else {
+                throw .unsupported("--true-peak \(options.truePeakCeiling): give a ceiling from -20 to 0 dBTP")
+            }
         }
         var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
         // The profile of this input's output: `auto` chooses by its channels (after the
@@ -145,7 +178,7 @@ extension Transcode {
                 throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
             }
         }
-        var gain: PCMGain?
+        var gain: Leveller?
         var measured: Loudness?
         var measuring: JobReport?
         if options.normalizeTo != nil || options.replayGain {
@@ -158,7 +191,10 @@ extension Transcode {
                 })
             measured = loudness
             measuring = report
-            if let target = options.normalizeTo { gain = PCMGain(decibels: loudness?.gain(toReach: target) ?? 0) }
+            if let target = options.normalizeTo {
+                gain = try leveller(reaching: target, from: loudness, options: options, margin: isAAC ? lossyTruePeakMargin : 0, input: input,
+                                    allowedSampleRates: isAAC ? aacRates : nil, control: control)
+            }
         }
         // The tags travel in the stream: the input's (unless dropped), with ReplayGain added.
         var metadata = options.carriesTags ? source.metadata : StreamMetadata()
@@ -170,7 +206,7 @@ extension Transcode {
             // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output.
             let applied = gain?.decibels ?? 0
             let trackGain = -18 - (measured.integrated + applied)
-            let peak = measured.truePeak.isFinite ? Double.exp10((measured.truePeak + applied) / 20) : 0
+            let peak = measured.truePeak.isFinite ? Double.exp10(min(measured.truePeak + applied, gain?.ceiling ?? .infinity) / 20) : 0
             metadata.tags += [(key: "replaygain_track_gain", value: fixed(trackGain, digits: 2) + " dB"),
                               (key: "replaygain_track_peak", value: fixed(peak, digits: 6))]
         }
@@ -181,7 +217,11 @@ extension Transcode {
         let tagged = AnnouncingSource(source, announcing: metadata == StreamMetadata() ? [] : [.metadata(metadata)])
         var summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
                                   gain: gain, control: control, progress: secondPass)
-        if let measured, let gain { summary.normalization = (measured, gain.decibels) }
+        if let measured, let gain {
+            summary.normalization = (measured, gain.decibels)
+            do { summary.normalizedLoudness = try gain.meter.measurement() } catch { throw .codec(error) }
+            summary.limiter = gain.limiter?.statistics
+        }
         if var measuring {
             // The same input read twice: its damage is told once, by the second pass.
             measuring.damage = []
@@ -216,9 +256,74 @@ extension Transcode {
         do { return (try meter.measurement(), report) } catch { throw .codec(error) }
     }
 
+    /// The level stage of `--normalize` for `loudness`: the gain to `target` through the limiter,
+    /// or (without it) a plain gain, refused when the true peak leaves it more than 0.5 dB short.
+    private static func leveller(reaching target: Double, from loudness: Loudness?, options: ConvertOptions, margin: Double,
+                                 input: FilePath, allowedSampleRates: [Int]?, control: JobControl?) throws(PipelineError) -> Leveller {
+        // Silence, or a programme too short to measure: nothing to reach.
+        guard let loudness, loudness.integrated.isFinite, loudness.integrated > -70 else { return Leveller(.gain(PCMGain(decibels: 0))) }
+        let wanted = target - loudness.integrated
+        let ceiling = options.truePeakCeiling
+        if options.limitsTruePeak {
+            let aim = ceiling - margin
+            return try fittedLimiter(reaching: target, from: loudness, aim: aim, ceiling: ceiling, input: input, options: options,
+                                     allowedSampleRates: allowedSampleRates, control: control)
+        }
+        let allowed = loudness.gain(toReach: target, peakCeiling: ceiling)
+        if wanted - allowed > 0.5 {
+            throw .unsupported("\(input): reaching \(fixed(target, digits: 1)) LUFS needs a gain of \(fixed(wanted, digits: 1)) dB, "
+                               + "but the input measures \(fixed(loudness.integrated, digits: 1)) LUFS with its true peak at "
+                               + "\(fixed(loudness.truePeak, digits: 1)) dBTP, so the \(fixed(ceiling, digits: 1)) dBTP ceiling allows "
+                               + "only \(fixed(allowed, digits: 1)) dB; remove --no-limiter to limit the peaks, or raise --true-peak")
+        }
+        return Leveller(.gain(PCMGain(decibels: allowed)), ceiling: ceiling)
+    }
+
+    /// The limiter that brings `input` to `target` with its true peak at `aim` dBTP. Where the
+    /// limiter acts, it takes loudness away (the more, the denser the peaks), and a 4×
+    /// oversampled detector can miss a peak of content near the Nyquist frequency: so trial
+    /// passes (decode, limiter and meter, no encoding) measure the result, and the gain is
+    /// raised by what is missing (secant steps, at most 8 dB over the plain gain) and the aim
+    /// lowered by any overshoot libebur128 measures, until the result is within 0.1 LU and the
+    /// peak under the aim, for at most 5 trials.
+    private static func fittedLimiter(reaching target: Double, from loudness: Loudness, aim: Double, ceiling: Double,
+                                      input: FilePath, options: ConvertOptions, allowedSampleRates: [Int]?,
+                                      control: JobControl?) throws(PipelineError) -> Leveller {
+        let wanted = target - loudness.integrated
+        var gain = wanted, aim = aim
+        func limiter() -> TruePeakLimiter { TruePeakLimiter(ceiling: aim, gain: gain, lookAhead: 0.002, release: 0.05) }
+        // Peaks well under the aim after the gain: the limiter will not act, the gain is exact.
+        guard loudness.truePeak.isFinite, loudness.truePeak + wanted > aim - 0.5 else { return Leveller(.limiter(limiter()), ceiling: ceiling) }
+        var previous: (gain: Double, reached: Double)?
+        for _ in 0..<5 {
+            let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+            let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
+                                         allowedSampleRates: allowedSampleRates)
+            var chain = source.transformed(by: resampler).transformed(by: limiter())
+            var meter = LoudnessMeter()
+            _ = try Pump.run(from: &chain, into: &meter, control: control, progress: nil)
+            let result: Loudness?
+            do { result = try meter.measurement() } catch { throw .codec(error) }
+            guard let result, result.integrated.isFinite else { break }
+            let missing = target - result.integrated
+            let over = result.truePeak - aim
+            if abs(missing) <= 0.1, over <= 0.05 { break }
+            if over > 0.05 { aim -= over }
+            // A secant step on loudness against gain (the limiter gives less than 1 LU a dB).
+            var step = missing
+            if let previous, gain != previous.gain {
+                let slope = (result.integrated - previous.reached) / (gain - previous.gain)
+                if slope > 0.05 { step = missing / slope }
+            }
+            previous = (gain, result.integrated)
+            gain = min(max(gain + step, wanted - 1), wanted + 8)
+        }
+        return Leveller(.limiter(limiter()), ceiling: ceiling)
+    }
+
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
-        _ source: Source, resampler: PCMResampler, gain: PCMGain?, encoder: Encoder, profile: AudioObjectType, named name: String,
+        _ source: Source, resampler: PCMResampler, gain: Leveller?, encoder: Encoder, profile: AudioObjectType, named name: String,
         to output: FilePath, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
         var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
@@ -242,7 +347,7 @@ extension Transcode {
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
                                                    as outputKind: MediaFileFormat, options: ConvertOptions, profile: AudioObjectType,
-                                                   gain: PCMGain?,
+                                                   gain: Leveller?,
                                                    control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
@@ -291,5 +396,53 @@ extension Transcode {
             return ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: sink.format, outputFrames: sink.frames, packets: 0,
                                   priming: 0, padding: 0, report: report)
         }
+    }
+}
+
+/// The level stage of `convert --normalize`: a fixed gain or the true-peak limiter, and a meter
+/// of what comes out of it (the loudness reached).
+final class Leveller: MediaTransform {
+    enum Stage {
+        case gain(PCMGain)
+        case limiter(TruePeakLimiter)
+    }
+
+    let stage: Stage
+    /// The ceiling promised, in dBTP; `nil` for no promise (silence, left as it is).
+    let ceiling: Double?
+    let meter = LoudnessMeter()
+
+    init(_ stage: Stage, ceiling: Double? = nil) {
+        self.stage = stage
+        self.ceiling = ceiling
+    }
+
+    /// The gain applied, in dB.
+    var decibels: Double {
+        switch stage {
+        case .gain(let gain): gain.decibels
+        case .limiter(let limiter): limiter.gain
+        }
+    }
+
+    var limiter: TruePeakLimiter? {
+        if case .limiter(let limiter) = stage { limiter } else { nil }
+    }
+
+    func transform(_ buffer: PCMBuffer) throws(CodecError) -> [PCMBuffer] {
+        let output: [PCMBuffer]
+        switch stage {
+        case .gain(let gain): output = try gain.transform(buffer)
+        case .limiter(let limiter): output = try limiter.transform(buffer)
+        }
+        for buffer in output { try meter.add(buffer) }
+        return output
+    }
+
+    func finish() throws(CodecError) -> [PCMBuffer] {
+        guard case .limiter(let limiter) = stage else { return [] }
+        let output = try limiter.finish()
+        for buffer in output { try meter.add(buffer) }
+        return output
     }
 }
