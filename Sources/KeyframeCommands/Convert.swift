@@ -43,7 +43,8 @@ struct Convert: ParsableCommand {
                                + "1 per file in a batch. --threads 1 gives the same bytes as ffmpeg.", valueName: "n"))
     var threads: Int?
 
-    @Flag(help: "Into a directory: print one JSON object per file (input, output, ok, error) on stdout.")
+    @Flag(help: ArgumentHelp("Print one JSON object per file (input, output, ok, error, normalization) on stdout instead of the "
+                             + "summary; into a directory, one per line."))
     var json = false
 
     var input: String { inputs[0] }
@@ -65,8 +66,16 @@ struct Convert: ParsableCommand {
     var format: ConvertSampleFormat?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Normalise to this EBU R 128 integrated loudness (e.g. -16 or -23), measured in a first pass; "
-                               + "the gain is limited so the true peak stays at or below -1 dBTP.", valueName: "LUFS"))
+                               + "a look-ahead limiter holds the true peak at --true-peak.", valueName: "LUFS"))
     var normalize: Double?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --normalize: the true-peak ceiling in dBTP (ITU-R BS.1770-4, 4× oversampled); "
+                               + "AAC outputs are limited 0.5 dB under it, for the encoder's own peaks. Default: -1.", valueName: "dBTP"))
+    var truePeak: Double?
+
+    @Flag(help: ArgumentHelp("With --normalize: no limiter; the gain stops where the true peak meets --true-peak, and a target "
+                             + "left more than 0.5 LU short is an error."))
+    var noLimiter = false
 
     @Flag(help: "Write ReplayGain 2.0 track gain and peak (-18 LUFS reference) as iTunes tags (.m4a/.mp4).")
     var replaygain = false
@@ -80,6 +89,7 @@ struct Convert: ParsableCommand {
         guard !inputs.isEmpty else { throw ValidationError("give at least one file to convert") }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
+        if normalize == nil, truePeak != nil || noLimiter { throw ValidationError("--true-peak and --no-limiter go with --normalize") }
     }
 
     func run() throws {
@@ -94,6 +104,15 @@ struct Convert: ParsableCommand {
         let rate = summary.outputFormat?.sampleRate ?? 1
         let seconds = Double(summary.outputFrames) / Double(rate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
+        if let shortfall = Self.shortfall(summary, target: normalize) {
+            Terminal.error("warning: \(output): \(shortfall)\n")
+        }
+        if json {
+            try JSONOutput.print(BatchLine(input: input, output: output, ok: true, error: nil,
+                                           normalization: NormalizationLine(summary, target: normalize)))
+            try ExitStatus.finish(damage: summary.damage, in: input)
+            return
+        }
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
@@ -110,9 +129,28 @@ struct Convert: ParsableCommand {
                   + (incompatible > 0 ? ", \(incompatible) with mismatched window sequences" : ""))
         }
         if let (measured, gain) = summary.normalization {
-            print("normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB")
+            var text = "normalised: \(Probe.loudnessText(measured)) → gain \(Terminal.fixed(gain, digits: 2)) dB"
+            if let limiter = summary.limiter {
+                text += limiter.maxGainReduction > 0
+                    ? ", limited by up to \(Terminal.fixed(limiter.maxGainReduction, digits: 2)) dB for "
+                        + "\(Terminal.fixed(limiter.limitedSeconds, digits: 2)) s"
+                    : ", no limiting"
+            }
+            if let reached = summary.normalizedLoudness, reached.integrated.isFinite {
+                text += " → \(Terminal.fixed(reached.integrated, digits: 1)) LUFS, \(Terminal.fixed(reached.truePeak, digits: 1)) dBTP"
+            }
+            print(text)
         }
         try ExitStatus.finish(damage: summary.damage, in: input)
+    }
+
+    /// Words for a limited normalisation that ended more than 0.5 LU from `target`: a programme
+    /// so dense that holding its peaks at the ceiling keeps it from the loudness asked.
+    static func shortfall(_ summary: Transcode.ConvertSummary, target: Double?) -> String? {
+        guard let target, summary.limiter != nil, let reached = summary.normalizedLoudness?.integrated,
+              reached.isFinite, abs(reached - target) > 0.5 else { return nil }
+        return "reached \(Terminal.fixed(reached, digits: 1)) LUFS, not \(Terminal.fixed(target, digits: 1)): with its true peak "
+            + "held at the ceiling the programme cannot be louder (raise --true-peak, or choose a lower target)"
     }
 
     /// The options for converting `path` (a raw PCM input needs its layout).
@@ -125,7 +163,7 @@ struct Convert: ParsableCommand {
                                         channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                         threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
-                                        profile: encoder.profile.choice)
+                                        profile: encoder.profile.choice, truePeakCeiling: truePeak ?? -1, limitsTruePeak: !noLimiter)
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as
@@ -154,11 +192,13 @@ struct Convert: ParsableCommand {
         let options = try options(for: inputs.first { MediaFileFormat.detect(FilePath($0)) == .rawPCM } ?? inputs[0], batch: true)
         let line = BatchProgressLine(total: items.count)
         let json = self.json
+        let target = normalize
         let batch = items
         let outcomes = Transcode.convert(batch: items, options: options, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
                                          control: StopSignals.cancellingControl(),
                                          itemFinished: { index, outcome in
-                                             line.report(Self.describe(batch[index], outcome, json: json), failed: outcome.isFailure && !json)
+                                             line.report(Self.describe(batch[index], outcome, json: json, target: target),
+                                                         failed: outcome.isFailure && !json)
                                          },
                                          progress: { line.update($0) })
         line.finish()
@@ -171,17 +211,19 @@ struct Convert: ParsableCommand {
     }
 
     /// The line (or JSON object) for a finished item.
-    private static func describe(_ item: Transcode.BatchItem, _ outcome: Transcode.BatchOutcome, json: Bool) -> String {
+    private static func describe(_ item: Transcode.BatchItem, _ outcome: Transcode.BatchOutcome, json: Bool, target: Double?) -> String {
         switch (outcome, json) {
         case (.converted(let summary), false):
             let seconds = Double(summary.outputFrames) / Double(summary.outputFormat?.sampleRate ?? 1)
             return "\(item.output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input)"
+                + (shortfall(summary, target: target).map { " (\($0))" } ?? "")
         case (.failed(let error), false):
             return CommandFailure.message(error, naming: item.input.string)
-        case (.converted, true), (.failed, true):
-            var error: String?
-            if case .failed(let failure) = outcome { error = "\(failure)" }
-            return JSONOutput.line(BatchLine(input: item.input.string, output: item.output.string, ok: error == nil, error: error))
+        case (.converted(let summary), true):
+            return JSONOutput.line(BatchLine(input: item.input.string, output: item.output.string, ok: true, error: nil,
+                                             normalization: NormalizationLine(summary, target: target)))
+        case (.failed(let failure), true):
+            return JSONOutput.line(BatchLine(input: item.input.string, output: item.output.string, ok: false, error: "\(failure)"))
         }
     }
 
@@ -253,10 +295,40 @@ final class BatchProgressLine: Sendable {
     }
 }
 
-/// `convert --json` into a directory: one line per file.
+/// `convert --json`: one object per file (one line each into a directory).
 struct BatchLine: Encodable {
     var input: String
     var output: String
     var ok: Bool
     var error: String?
+    var normalization: NormalizationLine?
+}
+
+/// What `--normalize` did, in `--json`: the loudness measured before (`measured`), the target
+/// and the gain applied (dB), the loudness after the gain and the limiter (`reached`, before any
+/// encoding), and the limiter's largest gain reduction (dB) and how long it acted (seconds and
+/// frames, attenuating by more than 0.1 dB); `limiter` is absent with `--no-limiter`.
+struct NormalizationLine: Encodable {
+    var target: Double
+    var measured: Loudness
+    var gain: Double
+    var reached: Loudness?
+    var limiter: Limiter?
+
+    struct Limiter: Encodable {
+        var maxGainReduction: Double
+        var limitedSeconds: Double
+        var limitedFrames: Int64
+    }
+
+    init?(_ summary: Transcode.ConvertSummary, target: Double?) {
+        guard let target, let (measured, gain) = summary.normalization else { return nil }
+        self.target = target
+        self.measured = measured
+        self.gain = gain
+        reached = summary.normalizedLoudness
+        limiter = summary.limiter.map {
+            Limiter(maxGainReduction: $0.maxGainReduction, limitedSeconds: $0.limitedSeconds, limitedFrames: $0.limitedFrames)
+        }
+    }
 }
