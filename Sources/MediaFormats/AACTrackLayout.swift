@@ -34,7 +34,8 @@ public struct AACTrackLayout: Sendable {
     public let chapters: [MovieChapter]
     /// What of the file cannot be read, when it was cut short: the file's end, the first sample
     /// past it and how much is readable. The layout then describes the readable packets only
-    /// (``packetCount``, ``mediaDuration``, ``validLength``); `nil` for a whole file.
+    /// (``packetCount``, ``mediaDuration``, ``validLength``); for ADTS, the first bytes skipped
+    /// between frames (the frames around them are counted); `nil` for a whole file.
     public let damage: DamageEvent?
     /// The audio track's id (MP4); 0 for ADTS.
     public let trackID: UInt32
@@ -120,6 +121,10 @@ public struct AACTrackLayout: Sendable {
             var duration: Int64 = 0
             var format: FormatDescription?
             var length: Int64 = 0
+            // Bytes skipped between frames (garbage, a frame cut short): the frames around them
+            // are counted, and the first such loss is the layout's damage, so that an edit of
+            // any part of the stream says the input is damaged, as for an M4A cut short.
+            var lost: DamageEvent?
             while let run = try input.nextRun(maxBytes: 1 << 20) {
                 if format == nil {
                     format = run.format
@@ -127,7 +132,9 @@ public struct AACTrackLayout: Sendable {
                 }
                 count += run.count
                 duration += run.duration
+                if lost == nil { lost = input.takeDamage().first(where: \.losesData) }
             }
+            if lost == nil { lost = input.takeDamage().first(where: \.losesData) }
             guard case .audio(let audio)? = format, length > 0 else { throw .unsupported("\(path): no AAC frames") }
             audioFormat = audio
             timescale = audio.sampleRate
@@ -139,7 +146,7 @@ public struct AACTrackLayout: Sendable {
             hasRegularTimeTable = true
             items = ITunesItemList()
             chapters = []
-            damage = nil
+            damage = lost.map { DamageEvent($0.kind, at: $0.offset, message: "\(path): \($0.message)") }
             trackID = 0
         }
     }

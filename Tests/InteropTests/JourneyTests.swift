@@ -175,7 +175,11 @@ extension RealTimeTests {
         let reference = try DASHBesideHLSTests.decode(episode, stream: 0, in: directory)
         for (way, url) in [("HLS", base + "/master.m3u8"), ("DASH", base + "/manifest.mpd")] {
             for index in 0..<3 {
-                let heard = try DASHBesideHLSTests.decode(url, stream: index, in: directory)
+                let heard: GaplessTests.PCM
+                do { heard = try DASHBesideHLSTests.decode(url, stream: index, in: directory) } catch {
+                    Issue.record("\(way) rendition \(index): \(String(describing: error).prefix(600))")
+                    continue
+                }
                 #expect(heard.frames >= reference.frames - 2048, "\(way) rendition \(index): \(heard.frames) samples for \(reference.frames)")
                 // In the speech (1 s in) and in the music (2 s after it starts).
                 for start in [48000, Int((speechSeconds + 2) * 48000)] {
@@ -265,7 +269,10 @@ extension RealTimeTests {
 
         // The file, once it is finished: exactly the recorded length, sound throughout.
         let fromFile = try Self.decoded(file, in: directory)
-        #expect(fromFile.count / 2 == Int(seconds * 48000), "the file decodes to \(fromFile.count / 2) frames")
+        // (FFmpeg 5.1 decodes the M4A's edit list to within one AAC frame.)
+        #expect(abs(fromFile.count / 2 - Int(seconds * 48000)) <= 1024, "the file decodes to \(fromFile.count / 2) frames")
+        let probed = try CaptureCheck.ffprobeStream(file)
+        #expect(abs((probed.duration ?? 0) - seconds) < 0.001, "ffprobe: \(probed)")
         #expect(Self.loudSeconds(fromFile) >= seconds - 1.5, "the file holds \(Self.loudSeconds(fromFile)) s of sound in \(seconds) s")
         let validation = try Self.keyframe(["validate", file])
         #expect(validation.status == 0 && validation.standardOutput.hasSuffix(": ok\n"), "validate: \(validation.standardOutput)\(validation.standardError)")

@@ -417,7 +417,9 @@ public enum AudioEditing {
         var runs = SampleRunSink(sink)
         var report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
         // An input cut short is edited as far as it reads; what is lost comes first.
-        report.damage = pieces.compactMap(\.layout.damage) + report.damage
+        // (An ADTS input's skipped bytes, met again while reading, are said once.)
+        let measured = pieces.compactMap(\.layout.damage)
+        report.damage = measured + report.damage.filter { event in !measured.contains { $0.kind == event.kind && $0.offset == event.offset } }
         let layout = pieces[0].layout
         return Summary(output: output, packets: packets, samples: edits.reduce(0) { $0 + Int64($1.count) },
                        sampleRate: layout.timescale, chapters: chapters.normalized(), report: report)
