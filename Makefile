@@ -54,6 +54,9 @@ APT_PACKAGES += $(REAL_MEDIA_PACKAGES)
 # recorded English words from ktuberling-data (sounds/en, GPL-2+).
 HE_AAC_PACKAGES := faad openmpt123 pingus-data ktuberling-data
 APT_PACKAGES += $(HE_AAC_PACKAGES)
+# Loudness normalisation (issue 35): espeak-ng speaks the test programme of the true-peak limiter
+# (speech whose peaks are ~19 dB over its loudness).
+APT_PACKAGES += espeak-ng
 VENV := .venv
 # mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists). websocket-client:
 # the DevTools protocol client that drives Chromium in the browser tests.

@@ -80,8 +80,8 @@ import Testing
             let measured = try Self.ffmpegLoudness(path)
             #expect(abs(measured.integrated - -16) <= tolerance, "\(output): ffmpeg measures \(measured.integrated) LUFS")
         }
-        // A loud sine (-0.9 dBTP, -4.6 LUFS): reaching -3 LUFS would push the peak past -1 dBTP,
-        // so the gain stops where the peak reaches it.
+        // A loud sine (-0.9 dBTP, -4.6 LUFS): reaching -3 LUFS would push the peak past -1 dBTP;
+        // the limiter holds it there, and a sine held at its peak cannot get louder.
         let loud = directory.appendingPathComponent("loud.flac").path
         try MP4Check.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='0.9*sin(2*PI*997*t)':s=44100:d=8", "-c:a", "flac", loud])
         let limited = directory.appendingPathComponent("limited.wav").path

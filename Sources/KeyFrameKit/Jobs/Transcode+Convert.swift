@@ -283,7 +283,8 @@ extension Transcode {
     /// limiter acts, it takes loudness away (the more, the denser the peaks), and a 4×
     /// oversampled detector can miss a peak of content near the Nyquist frequency: so trial
     /// passes (decode, limiter and meter, no encoding) measure the result, and the gain is
-    /// raised by what is missing (secant steps, at most 8 dB over the plain gain) and the aim
+    /// raised by what is missing (secant steps, at most 6 dB over the plain gain, and none where
+    /// a dB brings less than 0.25 LU) and the aim
     /// lowered by any overshoot libebur128 measures, until the result is within 0.1 LU and the
     /// peak under the aim, for at most 5 trials.
     private static func fittedLimiter(reaching target: Double, from loudness: Loudness, aim: Double, ceiling: Double,
@@ -310,13 +311,16 @@ extension Transcode {
             if abs(missing) <= 0.1, over <= 0.05 { break }
             if over > 0.05 { aim -= over }
             // A secant step on loudness against gain (the limiter gives less than 1 LU a dB).
+            // Where a dB of gain brings less than a quarter of a LU, the programme is too dense
+            // to go louder at this ceiling: more gain would only limit it harder.
             var step = missing
             if let previous, gain != previous.gain {
                 let slope = (result.integrated - previous.reached) / (gain - previous.gain)
-                if slope > 0.05 { step = missing / slope }
+                guard slope >= 0.25 else { break }
+                step = missing / slope
             }
             previous = (gain, result.integrated)
-            gain = min(max(gain + step, wanted - 1), wanted + 8)
+            gain = min(max(gain + step, wanted - 1), wanted + 6)
         }
         return Leveller(.limiter(limiter()), ceiling: ceiling)
     }
