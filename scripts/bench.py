@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
+import bench_parallel  # the parallel job: scripts/bench_parallel.py
 import bench_publish  # the publish job (issue 24): scripts/bench_publish.py
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -466,6 +467,17 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         out_ext=".m4a",
         target=0.6,
         max_runs=3,
+    ),
+    Job(
+        name="parallel",
+        input="wav",
+        what="`convert`'s segment-parallel encode beside the serial one (`--threads 1`), AAC-LC and HE-AAC, "
+             "on an idle machine and with one core busy; the default sizes its encoders from the idle cores",
+        ours=[],
+        ffmpeg=[],
+        out_ext=".m4a",
+        max_runs=3,
+        custom=bench_parallel.Parallel(sys.modules[__name__]),
     ),
     Job(
         name="convert-mp3",

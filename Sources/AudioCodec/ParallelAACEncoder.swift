@@ -1,5 +1,8 @@
 public import AACBitstream
 internal import Dispatch
+#if canImport(Glibc)
+internal import Glibc
+#endif
 internal import Synchronization
 public import MediaCore
 
@@ -67,8 +70,14 @@ extension AACEncoder: GaplessEncoder {}
 /// ICS header (``/AACBitstream/ICSInfo``), a splice that would join a window ending long to one
 /// starting short (or the reverse) is moved by a frame or two inside the overlap, where both
 /// encoders coded the same input. Each encoder starts a few seconds before its segment, so that
-/// its rate control has settled when its kept frames begin. Memory holds at most `threads + 2`
-/// segments of PCM.
+/// its rate control has settled when its kept frames begin.
+///
+/// The input goes to each segment's encoder as it arrives, never copied: the buffers that cover
+/// the segment (only the two at its ends are cut), each let go once coded. The input is read on
+/// only while the PCM not yet coded stays under a bound, `threads − 1` segments (with their
+/// pre- and post-roll) and a quarter of one more: the least that keeps every encoder busy,
+/// because the next segment's input comes after the rest of this one's. Memory does not grow
+/// with the file, and the pre-roll, coded twice, is a tenth of a 45-s segment at most.
 public final class ParallelAACEncoder: GaplessEncoder {
     /// Where two segments were joined.
     public struct Splice: Sendable, Hashable {
@@ -139,14 +148,23 @@ public final class ParallelAACEncoder: GaplessEncoder {
     private let workQueue = DispatchQueue(label: "KeyFrameKit.ParallelAACEncoder", attributes: .concurrent)
     /// The job's control, asked between chunks and while waiting.
     private let control: JobControl?
-    /// Frames a segment's encoder takes at a time, between two looks at ``control``: a tenth
-    /// of a second of encoding or less at 48 kHz.
+    /// The most frames a segment's encoder takes at a time, between two looks at ``control``:
+    /// a tenth of a second of encoding or less at 48 kHz (a longer input buffer is cut).
     static let chunkFrameCount = 16 * 1024
     private let running: DispatchSemaphore
-    /// Interleaved float PCM from global frame `pendingStart` on.
-    private var pending: [Float] = []
-    private var pendingStart: Int64 = 0
+    /// The segments taking input now (at most two: where one's post-roll and the next one's
+    /// pre-roll overlap).
+    private var open: [SegmentJob] = []
     private var submitted: [SegmentJob] = []
+    /// Input frames handed to the segments' encoders and not yet taken by them.
+    private let waitingFrames = FrameCounter()
+
+    /// A count shared by the pump and the segments' encoders.
+    private final class FrameCounter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+    /// The bound on ``waitingFrames`` past which ``encode(_:)`` waits for the encoders.
+    private let waitingBound: Int
     /// The next packet index to deliver (global), and the next segment to deliver from.
     private var nextPacket: Int64 = 0
     private var flushed = false
@@ -170,7 +188,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
     ///     at their next chunk (`chunkFrameCount`, 16384 frames) and ``encode(_:)`` and ``flush()`` throw
     ///     instead of waiting for them.
     public init(bitrate: Int = 128_000, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int,
-                segmentSeconds: Double = 30, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC,
+                segmentSeconds: Double = 45, preRollSeconds: Double = 3, profile: AudioObjectType = .aacLC,
                 control: JobControl? = nil) throws(CodecError) {
         self.control = control
         guard profile == .aacLC || profile.usesSpectralBandReplication else {
@@ -188,10 +206,19 @@ public final class ParallelAACEncoder: GaplessEncoder {
         self.lowersBitrateToFit = lowersBitrateToFit
         self.coder = coder
         threadCount = max(1, threads)
-        running = DispatchSemaphore(value: max(1, threads))
-        // Whole frames; the same frame count at every rate (30 s at 48 kHz).
+        // A segment's encoder starts at its pre-roll, while the one before still takes its
+        // post-roll: two at least, even for one thread.
+        running = DispatchSemaphore(value: max(2, threads))
+        // Whole frames; the same frame count at every rate (45 s at 48 kHz).
         preRollPackets = max(4, Int(preRollSeconds * 48000) / framesPerPacket)
         segmentFrameCount = max(framesPerPacket * 8, Int(segmentSeconds * 48000) / framesPerPacket * framesPerPacket)
+        let span = segmentFrameCount + (preRollPackets + Self.postRollPackets) * framesPerPacket
+        waitingBound = max(1, threadCount - 1) * span + segmentFrameCount / 4
+    }
+
+    deinit {
+        // A job given up before its end (an error upstream): its encoders stop waiting for input.
+        for job in open { job.close(abandoning: true) }
     }
 
     /// Encodes interleaved PCM; returns the packets that are ready, in order.
@@ -211,30 +238,32 @@ public final class ParallelAACEncoder: GaplessEncoder {
             priming = probe.priming
             audioSpecificConfig = probe.audioSpecificConfig
             inputFormat = format
-            // Room for a segment with its pre- and post-roll and a buffer more, once: growing
-            // by doubling would overshoot it.
-            let frames = segmentFrameCount + (preRollPackets + Self.postRollPackets) * framesPerPacket + 65536
-            pending.reserveCapacity(frames * format.channelCount)
         }
         guard format == inputFormat else { throw .unsupportedInput("the PCM layout changed mid-stream") }
-        // The bytes are copied into Float storage as bytes (their memory is bound to UInt8).
-        let count = buffer.bytes.count / MemoryLayout<Float>.size
-        let old = pending.count
-        pending.append(contentsOf: repeatElement(0, count: count))
-        pending.withUnsafeMutableBytes { destination in
-            buffer.bytes.withUnsafeBytes { source in
-                if let base = source.baseAddress {
-                    destination.baseAddress!.advanced(by: old * MemoryLayout<Float>.size).copyMemory(from: base, byteCount: count * MemoryLayout<Float>.size)
-                }
-            }
+        guard buffer.bytes.count % format.bytesPerFrame == 0 else {
+            throw .unsupportedInput("a PCM buffer of \(buffer.bytes.count) bytes is not whole \(format.bytesPerFrame)-byte frames")
         }
+        guard buffer.frameCount > 0 else { return [] }
+        let start = inputFrameCount
         inputFrameCount += Int64(buffer.frameCount)
-        // Submit every segment whose post-roll has arrived.
-        let postRoll = Int64(Self.postRollPackets * framesPerPacket)
-        while Int64(submitted.count + 1) * Int64(segmentFrameCount) + postRoll <= inputFrameCount {
-            try submit(last: false)
+        do throws(CodecError) {
+            // A segment's encoder starts where its pre-roll does.
+            while inputStart(of: submitted.count) < inputFrameCount { try openSegment() }
+            for job in open { job.append(buffer, from: start, waiting: waitingFrames) }
+            // A segment whose post-roll is in is complete: its encoder finishes it.
+            let postRoll = Int64(Self.postRollPackets * framesPerPacket)
+            while let first = open.first, Int64(first.index + 1) * Int64(segmentFrameCount) + postRoll <= inputFrameCount {
+                first.close(at: Int64(first.index + 1) * Int64(segmentFrameCount) + postRoll)
+                open.removeFirst()
+            }
+            try waitForRoom()
+            // (Waiting only for segments whose input is complete: the last two may be open.)
+            return try deliver(waiting: submitted.count - deliveredSegments > max(2, threadCount) + 1)
+        } catch {
+            for job in open { job.close(abandoning: true) }
+            open = []
+            throw error
         }
-        return try deliver(waiting: submitted.count - deliveredSegments > threadCount + 1)
     }
 
     /// Encodes what is left and drains every segment; sets ``padding``.
@@ -242,11 +271,20 @@ public final class ParallelAACEncoder: GaplessEncoder {
         guard !flushed else { return [] }
         flushed = true
         guard inputFormat != nil else { return [] }
-        try submit(last: true)
+        // The last segment is the one after those whose post-roll came in whole: it takes the
+        // rest of the input. One opened after it (for its pre-roll) is given up.
+        let postRoll = Int64(Self.postRollPackets * framesPerPacket)
+        let lastIndex = min(submitted.count - 1, max(0, Int((inputFrameCount - postRoll) / Int64(segmentFrameCount))))
+        for job in open {
+            if job.index <= lastIndex { job.close(at: inputFrameCount) } else { job.close(abandoning: true) }
+        }
+        open = []
+        let given = submitted.filter { $0.index > lastIndex }
+        submitted.removeLast(given.count)
+        for job in given { try job.wait(control: control) }
         var packets: [MediaSample] = []
         while deliveredSegments < submitted.count { packets += try deliver(waiting: true) }
         padding = max(0, Int(packetCount * Int64(framesPerPacket) - Int64(priming) - inputFrameCount))
-        pending = []
         return packets
     }
 
@@ -262,6 +300,60 @@ public final class ParallelAACEncoder: GaplessEncoder {
         let inputStart: Int64
         let done = DispatchSemaphore(value: 0)
         private let outcome = Mutex<(packets: [MediaSample], failure: CodecError?)>(([], nil))
+        /// The input not yet coded, in order (each buffer let go as it is taken), and whether
+        /// more will come or the job was given up.
+        private let input = Mutex<(buffers: [PCMBuffer], next: Int, end: Int64?, abandoned: Bool)>(([], 0, nil, false))
+        /// Signalled once per buffer appended and once when the input ends.
+        private let arrived = DispatchSemaphore(value: 0)
+
+        /// Adds what of `buffer` (whose first frame is global frame `start`) lies in this
+        /// segment's input, from ``inputStart`` to its end once known.
+        func append(_ buffer: PCMBuffer, from start: Int64, waiting: FrameCounter) {
+            let end = min(start + Int64(buffer.frameCount), nominalEnd)
+            guard end > max(start, inputStart) else { return }
+            let piece = ParallelAACEncoder.buffers([buffer], from: start, covering: max(start, inputStart)..<end)
+            guard let piece = piece.first else { return }
+            waiting.value.add(piece.frameCount, ordering: .relaxed)
+            input.withLock { $0.buffers.append(piece) }
+            arrived.signal()
+        }
+
+        /// Ends the input at global frame `end` (nothing past it was appended), or gives the job
+        /// up: its encoder stops at once and its packets are not wanted.
+        func close(at end: Int64? = nil, abandoning: Bool = false) {
+            input.withLock { state in
+                if abandoning { state.abandoned = true }
+                state.end = end ?? state.end ?? Int64.max
+            }
+            arrived.signal()
+        }
+
+        /// The next input buffer to code, no longer held here (cut at the input's end); `nil`
+        /// after the last, or once the job is given up or `control` cancelled.
+        func takeInput(control: JobControl?, waiting: FrameCounter) -> PCMBuffer? {
+            while true {
+                if arrived.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+                    if control?.isCancelled == true { return nil }
+                    continue
+                }
+                let (taken, finished) = input.withLock { state -> (PCMBuffer?, Bool) in
+                    if state.abandoned { return (nil, true) }
+                    guard state.next < state.buffers.count else { return (nil, state.end != nil) }
+                    let buffer = state.buffers[state.next]
+                    state.buffers[state.next] = PCMBuffer(format: buffer.format, bytes: [])
+                    state.next += 1
+                    return (buffer, false)
+                }
+                if let taken {
+                    waiting.value.subtract(taken.frameCount, ordering: .relaxed)
+                    return taken
+                }
+                if finished { return nil }
+            }
+        }
+
+        /// Global frame where the input ends, once known.
+        var inputEnd: Int64? { input.withLock { $0.end } }
         /// The packets, once done.
         var packets: [MediaSample] {
             get { outcome.withLock { $0.packets } }
@@ -273,9 +365,13 @@ public final class ParallelAACEncoder: GaplessEncoder {
             set { outcome.withLock { $0.failure = newValue } }
         }
 
-        init(index: Int, inputStart: Int64) {
+        /// The global frame its input ends at, unless it is the last segment (its post-roll's end).
+        let nominalEnd: Int64
+
+        init(index: Int, inputStart: Int64, nominalEnd: Int64) {
             self.index = index
             self.inputStart = inputStart
+            self.nominalEnd = nominalEnd
         }
 
         /// Waits for the job, once; later calls return at once. Throws once `control` is
@@ -310,35 +406,24 @@ public final class ParallelAACEncoder: GaplessEncoder {
         }
     }
 
-    /// Starts encoding the next segment: its frames, with pre-roll and (unless last) post-roll.
-    private func submit(last: Bool) throws(CodecError) {
+    /// The global frame where segment `index`'s encoder starts: the segment's start less the
+    /// pre-roll.
+    private func inputStart(of index: Int) -> Int64 {
+        max(0, Int64(index) * Int64(segmentFrameCount) - Int64(preRollPackets * framesPerPacket))
+    }
+
+    /// Starts the next segment's encoder, once one of `threads` is free; it codes the input as
+    /// ``encode(_:)`` hands it over.
+    private func openSegment() throws(CodecError) {
         guard let format = inputFormat else { return }
         let index = submitted.count
-        let preRoll = Int64(preRollPackets * framesPerPacket)
-        let postRoll = Int64(Self.postRollPackets * framesPerPacket)
         let segmentStart = Int64(index) * Int64(segmentFrameCount)
-        let inputStart = max(0, segmentStart - preRoll)
-        let inputEnd = last ? inputFrameCount : min(inputFrameCount, segmentStart + Int64(segmentFrameCount) + postRoll)
-        let channels = format.channelCount
-        let from = Int(inputStart - pendingStart) * channels
-        let to = Int(max(inputStart, inputEnd) - pendingStart) * channels
-        // Wait for a free encoder before copying, so that at most `threads` segments of PCM
-        // are held besides the pending input; the copy is the segment's one copy.
+        let inputStart = inputStart(of: index)
         try wait(for: running)
-        // In chunks, each copied once from the pending input, so that the encoder can stop
-        // between two of them.
-        let chunkSamples = Self.chunkFrameCount * channels
-        let chunks = stride(from: from, to: to, by: chunkSamples).map { start in
-            PCMBuffer(format: format, bytes: pending[start..<min(start + chunkSamples, to)].withUnsafeBytes { Array($0) })
-        }
-        let job = SegmentJob(index: index, inputStart: inputStart)
+        let job = SegmentJob(index: index, inputStart: inputStart,
+                             nominalEnd: segmentStart + Int64(segmentFrameCount) + Int64(Self.postRollPackets * framesPerPacket))
         submitted.append(job)
-        // Keep only what the next segment's pre-roll needs.
-        let keepFrom = min(Int64(index + 1) * Int64(segmentFrameCount) - preRoll, pendingStart + Int64(pending.count / channels))
-        if !last, keepFrom > pendingStart {
-            pending.removeFirst(Int(keepFrom - pendingStart) * channels)
-            pendingStart = keepFrom
-        }
+        open.append(job)
         let (bitrate, coder, running, profile, control) = (bitrate, coder, running, profile, control)
         // HE-AAC: the packets where this segment may take over from the one before (the splice
         // and the places it may move to) carry an SBR header and values coded without reference
@@ -346,7 +431,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         let packetsBefore = inputStart / Int64(framesPerPacket)
         let boundary = segmentStart / Int64(framesPerPacket) + 1
         let independent = index == 0 ? [] : Self.spliceMoves.map { boundary + Int64($0) - packetsBefore }.filter { $0 > 0 }
-        workQueue.async {
+        workQueue.async { [waitingFrames] in
             defer {
                 running.signal()
                 job.done.signal()
@@ -357,15 +442,56 @@ public final class ParallelAACEncoder: GaplessEncoder {
                     for packet in independent { marking.markIndependent(packet: packet) }
                 }
                 var packets: [MediaSample] = []
-                for chunk in chunks {
-                    if control?.isCancelled == true { throw CodecError.invalidState("cancelled") }
-                    packets += try encoder.transform(chunk)
+                while let buffer = job.takeInput(control: control, waiting: waitingFrames) {
+                    // A long buffer goes in pieces of `chunkFrameCount`, so that a cancelled job
+                    // stops soon.
+                    for start in stride(from: 0, to: buffer.frameCount, by: Self.chunkFrameCount) {
+                        if control?.isCancelled == true { throw CodecError.invalidState("cancelled") }
+                        let piece = buffer.frameCount <= Self.chunkFrameCount ? buffer
+                            : Self.buffers([buffer], from: 0, covering: Int64(start)..<Int64(min(start + Self.chunkFrameCount, buffer.frameCount)))[0]
+                        packets += try encoder.transform(piece)
+                    }
                 }
+                if control?.isCancelled == true { throw CodecError.invalidState("cancelled") }
                 job.packets = packets + (try encoder.finish())
             } catch {
                 job.failure = error
             }
         }
+    }
+
+    /// Waits while the input handed over and not yet coded is past ``waitingBound``: the
+    /// encoders catch up before more is read.
+    private func waitForRoom() throws(CodecError) {
+        while waitingFrames.value.load(ordering: .relaxed) > waitingBound {
+            if control?.isCancelled == true { throw .invalidState("cancelled") }
+            // A segment's encoder that failed takes no more input: stop waiting for it.
+            if let failed = submitted.first(where: { $0.isDone && $0.failure != nil }), let failure = failed.failure { throw failure }
+            usleep(2000)
+        }
+    }
+
+    /// The buffers of `buffers` (the first starting at global frame `start`) that cover
+    /// `range`: those inside it as they are (the same storage, not copied), the one or two that
+    /// cross its ends cut to it.
+    static func buffers(_ buffers: [PCMBuffer], from start: Int64, covering range: Range<Int64>) -> [PCMBuffer] {
+        var result: [PCMBuffer] = []
+        var bufferStart = start
+        for buffer in buffers {
+            let bufferEnd = bufferStart + Int64(buffer.frameCount)
+            defer { bufferStart = bufferEnd }
+            guard bufferEnd > range.lowerBound else { continue }
+            guard bufferStart < range.upperBound else { break }
+            if bufferStart >= range.lowerBound && bufferEnd <= range.upperBound {
+                result.append(buffer)
+            } else {
+                let bytesPerFrame = buffer.format.bytesPerFrame
+                let from = Int(max(bufferStart, range.lowerBound) - bufferStart) * bytesPerFrame
+                let to = Int(min(bufferEnd, range.upperBound) - bufferStart) * bytesPerFrame
+                result.append(PCMBuffer(format: buffer.format, bytes: Array(buffer.bytes[from..<to])))
+            }
+        }
+        return result
     }
 
     /// Delivers the packets of the segments that are ready, in order (a segment's end waits for
