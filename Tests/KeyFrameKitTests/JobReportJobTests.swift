@@ -62,7 +62,7 @@ import Testing
                                             options: .init(normalizeTo: -23))
         let names = summary.report.stages.map(\.name)
         #expect(names == ["PCMFileReader", "PCMResampler", "LoudnessMeter",
-                          "PCMFileReader", "PCMResampler", "PCMGain", "AACEncoder", "AudioPacketOutput"], "\(names)")
+                          "PCMFileReader", "PCMResampler", "LoudnessNormalizer", "AACEncoder", "AudioPacketOutput"], "\(names)")
         #expect(summary.report.stages.last?.elements == summary.packets)
         #expect(summary.report.stages[6].elements == summary.packets)
     }

@@ -178,7 +178,7 @@ extension Transcode {
                 throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
             }
         }
-        var gain: Leveller?
+        var gain: LoudnessNormalizer?
         var measured: Loudness?
         var measuring: JobReport?
         if options.normalizeTo != nil || options.replayGain {
@@ -192,7 +192,7 @@ extension Transcode {
             measured = loudness
             measuring = report
             if let target = options.normalizeTo {
-                gain = try leveller(reaching: target, from: loudness, options: options, margin: isAAC ? lossyTruePeakMargin : 0, input: input,
+                gain = try normalizer(reaching: target, from: loudness, options: options, margin: isAAC ? lossyTruePeakMargin : 0, input: input,
                                     allowedSampleRates: isAAC ? aacRates : nil, control: control)
             }
         }
@@ -258,10 +258,10 @@ extension Transcode {
 
     /// The level stage of `--normalize` for `loudness`: the gain to `target` through the limiter,
     /// or (without it) a plain gain, refused when the true peak leaves it more than 0.5 dB short.
-    private static func leveller(reaching target: Double, from loudness: Loudness?, options: ConvertOptions, margin: Double,
-                                 input: FilePath, allowedSampleRates: [Int]?, control: JobControl?) throws(PipelineError) -> Leveller {
+    private static func normalizer(reaching target: Double, from loudness: Loudness?, options: ConvertOptions, margin: Double,
+                                 input: FilePath, allowedSampleRates: [Int]?, control: JobControl?) throws(PipelineError) -> LoudnessNormalizer {
         // Silence, or a programme too short to measure: nothing to reach.
-        guard let loudness, loudness.integrated.isFinite, loudness.integrated > -70 else { return Leveller(.gain(PCMGain(decibels: 0))) }
+        guard let loudness, loudness.integrated.isFinite, loudness.integrated > -70 else { return LoudnessNormalizer(.gain(PCMGain(decibels: 0))) }
         let wanted = target - loudness.integrated
         let ceiling = options.truePeakCeiling
         if options.limitsTruePeak {
@@ -276,7 +276,7 @@ extension Transcode {
                                + "\(fixed(loudness.truePeak, digits: 1)) dBTP, so the \(fixed(ceiling, digits: 1)) dBTP ceiling allows "
                                + "only \(fixed(allowed, digits: 1)) dB; remove --no-limiter to limit the peaks, or raise --true-peak")
         }
-        return Leveller(.gain(PCMGain(decibels: allowed)), ceiling: ceiling)
+        return LoudnessNormalizer(.gain(PCMGain(decibels: allowed)), ceiling: ceiling)
     }
 
     /// The limiter that brings `input` to `target` with its true peak at `aim` dBTP. Where the
@@ -289,12 +289,12 @@ extension Transcode {
     /// peak under the aim, for at most 5 trials.
     private static func fittedLimiter(reaching target: Double, from loudness: Loudness, aim: Double, ceiling: Double,
                                       input: FilePath, options: ConvertOptions, allowedSampleRates: [Int]?,
-                                      control: JobControl?) throws(PipelineError) -> Leveller {
+                                      control: JobControl?) throws(PipelineError) -> LoudnessNormalizer {
         let wanted = target - loudness.integrated
         var gain = wanted, aim = aim
         func limiter() -> TruePeakLimiter { TruePeakLimiter(ceiling: aim, gain: gain, lookAhead: 0.002, release: 0.05) }
         // Peaks well under the aim after the gain: the limiter will not act, the gain is exact.
-        guard loudness.truePeak.isFinite, loudness.truePeak + wanted > aim - 0.5 else { return Leveller(.limiter(limiter()), ceiling: ceiling) }
+        guard loudness.truePeak.isFinite, loudness.truePeak + wanted > aim - 0.5 else { return LoudnessNormalizer(.limiter(limiter()), ceiling: ceiling) }
         var previous: (gain: Double, reached: Double)?
         for _ in 0..<5 {
             let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
@@ -322,12 +322,12 @@ extension Transcode {
             previous = (gain, result.integrated)
             gain = min(max(gain + step, wanted - 1), wanted + 6)
         }
-        return Leveller(.limiter(limiter()), ceiling: ceiling)
+        return LoudnessNormalizer(.limiter(limiter()), ceiling: ceiling)
     }
 
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
-        _ source: Source, resampler: PCMResampler, gain: Leveller?, encoder: Encoder, profile: AudioObjectType, named name: String,
+        _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, profile: AudioObjectType, named name: String,
         to output: FilePath, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
         var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
@@ -351,7 +351,7 @@ extension Transcode {
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
                                                    as outputKind: MediaFileFormat, options: ConvertOptions, profile: AudioObjectType,
-                                                   gain: Leveller?,
+                                                   gain: LoudnessNormalizer?,
                                                    control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
@@ -405,7 +405,7 @@ extension Transcode {
 
 /// The level stage of `convert --normalize`: a fixed gain or the true-peak limiter, and a meter
 /// of what comes out of it (the loudness reached).
-final class Leveller: MediaTransform {
+final class LoudnessNormalizer: MediaTransform {
     enum Stage {
         case gain(PCMGain)
         case limiter(TruePeakLimiter)
