@@ -145,3 +145,29 @@ extension ProbeReport {
         tags = summary.tags.isEmpty ? nil : summary.tags
     }
 }
+
+extension ProbeReport {
+    /// A WAV file's report: libavformat's (``init(libavformatSummaryOf:)``) with what
+    /// ``/PCMAudio/WAVReader`` tolerates as damage, each at its byte offset. A `data` chunk that
+    /// declares more bytes than the file holds gives the declared length in ``duration`` and the
+    /// frames the file holds in ``readableDuration``.
+    ///
+    /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file.
+    public init(wavFile path: FilePath) throws(CodecError) {
+        self = try ProbeReport(libavformatSummaryOf: path)
+        guard let source = try? FileByteSource(path: path), let reader = try? WAVReader(source: source) else { return }
+        let warnings = reader.warnings
+        guard !warnings.isEmpty else { return }
+        damage = Array(warnings.prefix(Self.damageLimit))
+        damageCount = warnings.count
+        let rate = Double(reader.format.sampleRate)
+        guard rate > 0, let declared = reader.declaredDataByteCount, let frames = reader.frameCount, !tracks.isEmpty else { return }
+        let declaredSeconds = Double(declared / Int64(max(1, reader.format.bytesPerFrame))) / rate
+        let readable = Double(frames) / rate
+        guard readable < declaredSeconds else { return }
+        duration = declaredSeconds
+        readableDuration = readable
+        tracks[0].duration = declaredSeconds
+        tracks[0].readableDuration = readable
+    }
+}

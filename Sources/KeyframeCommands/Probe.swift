@@ -100,7 +100,9 @@ struct Probe: ParsableCommand {
         guard format == .adts else {
             var reason = ""
             if format == nil || format == .wav {
-                do { return try ProbeReport(libavformatSummaryOf: FilePath(path)) } catch { reason = " (libavformat: \(error))" }
+                do { return format == .wav ? try ProbeReport(wavFile: FilePath(path)) : try ProbeReport(libavformatSummaryOf: FilePath(path)) } catch {
+                    reason = " (libavformat: \(error))"
+                }
             }
             throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac)) "
                                  + "and any audio file FFmpeg reads\(reason)", status: .unreadableInput)

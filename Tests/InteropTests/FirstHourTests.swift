@@ -307,6 +307,23 @@ struct FirstHourTests {
 
     // MARK: A file cut short
 
+    @Test("probe of a WAV cut short gives the declared and the readable length, and the damage's offset")
+    func truncatedWAVIsReportedAsSuch() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let whole = try Self.wav("whole.wav", in: directory, rate: 48000, channels: 2, seconds: 4)
+        let cut = directory.appendingPathComponent("cut.wav").path
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        try bytes.prefix(bytes.count / 2 + 1).write(to: URL(fileURLWithPath: cut))
+        let text = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", cut]).standardOutput
+        #expect(text.contains("4.000000 s declared, 1.99") && text.contains("readable"), "\(text)")
+        #expect(text.contains("data chunk declares") && !text.contains("damage: none"), "\(text)")
+        let report = try ExternalTool.probeJSON(cut)
+        #expect((report["readableDuration"] as? Double ?? 0) < 2.0, "\(report)")
+        #expect(report["damageCount"] as? Int == 1, "\(report)")
+        #expect(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", whole]).standardOutput.contains("damage: none"))
+    }
+
     @Test("an M4A cut short: probe gives the readable length beside the declared one; convert, decode and cut say where, status 3")
     func truncatedM4AIsReportedAsSuch() throws {
         let directory = try ExternalTool.scratchDirectory()
