@@ -41,7 +41,8 @@ public final class CMAFSegmenter {
     /// The media timescale (the sample rate for AAC).
     public var timescale: Int32 { track.timescale }
     /// The stream's tags and cover, written in the header's `moov/udta/meta/ilst` (after the
-    /// encoder's `©too`, before iTunSMPB); empty by default.
+    /// encoder's `©too`; the cover after iTunSMPB, and not in a header without it); empty by
+    /// default.
     public var metadata = ITunesMetadata()
 
     /// A segmenter for packets of `format` (AAC) whose first `priming` decoded samples are the
@@ -70,7 +71,11 @@ public final class CMAFSegmenter {
         writer.fragmented = true
         writer.openEnded = true
         writer.omitsGaplessTag = !gaplessTag
-        writer.metadata = metadata
+        // A DASH header has no cover: its iTunSMPB comes with the first segment, after the
+        // header's streams are made, and FFmpeg gives it to the last one, the cover's.
+        var items = metadata
+        if !gaplessTag { items.artwork = nil }
+        writer.metadata = items
         if let mediaDuration { writer.fragmentedMediaDurations = [track.id: mediaDuration] }
         var box = BoxWriter()
         box.box("ftyp") { b in

@@ -387,7 +387,13 @@ struct MovieBoxWriter {
                     ilst.box(FourCharacterCode(rawValue: 0xA974_6F6F)) { item in   // ©too
                         item.fullBox("data", flags: 1) { d in d.u32(0); d.raw(Array(encoderName.utf8)) }
                     }
-                    metadata.write(into: &ilst)
+                    // FFmpeg's MP4 reader gives iTunSMPB's priming to the stream it made last, and
+                    // a cover makes one (an attached picture). A fragmented file's empty sample
+                    // table leaves the priming to that tag, so there the cover follows it.
+                    var items = metadata
+                    let trailingCover = fragmented ? items.artwork : nil
+                    if fragmented { items.artwork = nil }
+                    items.write(into: &ilst)
                     // A live CMAF header does not know the valid length yet: no iTunSMPB then.
                     // HE-AAC: iTunSMPB in the core's samples (iTunes's convention; the edit list
                     // stays in the media timescale, the output rate).
@@ -395,6 +401,11 @@ struct MovieBoxWriter {
                        !(openEnded && gapless.validFrameCount == 0),
                        let info = audio.gaplessTag(mediaDuration: fragmented ? fragmentedMediaDurations[audio.id] ?? 0 : audio.mediaDuration) {
                         Self.writeGaplessItem(info, into: &ilst)
+                    }
+                    if let trailingCover {
+                        var cover = ITunesMetadata()
+                        cover.artwork = trailingCover
+                        cover.write(into: &ilst)
                     }
                 }
             }
