@@ -20,7 +20,9 @@ by a server of this harness on 127.0.0.1 with CORS `*`. Prints one JSON object:
 - "page": facts to check cheaply: the title, the audio element's controls, autoplay attribute and
   preload, its label (aria-labelledby or <label>) and its accessible name (Chromium's
   accessibility tree), the status line's
-  text, role and aria-live, the latency line's aria-live, the chapter buttons.
+  text, role and aria-live, the latency line's aria-live, the chapter buttons, the heading, the
+  artist line (null when hidden), the cover (its natural size, whether a Blob URL; null when
+  hidden), the bitrate line and how many images the page holds.
 - "screenshot": the path and size of the PNG written (Page.captureScreenshot, after playing).
 
 The source must be at the package's sample rate (the AudioContext runs at it: no resampling).
@@ -100,6 +102,9 @@ FACTS = """
                            : audio && audio.labels && audio.labels[0] ? audio.labels[0].textContent.trim() : null;
   const status = document.getElementById('status');
   const latency = document.getElementById('latency');
+  const artist = document.getElementById('stream-artist');
+  const cover = document.getElementById('cover');
+  const bitrate = document.getElementById('bitrate');
   return {
     title: document.title,
     lang: document.documentElement.lang,
@@ -114,6 +119,12 @@ FACTS = """
     latencyLive: latency && latency.getAttribute('aria-live'),
     chapters: [...document.querySelectorAll('#chapters button')].map(b => b.textContent),
     playlist: typeof playlistPath === 'string' ? playlistPath : null,
+    heading: (document.querySelector('h1') || {}).textContent || null,
+    artist: artist && !artist.hidden ? artist.textContent : null,
+    cover: cover && !cover.hidden && cover.complete ? {naturalWidth: cover.naturalWidth, naturalHeight: cover.naturalHeight,
+                                                      blob: cover.src.startsWith('blob:'), alt: cover.alt} : null,
+    bitrate: bitrate ? bitrate.textContent : null,
+    images: document.images.length,
   };
 })()
 """

@@ -109,7 +109,10 @@ extension RealTimeTests {
 
         let page = Self.object(report, "page")
         #expect(page["controls"] as? Bool == true && page["autoplayAttribute"] as? Bool == false, "\(page)")
-        #expect(page["accessibleName"] as? String == "Stream", "the audio element's accessible name: \(page)")
+        // No tags: the playlist's file name names the stream.
+        #expect(page["accessibleName"] as? String == "index.m3u8" && page["title"] as? String == "index.m3u8"
+                && page["heading"] as? String == "index.m3u8" && page["artist"] is NSNull && page["cover"] is NSNull,
+                "the audio element's accessible name, the title and the heading: \(page)")
         #expect(page["status"] as? String == "Ready: 0:02." && page["statusRole"] as? String == "status"
                 && page["statusLive"] as? String == "polite" && page["latencyLive"] as? String == "polite", "\(page)")
 
@@ -130,6 +133,9 @@ extension RealTimeTests {
         #expect(Self.object(report, "page")["playlist"] as? String == "master.m3u8", "\(report["page"] ?? "")")
         #expect((Self.object(report, "player")["playlist"] as? String)?.hasSuffix("/96k/index.m3u8") == true, "\(report["player"] ?? "")")
         Self.expectExact(report, "master.m3u8")
+        let bandwidth = try Self.variant("96k/index.m3u8", of: hls).bandwidth
+        #expect(BrowserGaplessTests.number(Self.object(Self.object(report, "player"), "bitrate"), "bitsPerSecond") == Double(bandwidth),
+                "the bitrate shown is the variant's BANDWIDTH, \(bandwidth): \(report["player"] ?? "")")
     }
 
     // MARK: The stream's tags on the page (issue 35, item 17)
@@ -146,6 +152,18 @@ extension RealTimeTests {
                                             "-frames:v", "1"] + (jpeg ? ["-pix_fmt", "yuvj420p"] : []) + [cover])
         try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", m4a, "--set", "title=" + title, "--set", "artist=" + artist, "--cover", cover])
         return (m4a, try Data(contentsOf: URL(fileURLWithPath: cover)))
+    }
+
+    /// A master playlist's variant: its BANDWIDTH and AVERAGE-BANDWIDTH.
+    static func variant(_ uri: String, of package: String) throws -> (bandwidth: Int, average: Int) {
+        let lines = try String(contentsOfFile: package + "/master.m3u8", encoding: .utf8).split(separator: "\n").map(String.init)
+        let index = try #require(lines.firstIndex(of: uri), "\(lines)")
+        let line = lines[index - 1]
+        func attribute(_ name: String) -> Int? {
+            line.split(separator: ":", maxSplits: 1).last?.split(separator: ",")
+                .first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }
+        }
+        return (try #require(attribute("BANDWIDTH"), "\(line)"), try #require(attribute("AVERAGE-BANDWIDTH"), "\(line)"))
     }
 
     /// The iTunes items of an MP4 as mutagen reads them: `[key: [text]]`, a cover as
@@ -201,6 +219,114 @@ extension RealTimeTests {
             #expect(a.frames > 140_000 && b.frames >= a.frames && b.samples.prefix(a.samples.count) == a.samples[...],
                     "\(manifest): FFmpeg decodes \(b.frames) frames that do not start with our \(a.frames)")
         }
+    }
+
+    /// The page names a tagged package from its init segment: the title (markup in it stays
+    /// text) as the document's title, the heading and the audio's name, the artist under it, the
+    /// cover (a Blob URL of the PNG, its natural size the PNG's), and the bitrate of the segments
+    /// it fetched (their bytes over their EXTINFs: the playlist has no EXT-X-BITRATE).
+    @Test(.timeLimit(.minutes(3)))
+    func thePageShowsTheStreamsTitleArtistCoverAndBitrate() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let title = "Nuit & Jour <img> «Ünïcode»"
+        let (m4a, _) = try Self.taggedSource(in: directory, title: title, artist: "Les Artistes", width: 48, height: 32)
+        let hls = directory.appendingPathComponent("hls").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", hls, "--segment-duration", "1"])
+        let report = try Self.playPage(of: hls, source: try Self.unusedSource(in: directory),
+                                       screenshot: directory.appendingPathComponent("tagged.png").path, extra: ["--load-only", "2"])
+        let player = Self.object(Self.object(report, "loaded"), "player")
+        let page = Self.object(report, "page")
+        #expect(player["state"] as? String == "ready" && player["error"] is NSNull, "\(player)")
+        #expect(player["title"] as? String == title && player["artist"] as? String == "Les Artistes", "\(player)")
+        #expect(page["title"] as? String == title && page["heading"] as? String == title && page["artist"] as? String == "Les Artistes"
+                && page["accessibleName"] as? String == title + " — Les Artistes", "\(page)")
+        // The title's "<img>" is text: the cover is the page's only image.
+        #expect(page["images"] as? Int == 1, "\(page)")
+        let cover = Self.object(page, "cover")
+        #expect(cover["naturalWidth"] as? Int == 48 && cover["naturalHeight"] as? Int == 32 && cover["blob"] as? Bool == true, "\(page)")
+        #expect(Self.object(player, "cover")["type"] as? String == "image/png", "\(player)")
+        // The bitrate: every segment's bytes over the EXTINF sum.
+        let playlist = try String(contentsOfFile: hls + "/index.m3u8", encoding: .utf8)
+        let seconds = playlist.split(separator: "\n").filter { $0.hasPrefix("#EXTINF:") }
+            .compactMap { Double($0.dropFirst(8).split(separator: ",").first ?? "") }.reduce(0, +)
+        let bytes = try FileManager.default.contentsOfDirectory(atPath: hls).filter { $0.hasSuffix(".m4s") }
+            .map { try Data(contentsOf: URL(fileURLWithPath: hls + "/" + $0)).count }.reduce(0, +)
+        let bitrate = Self.object(player, "bitrate")
+        let expected = (Double(bytes * 8) / seconds).rounded()
+        #expect(bitrate["source"] as? String == "segments" && BrowserGaplessTests.number(bitrate, "bitsPerSecond") == expected,
+                "the bitrate: \(bitrate), expected \(expected)")
+        #expect(page["bitrate"] as? String == "Bitrate: \(Self.kilobits(expected)) (measured)", "\(page)")
+    }
+
+    /// A tagged ladder: the page plays the highest variant of master.m3u8 and shows its
+    /// BANDWIDTH (and AVERAGE-BANDWIDTH), the tags and the JPEG cover of that rendition's init.
+    @Test(.timeLimit(.minutes(3)))
+    func thePageShowsALaddersVariantBandwidthAndTags() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (m4a, _) = try Self.taggedSource(in: directory, title: "Ladder Title", artist: "Ladder Artist", width: 40, height: 24, jpeg: true)
+        let hls = directory.appendingPathComponent("ladder").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", hls, "--segment-duration", "1", "--bitrates", "64k,96k"])
+        let (bandwidth, average) = try Self.variant("96k/index.m3u8", of: hls)
+        let report = try Self.playPage(of: hls, source: try Self.unusedSource(in: directory),
+                                       screenshot: directory.appendingPathComponent("ladder.png").path, extra: ["--load-only", "2"])
+        let player = Self.object(Self.object(report, "loaded"), "player")
+        let page = Self.object(report, "page")
+        #expect(player["state"] as? String == "ready" && (player["playlist"] as? String)?.hasSuffix("/96k/index.m3u8") == true, "\(player)")
+        let bitrate = Self.object(player, "bitrate")
+        #expect(bitrate["source"] as? String == "BANDWIDTH" && BrowserGaplessTests.number(bitrate, "bitsPerSecond") == Double(bandwidth)
+                && BrowserGaplessTests.number(bitrate, "average") == Double(average), "the bitrate: \(bitrate); BANDWIDTH \(bandwidth), AVERAGE \(average)")
+        #expect(page["bitrate"] as? String == "Bitrate: \(Self.kilobits(Double(bandwidth))) peak, \(Self.kilobits(Double(average))) average", "\(page)")
+        #expect(page["title"] as? String == "Ladder Title" && page["heading"] as? String == "Ladder Title"
+                && page["artist"] as? String == "Ladder Artist", "\(page)")
+        let cover = Self.object(page, "cover")
+        #expect(cover["naturalWidth"] as? Int == 40 && cover["naturalHeight"] as? Int == 24, "\(page)")
+        #expect(Self.object(player, "cover")["type"] as? String == "image/jpeg", "\(player)")
+    }
+
+    /// A damaged item list (the title's data atom larger than its item, the cover's item a
+    /// largesize past the end) neither stops the page nor throws: the stream plays, named by its
+    /// playlist's file name, with the artist that was readable and no cover.
+    @Test(.timeLimit(.minutes(3)))
+    func aDamagedItemListLeavesTheNameToThePlaylist() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (m4a, _) = try Self.taggedSource(in: directory, title: "Hostile", artist: "Readable", width: 16, height: 16)
+        let hls = directory.appendingPathComponent("hls").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", hls, "--segment-duration", "1"])
+        let initURL = URL(fileURLWithPath: hls + "/init.mp4")
+        var bytes = [UInt8](try Data(contentsOf: initURL))
+        func find(_ type: [UInt8]) throws -> Int {
+            let at = try #require((0...(bytes.count - type.count)).first { Array(bytes[$0..<($0 + type.count)]) == type }, "\(type)")
+            return at - 4
+        }
+        // ©nam's data atom says 0xFFFFFFF0 bytes; covr says 1 (a largesize: the next 8 bytes,
+        // its data atom's size and type, far past the end).
+        let title = try find([0xA9] + Array("nam".utf8))
+        bytes.replaceSubrange((title + 8)..<(title + 12), with: [0xFF, 0xFF, 0xFF, 0xF0])
+        let covr = try find(Array("covr".utf8))
+        bytes.replaceSubrange(covr..<(covr + 4), with: [0, 0, 0, 1])
+        try Data(bytes).write(to: initURL)
+        let report = try Self.playPage(of: hls, source: try Self.unusedSource(in: directory),
+                                       screenshot: directory.appendingPathComponent("hostile.png").path, extra: ["--load-only", "2"])
+        let player = Self.object(Self.object(report, "loaded"), "player")
+        let page = Self.object(report, "page")
+        #expect(player["state"] as? String == "ready" && player["error"] is NSNull && player["appended"] as? Int == 3, "\(player)")
+        #expect(page["title"] as? String == "index.m3u8" && page["heading"] as? String == "index.m3u8"
+                && page["artist"] as? String == "Readable" && page["cover"] is NSNull && page["images"] as? Int == 1, "\(page)")
+    }
+
+    /// Bits per second as the page writes them: kb/s, to a tenth below 100.
+    static func kilobits(_ bits: Double) -> String {
+        String(format: bits < 100_000 ? "%.1f kb/s" : "%.0f kb/s", bits / 1000)
+    }
+
+    /// A WAV the page driver wants and a `--load-only` run never plays.
+    static func unusedSource(in directory: URL) throws -> String {
+        let wav = directory.appendingPathComponent("unused.wav").path
+        try GaplessTests.makeSignal(rate: 48000, channels: 1, frames: 4800, to: wav)
+        return wav
     }
 
     /// Chapters: an M4A with two (ffmpeg from an FFMETADATA list: "Opening" at 0, "Close" at
