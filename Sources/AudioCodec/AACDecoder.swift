@@ -29,6 +29,27 @@ public final class AACDecoder {
     private var flushed = false
     private var scratch: [UInt8] = []
 
+    /// Whether a packet libavcodec cannot decode is stepped over, reported by ``takeDamage()``,
+    /// instead of ending the stream with an error: a damaged file salvaged. A stream whose first
+    /// ``undecodableLimit`` packets all fail is not AAC this decoder reads, and throws.
+    public var skipsUndecodablePackets = false
+    /// Packets that must fail, none decoding, before a stream is refused.
+    public static let undecodableLimit = 32
+    /// Packets given to ``decode(packet:)``, and of them decoded without an error.
+    private var packetCount = 0
+    private var decodedPacketCount = 0
+    /// Packets stepped over, and the damage not yet taken.
+    private var skippedPacketCount = 0
+    private var damage: [DamageEvent] = []
+    /// How many stepped-over packets are told one by one; the rest are counted at the end.
+    private static let toldPacketLimit = 10
+
+    /// The packets stepped over since the last call (``skipsUndecodablePackets``).
+    public func takeDamage() -> [DamageEvent] {
+        defer { damage.removeAll() }
+        return damage
+    }
+
     /// A decoder for raw AAC packets described by `config`, or — with `nil` — for whole ADTS
     /// frames, whose headers configure it.
     ///
@@ -110,15 +131,33 @@ public final class AACDecoder {
 
     /// Decodes one packet (a raw data block, or an ADTS frame with its header) and returns the
     /// PCM it gives after trimming, as interleaved bytes of ``outputFormat``.
+    ///
+    /// A packet of no bytes (a damaged file's `stsz` entry of 0, which its reader reports) gives
+    /// no PCM: libavcodec would take it for the end of the stream.
     public func decode(packet bytes: some Collection<UInt8>) throws(CodecError) -> [UInt8] {
         guard !flushed else { throw .invalidState("decode after flush: make a new decoder") }
+        guard !bytes.isEmpty else { return [] }
         scratch.removeAll(keepingCapacity: true)
+        packetCount += 1
         let p = packet.pointer
         try CodecError.check(kf_av_new_packet(p, Int32(bytes.count)), "av_new_packet")
         defer { kf_av_packet_unref(p) }
         _ = UnsafeMutableBufferPointer(start: p.pointee.data, count: bytes.count).initialize(from: bytes)
-        try CodecError.check(kf_avcodec_send_packet(context.pointer, p), "decoding AAC")
-        try receive()
+        do throws(CodecError) {
+            try CodecError.check(kf_avcodec_send_packet(context.pointer, p), "decoding AAC")
+            try receive()
+        } catch {
+            guard skipsUndecodablePackets, case .ffmpeg = error,
+                  decodedPacketCount > 0 || skippedPacketCount + 1 < Self.undecodableLimit else { throw error }
+            skippedPacketCount += 1
+            if skippedPacketCount <= Self.toldPacketLimit {
+                damage.append(DamageEvent(.skippedBytes(count: Int64(bytes.count)),
+                                          message: "AAC packet \(packetCount) (\(bytes.count) bytes) cannot be decoded (\(error)); stepped over"))
+            }
+            scratch.removeAll(keepingCapacity: true)
+            return []
+        }
+        decodedPacketCount += 1
         return scratch
     }
 
@@ -137,6 +176,11 @@ public final class AACDecoder {
     public func flush() throws(CodecError) -> [UInt8] {
         guard !flushed else { return [] }
         flushed = true
+        if skippedPacketCount > Self.toldPacketLimit {
+            damage.append(DamageEvent(.skippedBytes(count: 0),
+                                      message: "\(skippedPacketCount) AAC packets in all could not be decoded and were stepped over "
+                                          + "(the first \(Self.toldPacketLimit) are told above)"))
+        }
         scratch.removeAll(keepingCapacity: true)
         try CodecError.check(kf_avcodec_send_packet(context.pointer, nil), "flushing the AAC decoder")
         try receive()

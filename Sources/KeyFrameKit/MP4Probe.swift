@@ -40,6 +40,7 @@ public enum MP4Probe {
             if let problem = track.damage {
                 entry.damage = problem.message
             }
+            if let empty = track.emptyAudioSamples { damage.append(empty) }
             entry.readableDuration = readableSeconds(of: track, declared: entry.duration, fileSize: source.byteCount)
             if track.mediaType == .audio {
                 describeAudio(track, file: file, into: &entry, damage: &damage)

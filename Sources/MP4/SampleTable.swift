@@ -1,4 +1,4 @@
-internal import MediaCore
+public import MediaCore
 
 /// Where one sample is and when: what the sample tables (ISO/IEC 14496-12, 8.6–8.7) or a
 /// fragment's track run (`trun`, 8.8.8) say about it.
@@ -187,5 +187,31 @@ extension MP4Track {
             if location.index >= indices.lowerBound { found.append(location) }
         }
         return found
+    }
+}
+
+extension MP4Track {
+    /// The samples of an audio track that the sample table gives no bytes (`stsz` entries of 0,
+    /// ISO/IEC 14496-12 8.7.3): an audio frame always has some, so each is a lost one; `nil`
+    /// when there are none, and for other tracks (a text or video track may time an empty
+    /// sample on purpose). Fragment runs are not searched.
+    public var emptyAudioSamples: DamageEvent? {
+        guard mediaType == .audio else { return nil }
+        let sizes = sampleTable.sampleSizes
+        var count = 0
+        var first: Int?
+        switch sizes {
+        case .constant(let size, let total):
+            if size == 0, total > 0 { (count, first) = (Int(total), 0) }
+        case .table(let table):
+            for (index, size) in table.enumerated() where size == 0 {
+                count += 1
+                if first == nil { first = index }
+            }
+        }
+        guard count > 0, let first else { return nil }
+        return DamageEvent(.emptyPackets(count: Int64(count)),
+                           message: "track \(id): \(count) of its \(sizes.count) samples have no bytes in the stsz of \(path) (the first is sample \(first + 1)): "
+                               + "nothing of them can be decoded")
     }
 }

@@ -102,6 +102,9 @@ public struct AACTrackLayout: Sendable {
                                      message: "\(path): the file ends at byte \(source.byteCount), inside sample \(lost.index + 1) of \(track.sampleCount) of track "
                     + "\(track.id) (bytes \(lost.offset)..<\(lost.offset + Int64(lost.size))): \(inside.count) packets readable, "
                     + "\(Self.seconds(readable, timescale: timescale)) of \(Self.seconds(Int64(track.sampleCount).saturatingMultiplied(by: packetDuration), timescale: timescale)) s")
+            } else if let empty = track.emptyAudioSamples {
+                // Packets of no bytes are copied as they are (an edit keeps the timing) and said.
+                damage = DamageEvent(empty.kind, message: "\(path): \(empty.message)")
             } else {
                 damage = nil
             }

@@ -12,7 +12,7 @@ package struct DemuxedTrackSource: PacketSource {
     package init(demuxer: MP4Demuxer<MediaInput.Source>, track: MP4Track) {
         self.demuxer = demuxer
         self.track = track
-        pendingDamage = demuxer.file?.damage ?? []
+        pendingDamage = (demuxer.file?.damage ?? []) + [track.emptyAudioSamples].compactMap { $0 }
     }
 
     package mutating func next() throws(MP4Error) -> MediaSample? {

@@ -121,6 +121,8 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     /// was opened as (an HLS playlist's packets are an MP4's), by default the packets' own.
     public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32, container: MediaFileFormat? = nil) throws(PipelineError) {
         let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
+        // A packet that cannot be decoded (a damaged file) is stepped over and said.
+        decoder.skipsUndecodablePackets = true
         readerName = (container ?? packets.format) == .hlsPlaylist ? "HLS (AAC)" : "\(container ?? packets.format) (AAC)"
         chain = packets.transformed(by: decoder)
         first = try chain.next()
@@ -141,8 +143,9 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     }
     /// How far the reader has got.
     public var progress: MediaProgress { chain.progress }
-    /// What the reader stepped over.
-    public mutating func takeDamage() -> [DamageEvent] { chain.takeDamage() }
+    /// What the reader stepped over: the container's damage and the packets the decoder could
+    /// not decode.
+    public mutating func takeDamage() -> [DamageEvent] { chain.takeDamage() + chain.transform.takeDamage() }
     /// The packets' events (their tags), decoded.
     public mutating func takeEvents() -> [StreamEvent] { chain.takeEvents() }
 }

@@ -20,6 +20,9 @@ public struct DamageEvent: Sendable, Hashable, CustomStringConvertible {
         case ignored
         /// A track cannot be read; the rest of the file can.
         case unreadableTrack(id: UInt32)
+        /// Packets the container gives no bytes (`stsz` entries of 0 in an audio track): there
+        /// is nothing to decode of them.
+        case emptyPackets(count: Int64)
         /// A stream ends early with an error; what came before it was delivered.
         case endedEarly
         /// A header field disagrees with the data and was worked around (a WAV `data` size
@@ -44,13 +47,13 @@ public struct DamageEvent: Sendable, Hashable, CustomStringConvertible {
     /// ``message``.
     public var description: String { message }
 
-    /// Whether media was lost here: bytes skipped, a truncated or unreadable part, a checksum
-    /// that fails, a stream that ended early. A length that overstates whole contents, a
+    /// Whether media was lost here: bytes skipped, a truncated or unreadable part, packets with
+    /// no bytes, a checksum that fails, a stream that ended early. A length that overstates whole contents, a
     /// structure ignored and a header worked around lose nothing: the input was read whole.
     /// (`keyframe` exits with status 3, "done with damage", when an event loses data.)
     public var losesData: Bool {
         switch kind {
-        case .skippedBytes, .truncated, .checksumMismatch, .unreadableTrack, .endedEarly: true
+        case .skippedBytes, .truncated, .checksumMismatch, .unreadableTrack, .emptyPackets, .endedEarly: true
         case .overstatedLength, .ignored, .inconsistentHeader: false
         }
     }
