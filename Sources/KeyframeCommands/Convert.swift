@@ -55,11 +55,7 @@ struct Convert: ParsableCommand {
         "AAC scale-factor search: twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast.", valueName: "coder"))
     var coder: CoderArgument = .twoloop
 
-    @Option(help: "Output sample rate in Hz (resampled with soxr at 28-bit precision); default: the input's.")
-    var sampleRate: Int?
-
-    @Option(help: "Output channels: 1 or 2 downmix with ITU-R BS.775 coefficients; default: the input's.")
-    var channels: Int?
+    @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
 
     @Option(help: ArgumentHelp("Sample type of .wav/.pcm output: s16le, s24le, s32le or f32le; default: the decoded one.",
                                valueName: "format"))
@@ -159,8 +155,8 @@ struct Convert: ParsableCommand {
         if MediaFileFormat.detect(FilePath(path)) == .rawPCM {
             raw = try rawInput.rawLayout(for: path)
         }
-        return Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: sampleRate,
-                                        channelCount: channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
+        return Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: layout.sampleRate,
+                                        channelCount: layout.channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
                                         normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                         threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
                                         profile: encoder.profile.choice, truePeakCeiling: truePeak ?? -1, limitsTruePeak: !noLimiter)

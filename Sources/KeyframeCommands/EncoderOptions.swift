@@ -35,9 +35,9 @@ struct OutputLayoutOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Output channels: 1 or 2 downmix with ITU-R BS.775 coefficients; default: the input's.", valueName: "n"))
     var channels: Int?
 
-    /// A rate or channel count no AAC encoder takes is a usage error (64); which rates the
-    /// profile takes is checked once it is known.
-    func validate() throws {
+    /// For an AAC output: a rate or channel count no AAC encoder takes is a usage error (64);
+    /// which rates the profile takes is checked once it is known. (`convert` to WAV takes any.)
+    func checkForAAC() throws {
         if let channels, !(1...8).contains(channels) { throw ValidationError("--channels \(channels): give 1 to 8") }
         if let sampleRate, !(8000...96000).contains(sampleRate) {
             throw ValidationError("--sample-rate \(sampleRate): give a rate AAC carries, 8000 to 96000 Hz")

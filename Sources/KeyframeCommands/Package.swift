@@ -36,7 +36,9 @@ struct Package: ParsableCommand {
             DIR/manifest.mpd over the same segments, with its own init segment, init-dash.mp4: \
             init.mp4 without iTunSMPB, which the first segment's moof carries (FFmpeg's DASH \
             reader parses the init segment again for every segment); the HLS files are the same \
-            with or without --dash. Ctrl-C or an error leaves nothing.
+            with or without --dash. The input's tags and cover go into every init.mp4 (a player \
+            names the stream from them; init-dash.mp4 has the tags only). Ctrl-C or an error \
+            leaves nothing.
             """
     )
 
@@ -75,6 +77,10 @@ struct Package: ParsableCommand {
         var targetDuration: Int
         var segmentDurations: [Double]
         var copied: Bool
+    }
+
+    func validate() throws {
+        try layout.checkForAAC()
     }
 
     func run() throws {

@@ -70,6 +70,7 @@ struct Publish: ParsableCommand {
     var json = false
 
     func validate() throws {
+        try layout.checkForAAC()
         try publishing.check()
         if let duration, !(duration > 0 && duration < 1e7) { throw ValidationError("--duration must be a positive number of seconds") }
         guard !destinations.isEmpty else { throw ValidationError("give at least one destination URL") }
