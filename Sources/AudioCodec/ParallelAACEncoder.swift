@@ -75,7 +75,7 @@ extension AACEncoder: GaplessEncoder {}
 /// The input goes to each segment's encoder as it arrives, never copied: the buffers that cover
 /// the segment (only the two at its ends are cut), each let go once coded. The input is read on
 /// only while the PCM not yet coded stays under a bound, `threads − 1` segments (with their
-/// pre- and post-roll) and a quarter of one more: the least that keeps every encoder busy,
+/// pre- and post-roll) and a sixteenth of one more: the least that keeps every encoder busy,
 /// because the next segment's input comes after the rest of this one's. Memory does not grow
 /// with the file, and the pre-roll, coded twice, is a tenth of a 45-s segment at most.
 public final class ParallelAACEncoder: GaplessEncoder {
@@ -213,7 +213,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
         preRollPackets = max(4, Int(preRollSeconds * 48000) / framesPerPacket)
         segmentFrameCount = max(framesPerPacket * 8, Int(segmentSeconds * 48000) / framesPerPacket * framesPerPacket)
         let span = segmentFrameCount + (preRollPackets + Self.postRollPackets) * framesPerPacket
-        waitingBound = max(1, threadCount - 1) * span + segmentFrameCount / 4
+        waitingBound = max(1, threadCount - 1) * span + segmentFrameCount / 16
     }
 
     deinit {
