@@ -1,8 +1,5 @@
 public import AACBitstream
 internal import Dispatch
-#if canImport(Glibc)
-internal import Glibc
-#endif
 internal import Synchronization
 public import MediaCore
 
@@ -210,8 +207,10 @@ public final class ParallelAACEncoder: GaplessEncoder {
         // post-roll: two at least, even for one thread.
         running = DispatchSemaphore(value: max(2, threads))
         // Whole frames; the same frame count at every rate (45 s at 48 kHz).
-        preRollPackets = max(4, Int(preRollSeconds * 48000) / framesPerPacket)
         segmentFrameCount = max(framesPerPacket * 8, Int(segmentSeconds * 48000) / framesPerPacket * framesPerPacket)
+        // At most two segments take input at once: the pre-roll and post-roll fit in a segment.
+        preRollPackets = min(max(4, Int(preRollSeconds * 48000) / framesPerPacket),
+                             segmentFrameCount / framesPerPacket - Self.postRollPackets - 1)
         let span = segmentFrameCount + (preRollPackets + Self.postRollPackets) * framesPerPacket
         waitingBound = max(1, threadCount - 1) * span + segmentFrameCount / 16
     }
@@ -245,18 +244,28 @@ public final class ParallelAACEncoder: GaplessEncoder {
         }
         guard buffer.frameCount > 0 else { return [] }
         let start = inputFrameCount
-        inputFrameCount += Int64(buffer.frameCount)
+        let end = start + Int64(buffer.frameCount)
         do throws(CodecError) {
-            // A segment's encoder starts where its pre-roll does.
-            while inputStart(of: submitted.count) < inputFrameCount { try openSegment() }
-            for job in open { job.append(buffer, from: start, waiting: waitingFrames) }
-            // A segment whose post-roll is in is complete: its encoder finishes it.
-            let postRoll = Int64(Self.postRollPackets * framesPerPacket)
-            while let first = open.first, Int64(first.index + 1) * Int64(segmentFrameCount) + postRoll <= inputFrameCount {
-                first.close(at: Int64(first.index + 1) * Int64(segmentFrameCount) + postRoll)
-                open.removeFirst()
+            // In pieces that end where a segment's encoder starts (its pre-roll) or one's input
+            // ends (its post-roll), so that a segment is complete before the next one waits for
+            // an encoder: a buffer of any length never waits on an encoder that waits for it.
+            var position = start
+            while position < end {
+                while inputStart(of: submitted.count) <= position { try openSegment() }
+                var pieceEnd = min(end, inputStart(of: submitted.count))
+                if let first = open.first { pieceEnd = min(pieceEnd, first.nominalEnd) }
+                let piece = position == start && pieceEnd == end ? buffer
+                    : Self.buffers([buffer], from: start, covering: position..<pieceEnd)[0]
+                for job in open { job.append(piece, from: position, waiting: waitingFrames) }
+                inputFrameCount = pieceEnd
+                position = pieceEnd
+                // A segment whose post-roll is in is complete: its encoder finishes it.
+                while let first = open.first, first.nominalEnd <= inputFrameCount {
+                    first.close(at: first.nominalEnd)
+                    open.removeFirst()
+                }
+                try waitForRoom()
             }
-            try waitForRoom()
             // (Waiting only for segments whose input is complete: the last two may be open.)
             return try deliver(waiting: submitted.count - deliveredSegments > max(2, threadCount) + 1)
         } catch {
@@ -328,8 +337,8 @@ public final class ParallelAACEncoder: GaplessEncoder {
             arrived.signal()
         }
 
-        /// The next input buffer to code, no longer held here (cut at the input's end); `nil`
-        /// after the last, or once the job is given up or `control` cancelled.
+        /// The next input buffer to code, no longer held here; `nil` after the last, or once the
+        /// job is given up or `control` cancelled.
         func takeInput(control: JobControl?, waiting: FrameCounter) -> PCMBuffer? {
             while true {
                 if arrived.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
@@ -342,6 +351,11 @@ public final class ParallelAACEncoder: GaplessEncoder {
                     let buffer = state.buffers[state.next]
                     state.buffers[state.next] = PCMBuffer(format: buffer.format, bytes: [])
                     state.next += 1
+                    // All taken: the list starts again, so that it never grows with the file.
+                    if state.next == state.buffers.count {
+                        state.buffers.removeAll(keepingCapacity: true)
+                        state.next = 0
+                    }
                     return (buffer, false)
                 }
                 if let taken {
@@ -352,8 +366,8 @@ public final class ParallelAACEncoder: GaplessEncoder {
             }
         }
 
-        /// Global frame where the input ends, once known.
-        var inputEnd: Int64? { input.withLock { $0.end } }
+        /// Whether the job was given up (its packets are not wanted).
+        var isAbandoned: Bool { input.withLock { $0.abandoned } }
         /// The packets, once done.
         var packets: [MediaSample] {
             get { outcome.withLock { $0.packets } }
@@ -443,16 +457,18 @@ public final class ParallelAACEncoder: GaplessEncoder {
                 }
                 var packets: [MediaSample] = []
                 while let buffer = job.takeInput(control: control, waiting: waitingFrames) {
-                    // A long buffer goes in pieces of `chunkFrameCount`, so that a cancelled job
-                    // stops soon.
+                    // A long buffer goes in pieces of `chunkFrameCount`, so that a cancelled or
+                    // given-up job stops soon.
                     for start in stride(from: 0, to: buffer.frameCount, by: Self.chunkFrameCount) {
                         if control?.isCancelled == true { throw CodecError.invalidState("cancelled") }
+                        if job.isAbandoned { throw CodecError.invalidState("the segment was given up") }
                         let piece = buffer.frameCount <= Self.chunkFrameCount ? buffer
                             : Self.buffers([buffer], from: 0, covering: Int64(start)..<Int64(min(start + Self.chunkFrameCount, buffer.frameCount)))[0]
                         packets += try encoder.transform(piece)
                     }
                 }
                 if control?.isCancelled == true { throw CodecError.invalidState("cancelled") }
+                if job.isAbandoned { throw CodecError.invalidState("the segment was given up") }
                 job.packets = packets + (try encoder.finish())
             } catch {
                 job.failure = error
@@ -466,10 +482,15 @@ public final class ParallelAACEncoder: GaplessEncoder {
         while waitingFrames.value.load(ordering: .relaxed) > waitingBound {
             if control?.isCancelled == true { throw .invalidState("cancelled") }
             // A segment's encoder that failed takes no more input: stop waiting for it.
-            if let failed = submitted.first(where: { $0.isDone && $0.failure != nil }), let failure = failed.failure { throw failure }
-            usleep(2000)
+            for job in submitted[deliveredSegments...] where job.isDone {
+                if let failure = job.failure { throw failure }
+            }
+            _ = pause.wait(timeout: .now() + .milliseconds(2))
         }
     }
+
+    /// Never signalled: ``waitForRoom()`` sleeps on it between two looks.
+    private let pause = DispatchSemaphore(value: 0)
 
     /// The buffers of `buffers` (the first starting at global frame `start`) that cover
     /// `range`: those inside it as they are (the same storage, not copied), the one or two that

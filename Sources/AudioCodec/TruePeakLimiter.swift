@@ -96,6 +96,23 @@ public final class TruePeakLimiter {
     /// lie between frames `k − 6` and `k − 5`.
     static let interpolatorDelay = 6
 
+    /// Adds `value` to the moving average over `ring` (`length` values) at `position` and
+    /// returns the mean; `sum` is recomputed at each turn of the ring, so that no rounding
+    /// accumulates.
+    @inline(__always)
+    private static func average(adding value: Double, to ring: UnsafeMutablePointer<Double>, length: Int,
+                                position: inout Int, sum: inout Double) -> Double {
+        sum += value - ring[position]
+        ring[position] = value
+        position += 1
+        if position == length {
+            position = 0
+            sum = 0
+            for i in 0..<length { sum += ring[i] }
+        }
+        return sum / Double(length)
+    }
+
     /// The limiter's working memory, sized by the layout of the first buffer: a few look-aheads
     /// of frames, allocated once.
     private final class State {
@@ -237,26 +254,10 @@ public final class TruePeakLimiter {
                 if held > 1 - 1e-4 { held = 1 }
                 held = min(held, minimum)
 
-                // Two moving averages (their sums recomputed at each turn of the ring, so that
-                // no rounding accumulates).
-                firstSum += held - first[firstPosition]
-                first[firstPosition] = held
-                firstPosition += 1
-                if firstPosition == firstLength {
-                    firstPosition = 0
-                    firstSum = 0
-                    for i in 0..<firstLength { firstSum += first[i] }
-                }
-                let smoothed = firstSum / Double(firstLength)
-                secondSum += smoothed - second[secondPosition]
-                second[secondPosition] = smoothed
-                secondPosition += 1
-                if secondPosition == secondLength {
-                    secondPosition = 0
-                    secondSum = 0
-                    for i in 0..<secondLength { secondSum += second[i] }
-                }
-                let envelope = Float(min(1, secondSum / Double(secondLength)))
+                // Two moving averages.
+                let smoothed = Self.average(adding: held, to: first, length: firstLength, position: &firstPosition, sum: &firstSum)
+                let envelope = Float(min(1, Self.average(adding: smoothed, to: second, length: secondLength,
+                                                         position: &secondPosition, sum: &secondSum)))
 
                 // Out: the frame `delay` back times the envelope; the new frame into its place.
                 let slot = line + linePosition * channels

@@ -1,5 +1,9 @@
 #if canImport(Glibc)
 internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
 #endif
 internal import SystemPackage
 

@@ -88,6 +88,25 @@ import Testing
         if frames <= 12 * 1024 + 4 * 1024 { #expect(ours.map(\.data) == serial.map(\.data)) }
     }
 
+    /// A buffer that spans many segments, given at once, gives the packets of the same input in
+    /// small buffers: a segment is complete before the next one waits for an encoder.
+    @Test(.timeLimit(.minutes(2)), arguments: [1, 2, 8])
+    func oneBufferOfManySegmentsIsEncodedAsSmallOnesAre(threads: Int) throws {
+        let frames = 48000 * 4 + 777
+        let input = Self.music(frames: frames)
+        func encoder() throws -> ParallelAACEncoder {
+            try ParallelAACEncoder(bitrate: 128_000, threads: threads, segmentSeconds: 12 * 1024 / 48000.0, preRollSeconds: 0)
+        }
+        let whole = try Self.encode(input, parallel: try encoder(), chunk: frames)
+        let pieces = try Self.encode(input, parallel: try encoder())
+        #expect(whole.count == pieces.count)
+        #expect(whole.map(\.data) == pieces.map(\.data), "the same packets from one buffer as from 4096-frame ones")
+        // Segments shorter than the pre-roll asked: it is cut to fit, and nothing waits for ever.
+        let short = try ParallelAACEncoder(bitrate: 128_000, threads: threads, segmentSeconds: 10 * 1024 / 48000.0, preRollSeconds: 3)
+        #expect(short.preRollPackets == 10 - 4 - 1, "a segment of 10 packets less 4 of post-roll and one")
+        #expect(try Self.encode(input, parallel: short, chunk: frames).count == pieces.count)
+    }
+
     @Test func windowSequencesFollowTheStandardsTransitions() {
         typealias W = ICSInfo.WindowSequence
         #expect(W.onlyLong.mayFollow(.onlyLong) && W.longStart.mayFollow(.onlyLong) && !W.eightShort.mayFollow(.onlyLong))

@@ -203,10 +203,13 @@ extension Transcode {
         // normalized): never carried; --replaygain measures the output's.
         metadata.tags.removeAll { $0.key.lowercased().hasPrefix("replaygain_") }
         if options.replayGain, let measured, measured.integrated.isFinite, measured.integrated > -70 {
-            // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output.
+            // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output: as
+            // a limiter's trial pass measured it, else the input's moved by the gain.
             let applied = gain?.decibels ?? 0
-            let trackGain = -18 - (measured.integrated + applied)
-            let peak = measured.truePeak.isFinite ? Double.exp10(min(measured.truePeak + applied, gain?.ceiling ?? .infinity) / 20) : 0
+            let output = gain?.expected ?? Loudness(integrated: measured.integrated + applied, range: measured.range,
+                                                    truePeak: measured.truePeak + applied)
+            let trackGain = -18 - output.integrated
+            let peak = output.truePeak.isFinite ? Double.exp10(output.truePeak / 20) : 0
             metadata.tags += [(key: "replaygain_track_gain", value: fixed(trackGain, digits: 2) + " dB"),
                               (key: "replaygain_track_peak", value: fixed(peak, digits: 6))]
         }
@@ -296,6 +299,8 @@ extension Transcode {
         // Peaks well under the aim after the gain: the limiter will not act, the gain is exact.
         guard loudness.truePeak.isFinite, loudness.truePeak + wanted > aim - 0.5 else { return LoudnessNormalizer(.limiter(limiter()), ceiling: ceiling) }
         var previous: (gain: Double, reached: Double)?
+        // The last pass measured: its gain and aim are what is returned, with what it reached.
+        var measured: (gain: Double, aim: Double, reached: Loudness)?
         for _ in 0..<5 {
             let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
@@ -306,6 +311,9 @@ extension Transcode {
             let result: Loudness?
             do { result = try meter.measurement() } catch { throw .codec(error) }
             guard let result, result.integrated.isFinite else { break }
+            // A stop during a trial is the job's: its partial measurement is not an answer.
+            if control?.isStopRequested == true || control?.isCancelled == true { throw .cancelled }
+            measured = (gain, aim, result)
             let missing = target - result.integrated
             let over = result.truePeak - aim
             if abs(missing) <= 0.1, over <= 0.05 { break }
@@ -322,7 +330,8 @@ extension Transcode {
             previous = (gain, result.integrated)
             gain = min(max(gain + step, wanted - 1), wanted + 6)
         }
-        return LoudnessNormalizer(.limiter(limiter()), ceiling: ceiling)
+        if let measured { (gain, aim) = (measured.gain, measured.aim) }
+        return LoudnessNormalizer(.limiter(limiter()), ceiling: ceiling, expected: measured?.reached)
     }
 
     /// source → resampler → (gain) → `encoder` → AAC file.
@@ -414,11 +423,15 @@ final class LoudnessNormalizer: MediaTransform {
     let stage: Stage
     /// The ceiling promised, in dBTP; `nil` for no promise (silence, left as it is).
     let ceiling: Double?
+    /// The loudness of what comes out, as a trial pass measured it (before encoding); `nil`
+    /// where the gain alone says it (the measured loudness plus ``decibels``).
+    let expected: Loudness?
     let meter = LoudnessMeter()
 
-    init(_ stage: Stage, ceiling: Double? = nil) {
+    init(_ stage: Stage, ceiling: Double? = nil, expected: Loudness? = nil) {
         self.stage = stage
         self.ceiling = ceiling
+        self.expected = expected
     }
 
     /// The gain applied, in dB.
