@@ -5,7 +5,15 @@ public import SystemPackage
 internal import HTTPTypes
 internal import HummingbirdTLS
 internal import HummingbirdCore
+internal import NIOCore
 internal import NIOSSL
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
 internal import Synchronization
 internal import Dispatch
 
@@ -149,7 +157,9 @@ public struct LiveHLSServer: Sendable {
             do {
                 try await app.runService(gracefulShutdownSignals: [])
             } catch {
-                failure.withLock { $0 = "\(error)" }
+                // A socket's error in the system's words (`Address already in use`).
+                let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+                failure.withLock { $0 = reason }
                 bound.signal()
                 throw error
             }

@@ -65,7 +65,9 @@ public enum MP4Probe {
             report.duration = longest
         }
         if let readable = tracks.compactMap(\.readableDuration).max() {
-            report.readableDuration = min(report.duration, max(readable, tracks.filter { $0.readableDuration == nil }.map(\.duration).max() ?? 0))
+            // (Media tracks only: a chapter track lasts as long as the file says, read or not.)
+            let whole = tracks.filter { $0.readableDuration == nil && ($0.type == "audio" || $0.type == "video") }.map(\.duration).max() ?? 0
+            report.readableDuration = min(report.duration, max(readable, whole))
         }
         report.brand = file.fileType?.majorBrand.description
         report.fragmented = file.isFragmented

@@ -204,6 +204,9 @@ struct Convert: ParsableCommand {
                   + (failed > 0 ? ", \(failed) failed" : ""))
         }
         if failed > 0 { throw ExitCode(1) }
+        // Done, but from a damaged input: status 3, as for one file.
+        let salvaged = outcomes.contains { if case .converted(let summary) = $0 { summary.damage.contains(where: \.losesData) } else { false } }
+        if salvaged { throw ExitStatus.damaged.exitCode }
     }
 
     /// The line (or JSON object) for a finished item.
@@ -211,13 +214,17 @@ struct Convert: ParsableCommand {
         switch (outcome, json) {
         case (.converted(let summary), false):
             let seconds = Double(summary.outputFrames) / Double(summary.outputFormat?.sampleRate ?? 1)
+            // A damaged input is salvaged: said on its line, the first damage and how many.
+            let lost = summary.damage.filter(\.losesData)
             return "\(item.output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input)"
                 + (shortfall(summary, target: target).map { " (\($0))" } ?? "")
+                + (lost.first.map { "; damaged input: \($0)" + (lost.count > 1 ? " (and \(lost.count - 1) more)" : "") } ?? "")
         case (.failed(let error), false):
             return CommandFailure.message(error, naming: item.input.string)
         case (.converted(let summary), true):
             return JSONOutput.line(BatchLine(input: item.input.string, output: item.output.string, ok: true, error: nil,
-                                             normalization: NormalizationLine(summary, target: target)))
+                                             normalization: NormalizationLine(summary, target: target),
+                                             damage: summary.damage.isEmpty ? nil : summary.damage.map(\.message)))
         case (.failed(let failure), true):
             return JSONOutput.line(BatchLine(input: item.input.string, output: item.output.string, ok: false, error: "\(failure)"))
         }
@@ -298,6 +305,8 @@ struct BatchLine: Encodable {
     var ok: Bool
     var error: String?
     var normalization: NormalizationLine?
+    /// The damage stepped over in the input (a salvage; status 3), each as its sentence.
+    var damage: [String]? = nil
 }
 
 /// What `--normalize` did, in `--json`: the loudness measured before (`measured`), the target

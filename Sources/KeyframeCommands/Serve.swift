@@ -31,6 +31,11 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        // A mistyped directory (or a file) is said before anything listens.
+        guard FileSystemCalls.isDirectory(FilePath(directory)) else {
+            let what = FileSystemCalls.exists(FilePath(directory)) ? "not a directory" : "no such directory"
+            throw CommandFailure("\(directory): \(what); serve takes the directory `keyframe package` wrote", status: .unreadableInput)
+        }
         try Serving.handOverUnlessInstalled()
         guard let (host, port) = Record.address(address) else { return }
         let running = try Serving.start(publication: nil, directory: FilePath(directory), host: host, port: port, options: serving.options)

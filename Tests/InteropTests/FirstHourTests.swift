@@ -451,6 +451,61 @@ struct FirstHourTests {
     }
 }
 
+/// What a new user's trial found at the seams: a mistyped directory to serve, a damaged file in
+/// a batch, and a truncated file with chapters.
+@Suite("the first hour: a trial's seams")
+struct TrialSeamTests {
+    @Test func serveRefusesWhatIsNotADirectory() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("episode.m4a").path
+        try Data("not a directory".utf8).write(to: URL(fileURLWithPath: file))
+        for (path, words) in [(directory.appendingPathComponent("nosuchdir").path, "no such directory"), (file, "not a directory")] {
+            let run = try FirstHourTests.keyframe(["serve", path, "--address", "127.0.0.1:\(try LocalPort.freeTCP())"])
+            #expect(run.status == 2 && run.standardError.contains(words), "serve \(path): \(run.status) \(run.standardError)")
+        }
+        // A port in use: the system's words, once.
+        let port = try LocalPort.freeTCP()
+        let first = try RunningProcess(try ExternalTool.keyframe, ["serve", directory.path, "--address", "127.0.0.1:\(port)"])
+        defer { first.stop() }
+        try RunningProcess.waitUntil("the first server on \(port)", timeout: .seconds(20)) { LocalPort.accepts(port) }
+        let busy = try FirstHourTests.keyframe(["serve", directory.path, "--address", "127.0.0.1:\(port)"])
+        #expect(busy.status == 1 && busy.standardError.contains("Address already in use"), "\(busy.standardError)")
+        #expect(!busy.standardError.contains("errno") && !busy.standardError.contains("bind("), "\(busy.standardError)")
+    }
+
+    @Test func aBatchSaysWhichInputWasDamagedAndExitsThree() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = try FirstHourTests.wav("in.wav", in: directory, rate: 48000, channels: 2, seconds: 6)
+        let whole = directory.appendingPathComponent("whole.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", whole])
+        let chapters = directory.appendingPathComponent("chapters.txt").path
+        try "00:00:00.000 One\n00:00:03.000 Two\n".write(toFile: chapters, atomically: true, encoding: .utf8)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", whole, "--import", chapters])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: whole))
+        let cut = directory.appendingPathComponent("cut.m4a").path
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: cut))
+        // probe: the file's readable length is the audio's, not the chapter track's.
+        let report = try ExternalTool.probeJSON(cut)
+        let audio = try #require((report["tracks"] as? [[String: Any]])?.first { $0["type"] as? String == "audio" })
+        let readable = try #require(audio["readableDuration"] as? Double, "\(audio)")
+        #expect(abs((report["readableDuration"] as? Double ?? 0) - readable) < 0.001, "\(report)")
+        // A batch: the damaged item's line says so, and the batch exits 3.
+        let out = directory.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let batch = try FirstHourTests.keyframe(["convert", wav, cut, "-o", out.path + "/", "--output-type", "wav"])
+        #expect(batch.status == 3, "status \(batch.status): \(batch.standardOutput) \(batch.standardError)")
+        #expect((batch.standardOutput + batch.standardError).contains("damaged input"), "\(batch.standardOutput) \(batch.standardError)")
+        let json = try FirstHourTests.keyframe(["convert", wav, cut, "-o", out.path + "/", "--output-type", "wav", "--json"])
+        #expect(json.status == 3)
+        let lines = json.standardOutput.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let damaged = lines.first { ($0["input"] as? String) == cut }
+        #expect((damaged?["damage"] as? [String])?.isEmpty == false, "\(json.standardOutput)")
+        #expect(lines.first { ($0["input"] as? String) == wav }?["damage"] == nil, "\(json.standardOutput)")
+    }
+}
+
 /// `--sample-rate` and `--channels` on `package` and `publish`: what is encoded, as on `convert`.
 @Suite("the first hour: package and publish take the output's rate and channels")
 struct OutputLayoutTests {
