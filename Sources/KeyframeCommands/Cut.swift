@@ -31,6 +31,17 @@ struct Cut: ParsableCommand {
     @Flag(help: "Print what was written as JSON.")
     var json = false
 
+    /// An end before the start, in the same unit, is the command line's mistake (64).
+    func validate() throws {
+        let backwards: Bool
+        switch (start.position, end?.position) {
+        case (.seconds(let from), .seconds(let to)?): backwards = to <= from
+        case (.samples(let from), .samples(let to)?): backwards = to <= from
+        default: backwards = false
+        }
+        if backwards, let end { throw ValidationError("--end \(end.position) is not after --start \(start.position)") }
+    }
+
     func run() throws {
         try checkDistinct(input: input, output: output)
         let line = ProgressLine(label: "cutting")

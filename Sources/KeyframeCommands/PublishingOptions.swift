@@ -36,15 +36,22 @@ struct PublishingOptions: ParsableArguments {
     static func destinations(_ texts: [String]) throws -> [PublishingDestination] {
         var parsed: [PublishingDestination] = []
         for text in texts {
+            // A URL that does not parse is the command line's mistake (64); a name that does not
+            // resolve is the network's (1).
+            let destination: PublishingDestination
             do throws(PublishingError) {
-                let destination = try PublishingDestination.parse(
+                destination = try PublishingDestination.parse(
                     text, environment: { ProcessInfo.processInfo.environment[$0] },
                     readFile: { try String(contentsOfFile: $0, encoding: .utf8) })
+            } catch {
+                throw CommandFailure(error.message, status: .usage)
+            }
+            do throws(PublishingError) {
                 try destination.checkResolves()
-                parsed.append(destination)
             } catch {
                 throw CommandFailure(error.message)
             }
+            parsed.append(destination)
         }
         return parsed
     }

@@ -197,7 +197,8 @@ struct TagKey {
             // A known atom keeps its own kind (trkn is a position, cpil a flag, …).
             kind = Self.table.values.first { $0.0 == name }?.1 ?? .text
         } else {
-            throw CommandFailure("unknown tag \(name): use \(Self.names.joined(separator: ", ")), a four-character atom, or MEAN:NAME")
+            throw CommandFailure("unknown tag \(name): use \(Self.names.joined(separator: ", ")), a four-character atom, or MEAN:NAME",
+                                 status: .usage)
         }
     }
 

@@ -90,7 +90,7 @@ import Testing
 
     /// A buffer that spans many segments, given at once, gives the packets of the same input in
     /// small buffers: a segment is complete before the next one waits for an encoder.
-    @Test(.timeLimit(.minutes(2)), arguments: [1, 2, 8])
+    @Test(.timeLimit(.minutes(15)), arguments: [1, 2, 8])
     func oneBufferOfManySegmentsIsEncodedAsSmallOnesAre(threads: Int) throws {
         let frames = 48000 * 4 + 777
         let input = Self.music(frames: frames)

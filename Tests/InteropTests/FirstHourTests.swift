@@ -131,6 +131,24 @@ struct FirstHourTests {
         #expect(try Self.keyframe(["decode"]).status == 64)
         #expect(try Self.keyframe(["encode", wav, "-o", output, "--no-such-option"]).status == 64)
         #expect(try Self.keyframe(["package", wav, "--hls", directory.appendingPathComponent("h").path, "--bitrates", "32k,abc"]).status == 64)
+        // The command line's mistakes a first trial made: each 64, nothing written.
+        let m4a = directory.appendingPathComponent("x.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a])
+        let mistakes: [[String]] = [
+            ["cut", m4a, "-o", directory.appendingPathComponent("c.m4a").path, "--start", "1.5", "--end", "0.5"],
+            ["convert", wav, "-o", directory.appendingPathComponent("x.ogg").path],
+            ["convert", wav, "-o", directory.appendingPathComponent("n.m4a").path, "--normalize", "5"],
+            ["convert", wav, "-o", directory.appendingPathComponent("r.wav").path, "--sample-rate", "7"],
+            ["tag", m4a, "--set", "nokey=1"],
+            ["publish", wav, "icecast://127.0.0.1:9/live.aac"],
+        ]
+        for arguments in mistakes {
+            let run = try Self.keyframe(arguments)
+            #expect(run.status == 64, "\(arguments.joined(separator: " ")): status \(run.status): \(run.standardError)")
+        }
+        for name in ["c.m4a", "x.ogg", "n.m4a", "r.wav"] {
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), "\(name)")
+        }
     }
 
     @Test("publish that delivered nothing fails (status 1) and says why in one clear sentence")
@@ -468,7 +486,7 @@ struct TrialSeamTests {
         let port = try LocalPort.freeTCP()
         let first = try RunningProcess(try ExternalTool.keyframe, ["serve", directory.path, "--address", "127.0.0.1:\(port)"])
         defer { first.stop() }
-        try RunningProcess.waitUntil("the first server on \(port)", timeout: .seconds(20)) { LocalPort.accepts(port) }
+        try RunningProcess.waitUntil("the first server on \(port)", timeout: .seconds(90)) { LocalPort.accepts(port) }
         let busy = try FirstHourTests.keyframe(["serve", directory.path, "--address", "127.0.0.1:\(port)"])
         #expect(busy.status == 1 && busy.standardError.contains("Address already in use"), "\(busy.standardError)")
         #expect(!busy.standardError.contains("errno") && !busy.standardError.contains("bind("), "\(busy.standardError)")

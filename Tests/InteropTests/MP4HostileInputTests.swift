@@ -84,7 +84,7 @@ import TestSupport
 
     // MARK: - Mutations
 
-    @Test(.timeLimit(.minutes(2)), arguments: MutationSeed.allCases)
+    @Test(.timeLimit(.minutes(15)), arguments: MutationSeed.allCases)
     func mutationsNeitherTrapNorHang(seed: MutationSeed) async throws {
         let path = try seed.path()
         let label = seed.rawValue

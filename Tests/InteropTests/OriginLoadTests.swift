@@ -54,7 +54,7 @@ extension RealTimeTests {
 
     /// 400 listeners at once, each fetching the playlist, the init segment and every segment on
     /// one keep-alive connection: all 2,000 responses are 200 and equal the files on disk.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(15)))
     func fourHundredListenersGetEveryByte() throws {
         let report = try Self.drive("listeners")
         let listeners = report["listeners"] as? [String: Any]
@@ -73,7 +73,7 @@ extension RealTimeTests {
     /// listener still gets a segment (within 5 s, a correctness bound), a head trickled whole
     /// within the deadline is answered, and every slow connection is closed by the server at the
     /// header deadline: not before it, and within it + 3 s. None is answered.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(15)))
     func slowlorisIsClosedAtTheHeaderDeadline() throws {
         let report = try Self.drive("slowloris")
         let slow = try #require(report["slowloris"] as? [String: Any])
@@ -93,7 +93,7 @@ extension RealTimeTests {
     /// 50 clients ask for a segment, many times pipelined (more than the socket's send buffer
     /// holds, so that the server is held mid-response with the file open), read a few bytes and
     /// hang up: the server's descriptor count comes back to its baseline.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(15)))
     func aClientThatHangsUpFreesItsDescriptors() throws {
         let report = try Self.drive("disconnect")
         let gone = try #require(report["disconnect"] as? [String: Any])
@@ -108,7 +108,7 @@ extension RealTimeTests {
 
     /// 50 clients held mid-response that stay connected and stop reading: the server closes them
     /// at its stall limit, and its descriptors come back to their baseline.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.timeLimit(.minutes(15)))
     func aClientThatStopsReadingIsLetGoAtTheStallLimit() throws {
         let report = try Self.drive("stalled", extra: ["--fd-wait", String(Self.sendStall + 10)])
         let stalled = try #require(report["stalled"] as? [String: Any])

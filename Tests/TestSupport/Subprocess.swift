@@ -3,6 +3,10 @@ public import Foundation
 /// Runs the peer tools (ffmpeg, ffprobe, mediainfo, mutagen) and our own `keyframe` as
 /// subprocesses for every test target. A missing tool is a failure, never a skip: `make test`
 /// installs them.
+///
+/// A test that runs a tool waits for it on one of the few threads Swift Testing runs tests on
+/// (two on a 2-core machine), so a test can be held back for minutes before its body resumes:
+/// the suites' time limits (15 minutes) guard against hangs only, never time a job.
 public enum Subprocess {
     /// What a finished process left.
     public struct Result: Sendable {
