@@ -87,10 +87,7 @@ struct Convert: ParsableCommand {
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if normalize == nil, truePeak != nil || noLimiter { throw ValidationError("--true-peak and --no-limiter go with --normalize") }
         if let normalize, !(-70.0...0.0).contains(normalize) { throw ValidationError("--normalize \(normalize): give a loudness from -70 to 0 LUFS") }
-        if let rate = layout.sampleRate, !(1000...768_000).contains(rate) {
-            throw ValidationError("--sample-rate \(rate): give a rate from 1000 to 768000 Hz (AAC: 8000 to 96000)")
-        }
-        if let channels = layout.channels, !(1...8).contains(channels) { throw ValidationError("--channels \(channels): give 1 to 8") }
+        try layout.check(sampleRates: 1000...768_000, described: "a rate from 1000 to 768000 Hz (AAC: 8000 to 96000)")
         // One output file: its type is the command line's to get right.
         if inputs.count == 1, !output.hasSuffix("/"), !URLPath.isDirectory(output),
            MediaFileFormat(nameOf: FilePath(output)).map({ [.adts, .mp4, .wav, .rawPCM].contains($0) }) != true {

@@ -38,10 +38,13 @@ struct OutputLayoutOptions: ParsableArguments {
     /// For an AAC output: a rate or channel count no AAC encoder takes is a usage error (64);
     /// which rates the profile takes is checked once it is known. (`convert` to WAV takes any.)
     func checkForAAC() throws {
+        try check(sampleRates: 8000...96000, described: "a rate AAC carries, 8000 to 96000 Hz")
+    }
+
+    /// 1 to 8 channels and a rate in `sampleRates` (said as `described`), else a usage error.
+    func check(sampleRates: ClosedRange<Int>, described: String) throws {
         if let channels, !(1...8).contains(channels) { throw ValidationError("--channels \(channels): give 1 to 8") }
-        if let sampleRate, !(8000...96000).contains(sampleRate) {
-            throw ValidationError("--sample-rate \(sampleRate): give a rate AAC carries, 8000 to 96000 Hz")
-        }
+        if let sampleRate, !sampleRates.contains(sampleRate) { throw ValidationError("--sample-rate \(sampleRate): give \(described)") }
     }
 }
 
