@@ -111,9 +111,13 @@ struct Convert: ParsableCommand {
         if let shortfall = Self.shortfall(summary, target: normalize) {
             Terminal.error("warning: \(output): \(shortfall)\n")
         }
+        if let over = Self.peakOverCeiling(summary, ceiling: options.truePeakCeiling) {
+            Terminal.error("warning: \(output): \(over)\n")
+        }
         if json {
             try JSONOutput.print(BatchLine(input: input, output: output, ok: true, error: nil,
-                                           normalization: NormalizationLine(summary, target: normalize)))
+                                           normalization: NormalizationLine(summary, target: normalize),
+                                           damage: summary.damage.isEmpty ? nil : summary.damage.map(\.message)))
             try ExitStatus.finish(damage: summary.damage, in: input)
             return
         }
@@ -142,7 +146,9 @@ struct Convert: ParsableCommand {
             }
             if let reached = summary.normalizedLoudness, reached.integrated.isFinite {
                 text += " → \(Terminal.fixed(reached.integrated, digits: 1)) LUFS, \(Terminal.fixed(reached.truePeak, digits: 1)) dBTP"
+                    + (summary.packets > 0 ? " decoded" : "")
             }
+            if summary.encodes > 1 { text += " (encoded \(summary.encodes) times to hold the ceiling)" }
             print(text)
         }
         try ExitStatus.finish(damage: summary.damage, in: input)
@@ -155,6 +161,15 @@ struct Convert: ParsableCommand {
               reached.isFinite, abs(reached - target) > 0.5 else { return nil }
         return "reached \(Terminal.fixed(reached, digits: 1)) LUFS, not \(Terminal.fixed(target, digits: 1)): with its true peak "
             + "held at the ceiling the programme cannot be louder (raise --true-peak, or choose a lower target)"
+    }
+
+    /// Words for a normalised AAC output whose decoded true peak stayed over `ceiling` after
+    /// the last encode: the codec's own peaks at this bitrate.
+    static func peakOverCeiling(_ summary: Transcode.ConvertSummary, ceiling: Double) -> String? {
+        guard summary.packets > 0, summary.normalization != nil, let peak = summary.normalizedLoudness?.truePeak,
+              peak.isFinite, peak > ceiling else { return nil }
+        return "decoded, its true peak is \(Terminal.fixed(peak, digits: 2)) dBTP, over the \(Terminal.fixed(ceiling, digits: 1)) dBTP "
+            + "ceiling after \(summary.encodes) encodes: the codec's own peaks at this bitrate (raise the bitrate, or lower --true-peak)"
     }
 
     /// The options for converting `path` (a raw PCM input needs its layout).
@@ -197,11 +212,12 @@ struct Convert: ParsableCommand {
         let line = BatchProgressLine(total: items.count)
         let json = self.json
         let target = normalize
+        let ceiling = normalize == nil ? nil : options.truePeakCeiling
         let batch = items
         let outcomes = Transcode.convert(batch: items, options: options, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
                                          control: StopSignals.cancellingControl(),
                                          itemFinished: { index, outcome in
-                                             line.report(Self.describe(batch[index], outcome, json: json, target: target),
+                                             line.report(Self.describe(batch[index], outcome, json: json, target: target, ceiling: ceiling),
                                                          failed: outcome.isFailure && !json)
                                          },
                                          progress: { line.update($0) })
@@ -218,7 +234,8 @@ struct Convert: ParsableCommand {
     }
 
     /// The line (or JSON object) for a finished item.
-    private static func describe(_ item: Transcode.BatchItem, _ outcome: Transcode.BatchOutcome, json: Bool, target: Double?) -> String {
+    private static func describe(_ item: Transcode.BatchItem, _ outcome: Transcode.BatchOutcome, json: Bool, target: Double?,
+                                 ceiling: Double?) -> String {
         switch (outcome, json) {
         case (.converted(let summary), false):
             let seconds = Double(summary.outputFrames) / Double(summary.outputFormat?.sampleRate ?? 1)
@@ -226,6 +243,7 @@ struct Convert: ParsableCommand {
             let lost = summary.damage.filter(\.losesData)
             return "\(item.output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input)"
                 + (shortfall(summary, target: target).map { " (\($0))" } ?? "")
+                + (ceiling.flatMap { peakOverCeiling(summary, ceiling: $0) }.map { " (\($0))" } ?? "")
                 + (lost.first.map { "; damaged input: \($0)" + (lost.count > 1 ? " (and \(lost.count - 1) more)" : "") } ?? "")
         case (.failed(let error), false):
             return CommandFailure.message(error, naming: item.input.string)
@@ -318,14 +336,15 @@ struct BatchLine: Encodable {
 }
 
 /// What `--normalize` did, in `--json`: the loudness measured before (`measured`), the target
-/// and the gain applied (dB), the loudness after the gain and the limiter (`reached`, before any
-/// encoding), and the limiter's largest gain reduction (dB) and how long it acted (seconds and
+/// and the gain applied (dB), the loudness after the gain and the limiter (`reached`; of an AAC
+/// output, decoded), how many times it was encoded (`encodes`), and the limiter's largest gain reduction (dB) and how long it acted (seconds and
 /// frames, attenuating by more than 0.1 dB); `limiter` is absent with `--no-limiter`.
 struct NormalizationLine: Encodable {
     var target: Double
     var measured: Loudness
     var gain: Double
     var reached: Loudness?
+    var encodes: Int
     var limiter: Limiter?
 
     struct Limiter: Encodable {
@@ -340,6 +359,7 @@ struct NormalizationLine: Encodable {
         self.measured = measured
         self.gain = gain
         reached = summary.normalizedLoudness
+        encodes = summary.encodes
         limiter = summary.limiter.map {
             Limiter(maxGainReduction: $0.maxGainReduction, limitedSeconds: $0.limitedSeconds, limitedFrames: $0.limitedFrames)
         }

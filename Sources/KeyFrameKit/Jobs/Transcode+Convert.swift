@@ -109,12 +109,16 @@ extension Transcode {
         public var report: JobReport
         /// With ``ConvertOptions/normalizeTo``: the loudness measured before, and the gain applied.
         public var normalization: (measured: Loudness, gain: Double)?
-        /// With ``ConvertOptions/normalizeTo``: the loudness of what was encoded or written,
-        /// measured after the gain and the limiter (before any encoding).
+        /// With ``ConvertOptions/normalizeTo``: the loudness of what was written, measured after
+        /// the gain and the limiter; for an AAC output, of the output decoded.
         public var normalizedLoudness: Loudness?
         /// With ``ConvertOptions/normalizeTo`` and ``ConvertOptions/limitsTruePeak``: what the
         /// limiter did (its largest gain reduction, how long it acted).
         public var limiter: TruePeakLimiter.Statistics?
+        /// With ``ConvertOptions/normalizeTo``: how many times the output was encoded (an AAC
+        /// encode whose decoded true peak was over the ceiling is done again lower, up to
+        /// ``Transcode/lossyEncodeLimit``).
+        public var encodes = 1
         /// With ``ConvertOptions/threads`` above 1: where the segments were joined.
         public var splices: [ParallelAACEncoder.Splice] = []
     }
@@ -217,13 +221,45 @@ extension Transcode {
         let secondPass: ((MediaProgress) -> Void)? = measured == nil ? progress : progress.map { report in
             { report(MediaProgress(mediaSeconds: ($0.totalSeconds ?? 0) / 2 + $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
         }
-        let tagged = AnnouncingSource(source, announcing: metadata == StreamMetadata() ? [] : [.metadata(metadata)])
-        var summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
-                                  gain: gain, control: control, progress: secondPass)
+        let announced: [StreamEvent] = metadata == StreamMetadata() ? [] : [.metadata(metadata)]
+        var tagged = AnnouncingSource(source, announcing: announced)
+        // A normalised AAC output is measured decoded, as a listener hears it. The codec adds
+        // peaks of its own and moves the loudness: an encode whose decoded true peak is over the
+        // ceiling, or whose loudness is more than 0.5 LU from the target, is cancelled before it
+        // replaces anything, and the input is encoded again fitted to what the decode measured
+        // (``refitted(_:decoded:encodes:reaching:from:options:input:allowedSampleRates:control:)``);
+        // the last encode is kept as it measures.
+        var summary: ConvertSummary
+        var decoded: Loudness?
+        var encodes = 0
+        while true {
+            encodes += 1
+            let promise = gain?.ceiling.map { DecodedLoudnessPromise(ceiling: $0, target: options.normalizeTo) }
+            let gate = isAAC && gain?.ceiling != nil ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil) : nil
+            do {
+                summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
+                                      gain: gain, gate: gate, control: control, progress: secondPass)
+                decoded = gate?.verdict.loudness
+                break
+            } catch {
+                guard let gate, gate.verdict.isRefused, let target = options.normalizeTo, let measured, let normalizer = gain,
+                      let result = gate.verdict.loudness else { throw error }
+                gain = try refitted(normalizer, decoded: result, encodes: encodes, reaching: target, from: measured, options: options,
+                                    input: input, allowedSampleRates: aacRates, control: control)
+                source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+                source.announcesMetadata = false
+                tagged = AnnouncingSource(source, announcing: announced)
+            }
+        }
         if let measured, let gain {
             summary.normalization = (measured, gain.decibels)
-            do { summary.normalizedLoudness = try gain.meter.measurement() } catch { throw .codec(error) }
+            if let decoded {
+                summary.normalizedLoudness = decoded
+            } else {
+                do { summary.normalizedLoudness = try gain.meter.measurement() } catch { throw .codec(error) }
+            }
             summary.limiter = gain.limiter?.statistics
+            summary.encodes = encodes
         }
         if var measuring {
             // The same input read twice: its damage is told once, by the second pass.
@@ -282,6 +318,44 @@ extension Transcode {
         return LoudnessNormalizer(.gain(PCMGain(decibels: allowed)), ceiling: ceiling)
     }
 
+    /// How many times a normalised AAC output is encoded at most: the encodes before the last
+    /// are cancelled when, decoded, their true peak is over the ceiling or their loudness more
+    /// than 0.5 LU from the target.
+    public static let lossyEncodeLimit = 3
+
+    /// `normalizer` fitted again after an encode that measured `decoded`: the codec moved the
+    /// loudness by what it measures over what went in, and added peaks. The limiter's aim is
+    /// lowered by any excess over the ceiling, with a margin of 0.15 dB for each encode so far,
+    /// and its gain fitted again to `target` less the codec's offset; a plain gain moves to the
+    /// target, or as far as the ceiling allows, and is refused when that leaves it more than
+    /// 0.5 LU short (nothing has been written: the encode was cancelled).
+    private static func refitted(_ normalizer: LoudnessNormalizer, decoded: Loudness, encodes: Int, reaching target: Double,
+                                 from loudness: Loudness, options: ConvertOptions, input: FilePath, allowedSampleRates: [Int],
+                                 control: JobControl?) throws(PipelineError) -> LoudnessNormalizer {
+        let ceiling = normalizer.ceiling ?? options.truePeakCeiling
+        let margin = 0.15 * Double(encodes)
+        let excess = decoded.truePeak > ceiling ? decoded.truePeak - ceiling + margin : 0
+        switch normalizer.stage {
+        case .limiter(let limiter):
+            let encoded: Loudness?
+            do { encoded = try normalizer.meter.measurement() } catch { throw .codec(error) }
+            let offset = encoded.map { decoded.integrated - $0.integrated } ?? 0
+            return try fittedLimiter(reaching: target - offset, from: loudness, aim: limiter.ceiling - excess, ceiling: ceiling, input: input,
+                                     options: options, allowedSampleRates: allowedSampleRates, control: control)
+        case .gain(let gain):
+            let step = min(target - decoded.integrated, ceiling - margin - decoded.truePeak)
+            let allowed = gain.decibels + step
+            let wanted = target - loudness.integrated
+            if target - (decoded.integrated + step) > 0.5 {
+                throw .unsupported("\(input): reaching \(fixed(target, digits: 1)) LUFS needs a gain of \(fixed(wanted, digits: 1)) dB, "
+                                   + "but decoded from AAC its true peak stays under the \(fixed(ceiling, digits: 1)) dBTP ceiling only with "
+                                   + "\(fixed(allowed, digits: 1)) dB (the codec adds peaks of its own); remove --no-limiter to limit "
+                                   + "the peaks, or raise --true-peak or the bitrate")
+            }
+            return LoudnessNormalizer(.gain(PCMGain(decibels: allowed)), ceiling: ceiling)
+        }
+    }
+
     /// The limiter that brings `input` to `target` with its true peak at `aim` dBTP. Where the
     /// limiter acts, it takes loudness away (the more, the denser the peaks), and a 4×
     /// oversampled detector can miss a peak of content near the Nyquist frequency: so trial
@@ -337,11 +411,15 @@ extension Transcode {
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
         _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, profile: AudioObjectType, named name: String,
-        to output: FilePath, control: JobControl?, progress: ((MediaProgress) -> Void)?
+        to output: FilePath, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
         var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
         let report: JobReport
-        if let gain {
+        if let gain, let gate {
+            var gated = LoudnessGatedOutput(sink, promise: gate.promise, verdict: gate.verdict)
+            var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
+            report = try Pump.run(from: &chain, into: &gated, control: control, progress: progress)
+        } else if let gain {
             var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
             report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         } else {
@@ -360,7 +438,7 @@ extension Transcode {
     /// The one composition every input goes through.
     private static func convert<Source: PCMSource>(_ source: Source, named name: String, to output: FilePath,
                                                    as outputKind: MediaFileFormat, options: ConvertOptions, profile: AudioObjectType,
-                                                   gain: LoudnessNormalizer?,
+                                                   gain: LoudnessNormalizer?, gate: LoudnessGate? = nil,
                                                    control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
@@ -390,7 +468,7 @@ extension Transcode {
                 throw .codec(error)
             }
             return try encode(source, resampler: resampler, gain: gain, encoder: encoder, profile: profile, named: name, to: output,
-                              control: control, progress: progress)
+                              gate: gate, control: control, progress: progress)
         default:
             let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32
             var sink = try PCMFileOutput(path: output, emptyMessage: "\(output): the input decodes to no audio")
@@ -410,6 +488,13 @@ extension Transcode {
                                   priming: 0, padding: 0, report: report)
         }
     }
+}
+
+/// What the output of a normalised AAC encode is held to (`nil`: measured only), and what it
+/// measured.
+struct LoudnessGate {
+    let promise: DecodedLoudnessPromise?
+    let verdict = LoudnessGatedOutput.Verdict()
 }
 
 /// The level stage of `convert --normalize`: a fixed gain or the true-peak limiter, and a meter

@@ -1,0 +1,111 @@
+import AACBitstream
+import AudioCodec
+import MediaCore
+import MediaFormats
+internal import Synchronization
+
+/// An AAC file output that decodes what it writes, as a listener's decoder will, and measures
+/// the decoded PCM (EBU R 128 loudness; true peak per ITU-R BS.1770-4, 4× oversampled): what
+/// `convert --normalize` promises is the decoded output's, and a lossy codec adds peaks of its
+/// own.
+///
+/// With a ``DecodedLoudnessPromise``, a decoded true peak over its ceiling, or an integrated
+/// loudness more than its tolerance from its target, cancels the file before it is committed, so
+/// an existing output stays as it was and the job can encode again (``Verdict/isRefused``).
+struct LoudnessGatedOutput: PacketSink {
+    /// What the decoded output measured, read by the job once the pump has ended.
+    final class Verdict: Sendable {
+        private let state = Mutex<(loudness: Loudness?, refused: Bool)>((nil, false))
+
+        /// The decoded output's loudness, once the stream has ended.
+        var loudness: Loudness? { state.withLock { $0.loudness } }
+        /// Whether the file was cancelled for a decoded loudness that broke the promise.
+        var isRefused: Bool { state.withLock { $0.refused } }
+
+        fileprivate func set(_ loudness: Loudness?, refused: Bool) { state.withLock { $0 = (loudness, refused) } }
+    }
+
+    private var output: AudioPacketOutput
+    private let promise: DecodedLoudnessPromise?
+    let verdict: Verdict
+    private var decoder: AACDecoder?
+    private let meter = LoudnessMeter()
+    private var ended = false
+
+    /// `output`, committed only when its decoded loudness keeps `promise` (`nil`: measured only).
+    init(_ output: consuming AudioPacketOutput, promise: DecodedLoudnessPromise?, verdict: Verdict) {
+        self.output = output
+        self.promise = promise
+        self.verdict = verdict
+    }
+
+    mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        try output.receive(event)
+    }
+
+    mutating func write(_ packet: MediaSample) throws(PipelineError) {
+        do throws(CodecError) {
+            if decoder == nil {
+                guard case .audio(let format) = packet.format, format.codec == .aac else {
+                    throw .unsupportedInput("a measured output takes AAC packets")
+                }
+                let config: AudioSpecificConfig
+                do { config = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch { throw .bitstream(error) }
+                decoder = try AACDecoder(audioSpecificConfig: config, outputSampleFormat: .float32)
+            }
+            if let decoder { try measure(decoder.decode(packet: packet.data), from: decoder) }
+        } catch {
+            throw .codec(error)
+        }
+        try output.write(packet)
+    }
+
+    private func measure(_ pcm: [UInt8], from decoder: AACDecoder) throws(CodecError) {
+        guard !pcm.isEmpty, let format = decoder.outputFormat else { return }
+        try meter.add(PCMBuffer(format: format, bytes: pcm))
+    }
+
+    mutating func finish() throws(PipelineError) {
+        let loudness: Loudness?
+        do throws(CodecError) {
+            if let decoder { try measure(decoder.flush(), from: decoder) }
+            loudness = try meter.measurement()
+        } catch {
+            cancel()
+            throw .codec(error)
+        }
+        if let promise, let loudness, let broken = promise.broken(by: loudness) {
+            verdict.set(loudness, refused: true)
+            cancel()
+            throw .unsupported("\(output.path): decoded, \(broken)")
+        }
+        verdict.set(loudness, refused: false)
+        ended = true
+        try output.finish()
+    }
+
+    mutating func cancel() {
+        guard !ended else { return }
+        ended = true
+        output.cancel()
+    }
+}
+
+/// What a normalised AAC output must measure decoded: a true peak at most ``ceiling`` dBTP, and
+/// an integrated loudness within ``tolerance`` LU of ``target``.
+struct DecodedLoudnessPromise: Sendable {
+    var ceiling: Double
+    var target: Double?
+    var tolerance = 0.5
+
+    /// Words for how `loudness` breaks the promise, or `nil` when it keeps it.
+    func broken(by loudness: Loudness) -> String? {
+        if loudness.truePeak.isFinite, loudness.truePeak > ceiling {
+            return "the true peak is \(fixed(loudness.truePeak, digits: 2)) dBTP, over the \(fixed(ceiling, digits: 1)) dBTP ceiling"
+        }
+        if let target, loudness.integrated.isFinite, abs(loudness.integrated - target) > tolerance {
+            return "the loudness is \(fixed(loudness.integrated, digits: 1)) LUFS, not \(fixed(target, digits: 1))"
+        }
+        return nil
+    }
+}
