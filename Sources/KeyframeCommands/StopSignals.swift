@@ -15,9 +15,12 @@ final class StopSignals {
     /// time, such as `publish` waiting for its servers).
     init(secondEndsProcess: Bool = false, onStop: @escaping @Sendable () -> Void) {
         let received = Mutex(0)
+        // A queue of their own: the global queue's threads may all be busy encoding (one per
+        // core), and a handler queued behind them would wait for a segment to end.
+        let queue = DispatchQueue(label: "KeyFrameKit.StopSignals")
         sources = [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
                 let count = received.withLock { count -> Int in
                     count += 1

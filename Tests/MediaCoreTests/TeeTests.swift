@@ -104,4 +104,26 @@ import Glibc
         #expect(lead.most.load(ordering: .sequentiallyConsistent) <= 6)
         #expect(lead.produced.load(ordering: .sequentiallyConsistent) == 300)
     }
+
+    /// A sink that takes 50 ms per packet and counts them (in `lead.produced`).
+    struct CountingSlowSink: PacketSink {
+        let lead: Lead
+        mutating func write(_ packet: MediaSample) {
+            usleep(50_000)
+            lead.produced.add(1, ordering: .sequentiallyConsistent)
+        }
+        mutating func finish() {}
+        mutating func cancel() {}
+    }
+
+    /// Cancelling a threaded sink drops what its queue holds: it waits for the one element
+    /// being written, not for the queue to drain (a Ctrl-C on a ladder ends at once).
+    @Test func cancellingAThreadedSinkDropsItsQueue() throws {
+        let written = Lead()
+        var sink = ThreadedSink<MediaSample>(CountingSlowSink(lead: written), queueCapacity: 16)
+        var source = MarkedSource(count: 16)
+        while let packet = try source.next() { try sink.write(packet) }
+        sink.cancel()
+        #expect(written.produced.load(ordering: .sequentiallyConsistent) <= 2, "the queue was written, not dropped")
+    }
 }

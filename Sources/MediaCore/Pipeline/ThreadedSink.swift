@@ -51,8 +51,10 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
         if let failure = channel.failure { throw failure }
     }
 
-    /// Cancels the sink on its thread and waits for it.
+    /// Cancels the sink on its thread and waits for it: the elements still queued are dropped
+    /// unwritten, so the wait is at most the one element the thread is writing.
     public mutating func cancel() {
+        channel.dropQueued()
         channel.push(.cancel)
         channel.waitUntilDone()
     }
@@ -73,6 +75,7 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
         private let done = DispatchSemaphore(value: 0)
         private let failed = Mutex<PipelineError?>(nil)
         private let ended = Mutex(false)
+        private let dropping = Atomic(false)
         private let reported = Mutex<[JobReport.Stage]>([])
 
         init(capacity: Int) { room = DispatchSemaphore(value: capacity) }
@@ -88,6 +91,9 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
             messages.withLock { $0.append(message) }
             waiting.signal()
         }
+
+        /// From now on the branch's thread skips queued elements and events until the cancel.
+        func dropQueued() { dropping.store(true, ordering: .releasing) }
 
         private func pop() -> Message {
             waiting.wait()
@@ -114,6 +120,12 @@ public struct ThreadedSink<Element: Sendable>: MediaSink {
             }
             while true {
                 let message = pop()
+                if dropping.load(ordering: .acquiring) {
+                    switch message {
+                    case .element, .event: continue
+                    case .finish, .cancel: break
+                    }
+                }
                 let asked = ContinuousClock.now
                 defer { busy += ContinuousClock.now - asked }
                 do {
