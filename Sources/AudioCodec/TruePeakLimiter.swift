@@ -26,7 +26,8 @@ public import MediaCore
 ///
 /// A true peak between the 4× oversampled points can still exceed the detected one by a
 /// fraction of a dB near the Nyquist frequency; an encoder can add more. Aim the ceiling lower
-/// for lossy outputs (`convert` aims 0.5 dB under `--true-peak` for AAC).
+/// for lossy outputs (`convert` aims 0.5 dB under `--true-peak` for AAC, then measures the
+/// decoded output and encodes again lower while it is over).
 public final class TruePeakLimiter {
     /// What the limiter did.
     public struct Statistics: Sendable, Hashable, Codable {

@@ -32,8 +32,9 @@ extension Transcode {
         /// ``/AudioCodec/TruePeakLimiter`` holds the true peak at ``truePeakCeiling``.
         public var normalizeTo: Double?
         /// The true-peak ceiling of ``normalizeTo``, in dBTP (ITU-R BS.1770-4); EBU R 128's −1 by
-        /// default. For AAC outputs the limiter aims
-        /// ``Transcode/lossyTruePeakMargin`` lower, so that the decoded output stays under it.
+        /// default. For AAC outputs the limiter first aims ``Transcode/lossyTruePeakMargin``
+        /// lower, and the output is measured decoded and encoded again while it is over
+        /// (``Transcode/lossyEncodeLimit``).
         public var truePeakCeiling: Double
         /// With ``normalizeTo``: limit the peaks that the gain pushes past ``truePeakCeiling``
         /// (the default). Without the limiter the gain is a plain gain, and a target that would
@@ -72,13 +73,13 @@ extension Transcode {
         }
     }
 
-    /// How far under ``ConvertOptions/truePeakCeiling`` the limiter aims for an AAC output, in
-    /// dB: the encoder's quantisation adds peaks of its own. Measured with FFmpeg's
+    /// How far under ``ConvertOptions/truePeakCeiling`` the limiter first aims for an AAC
+    /// output, in dB: the encoder's quantisation adds peaks of its own. Measured with FFmpeg's
     /// `ebur128=peak=true` on the decoded output of speech limited by 2–8 dB, over the limiter's
-    /// aim: AAC-LC at 64 kb/s a channel (the default 128 kb/s stereo) +0.1 dB. At lower rates,
-    /// and with SBR, the codec's peaks are larger and do not shrink with a lower aim (AAC-LC at
-    /// 32 kb/s a channel +1.1 to +1.7 dB, HE-AAC at 48 kb/s stereo +1.9 to +3.4 dB): there the
-    /// ceiling holds before encoding only.
+    /// aim: AAC-LC at 64 kb/s a channel (the default 128 kb/s stereo) +0.1 dB, so one encode
+    /// holds. At lower rates, and with SBR, the codec's peaks are larger (AAC-LC at 32 kb/s a
+    /// channel +1.1 to +1.7 dB, HE-AAC at 48 kb/s stereo +1.9 to +3.4 dB): there the decoded
+    /// output is over the ceiling and is encoded again lower (``lossyEncodeLimit``).
     public static let lossyTruePeakMargin = 0.5
 
     /// What a conversion produced.
