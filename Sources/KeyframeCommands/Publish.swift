@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import Synchronization
 import KeyFrameKit
 
 /// `keyframe publish IN URL…`: a file sent live to RTMP, Icecast and SRT servers.
@@ -105,7 +106,8 @@ struct Publish: ParsableCommand {
         if json {
             try JSONOutput.print(PublishReport(input: input, summary: summary))
         } else {
-            print("\(input): \(Terminal.fixed(summary.seconds, digits: 3)) s published"
+            let delivered = summary.destinations.contains { $0.framesSent > 0 }
+            print("\(input): \(Terminal.fixed(summary.seconds, digits: 3)) s " + (delivered ? "published" : "played, nothing delivered")
                   + (summary.copied ? " (AAC as it is)" : " (\(Self.encodings(summary)))")
                   + (summary.passes > 1 ? ", \(summary.passes) passes" : ""))
             for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
@@ -146,30 +148,70 @@ struct PublishReport: Encodable {
 }
 
 /// The live line while publishing: media time sent and each destination's state, on stderr
-/// when it is a terminal.
+/// when it is a terminal, redrawn every half second by a timer of its own (a PCM input's
+/// progress comes only every few seconds). A destination that has not taken a frame and is
+/// trying again is told at once, on a line of its own, terminal or not: a publish to a server
+/// that is not there does not wait for the input's end to say so.
 final class DestinationStatusLine {
-    private let statistics: [DestinationStatistics]
-    private let enabled = Terminal.standardErrorIsTerminal
-    private var lastDraw: ContinuousClock.Instant?
-    private var drew = false
-
-    init(statistics: [DestinationStatistics]) { self.statistics = statistics }
-
-    /// Redraws at most every half second (called on the pump's thread).
-    func update(_ progress: MediaProgress) {
-        guard enabled else { return }
-        let now = ContinuousClock.now
-        if let lastDraw, now - lastDraw < .milliseconds(500) { return }
-        lastDraw = now
-        let states = statistics.map(\.snapshot).map { snapshot in
-            "\(snapshot.scheme) \(snapshot.state.rawValue)" + (snapshot.framesDropped > 0 ? " (\(snapshot.framesDropped) dropped)" : "")
+    /// What the timer's thread and the pump's share.
+    private final class Board: Sendable {
+        struct State {
+            var progress: MediaProgress?
+            var drew = false
+            /// The destinations whose failure to connect has been told.
+            var told: Set<Int> = []
+            var ended = false
         }
-        Terminal.error("\rpublishing \(Terminal.fixed(progress.mediaSeconds, digits: 1)) s  " + states.joined(separator: " · ") + "\u{1B}[K")
-        drew = true
+
+        let statistics: [DestinationStatistics]
+        let enabled = Terminal.standardErrorIsTerminal
+        let state = Mutex(State())
+
+        init(statistics: [DestinationStatistics]) { self.statistics = statistics }
+
+        func draw() {
+            let snapshots = statistics.map(\.snapshot)
+            state.withLock { state in
+                guard !state.ended else { return }
+                for (index, snapshot) in snapshots.enumerated() where !state.told.contains(index) {
+                    guard snapshot.framesSent == 0, snapshot.state == .reconnecting, let error = snapshot.lastError else { continue }
+                    state.told.insert(index)
+                    Terminal.error((state.drew ? "\r\u{1B}[K" : "") + "warning: \(error); trying again while the input plays\n")
+                }
+                guard enabled, let progress = state.progress else { return }
+                let states = snapshots.map { snapshot in
+                    "\(snapshot.scheme) \(snapshot.state.rawValue)" + (snapshot.framesDropped > 0 ? " (\(snapshot.framesDropped) dropped)" : "")
+                }
+                Terminal.error("\rpublishing \(Terminal.fixed(progress.mediaSeconds, digits: 1)) s  " + states.joined(separator: " · ") + "\u{1B}[K")
+                state.drew = true
+            }
+        }
     }
 
-    /// Ends the line.
+    private let board: Board
+    private let timer: any DispatchSourceTimer
+
+    init(statistics: [DestinationStatistics]) {
+        let board = Board(statistics: statistics)
+        self.board = board
+        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "KeyFrameKit.DestinationStatusLine"))
+        timer.setEventHandler { board.draw() }
+        timer.schedule(deadline: .now() + .milliseconds(250), repeating: .milliseconds(500))
+        timer.resume()
+    }
+
+    /// Keeps the media time sent (called on the pump's thread).
+    func update(_ progress: MediaProgress) {
+        board.state.withLock { $0.progress = progress }
+    }
+
+    /// Stops the timer and ends the line.
     func finish() {
+        timer.cancel()
+        let drew = board.state.withLock { state -> Bool in
+            state.ended = true
+            return state.drew
+        }
         if drew { Terminal.error("\n") }
     }
 }

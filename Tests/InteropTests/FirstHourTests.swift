@@ -171,6 +171,29 @@ struct FirstHourTests {
         }
     }
 
+    /// A server that is not there is told while the input plays (it was told only at the end,
+    /// as "N s published"), and the summary says nothing was delivered.
+    @Test("publish to a server that is not there says so at once, and not 'published'")
+    func publishToAMissingServerSaysSoAtOnce() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = try Self.wav("in.wav", in: directory, seconds: 30)
+        let port = try LocalPort.freeTCP()
+        let process = try RunningProcess(try ExternalTool.keyframe, ["publish", input, "icecast://source:secret@127.0.0.1:\(port)/x.aac"])
+        var told = ""
+        for _ in 0..<100 where !told.contains("trying again while the input plays") {
+            Subprocess.sleep(.milliseconds(100))
+            told = process.standardErrorSoFar
+        }
+        #expect(told.contains("Connection refused") && told.contains("trying again while the input plays"), "\(told)")
+        #expect(process.send(SIGINT), "the publish ended before it said anything")
+        let finished = try process.wait(timeout: .seconds(60))
+        #expect(finished.result.status == 1, "status \(finished.result.status): \(finished.result.standardError)")
+        #expect(finished.result.standardOutput.contains("played, nothing delivered"), "\(finished.result.standardOutput)")
+        #expect(!finished.result.standardOutput.contains("published"), "\(finished.result.standardOutput)")
+        #expect(!(finished.result.standardError + finished.result.standardOutput).contains("secret"))
+    }
+
     @Test("publish of an M4A as it is tells Icecast the input's bitrate (ice-bitrate was 0)")
     func icecastIsToldTheInputsBitrate() throws {
         let server = try IcecastServer()
