@@ -30,7 +30,7 @@ struct Convert: ParsableCommand {
     @Argument(help: "The file(s) to convert; several need OUTPUT to be a directory.")
     var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC), .aac (ADTS), .wav or .pcm; or a directory (DIR/).")
+    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC), .aac (ADTS), .wav or .pcm; or a directory (DIR/, made if missing).")
     var output: String
 
     @Option(help: ArgumentHelp("Into a directory: the type of each output, by extension (m4a, mp4, aac, wav, pcm).", valueName: "ext"))
@@ -189,6 +189,12 @@ struct Convert: ParsableCommand {
     /// it ends (or a JSON object with `--json`), a non-zero exit if any failed.
     private func runBatch() throws {
         let directory = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
+        // DIR/ names a directory: made when missing, as `package` and `split` make theirs.
+        if output.hasSuffix("/"), !URLPath.isDirectory(directory) {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw CommandFailure("\(output): cannot make the directory (\(error))")
+            }
+        }
         guard URLPath.isDirectory(directory) else { throw CommandFailure("\(output): no such directory") }
         let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
         let kind = MediaFileFormat(nameOf: FilePath("x.\(type)"))

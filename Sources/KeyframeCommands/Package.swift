@@ -45,7 +45,8 @@ struct Package: ParsableCommand {
     @Argument(help: "The audio file to package.")
     var input: String
 
-    @Option(help: "The directory for the HLS rendition (made if missing).")
+    @Option(name: [.customLong("hls"), .customShort("o"), .customLong("output")],
+            help: "The directory for the HLS rendition (made if missing); -o and --output name it too.")
     var hls: String
 
     @Option(help: "Seconds per segment (whole AAC frames).")

@@ -127,7 +127,11 @@ struct Tag: ParsableCommand {
             try JSONOutput.print(["file": JSONValue.string(path), "tags": JSONValue.object(tags.mapValues(JSONValue.string))])
         } else {
             print("\(path):")
-            for (key, value) in tags.sorted(by: { $0.key < $1.key }) { print("  \(key): \(value)") }
+            // By the names --set takes (title, artist…), with the atom beside; atoms without a
+            // name (and freeform items) as they are.
+            let atoms = Dictionary(TagKey.table.map { ($0.value.0, $0.key) }, uniquingKeysWith: { first, _ in first })
+            let named = tags.map { tag in (key: atoms[tag.key].map { "\($0) (\(tag.key))" } ?? tag.key, value: tag.value) }
+            for (key, value) in named.sorted(by: { $0.key < $1.key }) { print("  \(key): \(value)") }
         }
     }
 }

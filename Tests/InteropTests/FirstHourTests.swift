@@ -544,6 +544,31 @@ struct TrialSeamTests {
         let damaged = lines.first { ($0["input"] as? String) == cut }
         #expect((damaged?["damage"] as? [String])?.isEmpty == false, "\(json.standardOutput)")
         #expect(lines.first { ($0["input"] as? String) == wav }?["damage"] == nil, "\(json.standardOutput)")
+        // One file: its --json carries the damage too, and the status is 3.
+        let single = try FirstHourTests.keyframe(["convert", cut, "-o", directory.appendingPathComponent("one.wav").path, "--json"])
+        #expect(single.status == 3, "status \(single.status): \(single.standardError)")
+        let object = try JSONSerialization.jsonObject(with: Data(single.standardOutput.utf8)) as? [String: Any]
+        #expect((object?["damage"] as? [String])?.isEmpty == false, "\(single.standardOutput)")
+    }
+
+    /// One vocabulary for where things go: `package -o DIR` as `--hls DIR`, `convert … -o DIR/`
+    /// makes the directory as `package` does, and `tag` lists tags by the names `--set` takes.
+    @Test func outputsAndTagsSpeakTheUsersWords() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try FirstHourTests.wav("first.wav", in: directory, seconds: 2)
+        let second = try FirstHourTests.wav("second.wav", in: directory, seconds: 2)
+        let rendition = directory.appendingPathComponent("rendition").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", first, "-o", rendition])
+        #expect(FileManager.default.fileExists(atPath: rendition + "/index.m3u8"))
+        let made = directory.appendingPathComponent("new/deeper").path
+        let batch = try FirstHourTests.keyframe(["convert", first, second, "-o", made + "/"])
+        #expect(batch.status == 0, "\(batch.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: made).sorted() == ["first.m4a", "second.m4a"])
+        let tagged = made + "/first.m4a"
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", tagged, "--set", "title=Episode 1", "--set", "album_artist=The Show"])
+        let listing = try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", tagged]).standardOutput
+        #expect(listing.contains("title (©nam): Episode 1") && listing.contains("album_artist (aART): The Show"), "\(listing)")
     }
 }
 
