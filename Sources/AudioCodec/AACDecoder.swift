@@ -132,11 +132,12 @@ public final class AACDecoder {
     /// Decodes one packet (a raw data block, or an ADTS frame with its header) and returns the
     /// PCM it gives after trimming, as interleaved bytes of ``outputFormat``.
     ///
-    /// A packet of no bytes (a damaged file's `stsz` entry of 0, which its reader reports) gives
-    /// no PCM: libavcodec would take it for the end of the stream.
+    /// A packet of no bytes (a damaged file's `stsz` entry of 0, which its reader reports) is not
+    /// given to libavcodec, which would take it for the end of the stream: it gives a frame of
+    /// silence, as a packet stepped over does (``skipsUndecodablePackets``).
     public func decode(packet bytes: some Collection<UInt8>) throws(CodecError) -> [UInt8] {
         guard !flushed else { throw .invalidState("decode after flush: make a new decoder") }
-        guard !bytes.isEmpty else { return [] }
+        guard !bytes.isEmpty else { return silentFrame() }
         scratch.removeAll(keepingCapacity: true)
         packetCount += 1
         let p = packet.pointer
@@ -152,10 +153,10 @@ public final class AACDecoder {
             skippedPacketCount += 1
             if skippedPacketCount <= Self.toldPacketLimit {
                 damage.append(DamageEvent(.skippedBytes(count: Int64(bytes.count)),
-                                          message: "AAC packet \(packetCount) (\(bytes.count) bytes) cannot be decoded (\(error)); stepped over"))
+                                          message: "AAC packet \(packetCount) (\(bytes.count) bytes) cannot be decoded (\(error)); "
+                                              + "replaced by a frame of silence"))
             }
-            scratch.removeAll(keepingCapacity: true)
-            return []
+            return silentFrame()
         }
         decodedPacketCount += 1
         return scratch
@@ -211,29 +212,53 @@ public final class AACDecoder {
             let planes = (0..<channels).map { channel in
                 UnsafePointer(UnsafeRawPointer(f.pointee.extended_data[channel]!).assumingMemoryBound(to: Float.self))
             }
-            if let ranges = trim.keptRanges {
-                let frameRange = first..<(first + Int64(count))
-                for range in ranges where range.overlaps(frameRange) {
-                    let kept = range.clamped(to: frameRange)
-                    PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(kept.lowerBound - first), frameCount: kept.count,
-                                                    as: outputSampleFormat, to: &scratch)
-                    deliveredFrameCount += Int64(kept.count)
-                }
-                continue
-            }
-            // Trim values come from files (edit lists, iTunSMPB): add without overflowing.
-            var keepStart = max(0, Int64(trim.priming) - first)
-            var keepEnd = Int64(count)
-            if let valid = trim.validFrameCount {
-                let (end, overflow) = Int64(trim.priming).addingReportingOverflow(valid)
-                if !overflow { keepEnd = min(keepEnd, end - first) }
-            }
-            keepStart = min(keepStart, Int64(count))
-            guard keepEnd > keepStart else { continue }
-            PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(keepStart), frameCount: Int(keepEnd - keepStart),
-                                            as: outputSampleFormat, to: &scratch)
-            deliveredFrameCount += keepEnd - keepStart
+            lastFrameCount = count
+            deliver(planes: planes, from: first, count: count)
         }
+    }
+
+    /// A frame of silence, as long as the last decoded frame (after the trim), in place of a
+    /// packet that is empty or stepped over, so that what follows keeps its time; nothing before
+    /// the first frame is decoded (its length is not known yet).
+    private func silentFrame() -> [UInt8] {
+        scratch.removeAll(keepingCapacity: true)
+        guard let channels = outputFormat?.channelCount, lastFrameCount > 0 else { return [] }
+        let silence = [Float](repeating: 0, count: lastFrameCount)
+        silence.withUnsafeBufferPointer { zeros in
+            let first = decodedFrameCount
+            decodedFrameCount += Int64(lastFrameCount)
+            deliver(planes: Array(repeating: zeros.baseAddress!, count: channels), from: first, count: lastFrameCount)
+        }
+        return scratch
+    }
+
+    /// Frames of the last decoded frame: the length of the silence a skipped packet leaves.
+    private var lastFrameCount = 0
+
+    /// Appends to ``scratch`` what the trim keeps of `count` frames at decoded frame `first`.
+    private func deliver(planes: [UnsafePointer<Float>], from first: Int64, count: Int) {
+        if let ranges = trim.keptRanges {
+            let frameRange = first..<(first + Int64(count))
+            for range in ranges where range.overlaps(frameRange) {
+                let kept = range.clamped(to: frameRange)
+                PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(kept.lowerBound - first), frameCount: kept.count,
+                                                as: outputSampleFormat, to: &scratch)
+                deliveredFrameCount += Int64(kept.count)
+            }
+            return
+        }
+        // Trim values come from files (edit lists, iTunSMPB): add without overflowing.
+        var keepStart = max(0, Int64(trim.priming) - first)
+        var keepEnd = Int64(count)
+        if let valid = trim.validFrameCount {
+            let (end, overflow) = Int64(trim.priming).addingReportingOverflow(valid)
+            if !overflow { keepEnd = min(keepEnd, end - first) }
+        }
+        keepStart = min(keepStart, Int64(count))
+        guard keepEnd > keepStart else { return }
+        PCMConversion.appendInterleaved(planes: planes, frameOffset: Int(keepStart), frameCount: Int(keepEnd - keepStart),
+                                        as: outputSampleFormat, to: &scratch)
+        deliveredFrameCount += keepEnd - keepStart
     }
 }
 

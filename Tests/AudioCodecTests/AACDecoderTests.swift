@@ -47,6 +47,41 @@ import Testing
         for lag in [-20, -5, -2, -1, 1, 2, 5, 20] { #expect(atZero > correlation(lag)) }
     }
 
+    /// A damaged packet stepped over, or an empty one, leaves a frame of silence: the decode
+    /// keeps the input's length and what follows keeps its time (it played a frame early).
+    @Test(arguments: [false, true])
+    func aSkippedPacketLeavesAFrameOfSilence(empty: Bool) throws {
+        let frames = 44_100
+        let format = PCMFormat(sampleRate: 44100, channelCount: 2, sampleFormat: .int16)
+        let input = Signal.sine(frames: frames, channels: 2, rate: 44100, frequency: 1000, amplitude: 0.5)
+        let (encoder, packets) = try Signal.encode(Signal.int16Interleaved(input), format: format, chunks: [4410], bitrate: 128_000)
+        func decode(damaging index: Int?) throws -> (pcm: [Int16], damage: [DamageEvent]) {
+            let decoder = try AACDecoder(audioSpecificConfig: encoder.audioSpecificConfig,
+                                         trim: .init(priming: encoder.priming, validFrameCount: Int64(frames)))
+            decoder.skipsUndecodablePackets = true
+            var pcm: [UInt8] = []
+            for (number, packet) in packets.enumerated() {
+                // A frame of another element type (an ID_END at once, then junk): libavcodec refuses it.
+                let bytes: [UInt8] = number == index ? (empty ? [] : [0xFF, 0xFF, 0xFF, 0xFF] + [UInt8](repeating: 0xA5, count: 60))
+                                                     : Array(packet.data)
+                pcm += try decoder.decode(packet: bytes)
+            }
+            pcm += try decoder.flush()
+            return (Signal.int16Samples(pcm), decoder.takeDamage())
+        }
+        let whole = try decode(damaging: nil).pcm
+        let damaged = 20
+        let (pcm, damage) = try decode(damaging: damaged)
+        #expect(pcm.count == whole.count, "the decode keeps the input's length")
+        #expect(empty ? damage.isEmpty : damage.count == 1, "\(damage.map(\.message))")
+        // The damaged packet's frame (less the priming) is silent; two frames on, the decode is the whole one's again.
+        let start = (damaged * 1024 - encoder.priming) * 2
+        #expect(pcm[start..<(start + 2048)].allSatisfy { $0 == 0 })
+        let later = (start + 3 * 2048)..<(start + 6 * 2048)
+        let difference = zip(pcm[later], whole[later]).map { abs(Int($0) - Int($1)) }.max() ?? 0
+        #expect(difference <= 2, "what follows keeps its time: off by up to \(difference)")
+    }
+
     @Test func untrimmedDecodeKeepsPrimingAndPadding() throws {
         let format = PCMFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16)
         let (encoder, packets) = try Signal.encode(Signal.int16Interleaved(Signal.sine(frames: 5000, channels: 1, rate: 48000)),
