@@ -8,8 +8,9 @@ internal import Darwin
 internal import SystemPackage
 
 /// How many processors are free for work now: the processors this process may run on, less
-/// what the rest of the machine keeps busy, read from the kernel's CPU time counters
-/// (`/proc/stat`, proc(5)) over a short interval.
+/// what the rest of the machine keeps busy on them, read from the kernel's CPU time counters
+/// (`/proc/stat`, proc(5)) of those processors over a short interval. A cgroup's CPU quota
+/// (`cpu.max`) is not read.
 ///
 /// A segment-parallel encode sized from it does not split work for a core that another job
 /// holds: two encoders on one free core do the serial encode's work and their pre-roll too.
@@ -45,21 +46,56 @@ public enum IdleProcessors {
         return min(usable, max(1, Int(idle.rounded())))
     }
 
-    /// The counters of `/proc/stat` (its `cpu` line and the number of `cpuN` lines).
+    /// The counters of `/proc/stat` for the processors this process may run on.
     static func totals() -> Totals? {
         guard let text = try? contents(of: "/proc/stat") else { return nil }
-        return totals(parsing: text)
+        return totals(parsing: text, of: allowedProcessors())
     }
 
-    /// The counters in the text of `/proc/stat`.
-    static func totals(parsing text: String) -> Totals? {
+    /// The counters in the text of `/proc/stat`: with `processors`, the sum of their `cpuN`
+    /// lines (a process confined to some of the machine's processors, by `taskset` or a
+    /// container's cpuset, is not told of the others' idle time); else its `cpu` line and the
+    /// number of `cpuN` lines.
+    static func totals(parsing text: String, of processors: Set<Int>? = nil) -> Totals? {
         let lines = text.split(separator: "\n")
-        guard let line = lines.first, line.hasPrefix("cpu ") else { return nil }
         // user nice system idle iowait irq softirq steal (guest time is inside user and nice)
-        let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
-        let processors = lines.dropFirst().prefix { $0.hasPrefix("cpu") }.count
-        guard fields.count >= 5, processors > 0 else { return nil }
-        return (fields.reduce(0, +), fields[3] + fields[4], processors)
+        func counters(_ line: Substring) -> [UInt64]? {
+            let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
+            return fields.count >= 5 ? fields : nil
+        }
+        let perProcessor = lines.dropFirst().prefix { $0.hasPrefix("cpu") }
+        if let processors {
+            var sum: (total: UInt64, idle: UInt64, processors: Int) = (0, 0, 0)
+            for line in perProcessor {
+                guard let number = Int(line.split(separator: " ").first?.dropFirst(3) ?? ""), processors.contains(number),
+                      let fields = counters(line) else { continue }
+                sum = (sum.total + fields.reduce(0, +), sum.idle + fields[3] + fields[4], sum.processors + 1)
+            }
+            if sum.processors > 0 { return sum }
+        }
+        guard let line = lines.first, line.hasPrefix("cpu "), let fields = counters(line), !perProcessor.isEmpty else { return nil }
+        return (fields.reduce(0, +), fields[3] + fields[4], perProcessor.count)
+    }
+
+    /// The processors this process may run on: `Cpus_allowed_list` of `/proc/self/status`
+    /// (its affinity, proc(5)); `nil` where it is not known.
+    static func allowedProcessors() -> Set<Int>? {
+        guard let text = try? contents(of: "/proc/self/status") else { return nil }
+        let line = text.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
+        return line.flatMap { processors(inList: $0.dropFirst("Cpus_allowed_list:".count)) }
+    }
+
+    /// The processors of a kernel CPU list (`0-3,6,8-9`); `nil` for a malformed one.
+    static func processors(inList list: Substring) -> Set<Int>? {
+        var processors: Set<Int> = []
+        for item in list.split(whereSeparator: { $0 == "," || $0.isWhitespace }) {
+            let bounds = item.split(separator: "-", maxSplits: 1).map { Int($0) }
+            guard let first = bounds.first ?? nil, first >= 0, first < 1 << 16 else { return nil }
+            let last = bounds.count == 2 ? bounds[1] : first
+            guard let last, last >= first, last < 1 << 16 else { return nil }
+            processors.formUnion(first...last)
+        }
+        return processors.isEmpty ? nil : processors
     }
 
     /// A small text file of the kernel's, whole (read to its end: its size says 0).

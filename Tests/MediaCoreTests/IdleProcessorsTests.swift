@@ -41,6 +41,30 @@ struct IdleProcessorsTests {
         #expect(IdleProcessors.free(from: fullBefore, to: fullAfter, usable: 2) == 1)
     }
 
+    /// A process confined to some processors (`taskset`, a container's cpuset) counts their
+    /// idle time only: a busy processor outside its set does not make it serial, and a busy one
+    /// inside does.
+    @Test func onlyTheProcessorsThisProcessMayUseCount() throws {
+        let text = """
+            cpu  1000 0 0 1000 0 0 0 0 0 0
+            cpu0 1000 0 0 0 0 0 0 0 0 0
+            cpu1 0 0 0 500 0 0 0 0 0 0
+            cpu2 0 0 0 500 0 0 0 0 0 0
+            """
+        let all = try #require(IdleProcessors.totals(parsing: text))
+        #expect(all.processors == 3 && all.idle == 1000 && all.total == 2000)
+        let mine = try #require(IdleProcessors.totals(parsing: text, of: [1, 2]))
+        #expect(mine.processors == 2 && mine.idle == 1000 && mine.total == 1000)
+        let busy = try #require(IdleProcessors.totals(parsing: text, of: [0]))
+        #expect(busy.processors == 1 && busy.idle == 0)
+        // A set naming no processor of the file: the machine's line.
+        #expect(IdleProcessors.totals(parsing: text, of: [7])?.processors == 3)
+        #expect(IdleProcessors.processors(inList: "0-3,6,8-9\n") == [0, 1, 2, 3, 6, 8, 9])
+        #expect(IdleProcessors.processors(inList: " 2") == [2])
+        #expect(IdleProcessors.processors(inList: "3-1") == nil && IdleProcessors.processors(inList: "x") == nil)
+        #expect(IdleProcessors.allowedProcessors()?.isEmpty == false, "this process's Cpus_allowed_list")
+    }
+
     @Test func unreadableCountersCountEveryUsableProcessor() {
         #expect(IdleProcessors.totals(parsing: "intr 1 2 3") == nil)
         #expect(IdleProcessors.totals(parsing: "cpu  1 2") == nil)
