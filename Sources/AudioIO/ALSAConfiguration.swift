@@ -1,4 +1,5 @@
 internal import CALSA
+internal import MediaCore
 public import SystemPackage
 #if canImport(Glibc)
 internal import Glibc
@@ -34,7 +35,7 @@ public final class ALSAConfiguration: @unchecked Sendable {
         // alsa-lib skips a file of the list it cannot open; a configuration asked for by name
         // must exist.
         for file in files where access(file, R_OK) != 0 {
-            throw .invalidConfiguration(message: "cannot read \(file): \(String(cString: strerror(errno)))")
+            throw .invalidConfiguration(message: "cannot read \(file): \(systemErrorWords(errno))")
         }
         let path = (["/usr/share/alsa/alsa.conf"] + files).joined(separator: ":")
         var top: OpaquePointer?

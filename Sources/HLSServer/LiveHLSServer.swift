@@ -158,7 +158,7 @@ public struct LiveHLSServer: Sendable {
                 try await app.runService(gracefulShutdownSignals: [])
             } catch {
                 // A socket's error in the system's words (`Address already in use`).
-                let reason = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+                let reason = (error as? IOError).map { systemErrorWords($0.errnoCode) } ?? "\(error)"
                 failure.withLock { $0 = reason }
                 bound.signal()
                 throw error

@@ -1,3 +1,4 @@
+internal import MediaCore
 internal import Synchronization
 package import KeyFrameKit
 #if canImport(Glibc)
@@ -64,7 +65,7 @@ package enum Serving {
         arguments[0] = server
         let cArguments = arguments.map { strdup($0) } + [nil]
         execv(server, cArguments)
-        let reason = String(cString: strerror(errno))
+        let reason = systemErrorWords(errno)
         throw CommandFailure("serving needs keyframe-serve beside keyframe (\(server): \(reason)); `make install` installs both, "
                              + "or build it with `swift build --product keyframe-serve`")
     }

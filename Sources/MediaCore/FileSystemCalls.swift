@@ -9,6 +9,12 @@ internal import Darwin
 #endif
 package import SystemPackage
 
+/// The system's words for an `errno` value (`Connection refused`, `Address already in use`), as
+/// `strerror(3)` gives them: how a socket's or a file's failure is told to a user, everywhere.
+package func systemErrorWords(_ code: CInt) -> String {
+    String(cString: strerror(code))
+}
+
 // The platform C library's calls, named apart from the Swift wrappers below so that a wrapper
 // never resolves to itself. Each returns what the C call returns: 0, or -1 with errno set.
 

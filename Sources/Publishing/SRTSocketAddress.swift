@@ -1,4 +1,5 @@
 internal import Dispatch
+internal import MediaCore
 internal import Synchronization
 #if canImport(Glibc)
 internal import Glibc
@@ -56,7 +57,7 @@ struct SRTSocketAddress: Sendable {
         var list: UnsafeMutablePointer<addrinfo>?
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0, let list else {
-            let reason = status == EAI_SYSTEM ? String(cString: strerror(errno)) : String(cString: gai_strerror(status))
+            let reason = status == EAI_SYSTEM ? systemErrorWords(errno) : String(cString: gai_strerror(status))
             throw PublishingError(.unresolved, "cannot resolve the SRT host \(host): \(reason)")
         }
         defer { freeaddrinfo(list) }

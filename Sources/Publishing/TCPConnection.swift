@@ -1,4 +1,5 @@
 internal import Dispatch
+internal import MediaCore
 #if canImport(Glibc)
 internal import Glibc
 #endif
@@ -150,7 +151,7 @@ package final class TCPConnection: ServerConnection {
     /// The words for a socket error: the system's for an `errno` (`Connection refused`), as
     /// `strerror(3)` gives them; the error's own otherwise.
     private static func reason(_ error: any Error) -> String {
-        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)) }
+        if let error = error as? IOError { return systemErrorWords(error.errnoCode) }
         return "\(error)"
     }
 
