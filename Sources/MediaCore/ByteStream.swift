@@ -107,11 +107,14 @@ public struct ConcatenatedByteSource<Part: RandomAccessByteSource>: RandomAccess
         var starts: [Int64] = []
         var counts: [Int64] = []
         var total: Int64 = 0
+        // Lengths come from the file system (a device's from seeking to its end): added
+        // without trapping, a total past Int64.max held there, which no read reaches.
         for part in parts {
-            let count = part.byteCount
+            let count = max(0, part.byteCount)
             starts.append(total)
             counts.append(count)
-            total += count
+            let (sum, overflow) = total.addingReportingOverflow(count)
+            total = overflow ? .max : sum
         }
         self.starts = starts
         self.counts = counts
@@ -192,6 +195,9 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     /// The path as errors name it, made once (not on every read).
     
     /// Opens `path` for reading.
+    ///
+    /// - Throws: ``ByteStreamError/system(operation:path:errno:)`` with `EISDIR` for a directory
+    ///   (a playlist may name one; opened, it would read as a file of 2⁶³ bytes).
     public init(path: FilePath) throws(ByteStreamError) {
         self.path = path
         do {
@@ -199,6 +205,33 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
         } catch {
             throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
+        if FileSystemCalls.isDirectory(descriptor) {
+            try? descriptor.close()
+            throw .system(operation: "open", path: path, errno: .isDirectory)
+        }
+    }
+
+    /// Opens `path` for reading at any offset: a regular file, as a container's segments must
+    /// be. A FIFO, a device or a socket (which a playlist may name) is refused at once, without
+    /// waiting for a writer to open the FIFO's other end.
+    ///
+    /// - Throws: ``ByteStreamError/system(operation:path:errno:)`` with `EISDIR` for a directory
+    ///   and `ESPIPE` (`Illegal seek`) for anything else that is not a regular file.
+    public convenience init(regularFileAt path: FilePath) throws(ByteStreamError) {
+        do {
+            // Non-blocking, so that a FIFO with no writer opens at once to be refused.
+            let probe = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec, .nonBlocking])
+            defer { try? probe.close() }
+            if FileSystemCalls.isDirectory(probe) { throw ByteStreamError.system(operation: "open", path: path, errno: .isDirectory) }
+            guard FileSystemCalls.regularFileSize(probe) != nil else {
+                throw ByteStreamError.system(operation: "read at any offset (not a regular file)", path: path, errno: .illegalSeek)
+            }
+        } catch let error as ByteStreamError {
+            throw error
+        } catch {
+            throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
+        }
+        try self.init(path: path)
     }
 
     deinit { try? descriptor.close() }

@@ -180,6 +180,13 @@ package enum FileSystemCalls {
         return Int64(status.st_size)
     }
 
+    /// `fstat(2)`: whether the open file is a directory.
+    static func isDirectory(_ descriptor: FileDescriptor) -> Bool {
+        var status = stat()
+        guard (try? nothingOrErrno(retryOnInterrupt: true, { system_fstat(descriptor.rawValue, &status) })) != nil else { return false }
+        return status.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// `fstat(2)`: when the open file's data last changed (`st_mtim`), in seconds and
     /// nanoseconds since 1970-01-01 UTC; `nil` when it cannot be asked.
     static func modificationTime(_ descriptor: FileDescriptor) -> (seconds: Int64, nanoseconds: Int64)? {

@@ -6,11 +6,12 @@ public enum MediaInput {
     /// What the jobs read.
     public typealias Source = ConcatenatedByteSource<FileByteSource>
 
-    /// `path`, then each of `segments`, end to end.
+    /// `path`, then each of `segments`, end to end: regular files only (a directory, FIFO or
+    /// device a playlist names is refused, naming it).
     public static func open(_ path: FilePath, segments: [FilePath] = []) throws(PipelineError) -> Source {
         var parts: [FileByteSource] = []
         for part in [path] + segments {
-            do { parts.append(try FileByteSource(path: part)) } catch { throw .stream(error) }
+            do { parts.append(try FileByteSource(regularFileAt: part)) } catch { throw .stream(error) }
         }
         return ConcatenatedByteSource(parts)
     }

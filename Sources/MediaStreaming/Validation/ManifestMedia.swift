@@ -53,7 +53,7 @@ struct ManifestMedia {
                 return nil
             }
             let size: Int64
-            do { size = try FileByteSource(path: reference.path).byteCount } catch {
+            do { size = try FileByteSource(regularFileAt: reference.path).byteCount } catch {
                 missing += 1
                 findings.append(ValidationFinding(.error, file: manifest, location: reference.location, rule: "the files it names exist",
                                                   expected: reference.path.string, found: "cannot be read: \(error)"))
