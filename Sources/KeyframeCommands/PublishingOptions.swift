@@ -57,7 +57,8 @@ struct PublishingOptions: ParsableArguments {
     }
 }
 
-/// One destination's figures in `--json`.
+/// One destination's figures in `--json`: `reconnects` counts the connections made after a
+/// failure, `reconnectAttempts` every connection tried after one (made or not).
 struct DestinationReport: Encodable {
     var destination: String
     var scheme: String
@@ -67,6 +68,7 @@ struct DestinationReport: Encodable {
     var framesSent: Int64
     var framesDropped: Int64
     var reconnects: Int
+    var reconnectAttempts: Int
     var connectedSeconds: Double
     var lastError: String?
 
@@ -79,6 +81,7 @@ struct DestinationReport: Encodable {
         framesSent = snapshot.framesSent
         framesDropped = snapshot.framesDropped
         reconnects = snapshot.reconnects
+        reconnectAttempts = snapshot.reconnectAttempts
         connectedSeconds = (snapshot.connectedSeconds * 1000).rounded() / 1000
         lastError = snapshot.lastError
     }
@@ -88,6 +91,9 @@ struct DestinationReport: Encodable {
         var text = "\(snapshot.destination): \(snapshot.state.rawValue), \(snapshot.framesSent) frames sent"
         if snapshot.framesDropped > 0 { text += ", \(snapshot.framesDropped) dropped" }
         if snapshot.reconnects > 0 { text += ", \(snapshot.reconnects) reconnect\(snapshot.reconnects == 1 ? "" : "s")" }
+        if snapshot.reconnectAttempts > snapshot.reconnects {
+            text += ", \(snapshot.reconnectAttempts) reconnect attempt\(snapshot.reconnectAttempts == 1 ? "" : "s")"
+        }
         if let error = reason(snapshot), snapshot.state != .connected { text += " (\(error))" }
         return text
     }

@@ -39,6 +39,9 @@ public final class DestinationStatistics: Sendable {
         public var framesDropped: Int64 = 0
         /// Connections made again after a passing failure.
         public var reconnects: Int = 0
+        /// Connections tried after a failure (the first connection's failure included), whether
+        /// they were made or not.
+        public var reconnectAttempts: Int = 0
         /// Time connected, over every connection.
         public var connectedTime: Duration = .zero
         /// The last error met, its secrets masked.
@@ -74,6 +77,11 @@ public final class DestinationStatistics: Sendable {
     func update(_ change: (inout Snapshot) -> Void) { inner.withLock { change(&$0.snapshot) } }
 
     func addBytes(_ count: Int) { inner.withLock { $0.snapshot.bytesSent += Int64(count) } }
+
+    /// A connection is tried; `again` when one has failed before (a retry).
+    func attempting(again: Bool) {
+        if again { inner.withLock { $0.snapshot.reconnectAttempts += 1 } }
+    }
 
     func connected(again: Bool) {
         inner.withLock { inner in

@@ -213,10 +213,14 @@ final class DestinationWorker: Sendable {
                 var announced = stream
                 announced.title = title
                 if announced.bitrate == 0 { announced.bitrate = statistics.snapshot.bitrate }
+                // A try after any failure (the first connection's included) is a reconnect
+                // attempt, and its success a reconnect.
+                let retrying = attempt > 0
+                statistics.attempting(again: retrying)
                 do {
                     try made.open(announced, deadline: .now + policy.connectTimeout)
                     current = made
-                    statistics.connected(again: everConnected)
+                    statistics.connected(again: retrying || everConnected)
                     everConnected = true
                     attempt = 0
                 } catch {

@@ -15,8 +15,8 @@ package struct URLParts: Sendable, Hashable {
     package var path: String
     /// The query, undecoded, without `?` (or `nil`).
     package var query: String?
-    /// What may be shown of the URL: its scheme, user and host (`scheme://user:****@host/…`),
-    /// never its path, query or password.
+    /// What may be shown of the URL: its scheme and host (`scheme://****@host/…`), never its
+    /// user-info (a user alone may be a password), path or query.
     package var masked: String
 
     /// Parses `text`.
@@ -53,11 +53,12 @@ package struct URLParts: Sendable, Hashable {
             if let separator = userInfo.firstIndex(of: ":") {
                 user = Self.percentDecoded(userInfo[..<separator])
                 password = Self.percentDecoded(userInfo[userInfo.index(after: separator)...])
-                shownUser = "\(userInfo[..<separator]):****@"
+                shownUser = "****@"
             } else {
                 user = Self.percentDecoded(userInfo)
                 password = nil
-                shownUser = "\(userInfo)@"
+                // A user alone may be a password (`icecast://SECRET@host`): never shown either.
+                shownUser = "****@"
             }
         } else {
             user = nil

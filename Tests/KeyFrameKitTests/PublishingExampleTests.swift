@@ -37,7 +37,7 @@ struct PublishingExampleTests {
         let environment = ["RADIO_URL": "icecast://source:hunter2hunter@radio.example:8000/live.aac"]
         let fromEnvironment = try PublishingDestination.parse("env:RADIO_URL", environment: { environment[$0] })
         #expect(fromEnvironment.scheme == .icecast)
-        #expect(fromEnvironment.maskedURL == "icecast://source:****@radio.example:8000/live.aac")
+        #expect(fromEnvironment.maskedURL == "icecast://****@radio.example:8000/live.aac")
         let fromFile = try PublishingDestination.parse("file:/secret", readFile: { _ in "rtmp://live.example/app/sk_live_123?x=1\n" })
         #expect(fromFile.scheme == .rtmp)
         #expect(fromFile.maskedURL == "rtmp://live.example/app/****")

@@ -37,13 +37,13 @@ public struct IcecastDestination: Sendable, Hashable {
         }
         self.password = password
         guard parts.path.count > 1 else {
-            throw PublishingError(.invalidDestination, "\(parts.masked): no mount point (icecast://source:****@host:port/MOUNT)")
+            throw PublishingError(.invalidDestination, "\(parts.masked): no mount point (icecast://source:PASSWORD@host:port/MOUNT)")
         }
         mount = parts.path
     }
 
     /// The URL with the password masked: what logs, `--json` and errors show.
     public var maskedURL: String {
-        "\(usesTLS ? "icecasts" : "icecast")://\(user):****@\(URLParts.bracketed(host)):\(port)\(mount)"
+        "\(usesTLS ? "icecasts" : "icecast")://****@\(URLParts.bracketed(host)):\(port)\(mount)"
     }
 }
