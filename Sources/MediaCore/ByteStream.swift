@@ -305,6 +305,9 @@ public final class FileByteSink: SeekableByteSink {
     public let temporaryPath: FilePath
     private var isOpen = true
     private let isAtomic: Bool
+    /// Whether ``commit()`` renames ``temporaryPath`` onto the destination: always for an atomic
+    /// sink, and for one written in place beside a file it replaces.
+    private let renamesOnCommit: Bool
     private var buffer: [UInt8] = []
     private var flushedCount: Int64 = 0
     /// Where the bytes not yet handed to writeback start (see `startWriteback()`).
@@ -313,35 +316,51 @@ public final class FileByteSink: SeekableByteSink {
     /// How many written bytes gather before their writeback is started.
     private static let writebackStride: Int64 = 4 * 1024 * 1024
 
-    /// Creates `path`'s temporary sibling for writing; with `atomic` false, writes `path` itself
-    /// from the start (for crash-safe recording, where what is written must survive a kill).
+    /// Creates `path`'s temporary sibling for writing; with `atomic` false, writes where a
+    /// killed job leaves a playable file (crash-safe recording, where what is written must
+    /// survive a kill): `path` itself when nothing is there, else a new file beside it,
+    /// `NAME.partial.EXT` (`NAME.partial-2.EXT`… when taken), that replaces `path` only on
+    /// ``commit()``, so an existing output is never written over.
     ///
-    /// An atomic sink that replaces a file keeps what the file was: its permission bits, and
-    /// its owner and group where this process may set them; through a symbolic link, the link's
-    /// target is replaced (atomically, beside it) and the link stays.
+    /// A sink that replaces a file keeps what the file was: its permission bits, and its owner
+    /// and group where this process may set them; through a symbolic link, the link's target is
+    /// replaced (beside it) and the link stays. A device, a directory, a FIFO or a socket is never
+    /// written to nor replaced.
     public init(path: FilePath, atomic: Bool = true) throws(ByteStreamError) {
         self.path = path
-        if atomic {
-            do throws(Errno) { destination = try FileSystemCalls.followingSymbolicLinks(path) } catch {
-                throw .system(operation: "follow the link", path: path, errno: error)
-            }
-        } else {
-            destination = path
+        do throws(Errno) { destination = try FileSystemCalls.followingSymbolicLinks(path) } catch {
+            throw .system(operation: "follow the link", path: path, errno: error)
         }
-        let directory = destination.removingLastComponent()
-        let name = ".\(destination.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())"
-        temporaryPath = atomic ? (directory.isEmpty ? FilePath(name) : directory.appending(name)) : path
-        isAtomic = atomic
-        let replaced = atomic ? FileSystemCalls.regularFile(at: destination) : nil
-        // A device, a directory or a FIFO is never replaced by a regular file.
-        if atomic, FileSystemCalls.holdsOtherThanRegularFile(destination) {
+        // A device, a directory or a FIFO is never replaced by a regular file, nor written.
+        if FileSystemCalls.holdsOtherThanRegularFile(destination) {
             throw .system(operation: "replace what is not a regular file at", path: destination, errno: .fileExists)
         }
+        let directory = destination.removingLastComponent()
+        func sibling(_ name: String) -> FilePath { directory.isEmpty ? FilePath(name) : directory.appending(name) }
+        let replaced = FileSystemCalls.regularFile(at: destination)
+        isAtomic = atomic
+        if atomic {
+            temporaryPath = sibling(".\(destination.lastComponent?.string ?? "output").partial-\(Self.uniqueSuffix())")
+        } else if replaced != nil {
+            // Beside the old output, under a name a player still opens by its extension.
+            let stem = destination.lastComponent?.stem ?? "output"
+            let suffix = destination.lastComponent?.extension.map { ".\($0)" } ?? ""
+            var candidate = sibling("\(stem).partial\(suffix)")
+            var number = 2
+            while FileSystemCalls.exists(candidate), number < 1000 {
+                candidate = sibling("\(stem).partial-\(number)\(suffix)")
+                number += 1
+            }
+            temporaryPath = candidate
+        } else {
+            temporaryPath = destination
+        }
+        renamesOnCommit = temporaryPath != destination
         do {
             // A temporary name is never an existing file (nor a link someone planted there).
             descriptor = try FileDescriptor.open(
                 temporaryPath, .readWrite,
-                options: atomic ? [.create, .exclusiveCreate, .closeOnExec] : [.create, .truncate, .closeOnExec],
+                options: renamesOnCommit || atomic ? [.create, .exclusiveCreate, .closeOnExec] : [.create, .truncate, .closeOnExec],
                 permissions: [.ownerReadWrite, .groupRead, .otherRead])
         } catch {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
@@ -468,7 +487,7 @@ public final class FileByteSink: SeekableByteSink {
             removeTemporaryFile()
             throw .system(operation: "close", path: path, errno: error as? Errno ?? .ioError)
         }
-        if isAtomic {
+        if renamesOnCommit {
             do throws(Errno) { try FileSystemCalls.rename(temporaryPath, to: destination) } catch {
                 removeTemporaryFile()
                 throw .system(operation: "rename into place", path: path, errno: error)

@@ -162,3 +162,69 @@ import Testing
         }
     }
 }
+
+/// Issue 36: a crash-safe (in-place) output never writes over an existing file, and nothing
+/// that is not a regular file is written or replaced.
+@Suite struct InPlaceOutputTests {
+    static func scratch() throws -> FilePath {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("keyframe-inplace-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return FilePath(path)
+    }
+
+    static func contents(_ path: FilePath) -> [UInt8]? {
+        guard let source = try? FileByteSource(path: path) else { return nil }
+        return try? source.read(at: 0, count: 1 << 20)
+    }
+
+    @Test func anExistingOutputIsReplacedOnlyWhenTheWriteFinishes() throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory.string) }
+        let output = directory.appending("take.m4a")
+        var old = try FileByteSink(path: output)
+        try old.write([1, 2, 3])
+        try old.commit()
+        // A recording over it: written beside, under a name a player opens.
+        let sink = try FileByteSink(path: output, atomic: false)
+        #expect(sink.temporaryPath == directory.appending("take.partial.m4a"))
+        try sink.write([9, 9, 9, 9])
+        try sink.flush()
+        #expect(Self.contents(output) == [1, 2, 3], "the old output is as it was while the new one is written")
+        // A second one at once takes the next free name.
+        let second = try FileByteSink(path: output, atomic: false)
+        #expect(second.temporaryPath == directory.appending("take.partial-2.m4a"))
+        second.discard()
+        // Killed (cancelled): the old output and the partial both remain.
+        sink.cancel()
+        #expect(Self.contents(output) == [1, 2, 3])
+        #expect(Self.contents(directory.appending("take.partial.m4a")) == [9, 9, 9, 9])
+        // Finished: the new file replaces the old in one rename.
+        let third = try FileByteSink(path: output, atomic: false)
+        try third.write([7, 7])
+        try third.commit()
+        #expect(Self.contents(output) == [7, 7])
+        // Nothing there: written under its own name from the start.
+        let fresh = directory.appending("new.aac")
+        let direct = try FileByteSink(path: fresh, atomic: false)
+        #expect(direct.temporaryPath == fresh)
+        try direct.write([5])
+        try direct.commit()
+        #expect(Self.contents(fresh) == [5])
+    }
+
+    @Test(arguments: [false, true])
+    func aDeviceNodeIsNeverWrittenNorReplaced(atomic: Bool) throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory.string) }
+        // A node of /dev/full (1, 7), made here, never the system's /dev.
+        let node = directory.appending("node.m4a")
+        try #require(node.withPlatformString { mknod($0, S_IFCHR | 0o644, dev_t((1 << 8) | 7)) } == 0, "mknod needs root, as CI runs")
+        let link = directory.appending("link.aac")
+        try #require(link.withPlatformString { target in node.withPlatformString { symlink($0, target) } } == 0)
+        for path in [node, link] {
+            #expect(throws: ByteStreamError.self) { _ = try FileByteSink(path: path, atomic: atomic) }
+        }
+        var status = stat()
+        #expect(node.withPlatformString { lstat($0, &status) } == 0 && status.st_mode & S_IFMT == S_IFCHR, "the node is still a node")
+    }
+}
