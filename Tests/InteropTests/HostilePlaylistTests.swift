@@ -47,4 +47,30 @@ import Glibc
         }
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out.wav").path))
     }
+
+    /// A playlist of more segments than the process may open files: probe, decode, convert and
+    /// validate read it under `ulimit -n 40` (they held a descriptor per segment: our own
+    /// package of 1,077 one-second segments failed under the usual 1,024).
+    @Test func moreSegmentsThanDescriptorsAreRead() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=90", "-ar", "48000", "-ac", "2", wav])
+        let rendition = directory.appendingPathComponent("hls")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", rendition.path, "--segment-duration", "1"])
+        let playlist = rendition.appendingPathComponent("index.m3u8").path
+        let segments = try FileManager.default.contentsOfDirectory(atPath: rendition.path).filter { $0.hasSuffix(".m4s") }
+        try #require(segments.count >= 80, "\(segments.count) segments")
+        let keyframe = try ExternalTool.keyframe
+        for arguments in [["probe", playlist], ["validate", playlist], ["decode", playlist, "-o", directory.appendingPathComponent("d.wav").path],
+                          ["convert", playlist, "-o", directory.appendingPathComponent("c.wav").path]] {
+            let line = "ulimit -n 40 && exec '\(keyframe)' " + arguments.map { "'\($0)'" }.joined(separator: " ")
+            let run = try ExternalTool.run("/bin/sh", ["-c", line])
+            #expect(run.status == 0, "\(arguments[0]): status \(run.status): \(run.standardError.prefix(400))")
+            #expect(!run.standardError.contains("Too many open files"), "\(run.standardError.prefix(400))")
+        }
+        let decoded = try ExternalTool.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",
+                                                       directory.appendingPathComponent("d.wav").path])
+        #expect(abs((Double(decoded.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 90) < 0.05, "\(decoded.standardOutput)")
+    }
 }
