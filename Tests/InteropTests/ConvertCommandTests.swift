@@ -443,5 +443,16 @@ import Testing
         #expect(abs(gain - (-18 - source.integrated)) <= 0.2, "gain \(gain) dB; ffmpeg measures \(source.integrated) LUFS")
         #expect(abs(20 * log10(peak) - source.truePeak) <= 0.2, "peak \(peak); ffmpeg's true peak \(source.truePeak) dBTP")
         try ValidationCheck.expectSilent([m4a], "convert music.flac -o music.m4a --replaygain")
+        // Normalised to HE-AAC at 32k, encoded again to hold the ceiling: the tags are the
+        // decoded output's, as FFmpeg measures it.
+        let low = directory.appendingPathComponent("low.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", input, "-o", low, "--replaygain", "--normalize", "-14",
+                                                             "--profile", "he-aac", "--bitrate", "32k", "--threads", "1"])
+        let lowRead = try Self.mutagenTags(low)
+        let lowGain = try #require(((lowRead["----:com.apple.iTunes:replaygain_track_gain"] as? [String])?.first?.dropLast(3)).flatMap { Double($0) })
+        let lowPeak = try #require(((lowRead["----:com.apple.iTunes:replaygain_track_peak"] as? [String])?.first).flatMap { Double($0) })
+        let decoded = try LoudnessTests.ffmpegLoudness(low)
+        #expect(abs(lowGain - (-18 - decoded.integrated)) <= 0.15, "gain \(lowGain) dB; ffmpeg measures \(decoded.integrated) LUFS decoded")
+        #expect(abs(20 * log10(lowPeak) - decoded.truePeak) <= 0.15, "peak \(lowPeak); ffmpeg's true peak \(decoded.truePeak) dBTP decoded")
     }
 }

@@ -27,19 +27,26 @@ struct LoudnessGatedOutput: PacketSink {
 
     private var output: AudioPacketOutput
     private let promise: DecodedLoudnessPromise?
+    /// Whether the ReplayGain tags are made again from the decoded output when it is committed.
+    private let replayGain: Bool
+    private var metadata: StreamMetadata?
     let verdict: Verdict
     private var decoder: AACDecoder?
     private let meter = LoudnessMeter()
     private var ended = false
 
-    /// `output`, committed only when its decoded loudness keeps `promise` (`nil`: measured only).
-    init(_ output: consuming AudioPacketOutput, promise: DecodedLoudnessPromise?, verdict: Verdict) {
+    /// `output`, committed only when its decoded loudness keeps `promise` (`nil`: measured only);
+    /// with `replayGain`, its ReplayGain tags are those of the decoded output (an MP4 whose tags
+    /// are written when it is finished).
+    init(_ output: consuming AudioPacketOutput, promise: DecodedLoudnessPromise?, replayGain: Bool = false, verdict: Verdict) {
         self.output = output
         self.promise = promise
+        self.replayGain = replayGain
         self.verdict = verdict
     }
 
     mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        if case .metadata(let told) = event { metadata = told }
         try output.receive(event)
     }
 
@@ -80,6 +87,12 @@ struct LoudnessGatedOutput: PacketSink {
             throw .unsupported("\(output.path): decoded, \(broken)")
         }
         verdict.set(loudness, refused: false)
+        if replayGain, let loudness, loudness.integrated.isFinite, loudness.integrated > -70 {
+            var tagged = metadata ?? StreamMetadata()
+            tagged.tags.removeAll { $0.key.lowercased().hasPrefix("replaygain_") }
+            tagged.tags += Transcode.replayGainTags(of: loudness)
+            try output.receive(.metadata(tagged))
+        }
         ended = true
         try output.finish()
     }
@@ -107,5 +120,12 @@ struct DecodedLoudnessPromise: Sendable {
             return "the loudness is \(fixed(loudness.integrated, digits: 1)) LUFS, not \(fixed(target, digits: 1))"
         }
         return nil
+    }
+}
+
+extension LoudnessGatedOutput: StageReporting {
+    /// The output's stage (the decoding that measures it counted in its time).
+    func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: output, role: .sink, elements: elements, busy: busy, to: &stages)
     }
 }

@@ -208,15 +208,12 @@ extension Transcode {
         // normalized): never carried; --replaygain measures the output's.
         metadata.tags.removeAll { $0.key.lowercased().hasPrefix("replaygain_") }
         if options.replayGain, let measured, measured.integrated.isFinite, measured.integrated > -70 {
-            // ReplayGain 2.0: the gain to −18 LUFS and the true peak (linear), of the output: as
-            // a limiter's trial pass measured it, else the input's moved by the gain.
+            // Of the output: as a limiter's trial pass measured it, else the input's moved by the
+            // gain; a normalised AAC output's are measured again decoded (LoudnessGatedOutput).
             let applied = gain?.decibels ?? 0
             let output = gain?.expected ?? Loudness(integrated: measured.integrated + applied, range: measured.range,
                                                     truePeak: measured.truePeak + applied)
-            let trackGain = -18 - output.integrated
-            let peak = output.truePeak.isFinite ? Double.exp10(output.truePeak / 20) : 0
-            metadata.tags += [(key: "replaygain_track_gain", value: fixed(trackGain, digits: 2) + " dB"),
-                              (key: "replaygain_track_peak", value: fixed(peak, digits: 6))]
+            metadata.tags += Self.replayGainTags(of: output)
         }
         // With a measuring pass first, the progress of the second is its second half.
         let secondPass: ((MediaProgress) -> Void)? = measured == nil ? progress : progress.map { report in
@@ -236,7 +233,8 @@ extension Transcode {
         while true {
             encodes += 1
             let promise = gain?.ceiling.map { DecodedLoudnessPromise(ceiling: $0, target: options.normalizeTo) }
-            let gate = isAAC && gain?.ceiling != nil ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil) : nil
+            let gate = isAAC && gain?.ceiling != nil
+                ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil, replayGain: options.replayGain) : nil
             do {
                 summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
                                       gain: gain, gate: gate, control: control, progress: secondPass)
@@ -317,6 +315,14 @@ extension Transcode {
                                + "only \(fixed(allowed, digits: 1)) dB; remove --no-limiter to limit the peaks, or raise --true-peak")
         }
         return LoudnessNormalizer(.gain(PCMGain(decibels: allowed)), ceiling: ceiling)
+    }
+
+    /// ReplayGain 2.0 track tags for a programme of `loudness`: the gain to −18 LUFS and the
+    /// true peak, linear (`replaygain_track_gain`, `replaygain_track_peak`).
+    static func replayGainTags(of loudness: Loudness) -> [(key: String, value: String)] {
+        let peak = loudness.truePeak.isFinite ? Double.exp10(loudness.truePeak / 20) : 0
+        return [(key: "replaygain_track_gain", value: fixed(-18 - loudness.integrated, digits: 2) + " dB"),
+                (key: "replaygain_track_peak", value: fixed(peak, digits: 6))]
     }
 
     /// How many times a normalised AAC output is encoded at most: the encodes before the last
@@ -417,7 +423,7 @@ extension Transcode {
         var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
         let report: JobReport
         if let gain, let gate {
-            var gated = LoudnessGatedOutput(sink, promise: gate.promise, verdict: gate.verdict)
+            var gated = LoudnessGatedOutput(sink, promise: gate.promise, replayGain: gate.replayGain, verdict: gate.verdict)
             var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
             report = try Pump.run(from: &chain, into: &gated, control: control, progress: progress)
         } else if let gain {
@@ -495,6 +501,8 @@ extension Transcode {
 /// measured.
 struct LoudnessGate {
     let promise: DecodedLoudnessPromise?
+    /// Whether the ReplayGain tags are made from the decoded output.
+    let replayGain: Bool
     let verdict = LoudnessGatedOutput.Verdict()
 }
 
