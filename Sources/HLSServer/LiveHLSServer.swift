@@ -49,12 +49,14 @@ public struct LiveHLSServer: Sendable {
 
     /// Adds `GET`, `HEAD` and `OPTIONS` (CORS preflights) of `/` (the player page) and every
     /// path below it (the playlist with blocking reload, the init segment, segments, parts) to
-    /// `router`; other methods find no route (404).
+    /// `router`, and the methods that write, which the origin answers 405.
     public func addRoutes<Context: RequestContext>(to router: Router<Context>) {
         let origin = self.origin
         let respond: @Sendable (Request, Context) async throws -> Response = { request, context in
             let query = request.uri.queryParameters
-            let method = request.method == .head ? "HEAD" : request.method == .options ? "OPTIONS" : "GET"
+            // The method as asked: the origin answers GET, HEAD and OPTIONS, and 405 (with
+            // `Allow`) to the writing methods routed below.
+            let method = request.method.rawValue
             let asked = HLSOrigin.Request(
                 method: method,
                 path: context.parameters.getCatchAll().map(String.init).filter { !$0.isEmpty },
@@ -63,10 +65,15 @@ public struct LiveHLSServer: Sendable {
                 ifRange: request.headers[.ifRange])
             return Self.response(await origin.respond(to: asked))
         }
+        // Methods that write, HTTP's and WebDAV's (RFC 9110 9.3, RFC 4918 9): 405, not 404, and
+        // nothing is written.
+        let writing: [HTTPRequest.Method] = [.post, .put, .delete, .patch, .trace]
+            + ["PROPFIND", "PROPPATCH", "MKCOL", "COPY", "MOVE", "LOCK", "UNLOCK"].compactMap { HTTPRequest.Method($0) }
         for path: RouterPath in ["/", "**"] {
             router.get(path, use: respond)
             router.head(path, use: respond)
             router.on(path, method: .options, use: respond)
+            for method in writing { router.on(path, method: method, use: respond) }
         }
     }
 

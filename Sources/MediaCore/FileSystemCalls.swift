@@ -180,6 +180,16 @@ package enum FileSystemCalls {
         return Int64(status.st_size)
     }
 
+    /// `realpath(3)`: `path` with every symbolic link, `.` and `..` resolved, absolute; `nil`
+    /// when something along it does not exist.
+    package static func resolvedPath(_ path: FilePath) -> FilePath? {
+        path.withPlatformString { name -> FilePath? in
+            guard let resolved = realpath(name, nil) else { return nil }
+            defer { free(resolved) }
+            return FilePath(platformString: resolved)
+        }
+    }
+
     /// `fstat(2)`: whether the open file is a directory.
     static func isDirectory(_ descriptor: FileDescriptor) -> Bool {
         var status = stat()

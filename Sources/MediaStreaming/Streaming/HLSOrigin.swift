@@ -217,13 +217,16 @@ public struct HLSOrigin: Sendable {
     }
 
     /// A file of the rendition by its path components: only the kinds a rendition has, no
-    /// component that is empty or starts with a dot (so nothing outside the directory). The
+    /// component that is empty or starts with a dot, and no symbolic link that leads outside the
+    /// directory (so nothing outside it). The
     /// request's validators come before its range (RFC 9110 13.2.2): a matching `If-None-Match`
     /// is 304 whatever the range; `If-Range` that does not name the file as it is sends it whole.
     func fileResponse(_ components: [String], for request: Request) -> Response {
         guard let name = components.last, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.contains("/") && !$0.contains("\0") }),
               let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentType(ofFileExtension: kind),
-              let source = try? FileByteSource(path: components.reduce(directory) { $0.appending($1) }),
+              let resolved = FileSystemCalls.resolvedPath(components.reduce(directory) { $0.appending($1) }),
+              let root = FileSystemCalls.resolvedPath(directory), resolved.starts(with: root), resolved != root,
+              let source = try? FileByteSource(path: resolved),
               source.isRegularFile, let size = source.size() else {
             return .status(404, cacheControl: cacheControl(.transientError))
         }
