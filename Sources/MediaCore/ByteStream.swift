@@ -308,6 +308,10 @@ public final class FileByteSink: SeekableByteSink {
     /// Whether ``commit()`` renames ``temporaryPath`` onto the destination: always for an atomic
     /// sink, and for one written in place beside a file it replaces.
     private let renamesOnCommit: Bool
+
+    /// Whether this sink, written in place (not atomic), writes beside an older output that it
+    /// replaces on ``commit()`` (`NAME.partial.EXT`), rather than under its own name.
+    public var writesBeside: Bool { renamesOnCommit && !isAtomic }
     private var buffer: [UInt8] = []
     private var flushedCount: Int64 = 0
     /// Where the bytes not yet handed to writeback start (see `startWriteback()`).

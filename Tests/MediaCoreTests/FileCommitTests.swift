@@ -181,7 +181,7 @@ import Testing
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(atPath: directory.string) }
         let output = directory.appending("take.m4a")
-        var old = try FileByteSink(path: output)
+        let old = try FileByteSink(path: output)
         try old.write([1, 2, 3])
         try old.commit()
         // A recording over it: written beside, under a name a player opens.

@@ -164,6 +164,12 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
         var rewriteError: MP4Error?
         if defragment, let path {
             do throws(MP4Error) { try rewriteAsFastStart(context: context, path: path) } catch { rewriteError = error }
+            // Written beside an older output, the fragmented file is not renamed over the new
+            // fast-start one: it is removed.
+            if rewriteError == nil, let file = sink as? FileByteSink, file.writesBeside {
+                file.discard()
+                return
+            }
         }
         do { try sink.commit() } catch { throw .stream(error) }
         if let rewriteError { throw rewriteError }
