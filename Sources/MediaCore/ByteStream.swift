@@ -205,10 +205,8 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
         } catch {
             throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
-        if FileSystemCalls.isDirectory(descriptor) {
-            try? descriptor.close()
-            throw .system(operation: "open", path: path, errno: .isDirectory)
-        }
+        // Fully initialised: `deinit` closes the descriptor when this throws.
+        if FileSystemCalls.isDirectory(descriptor) { throw .system(operation: "open", path: path, errno: .isDirectory) }
     }
 
     /// Opens `path` for reading at any offset: a regular file, as a container's segments must
@@ -217,21 +215,20 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     ///
     /// - Throws: ``ByteStreamError/system(operation:path:errno:)`` with `EISDIR` for a directory
     ///   and `ESPIPE` (`Illegal seek`) for anything else that is not a regular file.
-    public convenience init(regularFileAt path: FilePath) throws(ByteStreamError) {
+    public init(regularFileAt path: FilePath) throws(ByteStreamError) {
+        self.path = path
         do {
-            // Non-blocking, so that a FIFO with no writer opens at once to be refused.
-            let probe = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec, .nonBlocking])
-            defer { try? probe.close() }
-            if FileSystemCalls.isDirectory(probe) { throw ByteStreamError.system(operation: "open", path: path, errno: .isDirectory) }
-            guard FileSystemCalls.regularFileSize(probe) != nil else {
-                throw ByteStreamError.system(operation: "read at any offset (not a regular file)", path: path, errno: .illegalSeek)
-            }
-        } catch let error as ByteStreamError {
-            throw error
+            // Non-blocking, so that a FIFO with no writer opens at once to be refused; a
+            // regular file reads the same either way.
+            descriptor = try FileDescriptor.open(path, .readOnly, options: [.closeOnExec, .nonBlocking])
         } catch {
             throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
-        try self.init(path: path)
+        guard FileSystemCalls.regularFileSize(descriptor) != nil else {
+            // Fully initialised: `deinit` closes the descriptor when this throws.
+            throw FileSystemCalls.isDirectory(descriptor) ? .system(operation: "open", path: path, errno: .isDirectory)
+                : .system(operation: "read at any offset (not a regular file)", path: path, errno: .illegalSeek)
+        }
     }
 
     deinit { try? descriptor.close() }
