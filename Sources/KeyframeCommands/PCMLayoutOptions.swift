@@ -22,8 +22,14 @@ func fileExtension(_ path: String) -> String {
 }
 
 /// Refuses to write over the input: the same name, or another name for the same file (a
-/// symbolic or hard link to it).
+/// symbolic or hard link to it). (Every file output refuses any file the job has opened as an
+/// input, too: this names the mistake before any work starts, for inputs libavformat reads.)
+/// `-` is refused as well: no output streams to standard output yet, and a file named `-` is
+/// never what was meant.
 func checkDistinct(input: String, output: String) throws {
+    if output == "-" {
+        throw CommandFailure("-o -: writing to standard output is not supported; name a file", status: .usage)
+    }
     if URLPath.same(input, output) || FileSystemCalls.sameFile(FilePath(input), FilePath(output)) {
         throw CommandFailure("the output \(output) is the input: choose another name", status: .usage)
     }

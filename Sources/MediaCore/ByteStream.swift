@@ -4,11 +4,15 @@ public import SystemPackage
 public enum ByteStreamError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The operating system refused `operation` on `path`.
     case system(operation: String, path: FilePath, errno: Errno)
+    /// `path` is refused before any system call could fail on it: an output that would write
+    /// over a device or an input of the job; `reason` says why.
+    case refused(path: FilePath, reason: String)
 
     /// A sentence for people: what it is and, for errors, where.
     public var description: String {
         switch self {
         case .system(let operation, let path, let errno): "cannot \(operation) \(path): \(errno)"
+        case .refused(let path, let reason): "\(path): \(reason)"
         }
     }
 }
@@ -192,8 +196,9 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     private let descriptor: FileDescriptor
     /// The path the file was opened from.
     public let path: FilePath
-    /// The path as errors name it, made once (not on every read).
-    
+    /// The file held as an input while this source lives: no output may replace it.
+    package let claim: InputFiles.Claim?
+
     /// Opens `path` for reading.
     ///
     /// - Throws: ``ByteStreamError/system(operation:path:errno:)`` with `EISDIR` for a directory
@@ -205,6 +210,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
         } catch {
             throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
+        claim = InputFiles.Claim(descriptor)
         // Fully initialised: `deinit` closes the descriptor when this throws.
         if FileSystemCalls.isDirectory(descriptor) { throw .system(operation: "open", path: path, errno: .isDirectory) }
     }
@@ -224,6 +230,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
         } catch {
             throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
+        claim = InputFiles.Claim(descriptor)
         guard FileSystemCalls.regularFileSize(descriptor) != nil else {
             // Fully initialised: `deinit` closes the descriptor when this throws.
             throw FileSystemCalls.isDirectory(descriptor) ? .system(operation: "open", path: path, errno: .isDirectory)
@@ -311,6 +318,13 @@ public final class FileByteSink: SeekableByteSink {
     public var writesBeside: Bool { renamesOnCommit && !isAtomic }
     private var buffer: [UInt8] = []
     private var flushedCount: Int64 = 0
+    /// The length at the last ``flush()``: where the writer's last complete unit (a fragment, a
+    /// packet) ends. A sink written in place whose write fails is cut back to it, so that what it
+    /// keeps ends with a whole unit and plays without a warning.
+    private var completeCount: Int64 = 0
+    /// Set when a write has failed: the sink is dead, and is never flushed again (what is
+    /// buffered is part of an unfinished unit).
+    private var hasFailed = false
     /// Where the bytes not yet handed to writeback start (see `startWriteback()`).
     private var writebackStart: Int64 = 0
     private static let bufferCapacity = 256 * 1024
@@ -333,8 +347,12 @@ public final class FileByteSink: SeekableByteSink {
             throw .system(operation: "follow the link", path: path, errno: error)
         }
         // A device, a directory or a FIFO is never replaced by a regular file, nor written.
-        if FileSystemCalls.holdsOtherThanRegularFile(destination) {
-            throw .system(operation: "replace what is not a regular file at", path: destination, errno: .fileExists)
+        if let kind = FileSystemCalls.kindOtherThanRegularFile(at: destination) {
+            throw .refused(path: destination, reason: "\(kind), not a regular file: an output is written only as a regular file")
+        }
+        // Nor is any file this process reads, under whatever name or link.
+        if InputFiles.contains(destination) {
+            throw .refused(path: path, reason: "an input of this job (the same file, or a link to it): the output would destroy it; choose another name")
         }
         let directory = destination.removingLastComponent()
         func sibling(_ name: String) -> FilePath { directory.isEmpty ? FilePath(name) : directory.appending(name) }
@@ -380,7 +398,7 @@ public final class FileByteSink: SeekableByteSink {
         if isAtomic {
             cancel()
         } else if isOpen {
-            try? flush()
+            if !hasFailed { try? flush() }
             try? descriptor.close()
         }
     }
@@ -393,11 +411,11 @@ public final class FileByteSink: SeekableByteSink {
         // Large writes (a run of samples) go straight to the file rather than through the buffer:
         // one copy fewer, and the system call is worth its cost at that size.
         if bytes.count >= Self.bufferCapacity / 4 {
-            try flush()
+            try drainBuffer()
             try writeThrough(bytes)
             return
         }
-        if buffer.count + bytes.count > Self.bufferCapacity { try flush() }
+        if buffer.count + bytes.count > Self.bufferCapacity { try drainBuffer() }
         buffer.append(contentsOf: bytes)
     }
 
@@ -423,8 +441,16 @@ public final class FileByteSink: SeekableByteSink {
         }
     }
 
-    /// Writes the buffered bytes to the file.
+    /// Writes the buffered bytes to the file, and notes that what is written so far ends with a
+    /// complete unit: a writer flushes after each fragment or packet it completes.
     public func flush() throws(ByteStreamError) {
+        try drainBuffer()
+        completeCount = flushedCount
+    }
+
+    /// Writes the buffered bytes to the file.
+    private func drainBuffer() throws(ByteStreamError) {
+        guard !hasFailed else { throw .system(operation: "write", path: path, errno: .ioError) }
         guard !buffer.isEmpty else { return }
         var failure: ByteStreamError?
         buffer.withUnsafeBytes { raw in
@@ -439,9 +465,25 @@ public final class FileByteSink: SeekableByteSink {
             _ = try descriptor.writeAll(toAbsoluteOffset: flushedCount, bytes)
             flushedCount += Int64(bytes.count)
         } catch {
-            throw .system(operation: "write", path: path, errno: error as? Errno ?? .ioError)
+            hasFailed = true
+            // What was written in place ends with the last complete unit, not half of the next.
+            if !isAtomic { _ = try? descriptor.resize(to: completeCount) }
+            throw writeFailure(error as? Errno ?? .ioError)
         }
         if flushedCount - writebackStart >= Self.writebackStride { startWriteback() }
+    }
+
+    /// A failed write (`ENOSPC`, `EIO`, `EFBIG`) in words that say what is left: an atomic
+    /// sink's temporary file is removed when the job cancels it; one written in place keeps
+    /// what was written, under the name given here, and an older output it was to replace is
+    /// as it was.
+    private func writeFailure(_ errno: Errno) -> ByteStreamError {
+        if isAtomic { return .system(operation: "write", path: path, errno: errno) }
+        if writesBeside {
+            return .system(operation: "write (\(destination) is kept as it was; what was written stays playable in)",
+                           path: temporaryPath, errno: errno)
+        }
+        return .system(operation: "write (what was written stays playable in)", path: path, errno: errno)
     }
 
     /// Starts writing the bytes flushed since the last call to storage, without waiting for

@@ -45,6 +45,9 @@ public struct FileSegmentSource: RandomAccessByteSource, Sendable {
     /// Its length, taken when the source was made.
     public let byteCount: Int64
     private let files: OpenFiles
+    /// The segment held as an input while the job may read it (its descriptor may be closed
+    /// between reads).
+    private let claim: InputFiles.Claim?
 
     /// The regular file at `path`, measured now and opened through `files` when read.
     ///
@@ -52,7 +55,9 @@ public struct FileSegmentSource: RandomAccessByteSource, Sendable {
     public init(path: FilePath, files: OpenFiles) throws(ByteStreamError) {
         self.path = path
         self.files = files
-        byteCount = try files.file(at: path).byteCount
+        let file = try files.file(at: path)
+        byteCount = file.byteCount
+        claim = file.claim
     }
 
     /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.

@@ -295,13 +295,21 @@ extension FileSystemCalls {
         throw .tooManySymbolicLinkLevels
     }
 
-    /// Whether something other than a regular file is at `path` (not following a link): a
-    /// directory, a device, a FIFO, a socket, which an output must never replace.
-    static func holdsOtherThanRegularFile(_ path: FilePath) -> Bool {
+    /// What is at `path` (not following a link) when it is something an output must never
+    /// replace: "a directory", "a character device", "a block device", "a FIFO", "a socket";
+    /// `nil` for a regular file, a symbolic link, or nothing.
+    static func kindOtherThanRegularFile(at path: FilePath) -> String? {
         var status = stat()
-        guard path.withPlatformString({ system_lstat($0, &status) }) == 0 else { return false }
-        let type = status.st_mode & S_IFMT
-        return type != S_IFREG && type != S_IFLNK
+        guard path.withPlatformString({ system_lstat($0, &status) }) == 0 else { return nil }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG, S_IFLNK: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFIFO: return "a FIFO"
+        case S_IFSOCK: return "a socket"
+        default: return "a file that is not a regular file"
+        }
     }
 
     /// Gives the file open as `descriptor` the permission bits of `replaced`, and its owner

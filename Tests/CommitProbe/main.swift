@@ -34,6 +34,8 @@ func fail(_ error: ByteStreamError) -> Never {
     switch error {
     case .system(let operation, let path, let errno):
         say("\(operation)\t\(path)\t\(errno.rawValue)\n", to: .standardError)
+    case .refused(let path, let reason):
+        say("refused\t\(path)\t\(reason)\n", to: .standardError)
     }
     exit(1)
 }

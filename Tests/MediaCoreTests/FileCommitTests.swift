@@ -144,8 +144,8 @@ import Testing
         try withScratchDirectory { directory in
             let path = directory + "/out.mp4"
             try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
-            #expect(throws: ByteStreamError.system(operation: "replace what is not a regular file at", path: FilePath(path),
-                                                   errno: .fileExists)) {
+            #expect(throws: ByteStreamError.refused(path: FilePath(path),
+                                                    reason: "a directory, not a regular file: an output is written only as a regular file")) {
                 _ = try FileByteSink(path: FilePath(path))
             }
             #expect(try names(in: directory) == ["out.mp4"], "no temporary file")
@@ -226,5 +226,31 @@ import Testing
         }
         var status = stat()
         #expect(node.withPlatformString { lstat($0, &status) } == 0 && status.st_mode & S_IFMT == S_IFCHR, "the node is still a node")
+    }
+
+    /// Whichever writer opens it, an output that is an input of the process, by a hard link, a
+    /// symbolic link or its own name, is refused before a byte is written: the input is whole.
+    @Test(arguments: [false, true])
+    func anOutputThatIsAnInputIsRefusedUnderEveryName(atomic: Bool) throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(atPath: directory.string) }
+        let input = directory.appending("take.wav")
+        try Data(repeating: 3, count: 1000).write(to: URL(fileURLWithPath: input.string))
+        let hard = directory.appending("hard.m4a")
+        let symbolic = directory.appending("symbolic.m4a")
+        try #require(input.withPlatformString { source in hard.withPlatformString { link(source, $0) } } == 0)
+        try #require(symbolic.withPlatformString { target in input.withPlatformString { symlink($0, target) } } == 0)
+        let source = try FileByteSource(path: input)
+        for path in [input, hard, symbolic] {
+            #expect {
+                _ = try FileByteSink(path: path, atomic: atomic)
+            } throws: { error in
+                guard case .refused(_, let reason) = error as? ByteStreamError else { return false }
+                return reason.contains("an input of this job")
+            }
+        }
+        #expect(try source.read(at: 0, count: 2000).count == 1000)
+        #expect(Self.contents(input) == [UInt8](repeating: 3, count: 1000), "the input is whole")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.string).sorted() == ["hard.m4a", "symbolic.m4a", "take.wav"])
     }
 }

@@ -140,7 +140,7 @@ extension ByteStreamError: PipelineErrorConvertible {
     /// The file the operating system refused.
     public var filePath: FilePath? {
         switch self {
-        case .system(_, let path, _): path
+        case .system(_, let path, _), .refused(let path, _): path
         }
     }
 }

@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+internal import Glibc
+#elseif canImport(Musl)
+internal import Musl
+#elseif canImport(Darwin)
+internal import Darwin
+#endif
+import Synchronization
+package import SystemPackage
+
+/// The files this process is reading, by device and inode: what no output may write over.
+/// Every ``FileByteSource`` holds a ``Claim`` on its file while it lives (a playlist's segment
+/// source keeps its segment's claim while the job may read it again), and every
+/// ``FileByteSink`` refuses a destination claimed here, so an output that is, or links to
+/// (symbolically or hard), an input of the job is refused before anything is written,
+/// whichever writer opens it.
+///
+/// One entry per distinct file, counted (a playlist naming one segment 200,000 times holds one);
+/// an entry goes when its last claim does, so an identity here always names a file that is
+/// still open, never an inode a deleted file has left for reuse.
+package enum InputFiles {
+    /// A file's identity: `st_dev` and `st_ino`.
+    struct Identity: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// A hold on an open file's identity, released when the last reference to it goes.
+    package final class Claim: Sendable {
+        private let identity: Identity
+
+        /// Claims the file open as `descriptor`; `nil` when `fstat(2)` cannot say what it is.
+        init?(_ descriptor: FileDescriptor) {
+            guard let identity = FileSystemCalls.identity(of: descriptor) else { return nil }
+            self.identity = identity
+            InputFiles.counts.withLock { $0[identity, default: 0] += 1 }
+        }
+
+        deinit {
+            InputFiles.counts.withLock { counts in
+                if let count = counts[identity], count > 1 { counts[identity] = count - 1 } else { counts[identity] = nil }
+            }
+        }
+    }
+
+    private static let counts = Mutex<[Identity: Int]>([:])
+
+    /// Whether `path` (its links followed) is a file this process is reading.
+    package static func contains(_ path: FilePath) -> Bool {
+        guard let identity = FileSystemCalls.identity(at: path) else { return false }
+        return counts.withLock { $0[identity] != nil }
+    }
+}
+
+extension FileSystemCalls {
+    /// `fstat(2)`: the open file's device and inode.
+    static func identity(of descriptor: FileDescriptor) -> InputFiles.Identity? {
+        var status = stat()
+        guard fstat(descriptor.rawValue, &status) == 0 else { return nil }
+        return InputFiles.Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// `stat(2)`: the device and inode of the file at `path`, its links followed; `nil` when
+    /// nothing is there.
+    static func identity(at path: FilePath) -> InputFiles.Identity? {
+        var status = stat()
+        guard path.withPlatformString({ stat($0, &status) }) == 0 else { return nil }
+        return InputFiles.Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+}
