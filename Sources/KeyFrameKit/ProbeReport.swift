@@ -155,7 +155,7 @@ extension ProbeReport {
     /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file.
     public init(wavFile path: FilePath) throws(CodecError) {
         self = try ProbeReport(libavformatSummaryOf: path)
-        guard let source = try? FileByteSource(path: path), let reader = try? WAVReader(source: source) else { return }
+        guard let source = FileByteSource.regularFile(at: path), let reader = try? WAVReader(source: source) else { return }
         let warnings = reader.warnings
         guard !warnings.isEmpty else { return }
         damage = Array(warnings.prefix(Self.damageLimit))

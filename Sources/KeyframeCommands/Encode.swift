@@ -49,6 +49,8 @@ struct Encode: ParsableCommand {
         guard [.adts, .mp4].contains(MediaFileFormat(nameOf: FilePath(output))) else {
             throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac))")
         }
+        // Before the input is opened: a FIFO's open blocks until its writer comes.
+        let control = StopSignals.cancellingControl()
         let inputPath = FilePath(input)
         let reader: PCMFileReader
         do {
@@ -74,7 +76,7 @@ struct Encode: ParsableCommand {
                                               preferredBitrate: Transcode.defaultBitrate, profile: encoder.profile.choice)
         let summary: Transcode.EncodeSummary
         do {
-            summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: StopSignals.cancellingControl(),
+            summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: control,
                                            progress: line.update)
         } catch {
             throw CommandFailure(error, naming: input)

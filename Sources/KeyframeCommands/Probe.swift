@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import KeyFrameKit
+import MediaCore
 
 /// `keyframe probe INPUT [--json]`: describes a media file.
 struct Probe: ParsableCommand {
@@ -117,9 +118,13 @@ struct Probe: ParsableCommand {
     }
 
     /// The format of the file at `path` (content first, then name), or an error naming the
-    /// file when it cannot be opened.
+    /// file when it cannot be opened. A FIFO or a device is not opened here (a FIFO's open
+    /// waits for its writer): the job opens it once, to read it.
     static func readableFormat(_ path: String) throws -> MediaFileFormat? {
-        do { _ = try FileByteSource(path: FilePath(path)) } catch { throw CommandFailure(error.description, status: .unreadableInput) }
+        let file = FilePath(path)
+        if !FileSystemCalls.exists(file) || FileSystemCalls.isRegularFile(at: file) || FileSystemCalls.isDirectory(file) {
+            do { _ = try FileByteSource(path: file) } catch { throw CommandFailure(error.description, status: .unreadableInput) }
+        }
         return MediaFileFormat.detect(FilePath(path))
     }
 

@@ -4,6 +4,7 @@ import Glibc
 import Dispatch
 import Synchronization
 import KeyFrameKit
+import MediaCore
 
 /// SIGINT, SIGTERM and SIGHUP while recording: each asks the recording to stop (the file is then
 /// finished normally); a SIGINT while the file is being finished ends the process at once.
@@ -13,7 +14,12 @@ final class StopSignals {
     /// Calls `onStop` on SIGINT, SIGTERM or SIGHUP. With `secondEndsProcess`, a second one
     /// while the job is still ending ends the process at once (for a job that ends in its own
     /// time, such as `publish` waiting for its servers).
-    init(secondEndsProcess: Bool = false, onStop: @escaping @Sendable () -> Void) {
+    ///
+    /// With `deadline`, a job that is still running that long after the signal is blocked
+    /// where it cannot see the stop (a read of a FIFO with no writer, a network input that
+    /// sends nothing): the temporary files of its uncommitted outputs are removed and the
+    /// process ends as a cancelled job does, "cancelled" with status 1.
+    init(secondEndsProcess: Bool = false, deadline: DispatchTimeInterval? = nil, onStop: @escaping @Sendable () -> Void) {
         let received = Mutex(0)
         // A queue of their own: the global queue's threads may all be busy encoding (one per
         // core), and a handler queued behind them would wait for a segment to end.
@@ -28,6 +34,14 @@ final class StopSignals {
                 }
                 if secondEndsProcess, count > 1 { _exit(128 + number) }
                 onStop()
+                if let deadline, count == 1 {
+                    queue.asyncAfter(deadline: .now() + deadline) {
+                        UncommittedFiles.removeAll()
+                        let words = Array("Error: cancelled (the job was blocked on a read)\n".utf8)
+                        _ = words.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                        _exit(1)
+                    }
+                }
             }
             source.resume()
             return source
@@ -43,10 +57,11 @@ final class StopSignals {
 
 extension StopSignals {
     /// A control for a file job that SIGINT, SIGTERM and SIGHUP cancel: the pump stops at the
-    /// next packet and removes the half-written output, so a Ctrl-C leaves nothing behind.
+    /// next packet and removes the half-written output, so a Ctrl-C leaves nothing behind. A job
+    /// blocked on a read ends 0.3 s after the signal all the same (``init(secondEndsProcess:deadline:onStop:)``).
     static func cancellingControl() -> JobControl {
         let control = JobControl()
-        installed = StopSignals { control.cancel() }
+        installed = StopSignals(deadline: .milliseconds(300)) { control.cancel() }
         return control
     }
 

@@ -240,6 +240,15 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
 
     deinit { try? descriptor.close() }
 
+    /// The regular file at `path`, opened, for a look at its bytes (a format's sniff, a tag);
+    /// `nil` when nothing readable is there, or something other than a regular file. A FIFO is
+    /// never opened by this: a reader that opened it only to look, and closed it, would wake its
+    /// writer and then leave it with no reader (`SIGPIPE`), or take bytes the job needs.
+    public static func regularFile(at path: FilePath) -> FileByteSource? {
+        guard FileSystemCalls.isRegularFile(at: path) else { return nil }
+        return try? FileByteSource(regularFileAt: path)
+    }
+
     /// The file's size in bytes (0 for a pipe or device).
     public var byteCount: Int64 { size() ?? 0 }
 
@@ -385,6 +394,7 @@ public final class FileByteSink: SeekableByteSink {
             throw .system(operation: "create", path: path, errno: error as? Errno ?? .ioError)
         }
         if let replaced { FileSystemCalls.keep(replaced, on: descriptor) }
+        if atomic { UncommittedFiles.insert(temporaryPath) }
         buffer.reserveCapacity(Self.bufferCapacity)
     }
 
@@ -535,6 +545,7 @@ public final class FileByteSink: SeekableByteSink {
                 removeTemporaryFile()
                 throw .system(operation: "rename into place", path: path, errno: error)
             }
+            if isAtomic { UncommittedFiles.remove(temporaryPath) }
         }
         guard syncing else { return }
         do throws(Errno) { try FileSystemCalls.syncDirectory(directory) } catch {
@@ -550,7 +561,10 @@ public final class FileByteSink: SeekableByteSink {
 
     /// Deletes the temporary file of an atomic sink; a file written in place is kept.
     private func removeTemporaryFile() {
-        if isAtomic { try? FileSystemCalls.unlink(temporaryPath) }
+        if isAtomic {
+            try? FileSystemCalls.unlink(temporaryPath)
+            UncommittedFiles.remove(temporaryPath)
+        }
     }
 
     /// Closes and deletes what was written, atomic or not.
@@ -559,6 +573,7 @@ public final class FileByteSink: SeekableByteSink {
         isOpen = false
         try? descriptor.close()
         try? FileSystemCalls.unlink(temporaryPath)
+        UncommittedFiles.remove(temporaryPath)
     }
 
     /// Atomic: closes and deletes the temporary file; nothing appears under ``path``.
@@ -566,7 +581,7 @@ public final class FileByteSink: SeekableByteSink {
     /// point of writing in place that a recording survives).
     public func cancel() {
         guard isOpen else { return }
-        if !isAtomic {
+        if !isAtomic, !hasFailed {
             try? flush()
             try? FileSystemCalls.sync(descriptor)
         }

@@ -136,18 +136,12 @@ package enum FileSystemCalls {
         try Self.sync(descriptor)
     }
 
-    /// Whether something is at `path`: `open(2)` for reading succeeds, or fails for want of
-    /// permission (not for want of the file).
+    /// Whether something is at `path` (`lstat(2)` succeeds: a file of any kind, or a symbolic
+    /// link, even one that names nothing). Nothing is opened, so a FIFO is neither waited on
+    /// nor has its writer woken.
     package static func exists(_ path: FilePath) -> Bool {
-        do {
-            let descriptor = try FileDescriptor.open(path, .readOnly)
-            try? descriptor.close()
-            return true
-        } catch let error as Errno {
-            return error != .noSuchFileOrDirectory
-        } catch {
-            return true
-        }
+        var status = stat()
+        return path.withPlatformString { system_lstat($0, &status) } == 0
     }
 
     /// Whether `path` names a directory (`stat(2)`, following symbolic links).

@@ -158,7 +158,7 @@ public struct AACTrackLayout: Sendable {
     /// places them); `nil` for ADTS, or a packet that cannot be placed or read.
     public func packetBytes(_ indices: Range<Int>) -> [[UInt8]]? {
         guard container == .mp4, indices.upperBound <= packetCount,
-              let source = try? FileByteSource(path: path), let file = try? MP4File(source: source),
+              let source = FileByteSource.regularFile(at: path), let file = try? MP4File(source: source),
               let track = file.tracks.first(where: { $0.id == trackID }), track.fragmentRuns.isEmpty,
               let locations = track.sampleLocations(indices) else { return nil }
         var packets: [[UInt8]] = []

@@ -132,7 +132,7 @@ public struct AudioPacketInput: PacketSource {
             trim = Self.gaplessTrim(track: track, file: file, outputRate: outputRate)
             self.track = track
             self.file = file
-            if let first = try? FileByteSource(path: path) { metadata = StreamMetadata(mp4: file, source: first) } else { metadata = StreamMetadata() }
+            if let first = FileByteSource.regularFile(at: path) { metadata = StreamMetadata(mp4: file, source: first) } else { metadata = StreamMetadata() }
         }
     }
 

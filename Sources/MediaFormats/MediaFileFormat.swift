@@ -177,7 +177,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// names. `nil` when it is neither (or the file cannot be read and its name says nothing),
     /// and for MPEG audio of layer I–III behind an ID3v2 tag (an MP3, not ADTS).
     public static func detect(_ path: FilePath) -> MediaFileFormat? {
-        if let source = try? FileByteSource(path: path), let head = try? source.read(at: 0, count: sniffLength),
+        if let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: sniffLength),
            let format = sniff(head) {
             // An ID3v2 tag (ID3v2.4 § 3.1) starts MP3 files as often as ADTS ones: what follows
             // the tag decides. MPEG audio of another layer (an MP3) is not ADTS.
@@ -257,7 +257,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// first frame: the offset of that frame. `nil` for any other file, and for an MP3 whose
     /// first frame follows its tag at once.
     public static func mpegAudioStartAfterStrayBytes(_ path: FilePath) -> Int64? {
-        guard let source = try? FileByteSource(path: path), let head = try? source.read(at: 0, count: sniffLength),
+        guard let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: sniffLength),
               head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 else { return nil }
         let found = afterID3(source: source, head: head)
         guard found.format == nil, let sync = found.sync, sync > found.tagEnd else { return nil }

@@ -56,7 +56,7 @@ public struct MP3InfoTag: Sendable, Hashable {
     /// The tag of the MP3 at `path`: its first frame after any ID3v2 tag and zero padding;
     /// `nil` when the file is not one or its first frame has no tag.
     public init?(path: FilePath) {
-        guard let source = try? FileByteSource(path: path), let head = try? source.read(at: 0, count: MediaFileFormat.sniffLength),
+        guard let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: MediaFileFormat.sniffLength),
               head.count >= 4 else { return nil }
         let start = MediaFileFormat.id3v2TagEnd(head) ?? 0
         guard let after = try? source.read(at: start, count: 8192), let first = after.firstIndex(where: { $0 != 0 }) else { return nil }

@@ -124,7 +124,7 @@ public struct LivePublication: Sendable {
     /// bytes over its duration, an ADTS stream's frame bytes over its frames' duration; `nil`
     /// when the input has no duration.
     static func averageBitrate(of input: AudioPacketInput) -> Int? {
-        guard let source = try? FileByteSource(path: input.path) else { return nil }
+        guard let source = FileByteSource.regularFile(at: input.path) else { return nil }
         let report: ProbeReport?
         switch input.format {
         case .mp4: report = try? MP4Probe.probe(source)

@@ -172,7 +172,7 @@ public enum Remux {
     /// when the sample sizes alone would pass 3% of the file (a movie holds 4 bytes per frame;
     /// AAC frames of 96 kb/s are about 280 bytes).
     static func estimatedFrameCount(ofADTS path: FilePath) -> Int? {
-        guard let source = try? FileByteSource(path: path), let size = source.size(), size > 0 else { return nil }
+        guard let source = FileByteSource.regularFile(at: path), let size = source.size(), size > 0 else { return nil }
         let window: Int64 = 16 * 1024
         var frames = 0
         var bytes: Int64 = 0

@@ -158,7 +158,7 @@ public enum Tagging {
         guard MediaFileFormat.detect(path) == .mp4 else {
             throw .unsupported("\(path): not an MP4/M4A/M4B file; tags are written into MP4 files")
         }
-        do { return try FileByteSource(path: path) } catch { throw .stream(error) }
+        do { return try FileByteSource(regularFileAt: path) } catch { throw .stream(error) }
     }
 
     /// Copies `range` of `source` to `sink` in 1 MiB reads.

@@ -24,7 +24,7 @@ public enum FileValidation {
     /// What `path` holds, from its first bytes (and for a directory, from the file system).
     public static func input(at path: FilePath) -> Input {
         if FileSystemCalls.isDirectory(path) { return .directory }
-        guard let source = try? FileByteSource(path: path), let head = try? source.read(at: 0, count: 64) else { return .other }
+        guard let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: 64) else { return .other }
         let text = String(decoding: head.prefix(64), as: UTF8.self)
         let trimmed = text.drop { $0 == "\u{FEFF}" || $0 == " " || $0 == "\n" || $0 == "\r" || $0 == "\t" }
         if trimmed.hasPrefix("#EXTM3U") { return .hlsPlaylist }
@@ -122,7 +122,7 @@ public enum FileValidation {
         }
         let playlists = names.filter { $0.hasSuffix(".m3u8") }
         let masters = playlists.filter { name in
-            guard let source = try? FileByteSource(path: directory.appending(name)),
+            guard let source = FileByteSource.regularFile(at: directory.appending(name)),
                   let bytes = try? source.read(at: 0, count: Int(min(source.byteCount, 1 << 20))) else { return false }
             return String(decoding: bytes, as: UTF8.self).contains("#EXT-X-STREAM-INF")
         }
