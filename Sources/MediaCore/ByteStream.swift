@@ -349,8 +349,10 @@ public final class FileByteSink: SeekableByteSink {
     /// A sink that replaces a file keeps what the file was: its permission bits, and its owner
     /// and group where this process may set them; through a symbolic link, the link's target is
     /// replaced (beside it) and the link stays. A device, a directory, a FIFO or a socket is never
-    /// written to nor replaced.
-    public init(path: FilePath, atomic: Bool = true) throws(ByteStreamError) {
+    /// written to nor replaced, and neither is a file this process is reading (``InputFiles``),
+    /// unless `replacingInput`: an atomic sink may then replace the file it was made from (a
+    /// rewrite of a file's own tags), which stays whole until the commit's rename.
+    public init(path: FilePath, atomic: Bool = true, replacingInput: Bool = false) throws(ByteStreamError) {
         self.path = path
         do throws(Errno) { destination = try FileSystemCalls.followingSymbolicLinks(path) } catch {
             throw .system(operation: "follow the link", path: path, errno: error)
@@ -360,7 +362,7 @@ public final class FileByteSink: SeekableByteSink {
             throw .refused(path: destination, reason: "\(kind), not a regular file: an output is written only as a regular file")
         }
         // Nor is any file this process reads, under whatever name or link.
-        if InputFiles.contains(destination) {
+        if !(replacingInput && atomic), InputFiles.contains(destination) {
             throw .refused(path: path, reason: "an input of this job (the same file, or a link to it): the output would destroy it; choose another name")
         }
         let directory = destination.removingLastComponent()

@@ -78,7 +78,8 @@ public enum Tagging {
         let delta = plan.movieRange.lowerBound + Int64(plan.rewrittenBytes.count) - plan.paddingRange.upperBound
         let moved = boxes.filter { $0.offset >= plan.paddingRange.upperBound && ($0.type == "moof" || $0.type == "mfra") }
         let sink: FileByteSink
-        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
+        // The file's own rewrite: the new file replaces it with one rename, the old one read whole.
+        do { sink = try FileByteSink(path: path, replacingInput: true) } catch { throw .stream(error) }
         do throws(PipelineError) {
             do throws(ByteStreamError) {
                 try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
