@@ -56,3 +56,42 @@ public struct ValidationFinding: Sendable, Hashable, Codable, CustomStringConver
         return kept
     }
 }
+
+/// Findings gathered as a check goes, one per file and rule as they come (the first kept, the
+/// rest counted): a rule broken in each of 200,000 segments costs one finding's memory, not
+/// 200,000. ``elements`` are what ``ValidationFinding/collapsingRepeats(_:)`` would make of
+/// every finding appended.
+public struct ValidationFindingList: Sendable {
+    private var kept: [ValidationFinding] = []
+    private var position: [String: Int] = [:]
+    private var repeats: [Int] = []
+
+    /// An empty list.
+    public init() {}
+
+    /// Adds `finding`, or counts it when one of its file and rule is already kept.
+    public mutating func append(_ finding: ValidationFinding) {
+        let key = finding.file + "\u{0}" + finding.rule
+        if let index = position[key] {
+            repeats[index] += 1
+        } else {
+            position[key] = kept.count
+            kept.append(finding)
+            repeats.append(0)
+        }
+    }
+
+    /// Adds each of `findings`.
+    public static func += (list: inout ValidationFindingList, findings: some Sequence<ValidationFinding>) {
+        for finding in findings { list.append(finding) }
+    }
+
+    /// The findings kept, each saying how many more like it there were.
+    public var elements: [ValidationFinding] {
+        zip(kept, repeats).map { finding, count in
+            var finding = finding
+            if count > 0 { finding.found += " (and \(count) more like it in this file)" }
+            return finding
+        }
+    }
+}

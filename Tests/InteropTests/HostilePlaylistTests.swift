@@ -73,4 +73,36 @@ import Glibc
                                                        directory.appendingPathComponent("d.wav").path])
         #expect(abs((Double(decoded.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 90) < 0.05, "\(decoded.standardOutput)")
     }
+
+    /// A playlist that names one segment over and over costs memory for the one segment, not
+    /// for each naming: validate held every fragment's samples, every finding, and a copy of
+    /// every segment entry (3.8 KB per naming; 624 MB for a 6 MB playlist of 200,000). The
+    /// growth from 1,000 namings to 10,000 is now under 1.5 KB a naming, the one finding per
+    /// rule counted.
+    @Test func aSegmentNamedThousandsOfTimesCostsLittleMemoryPerNaming() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let rendition = try Self.rendition(in: directory)
+        var peaks: [Int: Int] = [:]
+        for count in [1_000, 10_000] {
+            var text = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:4\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+            text += String(repeating: "#EXTINF:1.0,\nsegment-00001.m4s\n", count: count) + "#EXT-X-ENDLIST\n"
+            let playlist = rendition.appendingPathComponent("repeated-\(count).m3u8").path
+            try text.write(toFile: playlist, atomically: true, encoding: .utf8)
+            // The child's peak resident set, as the kernel counts it (getrusage(2), in KiB).
+            let run = try ExternalTool.run("python3", ["-c", """
+                import resource, subprocess, sys
+                done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+                sys.stderr.write(done.stdout.decode(errors="replace")[-2000:])
+                """, try ExternalTool.keyframe, "validate", playlist])
+            let fields = run.standardOutput.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            try #require(fields.count == 2, "\(run.standardOutput) \(run.standardError)")
+            #expect(fields[0] == 1, "the EXTINF durations are wrong: validate says so and exits 1")
+            #expect(run.standardError.contains("(and \(count - 1) more like it in this file)"), "\(run.standardError)")
+            peaks[count] = fields[1]
+        }
+        let perNaming = Double(peaks[10_000]! - peaks[1_000]!) * 1024 / 9_000
+        #expect(perNaming < 1_500, "\(Int(perNaming)) bytes of peak memory per naming (\(peaks))")
+    }
 }

@@ -87,7 +87,9 @@ public struct SegmentSequenceValidation: Sendable {
     }
 
     /// Everything found, in file order.
-    public private(set) var findings: [ValidationFinding] = []
+    public var findings: [ValidationFinding] { found.elements }
+    /// The findings as they are made, repeats counted.
+    private var found = ValidationFindingList()
     /// The init's track (the first audio track, else the first track); `nil` when it has none.
     public private(set) var track: TrackSummary?
     /// One timing per media segment part (every part after the first; for a single part, the
@@ -110,7 +112,28 @@ public struct SegmentSequenceValidation: Sendable {
     ///
     /// - Throws: ``MP4Error`` when the init segment cannot be read as a movie at all.
     public init(source: some RandomAccessByteSource, parts: [Part]) throws(MP4Error) {
-        try self.init(file: try MP4File(source: source), source: source, parts: parts)
+        // Of several parts, the movie is the first (the init segment): read alone, so that the
+        // segments' fragments are read once, by the walk, and never held (a playlist of 200,000
+        // segments would otherwise hold every sample's size and duration).
+        let movie = parts.count > 1 ? try MP4File(source: LeadingBytes(base: source, byteCount: parts[0].byteCount))
+            : try MP4File(source: source)
+        try self.init(file: movie, source: source, parts: parts)
+    }
+
+    /// The first `byteCount` bytes of `base`.
+    private struct LeadingBytes<Base: RandomAccessByteSource>: RandomAccessByteSource {
+        let base: Base
+        let byteCount: Int64
+
+        init(base: Base, byteCount: Int64) {
+            self.base = base
+            self.byteCount = max(0, min(byteCount, base.byteCount))
+        }
+
+        func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
+            guard offset < byteCount, count > 0 else { return [] }
+            return try base.read(at: offset, count: Int(min(Int64(count), byteCount - offset)))
+        }
     }
 
     /// Checks `source`, the parts end to end, whose structure `file` already read (a caller
@@ -122,12 +145,12 @@ public struct SegmentSequenceValidation: Sendable {
         partNames = parts.map(\.name)
         claimsCMAF = file.fileType.map { ftyp in ([ftyp.majorBrand] + ftyp.compatibleBrands).contains { $0 == "cmfc" || $0 == "cmf2" } } ?? false
         // The reader's damage in the init; the segments' is found by the walk, part by part.
-        findings += file.damageFindings(name: initName, within: parts.count > 1 ? 0..<(parts.first?.byteCount ?? 0) : nil)
-        findings += GaplessValidation.findings(in: file, name: initName)
+        found += file.damageFindings(name: initName, within: parts.count > 1 ? 0..<(parts.first?.byteCount ?? 0) : nil)
+        found += GaplessValidation.findings(in: file, name: initName)
         let empty = parts.map { SegmentTiming(name: $0.name, firstDecodeTime: nil, duration: 0, sampleCount: 0, fragmentCount: 0, byteCount: $0.byteCount) }
         segments = parts.count <= 1 ? empty : Array(empty.dropFirst())
         guard let index = file.tracks.firstIndex(where: { $0.mediaType == .audio }) ?? file.tracks.indices.first else {
-            findings.append(ValidationFinding(.error, file: initName, location: "moov", rule: "a track", expected: "one trak", found: "none"))
+            found.append(ValidationFinding(.error, file: initName, location: "moov", rule: "a track", expected: "one trak", found: "none"))
             return
         }
         let trak = file.tracks[index]
@@ -139,7 +162,6 @@ public struct SegmentSequenceValidation: Sendable {
         }
         checkHeader(file, trackIndex: index, name: initName, isSegmented: parts.count > 1)
         try walk(source: source, parts: parts, file: file, track: trak)
-        findings = ValidationFinding.collapsingRepeats(findings)
     }
 
     // MARK: - The init
@@ -178,22 +200,22 @@ public struct SegmentSequenceValidation: Sendable {
     private mutating func checkHeader(_ file: MP4File, trackIndex: Int, name: String, isSegmented: Bool) {
         let cmaf: ValidationFinding.Severity = claimsCMAF ? .error : .warning
         if file.topLevelBoxes.first?.type != "ftyp" {
-            findings.append(ValidationFinding(.error, file: name, location: file.topLevelBoxes.first.map { String(describing: $0.type) } ?? "(empty)",
+            found.append(ValidationFinding(.error, file: name, location: file.topLevelBoxes.first.map { String(describing: $0.type) } ?? "(empty)",
                                               rule: "brands: the header starts with ftyp", expected: "ftyp first",
                                               found: file.topLevelBoxes.first.map { "\($0.type) first" } ?? "no box"))
         }
         if file.movieExtends == nil {
-            findings.append(ValidationFinding(.error, file: name, location: "moov", rule: "fragmented header: mvex",
+            found.append(ValidationFinding(.error, file: name, location: "moov", rule: "fragmented header: mvex",
                                               expected: "moov/mvex (the movie is fragmented)", found: "no mvex"))
         }
         if claimsCMAF && file.tracks.count != 1 {
-            findings.append(ValidationFinding(cmaf, file: name, location: "moov", rule: "CMAF header: one track",
+            found.append(ValidationFinding(cmaf, file: name, location: "moov", rule: "CMAF header: one track",
                                               expected: "1 trak", found: "\(file.tracks.count)"))
         }
         let trak = file.tracks[trackIndex]
         // A plain fragmented file may hold samples in moov too (14496-12 8.8).
         if isTrackFile && (claimsCMAF || isSegmented) && trak.sampleTable.sampleCount > 0 {
-            findings.append(ValidationFinding(cmaf, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl",
+            found.append(ValidationFinding(cmaf, file: name, location: "moov/trak[\(trackIndex + 1)]/mdia/minf/stbl",
                                               rule: "CMAF header: no samples in moov", expected: "0 samples", found: "\(trak.sampleTable.sampleCount)"))
         }
     }
@@ -250,7 +272,7 @@ public struct SegmentSequenceValidation: Sendable {
                 header = try BoxHeader.parse(from: &reader, containerRemaining: source.byteCount - offset, path: .root, allowOverrun: { $0 == "mdat" })
             } catch {
                 let part = partIndex(offset)
-                findings.append(ValidationFinding(.error, file: parts[part].name, location: "byte \(offset - starts[part])",
+                found.append(ValidationFinding(.error, file: parts[part].name, location: "byte \(offset - starts[part])",
                                                   rule: "box structure", expected: "a box header", found: "\(error)"))
                 // The next segment is checked from its own start.
                 guard part + 1 < parts.count else { break }
@@ -260,7 +282,7 @@ public struct SegmentSequenceValidation: Sendable {
             let part = partIndex(offset)
             if part != currentPart {
                 if let moof = pendingMoof {
-                    findings.append(ValidationFinding(.error, file: parts[currentPart].name, location: moof.location, rule: "moof followed by its mdat",
+                    found.append(ValidationFinding(.error, file: parts[currentPart].name, location: moof.location, rule: "moof followed by its mdat",
                                                       expected: "mdat", found: "the end of the segment"))
                     pendingMoof = nil
                 }
@@ -272,12 +294,12 @@ public struct SegmentSequenceValidation: Sendable {
             let partEnd = starts[part].saturatingAdding(parts[part].byteCount)
             boxIndexInPart += 1
             if header.end > partEnd && parts.count > 1 {
-                findings.append(ValidationFinding(.error, file: name, location: "\(header.type) at byte \(offset - starts[part])",
+                found.append(ValidationFinding(.error, file: name, location: "\(header.type) at byte \(offset - starts[part])",
                                                   rule: "a box ends inside its segment", expected: "\(partEnd - offset) bytes at most",
                                                   found: "\(header.size)"))
             }
             if let moof = pendingMoof, header.type != "mdat" {
-                findings.append(ValidationFinding(.error, file: name, location: moof.location, rule: "moof followed by its mdat",
+                found.append(ValidationFinding(.error, file: name, location: moof.location, rule: "moof followed by its mdat",
                                                   expected: "mdat", found: "\(header.type)"))
                 pendingMoof = nil
             }
@@ -285,18 +307,18 @@ public struct SegmentSequenceValidation: Sendable {
             switch header.type {
             case "ftyp", "moov":
                 if part > 0 {
-                    findings.append(ValidationFinding(.error, file: name, location: "\(header.type)", rule: "a media segment holds no header box",
+                    found.append(ValidationFinding(.error, file: name, location: "\(header.type)", rule: "a media segment holds no header box",
                                                       expected: "styp, sidx, moof, mdat", found: "\(header.type)"))
                 }
             case "styp":
                 if boxIndexInPart != 1 && parts.count > 1 {
-                    findings.append(ValidationFinding(.error, file: name, location: "styp", rule: "brands: styp comes first in its segment",
+                    found.append(ValidationFinding(.error, file: name, location: "styp", rule: "brands: styp comes first in its segment",
                                                       expected: "box 1", found: "box \(boxIndexInPart)"))
                 }
                 if claimsCMAF, var payload = try? MP4File.payload(source, header, path: BoxPath.root.appending("styp")),
                    let styp = try? FileTypeBox(from: &payload, path: BoxPath.root.appending("styp")),
                    !([styp.majorBrand] + styp.compatibleBrands).contains(where: { ["cmfs", "cmff", "cmfl", "cmfc"].contains($0) }) {
-                    findings.append(ValidationFinding(.warning, file: name, location: "styp", rule: "brands: a CMAF segment's styp",
+                    found.append(ValidationFinding(.warning, file: name, location: "styp", rule: "brands: a CMAF segment's styp",
                                                       expected: "cmfs (or cmff, cmfl) among its brands",
                                                       found: ([styp.majorBrand] + styp.compatibleBrands).map(\.description).joined(separator: ",")))
                 }
@@ -306,28 +328,28 @@ public struct SegmentSequenceValidation: Sendable {
                     let index = try SegmentIndex(from: try MP4File.payload(source, header, path: BoxPath.root.appending("sidx")), path: BoxPath.root.appending("sidx"))
                     pendingSidx.append((location, part, index, header.end))
                 } catch {
-                    findings.append(ValidationFinding(.error, file: name, location: location, rule: "sidx", expected: "a readable sidx", found: "\(error)"))
+                    found.append(ValidationFinding(.error, file: name, location: location, rule: "sidx", expected: "a readable sidx", found: "\(error)"))
                 }
             case "moof":
                 moofInPart += 1
                 let location = "moof[\(moofInPart)]"
                 let payload: ByteReader
                 do { payload = try MP4File.payload(source, header, path: BoxPath.root.appending("moof")) } catch {
-                    findings.append(ValidationFinding(.error, file: name, location: location, rule: "moof", expected: "a readable moof", found: "\(error)"))
+                    found.append(ValidationFinding(.error, file: name, location: location, rule: "moof", expected: "a readable moof", found: "\(error)"))
                     break
                 }
                 checkFragmentBoxes(payload, location: location, name: name, trackID: track.id, severity: cmaf, progress: &progress,
                                    trackRules: isTrackFile)
                 let runs: [FragmentRun]
                 do { runs = try parser.parse(moof: payload, moofOffset: header.offset, path: BoxPath.root.appending("moof")) } catch {
-                    findings.append(ValidationFinding(.error, file: name, location: location, rule: "moof", expected: "readable track runs", found: "\(error)"))
+                    found.append(ValidationFinding(.error, file: name, location: location, rule: "moof", expected: "readable track runs", found: "\(error)"))
                     break
                 }
                 progress.fragments += 1
                 let ours = runs.filter { $0.trackID == track.id }
                 if let first = ours.first {
                     if let end = progress.decodeEnd, first.firstDecodeTime != end {
-                        findings.append(ValidationFinding(.error, file: name, location: "\(location)/traf/tfdt", rule: "tfdt continuity",
+                        found.append(ValidationFinding(.error, file: name, location: "\(location)/traf/tfdt", rule: "tfdt continuity",
                                                           expected: "\(end) (where the fragment before ended)", found: "\(first.firstDecodeTime)"))
                     }
                     if isMediaSegment, timings[part].firstDecodeTime == nil { timings[part].firstDecodeTime = first.firstDecodeTime }
@@ -335,7 +357,7 @@ public struct SegmentSequenceValidation: Sendable {
                 var duration: Int64 = 0
                 for run in ours {
                     if run.descriptionIndex < 1 || run.descriptionIndex > track.sampleEntries.count {
-                        findings.append(ValidationFinding(.error, file: name, location: "\(location)/traf/tfhd", rule: "sample_description_index names an stsd entry",
+                        found.append(ValidationFinding(.error, file: name, location: "\(location)/traf/tfhd", rule: "sample_description_index names an stsd entry",
                                                           expected: "1…\(track.sampleEntries.count)", found: "\(run.descriptionIndex)"))
                     }
                     duration = duration.saturatingAdding(run.duration)
@@ -351,7 +373,7 @@ public struct SegmentSequenceValidation: Sendable {
                     for run in moof.runs where run.sampleCount > 0 {
                         let end = run.dataOffset.saturatingAdding(run.byteCount)
                         if run.dataOffset < header.payloadOffset || end > min(header.end, partEnd) {
-                            findings.append(ValidationFinding(.error, file: name, location: "\(moof.location)/traf/trun", rule: "samples inside the mdat that follows",
+                            found.append(ValidationFinding(.error, file: name, location: "\(moof.location)/traf/trun", rule: "samples inside the mdat that follows",
                                                               expected: "bytes \(header.payloadOffset - starts[part])..<\(min(header.end, partEnd) - starts[part])",
                                                               found: "bytes \(run.dataOffset - starts[part])..<\(end - starts[part])"))
                         }
@@ -373,7 +395,7 @@ public struct SegmentSequenceValidation: Sendable {
             offset = header.end
         }
         if let moof = pendingMoof {
-            findings.append(ValidationFinding(.error, file: parts[currentPart].name, location: moof.location, rule: "moof followed by its mdat",
+            found.append(ValidationFinding(.error, file: parts[currentPart].name, location: moof.location, rule: "moof followed by its mdat",
                                               expected: "mdat", found: "the end of the segment"))
         }
         for sidx in pendingSidx {
@@ -404,16 +426,16 @@ public struct SegmentSequenceValidation: Sendable {
         }
         if let sequence {
             if let previous = progress.sequenceNumber, sequence <= previous {
-                findings.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd sequence_number increases",
+                found.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd sequence_number increases",
                                                   expected: "more than \(previous)", found: "\(sequence)"))
             }
             progress.sequenceNumber = sequence
         } else {
-            findings.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd present",
+            found.append(ValidationFinding(.error, file: name, location: "\(location)/mfhd", rule: "mfhd present",
                                               expected: "an mfhd", found: "none"))
         }
         if trackRules, let severity, trafs != 1 {
-            findings.append(ValidationFinding(severity, file: name, location: location, rule: "one track per fragment",
+            found.append(ValidationFinding(severity, file: name, location: location, rule: "one track per fragment",
                                               expected: "1 traf", found: "\(trafs)"))
         }
     }
@@ -430,15 +452,15 @@ public struct SegmentSequenceValidation: Sendable {
                 tfhd = true
                 guard let full = try? FullBoxHeader.parse(from: &reader, path: child.path), let id = try? reader.readUInt32() else { continue }
                 if id != trackID {
-                    findings.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "one track per fragment: the init's track",
+                    found.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "one track per fragment: the init's track",
                                                       expected: "track_ID \(trackID)", found: "\(id)"))
                 }
                 if let severity, full.flags & 0x01 != 0 {
-                    findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: no base_data_offset",
+                    found.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: no base_data_offset",
                                                       expected: "base-data-offset-present 0", found: "1"))
                 }
                 if let severity, full.flags & 0x02_0000 == 0 {
-                    findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: default-base-is-moof",
+                    found.append(ValidationFinding(severity, file: name, location: "\(location)/tfhd", rule: "CMAF: default-base-is-moof",
                                                       expected: "1", found: "0"))
                 }
             case "tfdt":
@@ -446,7 +468,7 @@ public struct SegmentSequenceValidation: Sendable {
             case "trun":
                 guard let full = try? FullBoxHeader.parse(from: &reader, path: child.path) else { continue }
                 if let severity, full.flags & 0x01 == 0 {
-                    findings.append(ValidationFinding(severity, file: name, location: "\(location)/trun", rule: "CMAF: trun data_offset",
+                    found.append(ValidationFinding(severity, file: name, location: "\(location)/trun", rule: "CMAF: trun data_offset",
                                                       expected: "data-offset-present 1", found: "0"))
                 }
             default:
@@ -454,10 +476,10 @@ public struct SegmentSequenceValidation: Sendable {
             }
         }
         if !tfhd {
-            findings.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "tfhd present", expected: "a tfhd", found: "none"))
+            found.append(ValidationFinding(.error, file: name, location: "\(location)/tfhd", rule: "tfhd present", expected: "a tfhd", found: "none"))
         }
         if let severity, !tfdt {
-            findings.append(ValidationFinding(severity, file: name, location: "\(location)/tfdt", rule: "CMAF: tfdt present",
+            found.append(ValidationFinding(severity, file: name, location: "\(location)/tfdt", rule: "CMAF: tfdt present",
                                               expected: "a tfdt", found: "none"))
         }
     }
@@ -470,7 +492,7 @@ public struct SegmentSequenceValidation: Sendable {
         guard progress.samplesSeen.addingReportingOverflow(run.sampleCount).partialValue <= sampleBudget else {
             if !progress.overBudget {
                 progress.overBudget = true
-                findings.append(ValidationFinding(.error, file: name, location: location, rule: "whole frames: a byte per sample at least",
+                found.append(ValidationFinding(.error, file: name, location: location, rule: "whole frames: a byte per sample at least",
                                                   expected: "at most \(sampleBudget) samples (the bytes there are)", found: "more: runs that overlap"))
             }
             return
@@ -482,12 +504,12 @@ public struct SegmentSequenceValidation: Sendable {
             // The sample before this one was not the last: it had to be a whole frame (within a
             // unit where a frame is no whole number of the timescale's units).
             if let last = progress.lastSample, last.duration.saturatingSubtracting(frame).magnitude > frameTolerance {
-                findings.append(ValidationFinding(.error, file: partNames[last.part], location: "\(last.run) sample \(last.index)",
+                found.append(ValidationFinding(.error, file: partNames[last.part], location: "\(last.run) sample \(last.index)",
                                                   rule: "whole frames: a sample lasts one frame (but the last)",
                                                   expected: "\(frame)", found: "\(last.duration)"))
             }
             if size == 0 {
-                findings.append(ValidationFinding(.error, file: name, location: "\(location) sample \(i + 1)", rule: "whole frames: no empty sample",
+                found.append(ValidationFinding(.error, file: name, location: "\(location) sample \(i + 1)", rule: "whole frames: no empty sample",
                                                   expected: "an AAC frame's bytes", found: "0 bytes"))
             }
             time = time.saturatingAdding(duration)
@@ -502,7 +524,7 @@ public struct SegmentSequenceValidation: Sendable {
         let name = parts[last.part].name
         let location = "\(last.run) sample \(last.index)"
         if last.duration > frame + Int64(frameTolerance) || last.duration <= 0 {
-            findings.append(ValidationFinding(.error, file: name, location: location, rule: "whole frames: the last sample at most a frame",
+            found.append(ValidationFinding(.error, file: name, location: location, rule: "whole frames: the last sample at most a frame",
                                               expected: "1…\(frame)", found: "\(last.duration)"))
         }
         // The valid length counts from the first sample: a sequence that starts later (a live
@@ -510,10 +532,10 @@ public struct SegmentSequenceValidation: Sendable {
         guard let valid = summary.validLength, (firstDecodeTime ?? 0) == 0 else { return }
         let presentedEnd = summary.priming.saturatingAdding(valid)
         if last.duration < frame && last.end.saturatingSubtracting(presentedEnd).magnitude > UInt64(summary.validLengthTolerance) {
-            findings.append(ValidationFinding(.error, file: name, location: location, rule: "short last sample against the valid length",
+            found.append(ValidationFinding(.error, file: name, location: location, rule: "short last sample against the valid length",
                                               expected: "the samples to end at \(presentedEnd) (the edit's end)", found: "\(last.end)"))
         } else if last.end < presentedEnd.saturatingSubtracting(summary.validLengthTolerance) {
-            findings.append(ValidationFinding(.error, file: name, location: location, rule: "the samples cover the valid length",
+            found.append(ValidationFinding(.error, file: name, location: location, rule: "the samples cover the valid length",
                                               expected: "the samples to end at \(presentedEnd) or later (the edit's end)", found: "\(last.end)"))
         }
     }
@@ -522,14 +544,14 @@ public struct SegmentSequenceValidation: Sendable {
     private mutating func checkSegmentIndex(_ index: SegmentIndex, location: String, name: String, end: Int64, trackID: UInt32, timescale: Int,
                                             spans: [(start: Int64, end: Int64, decodeTime: Int64, duration: Int64)]) {
         if index.referenceID != trackID {
-            findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx reference_ID", expected: "\(trackID)", found: "\(index.referenceID)"))
+            found.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx reference_ID", expected: "\(trackID)", found: "\(index.referenceID)"))
         }
         guard index.timescale > 0 else {
-            findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx timescale", expected: "more than 0", found: "0"))
+            found.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx timescale", expected: "more than 0", found: "0"))
             return
         }
         if Int(index.timescale) != timescale {
-            findings.append(ValidationFinding(.warning, file: name, location: "\(location)", rule: "sidx timescale", expected: "\(timescale) (the track's)", found: "\(index.timescale)"))
+            found.append(ValidationFinding(.warning, file: name, location: "\(location)", rule: "sidx timescale", expected: "\(timescale) (the track's)", found: "\(index.timescale)"))
         }
         func scaled(_ value: Int64) -> Int64 { Int64(saturating: Double(value) * Double(index.timescale) / Double(max(timescale, 1))) }
         // Writers differ on whether the index's times are decode times (FFmpeg) or presentation
@@ -552,7 +574,7 @@ public struct SegmentSequenceValidation: Sendable {
             let first = spans[firstIndex]
             let time = Int64(clamping: index.earliestPresentationTime)
             if time != scaled(first.decodeTime) && time != scaled(presented(first.decodeTime)) {
-                findings.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx earliest_presentation_time",
+                found.append(ValidationFinding(.error, file: name, location: "\(location)", rule: "sidx earliest_presentation_time",
                                                   expected: "\(scaled(first.decodeTime)) (the next fragment's tfdt) or \(scaled(presented(first.decodeTime))) (after the edit)",
                                                   found: "\(index.earliestPresentationTime)"))
             }
@@ -568,12 +590,12 @@ public struct SegmentSequenceValidation: Sendable {
             let covered = spans[from..<next]
             let duration = covered.reduce(Int64(0)) { $0.saturatingAdding($1.duration) }
             if covered.first?.start != position || covered.last?.end != rangeEnd {
-                findings.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx referenced_size",
+                found.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx referenced_size",
                                                   expected: "a size that ends at a fragment's end", found: "\(reference.size) bytes from byte \(position)"))
             } else if let start = covered.first?.decodeTime {
                 let afterEdit = presented(start.saturatingAdding(duration)) - presented(start)
                 if Int64(reference.duration) != scaled(duration) && Int64(reference.duration) != scaled(afterEdit) {
-                    findings.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx subsegment_duration",
+                    found.append(ValidationFinding(.error, file: name, location: "\(location) reference \(number + 1)", rule: "sidx subsegment_duration",
                                                       expected: "\(scaled(duration)) (the fragments' samples) or \(scaled(afterEdit)) (after the edit)",
                                                       found: "\(reference.duration)"))
                 }

@@ -967,6 +967,9 @@ extension HLSPlaylistDocument {
 
         // What applies to the next URI line.
         var pendingURITag: PendingURITag?
+        /// Each distinct URI once: a playlist naming one segment 200,000 times holds one copy
+        /// of its text, shared by every segment that names it.
+        var distinctURIs: [String: String] = [:]
         var pendingByteRange: (line: Int, range: (length: Int64, offset: Int64?)?)?
         var pendingDiscontinuity = false
         var pendingProgramDateTime: (text: String, seconds: Double?)?
@@ -1071,7 +1074,13 @@ extension HLSPlaylistDocument {
             } else if bytes[lower] == UInt8(ascii: "#") {
                 return // A comment (RFC 8216 4.1).
             } else {
-                readURI(HLSPlaylistDocument.string(bytes, lower..<upper), line: number)
+                let uri = HLSPlaylistDocument.string(bytes, lower..<upper)
+                if let known = distinctURIs[uri] {
+                    readURI(known, line: number)
+                } else {
+                    distinctURIs[uri] = uri
+                    readURI(uri, line: number)
+                }
             }
         }
 

@@ -60,7 +60,9 @@ public enum HLSValidation {
 
     /// A media playlist checked, and what the master's rules need of it.
     struct MediaCheck {
-        var findings: [ValidationFinding] = []
+        var findings: [ValidationFinding] { found.elements }
+        /// The findings as they are made, repeats counted (one per file and rule kept).
+        var found = ValidationFindingList()
         let document: HLSPlaylistDocument
         var track: SegmentSequenceValidation.TrackSummary?
         /// Each segment's bytes (0 when not read).
@@ -71,14 +73,14 @@ public enum HLSValidation {
         init(_ document: HLSPlaylistDocument, path: FilePath) {
             self.document = document
             let name = path.string
-            findings += HLSValidation.syntaxFindings(document, name: name)
+            found += HLSValidation.syntaxFindings(document, name: name)
             checkTags(name: name)
             checkParts(name: name)
             checkMedia(path: path)
         }
 
         private mutating func add(_ severity: ValidationFinding.Severity, _ location: String, _ rule: String, expected: String, found: String, file: String) {
-            findings.append(ValidationFinding(severity, file: file, location: location, rule: rule, expected: expected, found: found))
+            self.found.append(ValidationFinding(severity, file: file, location: location, rule: rule, expected: expected, found: found))
         }
 
         private mutating func checkTags(name: String) {
@@ -219,8 +221,8 @@ public enum HLSValidation {
             }
             let media = ManifestMedia(manifest: name, initSegment: .init(path: mapPath, range: map.byteRange.map { ($0.offset, $0.length) }, location: "line \(map.line) EXT-X-MAP"),
                                       segments: references)
-            findings += media.findings
-            findings += media.sequence?.findings ?? []
+            found += media.findings
+            found += media.sequence?.findings ?? []
             track = media.sequence?.track
             sizes = media.sizes
             let tolerance = (document.version ?? 1) < 3 ? 0.5 : HLSValidation.durationTolerance
@@ -243,7 +245,8 @@ public enum HLSValidation {
 
         /// Each part's file against its `DURATION`, the parts read in order as one sequence.
         private mutating func checkPartMedia(path: FilePath, map: HLSPlaylistDocument.Map, mapPath: FilePath) {
-            let parts = document.segments.filter { $0.map == map }.flatMap(\.parts) + document.trailingParts
+            // Lazily: the segments are not copied to find the few that have parts.
+            let parts = document.segments.lazy.filter { !$0.parts.isEmpty && $0.map == map }.flatMap(\.parts) + document.trailingParts
             guard !parts.isEmpty else { return }
             var references: [ManifestMedia.Reference] = []
             for part in parts {
@@ -254,8 +257,8 @@ public enum HLSValidation {
             let media = ManifestMedia(manifest: path.string, initSegment: initReference, segments: references)
             // The init's own findings were reported with the segments.
             let initName = media.sequence?.segments.isEmpty == false ? mapPath.string : ""
-            findings += media.findings
-            findings += (media.sequence?.findings ?? []).filter { !$0.file.hasPrefix(initName) || initName.isEmpty }
+            found += media.findings
+            found += (media.sequence?.findings ?? []).filter { !$0.file.hasPrefix(initName) || initName.isEmpty }
             guard let timescale = media.sequence?.track?.timescale, timescale > 0 else { return }
             for (index, part) in parts.enumerated() {
                 guard let timing = media.timing(index) else { continue }
