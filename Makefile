@@ -74,7 +74,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 # --- fuzzing ------------------------------------------------------------------------------------
 
 # Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
-FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts playlist
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz
@@ -200,7 +200,7 @@ define run_fuzz
 	    corpus=$(FUZZ_SCRATCH)/corpus/$$t; findings=$(FUZZ_FINDINGS)/$$t; log=$(FUZZ_SCRATCH)/fuzz-$$t.log; \
 	    mkdir -p "$$corpus" "$$findings"; \
 	    extra=""; [ -d $(REGRESSIONS)/$$t ] && extra=$(REGRESSIONS)/$$t; \
-	    maxlen=$(FUZZ_MAX_LEN); [ $$t = mp4 ] && maxlen=$(FUZZ_MAX_LEN_mp4); \
+	    maxlen=$(FUZZ_MAX_LEN); case $$t in mp4|playlist) maxlen=$(FUZZ_MAX_LEN_mp4);; esac; \
 	    status=0; \
 	    SWIFT_BACKTRACE=enable=no $(FUZZ_BIN) $$t "$$corpus" $(FUZZ_SCRATCH)/seeds/$$t $$extra \
 	        -max_total_time=$(1) -max_len=$$maxlen $(FUZZ_FLAGS) -artifact_prefix="$$findings/" -print_final_stats=1 \

@@ -136,7 +136,7 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaStreaming", "MPEGTS", "RTMP"], swiftSettings: strict),
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MPEGTS", "RTMP"], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 

@@ -33,12 +33,15 @@
 #       comments, PIs, CDATA, references, prefixes), plus the .mpd files of ../shared/corpus.
 # ts:   MPEG-TS with AAC made by ffmpeg's mpegts muxer (mono, stereo, tables on every PES packet,
 #       one cut to an SRT message's 7 packets).
+# playlist: a small fMP4 HLS package from ffmpeg, and hostile folders (a directory, a FIFO, a loop
+#       of links, a missing name, a device, one segment named 200 times), as the playlist target
+#       reads them (see Sources/FuzzTargets/PlaylistFuzzTarget.swift).
 # rtmp: transcripts of what an RTMP server says to a publisher (handshake, control messages,
 #       _result and onStatus commands), and bare AMF0 payloads.
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -447,6 +450,46 @@ open(f"{out}/publish-start.bin", "wb").write(handshake + control + connected + c
 open(f"{out}/publish-badname.bin", "wb").write(handshake + control + connected + created + status("NetStream.Publish.BadName", "Already publishing"))
 open(f"{out}/ping.bin", "wb").write(handshake + control + chunk(2, 4, struct.pack(">HI", 6, 123456)))
 open(f"{out}/amf0-result.bin", "wb").write(b"".join(amf(v) for v in ("_result", 1, None, {"level": "status", "code": "NetConnection.Connect.Success"})))
+PY
+    ;;
+playlist)
+    # A small fMP4 HLS package from ffmpeg (0.5 s segments at 24 kb/s mono, so each input stays
+    # short), packed with the folder entries the playlist target reads: the package itself, and
+    # the hostile folders (a directory, a FIFO, a loop of links, a missing name, one segment
+    # named 200 times) as inputs of the same format.
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=22050:duration=1.2" -ac 1 -c:a aac -b:a 24k \
+        -f hls -hls_segment_type fmp4 -hls_time 0.5 -hls_playlist_type vod -hls_fmp4_init_filename init.mp4 \
+        -hls_segment_filename "$work/seg%d.m4s" "$work/index.m3u8"
+    python3 - "$work" "$dir" <<'PY'
+import os, struct, sys
+work, out = sys.argv[1], sys.argv[2]
+def entry(kind, name, body=b""):
+    name = name.encode()
+    return bytes([kind, len(name)]) + name + struct.pack("<H", len(body)) + body
+def pack(entries, playlist):
+    return bytes([len(entries)]) + b"".join(entries) + playlist
+files = sorted(n for n in os.listdir(work) if n.endswith((".mp4", ".m4s")))
+package = [entry(0, n, open(os.path.join(work, n), "rb").read()) for n in files][:8]
+playlist = open(os.path.join(work, "index.m3u8"), "rb").read()
+def media(map_uri, segments):
+    text = "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:1\n#EXT-X-MAP:URI=\"%s\"\n" % map_uri
+    text += "".join("#EXTINF:0.5,\n%s\n" % s for s in segments) + "#EXT-X-ENDLIST\n"
+    return text.encode()
+init = [e for e in package if b"init.mp4" in e[:12]]
+seg0 = [e for e in package if b"seg0.m4s" in e[:12]]
+seeds = {
+    "package.bin": pack(package, playlist),
+    "map-is-a-directory.bin": pack([entry(1, "folder")] + seg0, media("folder", ["seg0.m4s"])),
+    "map-is-root.bin": pack(seg0, media("/", ["seg0.m4s"])),
+    "segment-is-a-fifo.bin": pack(init + [entry(3, "fifo")], media("init.mp4", ["fifo"])),
+    "map-is-a-fifo.bin": pack([entry(3, "fifo")] + seg0, media("fifo", ["seg0.m4s"])),
+    "link-loop.bin": pack(init + [entry(2, "a", b"b"), entry(2, "b", b"a")], media("init.mp4", ["a", "seg0.m4s"])),
+    "missing-segment.bin": pack(init + seg0, media("init.mp4", ["seg0.m4s", "gone.m4s"])),
+    "link-to-dev-zero.bin": pack(init + [entry(2, "zero", b"/dev/zero")], media("init.mp4", ["zero"])),
+    "one-segment-200-times.bin": pack(init + seg0, media("init.mp4", ["seg0.m4s"] * 200)),
+}
+for name, data in seeds.items():
+    open(os.path.join(out, name), "wb").write(data)
 PY
     ;;
 *)

@@ -91,10 +91,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// through ``RTMPChunkWriter``) decodes to itself; messages do not depend on how the bytes
     /// arrive; a session fed any bytes sends only chunks that read.
     case rtmp
+    /// An HLS media playlist and the files it names, made in a folder held in memory
+    /// (``PlaylistFuzzTarget``): directories, loops of links, FIFOs and missing names give a
+    /// typed error, never a trap or a wait; what is read as segments demuxes within their bytes.
+    case playlist
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
         switch self {
+        case .playlist: PlaylistFuzzTarget.run(data)
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)
