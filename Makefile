@@ -88,7 +88,15 @@ FUZZ_BUILD_FLAGS := --scratch-path $(FUZZ_SCRATCH) -c $(FUZZ_CONFIG) --product k
 FUZZ_SECONDS ?= 300
 FUZZ_SMOKE_SECONDS ?= 6
 FUZZ_FLAGS ?= -timeout=5 -rss_limit_mb=2048
-# Inputs up to 4 KiB, except MP4, whose smallest real files (moov, sample tables) are larger.
+# make fuzz FUZZ_RUNS=1000000: each target for that many runs instead of FUZZ_SECONDS (the
+# figures in FUZZING.md).
+FUZZ_RUNS ?=
+ifneq ($(FUZZ_RUNS),)
+override FUZZ_FLAGS += -runs=$(FUZZ_RUNS)
+override FUZZ_SECONDS := 0
+endif
+# Inputs up to 4 KiB, except MP4, whose smallest real files (moov, sample tables) are larger, and
+# a playlist with the init segment and segments it names.
 FUZZ_MAX_LEN ?= 4096
 FUZZ_MAX_LEN_mp4 ?= 65536
 FUZZ_FINDINGS := fuzz-findings

@@ -325,11 +325,7 @@ extension FileSystemCalls {
     /// are followed (`stat(2)`), so a link or a hard link to a file is that file. `false` when
     /// either does not exist.
     package static func sameFile(_ a: FilePath, _ b: FilePath) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard a.withPlatformString({ system_stat($0, &first) }) == 0, b.withPlatformString({ system_stat($0, &second) }) == 0 else {
-            return false
-        }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+        guard let first = identity(at: a), let second = identity(at: b) else { return false }
+        return first == second
     }
 }
