@@ -125,7 +125,8 @@ public enum MP4Probe {
             }
         }
         if entry.duration > 0 {
-            let bytes = track.sampleTable.sampleSizes.totalBytes + track.fragmentRuns.reduce(Int64(0)) { $0 + $1.byteCountForReport }
+            // Saturating: the sizes are the file's, and a hostile trun declares any.
+            let bytes = track.fragmentRuns.reduce(track.sampleTable.sampleSizes.totalBytes) { $0.saturatingAdding($1.byteCountForReport) }
             entry.bitrate = Int(Int64(saturating: Double(bytes) * 8 / (Double(track.mediaDuration) / Double(max(track.timescale, 1)))))
         }
     }
