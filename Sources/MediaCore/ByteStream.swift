@@ -221,7 +221,14 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     ///
     /// - Throws: ``ByteStreamError/system(operation:path:errno:)`` with `EISDIR` for a directory
     ///   and `ESPIPE` (`Illegal seek`) for anything else that is not a regular file.
-    public init(regularFileAt path: FilePath) throws(ByteStreamError) {
+    public convenience init(regularFileAt path: FilePath) throws(ByteStreamError) {
+        try self.init(regularFileAt: path, claimingInput: true)
+    }
+
+    /// Opens `path` like ``init(regularFileAt:)``; with `claimingInput` false, the file is not
+    /// held as an input (``InputFiles``): a file an origin serves, which a publisher in the same
+    /// process may replace at any moment.
+    package init(regularFileAt path: FilePath, claimingInput: Bool) throws(ByteStreamError) {
         self.path = path
         do {
             // Non-blocking, so that a FIFO with no writer opens at once to be refused; a
@@ -230,7 +237,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
         } catch {
             throw .system(operation: "open", path: path, errno: error as? Errno ?? .ioError)
         }
-        claim = InputFiles.Claim(descriptor)
+        claim = claimingInput ? InputFiles.Claim(descriptor) : nil
         guard FileSystemCalls.regularFileSize(descriptor) != nil else {
             // Fully initialised: `deinit` closes the descriptor when this throws.
             throw FileSystemCalls.isDirectory(descriptor) ? .system(operation: "open", path: path, errno: .isDirectory)

@@ -226,7 +226,9 @@ public struct HLSOrigin: Sendable {
               let kind = name.split(separator: ".").last.map(String.init), let type = Self.contentType(ofFileExtension: kind),
               let resolved = FileSystemCalls.resolvedPath(components.reduce(directory) { $0.appending($1) }),
               let root = FileSystemCalls.resolvedPath(directory), resolved.starts(with: root), resolved != root,
-              let source = try? FileByteSource(path: resolved),
+              // A regular file only (a FIFO would hold the connection), and not claimed as an
+              // input: a publisher in this process replaces playlists while they are served.
+              let source = try? FileByteSource(regularFileAt: resolved, claimingInput: false),
               source.isRegularFile, let size = source.size() else {
             return .status(404, cacheControl: cacheControl(.transientError))
         }
