@@ -105,13 +105,18 @@ enum PlaylistFuzzTarget {
         _ = try? HLSValidation.findings(forPlaylist: index)
     }
 
-    /// Empties and removes the fuzz folder.
-    private static func removeFolder() {
-        guard let folder else { return }
+    /// Removes what the last input made in `folder`.
+    private static func empty(_ folder: FilePath) {
         for entry in made.reversed() {
             _ = folder.appending(entry.name).withPlatformString { entry.isDirectory ? rmdir($0) : unlink($0) }
         }
         made.removeAll()
+    }
+
+    /// Empties and removes the fuzz folder.
+    private static func removeFolder() {
+        guard let folder else { return }
+        empty(folder)
         _ = folder.withPlatformString { rmdir($0) }
     }
 
@@ -125,10 +130,7 @@ enum PlaylistFuzzTarget {
             atexit { PlaylistFuzzTarget.removeFolder() }
             return made
         }()
-        for entry in made.reversed() {
-            _ = folder.appending(entry.name).withPlatformString { entry.isDirectory ? rmdir($0) : unlink($0) }
-        }
-        made.removeAll()
+        empty(folder)
         return folder
     }
 }
