@@ -150,13 +150,13 @@ let package = Package(
         .executableTarget(name: "tee-capture", dependencies: ["KeyFrameKit"], path: "Examples/tee-capture", swiftSettings: strict),
         .executableTarget(name: "package-hls", dependencies: ["MediaStreaming"], path: "Examples/package-hls", swiftSettings: strict),
 
-                .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+                .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         // Killed by the atomic-commit tests while it commits a file over and over.
         .executableTarget(name: "commit-probe", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")],
                           path: "Tests/CommitProbe", swiftSettings: strict),
-        .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets"], resources: [.copy("Regressions")], swiftSettings: strict),
+        .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets", "TestSupport"], resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),

@@ -2,6 +2,7 @@
 import Foundation
 import MediaCore
 import Testing
+import TestSupport
 
 /// Our `ps_data()` judged by two decoders nobody here wrote: mono AAC-LC from ffmpeg gets an SBR
 /// fill element per frame whose extended data is a PS frame of ours (ADTS, implicit signalling:
@@ -18,7 +19,7 @@ import Testing
 ///
 /// No HE-AAC v2 file made by another encoder is available here (no encoder installed here writes
 /// PS), so there is no byte-exact check against a foreign stream.
-@Suite(.serialized) struct ParametricStereoInteropTests {
+@Suite(.blocking, .serialized) struct ParametricStereoInteropTests {
     static let header = ParametricStereoHeader(iidMode: 1, iccMode: 1)
 
     /// The stream: ffmpeg's mono AAC-LC at 24 kHz with SBR (a quiet high band) and the PS frames

@@ -4,11 +4,12 @@ import Foundation
 import MediaCore
 import MP4
 import Testing
+import TestSupport
 
 /// `RawDataBlock` (ISO/IEC 14496-3, 4.4.2.1): every frame of ffmpeg-made AAC-LC and of the
 /// corpus parses to its last bit and writes back to the same bytes; inserted fill elements keep
 /// FFmpeg's decode; hostile bytes give typed errors.
-@Suite struct RawDataBlockTests {
+@Suite(.blocking) struct RawDataBlockTests {
     /// One frame of an ADTS stream: its configuration, header and raw data block.
     struct ADTSPiece {
         var configuration: RawDataBlock.Configuration
@@ -395,7 +396,7 @@ import Testing
 
 /// Elements and tools ffmpeg's encoder never writes (pulse data, data stream and program config
 /// elements, escaped counts): built, written, read back to the same values.
-@Suite struct RawDataBlockWriterTests {
+@Suite(.blocking) struct RawDataBlockWriterTests {
     static let configuration = RawDataBlock.Configuration(samplingFrequencyIndex: SamplingFrequencyIndex(rawValue: 4), channelConfiguration: 1)
 
     static func reread(_ block: RawDataBlock) throws -> RawDataBlock {

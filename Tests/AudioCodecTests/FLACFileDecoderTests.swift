@@ -9,7 +9,7 @@ import Testing
 /// which FFmpeg 5.1 decodes no frame. Inputs are made by the `flac` tool from a WAV ffmpeg
 /// writes; the referee is that WAV's own samples, as ffmpeg writes them left-justified to
 /// signed 32-bit (`-f s32le`).
-@Suite struct FLACFileDecoderTests {
+@Suite(.blocking) struct FLACFileDecoderTests {
     struct Source: Sendable, CustomTestStringConvertible {
         var bits: Int
         var rate: Int

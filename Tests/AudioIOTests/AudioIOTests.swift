@@ -3,9 +3,10 @@ import Foundation
 import MediaCore
 import Synchronization
 import Testing
+import TestSupport
 
 /// ALSA through the `file` plugin, loaded in-process: no sound card and no environment needed.
-@Suite struct AudioIOTests {
+@Suite(.blocking) struct AudioIOTests {
     init() { ALSALibrary.silenceDiagnostics() }
 
     static let format = PCMFormat(sampleRate: 44100, channelCount: 2, sampleFormat: .int16)
@@ -174,7 +175,7 @@ import Testing
 }
 
 /// The frame limit, the end callback, and a capture released without `stop()`.
-@Suite struct AudioCaptureEndingTests {
+@Suite(.blocking) struct AudioCaptureEndingTests {
     @Test func frameLimitDeliversExactlyThatManyFramesThenEnds() throws {
         let directory = try AudioIOTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

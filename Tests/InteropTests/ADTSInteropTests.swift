@@ -2,11 +2,12 @@ import AACBitstream
 import Foundation
 import MediaCore
 import Testing
+import TestSupport
 
 /// Our ADTS and AAC configuration parsing judged by FFmpeg: for files ffmpeg writes at every AAC
 /// rate in mono, stereo and 5.1, `keyframe probe --json` agrees with ffprobe, and every ADTS
 /// header, AudioSpecificConfig and esds writes back to the same bytes.
-@Suite struct ADTSInteropTests {
+@Suite(.blocking) struct ADTSInteropTests {
     static let rates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000]
     static let layouts = [1, 2, 6]
 

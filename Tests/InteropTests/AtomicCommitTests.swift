@@ -9,7 +9,7 @@ import Glibc
 /// executable around MediaCore's `FileByteSink`, in Tests/CommitProbe) commits the same file
 /// over and over and is SIGKILLed at varied moments; after every kill the file is the one from
 /// before or a complete new one, never missing and never partial.
-@Suite struct AtomicCommitTests {
+@Suite(.blocking) struct AtomicCommitTests {
     /// Bytes per committed file.
     static let size = 1024
     /// Kills per run: each costs a process start and up to 2 ms of committing (about 12 s in

@@ -9,7 +9,7 @@ import Glibc
 /// set it aside to cancel at the next packet, and no packet came). Every file job now ends on
 /// SIGINT, SIGTERM or SIGHUP even when blocked on a read, "cancelled" with status 1 as any
 /// cancelled job, and leaves no temporary output behind.
-@Suite struct BlockedReadSignalTests {
+@Suite(.blocking) struct BlockedReadSignalTests {
     @Test(arguments: [(["decode"], "in.m4a", "out.wav", SIGTERM), (["decode"], "in.aac", "out.wav", SIGHUP),
                       (["mux"], "in.aac", "out.m4a", SIGINT), (["encode"], "in.wav", "out.m4a", SIGTERM),
                       (["convert"], "in.aac", "out.wav", SIGINT)])

@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Bad input to `keyframe encode` and `keyframe decode`: a clear error on stderr, a non-zero exit,
 /// no crash, and nothing left under the output name.
-@Suite struct CodecCommandTests {
+@Suite(.blocking) struct CodecCommandTests {
     /// A 16-bit stereo 44.1 kHz WAV header with the given fields, followed by `payload` bytes.
     static func wav(channels: UInt16 = 2, rate: UInt32 = 44100, bits: UInt16 = 16, dataSize: UInt32, payload: Int) -> Data {
         func le32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> ($0 * 8)) } }

@@ -6,7 +6,7 @@ import TestSupport
 /// and 5.1: ffmpeg decodes our ADTS without a message; since we drive the same encoder with the
 /// same float conversion, our ADTS is byte-identical to `ffmpeg -c:a aac`'s; and our decode of
 /// ffmpeg's (and the corpus's) ADTS is sample-identical to `ffmpeg -i IN OUT.wav`.
-@Suite struct CodecInteropTests {
+@Suite(.blocking) struct CodecInteropTests {
     /// FFmpeg 5.1 prints this at -v warning for every ADTS file; it says nothing about ours.
     static let adtsDurationNote = PeerQuirk.adtsDurationEstimate.rawValue
 

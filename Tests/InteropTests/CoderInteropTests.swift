@@ -1,9 +1,10 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `--coder`: both of libavcodec's scale-factor searches give the bytes `ffmpeg -aac_coder` gives,
 /// so `record`'s default (fast, for its CPU) is as interoperable as `encode`'s (twoloop).
-@Suite struct CoderInteropTests {
+@Suite(.blocking) struct CoderInteropTests {
     @Test(arguments: ["twoloop", "fast"])
     func encodeMatchesFFmpegByteForByte(coder: String) throws {
         let directory = try ExternalTool.scratchDirectory()

@@ -5,7 +5,7 @@ import TestSupport
 /// The DocC command reference (KeyFrameKit.docc/CommandReference.md) is what
 /// `scripts/command-reference.py` writes from the built `keyframe`'s own help, the source of the
 /// man pages too: a help text changed without `make reference` fails here.
-@Suite struct CommandReferenceTests {
+@Suite(.blocking) struct CommandReferenceTests {
     static let article = "Sources/KeyFrameKit/KeyFrameKit.docc/CommandReference.md"
 
     @Test func committedReferenceMatchesTheHelp() throws {
@@ -45,7 +45,7 @@ import TestSupport
 
 /// `keyframe serve` copied somewhere without `keyframe-serve` beside it (a hand-made install)
 /// fails with a message that says how to get both: `make install`.
-@Suite struct MissingServerTests {
+@Suite(.blocking) struct MissingServerTests {
     @Test func serveWithoutKeyframeServeNamesMakeInstall() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -12,7 +12,7 @@ import Testing
 ///   ffmpeg's `-ac 2`;
 /// - a broken input is an error naming the file, and nothing is left behind;
 /// - `keyframe validate` says nothing on the M4As (issue 21).
-@Suite struct ConvertCommandTests {
+@Suite(.blocking) struct ConvertCommandTests {
     struct InputKind: Sendable, CustomTestStringConvertible {
         var name: String
         var fileExtension: String
@@ -288,7 +288,7 @@ import Testing
 }
 
 /// Issue 11, item 7: `keyframe convert IN… -o DIR/ --jobs N`.
-@Suite struct BatchConvertTests {
+@Suite(.blocking) struct BatchConvertTests {
     @Test func goodFilesConvertBrokenOnesFailAloneAndNothingHalfWrittenIsLeft() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -351,7 +351,7 @@ import Testing
 
 /// Issue 11, item 5: tags carried from Vorbis comments, ID3v2 and FLAC pictures into iTunes
 /// `ilst` atoms, as mutagen reads them; ReplayGain written as freeform tags.
-@Suite struct ConvertTagsTests {
+@Suite(.blocking) struct ConvertTagsTests {
     /// mutagen's view of an MP4's tags: text items, numbers, the cover's bytes (hex) and type.
     static func mutagenTags(_ path: String) throws -> [String: Any] {
         let script = """

@@ -3,11 +3,12 @@ import Foundation
 import MediaCore
 import SystemPackage
 import Testing
+import TestSupport
 
 /// Real-world files that nobody on this project made: `../shared/corpus/` (next to the
 /// repository), read where they lie. When the folder is absent the suite fails and says so:
 /// it did not run.
-@Suite struct CorpusTests {
+@Suite(.blocking) struct CorpusTests {
     static let folder: URL = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("../shared/corpus/androidx-media").standardizedFileURL

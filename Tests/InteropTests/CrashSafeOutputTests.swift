@@ -5,7 +5,7 @@ import TestSupport
 /// Issue 36: a crash-safe output written over an existing file writes beside it
 /// (`NAME.partial.EXT`) and replaces it only when finished; a fragmented file rewritten as a
 /// fast-start one at its end (`mux --defragment`) ends as the fast-start one, with no partial left.
-@Suite struct CrashSafeOutputTests {
+@Suite(.blocking) struct CrashSafeOutputTests {
     @Test func aFinishedCrashSafeOutputReplacesTheOldOneAndLeavesNothingBeside() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,7 +13,7 @@ import Glibc
 /// `ffmpeg -v error` decodes it with nothing to say, ffprobe counts exactly the samples of the
 /// complete moof+mdat pairs (whole fragments of 44 packets, fewer than the full encode's), and
 /// `keyframe probe --json` and `keyframe decode` read it.
-@Suite struct CrashSafeTests {
+@Suite(.blocking) struct CrashSafeTests {
     static let rate = 44100
     static let seconds = 600
     /// One-second fragments at 44.1 kHz: a fragment is cut at the first packet ≥ 1 s after its start.

@@ -6,7 +6,7 @@ import TestSupport
 /// every rendition of an `auto` ladder (HE-AAC v2, HE-AAC, LC) at lag 0 with every sample,
 /// through HLS and through DASH: the first segment's iTunSMPB says what the header's says, in
 /// the same units (for HE-AAC the core's samples, which FFmpeg doubles).
-@Suite("--dash beside HLS: the same HLS files, every rendition at lag 0")
+@Suite("--dash beside HLS: the same HLS files, every rendition at lag 0", .blocking)
 struct DASHBesideHLSTests {
     /// Every regular file under `directory`, by path relative to it.
     static func files(_ directory: String) throws -> [String: Data] {

@@ -7,7 +7,7 @@ import TestSupport
 /// libasound2-plugins installed by `make deps`, `pulse`), the plain listing names the same
 /// devices, and a device that does not exist is a clear error naming it, for `record` and `play`:
 /// a non-zero exit, no crash, no hang, and nothing left under the output name.
-@Suite struct DevicesCommandTests {
+@Suite(.blocking) struct DevicesCommandTests {
     @Test(.timeLimit(.minutes(15)))
     func devicesJSONListsCaptureAndPlayback() throws {
         let result = try Subprocess.run(try ExternalTool.keyframe, ["devices", "--json"], environment: ProcessInfo.processInfo.environment,

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 12, items 2–4: `keyframe chapters`, `cut`, `split` and `join`. Cuts are exact to the
 /// sample (the cut decodes to the same samples as the whole file, bit for bit, for a source
 /// without PNS), split then join gives back the original, FFmpeg plays every output without a
 /// warning at lag 0, ffprobe and mutagen read the chapters, and `keyframe validate` says nothing
 /// on any cut, part or join (issue 21; ADTS outputs are not MP4 and are not validated).
-@Suite struct EditCommandTests {
+@Suite(.blocking) struct EditCommandTests {
     static let rate = 48000
 
     /// An M4A from FFmpeg's encoder with PNS off (PNS draws noise from a generator whose state

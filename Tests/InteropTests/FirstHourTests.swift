@@ -5,7 +5,7 @@ import TestSupport
 /// The seams a new user met in the first hour, each reproduced: one command-line vocabulary,
 /// one bitrate parser whose range fits the output, the exit statuses of the README's table,
 /// outputs that keep what they replace, and the layouts, profiles and bitrates the tools say.
-@Suite("the first hour: vocabulary, exit statuses, seams")
+@Suite("the first hour: vocabulary, exit statuses, seams", .blocking)
 struct FirstHourTests {
     static func keyframe(_ arguments: [String]) throws -> Subprocess.Result {
         try ExternalTool.run(try ExternalTool.keyframe, arguments)
@@ -494,7 +494,7 @@ struct FirstHourTests {
 
 /// What a new user's trial found at the seams: a mistyped directory to serve, a damaged file in
 /// a batch, and a truncated file with chapters.
-@Suite("the first hour: a trial's seams")
+@Suite("the first hour: a trial's seams", .blocking)
 struct TrialSeamTests {
     @Test func serveRefusesWhatIsNotADirectory() throws {
         let directory = try ExternalTool.scratchDirectory()
@@ -573,7 +573,7 @@ struct TrialSeamTests {
 }
 
 /// `--sample-rate` and `--channels` on `package` and `publish`: what is encoded, as on `convert`.
-@Suite("the first hour: package and publish take the output's rate and channels")
+@Suite("the first hour: package and publish take the output's rate and channels", .blocking)
 struct OutputLayoutTests {
     @Test func packageEncodesTheRateAndChannelsAsked() throws {
         let directory = try ExternalTool.scratchDirectory()

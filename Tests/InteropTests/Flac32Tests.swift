@@ -11,7 +11,7 @@ import Testing
 ///   up at lag 0, and carries the FLAC's tags;
 /// - FLAC of 24 bits or fewer stays with libavcodec (`flac/flac`);
 /// - a truncated 32-bit FLAC is an error naming the samples, and nothing is left behind.
-@Suite struct Flac32Tests {
+@Suite(.blocking) struct Flac32Tests {
     static let rate = 48000
     static let channels = 2
     static let frames = 144_000 + 555

@@ -17,7 +17,7 @@ import TestSupport
 ///   and FFmpeg plays each output without a word at lag 0.
 /// ffprobe and ffmpeg are silent on every output apart from `PeerQuirk`s; `keyframe validate`
 /// finds no error in any cut, part or join (`ValidationCheck`, errors only).
-@Suite struct ForeignM4ATests {
+@Suite(.blocking) struct ForeignM4ATests {
     /// One entry of the script's manifest.json.
     struct Foreign: Decodable, Sendable {
         var name: String

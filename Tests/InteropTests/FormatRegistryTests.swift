@@ -2,11 +2,12 @@ import Foundation
 import KeyFrameKit
 import Synchronization
 import Testing
+import TestSupport
 
 /// Issue 22, items 2 and 4: one registry of formats that every job opens its files through,
 /// and tags and chapters that travel in the stream (``StreamEvent/metadata(_:)``) from the
 /// reader that finds them to the muxer that writes them, checked with ffprobe and mutagen.
-@Suite struct FormatRegistryTests {
+@Suite(.blocking) struct FormatRegistryTests {
     /// A 2-s 44.1 kHz stereo tone made by ffmpeg, in `name`'s format, with a title, an artist
     /// and, for MP4, two chapters.
     static func source(_ name: String, in directory: URL, chapters: Bool = false) throws -> String {

@@ -7,7 +7,7 @@ import Glibc
 
 /// One format table for every command: what the bytes say wins over the name, so `probe`,
 /// `decode`, `play`'s input side and `demux` agree on the same file.
-@Suite struct FormatTableCommandTests {
+@Suite(.blocking) struct FormatTableCommandTests {
     @Test func anM4ANamedAACProbesAndDecodesAsTheMP4ItIs() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -60,7 +60,7 @@ import Glibc
 
 /// Ctrl-C during a file job: the pump stops at the next packet and removes the half-written
 /// output, so nothing is left, not even the hidden temporary file.
-@Suite struct InterruptedJobTests {
+@Suite(.blocking) struct InterruptedJobTests {
     @Test(arguments: ["out.m4a", "out.aac"])
     func sigintDuringAnEncodeLeavesNothing(output name: String) throws {
         let directory = try ExternalTool.scratchDirectory()

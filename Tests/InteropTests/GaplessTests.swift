@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 5, "Done means" 2: gapless M4A. A WAV of exactly N samples (a chirp plus noise, so the
 /// cross-correlation has one sharp peak) → `keyframe encode -o x.m4a`:
@@ -10,7 +11,7 @@ import Testing
 /// - the edit list is one edit, media_time 1024 (the encoder's priming), segment_duration N in a
 ///   movie timescale equal to the sample rate; iTunSMPB says priming 1024 and original length N,
 ///   and `keyframe probe --json` reads both.
-@Suite struct GaplessTests {
+@Suite(.blocking) struct GaplessTests {
     static let lengths = [1024 * 40, 1024 * 40 + 1, 44100, 12345, 100]
 
     @Test(arguments: lengths, [GaplessLayout(rate: 44100, channels: 1), GaplessLayout(rate: 44100, channels: 2),

@@ -18,7 +18,7 @@ import TestSupport
 ///   whose every segment starts with an SBR header.
 /// - `publish --profile he-aac` to icecast2: the server's dump is HE-AAC (implicit, in ADTS).
 /// - `cut`, `split`, `join` refuse HE-AAC (M4A and ADTS) before writing anything.
-@Suite(.serialized) struct HEAACEverywhereTests {
+@Suite(.blocking, .serialized) struct HEAACEverywhereTests {
     /// 12.5 s of pink noise and a 440 Hz tone at 48 kHz stereo: full band, so SBR has work.
     static func input(in directory: URL) throws -> String {
         let wav = directory.appendingPathComponent("in.wav").path

@@ -14,7 +14,7 @@ import Testing
 ///   them to 48 kHz stereo without a warning;
 /// - the 8–16 kHz third-octave bands, which only SBR rebuilds, come back within 4 dB of the
 ///   source on average.
-@Suite(.serialized) struct HEAACInteropTests {
+@Suite(.blocking, .serialized) struct HEAACInteropTests {
     static let rate = 48000
     static let frames = 3 * 48000 + 777
 

@@ -21,7 +21,7 @@ import TestSupport
 ///   rendition whose every segment starts with an SBR header.
 /// - `publish --profile he-aac-v2` to icecast2: the server's dump is HE-AACv2 (implicit, in
 ///   ADTS); `publish --profile auto` gives each destination the profile of its bitrate.
-@Suite(.serialized) struct HEAACv2EverywhereTests {
+@Suite(.blocking, .serialized) struct HEAACv2EverywhereTests {
     /// The `CODECS` attribute of the master playlist's entry for `uri`.
     static func codecs(in master: String, of uri: String) -> String? {
         let lines = master.split(separator: "\n").map(String.init)

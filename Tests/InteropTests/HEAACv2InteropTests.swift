@@ -14,7 +14,7 @@ import Testing
 ///   and faad2's decodes;
 /// - faad2, GStreamer (`faad`, `avdec_aac`) and VLC decode both files to 48 kHz stereo without a
 ///   warning; mediainfo names PS.
-@Suite(.serialized) struct HEAACv2InteropTests {
+@Suite(.blocking, .serialized) struct HEAACv2InteropTests {
     static let rate = 48000
     static let frames = 3 * 48000 + 777
     static let priming = 3588

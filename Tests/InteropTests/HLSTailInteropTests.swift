@@ -12,7 +12,7 @@ import TestSupport
 /// --hls` (event playlist and low-latency parts); `keyframe validate` accepts each and refuses a
 /// tail that misses the valid length; FFmpeg decodes what it did before (it ignores the short
 /// duration: the padding is still heard).
-@Suite struct HLSTailInteropTests {
+@Suite(.blocking) struct HLSTailInteropTests {
     /// The playlist, its init segment and every segment's and part's samples, as a box walk sees
     /// them; with a second argument, the MPD's timeline too.
     static let inspector = """

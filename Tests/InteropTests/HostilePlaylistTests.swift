@@ -9,7 +9,7 @@ import Glibc
 /// segment) trapped probe, validate and decode with "arithmetic overflow" (a directory's length
 /// read as 2⁶³ − 1), and one that names a FIFO would wait for ever for a writer. Each is now an
 /// error that names the file, at once.
-@Suite struct HostilePlaylistTests {
+@Suite(.blocking) struct HostilePlaylistTests {
     /// A packaged rendition and, beside it, a directory and a FIFO.
     static func rendition(in directory: URL) throws -> URL {
         let wav = directory.appendingPathComponent("in.wav").path

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 20, item 1: a matrix of inputs that nobody on this project wrote by hand — what FFmpeg
 /// 5.1's encoders and muxers, the `flac` 1.4 tool and the `lame` tool write — made by
@@ -23,7 +24,7 @@ import Testing
 /// - every channel lines up with the referee's at lag 0 (cross-correlation);
 /// - the title and artist of a tagged source are carried, and its cover when it has one;
 /// - `keyframe probe SRC` never crashes: exit 0, or 1 with a message.
-@Suite struct InputMatrixTests {
+@Suite(.blocking) struct InputMatrixTests {
     static let root = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let directory = root.appendingPathComponent(".build/input-matrix")

@@ -11,7 +11,7 @@ import Glibc
 /// frame recorded. From PulseAudio in real time: SIGINT ends the playlist; after a SIGKILL it
 /// lists only complete segments and FFmpeg plays them without an error. `keyframe validate`
 /// says nothing on any of the playlists (issue 21).
-@Suite struct LiveHLSTests {
+@Suite(.blocking) struct LiveHLSTests {
     static let listing = """
         import json, sys, m3u8
         p = m3u8.load(sys.argv[1])

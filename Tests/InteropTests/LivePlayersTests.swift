@@ -18,7 +18,7 @@ import Glibc
 ///
 /// Each player has a time limit (it is killed past it and the test fails), and so has the
 /// publisher, which is stopped with SIGINT once the players are done (`--duration` bounds it).
-@Suite("Live players read what the servers relay", .serialized)
+@Suite("Live players read what the servers relay", .blocking, .serialized)
 struct LivePlayersTests {
     static let rate = 48_000
     static let frequencies = [440.0, 660.0]

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 11, item 4: `probe --loudness` agrees with FFmpeg's `ebur128` filter (libavfilter's own
 /// EBU R 128 implementation) within 0.2 LU, and `convert --normalize` reaches its target with the
 /// true peak held at or below −1 dBTP.
-@Suite struct LoudnessTests {
+@Suite(.blocking) struct LoudnessTests {
     /// FFmpeg's summary: integrated (LUFS), range (LU), true peak (dBFS, 4× oversampled).
     static func ffmpegLoudness(_ path: String) throws -> (integrated: Double, range: Double, truePeak: Double) {
         let run = try ExternalTool.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", path, "-af", "ebur128=peak=true", "-f", "null", "-"])

@@ -2,11 +2,12 @@ import Foundation
 import KeyFrameKit
 import SystemPackage
 import Testing
+import TestSupport
 
 /// Where Firefox's MP4 parser (mp4parse-rust) reads a track or a value, `probe` and `demux` read
 /// it too (issue 10, item 8). Each file is made by patching bytes of a file ffmpeg or
 /// `keyframe encode` wrote; the tests assert on `probe --json`, on `demux` and on `decode`.
-@Suite struct MP4BrowserParityTests {
+@Suite(.blocking) struct MP4BrowserParityTests {
     /// Two seconds of a 440 Hz tone, encoded by ffmpeg to AAC-LC in an M4A, or fragmented.
     static func ffmpegM4A(in directory: URL, name: String = "tone.m4a", movflags: String? = nil) throws -> String {
         let path = directory.appendingPathComponent(name).path

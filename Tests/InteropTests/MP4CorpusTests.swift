@@ -2,12 +2,13 @@ import Foundation
 import KeyFrameKit
 import SystemPackage
 import Testing
+import TestSupport
 
 /// Every MP4/M4A of `../shared/corpus/androidx-media`, read where it lies, judged by ffmpeg and
 /// ffprobe: ADTS and Annex-B demux byte-identical to ffmpeg's stream copy wherever ffmpeg can
 /// make the file, sample counts equal to ffprobe's packet counts, probe fields that agree. The
 /// three malformed files have their own suite (MP4HostileInputTests).
-@Suite struct MP4CorpusTests {
+@Suite(.blocking) struct MP4CorpusTests {
     /// Every *.mp4 and *.m4a of the corpus folder (listed, so that a missing file fails).
     static let files = [
         "cmaf_multi-segment_audio_init.mp4", "mp4_bbb_1ch_16kHz_aac.mp4", "mp4_h265_bframes.mp4", "mp4_long_edit_list_audioonly.mp4",

@@ -12,7 +12,7 @@ import TestSupport
 /// The mutation loops run in an exit test (one child process per seed file, not one per
 /// mutation), so that a trap fails that test and names the mutation that caused it instead of
 /// killing the whole run; the child logs each mutation before trying it.
-@Suite struct MP4HostileInputTests {
+@Suite(.blocking) struct MP4HostileInputTests {
     // MARK: - The corpus's malformed files
 
     @Test func malformedFreeBoxIsATypedErrorNamingTheBoxAndItsOffset() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 4, "Done means", judged by FFmpeg, ffprobe, mediainfo and mutagen on files that ffmpeg
 /// writes in every mode: plain and faststart M4A, fragmented (with and without
@@ -12,7 +13,7 @@ import Testing
 /// - `keyframe decode` of an M4A is sample-identical to ffmpeg's decode from the first sample on
 ///   and ends exactly where the edit list ends;
 /// - `probe --boxes` prints the box tree with offsets and sizes.
-@Suite struct MP4InteropTests {
+@Suite(.blocking) struct MP4InteropTests {
     @Test(arguments: MP4Fixture.allCases)
     func demuxedADTSIsByteIdenticalToFFmpegs(fixture: MP4Fixture) throws {
         try MP4Check.expectADTSMatchesFFmpeg(try fixture.path())

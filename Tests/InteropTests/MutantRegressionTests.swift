@@ -5,7 +5,7 @@ import TestSupport
 /// Each mutant `make mutants` found a failure on (kept in Tests/Fixtures/mutants/, named by what
 /// it tripped), through the four commands of the sweep: none traps, runs past its limit, or
 /// leaves its output behind.
-@Suite struct MutantRegressionTests {
+@Suite(.blocking) struct MutantRegressionTests {
     static var folder: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fixtures/mutants")
     }

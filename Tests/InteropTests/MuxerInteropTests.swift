@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 5, "Done means" 1: every file our muxer writes, judged by the peers.
 ///
@@ -14,7 +15,7 @@ import Testing
 ///   which reads `mdhd` (the whole media, priming and padding included);
 /// - faststart files have `moov` before `mdat`, `--no-fast-start` files `mdat` before `moov`,
 ///   fragmented files `moov` and then `moof`+`mdat` pairs.
-@Suite struct MuxerInteropTests {
+@Suite(.blocking) struct MuxerInteropTests {
     static let rates = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 64000, 88200, 96000]
     static let layouts = [1, 2, 6]
 

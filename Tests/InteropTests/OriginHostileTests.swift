@@ -8,7 +8,7 @@ import TestSupport
 /// headers, Content-Length with Transfer-Encoding and two Content-Lengths, the writing methods,
 /// 1,000 ranges, hidden and partial files, directories. The server must leak nothing, write
 /// nothing, answer each in HTTP's words, stay up, and come back to its descriptors.
-@Suite struct OriginHostileTests {
+@Suite(.blocking) struct OriginHostileTests {
     @Test func hostileRequestsLeakNothingWriteNothingAndLeaveTheServerAsItWas() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -8,7 +8,7 @@ import Glibc
 /// before it, whole AAC frames, and `EXTINF` against the samples; FFmpeg's HLS demuxer plays it
 /// without a warning at lag 0; `keyframe decode index.m3u8` gives the source's samples;
 /// `keyframe validate` says nothing on any package (issue 21).
-@Suite struct PackageCommandTests {
+@Suite(.blocking) struct PackageCommandTests {
     /// The playlist and segments as the `m3u8` package and a box walk see them.
     static let inspector = """
         import json, struct, sys, os, m3u8

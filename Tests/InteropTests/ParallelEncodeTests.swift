@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 11, item 8: one file encoded by several AAC encoders at once, on segments stitched into
 /// one stream. Against the input, the parallel encode's decoded SNR is within 0.3 dB of the
 /// serial encode's, no 1024-frame window's error exceeds 1.5× the serial encode's worst window,
 /// the stream is as long as the serial one and gapless, and FFmpeg decodes it without a word.
 /// Serial encoding (`--threads 1`) stays byte-identical to `ffmpeg -c:a aac`.
-@Suite struct ParallelEncodeTests {
+@Suite(.blocking) struct ParallelEncodeTests {
     /// Errors of a decode against the input: total SNR in dB and the worst window's error energy.
     static func errors(_ input: GaplessTests.PCM, _ output: GaplessTests.PCM) -> (snr: Double, worstWindow: Double) {
         var signal = 0.0, noise = 0.0, worst = 0.0, window = 0.0

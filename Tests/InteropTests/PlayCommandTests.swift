@@ -25,7 +25,7 @@ struct PlayInput: Sendable, CustomTestStringConvertible {
 ///
 /// `PlayCommandTests.PulseAudio` plays into a real-time device (a PulseAudio null sink) and checks
 /// that the whole tone reaches the sink: nothing cut at the end, nothing dropped.
-@Suite struct PlayCommandTests {
+@Suite(.blocking) struct PlayCommandTests {
     @Test(.timeLimit(.minutes(15)), arguments: PlayInput.all)
     func playRendersTheDecodedPCM(input: PlayInput) throws {
         let directory = try ExternalTool.scratchDirectory()
@@ -133,7 +133,7 @@ extension PlayCommandTests {
     /// `keyframe play tone.wav --device pulse` into a PulseAudio null sink of the test's own,
     /// recorded off the sink's monitor by parec: the 2 s tone arrives whole (1.85–2.05 s of tone in
     /// 10 ms blocks: drained at the end, no periods dropped), at its frequency and level.
-    @Suite(.serialized) struct PulseAudio {
+    @Suite(.realTime, .serialized) struct PulseAudio {
         @Test(.timeLimit(.minutes(15)))
         func playReachesTheSinkWhole() throws {
             let server = try PulseAudioServer(sinkName: "kf_sink", sampleRate: 48000, channels: 2)

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The `keyframe probe` command line: text and JSON output, and clear errors with a non-zero exit.
-@Suite struct ProbeCommandTests {
+@Suite(.blocking) struct ProbeCommandTests {
     @Test func printsAReadableSummary() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

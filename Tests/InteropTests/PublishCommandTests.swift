@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// Issue 24: `keyframe publish` and `record --publish` against real servers on loopback.
-@Suite("publish and record --publish", .serialized)
+@Suite("publish and record --publish", .blocking, .serialized)
 struct PublishCommandTests {
     /// `keyframe ARGS` with `environment` added, within `timeout`.
     static func keyframe(_ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(90)) throws -> Subprocess.Result {

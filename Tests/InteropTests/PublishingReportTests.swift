@@ -5,7 +5,7 @@ import TestSupport
 /// Issue 36, publishing: `--json` counts every reconnect attempt (it said `"reconnects": 0` after
 /// six or seven), and no part of a destination's user-info is printed (a password given alone,
 /// `icecast://SECRET@host`, was echoed back in the error).
-@Suite struct PublishingReportTests {
+@Suite(.blocking) struct PublishingReportTests {
     @Test func jsonCountsEveryReconnectAttempt() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

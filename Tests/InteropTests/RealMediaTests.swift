@@ -13,7 +13,7 @@ import TestSupport
 ///   `ffmpeg -i F -f wav` gives, lined up at lag 0 (normalized correlation), and ffprobe says
 ///   nothing about it;
 /// - `probe --loudness` measures it.
-@Suite struct RealMediaTests {
+@Suite(.blocking) struct RealMediaTests {
     /// A package's media: where it puts them and which kind.
     struct Source: Sendable {
         var package: String

@@ -44,7 +44,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
 /// - `--crash-safe` finishes the same files; `ALSA_CONFIG_PATH` works like `--alsa-config`.
 ///
 /// The real-time half (PulseAudio, signals) is `RecordCommandTests.PulseAudio` below.
-@Suite struct RecordCommandTests {
+@Suite(.blocking) struct RecordCommandTests {
     /// A recording made through the file plugin: its directory, input samples and output.
     struct Recording {
         var directory: URL
@@ -406,7 +406,7 @@ extension RecordCommandTests {
     ///   leaves a file that `ffmpeg -v error` decodes without a word, holding at least 2 s.
     ///
     /// Serialized: at most one daemon (and one real-time recording) at a time.
-    @Suite(.serialized) struct PulseAudio {
+    @Suite(.realTime, .serialized) struct PulseAudio {
         @Test(.timeLimit(.minutes(15)), arguments: [RecordContainer.wav, .m4a])
         func durationIsRealTimeAndExact(container: RecordContainer) throws {
             let pulse = try PulseTone()

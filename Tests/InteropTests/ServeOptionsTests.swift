@@ -5,7 +5,7 @@ import TestSupport
 /// Issue 23, item 2: `keyframe serve` over HTTPS with a certificate and key, CORS for players on
 /// other origins (`--cors-origin`), preflights answered, the player page at `/`: checked with
 /// curl, as a browser on another origin would ask.
-@Suite struct ServeOptionsTests {
+@Suite(.blocking) struct ServeOptionsTests {
     /// curl's status line and header fields (lowercased names) of `arguments`.
     static func curl(_ arguments: [String]) throws -> (status: Int, headers: [String: String], body: String) {
         let run = try ExternalTool.run("curl", ["-sS", "-k", "-i", "--max-time", "20"] + arguments)

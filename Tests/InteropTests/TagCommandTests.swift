@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 12, item 1 (first part): `keyframe tag`. mutagen and AtomicParsley read what we write;
 /// we keep what mutagen writes; edits go in place when they fit the padding every M4A we write
 /// now carries, else by a rewrite; the gapless edit list and iTunSMPB survive; a failed edit
 /// leaves the file as it was.
-@Suite struct TagCommandTests {
+@Suite(.blocking) struct TagCommandTests {
     static func sha(_ path: String) throws -> Data {
         try ExternalTool.succeed("sha256sum", [path]).outputData
     }

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Issue 35, item 4: `convert --normalize -16` reaches the target within ±0.5 LU on speech whose
 /// true peak already sits at the −1 dBTP ceiling, the look-ahead limiter holding the peak there,
 /// as FFmpeg's `ebur128=peak=true` measures the decoded output; `--no-limiter` refuses a target
 /// the peak leaves short, in words, instead of stopping short in silence.
-@Suite struct TruePeakNormalizeTests {
+@Suite(.blocking) struct TruePeakNormalizeTests {
     /// Speech peaking at −1 dBTP: espeak-ng's voice (about −20 LUFS, ~19 dB of crest) and recorded
     /// words of ktuberling-data (~17 dB), each scaled so that FFmpeg measures its true peak at −1.
     static func speech(in directory: URL) throws -> [String] {

@@ -5,7 +5,7 @@ import TestSupport
 /// `keyframe validate` (issue 21, its first part: the gapless signals of an M4A): silent on what
 /// we write (converted, cut, joined), on FFmpeg's M4A; a warning where the priming is not
 /// signalled; an error where the edit list and iTunSMPB disagree; exit 2 for what it cannot read.
-@Suite struct ValidateCommandTests {
+@Suite(.blocking) struct ValidateCommandTests {
     static func validate(_ paths: [String], json: Bool = false) throws -> ExternalTool.Result {
         try ExternalTool.run(try ExternalTool.keyframe, ["validate"] + paths + (json ? ["--json"] : []))
     }

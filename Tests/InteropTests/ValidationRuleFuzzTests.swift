@@ -11,7 +11,7 @@ import TestSupport
 /// finding or a typed error. (The readers are fuzzed in HLSPlaylistDocumentTests and
 /// DASHManifestTests, the segment rules in the `mp4` fuzz target; the arithmetic of the rules
 /// is here: issue 21's review found three traps in it.)
-@Suite struct ValidationRuleFuzzTests {
+@Suite(.blocking) struct ValidationRuleFuzzTests {
     static let extremes = ["0", "1e-15", "0.000000000000001", "9223372036854775807", "9223372036854775808", "18446744073709551616",
                            "-1", "1e308", "4294967295", "2147483648", "99999999999999999999"]
 

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `keyframe mux IN.aac --video IN.h264|IN.h265`: files ffprobe and ffmpeg read without a word,
 /// with every packet, and B-frames presented in picture-order-count order (ctts), which FFmpeg's
 /// own raw remux cannot do.
-@Suite struct VideoMuxTests {
+@Suite(.blocking) struct VideoMuxTests {
     static let cases: [(codec: String, bframes: Bool, fragmented: Bool)] = [
         ("h264", true, false), ("h264", false, false), ("h264", true, true), ("hevc", true, false), ("hevc", true, true),
     ]

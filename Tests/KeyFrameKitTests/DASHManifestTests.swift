@@ -8,7 +8,7 @@ import TestSupport
 /// ``DASHManifest``: the MPDs our packager and FFmpeg write read back to the segments on disk,
 /// the `SegmentTimeline` rules (ISO/IEC 23009-1 5.3.9.6), inheritance (5.3.9.1), template
 /// identifiers (5.3.9.4.4), and refusals of what is malformed or hostile, fuzzed.
-@Suite struct DASHManifestTests {
+@Suite(.blocking) struct DASHManifestTests {
     typealias Entry = DASHManifest.TimelineEntry
     typealias Segment = DASHManifest.Segment
 

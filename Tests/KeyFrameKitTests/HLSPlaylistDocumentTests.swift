@@ -10,7 +10,7 @@ import TestSupport
 /// syntax problem is recorded on its line and the rest still read; hostile text never traps,
 /// never yields a negative or infinite duration or a byte range past 2⁶³ − 1, and a few
 /// megabytes read in linear time.
-@Suite struct HLSPlaylistDocumentTests {
+@Suite(.blocking) struct HLSPlaylistDocumentTests {
     typealias Kind = HLSPlaylistDocument.Problem.Kind
 
     // MARK: What we write

@@ -6,7 +6,7 @@ import TestSupport
 
 /// ``MP4SampleSequence``: the same samples as the synchronous demuxer, read off the cooperative
 /// pool, with errors and cancellation ending the iteration.
-@Suite struct MP4SampleSequenceTests {
+@Suite(.blocking) struct MP4SampleSequenceTests {
     /// An AAC-LC M4A of the corpus (`../shared/corpus/`), read in place.
     static var corpusFile: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

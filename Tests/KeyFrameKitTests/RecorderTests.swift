@@ -2,10 +2,11 @@ import Foundation
 import KeyFrameKit
 import Synchronization
 import Testing
+import TestSupport
 
 /// ``AACRecorder`` and ``Recording`` through ALSA's `file` plugin (no sound card, no clock):
 /// the captured PCM is known, so what comes out can be checked sample for sample.
-@Suite struct RecorderTests {
+@Suite(.blocking) struct RecorderTests {
     static let rate = 44100
 
     /// A 1 kHz stereo s16 tone at −12 dBFS peak, `frames` long.

@@ -6,7 +6,7 @@ import TestSupport
 /// ``XMLElementTree``: the subset of XML 1.0 (fifth edition) it reads, each refusal naming its
 /// line, its limits, and the same tree as Python's `xml.etree.ElementTree` (expat) for every MPD
 /// of the corpus, MPDs FFmpeg writes, and mutants of them.
-@Suite struct XMLElementTreeTests {
+@Suite(.blocking) struct XMLElementTreeTests {
     typealias Tree = XMLElementTree
     typealias Element = XMLElementTree.Element
 

@@ -5,7 +5,7 @@ import VideoBitstream
 import Testing
 import TestSupport
 
-@Suite("Annex B conversion")
+@Suite("Annex B conversion", .blocking)
 struct AnnexBConverterTests {
     static let long: [UInt8] = [0, 0, 0, 1]
     static let short: [UInt8] = [0, 0, 1]

@@ -5,7 +5,7 @@ import VideoBitstream
 import Testing
 import TestSupport
 
-@Suite("avcC and hvcC records")
+@Suite("avcC and hvcC records", .blocking)
 struct ConfigurationRecordTests {
     // MARK: avcC, hand-checked
 

@@ -4,7 +4,7 @@ import MediaCore
 import Testing
 import TestSupport
 
-@Suite("udta metadata tags")
+@Suite("udta metadata tags", .blocking)
 struct MetadataTagsTests {
     /// A box: 32-bit size, the type's bytes (ISO 8859-1, so "©" is 0xA9), the payload.
     static func box(_ type: String, _ payload: [UInt8]) -> [UInt8] {

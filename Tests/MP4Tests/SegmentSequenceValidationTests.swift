@@ -9,7 +9,7 @@ import TestSupport
 /// says nothing but what FFmpeg's HLS init really lacks; each rule is found, with its severity,
 /// file and box, on the clean sequence with one box's bytes patched, and nothing unrelated is;
 /// hostile bytes never trap; and the `sidx` parser.
-@Suite struct SegmentSequenceValidationTests {
+@Suite(.blocking) struct SegmentSequenceValidationTests {
     // MARK: - The sequences
 
     /// An init segment and its media segments, each a file's bytes, checked end to end.

@@ -2,8 +2,9 @@ import Foundation
 import MediaCore
 @testable import MP4
 import Testing
+import TestSupport
 
-@Suite("tkhd matrix")
+@Suite("tkhd matrix", .blocking)
 struct TrackTransformTests {
     static let one: Int32 = 0x1_0000
 

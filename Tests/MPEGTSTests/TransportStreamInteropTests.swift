@@ -10,7 +10,7 @@ import Testing
 /// peers must read it without a word on stderr, decode every frame to the same PCM as the ADTS
 /// input, and see frame-spaced, monotonic timestamps — also with the program tables repeated
 /// mid-stream as a reconnect does.
-@Suite struct TransportStreamInteropTests {
+@Suite(.blocking) struct TransportStreamInteropTests {
     struct Input {
         var directory: URL
         var adts: String

@@ -1,6 +1,7 @@
 import MediaCore
 import Synchronization
 import Testing
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Glibc
 /// Issue 22: a tee feeds every branch every element and event, in order; threaded branches run
 /// on their own threads with a bounded queue; a required branch's failure fails the job, an
 /// expendable one's is reported while the others go on.
-@Suite struct TeeTests {
+@Suite(.blocking) struct TeeTests {
     static let events: [Int: [StreamEvent]] = [0: [marker("A")], 50: [marker("B")], 100: [marker("C")]]
     static var expected: [String] {
         ["e:A"] + (0..<50).map { "p:\($0)" } + ["e:B"] + (50..<100).map { "p:\($0)" } + ["e:C", "finish"]

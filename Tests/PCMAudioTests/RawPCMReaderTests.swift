@@ -3,9 +3,10 @@ import MediaCore
 import PCMAudio
 import SystemPackage
 import Testing
+import TestSupport
 
 /// RawPCMReader: whole frames of the given layout, a trailing partial frame dropped and reported.
-@Suite struct RawPCMReaderTests {
+@Suite(.blocking) struct RawPCMReaderTests {
     @Test(arguments: [PCMSampleFormat.int16, .float32], [1, 2, 6])
     func readsWholeFramesWhateverTheReadSize(sampleFormat: PCMSampleFormat, channels: Int) throws {
         let format = PCMFormat(sampleRate: 48000, channelCount: channels, sampleFormat: sampleFormat)

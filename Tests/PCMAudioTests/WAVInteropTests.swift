@@ -9,7 +9,7 @@ import TestSupport
 /// and sample bytes ffprobe and ffmpeg give; every file WAVWriter writes passes `ffprobe -v
 /// warning` and `ffmpeg -v warning` in silence with the same stream parameters, and its header is
 /// byte for byte ffmpeg's (`-rf64 auto -fflags +bitexact`).
-@Suite struct WAVInteropTests {
+@Suite(.blocking) struct WAVInteropTests {
     static let layouts = [1, 2, 6]
 
     /// A 0.25 s tone written by ffmpeg as `codec` WAV.

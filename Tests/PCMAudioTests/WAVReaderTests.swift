@@ -2,10 +2,11 @@ import Foundation
 import MediaCore
 import PCMAudio
 import Testing
+import TestSupport
 
 /// WAVReader on hand-built files: every chunk arrangement and header field it reads, the
 /// leniencies FFmpeg has, and a typed error naming chunk, field and offset for every lie.
-@Suite struct WAVReaderTests {
+@Suite(.blocking) struct WAVReaderTests {
     // MARK: - Well-formed files
 
     @Test func readsAPlainPCMFile() throws {

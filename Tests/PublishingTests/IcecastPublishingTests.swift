@@ -6,7 +6,7 @@ import TestSupport
 
 /// Publishing to a real icecast2 (run as `nobody` on a loopback port): what a listener gets
 /// decodes, refusals are permanent and said in words, a restarted server gets the rest.
-@Suite("Icecast publishing", .serialized)
+@Suite("Icecast publishing", .blocking, .serialized)
 struct IcecastPublishingTests {
     @Test("The server takes our ADTS byte for byte as ffmpeg writes it; a listener of the mount gets AAC ffprobe reads")
     func listenerDecodes() throws {

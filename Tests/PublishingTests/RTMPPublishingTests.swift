@@ -9,7 +9,7 @@ import TestSupport
 /// without a warning to the last sample; a server killed mid-stream and started again gets the
 /// rest, announced afresh and on the same sample clock; a name in use is a permanent refusal in
 /// nginx's words; a title update goes through while live.
-@Suite("RTMP publishing", .serialized)
+@Suite("RTMP publishing", .blocking, .serialized)
 struct RTMPPublishingTests {
     /// One AAC frame at 48 kHz, in seconds.
     static let frameSeconds = 1024.0 / 48_000

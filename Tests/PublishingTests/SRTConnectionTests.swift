@@ -8,7 +8,7 @@ import Glibc
 
 /// `SRTConnection` against srt-live-transmit (srt-tools) as the listener on a loopback port,
 /// writing what arrives to its standard output; and `SRTDestination`'s parsing and masking.
-@Suite(.serialized)
+@Suite(.blocking, .serialized)
 struct SRTConnectionTests {
     // MARK: - Against srt-live-transmit
 

@@ -7,7 +7,7 @@ import TestSupport
 /// Publishing MPEG-TS over SRT to srt-live-transmit: what arrives is a transport stream that
 /// ffprobe, ffmpeg and GStreamer read without a warning, whole to its last frame; a listener
 /// restarted mid-stream gets the rest, decodable from its first packet.
-@Suite("SRT publishing", .serialized)
+@Suite("SRT publishing", .blocking, .serialized)
 struct SRTPublishingTests {
     @Test("Every frame arrives, the last ones too, in a transport stream peers read without a warning")
     func wholeStreamArrives() throws {

@@ -51,7 +51,7 @@ struct SocketPublisher {
     }
 }
 
-@Suite("Against nginx-rtmp", .serialized)
+@Suite("Against nginx-rtmp", .blocking, .serialized)
 struct NginxRTMPTests {
     /// 4 s of a 440 Hz sine, stereo AAC-LC at 128 kb/s, made by ffmpeg, as ADTS frames.
     static func sineFrames() throws -> (config: AudioSpecificConfig, frames: [ADTSFrame]) {

@@ -4,9 +4,10 @@ public import Foundation
 /// subprocesses for every test target. A missing tool is a failure, never a skip: `make test`
 /// installs them.
 ///
-/// A test that runs a tool waits for it on one of the few threads Swift Testing runs tests on
-/// (two on a 2-core machine), so a test can be held back for minutes before its body resumes:
-/// the suites' time limits (15 minutes) guard against hangs only, never time a job.
+/// `run` waits for the tool on the calling thread: a suite that runs tools takes the `.blocking`
+/// trait (``BlockingTestTrait``), so that the wait holds a thread of its own, never one of the
+/// cooperative pool's few (two on a 2-core machine) that every other test needs. The suites'
+/// time limits (15 minutes) guard against hangs only, never time a job.
 public enum Subprocess {
     /// What a finished process left.
     public struct Result: Sendable {

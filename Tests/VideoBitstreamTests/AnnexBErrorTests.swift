@@ -1,10 +1,11 @@
 import Foundation
 import MediaCore
 import Testing
+import TestSupport
 @testable import VideoBitstream
 
 /// Bad input gives typed errors that name the NAL unit's offset; nothing traps.
-@Suite("Annex B reader: malformed input")
+@Suite("Annex B reader: malformed input", .blocking)
 struct AnnexBErrorTests {
     /// A short ffmpeg-made stream, as NAL units.
     static func units(_ codec: VideoCodec) throws -> [NALUnit] {

@@ -3,11 +3,12 @@ import MediaCore
 import MP4
 import SystemPackage
 import Testing
+import TestSupport
 @testable import VideoBitstream
 
 /// Streams made by ffmpeg (libx264, libx265), read by ``AnnexBReader`` and checked against what
 /// ffprobe and ffmpeg's own MP4 remux say about the same bytes.
-@Suite("Annex B reader against ffmpeg and ffprobe")
+@Suite("Annex B reader against ffmpeg and ffprobe", .blocking)
 struct AnnexBInteropTests {
     @Test(arguments: StreamFixture.all)
     func accessUnitsOrderSyncSizeAndConfigurationMatchFFmpeg(_ fixture: StreamFixture) throws {

@@ -1,9 +1,10 @@
 import Foundation
 import MediaCore
 import Testing
+import TestSupport
 @testable import VideoBitstream
 
-@Suite("Annex B reader: NAL units, RBSP, picture order count")
+@Suite("Annex B reader: NAL units, RBSP, picture order count", .blocking)
 struct AnnexBReaderTests {
     @Test func nalUnitsSplitOnThreeAndFourByteStartCodesWithoutTrailingZeros() throws {
         let bytes: [UInt8] = [0, 0, 0, 1, 0x67, 0xAA, 0, 0, 1, 0x68, 0xBB, 0x00, 0x00, 0, 0, 0, 1, 0x65, 0x00, 0x00, 0x03, 0x01, 0, 0, 1, 0, 0, 1, 0x06, 0x80]

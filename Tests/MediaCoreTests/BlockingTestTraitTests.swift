@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+@testable import TestSupport
+
+/// `.blocking` moves a test that waits on its thread off the cooperative pool, and hands out
+/// its slots first come, first served.
+@Suite(.blocking) struct BlockingTestTraitTests {
+    @Test func aBlockingTestRunsOnAThreadOfItsOwn() async throws {
+        let thread = try #require(BlockingTestTrait.thread)
+        #expect(thread.isCurrent)
+        #expect(BlockingTestTrait.heldSlots == 1)
+        // After a suspension the test comes back to its own thread, not to the pool's.
+        try await Task.sleep(for: .milliseconds(10))
+        #expect(thread.isCurrent)
+        // So does a synchronous wait in it: a tool's exit, a poll.
+        syncWait()
+        #expect(thread.isCurrent)
+    }
+
+    @Test func aSynchronousBlockingTestToo() throws {
+        let thread = try #require(BlockingTestTrait.thread)
+        #expect(thread.isCurrent)
+    }
+
+    @Test func aWaiterForEverySlotIsNotOvertaken() async {
+        let slots = BlockingTestSlots(count: 2)
+        let order = Order()
+        await slots.acquire(1)
+        let all = Task {
+            await slots.acquire(2)
+            await order.append("all")
+            await slots.release(2)
+        }
+        while await slots.waitingCount < 1 { await Task.yield() }
+        let one = Task {
+            await slots.acquire(1)
+            await order.append("one")
+            await slots.release(1)
+        }
+        while await slots.waitingCount < 2 { await Task.yield() }
+        // One slot is free, but the test asking for both came first: the later one waits too.
+        #expect(await order.names.isEmpty)
+        await slots.release(1)
+        await all.value
+        await one.value
+        #expect(await order.names == ["all", "one"])
+    }
+
+    func syncWait() { Thread.sleep(forTimeInterval: 0.01) }
+
+    actor Order {
+        var names: [String] = []
+        func append(_ name: String) { names.append(name) }
+    }
+}
