@@ -83,6 +83,7 @@ struct Convert: ParsableCommand {
 
     func validate() throws {
         guard !inputs.isEmpty else { throw ValidationError("give at least one file to convert") }
+        if output == "-" { throw ValidationError(standardOutputRefusal) }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if let threads, threads < 1 { throw ValidationError("--threads must be at least 1") }
         if normalize == nil, truePeak != nil || noLimiter { throw ValidationError("--true-peak and --no-limiter go with --normalize") }

@@ -12,17 +12,19 @@ struct Demux: ParsableCommand {
             and end trim of the edit list; a warning says how many samples that is. --video-output \
             writes the first video track (H.264 or HEVC) as an Annex-B stream with the parameter sets \
             before each sync sample. Fragmented MP4 and CMAF (init segment then media segments, \
-            concatenated) are read too. Nothing is left under an output name if demuxing fails.
+            concatenated) are read too. Nothing is left under an output name if demuxing fails. \
+            An output named - is written to standard output as it is made (the summary then goes \
+            to stderr): `keyframe demux IN.m4a -o - | ffplay -`.
             """
     )
 
     @Argument(help: "The .mp4, .m4a or .mov file.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "The ADTS output (.aac).")
+    @Option(name: .shortAndLong, help: "The ADTS output (.aac); - for standard output.")
     var output: String?
 
-    @Option(help: "The Annex-B video output (.h264, .h265, .hevc).")
+    @Option(help: "The Annex-B video output (.h264, .h265, .hevc); - for standard output.")
     var videoOutput: String?
 
     @Option(name: .customLong("segment"), help: "A CMAF/DASH media segment to read after INPUT (its init segment); repeatable.")
@@ -33,10 +35,11 @@ struct Demux: ParsableCommand {
 
     func validate() throws {
         guard output != nil || videoOutput != nil else { throw ValidationError("give -o OUTPUT.aac and/or --video-output OUTPUT.h264") }
+        guard !(output == "-" && videoOutput == "-") else { throw ValidationError("only one output can be - (standard output)") }
     }
 
     func run() throws {
-        for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path) }
+        for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path, streaming: "ADTS or Annex B") }
         let line = ProgressLine(label: "demuxing")
         let summary: Remux.DemuxSummary
         do {
@@ -52,10 +55,12 @@ struct Demux: ParsableCommand {
                 Terminal.error("warning: ADTS cannot carry the edit list: \(output) keeps the \(priming) samples " +
                     "of priming at the start and \(remainder) of padding at the end (decode the MP4 itself for sample-exact audio)\n")
             }
-            print("\(output): track \(track), \(summary.audioPackets) AAC packets")
+            printSummary("\(output == "-" ? "standard output" : output): track \(track), \(summary.audioPackets) AAC packets",
+                         output: output == "-" || videoOutput == "-" ? "-" : output)
         }
         if let videoOutput, let track = summary.videoTrackID {
-            print("\(videoOutput): track \(track), \(summary.videoSamples) video samples")
+            printSummary("\(videoOutput == "-" ? "standard output" : videoOutput): track \(track), \(summary.videoSamples) video samples",
+                         output: output == "-" || videoOutput == "-" ? "-" : videoOutput)
         }
         try ExitStatus.finish(damage: summary.damage, in: input)
     }

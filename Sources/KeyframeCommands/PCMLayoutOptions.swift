@@ -24,14 +24,28 @@ func fileExtension(_ path: String) -> String {
 /// Refuses to write over the input: the same name, or another name for the same file (a
 /// symbolic or hard link to it). (Every file output refuses any file the job has opened as an
 /// input, too: this names the mistake before any work starts, for inputs libavformat reads.)
-/// `-` is refused as well: no output streams to standard output yet, and a file named `-` is
-/// never what was meant.
-func checkDistinct(input: String, output: String) throws {
+/// `-` (standard output) is refused unless the command streams `streaming` there (decode's WAV
+/// and raw PCM, demux's ADTS): a file named `-` is never what was meant.
+func checkDistinct(input: String, output: String, streaming: String? = nil) throws {
     if output == "-" {
-        throw CommandFailure("-o -: writing to standard output is not supported; name a file", status: .usage)
+        guard streaming != nil else { throw CommandFailure(standardOutputRefusal, status: .usage) }
+        return
     }
     if URLPath.same(input, output) || FileSystemCalls.sameFile(FilePath(input), FilePath(output)) {
         throw CommandFailure("the output \(output) is the input: choose another name", status: .usage)
+    }
+}
+
+/// What a command whose output is not a stream says to `-o -` (a usage error).
+let standardOutputRefusal = "-o -: this output cannot be written to standard output (it is not a stream); name a file"
+
+/// Prints a command's summary of `output`: on standard output, unless the output itself went
+/// there (`-o -`); then on standard error, so that the stream stays whole.
+func printSummary(_ text: String, output: String?) {
+    if output == "-" {
+        Terminal.error(text + "\n")
+    } else {
+        print(text)
     }
 }
 

@@ -127,6 +127,7 @@ struct Record: ParsableCommand {
     var json = false
 
     func validate() throws {
+        if output == "-" { throw ValidationError(standardOutputRefusal) }
         if let duration, !(duration > 0 && duration < 1e7) || (duration * Double(sampleRate)).rounded() < 1 {
             throw ValidationError("--duration must be a positive number of seconds (at least one frame)")
         }

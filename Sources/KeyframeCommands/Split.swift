@@ -32,6 +32,7 @@ struct Split: ParsableCommand {
 
     func validate() throws {
         guard chapters != !at.isEmpty else { throw ValidationError("give either --at T,T… or --chapters") }
+        if output == "-" { throw ValidationError(standardOutputRefusal) }
     }
 
     func run() throws {

@@ -57,6 +57,14 @@ public protocol SeekableByteSink: ByteSink {
     var byteCount: Int64 { get }
     /// Overwrites `bytes` already written, starting at absolute `offset`.
     mutating func overwrite(_ bytes: [UInt8], at offset: Int64) throws(ByteStreamError)
+    /// Whether ``overwrite(_:at:)`` can be used: false for a stream (standard output), where a
+    /// writer leaves what a streaming writer leaves (a WAV's sizes 0xFFFFFFFF, "unknown").
+    var canOverwrite: Bool { get }
+}
+
+extension SeekableByteSink {
+    /// A sink that can seek can overwrite.
+    public var canOverwrite: Bool { true }
 }
 
 /// Bytes held in memory, read as a stream.
@@ -313,7 +321,14 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
 /// new name survives a power cut too.
 ///
 /// Writes are gathered in a 256 KiB buffer, so writing many small packets costs few system calls.
+///
+/// A sink at ``standardOutputPath`` (`-`) writes to standard output instead, as a stream: in
+/// order, nothing renamed or synced, and nothing already written rewritten (``canOverwrite`` is
+/// false).
 public final class FileByteSink: SeekableByteSink {
+    /// The path that names standard output: `-`, as on every command line.
+    public static let standardOutputPath: FilePath = "-"
+
     let descriptor: FileDescriptor
     /// The name the file gets on ``commit()``.
     public let path: FilePath
@@ -325,6 +340,8 @@ public final class FileByteSink: SeekableByteSink {
     public let temporaryPath: FilePath
     private var isOpen = true
     private let isAtomic: Bool
+    /// Whether this writes to standard output (a stream, not a file).
+    public let isStandardOutput: Bool
     /// Whether ``commit()`` renames ``temporaryPath`` onto the destination: always for an atomic
     /// sink, and for one written in place beside a file it replaces.
     private let renamesOnCommit: Bool
@@ -361,6 +378,17 @@ public final class FileByteSink: SeekableByteSink {
     /// rewrite of a file's own tags), which stays whole until the commit's rename.
     public init(path: FilePath, atomic: Bool = true, replacingInput: Bool = false) throws(ByteStreamError) {
         self.path = path
+        if path == Self.standardOutputPath {
+            isStandardOutput = true
+            destination = path
+            temporaryPath = path
+            isAtomic = false
+            renamesOnCommit = false
+            descriptor = .standardOutput
+            buffer.reserveCapacity(Self.bufferCapacity)
+            return
+        }
+        isStandardOutput = false
         do throws(Errno) { destination = try FileSystemCalls.followingSymbolicLinks(path) } catch {
             throw .system(operation: "follow the link", path: path, errno: error)
         }
@@ -418,9 +446,12 @@ public final class FileByteSink: SeekableByteSink {
             cancel()
         } else if isOpen {
             if !hasFailed { try? flush() }
-            try? descriptor.close()
+            if !isStandardOutput { try? descriptor.close() }
         }
     }
+
+    /// False for standard output, a stream.
+    public var canOverwrite: Bool { !isStandardOutput }
 
     /// Bytes written so far, buffered or not.
     public var byteCount: Int64 { flushedCount + Int64(buffer.count) }
@@ -449,6 +480,9 @@ public final class FileByteSink: SeekableByteSink {
 
     /// Overwrites bytes already written (flushing the buffer first).
     public func overwrite(_ bytes: [UInt8], at offset: Int64) throws(ByteStreamError) {
+        if isStandardOutput {
+            throw .refused(path: path, reason: "standard output is a stream: what is written cannot be rewritten")
+        }
         try flush()
         guard offset >= 0, offset + Int64(bytes.count) <= flushedCount else {
             throw .system(operation: "overwrite", path: path, errno: .invalidArgument)
@@ -481,15 +515,19 @@ public final class FileByteSink: SeekableByteSink {
 
     private func writeThrough(_ bytes: UnsafeRawBufferPointer) throws(ByteStreamError) {
         do {
-            _ = try descriptor.writeAll(toAbsoluteOffset: flushedCount, bytes)
+            if isStandardOutput {
+                _ = try descriptor.writeAll(bytes)
+            } else {
+                _ = try descriptor.writeAll(toAbsoluteOffset: flushedCount, bytes)
+            }
             flushedCount += Int64(bytes.count)
         } catch {
             hasFailed = true
             // What was written in place ends with the last complete unit, not half of the next.
-            if !isAtomic { _ = try? descriptor.resize(to: completeCount) }
+            if !isAtomic, !isStandardOutput { _ = try? descriptor.resize(to: completeCount) }
             throw writeFailure(error as? Errno ?? .ioError)
         }
-        if flushedCount - writebackStart >= Self.writebackStride { startWriteback() }
+        if !isStandardOutput, flushedCount - writebackStart >= Self.writebackStride { startWriteback() }
     }
 
     /// A failed write (`ENOSPC`, `EIO`, `EFBIG`) in words that say what is left: an atomic
@@ -497,7 +535,7 @@ public final class FileByteSink: SeekableByteSink {
     /// what was written, under the name given here, and an older output it was to replace is
     /// as it was.
     private func writeFailure(_ errno: Errno) -> ByteStreamError {
-        if isAtomic { return .system(operation: "write", path: path, errno: errno) }
+        if isAtomic || isStandardOutput { return .system(operation: "write", path: path, errno: errno) }
         if writesBeside {
             return .system(operation: "write (\(destination) is kept as it was; what was written stays playable in)",
                            path: temporaryPath, errno: errno)
@@ -536,6 +574,8 @@ public final class FileByteSink: SeekableByteSink {
             throw error
         }
         isOpen = false
+        // Standard output is flushed and left open: the summary may still be printed to it.
+        if isStandardOutput { return }
         if syncing {
             do throws(Errno) { try FileSystemCalls.sync(descriptor) } catch {
                 try? descriptor.close()
@@ -580,6 +620,7 @@ public final class FileByteSink: SeekableByteSink {
     public func discard() {
         guard isOpen else { return }
         isOpen = false
+        if isStandardOutput { return }
         try? descriptor.close()
         try? FileSystemCalls.unlink(temporaryPath)
         UncommittedFiles.remove(temporaryPath)
@@ -590,6 +631,12 @@ public final class FileByteSink: SeekableByteSink {
     /// point of writing in place that a recording survives).
     public func cancel() {
         guard isOpen else { return }
+        if isStandardOutput {
+            // What is whole so far goes out; nothing is removed (there is nothing to remove).
+            if !hasFailed { try? flush() }
+            isOpen = false
+            return
+        }
         if !isAtomic, !hasFailed {
             try? flush()
             try? FileSystemCalls.sync(descriptor)

@@ -54,14 +54,17 @@ public struct MediaFormatRegistry: Sendable {
         public var encoderName: String
         /// What a PCM output says when no PCM came.
         public var emptyMessage: String?
+        /// The format to write, when the path has no name to say it (standard output, `-`).
+        public var format: MediaFileFormat?
 
         /// Options; by default a whole file committed when complete.
         public init(fragmentDuration: MediaTime? = nil, inPlace: Bool = false, encoderName: String = "KeyFrameKit",
-                    emptyMessage: String? = nil) {
+                    emptyMessage: String? = nil, format: MediaFileFormat? = nil) {
             self.fragmentDuration = fragmentDuration
             self.inPlace = inPlace
             self.encoderName = encoderName
             self.emptyMessage = emptyMessage
+            self.format = format
         }
     }
 
@@ -239,7 +242,7 @@ public struct MediaFormatRegistry: Sendable {
     ///
     /// - Throws: `PipelineError.unsupported` when the name is not a PCM format's.
     public func pcmOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> PCMFileOutput {
-        guard let create = entry(for: MediaFileFormat(nameOf: path))?.pcmSink else {
+        guard let create = entry(for: options.format ?? MediaFileFormat(nameOf: path))?.pcmSink else {
             throw .unsupported("\(path): unknown PCM output type; use \(MediaFileFormat.extensionList(holding: .pcm))", path: path)
         }
         return try create(path, options)
@@ -249,7 +252,7 @@ public struct MediaFormatRegistry: Sendable {
     ///
     /// - Throws: `PipelineError.unsupported` when the name is not an AAC container's.
     public func packetOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> AudioPacketOutput {
-        guard let create = entry(for: MediaFileFormat(nameOf: path))?.packetSink else {
+        guard let create = entry(for: options.format ?? MediaFileFormat(nameOf: path))?.packetSink else {
             throw .unsupported("\(path): unknown output type; AAC output is \(MediaFileFormat.extensionList(holding: .aac))", path: path)
         }
         return try create(path, options)

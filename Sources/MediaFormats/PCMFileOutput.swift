@@ -27,11 +27,12 @@ public struct PCMFileOutput: PCMSink {
     ///   - inPlace: write the file under its own name from the start (a recording that must
     ///     survive a kill), instead of a temporary name.
     ///   - emptyMessage: the message of the error thrown by ``finish()`` when no PCM was written.
+    ///   - format: the format, for a path whose name does not say it (standard output, `-`).
     /// - Throws: `PipelineError.unsupported` when the name is not `.wav` or `.pcm`/`.raw`;
     ///   `PipelineError.stream` when it cannot be created.
-    public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil) throws(PipelineError) {
+    public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil, format: MediaFileFormat? = nil) throws(PipelineError) {
         self = try MediaFormatRegistry.containers.pcmOutput(
-            path, options: MediaFormatRegistry.OutputOptions(inPlace: inPlace, emptyMessage: emptyMessage))
+            path, options: MediaFormatRegistry.OutputOptions(inPlace: inPlace, emptyMessage: emptyMessage, format: format))
     }
 
     /// Creates a WAV file at `path` (its header from the first buffer's layout).

@@ -19,7 +19,9 @@ public import MediaCore
 /// Sizes are written as 0xFFFFFFFF (unknown, as a streaming writer leaves them) until
 /// ``finish()`` or ``updateHeader()`` patches them. When the RIFF size (file size − 8) passes
 /// 0xFFFFFFFE, ``finish()`` writes `RF64`, replaces `JUNK` with `ds64` (64-bit RIFF size, data
-/// size and sample count, an empty table) and sets the 32-bit sizes to 0xFFFFFFFF.
+/// size and sample count, an empty table) and sets the 32-bit sizes to 0xFFFFFFFF. To a sink that
+/// cannot overwrite (standard output), the sizes stay 0xFFFFFFFF, as FFmpeg's WAV muxer leaves
+/// them on a pipe; readers (ours, FFmpeg's, SoX's) then read the data to the end of the stream.
 public struct WAVWriter<Sink: SeekableByteSink> {
     /// The sink written to.
     public private(set) var sink: Sink
@@ -149,7 +151,7 @@ public struct WAVWriter<Sink: SeekableByteSink> {
     public mutating func updateHeader() throws(WAVError) {
         guard !isFinished else { throw .writerFinished }
         let riffSize = Int64(headerByteCount) - 8 + dataByteCount
-        guard riffSize <= rf64Threshold else { return }
+        guard riffSize <= rf64Threshold, sink.canOverwrite else { return }
         try patchRIFFSizes(riffSize: riffSize)
     }
 
@@ -163,6 +165,8 @@ public struct WAVWriter<Sink: SeekableByteSink> {
         do {
             if dataByteCount & 1 == 1 { try sink.write([0]) }
         } catch { throw .stream(error) }
+        // A stream keeps the sizes of its header, 0xFFFFFFFF: "unknown, read to the end".
+        guard sink.canOverwrite else { return }
         let riffSize = Int64(headerByteCount) - 8 + dataByteCount + (dataByteCount & 1)
         guard riffSize > rf64Threshold else {
             try patchRIFFSizes(riffSize: riffSize)

@@ -129,19 +129,21 @@ public enum Transcode {
     ///   - input: an ADTS stream, an MP4/M4A/MOV file or an HLS playlist (recognised by its
     ///     bytes), or any audio file libavformat reads.
     ///   - segments: for a CMAF init segment, its media segments, read after it.
-    ///   - output: the `.wav` or raw `.pcm` file to write.
+    ///   - output: the `.wav` or raw `.pcm` file to write, or `-`
+    ///     (``/MediaCore/FileByteSink/standardOutputPath``) for standard output.
+    ///   - outputFormat: `.wav` or `.rawPCM`, for an output whose name does not say it (`-`).
     ///   - sampleFormat: the PCM sample format written; 16-bit by default.
     ///   - trackID: the MP4 audio track; by default the first.
     ///   - control: stops or cancels the job from another thread.
     ///   - progress: called with the media time decoded so far.
-    public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath,
+    public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath, outputFormat: MediaFileFormat? = nil,
                               sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DecodeSummary {
         var source = try AudioFileInput(path: input, options: MediaFormatRegistry.InputOptions(
             segments: segments, trackID: trackID, decodedSampleFormat: sampleFormat))
         let isAAC = source.packetsDecoded != nil
         let empty = isAAC ? "\(input): no AAC frames could be decoded" : "\(input): the input decodes to no audio"
-        var sink = try PCMFileOutput(path: output, emptyMessage: empty)
+        var sink = try PCMFileOutput(path: output, emptyMessage: empty, format: outputFormat)
         let report: JobReport
         if isAAC {
             // The AAC decoder gives the sample type itself.
