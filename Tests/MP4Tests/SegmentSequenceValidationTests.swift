@@ -840,3 +840,34 @@ extension SegmentSequenceValidationTests {
         }
     }
 }
+
+/// A stream that repeats one fragment (an HLS playlist naming one segment thousands of times)
+/// keeps each distinct per-sample table once: the repetitions share its storage.
+@Suite(.blocking) struct RepeatedFragmentTests {
+    @Test func repeatedFragmentsShareTheirSampleTables() throws {
+        let directory = try MediaTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("f.mp4")
+        try MediaTool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=3:r=48000", "-c:a", "aac", "-b:a", "64k",
+                              "-movflags", "frag_keyframe+empty_moov+default_base_moof", "-frag_duration", "1000000", url.path])
+        let bytes = try MediaTool.bytes(url)
+        let first = try MP4File(source: ArrayRandomAccessSource(bytes))
+        let moofs = first.topLevelBoxes.filter { $0.type == "moof" }
+        try #require(moofs.count == 4)
+        // The init, then the second fragment (moof and mdat) five times over.
+        let second = Int(moofs[1].offset)..<Int(moofs[2].offset)
+        let repeated = Array(bytes[..<Int(moofs[0].offset)]) + Array(repeating: Array(bytes[second]), count: 5).flatMap { $0 }
+        let file = try MP4File(source: ArrayRandomAccessSource(repeated))
+        let runs = try #require(file.tracks.first?.fragmentRuns)
+        #expect(runs.count == 5 && file.fragmentCount == 5)
+        func storage(_ table: [UInt32]?) -> UnsafePointer<UInt32>? { table?.withUnsafeBufferPointer { $0.baseAddress } }
+        let sizes = try #require(runs.first?.sizes)
+        #expect(!sizes.isEmpty)
+        for run in runs.dropFirst() {
+            #expect(run.sizes == sizes)
+            #expect(storage(run.sizes) == storage(sizes), "a repeated run's sizes are a copy, not the first's storage")
+        }
+        // Each repetition's samples are still its own bytes.
+        #expect(Set(runs.map(\.dataOffset)).count == 5)
+    }
+}

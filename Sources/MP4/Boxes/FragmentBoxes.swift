@@ -104,6 +104,16 @@ struct MovieFragmentParser {
     var decodeEnd: [UInt32: Int64]
     /// The file's size: a run's samples must lie inside it.
     let fileSize: Int64
+    /// Per-sample tables already read, each kept once: a stream that repeats a segment (an HLS
+    /// playlist naming one file thousands of times) costs memory for its distinct runs, and a
+    /// few words per repetition.
+    private var tables = FragmentTables()
+
+    init(trackDefaults: [UInt32: TrackExtendsBox], decodeEnd: [UInt32: Int64], fileSize: Int64) {
+        self.trackDefaults = trackDefaults
+        self.decodeEnd = decodeEnd
+        self.fileSize = fileSize
+    }
 
     mutating func parse(moof payload: ByteReader, moofOffset: Int64, path: BoxPath) throws(MP4Error) -> [FragmentRun] {
         var runs: [FragmentRun] = []
@@ -113,7 +123,10 @@ struct MovieFragmentParser {
             guard child.header.type == "traf" else { continue }
             let trafRuns = try parseTrackFragment(child.payload, path: child.path, moofOffset: moofOffset, previousTrafEnd: previousTrafEnd)
             if let last = trafRuns.last { previousTrafEnd = last.dataOffset.saturatingAdding(last.byteCount) }
-            runs += trafRuns
+            for var run in trafRuns {
+                tables.share(&run)
+                runs.append(run)
+            }
         }
         return runs
     }
@@ -217,6 +230,38 @@ struct MovieFragmentParser {
         guard run.dataOffset >= 0, end <= fileSize || run.sampleCount == 0 else {
             throw .sampleOutsideFile(trackID: run.trackID, sampleIndex: 0, offset: run.dataOffset, size: run.byteCount, fileSize: fileSize)
         }
+    }
+}
+
+/// The per-sample tables of fragment runs, each distinct table kept once: a run whose table
+/// equals one read before takes that one's storage (arrays share it until written).
+struct FragmentTables {
+    private var unsigned: Set<[UInt32]> = []
+    private var signed: Set<[Int32]> = []
+    /// Tables longer than this are not compared: a long run is rarely repeated, and hashing it
+    /// would cost as much as the run.
+    private static let longestShared = 1 << 16
+    /// How many distinct tables are kept at most (beyond, new ones are not kept).
+    private static let capacity = 4096
+
+    mutating func share(_ run: inout FragmentRun) {
+        run.durations = run.durations.map { shared($0) }
+        run.sizes = run.sizes.map { shared($0) }
+        run.flags = run.flags.map { shared($0) }
+        if let offsets = run.compositionOffsets, offsets.count <= Self.longestShared {
+            if let index = signed.firstIndex(of: offsets) {
+                run.compositionOffsets = signed[index]
+            } else if signed.count < Self.capacity {
+                signed.insert(offsets)
+            }
+        }
+    }
+
+    private mutating func shared(_ table: [UInt32]) -> [UInt32] {
+        guard table.count <= Self.longestShared else { return table }
+        if let index = unsigned.firstIndex(of: table) { return unsigned[index] }
+        if unsigned.count < Self.capacity { unsigned.insert(table) }
+        return table
     }
 }
 
