@@ -9,7 +9,7 @@ package enum ManifestText {
     /// The text at `path` (UTF-8), `what` naming the kind in the error for a file too big.
     package static func read(_ path: FilePath, what: String) throws(PipelineError) -> String {
         let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
+        do { source = try FileByteSource(regularFileAt: path) } catch { throw .stream(error) }
         guard source.byteCount <= maximumSize else { throw .unsupported("\(path): \(source.byteCount) bytes is not \(what)") }
         let bytes: [UInt8]
         do { bytes = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }

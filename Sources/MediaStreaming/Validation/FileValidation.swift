@@ -90,7 +90,7 @@ public enum FileValidation {
                     reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
                 }
             case .other:
-                do { _ = try FileByteSource(path: path) } catch {
+                do { _ = try FileByteSource(regularFileAt: path) } catch {
                     reports.append(Report(path: path.string, findings: [], error: .stream(error)))
                     continue
                 }
@@ -146,7 +146,7 @@ public enum FileValidation {
     /// - Throws: ``/MediaCore/PipelineError`` when the file cannot be read, or not as MP4.
     public static func findings(for path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let source: FileByteSource
-        do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
+        do { source = try FileByteSource(regularFileAt: path) } catch { throw .stream(error) }
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
         guard file.fragmentCount > 0 else { return file.damageFindings(name: path.string) + GaplessValidation.findings(in: file, name: path.string) }
@@ -163,7 +163,7 @@ public enum FileValidation {
         // Each file opened for each read, not held open: thousands of segments.
         var sources: [FileRangeSource] = []
         for path in [initSegment] + segments {
-            do { sources.append(FileRangeSource(path: path, start: 0, byteCount: try FileByteSource(path: path).byteCount)) } catch {
+            do { sources.append(FileRangeSource(path: path, start: 0, byteCount: try FileByteSource(regularFileAt: path).byteCount)) } catch {
                 throw .stream(error)
             }
         }

@@ -11,7 +11,7 @@ struct FileRangeSource: RandomAccessByteSource {
 
     func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         guard offset >= 0, count >= 0, offset < byteCount else { return [] }
-        let file = try FileByteSource(path: path)
+        let file = try FileByteSource(regularFileAt: path)
         return try file.read(at: start + offset, count: Int(min(Int64(count), byteCount - offset)))
     }
 }
