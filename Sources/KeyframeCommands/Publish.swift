@@ -91,7 +91,12 @@ struct Publish: ParsableCommand {
         let publication: LivePublication
         do { publication = try LivePublication(options: options) } catch { throw CommandFailure(error, naming: input) }
         let control = JobControl()
-        let signals = StopSignals(secondEndsProcess: true) { control.requestStop() }
+        // A stop ends the pump at the next packet, then the destinations are closed in their own
+        // time; a pump still waiting for its input 0.3 s after the signal (a FIFO whose writer
+        // stalled) never will, and the process ends.
+        let signals = StopSignals(secondEndsProcess: true, deadline: .milliseconds(300), blocked: { control.isPulling }) {
+            control.requestStop()
+        }
         let status = DestinationStatusLine(statistics: publication.statistics)
         let summary: LivePublication.Summary
         do {

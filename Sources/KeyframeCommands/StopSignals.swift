@@ -15,11 +15,13 @@ final class StopSignals {
     /// while the job is still ending ends the process at once (for a job that ends in its own
     /// time, such as `publish` waiting for its servers).
     ///
-    /// With `deadline`, a job that is still running that long after the signal is blocked
-    /// where it cannot see the stop (a read of a FIFO with no writer, a network input that
-    /// sends nothing): the temporary files of its uncommitted outputs are removed and the
-    /// process ends as a cancelled job does, "cancelled" with status 1.
-    init(secondEndsProcess: Bool = false, deadline: DispatchTimeInterval? = nil, onStop: @escaping @Sendable () -> Void) {
+    /// With `deadline`, a job that is still running that long after the signal, and is
+    /// `blocked` (by default: at all), is blocked where it cannot see the stop (a read of a FIFO
+    /// with no writer, a network input that sends nothing): the temporary files of its
+    /// uncommitted outputs are removed and the process ends as a cancelled job does,
+    /// "cancelled" with status 1.
+    init(secondEndsProcess: Bool = false, deadline: DispatchTimeInterval? = nil,
+         blocked: @escaping @Sendable () -> Bool = { true }, onStop: @escaping @Sendable () -> Void) {
         let received = Mutex(0)
         // A queue of their own: the global queue's threads may all be busy encoding (one per
         // core), and a handler queued behind them would wait for a segment to end.
@@ -36,6 +38,7 @@ final class StopSignals {
                 onStop()
                 if let deadline, count == 1 {
                     queue.asyncAfter(deadline: .now() + deadline) {
+                        guard blocked() else { return }
                         UncommittedFiles.removeAll()
                         let words = Array("Error: cancelled (the job was blocked on a read)\n".utf8)
                         _ = words.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }

@@ -73,3 +73,29 @@ extension BlockedReadSignalTests {
         #expect(finished.result.standardError.contains("not a regular file"), "\(finished.result.standardError)")
     }
 }
+
+extension BlockedReadSignalTests {
+    /// `publish` from a FIFO whose writer stalls: a stop waits for the next packet, which never
+    /// comes; 0.3 s after the signal a pump still waiting for its input ends the process,
+    /// "cancelled" with status 1 (a stop that closes its destinations in their own time is not
+    /// cut short: only a pump blocked on its input is).
+    @Test func aPublishStalledOnItsInputEndsOnSIGTERM() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=5", "-ar", "48000", "-ac", "2", wav])
+        let fifo = directory.appendingPathComponent("live.wav").path
+        try #require(mkfifo(fifo, 0o644) == 0)
+        // A WAV header and 0.1 s of it, then the writer holds the FIFO open and sends nothing.
+        let writer = try RunningProcess("/bin/sh", ["-c", "exec 3> \"$1\"; head -c 20000 \"$0\" >&3; exec sleep 60", wav, fifo])
+        defer { writer.stop(grace: .milliseconds(100)) }
+        // Nothing listens on the port: the destination retries while the input is read.
+        let port = try HTTPProbe.freePort()
+        let process = try RunningProcess(try ExternalTool.keyframe, ["publish", fifo, "icecast://source:hackme@127.0.0.1:\(port)/live.aac"])
+        Subprocess.sleep(.seconds(2))
+        #expect(process.send(SIGTERM), "publish ended before the signal")
+        let finished = try process.wait(timeout: .seconds(10))
+        #expect(finished.signal == nil && finished.result.status == 1 && finished.result.standardError.contains("cancelled"),
+                "status \(finished.result.status), signal \(String(describing: finished.signal)): \(finished.result.standardError)")
+    }
+}

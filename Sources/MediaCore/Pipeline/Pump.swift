@@ -10,6 +10,7 @@ internal import Synchronization
 /// `Sendable` because it is synchronized: its one piece of state is an atomic.
 public final class JobControl: Sendable {
     private let state = Atomic<UInt8>(0)
+    private let pulling = Atomic<Bool>(false)
 
     /// A control with nothing requested.
     public init() {}
@@ -26,6 +27,13 @@ public final class JobControl: Sendable {
     public var isStopRequested: Bool { state.load(ordering: .relaxed) == 1 }
     /// Whether ``cancel()`` was called.
     public var isCancelled: Bool { state.load(ordering: .relaxed) == 2 }
+
+    /// Whether the pump is waiting for its source's next element now: a job that is asked to
+    /// stop and still is, a moment later, is blocked on a read that cannot see the request (a
+    /// FIFO whose writer sends nothing).
+    public var isPulling: Bool { pulling.load(ordering: .relaxed) }
+
+    func setPulling(_ value: Bool) { pulling.store(value, ordering: .relaxed) }
 }
 
 /// The one loop of KeyFrameKit: pulls a source dry into a sink, then finishes the sink.
@@ -74,7 +82,10 @@ public enum Pump {
                     }
                 }
                 let asked = sourceTimer.begin()
-                guard let element = try source.next() else {
+                control?.setPulling(true)
+                let next = try source.next()
+                control?.setPulling(false)
+                guard let element = next else {
                     sourceTimer.end(asked)
                     break
                 }
