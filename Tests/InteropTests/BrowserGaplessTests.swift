@@ -53,7 +53,7 @@ extension RealTimeTests {
 
     /// (a) decodeAudioData of the init and the segments, (c) MSE's buffered range without an
     /// append window: the valid length, to Chromium's microsecond.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func decodeAudioDataAndTheBufferedRangeEndAtTheValidLength() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -78,7 +78,7 @@ extension RealTimeTests {
     /// window on the segments as packaged: the padding is heard, since the short last sample
     /// no longer crosses it. (d) Native HLS: the priming and the padding are heard (sequence
     /// mode: the DocC article Players.md).
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func whatEachPlaybackPathPlays() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

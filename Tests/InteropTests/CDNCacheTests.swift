@@ -133,7 +133,7 @@ extension RecordCommandTests.PulseAudio {
     /// passes through nginx and is answered when its part exists, the part follows, and a second
     /// listener asking the same query is served from the cache. The delays are figures
     /// (BENCHMARKS.md), not assertions.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func lowLatencyHLSPassesThroughTheCache() throws {
         let pulse = try PulseTone()
         defer { pulse.close() }

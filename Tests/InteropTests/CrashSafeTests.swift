@@ -19,7 +19,7 @@ import Glibc
     /// One-second fragments at 44.1 kHz: a fragment is cut at the first packet ≥ 1 s after its start.
     static let packetsPerFragment = (rate + 1023) / 1024
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func killedFragmentedEncodeLeavesAPlayableFile() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -8,7 +8,7 @@ import TestSupport
 /// devices, and a device that does not exist is a clear error naming it, for `record` and `play`:
 /// a non-zero exit, no crash, no hang, and nothing left under the output name.
 @Suite(.blocking) struct DevicesCommandTests {
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func devicesJSONListsCaptureAndPlayback() throws {
         let result = try Subprocess.run(try ExternalTool.keyframe, ["devices", "--json"], environment: ProcessInfo.processInfo.environment,
                                         timeout: .seconds(30))
@@ -25,7 +25,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func devicesListsTheSameNames() throws {
         let plain = try ExternalTool.succeed(try ExternalTool.keyframe, ["devices"])
         let object = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["devices", "--json"]), "devices --json")
@@ -36,7 +36,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(15)), arguments: [RecordContainer.wav, .m4a])
+    @Test(.hangGuard(minutes: 15), arguments: [RecordContainer.wav, .m4a])
     func recordFromAMissingDeviceIsAClearError(container: RecordContainer) throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -51,7 +51,7 @@ import TestSupport
         #expect(left.isEmpty, "record --device nope left \(left)")
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func playToAMissingDeviceIsAClearError() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -67,7 +67,7 @@ import TestSupport
 
     /// A device defined in no configuration, asked for with an `--alsa-config` that defines others,
     /// is the same clear error; and a missing `--alsa-config` file is an error naming the file.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func alsaConfigurationErrorsAreClear() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

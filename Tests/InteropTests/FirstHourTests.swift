@@ -200,7 +200,9 @@ struct FirstHourTests {
         defer { server.stop() }
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let input = try Self.wav("in.wav", in: directory, rate: 48000, seconds: 6)
+        // Long enough that a publisher started late on a loaded machine is still on the air
+        // when the status is read.
+        let input = try Self.wav("in.wav", in: directory, rate: 48000, seconds: 30)
         let m4a = directory.appendingPathComponent("in.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", input, "-o", m4a, "--bitrate", "96k"])
         let mount = "/copy.aac"
@@ -208,7 +210,7 @@ struct FirstHourTests {
                                            ["publish", m4a, "icecast://source:\(server.password)@127.0.0.1:\(server.port)\(mount)", "--json"])
         defer { publisher.stop() }
         var status = ""
-        try RunningProcess.waitUntil("the source on \(mount)", timeout: .seconds(10)) {
+        try RunningProcess.waitUntil("the source on \(mount)", timeout: .seconds(60)) {
             status = server.status()
             return status.contains("\"listenurl\":\"http://127.0.0.1:\(server.port)\(mount)\"")
         }
@@ -216,6 +218,8 @@ struct FirstHourTests {
         let said = try #require(status.firstMatch(of: #/ice-bitrate=(\d+)/#)?.output.1, "\(status)")
         let kilobits = try #require(Int(said))
         #expect(abs(kilobits - 96) <= 10, "ice-bitrate=\(kilobits) for a 96 kb/s M4A: \(status)")
+        // Ctrl-C: the publication stops at the next packet and reports.
+        #expect(publisher.send(SIGINT))
         let finished = try publisher.wait(timeout: .seconds(60))
         #expect(finished.result.status == 0, "\(finished.result.standardError)")
         let report = try CaptureCheck.json(finished.result, "publish --json")
@@ -621,7 +625,7 @@ struct OutputLayoutTests {
                                            ["publish", wav, "icecast://source:\(server.password)@127.0.0.1:\(server.port)\(mount)",
                                             "--sample-rate", "22050", "--channels", "1", "--json"])
         defer { publisher.stop() }
-        try RunningProcess.waitUntil("the source on \(mount)", timeout: .seconds(10)) {
+        try RunningProcess.waitUntil("the source on \(mount)", timeout: .seconds(60)) {
             server.status().contains("\"listenurl\":\"http://127.0.0.1:\(server.port)\(mount)\"")
         }
         let listened = try ExternalTool.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=sample_rate,channels",

@@ -174,7 +174,7 @@ import TestSupport
     /// Whole AAC frames hold the priming and the valid length: what is decoded past it.
     static func padding(_ frames: Int) -> Int { (1024 + frames + 1023) / 1024 * 1024 - 1024 - frames }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func packageCopyEncodeAndLadderEndAtTheValidLength() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -208,7 +208,7 @@ import TestSupport
         }
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func aLiveRecordingEndsAtTheValidLength() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -124,7 +124,7 @@ extension RealTimeTests {
     // MARK: 1. Podcast
 
     @Test("podcast: speech and music, −16 LUFS, tagged, an auto ladder with DASH, validated, served, heard at lag 0 and titled",
-          .timeLimit(.minutes(15)))
+          .hangGuard(minutes: 15))
     func podcast() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -206,7 +206,7 @@ extension RealTimeTests {
 
     // MARK: 2. Radio show
 
-    @Test("radio show: one capture to a file, to Icecast and to live HLS served, an FFmpeg listener on each", .timeLimit(.minutes(15)))
+    @Test("radio show: one capture to a file, to Icecast and to live HLS served, an FFmpeg listener on each", .hangGuard(minutes: 15))
     func radioShow() throws {
         let pulse = try PulseAudioServer(sinkName: "kf_sink", sampleRate: 48000, channels: 2)
         defer { pulse.stop() }
@@ -281,7 +281,7 @@ extension RealTimeTests {
     // MARK: 3. Audiobook
 
     @Test("audiobook: three spoken parts with their own chapters, joined into an M4B that ffprobe and mutagen read back",
-          .timeLimit(.minutes(15)))
+          .hangGuard(minutes: 15))
     func audiobook() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -346,7 +346,7 @@ extension RealTimeTests {
         }
     }
 
-    @Test("damaged files: every command that reads one says so, with status 2 or 3, and leaves it untouched", .timeLimit(.minutes(15)))
+    @Test("damaged files: every command that reads one says so, with status 2 or 3, and leaves it untouched", .hangGuard(minutes: 15))
     func damagedFiles() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -26,7 +26,7 @@ import Glibc
         return try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func anEventPlaylistAndASlidingWindowFromTheFilePlugin() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -88,7 +88,7 @@ extension LiveHLSTests {
                           "segments": [{"uri": s.uri, "parts": [[q.uri, q.duration, q.independent] for q in s.parts]} for s in p.segments]}))
         """
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func lowLatencyPartsAreListedAndMakeTheSegments() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -129,7 +129,7 @@ extension LiveHLSTests {
 }
 
 extension RecordCommandTests.PulseAudio {
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func liveHLSEndsOnSIGINTAndSurvivesSIGKILL() throws {
         // Also killed while serving low-latency HLS: the parts on disk are whole too.
         for (signal, served) in [(SIGINT, false), (SIGKILL, false), (SIGKILL, true)] {
@@ -227,7 +227,7 @@ enum HTTPProbe {
 }
 
 extension RecordCommandTests.PulseAudio {
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func lowLatencyHLSIsServedWithBlockingReload() throws {
         let pulse = try PulseTone()
         defer { pulse.close() }

@@ -138,7 +138,7 @@ struct LivePlayersTests {
 
     // MARK: - Tests
 
-    @Test("nginx-rtmp relays to FFmpeg, GStreamer's rtmpsrc and VLC", .timeLimit(.minutes(15)))
+    @Test("nginx-rtmp relays to FFmpeg, GStreamer's rtmpsrc and VLC", .hangGuard(minutes: 15))
     func rtmp() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -158,7 +158,7 @@ struct LivePlayersTests {
         #expect(server.errors.isEmpty, "nginx: \(server.errors)")
     }
 
-    @Test("icecast2 relays to FFmpeg, GStreamer's souphttpsrc ! icydemux and VLC", .timeLimit(.minutes(15)))
+    @Test("icecast2 relays to FFmpeg, GStreamer's souphttpsrc ! icydemux and VLC", .hangGuard(minutes: 15))
     func icecast() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -181,7 +181,7 @@ struct LivePlayersTests {
         try Self.stopPublishing(publisher, "icecast")
     }
 
-    @Test("An SRT relay (srt-live-transmit, listener to listener) serves FFmpeg, GStreamer's srtsrc and VLC", .timeLimit(.minutes(15)))
+    @Test("An SRT relay (srt-live-transmit, listener to listener) serves FFmpeg, GStreamer's srtsrc and VLC", .hangGuard(minutes: 15))
     func srt() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -84,7 +84,7 @@ import TestSupport
 
     // MARK: - Mutations
 
-    @Test(.timeLimit(.minutes(15)), arguments: MutationSeed.allCases)
+    @Test(.hangGuard(minutes: 15), arguments: MutationSeed.allCases)
     func mutationsNeitherTrapNorHang(seed: MutationSeed) async throws {
         let path = try seed.path()
         let label = seed.rawValue
@@ -114,7 +114,7 @@ import TestSupport
 
     // The child times itself (a second is slow) and arms alarm(120) against a hang; the limit here
     // only bounds a child that never starts, so it allows for a loaded machine's scheduling.
-    @Test(.timeLimit(.minutes(10)), arguments: HostileCase.allCases)
+    @Test(.hangGuard(minutes: 10), arguments: HostileCase.allCases)
     func pinnedHostileFileNeitherTrapsNorHangs(hostile: HostileCase) async throws {
         let path = try hostile.seedPath()
         let name = hostile.rawValue

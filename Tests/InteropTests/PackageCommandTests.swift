@@ -257,7 +257,7 @@ import Glibc
         return try GaplessTests.pcm(wav, channels: 2)
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func aPackagedLadderIsServedOverHTTPToEveryPlayer() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -26,7 +26,7 @@ struct PlayInput: Sendable, CustomTestStringConvertible {
 /// `PlayCommandTests.PulseAudio` plays into a real-time device (a PulseAudio null sink) and checks
 /// that the whole tone reaches the sink: nothing cut at the end, nothing dropped.
 @Suite(.blocking) struct PlayCommandTests {
-    @Test(.timeLimit(.minutes(15)), arguments: PlayInput.all)
+    @Test(.hangGuard(minutes: 15), arguments: PlayInput.all)
     func playRendersTheDecodedPCM(input: PlayInput) throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -76,7 +76,7 @@ extension PlayCommandTests {
     /// they take what `convert` takes: FLAC, Ogg Vorbis, MP3 (libavformat) and an HLS playlist of
     /// our CMAF segments. `play` renders exactly what `decode` writes; FLAC decodes to FFmpeg's
     /// own samples, and the playlist to its source M4A's.
-    @Test(.timeLimit(.minutes(15)), arguments: ["flac", "ogg", "mp3", "m3u8"])
+    @Test(.hangGuard(minutes: 15), arguments: ["flac", "ogg", "mp3", "m3u8"])
     func decodeAndPlayTakeEveryInputTheLibraryReads(kind: String) throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -134,7 +134,7 @@ extension PlayCommandTests {
     /// recorded off the sink's monitor by parec: the 2 s tone arrives whole (1.85–2.05 s of tone in
     /// 10 ms blocks: drained at the end, no periods dropped), at its frequency and level.
     @Suite(.realTime, .serialized) struct PulseAudio {
-        @Test(.timeLimit(.minutes(15)))
+        @Test(.hangGuard(minutes: 15))
         func playReachesTheSinkWhole() throws {
             let server = try PulseAudioServer(sinkName: "kf_sink", sampleRate: 48000, channels: 2)
             defer { server.stop() }

@@ -34,7 +34,7 @@ extension RecordCommandTests.PulseAudio {
     /// appended while it plays 6 s (after the three it starts from), the tone heard (1 kHz on the
     /// left, the channel captured), and a latency behind live shown ("N s behind live"). The
     /// latency is a figure, printed; the only bound on it is a sanity one (under 30 s).
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func thePlayerPageFollowsALiveRecording() throws {
         let pulse = try PulseTone()
         defer { pulse.close() }

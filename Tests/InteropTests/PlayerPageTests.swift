@@ -57,7 +57,7 @@ extension RealTimeTests {
 
     /// A package longer than Chromium's audio buffer (about 12 MB: 10 minutes at 256 kb/s is 19 MB)
     /// loads without a quota error: the page buffers a minute ahead and waits.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func aLongPackageIsBufferedAMinuteAhead() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -81,7 +81,7 @@ extension RealTimeTests {
 
     /// Without MSE the page hands the playlist to the browser's own HLS, which plays (with the
     /// priming and the padding, as native HLS does: see BrowserGaplessTests).
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func withoutMSEThePageFallsBackToTheBrowsersHLS() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -95,7 +95,7 @@ extension RealTimeTests {
         #expect((Self.object(report, "page")["status"] as? String)?.contains("browser's own HLS") == true, "\(Self.object(report, "page"))")
     }
 
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func thePagePlaysAPackageGaplesslyAndShowsItself() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -123,7 +123,7 @@ extension RealTimeTests {
     }
 
     /// A ladder: the page is given master.m3u8, takes the highest rendition and plays it exactly.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func thePagePlaysALadderFromItsMasterPlaylist() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -188,7 +188,7 @@ extension RealTimeTests {
     /// cover) still skips the priming: its decode of the HLS starts with ours. The DASH header
     /// has the tags but no cover (its iTunSMPB comes in the first segment, after the cover's
     /// stream would be made).
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func packagingCarriesTheTagsAndCoverIntoEveryInitSegment() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -225,7 +225,7 @@ extension RealTimeTests {
     /// text) as the document's title, the heading and the audio's name, the artist under it, the
     /// cover (a Blob URL of the PNG, its natural size the PNG's), and the bitrate of the segments
     /// it fetched (their bytes over their EXTINFs: the playlist has no EXT-X-BITRATE).
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func thePageShowsTheStreamsTitleArtistCoverAndBitrate() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -261,7 +261,7 @@ extension RealTimeTests {
 
     /// A tagged ladder: the page plays the highest variant of master.m3u8 and shows its
     /// BANDWIDTH (and AVERAGE-BANDWIDTH), the tags and the JPEG cover of that rendition's init.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func thePageShowsALaddersVariantBandwidthAndTags() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -288,7 +288,7 @@ extension RealTimeTests {
     /// A damaged item list (the title's data atom larger than its item, the cover's item a
     /// largesize past the end) neither stops the page nor throws: the stream plays, named by its
     /// playlist's file name, with the artist that was readable and no cover.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func aDamagedItemListLeavesTheNameToThePlaylist() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -333,7 +333,7 @@ extension RealTimeTests {
     /// 1.2 s), packaged (`chapters.vtt` beside the playlist), is listed by the page as two buttons
     /// with their start times, each seeking there; the package plays (its 440 Hz tone heard).
     /// `scripts/browser-page-live.py` (PlayerPageLiveTests.swift) drives the page.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func thePageListsAPackagesChaptersAsButtons() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -206,28 +206,28 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
         }
     }
 
-    @Test(.timeLimit(.minutes(15)), arguments: CaptureLayout.all)
+    @Test(.hangGuard(minutes: 15), arguments: CaptureLayout.all)
     func pcmIsExactlyTheCapturedBytes(layout: CaptureLayout) throws {
         let recording = try Self.record(.pcm, layout)
         defer { try? FileManager.default.removeItem(at: recording.directory) }
         try Self.expectFile(recording, .pcm)
     }
 
-    @Test(.timeLimit(.minutes(15)), arguments: CaptureLayout.all)
+    @Test(.hangGuard(minutes: 15), arguments: CaptureLayout.all)
     func wavHoldsTheCapturedSamples(layout: CaptureLayout) throws {
         let recording = try Self.record(.wav, layout)
         defer { try? FileManager.default.removeItem(at: recording.directory) }
         try Self.expectFile(recording, .wav)
     }
 
-    @Test(.timeLimit(.minutes(15)), arguments: CaptureLayout.all)
+    @Test(.hangGuard(minutes: 15), arguments: CaptureLayout.all)
     func aacHoldsTheTone(layout: CaptureLayout) throws {
         let recording = try Self.record(.aac, layout)
         defer { try? FileManager.default.removeItem(at: recording.directory) }
         try Self.expectFile(recording, .aac)
     }
 
-    @Test(.timeLimit(.minutes(15)), arguments: CaptureLayout.all)
+    @Test(.hangGuard(minutes: 15), arguments: CaptureLayout.all)
     func m4aIsGaplessAndHoldsTheTone(layout: CaptureLayout) throws {
         let recording = try Self.record(.m4a, layout)
         defer { try? FileManager.default.removeItem(at: recording.directory) }
@@ -237,7 +237,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
     /// Issue 22: `record OUT.m4a --hls DIR` writes both from one capture and one encoder (a tee):
     /// the M4A passes every check above, the rendition is valid (`keyframe validate`), and
     /// decoding each gives exactly the captured frames, the same samples from both.
-    @Test(.timeLimit(.minutes(15)), arguments: [CaptureLayout.all[0]])
+    @Test(.hangGuard(minutes: 15), arguments: [CaptureLayout.all[0]])
     func m4aAndHLSFromOneCapture(layout: CaptureLayout) throws {
         let scratch = try ExternalTool.scratchDirectory()
         let hls = scratch.appendingPathComponent("live").path
@@ -265,7 +265,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
 
     /// A rendition refused (its directory holds a package) leaves an existing file at OUT as it
     /// was, though `.aac` is written in place: the rendition is made before the file.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func aRefusedRenditionLeavesTheFileAlone() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -286,7 +286,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
     /// `--crash-safe` changes how the file is written along the way, not what a finished
     /// recording holds (a fragmented .m4a must still be gapless for our decoder and clean for
     /// FFmpeg's).
-    @Test(.timeLimit(.minutes(15)), arguments: RecordContainer.allCases)
+    @Test(.hangGuard(minutes: 15), arguments: RecordContainer.allCases)
     func crashSafeFinishesTheSameFile(container: RecordContainer) throws {
         let layout = CaptureLayout.all[0]
         let recording = try Self.record(container, layout, extra: ["--crash-safe"])
@@ -313,7 +313,7 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
     }
 
     /// alsa-lib's own route to the same device: `ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:FILE`.
-    @Test(.timeLimit(.minutes(15)))
+    @Test(.hangGuard(minutes: 15))
     func alsaConfigPathWorksLikeTheOption() throws {
         let recording = try Self.record(.pcm, CaptureLayout.all[0], viaEnvironment: true)
         defer { try? FileManager.default.removeItem(at: recording.directory) }
@@ -407,7 +407,7 @@ extension RecordCommandTests {
     ///
     /// Serialized: at most one daemon (and one real-time recording) at a time.
     @Suite(.realTime, .serialized) struct PulseAudio {
-        @Test(.timeLimit(.minutes(15)), arguments: [RecordContainer.wav, .m4a])
+        @Test(.hangGuard(minutes: 15), arguments: [RecordContainer.wav, .m4a])
         func durationIsRealTimeAndExact(container: RecordContainer) throws {
             let pulse = try PulseTone()
             defer { pulse.close() }
@@ -498,17 +498,17 @@ extension RecordCommandTests {
             PulseTone.expectTone(try CaptureCheck.ffmpegSamples(output, in: pulse.directory), rate: rate, what, sourceLocation: sourceLocation)
         }
 
-        @Test(.timeLimit(.minutes(15)))
+        @Test(.hangGuard(minutes: 15))
         func sigintFinishesTheM4A() throws {
             try Self.expectSignalFinishesCleanly(SIGINT, .m4a, rate: 48000)
         }
 
-        @Test(.timeLimit(.minutes(15)))
+        @Test(.hangGuard(minutes: 15))
         func sigtermFinishesTheWAV() throws {
             try Self.expectSignalFinishesCleanly(SIGTERM, .wav, rate: 44100)
         }
 
-        @Test(.timeLimit(.minutes(15)), arguments: [RecordContainer.m4a, .wav, .aac])
+        @Test(.hangGuard(minutes: 15), arguments: [RecordContainer.m4a, .wav, .aac])
         func sigkillLeavesAllButTheLastSecond(container: RecordContainer) throws {
             let pulse = try PulseTone()
             defer { pulse.close() }

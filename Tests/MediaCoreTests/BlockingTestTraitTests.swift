@@ -48,6 +48,18 @@ import Testing
 
     func syncWait() { Thread.sleep(forTimeInterval: 0.01) }
 
+    static func block(seconds: Double) { Thread.sleep(forTimeInterval: seconds) }
+
+    /// A hang guard watches from the global executor: a body that blocks its thread past the
+    /// limit is recorded, and one within it is not.
+    @Test func aHangGuardRecordsABodyThatBlocksPastIt() async throws {
+        let test = try #require(Test.current)
+        await withKnownIssue {
+            try await HangGuardTrait.run({ Self.block(seconds: 0.5) }, limit: .milliseconds(50), test: test)
+        }
+        try await HangGuardTrait.run({ Self.block(seconds: 0.01) }, limit: .seconds(60), test: test)
+    }
+
     actor Order {
         var names: [String] = []
         func append(_ name: String) { names.append(name) }

@@ -42,12 +42,15 @@ public struct BlockingTestTrait: SuiteTrait, TestTrait, TestScoping {
         // A test inherits the traits of the suites around it: the first scope takes the most
         // any of them asks for, once (taking them one scope at a time could deadlock).
         let slots = test.traits.compactMap { ($0 as? BlockingTestTrait)?.slots }.max() ?? self.slots
+        let limit = test.traits.compactMap { ($0 as? HangGuardTrait)?.limit }.min()
         await BlockingTestSlots.shared.acquire(slots)
         let thread = DedicatedThreadExecutor(name: "blocking test: \(test.name)")
         do {
             try await Self.$heldSlots.withValue(slots) {
                 try await Self.$thread.withValue(thread) {
-                    try await withTaskExecutorPreference(thread) { try await function() }
+                    try await withTaskExecutorPreference(thread) {
+                        try await HangGuardTrait.run(function, limit: limit, test: test)
+                    }
                 }
             }
         } catch {
@@ -66,6 +69,49 @@ extension Trait where Self == BlockingTestTrait {
 
     /// Each test runs on its own thread while no other blocking test runs.
     public static var realTime: Self { BlockingTestTrait(slots: BlockingTestTrait.slotCount) }
+}
+
+/// A time limit for a test of a `.blocking` or `.realTime` suite, counted from when the test
+/// starts to run: after its slot is free, not from when it was queued for one. (Swift Testing's
+/// `.timeLimit` counts from before the suite's traits run, so a test queued behind long ones
+/// would exceed it without having run.) Like `.timeLimit`, it guards against hangs, never times a
+/// job: a test past it is recorded as an issue, and is waited for.
+public struct HangGuardTrait: TestTrait, SuiteTrait {
+    /// The limit.
+    let limit: Duration
+
+    /// The limit applies to every test of a suite it is given to.
+    public var isRecursive: Bool { true }
+
+    /// Runs `function`, recording an issue if it runs past `limit`. The watch runs on the
+    /// global executor, not on the test's own thread, which the test may block.
+    static func run(_ function: @Sendable () async throws -> Void, limit: Duration?, test: Test) async throws {
+        guard let limit else {
+            try await function()
+            return
+        }
+        // The children end before this returns: `function` does not outlive the call.
+        try await withoutActuallyEscaping(function) { function in
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask { try await function(); return true }
+                group.addTask(executorPreference: globalConcurrentExecutor) {
+                    do { try await Task.sleep(for: limit) } catch { return true }
+                    return false
+                }
+                let finished = try await group.next() ?? true
+                if !finished {
+                    Issue.record("\(test.name) ran past its hang guard of \(limit) (counted from when it started to run)")
+                }
+                group.cancelAll()
+                try await group.waitForAll()
+            }
+        }
+    }
+}
+
+extension Trait where Self == HangGuardTrait {
+    /// A hang guard of `minutes`, counted from when the blocking test starts to run.
+    public static func hangGuard(minutes: Int) -> Self { HangGuardTrait(limit: .seconds(minutes * 60)) }
 }
 
 /// The slots of ``BlockingTestTrait``, handed out first come, first served: a test that needs
