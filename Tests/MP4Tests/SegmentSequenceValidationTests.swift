@@ -173,14 +173,20 @@ import TestSupport
         #expect(validation.segments.map(\.sampleCount) == [5, 5, 5, 5])
     }
 
-    /// A single fragmented file (`ftyp moov (moof mdat)… mfra`) is one part: one timing for it.
-    @Test func oneFragmentedFileIsOnePart() throws {
+    /// FFmpeg's fragmented MP4 of a 3-s tone: `ftyp moov`, then four `moof mdat` of about a
+    /// second, then `mfra`.
+    static func ffmpegFragmented() throws -> [UInt8] {
         let directory = try MediaTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let url = directory.appendingPathComponent("f.mp4")
         try MediaTool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=3:r=48000", "-c:a", "aac", "-b:a", "64k",
                               "-movflags", "frag_keyframe+empty_moov+default_base_moof", "-frag_duration", "1000000", url.path])
-        let bytes = try MediaTool.bytes(url)
+        return try MediaTool.bytes(url)
+    }
+
+    /// A single fragmented file (`ftyp moov (moof mdat)… mfra`) is one part: one timing for it.
+    @Test func oneFragmentedFileIsOnePart() throws {
+        let bytes = try Self.ffmpegFragmented()
         let validation = try SegmentSequenceValidation(source: ArrayRandomAccessSource(bytes), parts: [.init(name: "f.mp4", byteCount: Int64(bytes.count))])
         // FFmpeg's fragmented MP4 has no edit list at all.
         #expect(validation.findings.map(\.rule) == [Self.priming], "\(validation.findings)")
@@ -845,12 +851,7 @@ extension SegmentSequenceValidationTests {
 /// keeps each distinct per-sample table once: the repetitions share its storage.
 @Suite(.blocking) struct RepeatedFragmentTests {
     @Test func repeatedFragmentsShareTheirSampleTables() throws {
-        let directory = try MediaTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let url = directory.appendingPathComponent("f.mp4")
-        try MediaTool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=3:r=48000", "-c:a", "aac", "-b:a", "64k",
-                              "-movflags", "frag_keyframe+empty_moov+default_base_moof", "-frag_duration", "1000000", url.path])
-        let bytes = try MediaTool.bytes(url)
+        let bytes = try SegmentSequenceValidationTests.ffmpegFragmented()
         let first = try MP4File(source: ArrayRandomAccessSource(bytes))
         let moofs = first.topLevelBoxes.filter { $0.type == "moof" }
         try #require(moofs.count == 4)
