@@ -65,3 +65,17 @@ import Testing
         func append(_ name: String) { names.append(name) }
     }
 }
+
+/// `.hangGuard` outside a blocking suite watches the test itself, from its start.
+@Suite struct HangGuardTraitTests {
+    @Test func aHangGuardOutsideABlockingSuiteWatchesTheTest() async throws {
+        let test = try #require(Test.current)
+        let guardTrait: HangGuardTrait = .hangGuard(minutes: 15)
+        await withKnownIssue {
+            try await HangGuardTrait(limit: .milliseconds(50)).provideScope(for: test, testCase: nil) {
+                BlockingTestTraitTests.block(seconds: 0.5)
+            }
+        }
+        try await guardTrait.provideScope(for: test, testCase: nil) {}
+    }
+}

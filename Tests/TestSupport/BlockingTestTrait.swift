@@ -76,12 +76,23 @@ extension Trait where Self == BlockingTestTrait {
 /// `.timeLimit` counts from before the suite's traits run, so a test queued behind long ones
 /// would exceed it without having run.) Like `.timeLimit`, it guards against hangs, never times a
 /// job: a test past it is recorded as an issue, and is waited for.
-public struct HangGuardTrait: TestTrait, SuiteTrait {
+public struct HangGuardTrait: TestTrait, SuiteTrait, TestScoping {
     /// The limit.
     let limit: Duration
 
     /// The limit applies to every test of a suite it is given to.
     public var isRecursive: Bool { true }
+
+    /// In a `.blocking` or `.realTime` suite, that trait watches the limit once the test holds
+    /// its slot; elsewhere, this does, from the start.
+    public func provideScope(for test: Test, testCase: Test.Case?,
+                             performing function: @Sendable () async throws -> Void) async throws {
+        if test.traits.contains(where: { $0 is BlockingTestTrait }) {
+            try await function()
+        } else {
+            try await Self.run(function, limit: limit, test: test)
+        }
+    }
 
     /// Runs `function`, recording an issue if it runs past `limit`. The watch runs on the
     /// global executor, not on the test's own thread, which the test may block.
