@@ -92,9 +92,9 @@ struct Publish: ParsableCommand {
         do { publication = try LivePublication(options: options) } catch { throw CommandFailure(error, naming: input) }
         let control = JobControl()
         // A stop ends the pump at the next packet, then the destinations are closed in their own
-        // time; a pump still waiting for its input 0.3 s after the signal (a FIFO whose writer
-        // stalled) never will, and the process ends.
-        let signals = StopSignals(secondEndsProcess: true, deadline: .milliseconds(300), blocked: { control.isPulling }) {
+        // time; a job inside one read of its input from the signal to 0.3 s after it (a FIFO whose
+        // writer stalled) never will, and the process ends. (Waiting for real time is not a read.)
+        let signals = StopSignals(secondEndsProcess: true, deadline: .milliseconds(300), readInProgress: { control.inputReadInProgress }) {
             control.requestStop()
         }
         let status = DestinationStatusLine(statistics: publication.statistics)

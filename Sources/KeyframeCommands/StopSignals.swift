@@ -15,13 +15,14 @@ final class StopSignals {
     /// while the job is still ending ends the process at once (for a job that ends in its own
     /// time, such as `publish` waiting for its servers).
     ///
-    /// With `deadline`, a job that is still running that long after the signal, and is
-    /// `blocked` (by default: at all), is blocked where it cannot see the stop (a read of a FIFO
-    /// with no writer, a network input that sends nothing): the temporary files of its
-    /// uncommitted outputs are removed and the process ends as a cancelled job does,
-    /// "cancelled" with status 1.
+    /// With `deadline`, a job that is still running that long after the signal is blocked where
+    /// it cannot see the stop (a read of a FIFO with no writer, a network input that sends
+    /// nothing): the temporary files of its uncommitted outputs are removed and the process ends
+    /// as a cancelled job does, "cancelled" with status 1. With `readInProgress` too, only when
+    /// the job is inside the same read of its input at the signal and at the deadline (a live job
+    /// that is only waiting for the clock, or closing its destinations, is left to end).
     init(secondEndsProcess: Bool = false, deadline: DispatchTimeInterval? = nil,
-         blocked: @escaping @Sendable () -> Bool = { true }, onStop: @escaping @Sendable () -> Void) {
+         readInProgress: (@Sendable () -> UInt64?)? = nil, onStop: @escaping @Sendable () -> Void) {
         let received = Mutex(0)
         // A queue of their own: the global queue's threads may all be busy encoding (one per
         // core), and a handler queued behind them would wait for a segment to end.
@@ -35,10 +36,13 @@ final class StopSignals {
                     return count
                 }
                 if secondEndsProcess, count > 1 { _exit(128 + number) }
+                let readAtSignal = readInProgress?()
                 onStop()
                 if let deadline, count == 1 {
                     queue.asyncAfter(deadline: .now() + deadline) {
-                        guard blocked() else { return }
+                        if let readInProgress {
+                            guard let read = readAtSignal, readInProgress() == read else { return }
+                        }
                         UncommittedFiles.removeAll()
                         let words = Array("Error: cancelled (the job was blocked on a read)\n".utf8)
                         _ = words.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }

@@ -215,3 +215,35 @@ import Testing
         #expect(MediaFileFormat.detect(FilePath(directory.appendingPathComponent("missing.m4a").path)) == .mp4)
     }
 }
+
+/// `WatchedInput` lets a job's control see its input reads: one number for the whole of one read,
+/// none between reads (a live job's wait for the clock is not a read).
+@Suite struct WatchedInputTests {
+    struct Numbers: MediaSource {
+        var left = 3
+        let control: JobControl
+        var seen: [UInt64?] = []
+        mutating func next() throws(PipelineError) -> Int? {
+            seen.append(control.inputReadInProgress)
+            seen.append(control.inputReadInProgress)
+            guard left > 0 else { return nil }
+            left -= 1
+            return left
+        }
+    }
+
+    @Test func eachReadHasItsOwnNumberAndNoneBetween() throws {
+        let control = JobControl()
+        var source = WatchedInput(Numbers(control: control), control: control)
+        #expect(control.inputReadInProgress == nil && !control.isReadingInput)
+        while try source.next() != nil {
+            #expect(control.inputReadInProgress == nil)
+        }
+        let seen = source.base.seen
+        #expect(seen.count == 8 && seen.allSatisfy { $0 != nil })
+        // The two looks inside one read agree; the next read has another number.
+        for read in stride(from: 0, to: seen.count, by: 2) { #expect(seen[read] == seen[read + 1]) }
+        #expect(Set(stride(from: 0, to: seen.count, by: 2).map { seen[$0] }).count == 4)
+        #expect(!control.isReadingInput)
+    }
+}

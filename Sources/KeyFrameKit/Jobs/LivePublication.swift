@@ -147,7 +147,7 @@ public struct LivePublication: Sendable {
         var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: Self.averageBitrate(of: input)))
         let limit = options.duration.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         let realTime = options.realTime
-        var paced = RealTimeSource(PlayingTimeLimit(input, limit: limit, duration: { $0.duration.seconds })) { sample in
+        var paced = RealTimeSource(PlayingTimeLimit(WatchedInput(input, control: control), limit: limit, duration: { $0.duration.seconds })) { sample in
             realTime ? .nanoseconds(Int64(sample.duration.seconds * 1e9)) : .zero
         }
         let report = try Pump.run(from: &paced, into: &tee, control: control, progress: progress)
@@ -204,13 +204,16 @@ public struct LivePublication: Sendable {
         var passes = 1
         let seconds: Double
         if options.loops {
-            let looping = LoopingSource(first) { () throws(PipelineError) in try AudioFileInput(path: path) }
+            let looping = LoopingSource(WatchedInput(first, control: control)) { () throws(PipelineError) in
+                WatchedInput(try AudioFileInput(path: path), control: control)
+            }
             var source = RealTimeSource(PlayingTimeLimit(looping.transformed(by: resampler), limit: limit, duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
             passes = source.base.base.upstream.passCount
             seconds = source.base.played
         } else {
-            var source = RealTimeSource(PlayingTimeLimit(first.transformed(by: resampler), limit: limit, duration: \.seconds), duration: pace)
+            var source = RealTimeSource(PlayingTimeLimit(WatchedInput(first, control: control).transformed(by: resampler), limit: limit,
+                                                         duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
             seconds = source.base.played
         }

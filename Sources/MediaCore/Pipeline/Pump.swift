@@ -10,7 +10,8 @@ internal import Synchronization
 /// `Sendable` because it is synchronized: its one piece of state is an atomic.
 public final class JobControl: Sendable {
     private let state = Atomic<UInt8>(0)
-    private let pulling = Atomic<Bool>(false)
+    /// The number of the input read in progress (odd while one is), counted by ``WatchedInput``.
+    private let inputReads = Atomic<UInt64>(0)
 
     /// A control with nothing requested.
     public init() {}
@@ -28,12 +29,24 @@ public final class JobControl: Sendable {
     /// Whether ``cancel()`` was called.
     public var isCancelled: Bool { state.load(ordering: .relaxed) == 2 }
 
-    /// Whether the pump is waiting for its source's next element now: a job that is asked to
-    /// stop and still is, a moment later, is blocked on a read that cannot see the request (a
-    /// FIFO whose writer sends nothing).
-    public var isPulling: Bool { pulling.load(ordering: .relaxed) }
+    /// Whether the job is inside a read of its input now (``WatchedInput``): a job asked to
+    /// stop that still is, a moment later, is blocked on a read that cannot see the request (a
+    /// FIFO whose writer sends nothing). A live job's waits for real time are not reads.
+    public var isReadingInput: Bool { inputReads.load(ordering: .relaxed) & 1 == 1 }
 
-    func setPulling(_ value: Bool) { pulling.store(value, ordering: .relaxed) }
+    /// Which read of the input is in progress, or nil between reads: the same number a while
+    /// apart is one read that took all that while.
+    public var inputReadInProgress: UInt64? {
+        let count = inputReads.load(ordering: .relaxed)
+        return count & 1 == 1 ? count : nil
+    }
+
+    /// Marks a read of the input as begun or ended.
+    func setReadingInput(_ value: Bool) {
+        // Odd while a read is in progress; each read moves the count on by two.
+        let count = inputReads.load(ordering: .relaxed)
+        if (count & 1 == 1) != value { inputReads.store(count &+ 1, ordering: .relaxed) }
+    }
 }
 
 /// The one loop of KeyFrameKit: pulls a source dry into a sink, then finishes the sink.
@@ -82,10 +95,7 @@ public enum Pump {
                     }
                 }
                 let asked = sourceTimer.begin()
-                control?.setPulling(true)
-                let next = try source.next()
-                control?.setPulling(false)
-                guard let element = next else {
+                guard let element = try source.next() else {
                     sourceTimer.end(asked)
                     break
                 }
