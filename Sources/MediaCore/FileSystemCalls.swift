@@ -328,4 +328,25 @@ extension FileSystemCalls {
         guard let first = identity(at: a), let second = identity(at: b) else { return false }
         return first == second
     }
+
+    /// `fstat(2)`: the open file's device and inode.
+    static func identity(of descriptor: FileDescriptor) -> InputFiles.Identity? {
+        var status = stat()
+        guard fstat(descriptor.rawValue, &status) == 0 else { return nil }
+        return InputFiles.Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    /// `stat(2)`: whether `path` (its links followed) is a regular file.
+    package static func isRegularFile(at path: FilePath) -> Bool {
+        var status = stat()
+        return path.withPlatformString({ stat($0, &status) }) == 0 && status.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// `stat(2)`: the device and inode of the file at `path`, its links followed; `nil` when
+    /// nothing is there.
+    static func identity(at path: FilePath) -> InputFiles.Identity? {
+        var status = stat()
+        guard path.withPlatformString({ stat($0, &status) }) == 0 else { return nil }
+        return InputFiles.Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
 }

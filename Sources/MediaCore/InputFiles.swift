@@ -52,29 +52,6 @@ package enum InputFiles {
     }
 }
 
-extension FileSystemCalls {
-    /// `fstat(2)`: the open file's device and inode.
-    static func identity(of descriptor: FileDescriptor) -> InputFiles.Identity? {
-        var status = stat()
-        guard fstat(descriptor.rawValue, &status) == 0 else { return nil }
-        return InputFiles.Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    }
-
-    /// `stat(2)`: whether `path` (its links followed) is a regular file.
-    package static func isRegularFile(at path: FilePath) -> Bool {
-        var status = stat()
-        return path.withPlatformString({ stat($0, &status) }) == 0 && status.st_mode & S_IFMT == S_IFREG
-    }
-
-    /// `stat(2)`: the device and inode of the file at `path`, its links followed; `nil` when
-    /// nothing is there.
-    static func identity(at path: FilePath) -> InputFiles.Identity? {
-        var status = stat()
-        guard path.withPlatformString({ stat($0, &status) }) == 0 else { return nil }
-        return InputFiles.Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-    }
-}
-
 /// The temporary files of atomic outputs (``FileByteSink``) not yet committed nor removed:
 /// what a process that must end at once (a stop signal while a read is blocked on a FIFO or a
 /// network) removes first, so that ending early leaves nothing behind, as a cancelled job does.
