@@ -45,7 +45,7 @@ struct Decode: ParsableCommand {
     var format: RawSampleFormat = .s16le
 
     func run() throws {
-        try checkDistinct(input: input, output: output, streaming: "WAV or raw PCM")
+        try checkDistinct(input: input, output: output, streamable: true)
         let fileFormat: MediaFileFormat
         if output == "-" {
             fileFormat = outputFormat?.fileFormat ?? .wav
@@ -70,9 +70,9 @@ struct Decode: ParsableCommand {
         }
         let seconds = Double(summary.frames) / Double(summary.format.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
-        printSummary("\(output == "-" ? "standard output" : output): \(Terminal.fixed(seconds, digits: 3)) s, "
+        printSummary("\(summaryName(of: output)): \(Terminal.fixed(seconds, digits: 3)) s, "
                      + "\(summary.format.sampleRate) Hz, \(summary.format.channelCount) ch, "
-                     + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) AAC packets" : ""), output: output)
+                     + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) AAC packets" : ""), outputs: [output])
         try ExitStatus.finish(damage: summary.damage, in: input)
     }
 }

@@ -39,7 +39,7 @@ struct Demux: ParsableCommand {
     }
 
     func run() throws {
-        for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path, streaming: "ADTS or Annex B") }
+        for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path, streamable: true) }
         let line = ProgressLine(label: "demuxing")
         let summary: Remux.DemuxSummary
         do {
@@ -55,12 +55,11 @@ struct Demux: ParsableCommand {
                 Terminal.error("warning: ADTS cannot carry the edit list: \(output) keeps the \(priming) samples " +
                     "of priming at the start and \(remainder) of padding at the end (decode the MP4 itself for sample-exact audio)\n")
             }
-            printSummary("\(output == "-" ? "standard output" : output): track \(track), \(summary.audioPackets) AAC packets",
-                         output: output == "-" || videoOutput == "-" ? "-" : output)
+            printSummary("\(summaryName(of: output)): track \(track), \(summary.audioPackets) AAC packets", outputs: [output, videoOutput])
         }
         if let videoOutput, let track = summary.videoTrackID {
-            printSummary("\(videoOutput == "-" ? "standard output" : videoOutput): track \(track), \(summary.videoSamples) video samples",
-                         output: output == "-" || videoOutput == "-" ? "-" : videoOutput)
+            printSummary("\(summaryName(of: videoOutput)): track \(track), \(summary.videoSamples) video samples",
+                         outputs: [output, videoOutput])
         }
         try ExitStatus.finish(damage: summary.damage, in: input)
     }

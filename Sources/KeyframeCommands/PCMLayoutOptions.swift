@@ -24,11 +24,11 @@ func fileExtension(_ path: String) -> String {
 /// Refuses to write over the input: the same name, or another name for the same file (a
 /// symbolic or hard link to it). (Every file output refuses any file the job has opened as an
 /// input, too: this names the mistake before any work starts, for inputs libavformat reads.)
-/// `-` (standard output) is refused unless the command streams `streaming` there (decode's WAV
-/// and raw PCM, demux's ADTS): a file named `-` is never what was meant.
-func checkDistinct(input: String, output: String, streaming: String? = nil) throws {
+/// `-` (standard output) is refused unless the command's output is `streamable` there (decode's
+/// WAV and raw PCM, demux's ADTS): a file named `-` is never what was meant.
+func checkDistinct(input: String, output: String, streamable: Bool = false) throws {
     if output == "-" {
-        guard streaming != nil else { throw CommandFailure(standardOutputRefusal, status: .usage) }
+        guard streamable else { throw CommandFailure(standardOutputRefusal, status: .usage) }
         return
     }
     if URLPath.same(input, output) || FileSystemCalls.sameFile(FilePath(input), FilePath(output)) {
@@ -39,10 +39,15 @@ func checkDistinct(input: String, output: String, streaming: String? = nil) thro
 /// What a command whose output is not a stream says to `-o -` (a usage error).
 let standardOutputRefusal = "-o -: this output cannot be written to standard output (it is not a stream); name a file"
 
-/// Prints a command's summary of `output`: on standard output, unless the output itself went
+/// An output as a summary names it: its path, or "standard output" for `-`.
+func summaryName(of output: String) -> String {
+    output == "-" ? "standard output" : output
+}
+
+/// Prints a command's summary: on standard output, unless one of the command's `outputs` went
 /// there (`-o -`); then on standard error, so that the stream stays whole.
-func printSummary(_ text: String, output: String?) {
-    if output == "-" {
+func printSummary(_ text: String, outputs: [String?]) {
+    if outputs.contains("-") {
         Terminal.error(text + "\n")
     } else {
         print(text)

@@ -245,22 +245,17 @@ struct FragmentTables {
     private static let capacity = 4096
 
     mutating func share(_ run: inout FragmentRun) {
-        run.durations = run.durations.map { shared($0) }
-        run.sizes = run.sizes.map { shared($0) }
-        run.flags = run.flags.map { shared($0) }
-        if let offsets = run.compositionOffsets, offsets.count <= Self.longestShared {
-            if let index = signed.firstIndex(of: offsets) {
-                run.compositionOffsets = signed[index]
-            } else if signed.count < Self.capacity {
-                signed.insert(offsets)
-            }
-        }
+        run.durations = run.durations.map { Self.shared($0, in: &unsigned) }
+        run.sizes = run.sizes.map { Self.shared($0, in: &unsigned) }
+        run.flags = run.flags.map { Self.shared($0, in: &unsigned) }
+        run.compositionOffsets = run.compositionOffsets.map { Self.shared($0, in: &signed) }
     }
 
-    private mutating func shared(_ table: [UInt32]) -> [UInt32] {
-        guard table.count <= Self.longestShared else { return table }
-        if let index = unsigned.firstIndex(of: table) { return unsigned[index] }
-        if unsigned.count < Self.capacity { unsigned.insert(table) }
+    /// The table kept that equals `table`, else `table` (kept while there is room).
+    private static func shared<Entry: Hashable>(_ table: [Entry], in kept: inout Set<[Entry]>) -> [Entry] {
+        guard table.count <= longestShared else { return table }
+        if let index = kept.firstIndex(of: table) { return kept[index] }
+        if kept.count < capacity { kept.insert(table) }
         return table
     }
 }

@@ -41,11 +41,10 @@ public final class JobControl: Sendable {
         return count & 1 == 1 ? count : nil
     }
 
-    /// Marks a read of the input as begun or ended.
-    func setReadingInput(_ value: Bool) {
+    /// Marks a read of the input as begun or ended (``WatchedInput`` calls it once for each).
+    func countInputReadEdge() {
         // Odd while a read is in progress; each read moves the count on by two.
-        let count = inputReads.load(ordering: .relaxed)
-        if (count & 1 == 1) != value { inputReads.store(count &+ 1, ordering: .relaxed) }
+        inputReads.wrappingAdd(1, ordering: .relaxed)
     }
 }
 

@@ -15,8 +15,8 @@ public struct WatchedInput<Base: MediaSource>: MediaSource {
 
     /// The base's next element, read while the control says so.
     public mutating func next() throws(Base.Failure) -> Base.Element? {
-        control?.setReadingInput(true)
-        defer { control?.setReadingInput(false) }
+        control?.countInputReadEdge()
+        defer { control?.countInputReadEdge() }
         return try base.next()
     }
 
@@ -36,8 +36,8 @@ extension WatchedInput: PCMSource where Base: PCMSource {
 extension WatchedInput: PacketSource where Base: PacketSource {
     /// The base's next run, read while the control says so.
     public mutating func nextRun(maxBytes: Int) throws(Base.Failure) -> MediaSampleRun? {
-        control?.setReadingInput(true)
-        defer { control?.setReadingInput(false) }
+        control?.countInputReadEdge()
+        defer { control?.countInputReadEdge() }
         return try base.nextRun(maxBytes: maxBytes)
     }
 }
