@@ -55,7 +55,7 @@ import Testing
     @Test func aHangGuardRecordsABodyThatBlocksPastIt() async throws {
         let test = try #require(Test.current)
         await withKnownIssue {
-            try await HangGuardTrait.run({ Self.block(seconds: 0.5) }, limit: .milliseconds(50), test: test)
+            try await HangGuardTrait.run({ Self.block(seconds: 3) }, limit: .milliseconds(50), test: test)
         }
         try await HangGuardTrait.run({ Self.block(seconds: 0.01) }, limit: .seconds(60), test: test)
     }
@@ -66,14 +66,17 @@ import Testing
     }
 }
 
-/// `.hangGuard` outside a blocking suite watches the test itself, from its start.
+/// `.hangGuard` outside a blocking suite watches the test itself, from its start. (Such a test
+/// runs on the cooperative pool, so its body here waits without blocking a thread: a body that
+/// blocked a pool thread while the others were busy could keep the watch from running, which is
+/// why blocking tests take `.blocking`.)
 @Suite struct HangGuardTraitTests {
     @Test func aHangGuardOutsideABlockingSuiteWatchesTheTest() async throws {
         let test = try #require(Test.current)
         let guardTrait: HangGuardTrait = .hangGuard(minutes: 15)
         await withKnownIssue {
             try await HangGuardTrait(limit: .milliseconds(50)).provideScope(for: test, testCase: nil) {
-                BlockingTestTraitTests.block(seconds: 0.5)
+                try await Task.sleep(for: .seconds(3))
             }
         }
         try await guardTrait.provideScope(for: test, testCase: nil) {}
