@@ -9,17 +9,25 @@ public struct FourCharacterCode: RawRepresentable, Sendable, Hashable, CustomStr
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// The code for four ASCII characters; other lengths are a programming error.
+    @inlinable
     public init(stringLiteral value: StaticString) {
-        let utf8 = value.withUTF8Buffer { Array($0) }
-        precondition(utf8.count == 4, "a four-character code has four bytes")
-        self.rawValue = utf8.reduce(0) { $0 << 8 | UInt32($1) }
+        precondition(value.hasPointerRepresentation && value.utf8CodeUnitCount == 4, "a four-character code has four bytes")
+        let bytes = value.utf8Start
+        self.rawValue = UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
     }
 
     /// The four bytes, printable ones as characters and others as `\xNN`.
     public var description: String {
-        (0..<4).map { index -> String in
-            let byte = UInt8(truncatingIfNeeded: rawValue >> UInt32(24 - index * 8))
-            return (0x20..<0x7F).contains(byte) ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16)
-        }.joined()
+        var text = ""
+        text.reserveCapacity(4)
+        for shift in stride(from: 24, through: 0, by: -8) {
+            let byte = UInt8(truncatingIfNeeded: rawValue >> UInt32(shift))
+            if (0x20..<0x7F).contains(byte) {
+                text.unicodeScalars.append(UnicodeScalar(byte))
+            } else {
+                text += "\\x" + String(byte, radix: 16)
+            }
+        }
+        return text
     }
 }

@@ -197,8 +197,20 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
 
 extension String {
     /// The string without spaces and tabs at either end.
+    /// (A carriage return is dropped at the end too, for a playlist with CRLF line ends.)
     package var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
+        let bytes = utf8
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
+            start = bytes.index(after: start)
+        }
+        while start < end {
+            let last = bytes[bytes.index(before: end)]
+            guard last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") || last == UInt8(ascii: "\r") else { break }
+            end = bytes.index(before: end)
+        }
+        return start == bytes.startIndex && end == bytes.endIndex ? self : String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
 

@@ -30,4 +30,13 @@ import Testing
         #expect(throws: PipelineError.self) { try HLSMediaPlaylist(text: "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nx.m3u8\n") }
         #expect(throws: PipelineError.self) { try HLSMediaPlaylist(text: "#EXTM3U\nsegment.m4s\n") }
     }
+
+    /// Spaces and tabs around a line, and the carriage return of a CRLF line end, are not part of
+    /// a URI or tag.
+    @Test func linesAreTrimmed() throws {
+        let text = "#EXTM3U\r\n\t#EXT-X-TARGETDURATION:2 \r\n#EXT-X-MAP:URI=\"init.mp4\"\r\n#EXTINF:2.0,\r\n  a b.m4s \t\r\n#EXT-X-ENDLIST\r\n"
+        let parsed = try HLSMediaPlaylist(text: text)
+        #expect(parsed.segments.map(\.uri) == ["a b.m4s"] && parsed.mapURI == "init.mp4" && parsed.isEnded)
+        #expect(" \t x y\t \r".trimmingSpaces == "x y" && "xy".trimmingSpaces == "xy" && " \t\r".trimmingSpaces == "")
+    }
 }

@@ -132,6 +132,7 @@ import Testing
         #expect(sample.trackID == 1)
         #expect(FourCharacterCode("mp4a").rawValue == 0x6D70_3461)
         #expect(FourCharacterCode("mp4a").description == "mp4a")
+        #expect(FourCharacterCode(rawValue: 0x00A9_7A7F).description == "\\x0\\xa9z\\x7f")
     }
 }
 
