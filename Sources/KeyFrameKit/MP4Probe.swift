@@ -4,7 +4,7 @@ public enum MP4Probe {
     /// The seconds of `track` that lie inside a file of `fileSize` bytes, when fewer than the
     /// `declared` ones: the durations of the samples inside it, less the edit's start.
     static func readableSeconds(of track: MP4Track, declared: Double, fileSize: Int64) -> Double? {
-        guard track.fragmentRuns.isEmpty, track.timescale > 0 else { return nil }
+        guard track.fragments.runCount == 0, track.timescale > 0 else { return nil }
         let inside = track.samplesInside(fileSize: fileSize)
         guard inside.firstOutside != nil else { return nil }
         var left = Int64(inside.count)
@@ -126,7 +126,7 @@ public enum MP4Probe {
         }
         if entry.duration > 0 {
             // Saturating: the sizes are the file's, and a hostile trun declares any.
-            let bytes = track.fragmentRuns.reduce(track.sampleTable.sampleSizes.totalBytes) { $0.saturatingAdding($1.byteCountForReport) }
+            let bytes = track.sampleTable.sampleSizes.totalBytes.saturatingAdding(track.fragments.byteCount)
             entry.bitrate = Int(Int64(saturating: Double(bytes) * 8 / (Double(track.mediaDuration) / Double(max(track.timescale, 1)))))
         }
     }
@@ -168,11 +168,5 @@ extension SampleSizes {
         case .constant(let size, let count): Int64(size).saturatingMultiplied(by: Int64(count))
         case .table(let sizes): sizes.reduce(Int64(0)) { $0.saturatingAdding(Int64($1)) }
         }
-    }
-}
-
-extension FragmentRun {
-    var byteCountForReport: Int64 {
-        sizes.map { $0.reduce(Int64(0)) { $0.saturatingAdding(Int64($1)) } } ?? Int64(sampleCount).saturatingMultiplied(by: Int64(defaultSize))
     }
 }

@@ -104,7 +104,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
                 }
             }
             for track in [audioTrack, videoTrack].compactMap({ $0 }) {
-                readers[track.id] = try TrackSampleReader(track: track, fileSize: file.fileSize)
+                readers[track.id] = try TrackSampleReader(track: track, fileSize: file.fileSize, fragments: file.fragmentCursor(trackID: track.id))
             }
             status = readers.isEmpty ? .completed : .running
         } catch {
@@ -185,7 +185,7 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     @discardableResult
     public func skipSamples(trackID: UInt32, count: Int) -> Int {
         guard status == .running, let reader = readers[trackID] else { return 0 }
-        return reader.skip(count)
+        return reader.skip(count, from: source)
     }
 
     /// The next samples of a chosen track that lie back to back in the file and in time — at
@@ -214,7 +214,7 @@ final class TrackSampleReader {
     let fileSize: Int64
     let format: FormatDescription
     private var tableCursor = SampleTableCursor()
-    private var fragmentCursor = FragmentCursor()
+    private var fragmentCursor: FragmentCursor
     private var nextIndex = 0
     private var queue: [SampleLocation] = []
     /// The next location to deliver in `queue`.
@@ -227,9 +227,14 @@ final class TrackSampleReader {
     /// The most samples in one run, so that a table of empty samples cannot make one unbounded.
     static let maxRunCount = 4096
 
-    init(track: MP4Track, fileSize: Int64) throws(MP4Error) {
+    /// A read of the fragments that failed (``MP4Error/stream(_:)``): thrown once the samples
+    /// before it are delivered, without ending the track, so that a later pull tries again.
+    private var pendingStreamError: MP4Error?
+
+    init(track: MP4Track, fileSize: Int64, fragments: FragmentCursor) throws(MP4Error) {
         self.track = track
         self.fileSize = fileSize
+        self.fragmentCursor = fragments
         self.format = try track.formatDescription()
         queue.reserveCapacity(MP4Demuxer<ArrayRandomAccessSource>.queueCapacity)
     }
@@ -242,7 +247,8 @@ final class TrackSampleReader {
                 isFinished = true
                 throw error
             }
-            fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity)
+            fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity, from: source)
+            try throwPendingStreamError()
         }
         guard head < queue.count else {
             isFinished = true
@@ -276,8 +282,11 @@ final class TrackSampleReader {
         while true {
             if head == queue.count {
                 guard pendingError == nil else { break }
-                fillQueue(upTo: queue.count + 1024)
-                guard head < queue.count else { break }
+                fillQueue(upTo: queue.count + 1024, from: source)
+                guard head < queue.count else {
+                    if entries.isEmpty { try throwPendingStreamError() }
+                    break
+                }
             }
             let location = queue[head]
             if entries.isEmpty {
@@ -322,13 +331,13 @@ final class TrackSampleReader {
     }
 
     /// Steps over up to `count` samples without reading them; returns how many.
-    func skip(_ count: Int) -> Int {
+    func skip(_ count: Int, from source: some RandomAccessByteSource) -> Int {
         var skipped = 0
         while skipped < count, !isFinished {
             compactQueue()
             if head == queue.count {
                 guard pendingError == nil else { break }
-                fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity)
+                fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity, from: source)
                 guard head < queue.count else { break }
             }
             let step = min(count - skipped, queue.count - head)
@@ -336,6 +345,13 @@ final class TrackSampleReader {
             skipped += step
         }
         return skipped
+    }
+
+    /// Throws a failed read of the fragments once, when no sample is left before it.
+    private func throwPendingStreamError() throws(MP4Error) {
+        guard head == queue.count, let error = pendingStreamError else { return }
+        pendingStreamError = nil
+        throw error
     }
 
     /// Drops the delivered locations, so that the queue holds only what was read ahead.
@@ -355,7 +371,7 @@ final class TrackSampleReader {
 
     /// Reads locations ahead until the queue holds `capacity`; an error that stops the tables is
     /// held until the samples before it have been delivered.
-    private func fillQueue(upTo capacity: Int) {
+    private func fillQueue(upTo capacity: Int, from source: some RandomAccessByteSource) {
         // The table, its sample count and the cursor are taken out of the class once per batch,
         // not once per sample (each access of a class's stored property is checked and retains).
         let table = track.sampleTable
@@ -371,11 +387,15 @@ final class TrackSampleReader {
             }
             if let location = next {
                 queue.append(location)
-            } else if let location = fragmentCursor.next(in: track.fragmentRuns, index: track.sampleTable.sampleCount + nextIndex) {
+            } else {
+                let location: SampleLocation?
+                do { location = try fragmentCursor.next(from: source, index: tableSampleCount + nextIndex) } catch {
+                    if case .stream = error { pendingStreamError = error } else { pendingError = error }
+                    return
+                }
+                guard let location else { break }
                 nextIndex += 1
                 queue.append(location)
-            } else {
-                break
             }
         }
     }

@@ -18,8 +18,13 @@ public struct MP4File: Sendable {
     public var tracks: [MP4Track] = []
     /// `moov/udta` payload, when present.
     public var userData: ByteReader?
-    /// The top-level boxes, in file order.
+    /// The top-level boxes in file order, up to the first movie fragment (`moof`) after `moov`:
+    /// the boxes of a fragmented file's fragments are not kept, so that its size does not grow
+    /// with them (``topLevelBoxCount`` counts them; ``MovieEditor/topLevelBoxes(of:)`` lists
+    /// them all).
     public var topLevelBoxes: [BoxHeader] = []
+    /// Every top-level box read, fragments included.
+    public var topLevelBoxCount = 0
     /// Movie fragments (`moof`) read.
     public var fragmentCount = 0
     /// `mvex` (ISO/IEC 14496-12, 8.8.1), when `moov` has one: the movie is fragmented, even
@@ -28,6 +33,9 @@ public struct MP4File: Sendable {
     /// Damage found that does not stop playback, each with its kind, its byte offset where
     /// known, and a sentence naming the box path or offset.
     public var damage: [DamageEvent] = []
+    /// Where the fragments' runs are read again from, sample by sample: the first `moof` after
+    /// `moov` and the parser as `moov` left it. Nothing per fragment is kept.
+    var fragmentStart: (offset: Int64, parser: MovieFragmentParser)?
 
     /// The largest `moov` or `moof` read into memory.
     public static let maximumHeaderBoxSize: Int64 = 1 << 30
@@ -40,20 +48,19 @@ public struct MP4File: Sendable {
         var defaults: [UInt32: TrackExtendsBox] = [:]
         var fragments: MovieFragmentParser?
         while offset + 8 <= fileSize {
-            let head = try Self.read(source, at: offset, count: Int(min(32, fileSize - offset)))
-            var reader = ByteReader(head, baseOffset: offset)
             let header: BoxHeader
             do {
-                header = try BoxHeader.parse(from: &reader, containerRemaining: fileSize - offset, path: .root,
-                                             allowOverrun: { $0 == "mdat" })
+                header = try Self.header(source, at: offset, fileSize: fileSize)
             } catch {
+                if case .stream = error { throw error }
                 // Garbage after a complete movie is damage; before it, the file is broken.
                 guard moovSeen else { throw error }
                 damage.append(DamageEvent(.skippedBytes(count: fileSize - offset), at: offset,
                                           message: "\(error); the rest of the file (\(fileSize - offset) bytes) is ignored"))
                 break
             }
-            topLevelBoxes.append(header)
+            if fragmentStart == nil { topLevelBoxes.append(header) }
+            topLevelBoxCount += 1
             let path = BoxPath.root.appending(header.type)
             switch header.type {
             case "ftyp", "styp":
@@ -78,6 +85,7 @@ public struct MP4File: Sendable {
                     break
                 }
                 let payload = try Self.payload(source, header, path: path)
+                if fragmentStart == nil, let start = fragments { fragmentStart = (header.offset, start) }
                 do {
                     let runs = try parser.parse(moof: payload, moofOffset: header.offset, path: path)
                     fragments = parser
@@ -88,7 +96,7 @@ public struct MP4File: Sendable {
                                                       message: "moof at byte \(header.offset): a run for track \(run.trackID), which moov does not declare"))
                             continue
                         }
-                        tracks[index].fragmentRuns.append(run)
+                        tracks[index].fragments.add(run)
                     }
                 } catch {
                     damage.append(DamageEvent(.ignored, at: header.offset, message: "\(error); this fragment is skipped"))
@@ -119,7 +127,7 @@ public struct MP4File: Sendable {
     /// movie with an `mvex` whose samples are all in `moov` (FFmpeg's `frag_keyframe` without
     /// `empty_moov`, when one fragment holds everything) is not.
     public var isFragmented: Bool {
-        if fragmentCount > 0 || tracks.contains(where: { !$0.fragmentRuns.isEmpty }) { return true }
+        if fragmentCount > 0 || tracks.contains(where: { $0.fragments.runCount > 0 }) { return true }
         return movieExtends != nil && tracks.allSatisfy { $0.sampleTable.sampleCount == 0 && $0.sampleTable.chunkOffsets.isEmpty }
     }
 
@@ -133,10 +141,44 @@ public struct MP4File: Sendable {
     /// The track with `id`.
     public func track(id: UInt32) -> MP4Track? { tracks.first { $0.id == id } }
 
+    /// A cursor over the samples of track `id`'s fragments, reading them from the source as it
+    /// goes.
+    func fragmentCursor(trackID id: UInt32) -> FragmentCursor {
+        FragmentCursor(walk: fragmentStart.map { FragmentWalk(from: $0.offset, parser: $0.parser, declaredTracks: Set(tracks.map(\.id))) },
+                       trackID: id)
+    }
+
+    /// The runs of track `id`'s movie fragments (ISO/IEC 14496-12, 8.8.8), read again from
+    /// `source` (the source this file was read from): every run at once, so memory grows with
+    /// the fragments; the demuxer reads them one `moof` at a time instead.
+    public func fragmentRuns(trackID id: UInt32, in source: some RandomAccessByteSource) throws(MP4Error) -> [FragmentRun] {
+        guard let start = fragmentStart else { return [] }
+        var walk = FragmentWalk(from: start.offset, parser: start.parser, declaredTracks: Set(tracks.map(\.id)))
+        var runs: [FragmentRun] = []
+        while let fragment = try walk.nextFragment(from: source) { runs += fragment.filter { $0.trackID == id } }
+        return runs
+    }
+
     // MARK: - Reading
 
     static func read(_ source: some RandomAccessByteSource, at offset: Int64, count: Int) throws(MP4Error) -> [UInt8] {
         do { return try source.read(at: offset, count: count) } catch { throw .stream(error) }
+    }
+
+    /// The header of the top-level box at `offset` (an `mdat` may claim more than the file has).
+    static func header(_ source: some RandomAccessByteSource, at offset: Int64, fileSize: Int64) throws(MP4Error) -> BoxHeader {
+        let head = try read(source, at: offset, count: Int(min(32, fileSize - offset)))
+        var reader = ByteReader(head, baseOffset: offset)
+        return try BoxHeader.parse(from: &reader, containerRemaining: fileSize - offset, path: .root, allowOverrun: { $0 == "mdat" })
+    }
+
+    /// The header at `offset` after the movie, or `nil` where one does not read (garbage after
+    /// the movie ends the file, as ``init(source:)`` reads it).
+    static func topLevelHeader(_ source: some RandomAccessByteSource, at offset: Int64, fileSize: Int64) throws(MP4Error) -> BoxHeader? {
+        do { return try header(source, at: offset, fileSize: fileSize) } catch {
+            if case .stream = error { throw error }
+            return nil
+        }
     }
 
     /// The payload of a small top-level box, read whole.
@@ -191,7 +233,7 @@ public struct MP4File: Sendable {
     static func parseTrack(_ payload: ByteReader, path: BoxPath, damage: inout [DamageEvent]) -> MP4Track {
         var track = MP4Track(id: 0, path: path, handlerType: FourCharacterCode(rawValue: 0),
                              trackHeader: TrackHeaderBox.empty, mediaHeader: MediaHeaderBox.empty,
-                             sampleEntries: [], editList: [], sampleTable: SampleTable(), fragmentRuns: [])
+                             sampleEntries: [], editList: [], sampleTable: SampleTable(), fragments: FragmentTotals())
         do throws(MP4Error) {
             try parseTrackBoxes(payload, path: path, into: &track)
             if track.mediaHeader.timescale == 0 { throw MP4Error.missingBox(path: path.appending("mdia"), type: "mdhd") }

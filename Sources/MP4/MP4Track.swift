@@ -21,8 +21,9 @@ public struct MP4Track: Sendable {
     public var editList: [EditListEntry]
     /// `stbl` tables.
     public var sampleTable: SampleTable
-    /// Runs from movie fragments, in file order.
-    public var fragmentRuns: [FragmentRun]
+    /// What the track's movie fragments hold, counted (the runs themselves are read when the
+    /// samples are: ``MP4File/fragmentRuns(trackID:in:)``).
+    public var fragments: FragmentTotals
     /// `tref` references by type (`chap`, `hint`, …): the track IDs each points to.
     public var references: [FourCharacterCode: [UInt32]] = [:]
     /// `trak/udta` payload, when present.
@@ -61,7 +62,7 @@ public struct MP4Track: Sendable {
 
     /// Samples in the tables and the fragments.
     public var sampleCount: Int {
-        sampleTable.sampleCount &+ fragmentRuns.reduce(0) { $0 &+ $1.sampleCount }
+        sampleTable.sampleCount &+ fragments.sampleCount
     }
 
     /// Media timescale (units per second of sample times).
@@ -69,7 +70,7 @@ public struct MP4Track: Sendable {
 
     /// The sum of sample durations in media timescale units.
     public var mediaDuration: Int64 {
-        sampleTable.totalDuration.saturatingAdding(fragmentRuns.reduce(Int64(0)) { $0.saturatingAdding($1.duration) })
+        sampleTable.totalDuration.saturatingAdding(fragments.duration)
     }
 
     /// The AudioSpecificConfig of an AAC track.

@@ -119,6 +119,8 @@ public struct ConcatenatedByteSource<Part: RandomAccessByteSource>: RandomAccess
         var starts: [Int64] = []
         var counts: [Int64] = []
         var total: Int64 = 0
+        starts.reserveCapacity(parts.count)
+        counts.reserveCapacity(parts.count)
         // Lengths come from the file system (a device's from seeking to its end): added
         // without trapping, a total past Int64.max held there, which no read reaches.
         for part in parts {

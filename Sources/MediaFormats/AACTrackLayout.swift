@@ -71,7 +71,7 @@ public struct AACTrackLayout: Sendable {
             let decodedLength = audioFormat.sampleRate > 0 && frameUnits % Int64(audioFormat.sampleRate) == 0
                 ? frameUnits / Int64(audioFormat.sampleRate) : 0
             let declaredDuration: Int64
-            if regular, track.fragmentRuns.isEmpty, let first = stts.first {
+            if regular, track.fragments.runCount == 0, let first = stts.first {
                 packetDuration = Int64(first.delta)
                 declaredDuration = track.mediaDuration
                 hasRegularTimeTable = true
@@ -88,7 +88,7 @@ public struct AACTrackLayout: Sendable {
             do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
             // A file cut short (a copy that stopped, a recording killed before its moov was
             // rewritten is another matter): the samples that lie inside it, and what is lost.
-            let inside = track.fragmentRuns.isEmpty ? track.samplesInside(fileSize: source.byteCount) : (count: track.sampleCount, firstOutside: nil)
+            let inside = track.fragments.runCount == 0 ? track.samplesInside(fileSize: source.byteCount) : (count: track.sampleCount, firstOutside: nil)
             packetCount = inside.count
             let readable = Int64(inside.count).saturatingMultiplied(by: packetDuration)
             let whole = inside.count == track.sampleCount
@@ -159,7 +159,7 @@ public struct AACTrackLayout: Sendable {
     public func packetBytes(_ indices: Range<Int>) -> [[UInt8]]? {
         guard container == .mp4, indices.upperBound <= packetCount,
               let source = FileByteSource.regularFile(at: path), let file = try? MP4File(source: source),
-              let track = file.tracks.first(where: { $0.id == trackID }), track.fragmentRuns.isEmpty,
+              let track = file.tracks.first(where: { $0.id == trackID }), track.fragments.runCount == 0,
               let locations = track.sampleLocations(indices) else { return nil }
         var packets: [[UInt8]] = []
         for location in locations {

@@ -118,16 +118,21 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     ///
     /// - Throws: `PipelineError.unsupported` without `#EXTM3U`, for a master playlist (it
     ///   names variants, not segments), or for a segment URI without its `EXTINF`.
+    ///
+    /// A URI named again shares the storage of its first naming: a playlist that names one
+    /// segment many times costs a few words per naming.
     public init(text: String) throws(PipelineError) {
-        let lines = text.split(whereSeparator: \.isNewline).map { String($0).trimmingSpaces }
-        guard lines.first == "#EXTM3U" else { throw .unsupported("not an HLS playlist: it does not start with #EXTM3U") }
+        var lines = PlaylistLines(text)
+        guard lines.next()?.line == "#EXTM3U" else { throw .unsupported("not an HLS playlist: it does not start with #EXTM3U") }
         var map: String?
         var segments: [Segment] = []
+        var uris: [String: String] = [:]
         var pending: Double?
         var type: String?
         var ended = false
         var sequence = 0
-        for (number, line) in lines.enumerated() where !line.isEmpty {
+        while let (number, line) = lines.next() {
+            guard !line.isEmpty else { continue }
             if line.hasPrefix("#EXT-X-STREAM-INF") {
                 throw .unsupported("a master playlist (line \(number + 1)): give one of its media playlists")
             } else if line.hasPrefix("#EXT-X-MAP:") {
@@ -154,12 +159,17 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
 
             } else if !line.hasPrefix("#") {
                 guard let duration = pending else { throw .unsupported("line \(number + 1): segment \(line) has no #EXTINF before it") }
-                segments.append(Segment(uri: line, duration: duration))
+                let uri = uris[line] ?? line
+                if uris.count < Self.sharedURICapacity, uris[line] == nil { uris[line] = line }
+                segments.append(Segment(uri: uri, duration: duration))
                 pending = nil
             }
         }
         self.init(mapURI: map, segments: segments, playlistType: type, isEnded: ended, mediaSequence: sequence)
     }
+
+    /// How many distinct URIs a parse shares the storage of.
+    static let sharedURICapacity = 1 << 16
 
     /// `2026-11-25T05:31:02.123Z`: seconds since 1970 as an RFC 3339 date-time in UTC, to the
     /// millisecond.
@@ -192,6 +202,32 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
             return String(value)
         }
         return quoted ? nil : String(rest.prefix { $0 != "," })
+    }
+}
+
+/// The lines of a playlist's text, one at a time, numbered from 0, each without the spaces and
+/// tabs at its ends: split where `Character.isNewline` splits (LF, CR, CRLF, VT, FF, NEL, LS,
+/// PS), empty lines skipped, and no array of them all.
+struct PlaylistLines {
+    private let text: String
+    private var position: String.Index
+    private var number = 0
+
+    init(_ text: String) {
+        self.text = text
+        position = text.startIndex
+    }
+
+    mutating func next() -> (number: Int, line: String)? {
+        while position < text.endIndex {
+            var end = position
+            while end < text.endIndex, !text[end].isNewline { end = text.index(after: end) }
+            let line = text[position..<end]
+            position = end < text.endIndex ? text.index(after: end) : end
+            defer { number += 1 }
+            if !line.isEmpty { return (number, String(line).trimmingSpaces) }
+        }
+        return nil
     }
 }
 
@@ -229,11 +265,19 @@ extension HLSMediaPlaylist {
             throw .unsupported("\(path): a sliding window from segment \(playlist.mediaSequence); the segments before it are gone, so it cannot be decoded from its start")
         }
         let directory = path.removingLastComponent()
+        // A segment named again resolves to the same path, kept once.
+        var resolved: [String: FilePath] = [:]
         func resolve(_ uri: String) throws(PipelineError) -> FilePath {
+            if let known = resolved[uri] { return known }
             guard !uri.contains("://") else { throw .unsupported("\(path): \(uri) is a URL; only files beside the playlist are read") }
-            let file = FilePath(uri)
-            return file.isAbsolute ? file : directory.appending(file.components)
+            let relative = FilePath(uri)
+            let file = relative.isAbsolute ? relative : directory.appending(relative.components)
+            if resolved.count < sharedURICapacity { resolved[uri] = file }
+            return file
         }
-        return (playlist, try resolve(map), try playlist.segments.map { segment throws(PipelineError) in try resolve(segment.uri) })
+        var segments: [FilePath] = []
+        segments.reserveCapacity(playlist.segments.count)
+        for segment in playlist.segments { segments.append(try resolve(segment.uri)) }
+        return (playlist, try resolve(map), segments)
     }
 }

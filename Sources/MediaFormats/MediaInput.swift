@@ -11,10 +11,12 @@ public enum MediaInput {
     /// number (``/MediaCore/FileSegmentSource``).
     public static func open(_ path: FilePath, segments: [FilePath] = []) throws(PipelineError) -> Source {
         var parts: [FileSegmentSource] = []
+        parts.reserveCapacity(1 + segments.count)
         let files = FileSegmentSource.OpenFiles()
-        for part in [path] + segments {
-            do { parts.append(try FileSegmentSource(path: part, files: files)) } catch { throw .stream(error) }
-        }
+        do {
+            parts.append(try FileSegmentSource(path: path, files: files))
+            for segment in segments { parts.append(try FileSegmentSource(path: segment, files: files)) }
+        } catch { throw .stream(error) }
         return ConcatenatedByteSource(parts)
     }
 }

@@ -40,3 +40,25 @@ import Testing
         #expect(" \t x y\t \r".trimmingSpaces == "x y" && "xy".trimmingSpaces == "xy" && " \t\r".trimmingSpaces == "")
     }
 }
+
+/// A playlist that names one segment many times costs a few words per naming.
+@Suite struct RepeatedSegmentPlaylistTests {
+    @Test func aURINamedAgainSharesItsStorage() throws {
+        let text = "#EXTM3U\n#EXT-X-MAP:URI=\"init.mp4\"\n" + String(repeating: "#EXTINF:6.0,\nsegment-00001-of-the-stream.m4s\n", count: 1000)
+        let playlist = try HLSMediaPlaylist(text: text)
+        #expect(playlist.segments.count == 1000)
+        func storage(_ uri: String) -> UnsafePointer<UInt8>? {
+            var uri = uri
+            return uri.withUTF8 { $0.baseAddress }
+        }
+        let first = try #require(playlist.segments.first).uri
+        #expect(first == "segment-00001-of-the-stream.m4s")
+        #expect(playlist.segments.allSatisfy { storage($0.uri) == storage(first) })
+    }
+
+    /// Line numbers in errors count every line of the text, blank ones too.
+    @Test func errorsNameTheLine() {
+        let error = #expect(throws: PipelineError.self) { try HLSMediaPlaylist(text: "#EXTM3U\n\n#EXT-X-MAP:URI=\"i.mp4\"\na.m4s\n") }
+        #expect(error?.description.contains("line 4: segment a.m4s has no #EXTINF before it") == true, "\(String(describing: error))")
+    }
+}

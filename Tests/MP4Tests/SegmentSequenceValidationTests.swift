@@ -848,27 +848,83 @@ extension SegmentSequenceValidationTests {
 }
 
 /// A stream that repeats one fragment (an HLS playlist naming one segment thousands of times)
-/// keeps each distinct per-sample table once: the repetitions share its storage.
+/// costs the same few words however many times: the file counts its fragments and keeps none of
+/// them, and the demuxer reads them again one `moof` at a time.
 @Suite(.blocking) struct RepeatedFragmentTests {
-    @Test func repeatedFragmentsShareTheirSampleTables() throws {
+    /// The init of FFmpeg's fragmented file, then its second fragment (moof and mdat) `count`
+    /// times over.
+    static func repeated(_ count: Int) throws -> [UInt8] {
         let bytes = try SegmentSequenceValidationTests.ffmpegFragmented()
-        let first = try MP4File(source: ArrayRandomAccessSource(bytes))
-        let moofs = first.topLevelBoxes.filter { $0.type == "moof" }
+        let moofs = try MovieEditor.topLevelBoxes(of: ArrayRandomAccessSource(bytes)).filter { $0.type == "moof" }
         try #require(moofs.count == 4)
-        // The init, then the second fragment (moof and mdat) five times over.
-        let second = Int(moofs[1].offset)..<Int(moofs[2].offset)
-        let repeated = Array(bytes[..<Int(moofs[0].offset)]) + Array(repeating: Array(bytes[second]), count: 5).flatMap { $0 }
-        let file = try MP4File(source: ArrayRandomAccessSource(repeated))
-        let runs = try #require(file.tracks.first?.fragmentRuns)
-        #expect(runs.count == 5 && file.fragmentCount == 5)
-        func storage(_ table: [UInt32]?) -> UnsafePointer<UInt32>? { table?.withUnsafeBufferPointer { $0.baseAddress } }
-        let sizes = try #require(runs.first?.sizes)
-        #expect(!sizes.isEmpty)
-        for run in runs.dropFirst() {
-            #expect(run.sizes == sizes)
-            #expect(storage(run.sizes) == storage(sizes), "a repeated run's sizes are a copy, not the first's storage")
+        let second = Array(bytes[Int(moofs[1].offset)..<Int(moofs[2].offset)])
+        return Array(bytes[..<Int(moofs[0].offset)]) + Array(repeating: second, count: count).flatMap { $0 }
+    }
+
+    @Test func aFileKeepsNothingPerFragment() throws {
+        let five = try Self.repeated(5), fifty = try Self.repeated(50)
+        let small = try MP4File(source: ArrayRandomAccessSource(five))
+        let large = try MP4File(source: ArrayRandomAccessSource(fifty))
+        // The boxes up to the first moof, the same however many follow; all of them counted.
+        #expect(large.topLevelBoxes.map(\.type) == small.topLevelBoxes.map(\.type))
+        #expect(large.topLevelBoxes.last?.type == "moof")
+        #expect(large.topLevelBoxCount == (try MovieEditor.topLevelBoxes(of: ArrayRandomAccessSource(fifty))).count)
+        let track = try #require(large.tracks.first)
+        let perFragment = try #require(small.tracks.first).fragments.sampleCount / 5
+        #expect(perFragment > 1)
+        #expect(large.fragmentCount == 50 && track.fragments.runCount == 50 && track.fragments.sampleCount == 50 * perFragment)
+        // The runs, read again, are the ones counted: one per repetition, each its own bytes.
+        let runs = try large.fragmentRuns(trackID: track.id, in: ArrayRandomAccessSource(fifty))
+        #expect(runs.count == 50 && runs.reduce(0) { $0 + $1.sampleCount } == track.fragments.sampleCount)
+        #expect(Set(runs.map(\.dataOffset)).count == 50)
+        #expect(Set(runs.map(\.firstDecodeTime)).count == 1, "each repetition carries the same tfdt")
+        #expect(runs.map { $0.sizes?.reduce(Int64(0)) { $0 + Int64($1) } ?? 0 }.reduce(0, +) == track.fragments.byteCount)
+    }
+
+    /// The demuxer, reading the fragments as it goes, delivers every sample of every repetition,
+    /// the same bytes each time.
+    @Test func theDemuxerReadsEachRepetition() throws {
+        let fifty = try Self.repeated(50)
+        let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(fifty), configuration: DemuxerConfiguration(mediaTypes: .audio))
+        try demuxer.start()
+        let track = try #require(demuxer.audioTrack)
+        let perFragment = track.fragments.sampleCount / 50
+        var samples: [[UInt8]] = []
+        while let sample = try demuxer.nextAudioSample() { samples.append(sample.data) }
+        #expect(samples.count == track.fragments.sampleCount)
+        for repetition in 1..<50 {
+            #expect(samples[(repetition * perFragment)..<((repetition + 1) * perFragment)].elementsEqual(samples[..<perFragment]))
         }
-        // Each repetition's samples are still its own bytes.
-        #expect(Set(runs.map(\.dataOffset)).count == 5)
+    }
+
+    /// A read of a `moof` that fails is thrown once the samples before it are delivered; the next
+    /// pull reads it again, and no sample is lost or repeated.
+    @Test func aFailedReadOfAFragmentCanBeRetried() throws {
+        let bytes = try Self.repeated(6)
+        let counted = FlakySource(bytes, failOn: [])
+        let clean = MP4Demuxer(source: counted, configuration: DemuxerConfiguration(mediaTypes: .audio))
+        try clean.start()
+        let readsToStart = counted.reads
+        var expected: [[UInt8]] = []
+        while let sample = try clean.nextAudioSample() { expected.append(sample.data) }
+        #expect(counted.reads > readsToStart + 12, "the fragments are read again as the samples are")
+        // Each read fails in turn, one per run: a box header, a moof, or a window of samples.
+        for failing in 1...counted.reads {
+            let demuxer = MP4Demuxer(source: FlakySource(bytes, failOn: [failing]), configuration: DemuxerConfiguration(mediaTypes: .audio))
+            var samples: [[UInt8]] = []
+            var failures = 0
+            while failures < 3 {
+                do {
+                    try demuxer.start()
+                    guard let sample = try demuxer.nextAudioSample() else { break }
+                    samples.append(sample.data)
+                } catch {
+                    guard case .stream = error else { throw error }
+                    failures += 1
+                }
+            }
+            #expect(failures == 1, "read \(failing)")
+            #expect(samples == expected, "read \(failing)")
+        }
     }
 }

@@ -104,10 +104,6 @@ struct MovieFragmentParser {
     var decodeEnd: [UInt32: Int64]
     /// The file's size: a run's samples must lie inside it.
     let fileSize: Int64
-    /// Per-sample tables already read, each kept once: a stream that repeats a segment (an HLS
-    /// playlist naming one file thousands of times) costs memory for its distinct runs, and a
-    /// few words per repetition.
-    private var tables = FragmentTables()
 
     init(trackDefaults: [UInt32: TrackExtendsBox], decodeEnd: [UInt32: Int64], fileSize: Int64) {
         self.trackDefaults = trackDefaults
@@ -123,10 +119,7 @@ struct MovieFragmentParser {
             guard child.header.type == "traf" else { continue }
             let trafRuns = try parseTrackFragment(child.payload, path: child.path, moofOffset: moofOffset, previousTrafEnd: previousTrafEnd)
             if let last = trafRuns.last { previousTrafEnd = last.dataOffset.saturatingAdding(last.byteCount) }
-            for var run in trafRuns {
-                tables.share(&run)
-                runs.append(run)
-            }
+            runs += trafRuns
         }
         return runs
     }
@@ -233,46 +226,103 @@ struct MovieFragmentParser {
     }
 }
 
-/// The per-sample tables of fragment runs, each distinct table kept once: a run whose table
-/// equals one read before takes that one's storage (arrays share it until written).
-struct FragmentTables {
-    private var unsigned: Set<[UInt32]> = []
-    private var signed: Set<[Int32]> = []
-    /// Tables longer than this are not compared: a long run is rarely repeated, and hashing it
-    /// would cost as much as the run.
-    private static let longestShared = 1 << 16
-    /// How many distinct tables are kept at most (beyond, new ones are not kept).
-    private static let capacity = 4096
+/// What a track's movie fragments hold in all: counted as the fragments are read, so that a
+/// file of any number of fragments costs the same few words (its runs are read again, one
+/// `moof` at a time, when its samples are: ``FragmentWalk``).
+public struct FragmentTotals: Sendable, Hashable {
+    /// Track runs (`trun`, ISO/IEC 14496-12, 8.8.8).
+    public var runCount = 0
+    /// Samples in the runs.
+    public var sampleCount = 0
+    /// The sum of the samples' durations, in media timescale units (saturating).
+    public var duration: Int64 = 0
+    /// The sum of the samples' sizes in bytes (saturating: a hostile `trun` declares any).
+    public var byteCount: Int64 = 0
 
-    mutating func share(_ run: inout FragmentRun) {
-        run.durations = run.durations.map { Self.shared($0, in: &unsigned) }
-        run.sizes = run.sizes.map { Self.shared($0, in: &unsigned) }
-        run.flags = run.flags.map { Self.shared($0, in: &unsigned) }
-        run.compositionOffsets = run.compositionOffsets.map { Self.shared($0, in: &signed) }
-    }
+    /// No fragments.
+    public init() {}
 
-    /// The table kept that equals `table`, else `table` (kept while there is room).
-    private static func shared<Entry: Hashable>(_ table: [Entry], in kept: inout Set<[Entry]>) -> [Entry] {
-        guard table.count <= longestShared else { return table }
-        if let index = kept.firstIndex(of: table) { return kept[index] }
-        if kept.count < capacity { kept.insert(table) }
-        return table
+    /// Counts `run` in.
+    mutating func add(_ run: FragmentRun) {
+        runCount += 1
+        sampleCount &+= run.sampleCount
+        duration = duration.saturatingAdding(run.duration)
+        byteCount = byteCount.saturatingAdding(run.byteCount)
     }
 }
 
-/// Walks a track's fragment runs sample by sample.
+/// Reads a fragmented file's runs again in file order, one `moof` at a time: the top-level boxes
+/// from the first `moof` on, each `moof` through the same ``MovieFragmentParser`` state that
+/// ``MP4File`` read it with, so the runs are the ones it counted. A `moof` it skipped as
+/// damaged is skipped again; the walk ends where its scan ended.
+struct FragmentWalk: Sendable {
+    private var offset: Int64
+    private var parser: MovieFragmentParser
+    private let declared: Set<UInt32>
+    private var ended = false
+
+    init(from offset: Int64, parser: MovieFragmentParser, declaredTracks: Set<UInt32>) {
+        self.offset = offset
+        self.parser = parser
+        self.declared = declaredTracks
+    }
+
+    /// The runs of the next `moof` that reads (those of tracks the movie declares), or `nil`
+    /// at the end. A failed read leaves the walk where it was, to be tried again.
+    mutating func nextFragment(from source: some RandomAccessByteSource) throws(MP4Error) -> [FragmentRun]? {
+        let fileSize = parser.fileSize
+        while !ended, offset + 8 <= fileSize {
+            guard let header = try MP4File.topLevelHeader(source, at: offset, fileSize: fileSize) else {
+                ended = true
+                break
+            }
+            var runs: [FragmentRun]?
+            if header.type == "moof" {
+                let payload = try MP4File.payload(source, header, path: BoxPath.root.appending("moof"))
+                var next = parser
+                if let parsed = try? next.parse(moof: payload, moofOffset: header.offset, path: BoxPath.root.appending("moof")) {
+                    parser = next
+                    runs = parsed.filter { declared.contains($0.trackID) }
+                }
+            }
+            if header.end > fileSize { ended = true } else { offset = header.end }
+            if let runs { return runs }
+        }
+        return nil
+    }
+}
+
+/// Walks a track's fragment runs sample by sample, reading its `moof`s as it goes.
 struct FragmentCursor: Sendable {
+    private var walk: FragmentWalk?
+    private let trackID: UInt32
+    private var runs: [FragmentRun] = []
     private var runIndex = 0
     private var sampleInRun = 0
     private var offset: Int64 = 0
     private var decodeTime: Int64 = 0
 
-    mutating func next(in runs: [FragmentRun], index: Int) -> SampleLocation? {
-        while runIndex < runs.count && sampleInRun >= runs[runIndex].sampleCount {
-            runIndex += 1
+    /// A cursor over `walk`'s runs of `trackID`; one with no walk has no samples.
+    init(walk: FragmentWalk?, trackID: UInt32) {
+        self.walk = walk
+        self.trackID = trackID
+    }
+
+    mutating func next(from source: some RandomAccessByteSource, index: Int) throws(MP4Error) -> SampleLocation? {
+        while runIndex >= runs.count || sampleInRun >= runs[runIndex].sampleCount {
+            if runIndex < runs.count {
+                runIndex += 1
+                sampleInRun = 0
+                continue
+            }
+            guard walk != nil, let fragment = try walk!.nextFragment(from: source) else {
+                walk = nil
+                return nil
+            }
+            runs = fragment.filter { $0.trackID == trackID }
+            runIndex = 0
             sampleInRun = 0
         }
-        guard runIndex < runs.count else { return nil }
         let run = runs[runIndex]
         if sampleInRun == 0 {
             offset = run.dataOffset

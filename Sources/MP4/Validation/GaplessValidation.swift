@@ -64,7 +64,7 @@ public enum GaplessValidation {
             // table that jitters or skips (a muxer writing timestamps) tells another timeline.
             let tolerance = Self.frameTolerance(audio, timescale: track.timescale)
             func isFrame(_ delta: UInt32) -> Bool { abs(Int64(delta) - frame) <= tolerance }
-            if track.fragmentRuns.isEmpty, let odd = stts.dropLast().first(where: { !isFrame($0.delta) })
+            if track.fragments.runCount == 0, let odd = stts.dropLast().first(where: { !isFrame($0.delta) })
                 ?? (stts.last.map { Int64($0.delta) > frame + tolerance } == true ? stts.last : nil) {
                 let count = stts.dropLast().filter { !isFrame($0.delta) }.reduce(0) { $0 + Int($1.count) }
                     + (stts.last.map { Int64($0.delta) > frame + tolerance ? Int($0.count) : 0 } ?? 0)
@@ -80,7 +80,7 @@ public enum GaplessValidation {
             } else {
                 nil
             }
-            if track.fragmentRuns.isEmpty, let last = stts.last, last.count == 1, stts.count > 1, Int64(last.delta) < frame,
+            if track.fragments.runCount == 0, let last = stts.last, last.count == 1, stts.count > 1, Int64(last.delta) < frame,
                let end = presentedEnd {
                 let difference = track.mediaDuration.saturatingSubtracting(end)
                 if difference >= tick || difference <= -tick {
