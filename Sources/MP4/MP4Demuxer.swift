@@ -180,8 +180,9 @@ public final class MP4Demuxer<Source: RandomAccessByteSource> {
     }
 
     /// Steps over the next `count` samples of a chosen track without reading their bytes (a
-    /// cut that starts late); returns how many there were. A table error met on the way stops
-    /// the skip and is thrown by the next pull, as it would have been.
+    /// cut that starts late); returns how many there were. A table error or a failed read of a
+    /// fragment met on the way stops the skip and is thrown by the next pull, as it would have
+    /// been.
     @discardableResult
     public func skipSamples(trackID: UInt32, count: Int) -> Int {
         guard status == .running, let reader = readers[trackID] else { return 0 }
@@ -247,6 +248,7 @@ final class TrackSampleReader {
                 isFinished = true
                 throw error
             }
+            try throwPendingStreamError()
             fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity, from: source)
             try throwPendingStreamError()
         }
@@ -282,7 +284,7 @@ final class TrackSampleReader {
         while true {
             if head == queue.count {
                 guard pendingError == nil else { break }
-                fillQueue(upTo: queue.count + 1024, from: source)
+                if pendingStreamError == nil { fillQueue(upTo: queue.count + 1024, from: source) }
                 guard head < queue.count else {
                     if entries.isEmpty { try throwPendingStreamError() }
                     break
@@ -336,7 +338,7 @@ final class TrackSampleReader {
         while skipped < count, !isFinished {
             compactQueue()
             if head == queue.count {
-                guard pendingError == nil else { break }
+                guard pendingError == nil, pendingStreamError == nil else { break }
                 fillQueue(upTo: MP4Demuxer<ArrayRandomAccessSource>.queueCapacity, from: source)
                 guard head < queue.count else { break }
             }
@@ -379,7 +381,7 @@ final class TrackSampleReader {
         let tableSampleCount = table.sampleCount
         var cursor = tableCursor
         defer { tableCursor = cursor }
-        while queue.count < capacity && pendingError == nil {
+        while queue.count < capacity && pendingError == nil && pendingStreamError == nil {
             let next: SampleLocation?
             do { next = try cursor.next(in: table, sampleCount: tableSampleCount, path: path) } catch {
                 pendingError = error

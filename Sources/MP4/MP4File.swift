@@ -18,7 +18,7 @@ public struct MP4File: Sendable {
     public var tracks: [MP4Track] = []
     /// `moov/udta` payload, when present.
     public var userData: ByteReader?
-    /// The top-level boxes in file order, up to the first movie fragment (`moof`) after `moov`:
+    /// The top-level boxes in file order, through the first movie fragment (`moof`) after `moov`:
     /// the boxes of a fragmented file's fragments are not kept, so that its size does not grow
     /// with them (``topLevelBoxCount`` counts them; ``MovieEditor/topLevelBoxes(of:)`` lists
     /// them all).
@@ -144,8 +144,10 @@ public struct MP4File: Sendable {
     /// A cursor over the samples of track `id`'s fragments, reading them from the source as it
     /// goes.
     func fragmentCursor(trackID id: UInt32) -> FragmentCursor {
-        FragmentCursor(walk: fragmentStart.map { FragmentWalk(from: $0.offset, parser: $0.parser, declaredTracks: Set(tracks.map(\.id))) },
-                       trackID: id)
+        let runs = track(id: id)?.fragments.runCount ?? 0
+        guard runs > 0, let start = fragmentStart else { return FragmentCursor(walk: nil, trackID: id, runCount: 0) }
+        return FragmentCursor(walk: FragmentWalk(from: start.offset, parser: start.parser, declaredTracks: Set(tracks.map(\.id))),
+                              trackID: id, runCount: runs)
     }
 
     /// The runs of track `id`'s movie fragments (ISO/IEC 14496-12, 8.8.8), read again from

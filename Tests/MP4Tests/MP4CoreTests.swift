@@ -177,9 +177,18 @@ final class FlakySource: RandomAccessByteSource, @unchecked Sendable {
 
     var byteCount: Int64 { Int64(bytes.count) }
 
+    /// Where the last failed read was, and whether a read there has succeeded since.
+    var failedOffset: Int64?
+    var failedReadRetried = false
+
     func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
         reads += 1
-        if failOn.contains(reads) { throw .system(operation: "read", path: "flaky", errno: .ioError) }
+        if failOn.contains(reads) {
+            failedOffset = offset
+            failedReadRetried = false
+            throw .system(operation: "read", path: "flaky", errno: .ioError)
+        }
+        if offset == failedOffset { failedReadRetried = true }
         return try ArrayRandomAccessSource(bytes).read(at: offset, count: count)
     }
 }

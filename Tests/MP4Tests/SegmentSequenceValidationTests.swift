@@ -910,7 +910,8 @@ extension SegmentSequenceValidationTests {
         #expect(counted.reads > readsToStart + 12, "the fragments are read again as the samples are")
         // Each read fails in turn, one per run: a box header, a moof, or a window of samples.
         for failing in 1...counted.reads {
-            let demuxer = MP4Demuxer(source: FlakySource(bytes, failOn: [failing]), configuration: DemuxerConfiguration(mediaTypes: .audio))
+            let flaky = FlakySource(bytes, failOn: [failing])
+            let demuxer = MP4Demuxer(source: flaky, configuration: DemuxerConfiguration(mediaTypes: .audio))
             var samples: [[UInt8]] = []
             var failures = 0
             while failures < 3 {
@@ -920,11 +921,73 @@ extension SegmentSequenceValidationTests {
                     samples.append(sample.data)
                 } catch {
                     guard case .stream = error else { throw error }
+                    // Thrown before the read is tried again: not held past a retry that worked.
+                    #expect(!flaky.failedReadRetried, "read \(failing): the failure is thrown after its read was retried")
                     failures += 1
                 }
             }
             #expect(failures == 1, "read \(failing)")
             #expect(samples == expected, "read \(failing)")
+        }
+    }
+
+    /// The same failures through ``MP4Demuxer/nextSampleRun(trackID:maxBytes:)`` and
+    /// ``MP4Demuxer/skipSamples(trackID:count:)``: every sample once, each failure thrown once.
+    @Test func aFailedReadOfAFragmentCanBeRetriedByRunsAndSkips() throws {
+        let bytes = try Self.repeated(6)
+        let counted = FlakySource(bytes, failOn: [])
+        let clean = MP4Demuxer(source: counted, configuration: DemuxerConfiguration(mediaTypes: .audio))
+        try clean.start()
+        var expected: [UInt8] = []
+        while let run = try clean.nextSampleRun(trackID: try #require(clean.audioTrack).id) { expected += run.data }
+        for failing in 1...counted.reads {
+            let flaky = FlakySource(bytes, failOn: [failing])
+            let demuxer = MP4Demuxer(source: flaky, configuration: DemuxerConfiguration(mediaTypes: .audio))
+            var data: [UInt8] = []
+            var failures = 0
+            var skipped = false
+            while failures < 3 {
+                do {
+                    try demuxer.start()
+                    let id = try #require(demuxer.audioTrack).id
+                    // One skip of no samples part way: it must not eat a pending failure.
+                    if !skipped, data.count > expected.count / 2 { skipped = true; #expect(demuxer.skipSamples(trackID: id, count: 0) == 0) }
+                    guard let run = try demuxer.nextSampleRun(trackID: id) else { break }
+                    data += run.data
+                } catch {
+                    guard case .stream = error as? MP4Error else { throw error }
+                    #expect(!flaky.failedReadRetried, "read \(failing): the failure is thrown after its read was retried")
+                    failures += 1
+                }
+            }
+            #expect(failures == 1 && data == expected, "read \(failing)")
+        }
+    }
+
+    /// What the file counts is what the demuxer delivers, whatever the damage: a fragment that
+    /// does not read, a file cut inside its last fragment, garbage after it. The tags still read.
+    @Test func theDemuxerDeliversWhatTheFileCounts() throws {
+        let clean = try Self.repeated(6)
+        let moofs = try MovieEditor.topLevelBoxes(of: ArrayRandomAccessSource(clean)).filter { $0.type == "moof" }
+        var broken = clean
+        // The third moof's mfhd made a box that overruns it: the fragment is skipped.
+        let third = Int(moofs[2].offset)
+        broken[third + 8 + 3] = 0xFF
+        let variants: [(String, [UInt8])] = [
+            ("a fragment that does not read", broken),
+            ("cut inside the last fragment", Array(clean.dropLast(100))),
+            ("garbage after the fragments", clean + Array(repeating: 0xEE, count: 40)),
+        ]
+        for (name, bytes) in variants {
+            let file = try MP4File(source: ArrayRandomAccessSource(bytes))
+            let counted = try #require(file.tracks.first).fragments.sampleCount
+            #expect(!file.damage.isEmpty, "\(name): damage reported")
+            let demuxer = MP4Demuxer(source: ArrayRandomAccessSource(bytes), configuration: DemuxerConfiguration(mediaTypes: .audio))
+            try demuxer.start()
+            var delivered = 0
+            while try demuxer.nextAudioSample() != nil { delivered += 1 }
+            #expect(delivered == counted && counted > 0, "\(name): \(delivered) of \(counted)")
+            #expect(throws: Never.self, "\(name)") { _ = try MovieEditor.itemList(of: file, source: ArrayRandomAccessSource(bytes)) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TestSupport
 
@@ -50,13 +51,28 @@ import Testing
 
     static func block(seconds: Double) { Thread.sleep(forTimeInterval: seconds) }
 
+    /// Blocks the thread until `flag` is set (at most ten minutes).
+    static func block(until flag: Flag) {
+        let start = Date()
+        while !flag.isSet, Date().timeIntervalSince(start) < 600 { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
+    }
+
     /// A hang guard watches from the global executor: a body that blocks its thread past the
-    /// limit is recorded, and one within it is not.
+    /// limit is recorded, and one within it is not. The blocking body waits until the guard has
+    /// fired, however long a busy pool takes to run the watch.
     @Test func aHangGuardRecordsABodyThatBlocksPastIt() async throws {
         let test = try #require(Test.current)
+        let fired = Flag()
         await withKnownIssue {
-            try await HangGuardTrait.run({ Self.block(seconds: 3) }, limit: .milliseconds(50), test: test)
+            try await HangGuardTrait.run({ Self.block(until: fired) }, limit: .milliseconds(50), test: test, expired: { fired.set() })
         }
+        #expect(fired.isSet)
         try await HangGuardTrait.run({ Self.block(seconds: 0.01) }, limit: .seconds(60), test: test)
     }
 

@@ -94,9 +94,11 @@ public struct HangGuardTrait: TestTrait, SuiteTrait, TestScoping {
         }
     }
 
-    /// Runs `function`, recording an issue if it runs past `limit`. The watch runs on the
-    /// global executor, not on the test's own thread, which the test may block.
-    static func run(_ function: @Sendable () async throws -> Void, limit: Duration?, test: Test) async throws {
+    /// Runs `function`, recording an issue if it runs past `limit` (and then calling `expired`).
+    /// The watch runs on the global executor, not on the test's own thread, which the test may
+    /// block.
+    static func run(_ function: @Sendable () async throws -> Void, limit: Duration?, test: Test,
+                    expired: (@Sendable () -> Void)? = nil) async throws {
         guard let limit else {
             try await function()
             return
@@ -107,6 +109,9 @@ public struct HangGuardTrait: TestTrait, SuiteTrait, TestScoping {
                 group.addTask { try await function(); return true }
                 group.addTask(executorPreference: globalConcurrentExecutor) {
                     do { try await Task.sleep(for: limit) } catch { return true }
+                    // Here, not in the test's task: that one may be waiting for the thread the
+                    // body blocks.
+                    expired?()
                     return false
                 }
                 let finished = try await group.next() ?? true

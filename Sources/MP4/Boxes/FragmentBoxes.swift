@@ -232,7 +232,7 @@ struct MovieFragmentParser {
 public struct FragmentTotals: Sendable, Hashable {
     /// Track runs (`trun`, ISO/IEC 14496-12, 8.8.8).
     public var runCount = 0
-    /// Samples in the runs.
+    /// Samples in the runs (saturating).
     public var sampleCount = 0
     /// The sum of the samples' durations, in media timescale units (saturating).
     public var duration: Int64 = 0
@@ -245,7 +245,7 @@ public struct FragmentTotals: Sendable, Hashable {
     /// Counts `run` in.
     mutating func add(_ run: FragmentRun) {
         runCount += 1
-        sampleCount &+= run.sampleCount
+        sampleCount = Int(Int64(sampleCount).saturatingAdding(Int64(run.sampleCount)))
         duration = duration.saturatingAdding(run.duration)
         byteCount = byteCount.saturatingAdding(run.byteCount)
     }
@@ -292,20 +292,25 @@ struct FragmentWalk: Sendable {
     }
 }
 
-/// Walks a track's fragment runs sample by sample, reading its `moof`s as it goes.
+/// Walks a track's fragment runs sample by sample, reading its `moof`s as it goes, and no
+/// further than its last run.
 struct FragmentCursor: Sendable {
     private var walk: FragmentWalk?
     private let trackID: UInt32
+    /// The runs not yet read.
+    private var runsLeft: Int
     private var runs: [FragmentRun] = []
     private var runIndex = 0
     private var sampleInRun = 0
     private var offset: Int64 = 0
     private var decodeTime: Int64 = 0
 
-    /// A cursor over `walk`'s runs of `trackID`; one with no walk has no samples.
-    init(walk: FragmentWalk?, trackID: UInt32) {
+    /// A cursor over the `runCount` runs of `trackID` that `walk` reads; one with no walk has no
+    /// samples.
+    init(walk: FragmentWalk?, trackID: UInt32, runCount: Int) {
         self.walk = walk
         self.trackID = trackID
+        self.runsLeft = runCount
     }
 
     mutating func next(from source: some RandomAccessByteSource, index: Int) throws(MP4Error) -> SampleLocation? {
@@ -315,11 +320,13 @@ struct FragmentCursor: Sendable {
                 sampleInRun = 0
                 continue
             }
-            guard walk != nil, let fragment = try walk!.nextFragment(from: source) else {
+            guard walk != nil, runsLeft > 0, let fragment = try walk!.nextFragment(from: source) else {
                 walk = nil
                 return nil
             }
-            runs = fragment.filter { $0.trackID == trackID }
+            let id = trackID
+            runs = Array(fragment.lazy.filter { $0.trackID == id }.prefix(runsLeft))
+            runsLeft -= runs.count
             runIndex = 0
             sampleInRun = 0
         }

@@ -82,7 +82,7 @@ public enum MovieEditor {
 
     /// The edit of `file`'s tags to `items`.
     public static func edit(_ file: MP4File, source: some RandomAccessByteSource, items: ITunesItemList) throws(MP4Error) -> MovieEdit {
-        try edit(boxes: try boxes(of: file, source: source), source: source, items: items)
+        try edit(boxes: file.topLevelBoxes, source: source, items: items)
     }
 
     /// The edit of the file whose top-level boxes are `boxes`: its tags to `items` (kept when
@@ -199,15 +199,9 @@ public enum MovieEditor {
         return boxes
     }
 
-    /// `file`'s top-level boxes, all of them: a fragmented file's are read again, since
-    /// ``MP4File/topLevelBoxes`` stops at its first fragment.
-    private static func boxes(of file: MP4File, source: some RandomAccessByteSource) throws(MP4Error) -> [BoxHeader] {
-        file.topLevelBoxes.count == file.topLevelBoxCount ? file.topLevelBoxes : try topLevelBoxes(of: source)
-    }
-
     /// The item list of `file`'s `moov/udta/meta/ilst`, empty when there is none.
     public static func itemList(of file: MP4File, source: some RandomAccessByteSource) throws(MP4Error) -> ITunesItemList {
-        try itemList(boxes: try boxes(of: file, source: source), source: source)
+        try itemList(boxes: file.topLevelBoxes, source: source)
     }
 
     /// The item list of the `moov/udta/meta/ilst` among `boxes` (the file's top-level boxes):
