@@ -48,7 +48,7 @@ struct PublishCommandTests {
         try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=48000:duration=3", "-ac", "2", input])
         let base = "icecast://source:\(server.password)@127.0.0.1:\(server.port)"
         let result = try Self.keyframe(["publish", input, "\(base)/low.aac#bitrate=48k", "\(base)/high.aac", "--bitrate", "160k", "--json"])
-        try #require(result.status == 0, "publish: \(result.standardError)")
+        try #require(result.status == 0, "publish: \(result.standardError)\n\(server.diagnosis)")
         let report = try CaptureCheck.json(result, "publish --json")
         #expect(report["bitrates"] as? [Int] == [48_000, 160_000])
         let destinations = try #require(report["destinations"] as? [[String: Any]])

@@ -122,6 +122,13 @@ public final class IcecastServer {
         }
     }
 
+    /// For a test that could not reach the server: whether it still runs, what it printed, and
+    /// the end of its error log.
+    public var diagnosis: String {
+        "icecast2 on port \(port) is \(process?.isRunning == true ? "running" : "not running"); "
+            + "its standard error: \(process?.standardErrorSoFar ?? ""); error.log ends: \(errorLog.suffix(1200))"
+    }
+
     /// Kills the server at once (SIGKILL): a crash, for reconnect tests.
     public func kill() {
         if let process { _ = process.send(SIGKILL); _ = try? process.wait(timeout: .seconds(10)) }
