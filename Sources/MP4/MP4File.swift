@@ -145,17 +145,20 @@ public struct MP4File: Sendable {
     /// goes.
     func fragmentCursor(trackID id: UInt32) -> FragmentCursor {
         let runs = track(id: id)?.fragments.runCount ?? 0
-        guard runs > 0, let start = fragmentStart else { return FragmentCursor(walk: nil, trackID: id, runCount: 0) }
-        return FragmentCursor(walk: FragmentWalk(from: start.offset, parser: start.parser, declaredTracks: Set(tracks.map(\.id))),
-                              trackID: id, runCount: runs)
+        guard runs > 0, let walk = fragmentWalk() else { return FragmentCursor(walk: nil, trackID: id, runCount: 0) }
+        return FragmentCursor(walk: walk, trackID: id, runCount: runs)
+    }
+
+    /// A walk of the fragments from the first `moof`, `nil` for a file without one.
+    private func fragmentWalk() -> FragmentWalk? {
+        fragmentStart.map { FragmentWalk(from: $0.offset, parser: $0.parser, declaredTracks: Set(tracks.map(\.id))) }
     }
 
     /// The runs of track `id`'s movie fragments (ISO/IEC 14496-12, 8.8.8), read again from
     /// `source` (the source this file was read from): every run at once, so memory grows with
     /// the fragments; the demuxer reads them one `moof` at a time instead.
     public func fragmentRuns(trackID id: UInt32, in source: some RandomAccessByteSource) throws(MP4Error) -> [FragmentRun] {
-        guard let start = fragmentStart else { return [] }
-        var walk = FragmentWalk(from: start.offset, parser: start.parser, declaredTracks: Set(tracks.map(\.id)))
+        guard var walk = fragmentWalk() else { return [] }
         var runs: [FragmentRun] = []
         while let fragment = try walk.nextFragment(from: source) { runs += fragment.filter { $0.trackID == id } }
         return runs
