@@ -122,15 +122,32 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
     /// A URI named again shares the storage of its first naming: a playlist that names one
     /// segment many times costs a few words per naming.
     public init(text: String) throws(PipelineError) {
-        var lines = PlaylistLines(text)
-        guard lines.next()?.line == "#EXTM3U" else { throw .unsupported("not an HLS playlist: it does not start with #EXTM3U") }
-        var map: String?
         var segments: [Segment] = []
         var uris: [String: String] = [:]
+        let header = try Self.scan(text) { uri, duration in
+            let shared = uris[uri] ?? uri
+            if uris.count < Self.sharedURICapacity, uris[uri] == nil { uris[uri] = uri }
+            segments.append(Segment(uri: shared, duration: duration))
+        }
+        self.init(mapURI: header.mapURI, segments: segments, playlistType: header.playlistType, isEnded: header.isEnded,
+                  mediaSequence: header.mediaSequence)
+    }
+
+    /// What a media playlist says besides its segments.
+    struct Header {
+        var mapURI: String?
+        var playlistType: String?
+        var isEnded = false
+        var mediaSequence = 0
+    }
+
+    /// Reads the playlist's lines, as ``init(text:)`` says, handing each segment's URI and
+    /// `EXTINF` duration to `segment` in order, and returns the rest.
+    static func scan(_ text: String, segment: (_ uri: String, _ duration: Double) throws(PipelineError) -> Void) throws(PipelineError) -> Header {
+        var lines = PlaylistLines(text)
+        guard lines.next()?.line == "#EXTM3U" else { throw .unsupported("not an HLS playlist: it does not start with #EXTM3U") }
+        var header = Header()
         var pending: Double?
-        var type: String?
-        var ended = false
-        var sequence = 0
         while let (number, line) = lines.next() {
             guard !line.isEmpty else { continue }
             if line.hasPrefix("#EXT-X-STREAM-INF") {
@@ -141,7 +158,7 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
                 guard let uri = Self.attribute("URI", in: line, quoted: true) else {
                     throw .unsupported("line \(number + 1): EXT-X-MAP without a quoted URI")
                 }
-                map = uri
+                header.mapURI = uri
             } else if line.hasPrefix("#EXTINF:") {
                 let value = line.dropFirst("#EXTINF:".count).prefix { $0 != "," }
                 guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds < 1e9 else {
@@ -149,23 +166,20 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
                 }
                 pending = seconds
             } else if line.hasPrefix("#EXT-X-PLAYLIST-TYPE:") {
-                type = String(line.dropFirst("#EXT-X-PLAYLIST-TYPE:".count))
+                header.playlistType = String(line.dropFirst("#EXT-X-PLAYLIST-TYPE:".count))
             } else if line.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") {
-                sequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
+                header.mediaSequence = Int(line.dropFirst("#EXT-X-MEDIA-SEQUENCE:".count)) ?? 0
             } else if line == "#EXT-X-ENDLIST" {
-                ended = true
+                header.isEnded = true
             } else if line.hasPrefix("#EXT-X-BYTERANGE") || line.hasPrefix("#EXT-X-KEY") || line.hasPrefix("#EXT-X-DISCONTINUITY:") || line == "#EXT-X-DISCONTINUITY" {
                 throw .unsupported("line \(number + 1): \(line.prefix { $0 != ":" }) is not read (whole segment files of one stream only)")
-
             } else if !line.hasPrefix("#") {
                 guard let duration = pending else { throw .unsupported("line \(number + 1): segment \(line) has no #EXTINF before it") }
-                let uri = uris[line] ?? line
-                if uris.count < Self.sharedURICapacity, uris[line] == nil { uris[line] = line }
-                segments.append(Segment(uri: uri, duration: duration))
+                try segment(line, duration)
                 pending = nil
             }
         }
-        self.init(mapURI: map, segments: segments, playlistType: type, isEnded: ended, mediaSequence: sequence)
+        return header
     }
 
     /// How many distinct URIs a parse shares the storage of.
@@ -251,18 +265,33 @@ extension String {
 }
 
 extension HLSMediaPlaylist {
-    /// The media playlist at `path`, and its init segment and segments as paths beside it (URIs
+    /// The init segment and segments of the media playlist at `path`, as paths beside it (URIs
     /// are taken relative to the playlist's directory; absolute URLs are refused).
     ///
+    /// A segment named again and again in a row is one run of ``/MediaCore/RunLengthArray``,
+    /// and a URI named again resolves to the path of its first naming: a playlist costs memory
+    /// for its runs, not for its namings.
+    ///
     /// - Throws: `PipelineError.unsupported` for a playlist without `EXT-X-MAP` (packed
-    ///   audio segments are not read) or with `http:` URIs; the stream's read errors.
-    public static func files(of path: FilePath) throws(PipelineError) -> (playlist: HLSMediaPlaylist, initSegment: FilePath, segments: [FilePath]) {
+    ///   audio segments are not read), a sliding window, or `http:` URIs; the stream's read
+    ///   errors.
+    public static func files(of path: FilePath) throws(PipelineError) -> (initSegment: FilePath, segments: RunLengthArray<FilePath>) {
         let text = try ManifestText.read(path, what: "a playlist")
-        let playlist: HLSMediaPlaylist
-        do { playlist = try HLSMediaPlaylist(text: text) } catch { throw error.about(path) }
-        guard let map = playlist.mapURI else { throw .unsupported("\(path): no EXT-X-MAP; only fMP4 (CMAF) segments are read") }
-        guard playlist.mediaSequence == 0 else {
-            throw .unsupported("\(path): a sliding window from segment \(playlist.mediaSequence); the segments before it are gone, so it cannot be decoded from its start")
+        var uris = RunLengthArray<String>()
+        var shared: [String: String] = [:]
+        let header: Header
+        do {
+            header = try scan(text) { uri, _ in
+                if uris.runs.last?.element == uri { return uris.append(uri) }
+                let known = shared[uri] ?? uri
+                if shared.count < sharedURICapacity, shared[uri] == nil { shared[uri] = uri }
+                uris.append(known)
+            }
+        } catch { throw error.about(path) }
+        shared = [:]
+        guard let map = header.mapURI else { throw .unsupported("\(path): no EXT-X-MAP; only fMP4 (CMAF) segments are read") }
+        guard header.mediaSequence == 0 else {
+            throw .unsupported("\(path): a sliding window from segment \(header.mediaSequence); the segments before it are gone, so it cannot be decoded from its start")
         }
         let directory = path.removingLastComponent()
         // A segment named again resolves to the same path, kept once.
@@ -275,9 +304,8 @@ extension HLSMediaPlaylist {
             if resolved.count < sharedURICapacity { resolved[uri] = file }
             return file
         }
-        var segments: [FilePath] = []
-        segments.reserveCapacity(playlist.segments.count)
-        for segment in playlist.segments { segments.append(try resolve(segment.uri)) }
-        return (playlist, try resolve(map), segments)
+        var segments = RunLengthArray<FilePath>()
+        for run in uris.runs { segments.append(try resolve(run.element), count: run.count) }
+        return (try resolve(map), segments)
     }
 }

@@ -1,4 +1,6 @@
+import Foundation
 import KeyFrameKit
+import SystemPackage
 import Testing
 
 /// The playlist's text (RFC 8216 and the low-latency tags of RFC 8216bis), and its parse.
@@ -54,6 +56,30 @@ import Testing
         let first = try #require(playlist.segments.first).uri
         #expect(first == "segment-00001-of-the-stream.m4s")
         #expect(playlist.segments.allSatisfy { storage($0.uri) == storage(first) })
+    }
+
+    /// The files of a playlist that names one segment many times in a row are one run: the
+    /// reader keeps the segment once, whatever the number of namings, and reads it that many times.
+    @Test func aSegmentNamedAgainInARowIsOneRun() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("RepeatedSegmentPlaylistTests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let segment: [UInt8] = Array(0..<100)
+        try Data([1, 2, 3]).write(to: folder.appendingPathComponent("init.mp4"))
+        try Data(segment).write(to: folder.appendingPathComponent("a.m4s"))
+        try Data(segment.reversed()).write(to: folder.appendingPathComponent("b.m4s"))
+        let namings = 200_000
+        let text = "#EXTM3U\n#EXT-X-MAP:URI=\"init.mp4\"\n" + String(repeating: "#EXTINF:6.0,\na.m4s\n", count: namings)
+            + "#EXTINF:6.0,\nb.m4s\n#EXTINF:6.0,\n./a.m4s\n#EXT-X-ENDLIST\n"
+        try Data(text.utf8).write(to: folder.appendingPathComponent("index.m3u8"))
+        let files = try HLSMediaPlaylist.files(of: FilePath(folder.appendingPathComponent("index.m3u8").path))
+        #expect(files.segments.count == namings + 2)
+        #expect(files.segments.runs.map(\.count) == [namings, 1, 1])
+        #expect(files.segments.runs.map { $0.element.lastComponent?.string } == ["a.m4s", "b.m4s", "a.m4s"])
+        let source = try MediaInput.open(files.initSegment, segments: files.segments)
+        #expect(source.byteCount == 3 + Int64(namings + 2) * 100)
+        #expect(try source.read(at: 3 + 100 * 150_000 + 98, count: 4) == [98, 99, 0, 1], "across two namings of one segment")
+        #expect(try source.read(at: 3 + 100 * Int64(namings) + 99, count: 2) == [0, 0], "b's last byte, then a's first")
     }
 
     /// Line numbers in errors count every line of the text, blank ones too.

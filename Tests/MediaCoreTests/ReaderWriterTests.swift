@@ -158,4 +158,43 @@ import Testing
         #expect(try trailingEmpty.read(at: 2, count: 1) == [])
         #expect(throws: ByteStreamError.self) { try source.read(at: -1, count: 1) }
     }
+
+    /// Parts read several times in a row read as the same parts listed that many times, and a
+    /// repeat count past Int64.max bytes neither traps nor reads past the parts.
+    @Test func repeatedPartsReadAsTheirRepetitions() throws {
+        let runs: [([UInt8], Int)] = [(Array(0..<7), 3), ([], 5), (Array(50..<53), 1), ([9], 0), (Array(60..<64), 4)]
+        let whole = runs.flatMap { part, repeats in Array(repeating: part, count: repeats).flatMap { $0 } }
+        let source = ConcatenatedByteSource(runs: runs.map { (ArrayRandomAccessSource($0.0), $0.1) })
+        #expect(source.byteCount == Int64(whole.count))
+        for offset in 0...whole.count {
+            for count in [0, 1, 2, 6, 7, 8, 15, 40, 60] {
+                let end = min(whole.count, offset + count)
+                #expect(try source.read(at: Int64(offset), count: count) == Array(whole[offset..<end]), "at \(offset), \(count) bytes")
+            }
+        }
+        let endless = ConcatenatedByteSource(runs: [(ArrayRandomAccessSource([1, 2, 3]), Int.max), (ArrayRandomAccessSource([4]), Int.max)])
+        #expect(endless.byteCount == Int64.max)
+        #expect(try endless.read(at: Int64.max - 2, count: 4) == [(Int64.max - 2) % 3 + 1, (Int64.max - 1) % 3 + 1].map(UInt8.init))
+        #expect(try endless.read(at: Int64.max, count: 1) == [])
+    }
+}
+
+/// A list that keeps a run of equal elements once.
+@Suite struct RunLengthArrayTests {
+    @Test func runsMergeAndReadAsTheElements() {
+        let elements = ["a", "a", "b", "a", "a", "a", "c", "c"]
+        var list = RunLengthArray(elements)
+        #expect(Array(list) == elements && list.count == 8)
+        #expect(list.runs.map(\.element) == ["a", "b", "a", "c"] && list.runs.map(\.count) == [2, 1, 3, 2])
+        #expect(elements.indices.allSatisfy { list[$0] == elements[$0] })
+        list.append("c", count: 1_000_000)
+        list.append("d", count: 0)
+        #expect(list.count == 1_000_008 && list.runs.count == 4 && list.last == "c")
+        let joined = list + ["c", "e"]
+        #expect(joined.runs.map(\.count) == [2, 1, 3, 1_000_003, 1] && joined.last == "e")
+        var copied = RunLengthArray<String>()
+        copied.append(contentsOf: joined)
+        #expect(copied == joined && copied != list && RunLengthArray<String>() == [])
+        #expect(Array(RunLengthArray([1, 2, 2]).reversed()) == [2, 2, 1])
+    }
 }
