@@ -163,15 +163,15 @@ public struct ConcatenatedByteSource<Part: RandomAccessByteSource>: RandomAccess
             if runs[middle].start <= offset { low = middle + 1 } else { high = middle }
         }
         var index = max(0, low - 1)
+        // No further than the total, so no position passes Int64.max.
+        var left = min(Int64(count), byteCount - offset)
         // Within one repeat of one part (the common case): that part's bytes, not a copy of them.
         if index < runs.count, runs[index].partCount > 0, offset - runs[index].start < runs[index].byteCount {
             let within = (offset - runs[index].start) % runs[index].partCount
-            if Int64(count) <= runs[index].partCount - within { return try runs[index].part.read(at: within, count: count) }
+            if left <= runs[index].partCount - within { return try runs[index].part.read(at: within, count: Int(left)) }
         }
         var result: [UInt8] = []
         var position = offset
-        // No further than the total, so no position passes Int64.max.
-        var left = min(Int64(count), byteCount - offset)
         while left > 0, index < runs.count {
             let run = runs[index]
             let local = position - run.start

@@ -2,8 +2,9 @@
 /// one thing many times in a row (a playlist naming one segment again and again) costs one entry
 /// per run, not one per element.
 ///
-/// Indices are the elements' positions from 0, as an array's; reading one by index is a binary
-/// search over the runs, and iterating reads the runs in order.
+/// Indices are the elements' positions from 0, as an array's. Reading one by index is a binary
+/// search over the runs (so are algorithms that go by index, such as `map`); `for`…`in` and
+/// ``runs`` read the runs in order.
 public struct RunLengthArray<Element: Equatable> {
     /// One run: `element`, `count` times in a row.
     public struct Run {

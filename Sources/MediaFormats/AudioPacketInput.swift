@@ -59,13 +59,15 @@ public struct AudioPacketInput: PacketSource {
     public init(playlistPath path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil,
                 purpose: Purpose = .decoding) throws(PipelineError) {
         let files = try HLSMediaPlaylist.files(of: path)
-        try self.init(container: .mp4, path: files.initSegment, segments: files.segments + segments, trackID: trackID, purpose: purpose)
+        var all = files.segments
+        all.append(contentsOf: segments)
+        try self.init(container: .mp4, path: files.initSegment, segments: all, trackID: trackID, purpose: purpose)
         self.path = path
     }
 
     /// Opens an ADTS stream (``Purpose`` says whether whole frames or raw data blocks).
     public init(adtsPath path: FilePath, purpose: Purpose = .decoding) throws(PipelineError) {
-        try self.init(container: .adts, path: path, segments: [], trackID: nil, purpose: purpose)
+        try self.init(container: .adts, path: path, segments: RunLengthArray(), trackID: nil, purpose: purpose)
     }
 
     /// Opens the audio track of an MP4 (`trackID`, else the first audio track), with its media
@@ -74,13 +76,13 @@ public struct AudioPacketInput: PacketSource {
     /// - Throws: `PipelineError.unsupported` for a file without AAC audio (naming what it has);
     ///   the container's errors.
     public init(mp4Path path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
-        try self.init(container: .mp4, path: path, segments: segments, trackID: trackID, purpose: purpose)
+        try self.init(container: .mp4, path: path, segments: RunLengthArray(segments), trackID: trackID, purpose: purpose)
     }
 
     /// The two containers the reader reads packets from itself.
     private enum Container { case adts, mp4 }
 
-    private init(container detected: Container, path: FilePath, segments: [FilePath], trackID: UInt32?,
+    private init(container detected: Container, path: FilePath, segments: RunLengthArray<FilePath>, trackID: UInt32?,
                  purpose: Purpose) throws(PipelineError) {
         self.path = path
         switch detected {
@@ -122,7 +124,7 @@ public struct AudioPacketInput: PacketSource {
             // and the file's times count output samples.
             var outputRate = config.outputSampleRate
             if purpose == .decoding, !config.sbrPresent, config.audioObjectType == .aacLC, config.samplingFrequency <= 24000,
-               var peek = try? AudioPacketInput(path: path, segments: segments, trackID: track.id, purpose: .remuxing),
+               var peek = try? AudioPacketInput(container: .mp4, path: path, segments: segments, trackID: track.id, purpose: .remuxing),
                let first = try? peek.next(),
                let block = try? RawDataBlock(parsing: first.data, configuration: RawDataBlock.Configuration(
                    samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration)),

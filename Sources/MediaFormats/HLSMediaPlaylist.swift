@@ -269,8 +269,8 @@ extension HLSMediaPlaylist {
     /// are taken relative to the playlist's directory; absolute URLs are refused).
     ///
     /// A segment named again and again in a row is one run of ``/MediaCore/RunLengthArray``,
-    /// and a URI named again resolves to the path of its first naming: a playlist costs memory
-    /// for its runs, not for its namings.
+    /// and a URI named again resolves to the path of its first naming (for the first 65,536
+    /// distinct URIs): a playlist costs memory for its runs, not for its namings.
     ///
     /// - Throws: `PipelineError.unsupported` for a playlist without `EXT-X-MAP` (packed
     ///   audio segments are not read), a sliding window, or `http:` URIs; the stream's read

@@ -176,6 +176,23 @@ import Testing
         #expect(endless.byteCount == Int64.max)
         #expect(try endless.read(at: Int64.max - 2, count: 4) == [(Int64.max - 2) % 3 + 1, (Int64.max - 1) % 3 + 1].map(UInt8.init))
         #expect(try endless.read(at: Int64.max, count: 1) == [])
+        #expect(try endless.read(at: Int64.max - 1, count: 2).count == 1, "within one repeat, still not past the total")
+    }
+
+    /// A part that reads shorter than it measured (a file cut while it is read) ends the stream
+    /// there, in whichever repeat it is read.
+    @Test func aPartThatReadsShortEndsTheRead() throws {
+        struct ShortPart: RandomAccessByteSource {
+            var byteCount: Int64 { 10 }
+            func read(at offset: Int64, count: Int) throws(ByteStreamError) -> [UInt8] {
+                Array([UInt8](0..<6).dropFirst(Int(min(offset, 6))).prefix(count))
+            }
+        }
+        let source = ConcatenatedByteSource(runs: [(ShortPart(), 3)])
+        #expect(source.byteCount == 30)
+        #expect(try source.read(at: 2, count: 20) == [2, 3, 4, 5], "stops at the first short read")
+        #expect(try source.read(at: 12, count: 20) == [2, 3, 4, 5], "in a later repeat too")
+        #expect(try source.read(at: 17, count: 2) == [], "past what the part gives")
     }
 }
 
@@ -196,5 +213,6 @@ import Testing
         copied.append(contentsOf: joined)
         #expect(copied == joined && copied != list && RunLengthArray<String>() == [])
         #expect(Array(RunLengthArray([1, 2, 2]).reversed()) == [2, 2, 1])
+        #expect((RunLengthArray(["a"]) + RunLengthArray(["a", "b"])).runs.map(\.count) == [2, 1], "runs merge where two lists meet")
     }
 }
