@@ -2,7 +2,8 @@
 #
 #   make deps        Debian packages (FFmpeg, ALSA, PulseAudio, mediainfo, Chromium) and the Python venv (.venv)
 #   make build       debug build of everything, tests included
-#   make test        build, swift test, make examples, then a bounded fuzz run (fuzz-smoke, ~1 min)
+#   make test        build, check imports against Package.swift, swift test, make examples, then a
+#                    bounded fuzz run (fuzz-smoke, ~1 min)
 #   make docs        DocC documentation of the library modules, failing on any warning (docs-out/)
 #   make examples    build and run Examples/ on generated inputs, checked with ffprobe (examples-out/)
 #   make fuzz        longer fuzz run: FUZZ_SECONDS per target (default 300)
@@ -146,6 +147,7 @@ build:
 # KEYFRAME_BIN. The venv comes first on PATH so that the tests find its tools (mutagen).
 test: deps
 	$(SWIFT) build --build-tests
+	@$(SWIFT) package dump-package > .build/package.json && python3 scripts/check-imports.py .build/package.json
 	@test -x "$(BIN)/keyframe" || $(SWIFT) build --product keyframe
 	@test -x "$(BIN)/keyframe-serve" || $(SWIFT) build --product keyframe-serve
 	@test -x "$(BIN)/commit-probe" || $(SWIFT) build --product commit-probe

@@ -64,7 +64,8 @@ let package = Package(
         ),
         .target(name: "VideoBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
         // The container sits above the bitstreams it carries: AAC (esds) and H.264/HEVC (avcC/hvcC).
-        .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream", "VideoBitstream"], swiftSettings: strict),
+        .target(name: "MP4", dependencies: ["MediaCore", "AACBitstream", "VideoBitstream", .product(name: "SystemPackage", package: "swift-system")],
+                swiftSettings: strict),
         // The files as sources and sinks: the format table, AAC packets in and out of ADTS and
         // MP4, PCM files, splicing.
         .target(name: "MediaFormats", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream",
@@ -73,12 +74,12 @@ let package = Package(
         .target(name: "MPEGTS", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
         // RTMP's wire formats (AMF0, the handshake, chunk streams, messages, FLV audio tags) and a
         // publishing session as a state machine over bytes: pure Swift, no sockets.
-        .target(name: "RTMP", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
+        .target(name: "RTMP", dependencies: ["MediaCore"], swiftSettings: strict),
         // HLS and DASH: segmenting, playlists and manifests, packaging by stream copy, the
         // origin (HTTP semantics without an HTTP framework), validation.
-        // (Every module it links to is listed, though MediaFormats brings them: DocC resolves a
-        // symbol link only into a direct dependency.)
-        .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream"],
+        // (MP4 is listed though no file imports it: DocC resolves a symbol link, ``/MP4/MP4Muxer``,
+        // only into a direct dependency.)
+        .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "MP4", .product(name: "SystemPackage", package: "swift-system")],
                 swiftSettings: strict),
 
         // The SBR encoder of HE-AAC (ISO/IEC 14496-3 4.6.18; 3GPP TS 26.404): the QMF analysis,
@@ -96,7 +97,7 @@ let package = Package(
         .target(name: "CFLAC", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio", "SpectralBandReplication",
-                                                  .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
+                                                  .product(name: "RealModule", package: "swift-numerics"), .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
         // libsrt, bound lazily with dlopen (headers from libsrt-openssl-dev).
         .target(name: "CSRT", linkerSettings: [.linkedLibrary("dl")]),
@@ -115,20 +116,21 @@ let package = Package(
         .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec",
                                                    "SpectralBandReplication",
                                                    "VideoBitstream", "AudioIO", "Publishing",
-                                                   .product(name: "RealModule", package: "swift-numerics")], swiftSettings: strict),
+                                                   .product(name: "RealModule", package: "swift-numerics"), .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
-        .target(name: "HLSServer", dependencies: ["MediaStreaming", "MediaFormats", "MediaCore", .product(name: "Hummingbird", package: "hummingbird"),
+        .target(name: "HLSServer", dependencies: ["MediaStreaming", "MediaCore", .product(name: "Hummingbird", package: "hummingbird"),
                                                  .product(name: "HTTPTypes", package: "swift-http-types"),
                                                  .product(name: "NIOCore", package: "swift-nio"),
                                                  .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                                                  .product(name: "HummingbirdTLS", package: "hummingbird"),
-                                                 .product(name: "HummingbirdCore", package: "hummingbird")], swiftSettings: strict),
+                                                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                                                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // The command line: every command, in a library both executables run. `keyframe` links no
         // HTTP server; `keyframe-serve` (HLSServer) runs `serve` and `record --serve`, which
         // `keyframe` hands over to it.
         .target(
             name: "KeyframeCommands",
-            dependencies: ["KeyFrameKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KeyFrameKit", "MediaCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(name: "keyframe", dependencies: ["KeyframeCommands"], swiftSettings: strict),
@@ -136,7 +138,8 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MPEGTS", "RTMP"], swiftSettings: strict),
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MPEGTS", "RTMP",
+                                                   .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
 
@@ -156,18 +159,18 @@ let package = Package(
         // Killed by the atomic-commit tests while it commits a file over and over.
         .executableTarget(name: "commit-probe", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")],
                           path: "Tests/CommitProbe", swiftSettings: strict),
-        .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "FuzzTargets", "TestSupport"], resources: [.copy("Regressions")], swiftSettings: strict),
-        .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "MP4Tests", dependencies: ["MP4", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "MP4", "MediaCore", "FuzzTargets", "TestSupport"], resources: [.copy("Regressions")], swiftSettings: strict),
+        .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "MP4Tests", dependencies: ["MP4", "AACBitstream", "MediaCore", "VideoBitstream", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "SpectralBandReplicationTests", dependencies: ["SpectralBandReplication", "AACBitstream", "MediaCore", "TestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "MPEGTS", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "PublishingTests", dependencies: ["Publishing", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
     ]
 )
