@@ -180,7 +180,7 @@ public final class PCMDevice {
 
     private func read(into buffer: UnsafeMutableRawBufferPointer, frameBytes: Int, total: Int, done: inout Int,
                       pollInterval: Duration, until shouldStop: () -> Bool) throws(ALSAError) {
-        let timeout = Int32(clamping: pollInterval.components.seconds * 1000 + pollInterval.components.attoseconds / 1_000_000_000_000_000)
+        let timeout = Int32(clamping: pollInterval.inMilliseconds())
         while done < total, let base = buffer.baseAddress {
             // A capture stream is started by its first read; waiting on one that is only
             // prepared (at first, after an overrun) would wait forever.

@@ -49,9 +49,7 @@ final class SampleQueue: Sendable {
                     return state.items.isEmpty ? nil : state.items
                 }
             }
-            let parts = maximumDelay.components
-            let nanoseconds = parts.seconds * 1_000_000_000 + parts.attoseconds / 1_000_000_000
-            _ = available.wait(timeout: .now() + .nanoseconds(Int(clamping: nanoseconds)))
+            available.wait(for: maximumDelay)
             let batch: [MediaSample]?? = state.withLock { state in
                 if !state.items.isEmpty {
                     defer { state.items.removeAll(keepingCapacity: true) }

@@ -57,9 +57,7 @@ public final class RequestHeadDeadline: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private static func timeAmount(_ duration: Duration) -> TimeAmount {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return .nanoseconds(nanoseconds.overflow ? .max : max(0, nanoseconds.partialValue &+ attoseconds / 1_000_000_000))
+        .nanoseconds(max(0, duration.inNanoseconds))
     }
 
     /// A socket that stops taking bytes starts the stall clock; one that takes them again stops it.

@@ -48,10 +48,7 @@ final class ProgressLine {
         drewSomething = true
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
-    }
+    private static func seconds(_ duration: Duration) -> Double { duration.inSeconds }
 
     private static func clock(_ seconds: Double) -> String {
         let whole = Int(seconds)

@@ -28,7 +28,8 @@ public enum IdleProcessors {
     public static func count(usable: Int, over interval: Duration = .milliseconds(100)) -> Int {
         let usable = max(1, usable)
         guard usable > 1, let before = totals() else { return usable }
-        var pause = timespec(tv_sec: Int(interval.components.seconds), tv_nsec: Int(interval.components.attoseconds / 1_000_000_000))
+        let (seconds, nanoseconds) = interval.secondsAndNanoseconds
+        var pause = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
         var left = timespec()
         while nanosleep(&pause, &left) != 0 && errno == EINTR { pause = left }
         guard let after = totals() else { return usable }

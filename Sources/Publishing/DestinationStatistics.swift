@@ -49,7 +49,7 @@ public final class DestinationStatistics: Sendable {
 
         /// Seconds connected.
         public var connectedSeconds: Double {
-            Double(connectedTime.components.seconds) + Double(connectedTime.components.attoseconds) / 1e18
+            connectedTime.inSeconds
         }
     }
 

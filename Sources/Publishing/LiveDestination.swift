@@ -121,7 +121,7 @@ public struct LiveDestination: PacketSink {
         statistics.update { $0.bitrate = bitrate }
         framesPerPacket = max(format.framesPerPacket, 1)
         let framesPerSecond = Double(format.sampleRate) / Double(framesPerPacket)
-        let seconds = Double(queueDuration.components.seconds) + Double(queueDuration.components.attoseconds) / 1e18
+        let seconds = queueDuration.inSeconds
         let worker = DestinationWorker(destination: destination, stream: stream, policy: policy, trustRoots: trustRoots,
                                        statistics: statistics, capacity: max(4, Int((framesPerSecond * seconds).rounded(.up))))
         self.worker = worker
@@ -183,8 +183,7 @@ final class DestinationWorker: Sendable {
     }
 
     func waitUntilDone(timeout: Duration) -> Bool {
-        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success else { return false }
+        guard done.wait(for: timeout) == .success else { return false }
         done.signal()
         return true
     }
@@ -295,8 +294,7 @@ final class DestinationWorker: Sendable {
             if isAborted { return true }
             if queue.isEnding { return false }
             let remaining = min(deadline - .now, .milliseconds(100))
-            _ = stopSignal.wait(timeout: .now() + .milliseconds(Int(remaining.components.seconds * 1000
-                                                                     + remaining.components.attoseconds / 1_000_000_000_000_000)))
+            stopSignal.wait(for: remaining)
         }
         return isAborted
     }

@@ -349,15 +349,13 @@ package final class SRTConnection: ServerConnection {
 
     /// `duration` in whole milliseconds, rounded up.
     private static func milliseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        let whole = Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
-        return attoseconds % 1_000_000_000_000_000 > 0 ? whole + 1 : whole
+        Int(clamping: duration.inMilliseconds(roundingUp: true))
     }
 
     /// Sleeps the calling thread (a destination's own thread, never the cooperative pool).
     private static func pause(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        let (seconds, nanoseconds) = duration.secondsAndNanoseconds
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(nanoseconds))
         var remaining = timespec()
         while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
     }

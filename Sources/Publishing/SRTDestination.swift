@@ -137,8 +137,7 @@ public struct SRTDestination: Sendable, Hashable, CustomStringConvertible {
 
     /// ``latency`` in whole milliseconds (what `SRTO_LATENCY` takes).
     public var latencyMilliseconds: Int {
-        let (seconds, attoseconds) = latency.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        Int(clamping: latency.inMilliseconds())
     }
 
     /// `host:port`, the IPv6 address in brackets: for messages (no secret in it).

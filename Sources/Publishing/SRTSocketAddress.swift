@@ -32,8 +32,7 @@ struct SRTSocketAddress: Sendable {
             done.signal()
         }
         let remaining = max(.zero, deadline - .now)
-        let milliseconds = Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
-        guard done.wait(timeout: .now() + .milliseconds(milliseconds)) == .success, let result = outcome.withLock({ $0 }) else {
+        guard done.wait(for: remaining) == .success, let result = outcome.withLock({ $0 }) else {
             throw PublishingError(.timedOut, "the name lookup of the SRT host \(host) did not answer in time")
         }
         return try result.get()

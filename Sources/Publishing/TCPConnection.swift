@@ -45,7 +45,7 @@ package final class TCPConnection: ServerConnection {
         }
         let timeout = max(Duration.milliseconds(1), deadline - .now)
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .connectTimeout(.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+            .connectTimeout(.nanoseconds(timeout.inNanoseconds))
             .channelOption(.socketOption(.so_keepalive), value: 1)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
@@ -136,16 +136,14 @@ package final class TCPConnection: ServerConnection {
             done.signal()
         }
         let remaining = deadline - .now
-        let nanoseconds = max(0, remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000)
-        guard done.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max))))) == .success else {
+        guard done.wait(for: remaining) == .success else {
             throw PublishingError(.timedOut, "\(what): no progress for \(Self.seconds(remaining)) s")
         }
         return try result.withLock { $0! }.get()
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return String(Int(value.rounded(.up)))
+        String(Int(duration.inSeconds.rounded(.up)))
     }
 
     /// The words for a socket error: the system's for an `errno` (`Connection refused`), as
@@ -250,8 +248,7 @@ private final class Inbound: Sendable {
             guard let deadline else { return [] }
             let remaining = deadline - .now
             guard remaining > .zero else { throw PublishingError(.timedOut, "the server did not answer in time") }
-            let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
-            _ = arrived.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, 3_600_000_000_000))))
+            arrived.wait(for: min(remaining, .seconds(3600)))
         }
     }
 
@@ -261,7 +258,7 @@ private final class Inbound: Sendable {
         while !state.withLock({ $0.ended }) {
             let remaining = deadline - .now
             guard remaining > .zero else { return false }
-            _ = arrived.wait(timeout: .now() + .milliseconds(Int(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)))
+            arrived.wait(for: remaining)
         }
         return true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import MediaCore
 import Testing
 import TestSupport
 
@@ -206,7 +207,7 @@ enum CaptureCheck {
 
     /// A duration in seconds.
     static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        duration.inSeconds
     }
 
     /// The JSON object a `--json` command printed on stdout.

@@ -45,7 +45,7 @@ enum PublishingFixture {
             if realTime {
                 let due = start + .milliseconds(Int(elapsed * 1000))
                 let now = ContinuousClock.now
-                if due > now { Thread.sleep(forTimeInterval: Double((due - now).components.attoseconds) / 1e18 + Double((due - now).components.seconds)) }
+                if due > now { Thread.sleep(forTimeInterval: (due - now).inSeconds) }
             }
             try sink.write(sample)
             elapsed += sample.duration.seconds

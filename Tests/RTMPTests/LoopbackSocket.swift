@@ -1,4 +1,5 @@
 import Foundation
+import MediaCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,7 +45,7 @@ final class LoopbackSocket {
     /// What arrives within `timeout` (empty when nothing did); `nil` at the end of the stream.
     func receive(timeout: Duration) throws -> [UInt8]? {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: timeout.inMilliseconds())
         guard poll(&poller, 1, milliseconds) > 0 else { return [] }
         var buffer = [UInt8](repeating: 0, count: 65536)
         let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

@@ -105,8 +105,7 @@ public final class LiveCaptureJob: Sendable {
     /// Waits up to `timeout` for the job to end; returns whether it has.
     public func wait(timeout: Duration) -> Bool {
         if stopReason != nil { return true }
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        _ = wake.wait(timeout: .now() + .nanoseconds(Int(clamping: max(0, nanoseconds))))
+        wake.wait(for: timeout)
         return stopReason != nil
     }
 

@@ -145,7 +145,7 @@ public struct LivePublication: Sendable {
         // Announced as the input's own (Icecast's ice-bitrate, RTMP's audiodatarate), unless a
         // destination's URL says one.
         var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: Self.averageBitrate(of: input)))
-        let limit = options.duration.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let limit = options.duration.map(\.inSeconds)
         let realTime = options.realTime
         var paced = RealTimeSource(PlayingTimeLimit(WatchedInput(input, control: control), limit: limit, duration: { $0.duration.seconds })) { sample in
             realTime ? .nanoseconds(Int64(sample.duration.seconds * 1e9)) : .zero
@@ -197,7 +197,7 @@ public struct LivePublication: Sendable {
             used.append(actual)
         }
         var tee = Tee(branches)
-        let limit = options.duration.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
+        let limit = options.duration.map(\.inSeconds)
         let realTime = options.realTime
         let pace: (PCMBuffer) -> Duration = { realTime ? .nanoseconds(Int64($0.seconds * 1e9)) : .zero }
         let report: JobReport

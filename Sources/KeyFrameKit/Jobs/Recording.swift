@@ -427,7 +427,7 @@ public final class Recording: Sendable {
 
     /// `duration` in seconds, for the HLS output's `Double`s.
     private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        duration.inSeconds
     }
 
     /// Starts capturing, then the pump from `source` into `sink`; if capture cannot start, the

@@ -30,8 +30,7 @@ public struct RealTimeSource<Base: MediaSource>: MediaSource {
         let due = start + played
         if due > now {
             let remaining = due - now
-            let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
-            _ = wait.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+            wait.wait(for: remaining)
         }
         played += duration(element)
         return element

@@ -112,8 +112,7 @@ public final class LiveHLSPublication: Sendable {
                 continuation.resume(returning: immediate)
                 return
             }
-            let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, nanoseconds)))) { [self] in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, timeout.inNanoseconds)))) { [self] in
                 let waiter = state.withLock { state in state.waiters.removeValue(forKey: id) }
                 waiter?.continuation.resume(returning: .timedOut)
             }
