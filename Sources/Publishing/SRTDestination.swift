@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// Where and how an SRT stream is published: an `srt://host:port?…` URL, checked and decoded.
 ///
 /// ```
@@ -205,31 +207,12 @@ public struct SRTDestination: Sendable, Hashable, CustomStringConvertible {
     /// (never its value: it may be a secret).
     private static func percentDecoded(_ text: Substring, what: String) throws(PublishingError) -> String {
         guard text.contains("%") else { return String(text) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw PublishingError(.invalidDestination, "a bad %-escape in \(what) of an SRT URL")
-            }
-            bytes.append(high << 4 | low)
+        guard let bytes = PercentEncoding.decodedBytes(text, invalid: .refused) else {
+            throw PublishingError(.invalidDestination, "a bad %-escape in \(what) of an SRT URL")
         }
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
             throw PublishingError(.invalidDestination, "\(what) of an SRT URL is not UTF-8 once decoded")
         }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

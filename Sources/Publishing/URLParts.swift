@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// A destination URL taken apart (RFC 3986 3: `scheme://[user[:password]@]host[:port]/path[?query]`),
 /// percent-decoded, with a masked form that never shows the password.
 package struct URLParts: Sendable, Hashable {
@@ -108,20 +110,7 @@ package struct URLParts: Sendable, Hashable {
     }
 
     /// `text` with `%XX` escapes decoded (invalid escapes kept as they are).
-    package static func percentDecoded(_ text: Substring) -> String {
-        guard text.contains("%") else { return String(text) }
-        var bytes: [UInt8] = []
-        var utf8 = Array(text.utf8)[...]
-        while let byte = utf8.popFirst() {
-            if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
-                bytes.append(value)
-                utf8 = utf8.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    package static func percentDecoded(_ text: Substring) -> String { PercentEncoding.decoded(text) }
 
     /// What can be shown of a string that did not parse: its scheme when it looks like one, or
     /// nothing.

@@ -24,3 +24,16 @@ import Testing
         #expect(semaphore.wait(for: .seconds(Int64.max)) == .success, "a wait past any deadline still takes a signal")
     }
 }
+
+/// Percent-encoding (RFC 3986 2.1), decoded once for every URL parser.
+@Suite struct PercentEncodingTests {
+    @Test func escapesDecodeAndInvalidOnesAreKeptOrRefused() {
+        #expect(PercentEncoding.decoded("a%20b%2Fc%e2%82%AC") == "a b/c€")
+        #expect(PercentEncoding.decoded("100%") == "100%" && PercentEncoding.decoded("%zz%4") == "%zz%4")
+        #expect(PercentEncoding.decoded("%+1") == "%+1", "a sign is not a hexadecimal digit")
+        #expect(PercentEncoding.decoded("%ff") == "\u{FFFD}", "bytes that are not UTF-8 are replaced")
+        #expect(PercentEncoding.decodedBytes("%41%42", invalid: .refused) == [0x41, 0x42])
+        #expect(PercentEncoding.decodedBytes("%4", invalid: .refused) == nil && PercentEncoding.decodedBytes("%%41", invalid: .refused) == nil)
+        #expect(PercentEncoding.decodedBytes("%%41") == Array("%A".utf8))
+    }
+}
