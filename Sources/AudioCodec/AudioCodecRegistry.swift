@@ -116,40 +116,16 @@ public enum AudioCodecRegistry {
     /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``).
     public static let builtInEncoders: [EncoderEntry] = [
         EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
-            if settings.threads > 1 {
-                return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
-                                              threads: settings.threads, control: settings.control)
-            }
-            if let format = settings.format {
-                return try AACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
-            }
-            return try AACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
+            try ParallelAACEncoder.makeEncoder(profile: .aacLC, settings: settings)
         },
         // HE-AAC v1: KeyFrameKit's SBR over the same core at half the rate (segment-parallel
         // with more than one thread, each splice on an independent SBR frame).
         EncoderEntry(codec: .aac, profile: .sbr, name: "KeyFrameKit SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
-            if settings.threads > 1 {
-                return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
-                                              threads: settings.threads, profile: .sbr, control: settings.control)
-            }
-            if let format = settings.format {
-                return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,
-                                        lowersBitrateToFit: settings.lowersBitrateToFit)
-            }
-            return try HEAACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit)
+            try ParallelAACEncoder.makeEncoder(profile: .sbr, settings: settings)
         },
         // HE-AAC v2: a mono downmix coded as HE-AAC v1 plus KeyFrameKit's parametric stereo.
         EncoderEntry(codec: .aac, profile: .ps, name: "KeyFrameKit PS and SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
-            if settings.threads > 1 {
-                return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
-                                              threads: settings.threads, profile: .ps, control: settings.control)
-            }
-            if let format = settings.format {
-                return try HEAACEncoder(format: format, bitrate: settings.bitrate, coder: settings.coder,
-                                        lowersBitrateToFit: settings.lowersBitrateToFit, parametricStereo: true)
-            }
-            return try HEAACEncoder(bitrate: settings.bitrate, coder: settings.coder, lowersBitrateToFit: settings.lowersBitrateToFit,
-                                    parametricStereo: true)
+            try ParallelAACEncoder.makeEncoder(profile: .ps, settings: settings)
         },
     ]
 

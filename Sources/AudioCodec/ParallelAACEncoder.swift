@@ -76,14 +76,32 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// Output frames per packet: 1024, or 2048 for HE-AAC.
     public let framesPerPacket: Int
 
-    /// An encoder of `profile` for one segment (or the probe that fixes the bitrate and priming).
-    static func makeEncoder(profile: AudioObjectType, format: PCMFormat, bitrate: Int, coder: AACEncoder.Coder,
+    /// A serial encoder of `profile` (AAC-LC, or HE-AAC v1 or v2), opened for `format` when it
+    /// is known, else at its first input: one segment's encoder, the probe that fixes the
+    /// bitrate and priming, and the registry's single-thread entries.
+    static func makeEncoder(profile: AudioObjectType, format: PCMFormat?, bitrate: Int, coder: AACEncoder.Coder,
                             lowersBitrateToFit: Bool) throws(CodecError) -> any GaplessEncoder {
-        if profile.usesSpectralBandReplication {
-            return try HEAACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit,
-                                    parametricStereo: profile == .ps)
+        switch (profile.usesSpectralBandReplication, format) {
+        case (true, let format?):
+            try HEAACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, parametricStereo: profile == .ps)
+        case (true, nil):
+            try HEAACEncoder(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, parametricStereo: profile == .ps)
+        case (false, let format?):
+            try AACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+        case (false, nil):
+            try AACEncoder(bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
         }
-        return try AACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit)
+    }
+
+    /// The registry's AAC encoder of `profile` with `settings`: segment-parallel for more than
+    /// one thread, else serial.
+    static func makeEncoder(profile: AudioObjectType, settings: AudioCodecRegistry.EncoderSettings) throws(CodecError) -> any GaplessEncoder {
+        if settings.threads > 1 {
+            return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
+                                          threads: settings.threads, profile: profile, control: settings.control)
+        }
+        return try makeEncoder(profile: profile, format: settings.format, bitrate: settings.bitrate, coder: settings.coder,
+                               lowersBitrateToFit: settings.lowersBitrateToFit)
     }
     /// Frames of pre-roll before each segment, in packets.
     public let preRollPackets: Int
