@@ -58,6 +58,8 @@ APT_PACKAGES += $(HE_AAC_PACKAGES)
 # Loudness normalisation (issue 35): espeak-ng speaks the test programme of the true-peak limiter
 # (speech whose peaks are ~19 dB over its loudness).
 APT_PACKAGES += espeak-ng
+# The origin's player page: its script is checked with `node --check` (issue 37).
+APT_PACKAGES += nodejs
 VENV := .venv
 # mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists). websocket-client:
 # the DevTools protocol client that drives Chromium in the browser tests.

@@ -79,8 +79,9 @@ let package = Package(
         // origin (HTTP semantics without an HTTP framework), validation.
         // (MP4 is listed though no file imports it: DocC resolves a symbol link, ``/MP4/MP4Muxer``,
         // only into a direct dependency.)
+        // The origin's player page is a resource embedded in the code: an installed binary carries it.
         .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "MP4", .product(name: "SystemPackage", package: "swift-system")],
-                swiftSettings: strict),
+                resources: [.embedInCode("Resources/player.html")], swiftSettings: strict),
 
         // The SBR encoder of HE-AAC (ISO/IEC 14496-3 4.6.18; 3GPP TS 26.404): the QMF analysis,
         // the half-band decimator for the LC core, the envelope, noise and grid estimation. Pure

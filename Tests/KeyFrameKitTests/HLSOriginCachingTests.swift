@@ -1,5 +1,6 @@
 import Foundation
 @testable import MediaStreaming
+import TestSupport
 import Testing
 
 /// Issue 23, items 2 and 3, without a server: the player page at `/`, CORS on every response and
@@ -140,5 +141,24 @@ import Testing
         #expect(HTTPDate.imfFixdate(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
         #expect(HTTPDate.imfFixdate(951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
         #expect(HTTPDate.imfFixdate(1_795_651_200) == "Thu, 26 Nov 2026 00:00:00 GMT")
+    }
+}
+
+/// The player page's script is JavaScript that parses (`node --check`), checked from the page the
+/// origin serves: the resource embedded in the module, with the playlist put in.
+@Suite(.blocking) struct PlayerPageScriptTests {
+    @Test func theScriptParses() throws {
+        let page = HLSOrigin(publication: nil, directory: "x").playerPage(playing: "a\"</script>\u{2028}")
+        let start = try #require(page.range(of: "<script>")), end = try #require(page.range(of: "</script>", options: .backwards))
+        #expect(page.hasPrefix("<!doctype html>") && page.hasSuffix("</html>"))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("player-page-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let script = folder.appendingPathComponent("player.js"), broken = folder.appendingPathComponent("broken.js")
+        try Data(page[start.upperBound..<end.lowerBound].utf8).write(to: script)
+        try Data((page[start.upperBound..<end.lowerBound] + "\nfunction (").utf8).write(to: broken)
+        let checked = try Subprocess.run("node", ["--check", script.path])
+        #expect(checked.status == 0, "\(checked.standardError)")
+        #expect(try Subprocess.run("node", ["--check", broken.path]).status != 0, "node --check finds a syntax error")
     }
 }
