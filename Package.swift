@@ -12,9 +12,11 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "KeyFrameKit", targets: ["KeyFrameKit"]),
-        // Packaging, validating and serving existing AAC (HLS, DASH, the HTTP-free origin):
-        // pure Swift, no ALSA, libavcodec or libebur128.
+        // Packaging and serving existing AAC (HLS, DASH, the HTTP-free origin): pure Swift, no
+        // ALSA, libavcodec or libebur128.
         .library(name: "MediaStreaming", targets: ["MediaStreaming"]),
+        // Validating files and packages (HLS, DASH, and MP4 through MP4's box rules): pure Swift.
+        .library(name: "MediaValidation", targets: ["MediaValidation"]),
         .library(name: "MediaFormats", targets: ["MediaFormats"]),
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "AACBitstream", targets: ["AACBitstream"]),
@@ -76,12 +78,18 @@ let package = Package(
         // publishing session as a state machine over bytes: pure Swift, no sockets.
         .target(name: "RTMP", dependencies: ["MediaCore"], swiftSettings: strict),
         // HLS and DASH: segmenting, playlists and manifests, packaging by stream copy, the
-        // origin (HTTP semantics without an HTTP framework), validation.
+        // origin (HTTP semantics without an HTTP framework).
         // (MP4 is listed though no file imports it: DocC resolves a symbol link, ``/MP4/MP4Muxer``,
         // only into a direct dependency.)
         // The origin's player page is a resource embedded in the code: an installed binary carries it.
         .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "MP4", .product(name: "SystemPackage", package: "swift-system")],
                 resources: [.embedInCode("Resources/player.html")], swiftSettings: strict),
+        // A bounded XML 1.0 reader of our own (an MPD's), fuzzed by the `mpd` target (tree, text, read back).
+        .target(name: "XMLReader", dependencies: ["MediaCore"], swiftSettings: strict),
+        // The validation rules of HLS playlists, DASH manifests and the media they name, and the
+        // file checks of `keyframe validate` (MP4's box rules stay in MP4, beside the boxes).
+        .target(name: "MediaValidation", dependencies: ["MediaFormats", "MediaCore", "MP4", "XMLReader",
+                                                       .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
         // The SBR encoder of HE-AAC (ISO/IEC 14496-3 4.6.18; 3GPP TS 26.404): the QMF analysis,
         // the half-band decimator for the LC core, the envelope, noise and grid estimation. Pure
@@ -114,8 +122,8 @@ let package = Package(
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec",
-                                                   "SpectralBandReplication",
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "MediaValidation",
+                                                   "AudioCodec", "SpectralBandReplication",
                                                    "VideoBitstream", "AudioIO", "Publishing",
                                                    .product(name: "RealModule", package: "swift-numerics"), .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Serving a live recording over HTTP (low-latency HLS): a component an app mounts.
@@ -139,7 +147,8 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MPEGTS", "RTMP",
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MediaValidation",
+                                                   "XMLReader", "MPEGTS", "RTMP",
                                                    .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
         .executableTarget(name: "keyframe-fuzz", dependencies: ["FuzzTargets", "CLibFuzzer"], swiftSettings: strict),
@@ -152,7 +161,7 @@ let package = Package(
                           path: "Examples/serve-vapor", swiftSettings: strict),
         .executableTarget(name: "edit-m4a", dependencies: ["KeyFrameKit"], path: "Examples/edit-m4a", swiftSettings: strict),
         .executableTarget(name: "tee-capture", dependencies: ["KeyFrameKit"], path: "Examples/tee-capture", swiftSettings: strict),
-        .executableTarget(name: "package-hls", dependencies: ["MediaStreaming"], path: "Examples/package-hls", swiftSettings: strict),
+        .executableTarget(name: "package-hls", dependencies: ["MediaStreaming", "MediaValidation"], path: "Examples/package-hls", swiftSettings: strict),
 
                 .testTarget(name: "MediaCoreTests", dependencies: ["MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // Shared by the test targets: running peer tools as subprocesses.
@@ -168,7 +177,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),

@@ -1,9 +1,10 @@
 // Packages an existing M4A (or ADTS) as HLS by stream copy, with a DASH manifest over the same
-// segments, then validates the package: with MediaStreaming alone, a product that links no ALSA,
+// segments, then validates the package: with MediaStreaming and MediaValidation alone, products that link no ALSA,
 // libavcodec or libebur128 (a server that only packages and serves what exists).
 //
 //   package-hls INPUT.m4a OUTPUT_DIR
 import MediaStreaming
+import MediaValidation
 import Glibc
 
 let arguments = CommandLine.arguments

@@ -11,7 +11,7 @@ public import MediaCore
 /// The silence is told as priming (``priming`` is the encoder's plus it), so an edit list or
 /// iTunSMPB skips it with the encoder's delay and the decode starts at the input's first sample.
 /// The encoder's own gapless events are replaced by this one's; an upstream's are dropped.
-public final class AlignedEncoder<Base: GaplessEncoder>: GaplessEncoder {
+public final class AlignedEncoder<Base: AudioEncoder>: AudioEncoder {
     /// The encoder wrapped.
     public private(set) var base: Base
     /// Frames of silence encoded before the input.

@@ -1,12 +1,22 @@
 public import AACBitstream
 public import MediaCore
-internal import Synchronization
 
-/// The encoders and decoders KeyFrameKit has, registered by codec (``/MediaCore/AudioCodecID``)
-/// and profile (the MPEG-4 audio object type, ISO/IEC 14496-3 1.5.1.1): jobs ask for an encoder
-/// of a codec and profile and get one, so that a new profile (HE-AAC: SBR, object type 5; HE-AAC
-/// v2: PS, 29) is one more entry, not one more branch in every job.
-public enum AudioCodecRegistry {
+/// Encoders and decoders, registered by codec (``/MediaCore/AudioCodecID``) and profile (the
+/// MPEG-4 audio object type, ISO/IEC 14496-3 1.5.1.1): jobs ask for an encoder of a codec and
+/// profile and get one, so that a new profile (HE-AAC: SBR, object type 5; HE-AAC v2: PS, 29)
+/// or a new codec is one more entry, not one more branch in every job.
+///
+/// A registry is a value. ``standard`` holds KeyFrameKit's codecs (``registerAll()``); a
+/// program that adds its own copies it, registers them, and hands the copy to the jobs that
+/// should use them, leaving every other job as it was:
+///
+/// ```swift
+/// var codecs = AudioCodecRegistry.standard
+/// codecs.register(AudioCodecRegistry.EncoderEntry(codec: .init("my-codec"), profile: .aacLC, name: "mine") { settings in
+///     try MyEncoder(settings)
+/// })
+/// ```
+public struct AudioCodecRegistry: Sendable {
     /// What an encoder is made with.
     public struct EncoderSettings: Sendable, Hashable {
         /// The bitrate in bits per second.
@@ -45,11 +55,11 @@ public enum AudioCodecRegistry {
         /// What it is, for people (`libavcodec aac`).
         public let name: String
         /// Makes one.
-        public let make: @Sendable (EncoderSettings) throws(CodecError) -> any GaplessEncoder
+        public let make: @Sendable (EncoderSettings) throws(CodecError) -> any AudioEncoder
 
         /// An entry for `codec` in `profile`, named `name`, made by `make`.
         public init(codec: AudioCodecID, profile: AudioObjectType, name: String,
-                    make: @escaping @Sendable (EncoderSettings) throws(CodecError) -> any GaplessEncoder) {
+                    make: @escaping @Sendable (EncoderSettings) throws(CodecError) -> any AudioEncoder) {
             self.codec = codec
             self.profile = profile
             self.name = name
@@ -84,11 +94,11 @@ public enum AudioCodecRegistry {
         /// What it is, for people.
         public let name: String
         /// Makes one.
-        public let make: @Sendable (DecoderSettings) throws(CodecError) -> AACDecoder
+        public let make: @Sendable (DecoderSettings) throws(CodecError) -> any AudioDecoder
 
         /// An entry for `codec` in `profiles`, named `name`, made by `make`.
         public init(codec: AudioCodecID, profiles: Set<AudioObjectType>, name: String,
-                    make: @escaping @Sendable (DecoderSettings) throws(CodecError) -> AACDecoder) {
+                    make: @escaping @Sendable (DecoderSettings) throws(CodecError) -> any AudioDecoder) {
             self.codec = codec
             self.profiles = profiles
             self.name = name
@@ -96,35 +106,58 @@ public enum AudioCodecRegistry {
         }
     }
 
-    /// The encoders registered, the latest first (see ``builtInEncoders``).
-    public static var encoders: [EncoderEntry] { registered.withLock { $0.encoders } }
+    /// The encoders registered, the latest first.
+    public private(set) var encoders: [EncoderEntry] = []
 
-    /// The decoders registered, the latest first (see ``builtInDecoders``).
-    public static var decoders: [DecoderEntry] { registered.withLock { $0.decoders } }
+    /// The decoders registered, the latest first.
+    public private(set) var decoders: [DecoderEntry] = []
+
+    /// An empty registry.
+    public init() {}
+
+    /// KeyFrameKit's registry: every codec it has (``registerAll()``). A job's encoders come from
+    /// it unless the job is given another (its options' `codecs`); decoders that a file format's
+    /// entry opens come from it.
+    public static let standard: AudioCodecRegistry = {
+        var registry = AudioCodecRegistry()
+        registry.registerAll()
+        return registry
+    }()
+
+    /// Registers KeyFrameKit's encoders and decoders (``builtInEncoders``, ``builtInDecoders``):
+    /// the one place that lists them. An entry already registered (the same codec, profile and
+    /// name) is not registered twice, so calling it on a copy of ``standard`` changes nothing.
+    public mutating func registerAll() {
+        for entry in Self.builtInEncoders.reversed()
+        where !encoders.contains(where: { $0.codec == entry.codec && $0.profile == entry.profile && $0.name == entry.name }) {
+            register(entry)
+        }
+        for entry in Self.builtInDecoders.reversed()
+        where !decoders.contains(where: { $0.codec == entry.codec && $0.profiles == entry.profiles && $0.name == entry.name }) {
+            register(entry)
+        }
+    }
 
     /// Registers `entry`: it is asked before the encoders registered earlier, so an encoder for
     /// a new profile (HE-AAC, object type 5) or a better one for a known profile is one call.
-    public static func register(_ entry: EncoderEntry) { registered.withLock { $0.encoders.insert(entry, at: 0) } }
+    public mutating func register(_ entry: EncoderEntry) { encoders.insert(entry, at: 0) }
 
     /// Registers `entry`: it is asked before the decoders registered earlier.
-    public static func register(_ entry: DecoderEntry) { registered.withLock { $0.decoders.insert(entry, at: 0) } }
-
-    /// What is registered: the built-in entries, then whatever ``register(_:)-(EncoderEntry)`` added first.
-    private static let registered = Mutex((encoders: builtInEncoders, decoders: builtInDecoders))
+    public mutating func register(_ entry: DecoderEntry) { decoders.insert(entry, at: 0) }
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
     /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``).
     public static let builtInEncoders: [EncoderEntry] = [
-        EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+        EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any AudioEncoder in
             try ParallelAACEncoder.makeEncoder(profile: .aacLC, settings: settings)
         },
         // HE-AAC v1: KeyFrameKit's SBR over the same core at half the rate (segment-parallel
         // with more than one thread, each splice on an independent SBR frame).
-        EncoderEntry(codec: .aac, profile: .sbr, name: "KeyFrameKit SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+        EncoderEntry(codec: .aac, profile: .sbr, name: "KeyFrameKit SBR over libavcodec aac") { settings throws(CodecError) -> any AudioEncoder in
             try ParallelAACEncoder.makeEncoder(profile: .sbr, settings: settings)
         },
         // HE-AAC v2: a mono downmix coded as HE-AAC v1 plus KeyFrameKit's parametric stereo.
-        EncoderEntry(codec: .aac, profile: .ps, name: "KeyFrameKit PS and SBR over libavcodec aac") { settings throws(CodecError) -> any GaplessEncoder in
+        EncoderEntry(codec: .aac, profile: .ps, name: "KeyFrameKit PS and SBR over libavcodec aac") { settings throws(CodecError) -> any AudioEncoder in
             try ParallelAACEncoder.makeEncoder(profile: .ps, settings: settings)
         },
     ]
@@ -134,7 +167,7 @@ public enum AudioCodecRegistry {
     /// libavcodec 61.19), with SBR (HE-AAC) and PS (HE-AAC v2) on top.
     public static let builtInDecoders: [DecoderEntry] = [
         DecoderEntry(codec: .aac, profiles: AACDecoder.decodableObjectTypes.union([.sbr, .ps]), name: "libavcodec aac") {
-            settings throws(CodecError) -> AACDecoder in
+            settings throws(CodecError) -> any AudioDecoder in
             try AACDecoder(audioSpecificConfig: settings.audioSpecificConfig, outputSampleFormat: settings.outputSampleFormat,
                            trim: settings.trim)
         },
@@ -144,9 +177,8 @@ public enum AudioCodecRegistry {
     ///
     /// - Throws: ``CodecError/codecNotFound(_:)`` when none is registered (naming what is); the
     ///   encoder's own errors (a bitrate or rate it cannot take).
-    public static func encoder(for codec: AudioCodecID, profile: AudioObjectType = .aacLC,
-                               settings: EncoderSettings) throws(CodecError) -> any GaplessEncoder {
-        let encoders = self.encoders
+    public func encoder(for codec: AudioCodecID, profile: AudioObjectType = .aacLC,
+                        settings: EncoderSettings) throws(CodecError) -> any AudioEncoder {
         guard let entry = encoders.first(where: { $0.codec == codec && $0.profile == profile }) else {
             let known = encoders.map { "\($0.codec) \($0.profile)" }.joined(separator: ", ")
             throw .codecNotFound("an encoder of \(codec) \(profile) (KeyFrameKit encodes \(known))")
@@ -161,9 +193,8 @@ public enum AudioCodecRegistry {
     ///   AudioSpecificConfig is AAC of a profile no decoder takes (xHE-AAC, ALS), naming it;
     ///   otherwise ``CodecError/codecNotFound(_:)`` when none is registered (naming what is); the
     ///   decoder's own errors (an output sample type it cannot write).
-    public static func decoder(for codec: AudioCodecID, profile: AudioObjectType?,
-                               settings: DecoderSettings) throws(CodecError) -> AACDecoder {
-        let decoders = self.decoders
+    public func decoder(for codec: AudioCodecID, profile: AudioObjectType?,
+                        settings: DecoderSettings) throws(CodecError) -> any AudioDecoder {
         guard let entry = decoders.first(where: { $0.codec == codec && (profile.map($0.profiles.contains) ?? true) }) else {
             // The AAC decoder says, in its words, why it cannot decode a profile it has no entry for.
             if codec == .aac, let config = settings.audioSpecificConfig, let refusal = AACDecoder.undecodable(config) { throw refusal }
@@ -182,7 +213,7 @@ public enum AudioCodecRegistry {
     }
 
     /// Whether a decoder is registered for `codec` in `profile`.
-    public static func decodes(_ codec: AudioCodecID, profile: AudioObjectType) -> Bool {
+    public func decodes(_ codec: AudioCodecID, profile: AudioObjectType) -> Bool {
         decoders.contains { $0.codec == codec && $0.profiles.contains(profile) }
     }
 }

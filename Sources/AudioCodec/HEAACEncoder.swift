@@ -279,7 +279,7 @@ public final class HEAACEncoder {
 
 /// Its ``/MediaCore/MediaTransform`` face (``PCMBytesEncoder``): PCM buffers in, HE-AAC
 /// packets (2048 output frames each) out.
-extension HEAACEncoder: PCMBytesEncoder, GaplessEncoder {}
+extension HEAACEncoder: PCMBytesEncoder, AudioEncoder {}
 
 /// One stream's state, on one thread at a time; hand it over, don't share it.
 @available(*, unavailable)

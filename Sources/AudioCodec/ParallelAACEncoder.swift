@@ -21,7 +21,7 @@ public import MediaCore
 /// pre- and post-roll) and a sixteenth of one more: the least that keeps every encoder busy,
 /// because the next segment's input comes after the rest of this one's. Memory does not grow
 /// with the file, and the pre-roll, coded twice, is a tenth of a 45-s segment at most.
-public final class ParallelAACEncoder: GaplessEncoder {
+public final class ParallelAACEncoder: AudioEncoder {
     /// Where two segments were joined.
     public struct Splice: Sendable, Hashable {
         /// The index of the first packet from the later segment.
@@ -80,7 +80,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
     /// is known, else at its first input: one segment's encoder, the probe that fixes the
     /// bitrate and priming, and the registry's single-thread entries.
     static func makeEncoder(profile: AudioObjectType, format: PCMFormat?, bitrate: Int, coder: AACEncoder.Coder,
-                            lowersBitrateToFit: Bool) throws(CodecError) -> any GaplessEncoder {
+                            lowersBitrateToFit: Bool) throws(CodecError) -> any AudioEncoder {
         switch (profile.usesSpectralBandReplication, format) {
         case (true, let format?):
             try HEAACEncoder(format: format, bitrate: bitrate, coder: coder, lowersBitrateToFit: lowersBitrateToFit, parametricStereo: profile == .ps)
@@ -95,7 +95,7 @@ public final class ParallelAACEncoder: GaplessEncoder {
 
     /// The registry's AAC encoder of `profile` with `settings`: segment-parallel for more than
     /// one thread, else serial.
-    static func makeEncoder(profile: AudioObjectType, settings: AudioCodecRegistry.EncoderSettings) throws(CodecError) -> any GaplessEncoder {
+    static func makeEncoder(profile: AudioObjectType, settings: AudioCodecRegistry.EncoderSettings) throws(CodecError) -> any AudioEncoder {
         if settings.threads > 1 {
             return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
                                           threads: settings.threads, profile: profile, control: settings.control)

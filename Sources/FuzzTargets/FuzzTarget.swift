@@ -8,6 +8,8 @@ import Darwin
 import AACBitstream
 import MediaCore
 import MediaStreaming
+import MediaValidation
+import XMLReader
 import MP4
 import PCMAudio
 
@@ -82,7 +84,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// bytes give chapters or a typed error; what parses writes back to a box that parses to the
     /// same chapters; a text sample's title never traps.
     case chapters
-    /// `XMLElementTree` and ``/MediaStreaming/DASHManifest`` (an MPD): any bytes give a tree or a
+    /// `XMLElementTree` and ``/MediaValidation/DASHManifest`` (an MPD): any bytes give a tree or a
     /// `PipelineError` over a `SyntaxError` that points inside the input; a tree is within its
     /// limits and writes back (`XMLElementTree.xmlText`) to text that reads to the same tree;
     /// line ends written as LF (XML 1.0, 2.11) and a byte order mark change nothing; a manifest

@@ -4,6 +4,7 @@ import Glibc
 import MediaCore
 import MediaFormats
 import MediaStreaming
+import MediaValidation
 import MP4
 import SystemPackage
 

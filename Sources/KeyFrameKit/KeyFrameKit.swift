@@ -8,6 +8,7 @@
 @_exported public import MP4
 @_exported public import MediaFormats
 @_exported public import MediaStreaming
+@_exported public import MediaValidation
 @_exported public import VideoBitstream
 @_exported public import AudioIO
 @_exported public import Publishing

@@ -355,7 +355,7 @@ struct RecordReport: Encodable {
         case .adts: "aac"
         case .mp4: "m4a"
         case .hlsPlaylist: "hls"
-        case .h264, .hevc: container.fileExtensions[0]
+        default: container.fileExtensions.first ?? container.name
         }
     }
 

@@ -68,7 +68,7 @@ public struct AnnexBConverter: Sendable {
             try self.init(codec: codec, nalUnitLengthSize: nalUnitLengthSize, first: sps, second: pps)
         case .hevc:
             try self.init(codec: codec, nalUnitLengthSize: nalUnitLengthSize, first: parameterSets, second: [])
-        case .other:
+        default:
             throw .unsupportedCodec(trackID: 0, codec: codec.description, reason: "Annex B conversion is defined for H.264 and HEVC only")
         }
     }

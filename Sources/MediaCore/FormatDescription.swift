@@ -82,37 +82,30 @@ public struct PCMFormat: Sendable, Hashable {
 
 /// A compressed audio codec, as KeyFrameKit identifies it: what a container's sample entry maps
 /// to (`mp4a` with an AAC object type is ``aac``), and what encoders and decoders register by.
-public enum AudioCodecID: Sendable, Hashable, CustomStringConvertible {
-    /// MPEG-4 AAC (any profile); the configuration is an AudioSpecificConfig.
-    case aac
-    /// Opus.
-    case opus
-    /// Dolby AC-3.
-    case ac3
-    /// Dolby E-AC-3.
-    case eac3
-    /// Apple Lossless.
-    case alac
-    /// MPEG-1/2 Layer III.
-    case mp3
-    /// FLAC (in MP4: `fLaC`).
-    case flac
-    /// Anything else, by its sample entry or codec tag.
-    case other(FourCharacterCode)
+///
+/// An ``OpenIdentifier``: KeyFrameKit's codecs are its static members, and a codec of another
+/// package is one more (`extension AudioCodecID { static let myCodec = AudioCodecID("my-codec") }`).
+public struct AudioCodecID: OpenIdentifier {
+    /// The codec's short name, as `probe --json` prints it (`aac`, `opus`).
+    public let name: String
 
-    /// The short name `probe --json` prints.
-    public var description: String {
-        switch self {
-        case .aac: "aac"
-        case .opus: "opus"
-        case .ac3: "ac3"
-        case .eac3: "eac3"
-        case .alac: "alac"
-        case .mp3: "mp3"
-        case .flac: "flac"
-        case .other(let code): code.description
-        }
-    }
+    /// The codec named `name` (lowercase by convention, as libavcodec names codecs).
+    public init(_ name: String) { self.name = name }
+
+    /// MPEG-4 AAC (any profile); the configuration is an AudioSpecificConfig.
+    public static let aac = AudioCodecID("aac")
+    /// Opus.
+    public static let opus = AudioCodecID("opus")
+    /// Dolby AC-3.
+    public static let ac3 = AudioCodecID("ac3")
+    /// Dolby E-AC-3.
+    public static let eac3 = AudioCodecID("eac3")
+    /// Apple Lossless.
+    public static let alac = AudioCodecID("alac")
+    /// MPEG-1/2 Layer III.
+    public static let mp3 = AudioCodecID("mp3")
+    /// FLAC (in MP4: `fLaC`).
+    public static let flac = AudioCodecID("flac")
 }
 
 /// Compressed audio: codec, output rate and channels, and the decoder configuration
@@ -140,23 +133,19 @@ public struct EncodedAudioFormat: Sendable, Hashable {
     }
 }
 
-/// Video codecs that KeyFrameKit names.
-public enum VideoCodec: Sendable, Hashable, CustomStringConvertible {
-    /// ITU-T H.264 / MPEG-4 AVC.
-    case h264
-    /// ITU-T H.265 / HEVC.
-    case hevc
-    /// Anything else, by its sample entry.
-    case other(FourCharacterCode)
+/// A video codec, as KeyFrameKit identifies it: an ``OpenIdentifier`` whose static members are
+/// ours.
+public struct VideoCodec: OpenIdentifier {
+    /// The codec's short name, as `probe --json` prints it (`h264`, `hevc`).
+    public let name: String
 
-    /// The short name `probe --json` prints.
-    public var description: String {
-        switch self {
-        case .h264: "h264"
-        case .hevc: "hevc"
-        case .other(let code): code.description
-        }
-    }
+    /// The codec named `name`.
+    public init(_ name: String) { self.name = name }
+
+    /// ITU-T H.264 / MPEG-4 AVC.
+    public static let h264 = VideoCodec("h264")
+    /// ITU-T H.265 / HEVC.
+    public static let hevc = VideoCodec("hevc")
 }
 
 /// Compressed video: codec, coded size and parameter sets (SPS/PPS, and VPS for HEVC).

@@ -1,24 +1,45 @@
 public import SystemPackage
 
-/// The file formats KeyFrameKit reads and writes: the one table that owns their extensions,
-/// how each is recognised from its first bytes, and what each can carry. Every job and every
-/// command asks it; for an input, what the bytes say wins over the name.
-public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// WAV or RF64 (EBU Tech 3306): PCM in a RIFF container.
-    case wav
-    /// Raw interleaved PCM: no header, so its layout comes from the caller.
-    case rawPCM
-    /// AAC in ADTS (ISO/IEC 14496-3, 1.A.2.2), possibly behind an ID3v2 tag.
-    case adts
-    /// ISO base media files (ISO/IEC 14496-12/-14) and QuickTime: MP4, M4A, M4B, MOV, 3GP, CMAF.
-    case mp4
-    /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B).
-    case h264
-    /// An HEVC elementary stream in Annex-B byte-stream format (ITU-T H.265, Annex B).
-    case hevc
-    /// An HLS media playlist (RFC 8216) of CMAF segments beside it: read as its init segment
-    /// followed by its media segments, in order.
-    case hlsPlaylist
+/// A file format, as KeyFrameKit identifies it: its name, its extensions, how it is recognised
+/// from its first bytes, and what it can carry. For an input, what the bytes say wins over the
+/// name.
+///
+/// An open identifier: KeyFrameKit's formats are its static members (``builtIn`` lists them),
+/// and a format of another package is one more value, which a ``MediaFormatRegistry`` entry
+/// registers with its readers and writers. Two values are the same format when their
+/// ``name``s are equal.
+public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
+    /// The format's identifier (`wav`, `mp4`, `hlsPlaylist`).
+    public let name: String
+    /// A short name for messages (`WAV`, `ADTS`, `MP4`, …).
+    public let description: String
+    /// The file name extensions that name the format, lowercase, the usual one first.
+    public let fileExtensions: [String]
+    /// What the format can hold.
+    public let contents: Contents
+    /// The MIME type a server gives it (RFC 6838 registrations; RFC 8216 4 for playlists; ISO/IEC
+    /// 23000-19 and RFC 4337 for CMAF and MP4 audio).
+    public let mimeType: String
+    /// Whether the first bytes of a file (up to ``sniffLength``) show this format; `nil` for a
+    /// format without a signature (raw PCM), which only its name shows.
+    public let recognizes: (@Sendable (_ head: [UInt8]) -> Bool)?
+
+    /// A format named `name`, described as `description` in messages.
+    public init(name: String, description: String, fileExtensions: [String], contents: Contents, mimeType: String,
+                recognizes: (@Sendable (_ head: [UInt8]) -> Bool)? = nil) {
+        self.name = name
+        self.description = description
+        self.fileExtensions = fileExtensions.map { $0.lowercased() }
+        self.contents = contents
+        self.mimeType = mimeType
+        self.recognizes = recognizes
+    }
+
+    /// Formats are equal when their names are.
+    public static func == (lhs: MediaFileFormat, rhs: MediaFileFormat) -> Bool { lhs.name == rhs.name }
+
+    /// Hashes the name.
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     /// What a format can hold.
     public struct Contents: OptionSet, Sendable, Hashable {
@@ -29,7 +50,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
 
         /// Uncompressed audio.
         public static let pcm = Contents(rawValue: 1 << 0)
-        /// AAC packets.
+        /// Compressed audio packets (AAC, or a registered codec's).
         public static let aac = Contents(rawValue: 1 << 1)
         /// Video access units.
         public static let video = Contents(rawValue: 1 << 2)
@@ -42,55 +63,69 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
         public static let tags = Contents(rawValue: 1 << 5)
     }
 
-    /// A short name for messages (`WAV`, `ADTS`, `MP4`, …).
-    public var description: String {
-        switch self {
-        case .wav: "WAV"
-        case .rawPCM: "raw PCM"
-        case .adts: "ADTS"
-        case .mp4: "MP4"
-        case .h264: "H.264 Annex-B"
-        case .hevc: "HEVC Annex-B"
-        case .hlsPlaylist: "HLS playlist"
-        }
+    /// WAV or RF64 (EBU Tech 3306): PCM in a RIFF container (`RIFF`/`RF64` … `WAVE`).
+    public static let wav = MediaFileFormat(
+        name: "wav", description: "WAV", fileExtensions: ["wav", "wave", "rf64"], contents: .pcm, mimeType: "audio/wav",
+        recognizes: isWAV)
+    /// Raw interleaved PCM: no header, so its layout comes from the caller.
+    public static let rawPCM = MediaFileFormat(
+        name: "rawPCM", description: "raw PCM", fileExtensions: ["pcm", "raw"], contents: .pcm, mimeType: "application/octet-stream")
+    /// AAC in ADTS (ISO/IEC 14496-3, 1.A.2.2), possibly behind an ID3v2 tag: `ID3`, or the 12-bit
+    /// ADTS syncword with layer 0 (unless the head is an MP4 box header).
+    public static let adts = MediaFileFormat(
+        name: "adts", description: "ADTS", fileExtensions: ["aac", "adts"], contents: [.aac, .tags], mimeType: "audio/aac",
+        recognizes: { head in
+            text(head, 0..<3) == "ID3" || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xF6 == 0xF0 && !isMP4(head))
+        })
+    /// ISO base media files (ISO/IEC 14496-12/-14) and QuickTime: MP4, M4A, M4B, MOV, 3GP, CMAF.
+    /// Recognised by a box header whose type is `ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`,
+    /// `styp`, `sidx`, `moof` or `pdin`, with a size of 0, 1 or at least 8 (unless it is a WAV,
+    /// whose RIFF size can spell a box type).
+    public static let mp4 = MediaFileFormat(
+        name: "mp4", description: "MP4", fileExtensions: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"],
+        contents: [.aac, .video, .multipleTracks, .gaplessInfo, .tags], mimeType: "audio/mp4",
+        recognizes: { head in isMP4(head) })
+    /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B): a start
+    /// code followed by the NAL unit header of a parameter set, an access unit delimiter or SEI
+    /// (unless the head is an MP4 box header: a box of 256–511 bytes starts `00 00 01`).
+    public static let h264 = MediaFileFormat(
+        name: "h264", description: "H.264 Annex-B", fileExtensions: ["h264", "264", "avc"], contents: .video, mimeType: "video/h264",
+        recognizes: { annexBCodec($0) == .h264 })
+    /// An HEVC elementary stream in Annex-B byte-stream format (ITU-T H.265, Annex B).
+    public static let hevc = MediaFileFormat(
+        name: "hevc", description: "HEVC Annex-B", fileExtensions: ["h265", "265", "hevc"], contents: .video, mimeType: "video/h265",
+        recognizes: { annexBCodec($0) == .hevc })
+    /// An HLS media playlist (RFC 8216) of CMAF segments beside it: read as its init segment
+    /// followed by its media segments, in order. Recognised by `#EXTM3U` (after a byte-order mark).
+    public static let hlsPlaylist = MediaFileFormat(
+        name: "hlsPlaylist", description: "HLS playlist", fileExtensions: ["m3u8"], contents: [.aac, .gaplessInfo],
+        mimeType: "application/vnd.apple.mpegurl",
+        recognizes: { head in
+            text(head, 0..<min(head.count, 10))?.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("#EXTM3U") ?? false
+        })
+
+    /// KeyFrameKit's own formats. Their signatures are disjoint (each ``recognizes`` refuses what
+    /// an earlier-tried format would have claimed: a WAV whose RIFF size spells a box type, an
+    /// MP4 box header that looks like an Annex-B start code or an ADTS syncword), so the order in
+    /// which they are tried decides nothing; it is the order messages list extensions in.
+    public static let builtIn: [MediaFileFormat] = [.wav, .rawPCM, .adts, .mp4, .h264, .hevc, .hlsPlaylist]
+
+    /// `RIFF`/`RF64` … `WAVE`.
+    private static func isWAV(_ head: [UInt8]) -> Bool {
+        let riff = text(head, 0..<4)
+        return (riff == "RIFF" || riff == "RF64") && text(head, 8..<12) == "WAVE"
     }
 
-    /// The file name extensions that name the format, lowercase, the usual one first.
-    public var fileExtensions: [String] {
-        switch self {
-        case .wav: ["wav", "wave", "rf64"]
-        case .rawPCM: ["pcm", "raw"]
-        case .adts: ["aac", "adts"]
-        case .mp4: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"]
-        case .h264: ["h264", "264", "avc"]
-        case .hevc: ["h265", "265", "hevc"]
-        case .hlsPlaylist: ["m3u8"]
-        }
+    /// A box header of a type that starts MP4 files, and no WAV.
+    private static func isMP4(_ head: [UInt8]) -> Bool {
+        guard let type = text(head, 4..<8), mp4BoxTypes.contains(type), !isWAV(head) else { return false }
+        let size = head[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return size == 0 || size == 1 || size >= 8
     }
 
-    /// What the format can hold.
-    public var contents: Contents {
-        switch self {
-        case .wav, .rawPCM: .pcm
-        case .adts: [.aac, .tags]
-        case .mp4: [.aac, .video, .multipleTracks, .gaplessInfo, .tags]
-        case .h264, .hevc: .video
-        case .hlsPlaylist: [.aac, .gaplessInfo]
-        }
-    }
-
-    /// The MIME type a server gives it (RFC 6838 registrations; RFC 8216 4 for playlists; ISO/IEC
-    /// 23000-19 and RFC 4337 for CMAF and MP4 audio).
-    public var mimeType: String {
-        switch self {
-        case .wav: "audio/wav"
-        case .rawPCM: "application/octet-stream"
-        case .adts: "audio/aac"
-        case .mp4: "audio/mp4"
-        case .h264: "video/h264"
-        case .hevc: "video/h265"
-        case .hlsPlaylist: "application/vnd.apple.mpegurl"
-        }
+    /// `head[range]` as text, or `nil` when `head` is shorter.
+    private static func text(_ head: [UInt8], _ range: Range<Int>) -> String? {
+        head.count >= range.upperBound ? String(decoding: head[range], as: UTF8.self) : nil
     }
 
     /// The MIME type of a file named with `fileExtension` (case-insensitive), for a server: the
@@ -111,54 +146,45 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// Whether the format holds audio (PCM or AAC).
     public var carriesAudio: Bool { !contents.isDisjoint(with: [.pcm, .aac]) }
 
-    /// The format an extension names, if any (case-insensitive, without the dot).
+    /// The built-in format an extension names, if any (case-insensitive, without the dot); a
+    /// registry's ``MediaFormatRegistry/format(fileExtension:)`` knows its registered ones too.
     public init?(fileExtension: String) {
-        let lowered = fileExtension.lowercased()
-        guard let format = Self.allCases.first(where: { $0.fileExtensions.contains(lowered) }) else { return nil }
+        guard let format = Self.named(byExtension: fileExtension, among: Self.builtIn) else { return nil }
         self = format
     }
 
-    /// The format `path`'s extension names, if any: what an output will be.
+    /// The built-in format `path`'s extension names, if any: what an output will be.
     public init?(nameOf path: FilePath) {
         guard let ext = path.extension else { return nil }
         self.init(fileExtension: ext)
     }
 
-    /// The format the first bytes of a file show, if they show one. Raw PCM has no signature
-    /// and is never recognised here.
-    ///
-    /// - `RIFF`/`RF64` … `WAVE`: WAV.
-    /// - a box header whose type is `ftyp`, `moov`, `mdat`, `free`, `skip`, `wide`, `styp`,
-    ///   `sidx`, `moof` or `pdin`, with a size of 0, 1 or at least 8: MP4.
-    /// - `ID3` or the 12-bit ADTS syncword with layer 0: ADTS.
-    /// - `#EXTM3U` (after a byte-order mark): an HLS playlist.
-    /// - an Annex-B start code followed by an H.264 or HEVC NAL unit header of a parameter set,
-    ///   an access unit delimiter or SEI: H.264 or HEVC.
-    public static func sniff(_ head: [UInt8]) -> MediaFileFormat? {
-        func text(_ range: Range<Int>) -> String? {
-            head.count >= range.upperBound ? String(decoding: head[range], as: UTF8.self) : nil
-        }
-        if let riff = text(0..<4), riff == "RIFF" || riff == "RF64", text(8..<12) == "WAVE" { return .wav }
-        if let type = text(4..<8), mp4BoxTypes.contains(type) {
-            let size = head[0..<4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            if size == 0 || size == 1 || size >= 8 { return .mp4 }
-        }
-        if text(0..<3) == "ID3" { return .adts }
-        if let playlist = text(0..<min(head.count, 10)), playlist.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("#EXTM3U") { return .hlsPlaylist }
-        if head.count >= 2, head[0] == 0xFF, head[1] & 0xF6 == 0xF0 { return .adts }
-        return annexBFormat(head)
+    /// The first of `formats` that `fileExtension` names (case-insensitive).
+    static func named(byExtension fileExtension: String, among formats: [MediaFileFormat]) -> MediaFileFormat? {
+        let lowered = fileExtension.lowercased()
+        return formats.first { $0.fileExtensions.contains(lowered) }
+    }
+
+    /// The built-in format the first bytes of a file show, if they show one (the first of
+    /// ``builtIn`` whose ``recognizes`` says so). Raw PCM has no signature and is never
+    /// recognised here.
+    public static func sniff(_ head: [UInt8]) -> MediaFileFormat? { sniff(head, among: builtIn) }
+
+    /// The first of `formats` that recognises `head`.
+    public static func sniff(_ head: [UInt8], among formats: [MediaFileFormat]) -> MediaFileFormat? {
+        formats.first { $0.recognizes?(head) ?? false }
     }
 
     private static let mp4BoxTypes: Set<String> = ["ftyp", "moov", "mdat", "free", "skip", "wide", "styp", "sidx", "moof", "pdin"]
 
     /// H.264 or HEVC from the first NAL unit after a start code.
-    private static func annexBFormat(_ head: [UInt8]) -> MediaFileFormat? {
+    private static func annexBCodec(_ head: [UInt8]) -> VideoCodec? {
         let start: Int
         if head.count >= 5, head[0] == 0, head[1] == 0, head[2] == 0, head[3] == 1 { start = 4 }
         else if head.count >= 4, head[0] == 0, head[1] == 0, head[2] == 1 { start = 3 }
         else { return nil }
         let header = head[start]
-        guard header & 0x80 == 0 else { return nil }
+        guard header & 0x80 == 0, !isMP4(head) else { return nil }
         // HEVC (H.265, 7.3.1.2): type in bits 1–6, then a layer id and a nonzero temporal id.
         if head.count > start + 1 {
             let hevcType = (header >> 1) & 0x3F
@@ -176,9 +202,12 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
     /// The format of the file at `path`: what its first bytes show, else what its extension
     /// names. `nil` when it is neither (or the file cannot be read and its name says nothing),
     /// and for MPEG audio of layer I–III behind an ID3v2 tag (an MP3, not ADTS).
-    public static func detect(_ path: FilePath) -> MediaFileFormat? {
+    public static func detect(_ path: FilePath) -> MediaFileFormat? { detect(path, among: builtIn) }
+
+    /// ``detect(_:)`` among `formats`.
+    static func detect(_ path: FilePath, among formats: [MediaFileFormat]) -> MediaFileFormat? {
         if let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: sniffLength),
-           let format = sniff(head) {
+           let format = sniff(head, among: formats) {
             // An ID3v2 tag (ID3v2.4 § 3.1) starts MP3 files as often as ADTS ones: what follows
             // the tag decides. MPEG audio of another layer (an MP3) is not ADTS.
             if format == .adts, head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 {
@@ -186,7 +215,7 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
             }
             return format
         }
-        return MediaFileFormat(nameOf: path)
+        return path.extension.flatMap { named(byExtension: $0, among: formats) }
     }
 
     /// Bytes after an ID3v2 tag searched for the first frame's sync word.
@@ -266,7 +295,11 @@ public enum MediaFileFormat: String, Sendable, Hashable, CaseIterable, CustomStr
 
     /// Extensions of the files that can hold `contents`, for messages (`.wav, .pcm, …`); a
     /// playlist, which holds its segments' contents but is no such file itself, is not listed.
-    public static func extensionList(holding contents: Contents) -> String {
-        allCases.filter { $0 != .hlsPlaylist && !$0.contents.isDisjoint(with: contents) }.map { ".\($0.fileExtensions[0])" }.joined(separator: ", ")
+    public static func extensionList(holding contents: Contents) -> String { extensionList(holding: contents, among: builtIn) }
+
+    /// ``extensionList(holding:)`` of `formats`.
+    static func extensionList(holding contents: Contents, among formats: [MediaFileFormat]) -> String {
+        formats.filter { $0 != .hlsPlaylist && !$0.contents.isDisjoint(with: contents) }
+            .compactMap { $0.fileExtensions.first.map { ".\($0)" } }.joined(separator: ", ")
     }
 }

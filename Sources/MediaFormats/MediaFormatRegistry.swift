@@ -1,7 +1,7 @@
 public import SystemPackage
 
-/// The one registry of file formats: for each format of ``MediaFileFormat`` (its identity:
-/// name, extensions, content sniffing, MIME type), how a job opens a file of it as a source
+/// The one registry of file formats: for each ``MediaFileFormat`` (its identity: name,
+/// extensions, content sniffing, MIME type), how a job opens a file of it as a source
 /// and creates one as a sink. Jobs open files only through a registry, so that a format is
 /// one more entry, not one more branch in every job.
 ///
@@ -11,8 +11,10 @@ public import SystemPackage
 /// it can: KeyFrameKit's `MediaFormatRegistry.standard` decodes the AAC entries to PCM and
 /// registers libavformat as the ``fallback`` for every other audio file.
 ///
-/// Which entry reads a file is what its bytes say (``MediaFileFormat/detect(_:)``); which
-/// entry writes one is what its name says (``MediaFileFormat/init(nameOf:)``).
+/// Which entry reads a file is what its bytes say (``detect(_:)``, asking each registered
+/// format's ``MediaFileFormat/recognizes``); which entry writes one is what its name says
+/// (``format(nameOf:)``). A format of another package is one ``register(_:)`` of an entry
+/// whose ``MediaFileFormat`` it defines.
 public struct MediaFormatRegistry: Sendable {
     /// How an input is opened.
     public struct InputOptions: Sendable {
@@ -137,16 +139,40 @@ public struct MediaFormatRegistry: Sendable {
         for entry in entries { register(entry) }
     }
 
-    /// Adds `entry`, replacing the entry of its format.
+    /// Adds `entry`, replacing the entry of its format where it stands (the order formats are
+    /// listed in messages stays), or after the others for a new format.
     public mutating func register(_ entry: Entry) {
-        entries.removeAll { $0.format == entry.format }
-        entries.append(entry)
+        if let index = entries.firstIndex(where: { $0.format == entry.format }) {
+            entries[index] = entry
+        } else {
+            entries.append(entry)
+        }
     }
 
     /// The entry of `format`.
     public func entry(for format: MediaFileFormat?) -> Entry? {
         format.flatMap { format in entries.first { $0.format == format } }
     }
+
+    /// The formats of the entries, in the order they were registered.
+    public var formats: [MediaFileFormat] { entries.map(\.format) }
+
+    /// The format of the file at `path`, among the registered ones: what its first bytes show
+    /// (each format's ``MediaFileFormat/recognizes``), else what its extension names
+    /// (``MediaFileFormat/detect(_:)`` over ``formats``).
+    public func detect(_ path: FilePath) -> MediaFileFormat? { MediaFileFormat.detect(path, among: formats) }
+
+    /// The registered format an extension names, if any (case-insensitive, without the dot).
+    public func format(fileExtension: String) -> MediaFileFormat? { MediaFileFormat.named(byExtension: fileExtension, among: formats) }
+
+    /// The registered format `path`'s extension names, if any: what an output will be.
+    public func format(nameOf path: FilePath) -> MediaFileFormat? { path.extension.flatMap(format(fileExtension:)) }
+
+    /// Extensions of the registered files that can hold `contents`, for messages.
+    public func extensionList(holding contents: Contents) -> String { MediaFileFormat.extensionList(holding: contents, among: formats) }
+
+    /// What a format can hold.
+    public typealias Contents = MediaFileFormat.Contents
 
     /// KeyFrameKit's own readers and writers, with no codec: WAV and raw PCM in and out, ADTS
     /// and MP4 AAC in and out, an HLS media playlist in.
@@ -175,14 +201,14 @@ public struct MediaFormatRegistry: Sendable {
         }, fallsBack: { _ in true }, packetSink: { path, options throws(PipelineError) in
             try AudioPacketOutput(mp4Path: path, fragmentDuration: options.fragmentDuration, encoderName: options.encoderName)
         }),
+        Entry(format: .h264),
+        Entry(format: .hevc),
         // A playlist our reader refuses (a window, a URL, a missing segment, a master playlist)
         // stays refused: libavformat's HLS reader would decode it with holes or without the
         // gapless trim.
         Entry(format: .hlsPlaylist, packetSource: { path, options throws(PipelineError) in
             try AudioPacketInput(playlistPath: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose)
         }),
-        Entry(format: .h264),
-        Entry(format: .hevc),
     ])
 
     /// The AAC packets of the file at `path`, by what its bytes are.
@@ -190,10 +216,10 @@ public struct MediaFormatRegistry: Sendable {
     /// - Throws: `PipelineError.unsupported` for a file no entry reads packets from (naming
     ///   what it is); the entry's errors.
     public func packetInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> AudioPacketInput {
-        let detected = MediaFileFormat.detect(path)
+        let detected = detect(path)
         guard let open = entry(for: detected)?.packetSource else {
             let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
-            throw .unsupported("\(path): \(what); AAC input is \(MediaFileFormat.extensionList(holding: .aac))", path: path)
+            throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .aac))", path: path)
         }
         return try open(path, options)
     }
@@ -217,7 +243,7 @@ public struct MediaFormatRegistry: Sendable {
     ///
     /// - Throws: `PipelineError.unsupported` for a file nothing reads as PCM; the readers' errors.
     public func pcmInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> OpenedPCM {
-        let detected = MediaFileFormat.detect(path)
+        let detected = detect(path)
         // Segments and a track are an MP4's (or a playlist's) alone: never dropped silently.
         if !options.segments.isEmpty || options.trackID != nil, detected != .mp4, detected != .hlsPlaylist {
             throw .unsupported("\(path): media segments and a track are for MP4 input\(detected.map { "; this is \($0)" } ?? "")", path: path)
@@ -231,7 +257,7 @@ public struct MediaFormatRegistry: Sendable {
         }
         guard let fallback else {
             let what = detected.map { "\($0)" } ?? "unknown"
-            throw .unsupported("\(path): \(what) input; PCM input is \(MediaFileFormat.extensionList(holding: .pcm))", path: path)
+            throw .unsupported("\(path): \(what) input; PCM input is \(extensionList(holding: .pcm))", path: path)
         }
         do { return OpenedPCM(source: try fallback.pcmSource(path, options), format: detected, refusal: refused) } catch {
             throw refused ?? error
@@ -242,8 +268,8 @@ public struct MediaFormatRegistry: Sendable {
     ///
     /// - Throws: `PipelineError.unsupported` when the name is not a PCM format's.
     public func pcmOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> PCMFileOutput {
-        guard let create = entry(for: options.format ?? MediaFileFormat(nameOf: path))?.pcmSink else {
-            throw .unsupported("\(path): unknown PCM output type; use \(MediaFileFormat.extensionList(holding: .pcm))", path: path)
+        guard let create = entry(for: options.format ?? format(nameOf: path))?.pcmSink else {
+            throw .unsupported("\(path): unknown PCM output type; use \(extensionList(holding: .pcm))", path: path)
         }
         return try create(path, options)
     }
@@ -252,8 +278,8 @@ public struct MediaFormatRegistry: Sendable {
     ///
     /// - Throws: `PipelineError.unsupported` when the name is not an AAC container's.
     public func packetOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> AudioPacketOutput {
-        guard let create = entry(for: options.format ?? MediaFileFormat(nameOf: path))?.packetSink else {
-            throw .unsupported("\(path): unknown output type; AAC output is \(MediaFileFormat.extensionList(holding: .aac))", path: path)
+        guard let create = entry(for: options.format ?? format(nameOf: path))?.packetSink else {
+            throw .unsupported("\(path): unknown output type; AAC output is \(extensionList(holding: .aac))", path: path)
         }
         return try create(path, options)
     }

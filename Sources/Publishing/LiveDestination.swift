@@ -55,7 +55,7 @@ public struct LiveDestination: PacketSink {
         self.queueDuration = queueDuration
         self.policy = policy
         self.trustRoots = trustRoots
-        self.statistics = statistics ?? DestinationStatistics(destination: destination.maskedURL, scheme: destination.scheme.rawValue)
+        self.statistics = statistics ?? DestinationStatistics(destination: destination.maskedURL, scheme: destination.scheme.name)
     }
 
     /// Queues one AAC frame; on the first, starts the destination's thread.

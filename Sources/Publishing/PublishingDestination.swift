@@ -1,4 +1,4 @@
-internal import MediaCore
+public import MediaCore
 
 /// A live destination as the user names it: the URL (RTMP, Icecast or SRT), with its secrets,
 /// and what is asked for it alone (a bitrate).
@@ -15,14 +15,21 @@ internal import MediaCore
 ///
 /// Every description (``maskedURL``, errors, statistics) shows secrets as `****`.
 public struct PublishingDestination: Sendable, CustomStringConvertible {
-    /// The protocol.
-    public enum Scheme: String, Sendable, Hashable, CaseIterable {
+    /// A protocol, as KeyFrameKit identifies it: an ``/MediaCore/OpenIdentifier`` whose static
+    /// members are ours.
+    public struct Scheme: OpenIdentifier {
+        /// The protocol's name, as statistics and `--json` print it (`rtmp`, `icecast`, `srt`).
+        public let name: String
+
+        /// The protocol named `name`.
+        public init(_ name: String) { self.name = name }
+
         /// RTMP or RTMPS: FLV audio tags.
-        case rtmp
+        public static let rtmp = Scheme("rtmp")
         /// Icecast (HTTP PUT, or SOURCE): ADTS.
-        case icecast
+        public static let icecast = Scheme("icecast")
         /// SRT: MPEG-TS.
-        case srt
+        public static let srt = Scheme("srt")
     }
 
     /// The protocol.
@@ -35,14 +42,24 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
     public let port: Int
     /// The bitrate asked for this destination alone (`#bitrate=`), in bits per second.
     public let bitrate: Int?
-    let endpoint: Endpoint
+    let endpoint: any LiveEndpoint
 
-    /// What a session is made from.
-    enum Endpoint: Sendable {
-        case icecast(IcecastDestination)
-        case rtmp(RTMPEndpoint)
-        case srt(SRTEndpoint)
+    /// One protocol: the URL schemes that name it and how such a URL becomes an endpoint.
+    struct Entry: Sendable {
+        /// The protocol.
+        let scheme: Scheme
+        /// The URL schemes that name it (`rtmp`, `rtmps`).
+        let urlSchemes: [String]
+        /// Parses a URL of one of ``urlSchemes``.
+        let endpoint: @Sendable (String) throws(PublishingError) -> any LiveEndpoint
     }
+
+    /// The protocols KeyFrameKit publishes to, each once: the one table `parse` asks.
+    static let entries: [Entry] = [
+        Entry(scheme: .rtmp, urlSchemes: ["rtmp", "rtmps"]) { url throws(PublishingError) in try RTMPEndpoint(url: url) },
+        Entry(scheme: .icecast, urlSchemes: ["icecast", "icecasts"]) { url throws(PublishingError) in try IcecastDestination(url: url) },
+        Entry(scheme: .srt, urlSchemes: ["srt"]) { url throws(PublishingError) in try SRTEndpoint(url: url) },
+    ]
 
     /// The masked URL.
     public var description: String { maskedURL }
@@ -85,23 +102,13 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
             url = String(url[..<hash])
         }
         let parts = try URLParts(url)
-        let endpoint: Endpoint
-        let scheme: Scheme
-        switch parts.scheme {
-        case "rtmp", "rtmps":
-            scheme = .rtmp
-            endpoint = .rtmp(try RTMPEndpoint(url: url))
-        case "icecast", "icecasts":
-            scheme = .icecast
-            endpoint = .icecast(try IcecastDestination(url: url))
-        case "srt":
-            scheme = .srt
-            endpoint = .srt(try SRTEndpoint(url: url))
-        default:
+        guard let entry = entries.first(where: { $0.urlSchemes.contains(parts.scheme) }) else {
+            let known = entries.flatMap(\.urlSchemes).map { "\($0)://" }
             throw PublishingError(.invalidDestination,
-                                  "\(parts.masked): unknown scheme \(parts.scheme)://; use rtmp://, rtmps://, icecast://, icecasts:// or srt://")
+                                  "\(parts.masked): unknown scheme \(parts.scheme)://; use \(known.dropLast().joined(separator: ", ")) or \(known.last ?? "")")
         }
-        return PublishingDestination(scheme: scheme, maskedURL: endpoint.maskedURL, host: endpoint.host, port: endpoint.port,
+        let endpoint = try entry.endpoint(url)
+        return PublishingDestination(scheme: entry.scheme, maskedURL: endpoint.maskedURL, host: endpoint.host, port: endpoint.port,
                                      bitrate: bitrate, endpoint: endpoint)
     }
 
@@ -117,48 +124,37 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
     /// A session to this destination, its bytes counted in `statistics`.
     func makeSession(counting statistics: DestinationStatistics, trustRoots: String?) -> any PublishingSession {
         let name = maskedURL
-        let tcp: @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection = {
+        let tcp: TCPConnector = {
             host, port, tls, deadline throws(PublishingError) in
             CountedConnection(try TCPConnection.connect(host: host, port: port, tls: tls, trustRoots: trustRoots, describing: name,
                                                         deadline: deadline), statistics: statistics)
         }
-        switch endpoint {
-        case .icecast(let destination):
-            return IcecastSession(destination: destination, connect: tcp)
-        case .rtmp(let endpoint):
-            return endpoint.makeSession(connect: tcp)
-        case .srt(let endpoint):
-            return endpoint.makeSession(statistics: statistics)
-        }
+        return endpoint.makeSession(connect: tcp, statistics: statistics)
     }
 
     /// `64k`, `128000`, `1.5m`, in bits per second (``/MediaCore/Bitrate``).
     static func bitrate(_ text: Substring) -> Int? { Bitrate(text)?.bitsPerSecond }
 }
 
-extension PublishingDestination.Endpoint {
-    var maskedURL: String {
-        switch self {
-        case .icecast(let destination): destination.maskedURL
-        case .rtmp(let endpoint): endpoint.maskedURL
-        case .srt(let endpoint): endpoint.maskedURL
-        }
-    }
+/// A destination's parsed URL, as a session factory: what a protocol's entry makes.
+protocol LiveEndpoint: Sendable {
+    /// The URL with its secrets masked.
+    var maskedURL: String { get }
+    /// The host, for checking that it resolves.
+    var host: String { get }
+    /// The port.
+    var port: Int { get }
+    /// A session to the destination: `connect` opens a TCP connection (TLS when asked) whose
+    /// sent bytes are counted; a protocol on another transport counts them in `statistics`.
+    func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession
+}
 
-    var host: String {
-        switch self {
-        case .icecast(let destination): destination.host
-        case .rtmp(let endpoint): endpoint.host
-        case .srt(let endpoint): endpoint.host
-        }
-    }
+/// Opens a TCP connection to a host and port, with TLS when asked, by a deadline.
+typealias TCPConnector = @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection
 
-    var port: Int {
-        switch self {
-        case .icecast(let destination): destination.port
-        case .rtmp(let endpoint): endpoint.port
-        case .srt(let endpoint): endpoint.port
-        }
+extension IcecastDestination: LiveEndpoint {
+    func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession {
+        IcecastSession(destination: self, connect: connect)
     }
 }
 

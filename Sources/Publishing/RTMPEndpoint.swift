@@ -2,7 +2,7 @@ internal import RTMP
 
 /// An RTMP destination as a session factory: ``RTMPSession`` over a ``TCPConnection`` (TLS for
 /// `rtmps://`).
-struct RTMPEndpoint: Sendable {
+struct RTMPEndpoint: LiveEndpoint {
     let url: RTMPURL
 
     init(url text: String) throws(PublishingError) {
@@ -15,8 +15,7 @@ struct RTMPEndpoint: Sendable {
     var host: String { url.host }
     var port: Int { url.port }
 
-    func makeSession(connect: @escaping @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection)
-        -> any PublishingSession {
+    func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession {
         let url = self.url
         return RTMPSession(url: url) { deadline throws(PublishingError) in try connect(url.host, url.port, url.isSecure, deadline) }
     }

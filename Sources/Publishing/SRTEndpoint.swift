@@ -3,7 +3,7 @@ internal import Synchronization
 
 /// An SRT destination as a session factory: MPEG-TS (``/MPEGTS/TransportStreamMuxer``) over an
 /// ``SRTConnection``.
-struct SRTEndpoint: Sendable {
+struct SRTEndpoint: LiveEndpoint {
     let destination: SRTDestination
 
     init(url: String) throws(PublishingError) { destination = try SRTDestination(url: url) }
@@ -12,7 +12,7 @@ struct SRTEndpoint: Sendable {
     var host: String { destination.host }
     var port: Int { destination.port }
 
-    func makeSession(statistics: DestinationStatistics) -> any PublishingSession {
+    func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession {
         SRTSession(destination: destination) { destination, deadline throws(PublishingError) in
             CountedConnection(try SRTConnection.connect(to: destination, deadline: deadline), statistics: statistics)
         }

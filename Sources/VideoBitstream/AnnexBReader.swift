@@ -79,7 +79,7 @@ public struct AnnexBReader<Source: ByteSource> {
         switch codec {
         case .h264: assembler = .h264(H264AccessUnitAssembler(maximumAccessUnitSize: max(1, maximumAccessUnitSize)))
         case .hevc: assembler = .hevc(HEVCAccessUnitAssembler(maximumAccessUnitSize: max(1, maximumAccessUnitSize)))
-        case .other(let code): throw .invalidArgument("an Annex B stream is H.264 or HEVC, not \(code)")
+        default: throw .invalidArgument("an Annex B stream is H.264 or HEVC, not \(codec)")
         }
         if let frameDuration, frameDuration.value <= 0 {
             throw .invalidArgument("the frame duration must be positive, not \(frameDuration)")

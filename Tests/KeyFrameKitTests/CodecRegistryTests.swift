@@ -24,27 +24,27 @@ import Testing
         let config = try AudioSpecificConfig(bytes: [0x12, 0x10])
         #expect(AudioCodecRegistry.profile(of: config) == .aacLC)
         let trim = GaplessTrim(priming: 1024, validFrameCount: 4096)
-        let decoder = try AudioCodecRegistry.decoder(for: .aac, profile: .aacLC,
+        let decoder = try AudioCodecRegistry.standard.decoder(for: .aac, profile: .aacLC,
                                                      settings: .init(audioSpecificConfig: config, outputSampleFormat: .float32, trim: trim))
         #expect(decoder.outputSampleFormat == .float32 && decoder.trim == trim)
         // No profile: the codec's decoder, for ADTS (whose headers configure it).
-        let adts = try AudioCodecRegistry.decoder(for: .aac, profile: nil, settings: .init(audioSpecificConfig: nil))
+        let adts = try AudioCodecRegistry.standard.decoder(for: .aac, profile: nil, settings: .init(audioSpecificConfig: nil))
         #expect(adts.outputSampleFormat == .int16 && adts.trim == .none)
         // The decoder's own refusals still come through.
         #expect(throws: CodecError.self) {
-            _ = try AudioCodecRegistry.decoder(for: .aac, profile: .aacLC, settings: .init(audioSpecificConfig: config, outputSampleFormat: .uint8))
+            _ = try AudioCodecRegistry.standard.decoder(for: .aac, profile: .aacLC, settings: .init(audioSpecificConfig: config, outputSampleFormat: .uint8))
         }
     }
 
     @Test func aCodecWithNoDecoderIsCodecNotFoundNamingWhatThereIs() {
         #expect {
-            _ = try AudioCodecRegistry.decoder(for: .opus, profile: nil, settings: .init(audioSpecificConfig: nil))
+            _ = try AudioCodecRegistry.standard.decoder(for: .opus, profile: nil, settings: .init(audioSpecificConfig: nil))
         } throws: { error in
             guard case .codecNotFound(let what)? = error as? CodecError else { return false }
             return what.contains("a decoder of opus") && what.contains("decodes aac") && what.contains("LC")
         }
         #expect {
-            _ = try AudioCodecRegistry.decoder(for: .aac, profile: .twinVQ, settings: .init(audioSpecificConfig: nil))
+            _ = try AudioCodecRegistry.standard.decoder(for: .aac, profile: .twinVQ, settings: .init(audioSpecificConfig: nil))
         } throws: { error in
             guard case .codecNotFound(let what)? = error as? CodecError else { return false }
             return what.contains("a decoder of aac TwinVQ") || what.contains("a decoder of aac")
@@ -55,9 +55,9 @@ import Testing
         // 11111 001010 (42), 44100 Hz, stereo: xHE-AAC, which libavcodec decodes from 61.19.
         let config = try AudioSpecificConfig(bytes: [0xF9, 0x48, 0x40])
         #expect(AudioCodecRegistry.profile(of: config) == .usac)
-        guard !AudioCodecRegistry.decodes(.aac, profile: .usac) else { return }
+        guard !AudioCodecRegistry.standard.decodes(.aac, profile: .usac) else { return }
         #expect {
-            _ = try AudioCodecRegistry.decoder(for: .aac, profile: .usac, settings: .init(audioSpecificConfig: config))
+            _ = try AudioCodecRegistry.standard.decoder(for: .aac, profile: .usac, settings: .init(audioSpecificConfig: config))
         } throws: { error in
             guard case .undecodable(_, let profile, _)? = error as? CodecError else { return false }
             return profile == "xHE-AAC"
@@ -66,12 +66,12 @@ import Testing
 
     @Test func theRegistrysEncoderTellsItsBitrateAndConfig() throws {
         let format = PCMFormat(sampleRate: 8000, channelCount: 1, sampleFormat: .int16)
-        let encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC,
+        let encoder = try AudioCodecRegistry.standard.encoder(for: .aac, profile: .aacLC,
                                                      settings: .init(bitrate: 128_000, lowersBitrateToFit: true, format: format))
         #expect(encoder.bitrate == AACEncoder.fittingBitrate(128_000, channels: 1, sampleRate: 8000))
         let config = try #require(encoder.audioSpecificConfig)
         #expect(config.samplingFrequency == 8000 && config.channelConfiguration == 1 && AudioCodecRegistry.profile(of: config) == .aacLC)
-        let parallel = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(bitrate: 64_000, threads: 2))
+        let parallel = try AudioCodecRegistry.standard.encoder(for: .aac, profile: .aacLC, settings: .init(bitrate: 64_000, threads: 2))
         #expect(parallel.audioSpecificConfig == nil && parallel.bitrate == 64_000, "not open before its first buffer")
     }
 

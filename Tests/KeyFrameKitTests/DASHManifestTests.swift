@@ -2,6 +2,7 @@ import Foundation
 @testable import KeyFrameKit
 @testable import MediaFormats
 @testable import MediaStreaming
+@testable import MediaValidation
 import Testing
 import TestSupport
 

@@ -186,7 +186,7 @@ import Testing
 
     @Test func namesMapToOneFormatEach() {
         var seen: [String: MediaFileFormat] = [:]
-        for format in MediaFileFormat.allCases {
+        for format in MediaFileFormat.builtIn {
             for ext in format.fileExtensions {
                 #expect(seen[ext] == nil, ".\(ext) is claimed twice")
                 seen[ext] = format

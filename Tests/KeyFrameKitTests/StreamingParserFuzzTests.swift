@@ -1,6 +1,7 @@
 @testable import KeyFrameKit
 @testable import MediaFormats
 @testable import MediaStreaming
+@testable import MediaValidation
 import Testing
 import TestSupport
 

@@ -1,5 +1,7 @@
 import Foundation
 @testable import MediaStreaming
+@testable import MediaValidation
+@testable import XMLReader
 import Testing
 import TestSupport
 

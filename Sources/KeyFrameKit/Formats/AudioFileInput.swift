@@ -11,7 +11,7 @@ public struct AudioFileInput: PCMSource {
     private var reader: any MediaFormatRegistry.PCMFileSource
     /// The file read.
     public let path: FilePath
-    /// The format the file's bytes showed, if any (``/MediaFormats/MediaFileFormat/detect(_:)``).
+    /// The format the file's bytes showed, if any (the registry's ``/MediaFormats/MediaFormatRegistry/detect(_:)``).
     public let format: MediaFileFormat?
     /// Why KeyFrameKit's own reader refused the file before libavformat read it (for example
     /// "unsupported format tag 0x11"), or `nil` when the first reader read it.

@@ -109,7 +109,7 @@ public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
 /// HE-AAC signalled only in the frames (ADTS, FFmpeg's remuxes) and parametric stereo
 /// included, which no header gives exactly.
 public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
-    private var chain: TransformedSource<AudioPacketInput, AACDecoder>
+    private var chain: TransformedSource<AudioPacketInput, AnyAudioDecoder>
     /// The first buffer, decoded at open, until ``next()`` hands it on.
     private var first: PCMBuffer?
     /// `ADTS (AAC)`, `MP4 (AAC)` or `HLS (AAC)`.
@@ -117,10 +117,12 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     /// The decoded layout: the first buffer's; `nil` for a file with no audio.
     public let pcmFormat: PCMFormat?
 
-    /// The packets of `packets`, decoded to `sampleFormat`; `container` is the format the file
-    /// was opened as (an HLS playlist's packets are an MP4's), by default the packets' own.
-    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32, container: MediaFileFormat? = nil) throws(PipelineError) {
-        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat)
+    /// The packets of `packets`, decoded to `sampleFormat` by the decoder `codecs` has for them;
+    /// `container` is the format the file was opened as (an HLS playlist's packets are an MP4's),
+    /// by default the packets' own.
+    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32, container: MediaFileFormat? = nil,
+                codecs: AudioCodecRegistry = .standard) throws(PipelineError) {
+        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat, codecs: codecs)
         // A packet that cannot be decoded (a damaged file) is stepped over and said.
         decoder.skipsUndecodablePackets = true
         readerName = (container ?? packets.format) == .hlsPlaylist ? "HLS (AAC)" : "\(container ?? packets.format) (AAC)"
@@ -145,7 +147,7 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     public var progress: MediaProgress { chain.progress }
     /// What the reader stepped over: the container's damage and the packets the decoder could
     /// not decode.
-    public mutating func takeDamage() -> [DamageEvent] { chain.takeDamage() + chain.transform.takeDamage() }
+    public mutating func takeDamage() -> [DamageEvent] { chain.takeDamage() + chain.transform.base.takeDamage() }
     /// The packets' events (their tags), decoded.
     public mutating func takeEvents() -> [StreamEvent] { chain.takeEvents() }
 }

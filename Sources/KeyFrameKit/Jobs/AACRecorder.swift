@@ -119,9 +119,9 @@ public final class AACRecorder: Sendable {
         onEncodingFailure: (@Sendable (CodecError) -> Void)? = nil,
         onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil
     ) throws(PipelineError) {
-        let encoder: any GaplessEncoder
+        let encoder: any AudioEncoder
         do {
-            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: .aacLC, settings: .init(
+            encoder = try AudioCodecRegistry.standard.encoder(for: .aac, profile: .aacLC, settings: .init(
                 bitrate: configuration.bitrate, coder: configuration.coder, format: configuration.audio.pcmFormat))
         } catch {
             throw .codec(error)
@@ -158,7 +158,7 @@ public final class AACRecorder: Sendable {
     }
 
     /// What ``start()`` calls to start the pump: `source` → `encoder` → `sink`.
-    private static func pumpStarter<Encoder: GaplessEncoder>(
+    private static func pumpStarter<Encoder: AudioEncoder>(
         _ source: ObservedSource<AudioCaptureSource>, encoder: Encoder, into sink: TalliedSink<CallbackSink<MediaSample>>,
         onFailure: @escaping @Sendable (PipelineError) -> Void
     ) -> () -> PumpThread {

@@ -6,6 +6,8 @@ internal import Publishing
 /// How a job's live destinations are made: the settings they share, and tee branches that feed
 /// them (`publish`, `record --publish`).
 struct LiveDestinationSettings: Sendable {
+    /// The codecs a branch's encoder comes from.
+    var codecs: AudioCodecRegistry
     /// Audio each destination queues before dropping the oldest.
     var queueDuration: Duration = .seconds(5)
     /// Reconnects and timeouts.
@@ -45,9 +47,9 @@ struct LiveDestinationSettings: Sendable {
     func encodingBranch(bitrate: Int, format: PCMFormat, coder: AACEncoder.Coder = .fast, profile: AudioObjectType = .aacLC,
                         lowersBitrateToFit: Bool = true,
                         destinations: [(PublishingDestination, DestinationStatistics)]) throws(PipelineError) -> (Tee<PCMBuffer>.Branch, Int) {
-        let encoder: any GaplessEncoder
+        let encoder: any AudioEncoder
         do {
-            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+            encoder = try codecs.encoder(for: .aac, profile: profile, settings: .init(
                 bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, coder: coder, format: format))
         } catch {
             throw .codec(error)
@@ -57,7 +59,7 @@ struct LiveDestinationSettings: Sendable {
         return (Self.threadedBranch(encoder: encoder, into: tee, name: "\(actual / 1000)k"), actual)
     }
 
-    private static func threadedBranch<Encoder: GaplessEncoder>(encoder: sending Encoder, into tee: sending Tee<MediaSample>,
+    private static func threadedBranch<Encoder: AudioEncoder>(encoder: sending Encoder, into tee: sending Tee<MediaSample>,
                                                                 name: String) -> Tee<PCMBuffer>.Branch {
         Tee.Branch(threaded: tee.transforming(by: encoder), name: name, policy: .expendable, queueCapacity: 32)
     }

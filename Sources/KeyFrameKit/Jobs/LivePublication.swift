@@ -60,6 +60,10 @@ public struct LivePublication: Sendable {
         /// Given, an AAC input is encoded, not sent as it is.
         public var channelCount: Int?
 
+        /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
+        /// unless a program registers its own in a copy).
+        public var codecs: AudioCodecRegistry = .standard
+
         /// Options to publish `input` to `destinations`.
         public init(input: FilePath, destinations: [PublishingDestination], bitrate: Int? = nil, title: String? = nil, loops: Bool = false) {
             self.input = input
@@ -100,7 +104,7 @@ public struct LivePublication: Sendable {
     public init(options: Options) throws(PipelineError) {
         guard !options.destinations.isEmpty else { throw .unsupported("publish: no destination") }
         self.options = options
-        statistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.rawValue) }
+        statistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.name) }
     }
 
     /// The bitrate of each destination: its own, the options', or `nil` (copy).
@@ -135,7 +139,7 @@ public struct LivePublication: Sendable {
     }
 
     private var settings: LiveDestinationSettings {
-        LiveDestinationSettings(queueDuration: options.queueDuration, policy: options.reconnectPolicy, trustRoots: options.trustRoots,
+        LiveDestinationSettings(codecs: options.codecs, queueDuration: options.queueDuration, policy: options.reconnectPolicy, trustRoots: options.trustRoots,
                                 title: options.title)
     }
 

@@ -12,24 +12,26 @@ extension Packaging {
     /// (``/MediaStreaming/Packaging/hls(copying:to:options:control:progress:)``); anything else
     /// is decoded (``AudioFileInput``), resampled to a rate AAC carries and encoded. A ladder
     /// reads and decodes its input once, into a ``/MediaCore/Tee`` with a branch per bitrate,
-    /// each its own encoder and rendition on a thread of its own.
-    public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
-                           progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+    /// each its own encoder and rendition on a thread of its own; the encoders come from `codecs`.
+    public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), codecs: AudioCodecRegistry = .standard,
+                           control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         var adjusted: Double?
         var summary = try assemble(directory, options: options) { target throws(PipelineError) in
             options.bitrates.isEmpty
-                ? [try rendition(input, to: target, options: options, control: control, progress: progress)]
-                : try ladder(input, to: target, options: options, adjustedSegmentDuration: &adjusted, control: control, progress: progress)
+                ? [try rendition(input, to: target, options: options, codecs: codecs, control: control, progress: progress)]
+                : try ladder(input, to: target, options: options, codecs: codecs, adjustedSegmentDuration: &adjusted, control: control,
+                             progress: progress)
         }
         summary.adjustedSegmentDuration = adjusted
         return summary
     }
 
-    /// The registry's encoder of `profile` at `bitrate` (its default when `nil`, fitted to the
+    /// The encoder of `profile` in `codecs` at `bitrate` (its default when `nil`, fitted to the
     /// input), opened for `format` when it is known.
-    static func encoder(profile: AudioObjectType, bitrate: Int?, format: PCMFormat?) throws(PipelineError) -> any GaplessEncoder {
+    static func encoder(profile: AudioObjectType, bitrate: Int?, format: PCMFormat?,
+                        codecs: AudioCodecRegistry) throws(PipelineError) -> any AudioEncoder {
         do {
-            return try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+            return try codecs.encoder(for: .aac, profile: profile, settings: .init(
                 bitrate: bitrate ?? AACProfiles.defaultBitrate(of: profile),
                 lowersBitrateToFit: bitrate == nil, format: format))
         } catch {
@@ -49,14 +51,14 @@ extension Packaging {
     /// `encoder` with its packets at every `interval`-th marked as places a decoder may start
     /// (HE-AAC's segment starts) and `leadingSilence` frames before the input (a ladder's
     /// priming); `encoder` itself when there is neither.
-    static func aligned<Encoder: GaplessEncoder>(_ encoder: Encoder, interval: Int64?, leadingSilence: Int = 0) -> any GaplessEncoder {
+    static func aligned<Encoder: AudioEncoder>(_ encoder: Encoder, interval: Int64?, leadingSilence: Int = 0) -> any AudioEncoder {
         guard interval != nil || leadingSilence > 0 else { return encoder }
         return AlignedEncoder(encoder, leadingSilence: leadingSilence, randomAccessInterval: interval)
     }
 
     /// One rendition: copied when it can be, else encoded (resampled to the rate and channels
     /// asked, or to a rate the profile takes).
-    static func rendition(_ input: FilePath, to directory: FilePath, options: Options, control: JobControl?,
+    static func rendition(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry, control: JobControl?,
                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         if let layout = copyableLayout(of: input, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
@@ -66,7 +68,7 @@ extension Packaging {
                                               sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
         let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: profile)
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
-        let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format)
+        let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format, codecs: codecs)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(source.transformed(by: resampler), encoder: aligned(encoder, interval: interval),
@@ -84,7 +86,7 @@ extension Packaging {
     }
 
     /// `source` → `encoder` → `sink`, pumped (the encoder's type opened from the registry's).
-    private static func encodeRendition<Source: PCMSource, Encoder: GaplessEncoder>(
+    private static func encodeRendition<Source: PCMSource, Encoder: AudioEncoder>(
         _ source: Source, encoder: Encoder, into sink: HLSSegmentOutput, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> Summary {
         var sink = sink
@@ -107,7 +109,8 @@ extension Packaging {
     /// duration asked), and every rendition's priming is raised to the largest (AAC-LC's 1024
     /// and HE-AAC's 3010 to HE-AAC v2's 3588, by silence the edit list skips), so that all start
     /// and end their segments at the same samples.
-    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, adjustedSegmentDuration: inout Double?,
+    static func ladder(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry,
+                       adjustedSegmentDuration: inout Double?,
                        control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
         let source = try AudioFileInput(path: input)
         var profiles: [AudioObjectType] = []
@@ -130,7 +133,7 @@ extension Packaging {
         // known once its encoder is open; a throwaway one says it before the branches are made).
         var primings: [Int] = []
         for (bitrate, profile) in zip(options.bitrates, profiles) {
-            primings.append(try encoder(profile: profile, bitrate: bitrate, format: format).priming)
+            primings.append(try encoder(profile: profile, bitrate: bitrate, format: format, codecs: codecs).priming)
         }
         let ladderPriming = primings.max() ?? 0
         let results = RenditionResults(count: options.bitrates.count)
@@ -143,7 +146,7 @@ extension Packaging {
                 let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: segmentDuration,
                                                   writesDASHHeader: options.dash)
                 let interval = randomAccessInterval(of: output, profile: profiles[index], sampleRate: format?.sampleRate)
-                let encoder = aligned(try encoder(profile: profiles[index], bitrate: bitrate, format: format), interval: interval,
+                let encoder = aligned(try encoder(profile: profiles[index], bitrate: bitrate, format: format, codecs: codecs), interval: interval,
                                       leadingSilence: ladderPriming - primings[index])
                 branches.append(branch(output, encoder: encoder, name: "\(bitrate / 1000)k") { results.set(index, $0) })
             } catch {
@@ -171,7 +174,7 @@ extension Packaging {
 
     /// A ladder's branch on a thread of its own: `encoder` → `output`, its summary given to
     /// `finished` on that thread.
-    private static func branch<Encoder: GaplessEncoder>(_ output: sending HLSSegmentOutput, encoder: sending Encoder, name: String,
+    private static func branch<Encoder: AudioEncoder>(_ output: sending HLSSegmentOutput, encoder: sending Encoder, name: String,
                                                         finished: @escaping @Sendable (Summary) -> Void) -> Tee<PCMBuffer>.Branch {
         Tee.Branch(threaded: output.transforming(by: encoder), name: name) { sink in finished(summary(of: sink.downstream, copied: false)) }
     }

@@ -120,6 +120,10 @@ public final class Recording: Sendable {
         /// only. ``container`` still says what the destinations get: ADTS/MP4 mean AAC.
         public var writesFile = true
 
+        /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
+        /// unless a program registers its own in a copy).
+        public var codecs: AudioCodecRegistry = .standard
+
         /// Options for recording to `outputPath`; throws when its extension names no container a
         /// recording writes and none is given, or when `container` is not one
         /// (``Recording/containers``).
@@ -218,7 +222,7 @@ public final class Recording: Sendable {
     /// The metered capture and the encoder, made by `init` and started by ``start()``.
     private struct PendingPipeline {
         var metered: ObservedSource<AudioCaptureSource>
-        var encoder: (any GaplessEncoder)?
+        var encoder: (any AudioEncoder)?
     }
 
     /// What the stream told the output: packets, the gapless numbers.
@@ -246,7 +250,7 @@ public final class Recording: Sendable {
     /// unsupported format or bitrate is an error before the device or the file is touched.
     public init(options: Options) throws(PipelineError) {
         self.options = options
-        destinationStatistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.rawValue) }
+        destinationStatistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.name) }
         guard options.destinations.isEmpty || options.container.contents.contains(.aac) else {
             throw .unsupported("live destinations need AAC: record to .aac, .m4a or --hls (\(options.outputPath) is \(options.container))")
         }
@@ -273,7 +277,7 @@ public final class Recording: Sendable {
                 if state.captureStart == nil { state.captureStart = WallClock.now() - Double(buffer.frameCount) / rate }
             }
         }
-        var encoder: (any GaplessEncoder)?
+        var encoder: (any AudioEncoder)?
         let profile = options.profile.resolved(channelCount: channels, bitrate: options.lowersBitrateToFit ? nil : options.bitrate,
                                                sampleRate: options.configuration.sampleRate)
         self.profile = profile
@@ -284,7 +288,7 @@ public final class Recording: Sendable {
                                    + "the capture rate is \(options.configuration.sampleRate) Hz: choose one of those (--sample-rate) or AAC-LC")
             }
             do {
-                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+                encoder = try options.codecs.encoder(for: .aac, profile: profile, settings: .init(
                     bitrate: profile.usesSpectralBandReplication && options.lowersBitrateToFit ? AACProfiles.defaultBitrate(of: profile)
                         : options.bitrate,
                     lowersBitrateToFit: options.lowersBitrateToFit, coder: options.coder, format: options.configuration.pcmFormat))
@@ -339,7 +343,7 @@ public final class Recording: Sendable {
 
     /// The AAC outputs (ADTS or MP4, with an HLS rendition beside it; or HLS alone) fed by
     /// `metered` through `encoder`.
-    private func launch<Encoder: GaplessEncoder>(
+    private func launch<Encoder: AudioEncoder>(
         _ metered: ObservedSource<AudioCaptureSource>, encoder: Encoder, crashSafeInterval: Int64?,
         onFailure stopForError: @escaping @Sendable (PipelineError) -> Void
     ) throws(PipelineError) -> PumpThread {
@@ -380,7 +384,7 @@ public final class Recording: Sendable {
         if options.destinations.isEmpty, let hls, file == nil {
             return try launch(metered.transformed(by: encoder), into: hls, onFailure: stopForError)
         }
-        let settings = LiveDestinationSettings(queueDuration: options.publishQueueDuration, policy: options.reconnectPolicy,
+        let settings = LiveDestinationSettings(codecs: options.codecs, queueDuration: options.publishQueueDuration, policy: options.reconnectPolicy,
                                                trustRoots: options.trustRoots, title: options.publishTitle)
         let asked = options.bitrate
         let destinations = Array(zip(options.destinations, destinationStatistics))

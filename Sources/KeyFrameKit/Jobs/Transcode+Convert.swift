@@ -51,6 +51,10 @@ extension Transcode {
         /// `ffmpeg -c:a aac`.
         public var threads: Int
 
+        /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
+        /// unless a program registers its own in a copy).
+        public var codecs: AudioCodecRegistry = .standard
+
         /// Options; by default 128 kb/s (less where the rate and channels carry less) with
         /// libavcodec's default (two-loop) search, the input's rate and channels.
         public init(bitrate: Int? = nil, coder: AACEncoder.Coder = .twoLoop, sampleRate: Int? = nil, channelCount: Int? = nil,
@@ -416,7 +420,7 @@ extension Transcode {
     }
 
     /// source → resampler → (gain) → `encoder` → AAC file.
-    private static func encode<Source: PCMSource, Encoder: GaplessEncoder>(
+    private static func encode<Source: PCMSource, Encoder: AudioEncoder>(
         _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, profile: AudioObjectType, named name: String,
         to output: FilePath, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
@@ -460,17 +464,17 @@ extension Transcode {
                 bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile), lowersBitrateToFit: options.bitrate == nil,
                 coder: options.coder, threads: options.threads, control: control)
             let format = profile.usesSpectralBandReplication ? source.pcmFormat.map(resampler.outputFormat(for:)) : nil
-            let encoder: any GaplessEncoder
+            let encoder: any AudioEncoder
             do {
                 if let format, settings.threads > 1 {
                     var probe = settings
                     probe.threads = 1
                     probe.format = format
-                    _ = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: probe)
+                    _ = try options.codecs.encoder(for: .aac, profile: profile, settings: probe)
                 }
                 var opened = settings
                 opened.format = format
-                encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: opened)
+                encoder = try options.codecs.encoder(for: .aac, profile: profile, settings: opened)
             } catch {
                 throw .codec(error)
             }

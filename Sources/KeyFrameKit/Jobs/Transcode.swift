@@ -24,6 +24,9 @@ public enum Transcode {
         public var fragmentDuration: MediaTime?
         /// The bitrate when ``bitrate`` is `nil`, lowered to what the input carries.
         public var preferredBitrate: Int
+        /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
+        /// unless a program registers its own in a copy).
+        public var codecs: AudioCodecRegistry = .standard
 
         /// Options; by default `preferredBitrate` (less where the input's rate and channels carry
         /// less) with libavcodec's default (two-loop) search.
@@ -75,9 +78,9 @@ public enum Transcode {
         let resampler: PCMResampler? = profile.usesSpectralBandReplication && inputFormat.sampleRate > 48000
             ? PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile)) : nil
         let format = resampler?.outputFormat(for: inputFormat) ?? inputFormat
-        let encoder: any GaplessEncoder
+        let encoder: any AudioEncoder
         do {
-            encoder = try AudioCodecRegistry.encoder(for: .aac, profile: profile, settings: .init(
+            encoder = try options.codecs.encoder(for: .aac, profile: profile, settings: .init(
                 bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile, lc: options.preferredBitrate),
                 lowersBitrateToFit: options.bitrate == nil, coder: options.coder, format: format))
         } catch {
@@ -85,7 +88,7 @@ public enum Transcode {
         }
         var sink = try AudioPacketOutput(path: output, fragmentDuration: options.fragmentDuration,
                                          encoderName: "KeyFrameKit (libavcodec aac)")
-        func pump<Encoder: GaplessEncoder>(through encoder: Encoder) throws(PipelineError) -> JobReport {
+        func pump<Encoder: AudioEncoder>(through encoder: Encoder) throws(PipelineError) -> JobReport {
             if let resampler {
                 var source = input.transformed(by: resampler).transformed(by: encoder)
                 return try Pump.run(from: &source, into: &sink, control: control, progress: progress)

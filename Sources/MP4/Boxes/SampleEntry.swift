@@ -173,7 +173,7 @@ public struct SampleEntry: Sendable, Hashable {
     /// (from ``audioCodec`` and ``videoCodec`` where they know it).
     public var codecName: String {
         switch (type, audioCodec, videoCodec) {
-        case ("mp4a", .other?, _):
+        case ("mp4a", let audio?, _) where audio == .other(type):
             esDescriptor.map { "mp4a-\(String($0.decoderConfig.objectTypeIndication, radix: 16))" } ?? "mp4a"
         case (_, let audio?, _) where audio != .other(type): audio.description
         case (_, _, let video?) where video != .other(type): video.description

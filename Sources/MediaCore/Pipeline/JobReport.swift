@@ -112,6 +112,17 @@ extension JobReport {
 
     /// The name a stage of type `type` gets.
     package static func stageName(_ type: Any.Type) -> String { String(describing: type) }
+
+    /// The name the stage `part` gets: the one it gives (``NamedStage``, a wrapper naming what it
+    /// wraps), else its type's.
+    package static func stageName(of part: Any) -> String { (part as? any NamedStage)?.stageName ?? stageName(type(of: part)) }
+}
+
+/// A stage that names itself: a type-erasing wrapper names the stage it wraps, so a report
+/// says `AACDecoder`, not the wrapper's name.
+package protocol NamedStage {
+    /// The stage's name in a ``JobReport``.
+    var stageName: String { get }
 }
 
 /// What a job returns: what it produced (an output's path, its gapless numbers, a loudness),

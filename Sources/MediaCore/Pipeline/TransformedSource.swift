@@ -127,7 +127,7 @@ extension TransformedSource: StageReporting {
     /// The upstream's stages (its figures measured here), then the transform's.
     package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
         JobReport.appendStages(of: upstream, role: .source, elements: pulled, busy: upstreamTimer.busy, to: &stages)
-        stages.append(JobReport.Stage(name: JobReport.stageName(Transform.self), role: .transform, elements: produced, busy: transformTimer.busy))
+        stages.append(JobReport.Stage(name: JobReport.stageName(of: transform), role: .transform, elements: produced, busy: transformTimer.busy))
     }
 }
 

@@ -78,7 +78,7 @@ where Transform.Output == Downstream.Element {
 extension TransformingSink: StageReporting {
     /// The transform's stage, then the downstream's stages (its figures measured here).
     package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
-        stages.append(JobReport.Stage(name: JobReport.stageName(Transform.self), role: .transform, elements: produced, busy: transformBusy))
+        stages.append(JobReport.Stage(name: JobReport.stageName(of: transform), role: .transform, elements: produced, busy: transformBusy))
         JobReport.appendStages(of: downstream, role: .sink, elements: produced, busy: downstreamBusy, to: &stages)
     }
 }

@@ -90,7 +90,7 @@ public enum Packaging {
     /// by stream copy (`index.m3u8`, `init.mp4` and CMAF segments; with ``Options/dash`` a
     /// `manifest.mpd` too), without any codec: the packets are not decoded. Encoding a
     /// ``Options/bitrate`` or a ladder of ``Options/bitrates`` is KeyFrameKit's
-    /// `Packaging.hls(_:to:options:control:progress:)`. Every file is written atomically, the
+    /// `Packaging.hls(_:to:options:codecs:control:progress:)`. Every file is written atomically, the
     /// playlist and manifest last; nothing is left on an error.
     ///
     /// - Throws: ``/MediaCore/PipelineError/Code/unsupported`` for an input that is not AAC, or

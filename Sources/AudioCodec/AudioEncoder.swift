@@ -1,10 +1,13 @@
 public import AACBitstream
 public import MediaCore
 
-/// An AAC encoder as the jobs and a gapless MP4 see it: the priming at the start of its output
-/// and how many input frames it took (ISO/IEC 14496-12 8.6.6: the edit's `media_time` and
-/// duration), and what it produced. ``AACEncoder`` and ``ParallelAACEncoder`` are both.
-public protocol GaplessEncoder: AnyObject, SendableMetatype, MediaTransform where Input == PCMBuffer, Output == MediaSample, Failure == CodecError {
+/// An encoder as the jobs and a gapless MP4 see it: the priming at the start of its output and
+/// how many input frames it took (ISO/IEC 14496-12 8.6.6: the edit's `media_time` and duration),
+/// and what it produced; a codec registry's entry makes one. ``AACEncoder``,
+/// ``ParallelAACEncoder`` and ``HEAACEncoder`` are encoders. The gapless numbers travel in-band,
+/// as ``/MediaCore/StreamEvent/gapless(_:)`` events, once the encoder is open and once it is
+/// flushed.
+public protocol AudioEncoder: AnyObject, SendableMetatype, MediaTransform where Input == PCMBuffer, Output == MediaSample, Failure == CodecError {
     /// Samples of encoder delay at the start of the decoded output.
     var priming: Int { get }
     /// Input frames taken so far.
@@ -22,7 +25,11 @@ public protocol GaplessEncoder: AnyObject, SendableMetatype, MediaTransform wher
     var audioSpecificConfig: AudioSpecificConfig? { get }
 }
 
-/// How far an encoder has told its gapless numbers downstream (``GaplessEncoder``'s events).
+/// The name ``AudioEncoder`` had before encoders of other codecs were registered.
+@available(*, deprecated, renamed: "AudioEncoder")
+public typealias GaplessEncoder = AudioEncoder
+
+/// How far an encoder has told its gapless numbers downstream (``AudioEncoder``'s events).
 public struct GaplessAnnouncement: Sendable, Hashable {
     var primingSent = false
     var finalSent = false
@@ -30,7 +37,7 @@ public struct GaplessAnnouncement: Sendable, Hashable {
     public init() {}
 }
 
-extension GaplessEncoder {
+extension AudioEncoder {
     /// The encoder's ``/MediaCore/StreamEvent/gapless(_:)`` events not yet told: the priming once
     /// the encoder is open, the valid length and padding once it is flushed.
     func gaplessEvents(_ announcement: inout GaplessAnnouncement) -> [StreamEvent] {
@@ -53,4 +60,4 @@ extension GaplessEncoder {
     }
 }
 
-extension AACEncoder: GaplessEncoder {}
+extension AACEncoder: AudioEncoder {}

@@ -1,3 +1,4 @@
+internal import XMLReader
 /// An MPEG-DASH Media Presentation Description (ISO/IEC 23009-1, clause 5.3), as `keyframe
 /// validate` reads it: the presentation's type and length, its Periods, their audio and video
 /// Adaptation Sets and Representations, and each Representation's segment addressing by

@@ -1,3 +1,5 @@
+package import MediaCore
+
 /// The element tree of an XML document, read by a small reader of our own: what `DASHManifest`
 /// needs from an MPD, in pure Swift, with every count and depth bounded.
 ///

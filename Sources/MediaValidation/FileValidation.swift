@@ -1,3 +1,5 @@
+public import MediaCore
+public import MP4
 public import SystemPackage
 
 /// `keyframe validate`'s checks of what is on disk: an MP4/M4A/M4B (its gapless signals,
