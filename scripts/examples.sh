@@ -13,7 +13,7 @@
 #   tee-capture 3 s from the `file` plugin, one encoder, a tee → tee.m4a (exactly 3.000 s) and a live
 #               HLS rendition in tee-live/; both decode to the same samples
 #   package-hls book.m4a → book-hls/ by stream copy with a DASH manifest, validated, with
-#               MediaStreaming alone (the binary links no ALSA, libavcodec, libebur128 or libFLAC)
+#               MediaStreaming and MediaValidation alone (the binary links no ALSA, libavcodec, libebur128 or libFLAC)
 #   serve-vapor 3 s from the `file` plugin as live low-latency HLS in live/, served by a Vapor app on
 #               loopback: the ended playlist with its parts, HEAD and a byte range of a segment,
 #               and ffprobe reading the stream over HTTP (3 s, every packet)
@@ -98,7 +98,7 @@ grep -q EXT-X-ENDLIST tee-live/index.m3u8 || fail "tee-capture: tee-live/index.m
 expect "tee-file.wav frames" "$(ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 tee-file.wav)" "132300"
 cmp -s tee-file.wav tee-hls.wav || fail "the M4A and the HLS rendition of one capture decode to different samples"
 
-echo "== package-hls book.m4a book-hls (MediaStreaming alone)"
+echo "== package-hls book.m4a book-hls (MediaStreaming and MediaValidation alone)"
 rm -rf book-hls
 "$bin/package-hls" book.m4a book-hls
 libraries=$(ldd "$bin/package-hls")
