@@ -169,10 +169,9 @@ public struct MediaFormatRegistry: Sendable {
     public func format(nameOf path: FilePath) -> MediaFileFormat? { path.extension.flatMap(format(fileExtension:)) }
 
     /// Extensions of the registered files that can hold `contents`, for messages.
-    public func extensionList(holding contents: Contents) -> String { MediaFileFormat.extensionList(holding: contents, among: formats) }
-
-    /// What a format can hold.
-    public typealias Contents = MediaFileFormat.Contents
+    public func extensionList(holding contents: MediaFileFormat.Contents) -> String {
+        MediaFileFormat.extensionList(holding: contents, among: formats)
+    }
 
     /// KeyFrameKit's own readers and writers, with no codec: WAV and raw PCM in and out, ADTS
     /// and MP4 AAC in and out, an HLS media playlist in.
