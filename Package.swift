@@ -178,6 +178,12 @@ let package = Package(
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats"], swiftSettings: strict),
+        .testTarget(name: "MediaStreamingTests", dependencies: ["MediaStreaming", "MediaFormats", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MediaValidationTests", dependencies: ["MediaValidation", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "HLSServerTests", dependencies: ["HLSServer", "MediaStreaming", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        // A codec, a container and a destination of another package, registered through the public API alone (no @testable).
+        .testTarget(name: "ExtensionTests", dependencies: ["KeyFrameKit", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),

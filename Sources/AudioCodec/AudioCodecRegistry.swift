@@ -23,8 +23,8 @@ public struct AudioCodecRegistry: Sendable {
         public var bitrate: Int
         /// Lower a default ``bitrate`` to what the input's rate and channels allow.
         public var lowersBitrateToFit: Bool
-        /// The AAC scale-factor search.
-        public var coder: AACEncoder.Coder
+        /// What only AAC's encoders read.
+        public var aac: AAC
         /// Encoders running at once on one stream (``ParallelAACEncoder`` above 1).
         public var threads: Int
         /// The PCM layout, when known before the first buffer (the encoder opens at once).
@@ -34,15 +34,39 @@ public struct AudioCodecRegistry: Sendable {
         /// segments are done (``ParallelAACEncoder``); `nil` for none.
         public var control: JobControl?
 
-        /// Settings: `bitrate`, one thread, the two-loop search.
-        public init(bitrate: Int, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder = .twoLoop, threads: Int = 1,
-                    format: PCMFormat? = nil, control: JobControl? = nil) {
+        /// Settings: `bitrate`, one thread; for AAC, the two-loop search.
+        public init(bitrate: Int, lowersBitrateToFit: Bool = false, threads: Int = 1, format: PCMFormat? = nil,
+                    control: JobControl? = nil, aac: AAC = AAC()) {
             self.bitrate = bitrate
             self.lowersBitrateToFit = lowersBitrateToFit
-            self.coder = coder
+            self.aac = aac
             self.threads = threads
             self.format = format
             self.control = control
+        }
+
+        /// Settings with the AAC search given beside the others, as before ``aac`` held it.
+        @available(*, deprecated, message: "give the search as aac: .init(coder:)")
+        public init(bitrate: Int, lowersBitrateToFit: Bool = false, coder: AACEncoder.Coder, threads: Int = 1,
+                    format: PCMFormat? = nil, control: JobControl? = nil) {
+            self.init(bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, threads: threads, format: format, control: control,
+                      aac: AAC(coder: coder))
+        }
+
+        /// The AAC scale-factor search (``aac``'s).
+        @available(*, deprecated, renamed: "aac.coder")
+        public var coder: AACEncoder.Coder {
+            get { aac.coder }
+            set { aac.coder = newValue }
+        }
+
+        /// The settings only AAC's encoders read; an encoder of another codec ignores them.
+        public struct AAC: Sendable, Hashable {
+            /// The scale-factor search (libavcodec's `aac_coder`).
+            public var coder: AACEncoder.Coder
+
+            /// AAC settings; by default the two-loop search.
+            public init(coder: AACEncoder.Coder = .twoLoop) { self.coder = coder }
         }
     }
 
@@ -50,15 +74,17 @@ public struct AudioCodecRegistry: Sendable {
     public struct EncoderEntry: Sendable {
         /// The codec it writes.
         public let codec: AudioCodecID
-        /// The profile (audio object type) it writes.
-        public let profile: AudioObjectType
+        /// The AAC profile (audio object type) it writes; `nil` for a codec without profiles,
+        /// whose entry answers whatever profile is asked.
+        public let profile: AudioObjectType?
         /// What it is, for people (`libavcodec aac`).
         public let name: String
         /// Makes one.
         public let make: @Sendable (EncoderSettings) throws(CodecError) -> any AudioEncoder
 
-        /// An entry for `codec` in `profile`, named `name`, made by `make`.
-        public init(codec: AudioCodecID, profile: AudioObjectType, name: String,
+        /// An entry for `codec` in `profile` (none for a codec without profiles), named `name`,
+        /// made by `make`.
+        public init(codec: AudioCodecID, profile: AudioObjectType? = nil, name: String,
                     make: @escaping @Sendable (EncoderSettings) throws(CodecError) -> any AudioEncoder) {
             self.codec = codec
             self.profile = profile
@@ -70,8 +96,11 @@ public struct AudioCodecRegistry: Sendable {
     /// What a decoder is made with.
     public struct DecoderSettings: Sendable, Hashable {
         /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), or `nil` for ADTS frames,
-        /// whose headers configure the decoder.
+        /// whose headers configure the decoder, and for other codecs.
         public var audioSpecificConfig: AudioSpecificConfig?
+        /// The stream as its container describes it (codec, rate, channels, the codec's
+        /// configuration bytes), when it does: what a decoder of another codec is configured by.
+        public var stream: EncodedAudioFormat?
         /// The PCM sample type written: `.int16`, `.int32` or `.float32`.
         public var outputSampleFormat: PCMSampleFormat
         /// What to drop of the decoded samples (the priming) and where to stop.
@@ -80,6 +109,7 @@ public struct AudioCodecRegistry: Sendable {
         /// Settings: `audioSpecificConfig`, by default 16-bit output and no trim.
         public init(audioSpecificConfig: AudioSpecificConfig?, outputSampleFormat: PCMSampleFormat = .int16, trim: GaplessTrim = .none) {
             self.audioSpecificConfig = audioSpecificConfig
+            self.stream = nil
             self.outputSampleFormat = outputSampleFormat
             self.trim = trim
         }
@@ -89,15 +119,17 @@ public struct AudioCodecRegistry: Sendable {
     public struct DecoderEntry: Sendable {
         /// The codec it reads.
         public let codec: AudioCodecID
-        /// The profiles (audio object types) it decodes.
+        /// The AAC profiles (audio object types) it decodes; empty for a codec without
+        /// profiles, whose entry answers whatever profile is asked.
         public let profiles: Set<AudioObjectType>
         /// What it is, for people.
         public let name: String
         /// Makes one.
         public let make: @Sendable (DecoderSettings) throws(CodecError) -> any AudioDecoder
 
-        /// An entry for `codec` in `profiles`, named `name`, made by `make`.
-        public init(codec: AudioCodecID, profiles: Set<AudioObjectType>, name: String,
+        /// An entry for `codec` in `profiles` (none for a codec without profiles), named `name`,
+        /// made by `make`.
+        public init(codec: AudioCodecID, profiles: Set<AudioObjectType> = [], name: String,
                     make: @escaping @Sendable (DecoderSettings) throws(CodecError) -> any AudioDecoder) {
             self.codec = codec
             self.profiles = profiles
@@ -179,8 +211,8 @@ public struct AudioCodecRegistry: Sendable {
     ///   encoder's own errors (a bitrate or rate it cannot take).
     public func encoder(for codec: AudioCodecID, profile: AudioObjectType = .aacLC,
                         settings: EncoderSettings) throws(CodecError) -> any AudioEncoder {
-        guard let entry = encoders.first(where: { $0.codec == codec && $0.profile == profile }) else {
-            let known = encoders.map { "\($0.codec) \($0.profile)" }.joined(separator: ", ")
+        guard let entry = encoders.first(where: { $0.codec == codec && ($0.profile == nil || $0.profile == profile) }) else {
+            let known = encoders.map { "\($0.codec)\($0.profile.map { " \($0)" } ?? "")" }.joined(separator: ", ")
             throw .codecNotFound("an encoder of \(codec) \(profile) (KeyFrameKit encodes \(known))")
         }
         return try entry.make(settings)
@@ -195,7 +227,7 @@ public struct AudioCodecRegistry: Sendable {
     ///   decoder's own errors (an output sample type it cannot write).
     public func decoder(for codec: AudioCodecID, profile: AudioObjectType?,
                         settings: DecoderSettings) throws(CodecError) -> any AudioDecoder {
-        guard let entry = decoders.first(where: { $0.codec == codec && (profile.map($0.profiles.contains) ?? true) }) else {
+        guard let entry = decoders.first(where: { $0.codec == codec && ($0.profiles.isEmpty || profile.map($0.profiles.contains) ?? true) }) else {
             // The AAC decoder says, in its words, why it cannot decode a profile it has no entry for.
             if codec == .aac, let config = settings.audioSpecificConfig, let refusal = AACDecoder.undecodable(config) { throw refusal }
             let known = decoders.map { entry in
@@ -214,7 +246,7 @@ public struct AudioCodecRegistry: Sendable {
 
     /// Whether a decoder is registered for `codec` in `profile`.
     public func decodes(_ codec: AudioCodecID, profile: AudioObjectType) -> Bool {
-        decoders.contains { $0.codec == codec && $0.profiles.contains(profile) }
+        decoders.contains { $0.codec == codec && ($0.profiles.isEmpty || $0.profiles.contains(profile)) }
     }
 }
 

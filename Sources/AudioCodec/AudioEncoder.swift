@@ -21,7 +21,9 @@ public protocol AudioEncoder: AnyObject, SendableMetatype, MediaTransform where 
     /// The target bitrate in bits per second (lowered to fit the input once it is known, when
     /// the encoder was asked to).
     var bitrate: Int { get }
-    /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), once the encoder is open.
+    /// The stream's AudioSpecificConfig (ISO/IEC 14496-3, 1.6.2.1), once the encoder is open;
+    /// by default `nil` (an encoder of another codec says its configuration in its packets'
+    /// ``/MediaCore/EncodedAudioFormat/decoderConfiguration``).
     var audioSpecificConfig: AudioSpecificConfig? { get }
 }
 
@@ -38,9 +40,13 @@ public struct GaplessAnnouncement: Sendable, Hashable {
 }
 
 extension AudioEncoder {
+    /// No AudioSpecificConfig: the encoder is not AAC's.
+    public var audioSpecificConfig: AudioSpecificConfig? { nil }
+
     /// The encoder's ``/MediaCore/StreamEvent/gapless(_:)`` events not yet told: the priming once
-    /// the encoder is open, the valid length and padding once it is flushed.
-    func gaplessEvents(_ announcement: inout GaplessAnnouncement) -> [StreamEvent] {
+    /// the encoder is open, the valid length and padding once it is flushed. An encoder returns
+    /// them from its `takeEvents()`, keeping `announcement` as its state.
+    public func gaplessEvents(_ announcement: inout GaplessAnnouncement) -> [StreamEvent] {
         if !announcement.finalSent, let padding {
             announcement.finalSent = true
             announcement.primingSent = true

@@ -97,10 +97,10 @@ public final class ParallelAACEncoder: AudioEncoder {
     /// one thread, else serial.
     static func makeEncoder(profile: AudioObjectType, settings: AudioCodecRegistry.EncoderSettings) throws(CodecError) -> any AudioEncoder {
         if settings.threads > 1 {
-            return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.coder,
+            return try ParallelAACEncoder(bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit, coder: settings.aac.coder,
                                           threads: settings.threads, profile: profile, control: settings.control)
         }
-        return try makeEncoder(profile: profile, format: settings.format, bitrate: settings.bitrate, coder: settings.coder,
+        return try makeEncoder(profile: profile, format: settings.format, bitrate: settings.bitrate, coder: settings.aac.coder,
                                lowersBitrateToFit: settings.lowersBitrateToFit)
     }
     /// Frames of pre-roll before each segment, in packets.

@@ -92,7 +92,7 @@ struct Convert: ParsableCommand {
         // One output file: its type is the command line's to get right.
         if inputs.count == 1, !output.hasSuffix("/"), !URLPath.isDirectory(output),
            MediaFileFormat(nameOf: FilePath(output)).map({ [.adts, .mp4, .wav, .rawPCM].contains($0) }) != true {
-            throw ValidationError("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac)) or "
+            throw ValidationError("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets)) or "
                                   + MediaFileFormat.extensionList(holding: .pcm))
         }
     }

@@ -47,7 +47,7 @@ struct Encode: ParsableCommand {
     func run() throws {
         try checkDistinct(input: input, output: output)
         guard [.adts, .mp4].contains(MediaFileFormat(nameOf: FilePath(output))) else {
-            throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac))")
+            throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets))")
         }
         // Before the input is opened: a FIFO's open blocks until its writer comes.
         let control = StopSignals.cancellingControl()
@@ -61,7 +61,8 @@ struct Encode: ParsableCommand {
                 raw = nil
                 try refuseRawLayout()
             }
-            reader = try PCMFileReader(path: inputPath, rawFormat: raw, allowTruncated: allowTruncated)
+            reader = try MediaFormatRegistry.containers.pcmInput(inputPath, as: PCMFileReader.self, options: MediaFormatRegistry.InputOptions(
+                rawFormat: raw, allowsTruncatedWAV: allowTruncated))
         } catch let failure as PipelineError {
             let error: any Error = failure.underlying ?? failure
             if case .dataBeyondFile? = failure.underlying(as: WAVError.self) {

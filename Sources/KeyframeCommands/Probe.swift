@@ -105,7 +105,7 @@ struct Probe: ParsableCommand {
                     reason = " (libavformat: \(error))"
                 }
             }
-            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .aac)) "
+            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .audioPackets)) "
                                  + "and any audio file FFmpeg reads\(reason)", status: .unreadableInput)
         }
         let source: FileByteSource

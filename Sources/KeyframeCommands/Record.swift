@@ -142,7 +142,7 @@ struct Record: ParsableCommand {
         // by the encoder, in its words, before the device or any file is touched).
         let chosen = encoder.profile.choice.resolved(channelCount: channels, bitrate: encoder.bitsPerSecond, sampleRate: sampleRate)
         if chosen.usesSpectralBandReplication,
-           output.map({ Recording.container(of: FilePath($0))?.contents.contains(.aac) ?? true }) ?? true {
+           output.map({ Recording.container(of: FilePath($0))?.contents.contains(.audioPackets) ?? true }) ?? true {
             guard SBRTuning.supportedOutputSampleRates.contains(sampleRate) else {
                 throw ValidationError("--profile \(encoder.profile.rawValue): HE-AAC records at "
                                       + SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")
@@ -275,7 +275,7 @@ struct Record: ParsableCommand {
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
             let used = summary.bitrate ?? encoder.bitsPerSecond ?? 0
-            let codec = summary.container.contents.contains(.aac) ? ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s" : ""
+            let codec = summary.container.contents.contains(.audioPackets) ? ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s" : ""
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")

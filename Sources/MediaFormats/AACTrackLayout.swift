@@ -48,7 +48,7 @@ public struct AACTrackLayout: Sendable {
     ///   joining again); the container's errors.
     public init(path: FilePath) throws(PipelineError) {
         self.path = path
-        var input = try AudioPacketInput(path: path, purpose: .remuxing)
+        var input = try MediaFormatRegistry.containers.aacInput(path)
         container = input.format
         if let track = input.track, let file = input.file {
             guard let config = input.audioSpecificConfig else { throw .unsupported("\(path): no AAC track") }

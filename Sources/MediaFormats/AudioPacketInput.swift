@@ -3,7 +3,7 @@ public import SystemPackage
 /// The AAC packets of an input file, whatever holds them, with what decoding them exactly
 /// needs: the AudioSpecificConfig and the gapless trim. The format comes from
 /// ``MediaFileFormat/detect(_:)``, so an M4A named `.aac` is read as the MP4 it is.
-public struct AudioPacketInput: PacketSource {
+public struct AudioPacketInput: PacketFileSource {
     private enum Reader {
         case adts(ADTSPacketReader<FileByteSource>)
         case mp4(DemuxedTrackSource)
@@ -16,6 +16,11 @@ public struct AudioPacketInput: PacketSource {
     public let format: MediaFileFormat
     /// The stream's configuration; `nil` for ADTS read as whole frames, whose headers carry it.
     public let audioSpecificConfig: AudioSpecificConfig?
+    /// The stream as its AudioSpecificConfig describes it; `nil` for ADTS read as whole frames.
+    public var audioFormat: EncodedAudioFormat? {
+        guard case .audio(let stream)? = try? audioSpecificConfig?.formatDescription() else { return nil }
+        return stream
+    }
     /// The samples to drop at the start and keep in all (from an MP4's edit list or iTunSMPB;
     /// none for ADTS, which cannot say).
     public let trim: GaplessTrim
@@ -48,7 +53,7 @@ public struct AudioPacketInput: PacketSource {
     ///   holds); the container's errors.
     public init(path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
         self = try MediaFormatRegistry.containers.packetInput(
-            path, options: MediaFormatRegistry.InputOptions(segments: segments, trackID: trackID, purpose: purpose))
+            path, as: AudioPacketInput.self, options: MediaFormatRegistry.InputOptions(segments: segments, trackID: trackID, purpose: purpose))
     }
 
     /// Opens an HLS media playlist of CMAF segments: its init segment, then its segments in

@@ -13,7 +13,7 @@ public import SystemPackage
 /// writes them as iTunes items (`ITunesMetadata.init(_:)`) and chapters (a Nero `chpl`
 /// and a QuickTime chapter track); a fragmented MP4 writes its movie with the first fragment,
 /// so it takes the tags told before the first packet and no chapters. ADTS carries neither.
-public struct AudioPacketOutput: PacketSink {
+public struct AudioPacketOutput: PacketFileSink {
     private enum Writer {
         case adts(ADTSPacketWriter<FileByteSink>)
         case mp4(MP4Muxer)
@@ -50,7 +50,7 @@ public struct AudioPacketOutput: PacketSink {
     ///   `PipelineError.stream` or `PipelineError.container` when it cannot be created.
     public init(path: FilePath, fragmentDuration: MediaTime? = nil, inPlace: Bool = false,
                 encoderName: String = "KeyFrameKit") throws(PipelineError) {
-        self = try MediaFormatRegistry.containers.packetOutput(path, options: MediaFormatRegistry.OutputOptions(
+        self = try MediaFormatRegistry.containers.packetOutput(path, as: AudioPacketOutput.self, options: MediaFormatRegistry.OutputOptions(
             fragmentDuration: fragmentDuration, inPlace: inPlace, encoderName: encoderName))
     }
 

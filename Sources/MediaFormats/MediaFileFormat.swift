@@ -51,7 +51,10 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
         /// Uncompressed audio.
         public static let pcm = Contents(rawValue: 1 << 0)
         /// Compressed audio packets (AAC, or a registered codec's).
-        public static let aac = Contents(rawValue: 1 << 1)
+        public static let audioPackets = Contents(rawValue: 1 << 1)
+        /// Compressed audio packets, by the name it had when AAC was the only codec.
+        @available(*, deprecated, renamed: "audioPackets")
+        public static let aac = audioPackets
         /// Video access units.
         public static let video = Contents(rawValue: 1 << 2)
         /// More than one track.
@@ -73,7 +76,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// AAC in ADTS (ISO/IEC 14496-3, 1.A.2.2), possibly behind an ID3v2 tag: `ID3`, or the 12-bit
     /// ADTS syncword with layer 0 (unless the head is an MP4 box header).
     public static let adts = MediaFileFormat(
-        name: "adts", description: "ADTS", fileExtensions: ["aac", "adts"], contents: [.aac, .tags], mimeType: "audio/aac",
+        name: "adts", description: "ADTS", fileExtensions: ["aac", "adts"], contents: [.audioPackets, .tags], mimeType: "audio/aac",
         recognizes: { head in
             text(head, 0..<3) == "ID3" || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xF6 == 0xF0 && !isMP4(head))
         })
@@ -83,7 +86,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// whose RIFF size can spell a box type).
     public static let mp4 = MediaFileFormat(
         name: "mp4", description: "MP4", fileExtensions: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"],
-        contents: [.aac, .video, .multipleTracks, .gaplessInfo, .tags], mimeType: "audio/mp4",
+        contents: [.audioPackets, .video, .multipleTracks, .gaplessInfo, .tags], mimeType: "audio/mp4",
         recognizes: { head in isMP4(head) })
     /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B): a start
     /// code followed by the NAL unit header of a parameter set, an access unit delimiter or SEI
@@ -98,7 +101,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// An HLS media playlist (RFC 8216) of CMAF segments beside it: read as its init segment
     /// followed by its media segments, in order. Recognised by `#EXTM3U` (after a byte-order mark).
     public static let hlsPlaylist = MediaFileFormat(
-        name: "hlsPlaylist", description: "HLS playlist", fileExtensions: ["m3u8"], contents: [.aac, .gaplessInfo],
+        name: "hlsPlaylist", description: "HLS playlist", fileExtensions: ["m3u8"], contents: [.audioPackets, .gaplessInfo],
         mimeType: "application/vnd.apple.mpegurl",
         recognizes: { head in
             text(head, 0..<min(head.count, 10))?.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("#EXTM3U") ?? false
@@ -144,7 +147,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the format holds audio (PCM or AAC).
-    public var carriesAudio: Bool { !contents.isDisjoint(with: [.pcm, .aac]) }
+    public var carriesAudio: Bool { !contents.isDisjoint(with: [.pcm, .audioPackets]) }
 
     /// The built-in format an extension names, if any (case-insensitive, without the dot); a
     /// registry's ``MediaFormatRegistry/format(fileExtension:)`` knows its registered ones too.

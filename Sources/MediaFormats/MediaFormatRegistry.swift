@@ -5,6 +5,10 @@ public import SystemPackage
 /// and creates one as a sink. Jobs open files only through a registry, so that a format is
 /// one more entry, not one more branch in every job.
 ///
+/// An entry opens a file as `any` ``PCMFileSource`` or ``PacketFileSource`` and creates one as
+/// `any` ``PCMFileSink`` or ``PacketFileSink``: a container of another package is a reader and a
+/// writer conforming to those protocols, and one ``register(_:)``.
+///
 /// ``containers`` holds KeyFrameKit's own readers and writers: WAV and raw PCM
 /// (``PCMFileReader``, ``PCMFileOutput``), ADTS and MP4 AAC (``AudioPacketInput``,
 /// ``AudioPacketOutput``) and an HLS media playlist as an input. A layer with codecs adds what
@@ -86,23 +90,23 @@ public struct MediaFormatRegistry: Sendable {
         /// Opens a file of the format as PCM (WAV, raw PCM; the AAC formats once a codec layer
         /// adds a decoder).
         public var pcmSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource)?
-        /// Opens a file of the format as AAC packets.
-        public var packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> AudioPacketInput)?
+        /// Opens a file of the format as compressed packets.
+        public var packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PacketFileSource)?
         /// Whether a file this entry refuses goes to the ``fallback`` (a WAV of a codec other than
         /// PCM, an MP4 whose audio is not AAC); by default never.
         public var fallsBack: @Sendable (PipelineError) -> Bool
         /// Creates a PCM output of the format.
-        public var pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> PCMFileOutput)?
-        /// Creates an AAC output of the format.
-        public var packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> AudioPacketOutput)?
+        public var pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PCMFileSink)?
+        /// Creates a compressed-audio output of the format.
+        public var packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PacketFileSink)?
 
         /// An entry for `format` with the given openers.
         public init(format: MediaFileFormat,
                     pcmSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource)? = nil,
-                    packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> AudioPacketInput)? = nil,
+                    packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PacketFileSource)? = nil,
                     fallsBack: @escaping @Sendable (PipelineError) -> Bool = { _ in false },
-                    pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> PCMFileOutput)? = nil,
-                    packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> AudioPacketOutput)? = nil) {
+                    pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PCMFileSink)? = nil,
+                    packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PacketFileSink)? = nil) {
             self.format = format
             self.pcmSource = pcmSource
             self.packetSource = packetSource
@@ -131,6 +135,13 @@ public struct MediaFormatRegistry: Sendable {
     public private(set) var entries: [Entry]
     /// What reads other audio files; `nil` when nothing does.
     public var fallback: Fallback?
+    /// How an entry that reads only packets is read as PCM: the packets it opened and the
+    /// entry's format in, a PCM source out (KeyFrameKit's `MediaFormatRegistry.standard` decodes
+    /// them with a codec registry's decoder for their codec); `nil` when packets are not decoded.
+    public var packetDecoder: PacketDecoder?
+
+    /// Decodes the packets an entry opened (``packetDecoder``).
+    public typealias PacketDecoder = @Sendable (any PacketFileSource, MediaFileFormat, InputOptions) throws(PipelineError) -> any PCMFileSource
 
     /// A registry of `entries` (a later entry for a format replaces an earlier one).
     public init(entries: [Entry], fallback: Fallback? = nil) {
@@ -210,17 +221,42 @@ public struct MediaFormatRegistry: Sendable {
         }),
     ])
 
-    /// The AAC packets of the file at `path`, by what its bytes are.
+    /// The compressed packets of the file at `path`, by what its bytes are.
     ///
     /// - Throws: `PipelineError.unsupported` for a file no entry reads packets from (naming
     ///   what it is); the entry's errors.
-    public func packetInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> AudioPacketInput {
+    public func packetInput(_ path: FilePath, options: InputOptions = InputOptions()) throws(PipelineError) -> any PacketFileSource {
         let detected = detect(path)
         guard let open = entry(for: detected)?.packetSource else {
             let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
-            throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .aac))", path: path)
+            throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .audioPackets))", path: path)
         }
         return try open(path, options)
+    }
+
+    /// The packets of the file at `path` as `Source`, the reader a job that needs more than
+    /// packets takes (KeyFrameKit's AAC reader, ``AudioPacketInput``, for an MP4's track and
+    /// raw data blocks): opened by its format's entry like any input.
+    ///
+    /// - Throws: `PipelineError.unsupported` when the entry reads the file with another reader
+    ///   (a registered container's), naming the file's codec; ``packetInput(_:options:)``'s errors.
+    public func packetInput<Source: PacketFileSource>(_ path: FilePath, as type: Source.Type,
+                                                      options: InputOptions = InputOptions()) throws(PipelineError) -> Source {
+        let opened = try packetInput(path, options: options)
+        guard let source = opened as? Source else {
+            let codec = opened.audioFormat.map { " of \($0.codec)" } ?? ""
+            throw .unsupported("\(path): \(opened.format)\(codec); this job reads \(extensionList(holding: .audioPackets)) as AAC",
+                               path: path)
+        }
+        return source
+    }
+
+    /// The AAC packets of `path` as KeyFrameKit's AAC reader (``AudioPacketInput``) gives
+    /// them, opened by the file's entry: ``packetInput(_:as:options:)`` for a job that copies or
+    /// edits AAC (raw data blocks by default).
+    public func aacInput(_ path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil,
+                         purpose: AudioPacketInput.Purpose = .remuxing) throws(PipelineError) -> AudioPacketInput {
+        try packetInput(path, as: AudioPacketInput.self, options: InputOptions(segments: segments, trackID: trackID, purpose: purpose))
     }
 
     /// A file opened as PCM, and why its own entry refused it when the ``fallback`` reads it.
@@ -248,8 +284,8 @@ public struct MediaFormatRegistry: Sendable {
             throw .unsupported("\(path): media segments and a track are for MP4 input\(detected.map { "; this is \($0)" } ?? "")", path: path)
         }
         var refused: PipelineError?
-        if let entry = entry(for: detected), let open = entry.pcmSource {
-            do { return OpenedPCM(source: try open(path, options), format: detected, refusal: nil) } catch {
+        if let entry = entry(for: detected), entry.pcmSource != nil || (entry.packetSource != nil && packetDecoder != nil) {
+            do { return OpenedPCM(source: try openPCM(entry, path, options), format: detected, refusal: nil) } catch {
                 guard fallback != nil, options.segments.isEmpty, options.trackID == nil, entry.fallsBack(error) else { throw error }
                 refused = error
             }
@@ -263,24 +299,80 @@ public struct MediaFormatRegistry: Sendable {
         }
     }
 
+    /// The PCM of the file at `path` as `Source`, the reader a job that needs more than PCM
+    /// takes (KeyFrameKit's ``PCMFileReader`` for a file read as stored): opened by its format's
+    /// entry like any input.
+    ///
+    /// - Throws: `PipelineError.unsupported` when the file is read by another reader (a decoder,
+    ///   the fallback); ``pcmInput(_:options:)``'s errors.
+    public func pcmInput<Source: PCMFileSource>(_ path: FilePath, as type: Source.Type,
+                                                options: InputOptions = InputOptions()) throws(PipelineError) -> Source {
+        let opened = try pcmInput(path, options: options)
+        guard let source = opened.source as? Source else {
+            throw .unsupported("\(path): not a PCM file (\(extensionList(holding: .pcm)))", path: path)
+        }
+        return source
+    }
+
+    /// The entry's PCM: its own PCM reader, else its packets through ``packetDecoder``.
+    private func openPCM(_ entry: Entry, _ path: FilePath, _ options: InputOptions) throws(PipelineError) -> any PCMFileSource {
+        if let open = entry.pcmSource { return try open(path, options) }
+        guard let packets = entry.packetSource, let packetDecoder else {
+            throw .unsupported("\(path): \(entry.format) cannot be decoded here", path: path)
+        }
+        var decoding = options
+        decoding.purpose = .decoding
+        return try packetDecoder(try packets(path, decoding), entry.format, options)
+    }
+
     /// A PCM output at `path`, of the format its name says.
     ///
     /// - Throws: `PipelineError.unsupported` when the name is not a PCM format's.
-    public func pcmOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> PCMFileOutput {
+    public func pcmOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> any PCMFileSink {
         guard let create = entry(for: options.format ?? format(nameOf: path))?.pcmSink else {
             throw .unsupported("\(path): unknown PCM output type; use \(extensionList(holding: .pcm))", path: path)
         }
         return try create(path, options)
     }
 
-    /// An AAC output at `path`, of the format its name says.
+    /// A PCM output at `path` as `Sink`, the writer a job that needs more than a sink takes.
     ///
-    /// - Throws: `PipelineError.unsupported` when the name is not an AAC container's.
-    public func packetOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> AudioPacketOutput {
+    /// - Throws: `PipelineError.unsupported` when the format's entry creates another writer;
+    ///   ``pcmOutput(_:options:)``'s errors.
+    public func pcmOutput<Sink: PCMFileSink>(_ path: FilePath, as type: Sink.Type,
+                                             options: OutputOptions = OutputOptions()) throws(PipelineError) -> Sink {
+        var created = try pcmOutput(path, options: options)
+        guard let sink = created as? Sink else {
+            created.cancel()
+            throw .unsupported("\(path): this job writes \(extensionList(holding: .pcm))", path: path)
+        }
+        return sink
+    }
+
+    /// A compressed-audio output at `path`, of the format its name says (or ``OutputOptions/format``).
+    ///
+    /// - Throws: `PipelineError.unsupported` when the name is not a registered container's.
+    public func packetOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> any PacketFileSink {
         guard let create = entry(for: options.format ?? format(nameOf: path))?.packetSink else {
-            throw .unsupported("\(path): unknown output type; AAC output is \(extensionList(holding: .aac))", path: path)
+            throw .unsupported("\(path): unknown output type; AAC output is \(extensionList(holding: .audioPackets))", path: path)
         }
         return try create(path, options)
+    }
+
+    /// A compressed-audio output at `path` as `Sink`, the writer a job that needs more than a
+    /// sink takes (KeyFrameKit's ``AudioPacketOutput`` for a recording salvaged after a kill).
+    ///
+    /// - Throws: `PipelineError.unsupported` when the format's entry creates another writer;
+    ///   ``packetOutput(_:options:)``'s errors.
+    public func packetOutput<Sink: PacketFileSink>(_ path: FilePath, as type: Sink.Type,
+                                                   options: OutputOptions = OutputOptions()) throws(PipelineError) -> Sink {
+        var created = try packetOutput(path, options: options)
+        guard let sink = created as? Sink else {
+            created.cancel()
+            throw .unsupported("\(path): \(created.format) output; this job writes \(extensionList(holding: .audioPackets)) as AAC",
+                               path: path)
+        }
+        return sink
     }
 }
 

@@ -3,7 +3,7 @@ public import SystemPackage
 /// A PCM output file, as a ``/MediaCore/PCMSink``: a WAV (header from the first buffer's layout) or
 /// raw PCM, chosen by the name (``MediaFileFormat/init(nameOf:)``), written under a temporary name
 /// and committed by ``finish()``.
-public struct PCMFileOutput: PCMSink {
+public struct PCMFileOutput: PCMFileSink {
     private enum Writer {
         case wav(WAVFileWriter<FileByteSink>)
         case raw(RawPCMWriter<FileByteSink>)
@@ -32,7 +32,7 @@ public struct PCMFileOutput: PCMSink {
     ///   `PipelineError.stream` when it cannot be created.
     public init(path: FilePath, inPlace: Bool = false, emptyMessage: String? = nil, format: MediaFileFormat? = nil) throws(PipelineError) {
         self = try MediaFormatRegistry.containers.pcmOutput(
-            path, options: MediaFormatRegistry.OutputOptions(inPlace: inPlace, emptyMessage: emptyMessage, format: format))
+            path, as: PCMFileOutput.self, options: MediaFormatRegistry.OutputOptions(inPlace: inPlace, emptyMessage: emptyMessage, format: format))
     }
 
     /// Creates a WAV file at `path` (its header from the first buffer's layout).

@@ -24,10 +24,8 @@ public struct PCMFileReader: MediaFormatRegistry.PCMFileSource {
     /// - Throws: `PipelineError.unsupported` for a file that is neither, or raw PCM
     ///   without a layout; the errors of the two initialisers below.
     public init(path: FilePath, rawFormat: PCMFormat? = nil, allowTruncated: Bool = false) throws(PipelineError) {
-        let opened = try MediaFormatRegistry.containers.pcmInput(
-            path, options: MediaFormatRegistry.InputOptions(rawFormat: rawFormat, allowsTruncatedWAV: allowTruncated))
-        guard let reader = opened.source as? PCMFileReader else { throw .unsupported("\(path): not a PCM file", path: path) }
-        self = reader
+        self = try MediaFormatRegistry.containers.pcmInput(
+            path, as: PCMFileReader.self, options: MediaFormatRegistry.InputOptions(rawFormat: rawFormat, allowsTruncatedWAV: allowTruncated))
     }
 
     /// Opens a WAV file.

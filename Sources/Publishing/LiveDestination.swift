@@ -3,7 +3,8 @@ internal import AACBitstream
 internal import Dispatch
 internal import Synchronization
 
-/// A live destination as a sink of AAC packets: a tee's expendable branch that never holds up
+/// A live destination as a sink of packets (AAC for KeyFrameKit's protocols; what a registered
+/// protocol carries for its own): a tee's expendable branch that never holds up
 /// the capture, the local file or the other destinations.
 ///
 /// ``write(_:)`` queues the frame and returns at once. A thread of the destination's own
@@ -58,10 +59,10 @@ public struct LiveDestination: PacketSink {
         self.statistics = statistics ?? DestinationStatistics(destination: destination.maskedURL, scheme: destination.scheme.name)
     }
 
-    /// Queues one AAC frame; on the first, starts the destination's thread.
+    /// Queues one packet; on the first, starts the destination's thread.
     ///
     /// - Throws: `PipelineError.network` once the destination has stopped for a permanent
-    ///   refusal; `.unsupported` for a packet that is not AAC.
+    ///   refusal; `.unsupported` for a packet of a codec the destination's protocol does not carry.
     public mutating func write(_ sample: MediaSample) throws(PipelineError) {
         if worker == nil { try start(sample) }
         guard let worker else { return }
@@ -107,16 +108,16 @@ public struct LiveDestination: PacketSink {
     }
 
     private mutating func start(_ sample: MediaSample) throws(PipelineError) {
-        guard case .audio(let format) = sample.format, format.codec == .aac else {
-            throw .unsupported("\(destination.maskedURL): only AAC can be published (the stream is \(sample.format))")
+        guard case .audio(let format) = sample.format else {
+            throw .unsupported("\(destination.maskedURL): only audio can be published (the stream is \(sample.format))")
         }
-        let config: AudioSpecificConfig
-        do { config = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch {
-            throw PipelineError(error)
+        guard destination.codecs.isEmpty || destination.codecs.contains(format.codec) else {
+            let carried = destination.codecs.map(\.name).sorted().joined(separator: ", ")
+            throw .unsupported("\(destination.maskedURL): \(destination.scheme) carries \(carried), not \(format.codec)")
         }
         let bitrate = destination.bitrate ?? announcedBitrate ?? 0
-        let stream = PublishedStream(audioSpecificConfig: config, sampleRate: format.sampleRate, channelCount: format.channelCount,
-                                     bitrate: bitrate, title: title)
+        let stream: PublishedStream
+        do { stream = try PublishedStream(format: format, bitrate: bitrate, title: title) } catch { throw PipelineError(error) }
         self.stream = stream
         statistics.update { $0.bitrate = bitrate }
         framesPerPacket = max(format.framesPerPacket, 1)
@@ -201,8 +202,10 @@ final class DestinationWorker: Sendable {
         var title = stream.title
         while !isAborted {
             if current == nil {
-                // Finishing while not connected: what is queued cannot be delivered now.
-                if queue.isEnding {
+                // Finishing after a connection failed or was lost: what is queued cannot be
+                // delivered now. (The first connection is still tried: a short input published
+                // faster than real time ends before the thread has connected.)
+                if queue.isEnding, attempt > 0 || everConnected {
                     queue.dropAll()
                     statistics.disconnected(.abandoned, error: nil)
                     return

@@ -1,12 +1,15 @@
 public import AACBitstream
+public import MediaCore
 
-/// What a destination announces before the first frame: the AAC stream's configuration (the
-/// RTMP sequence header, the MPEG-TS program, the Icecast content type) and its descriptive
-/// names.
+/// What a destination announces before the first frame: the stream's codec and configuration
+/// (the RTMP sequence header, the MPEG-TS program, the Icecast content type) and its
+/// descriptive names.
 public struct PublishedStream: Sendable, Hashable {
-    /// The stream's AudioSpecificConfig (ISO/IEC 14496-3 1.6.2.1), sent as RTMP's AAC sequence
-    /// header and used for ADTS headers.
-    public var audioSpecificConfig: AudioSpecificConfig
+    /// The stream's codec, rate, channels and configuration bytes, as its packets carry them.
+    public var format: EncodedAudioFormat
+    /// For AAC, the stream's AudioSpecificConfig (ISO/IEC 14496-3 1.6.2.1), sent as RTMP's AAC
+    /// sequence header and used for ADTS headers; `nil` for another codec.
+    public var audioSpecificConfig: AudioSpecificConfig?
     /// Samples per second at the output (the sample clock the timestamps count).
     public var sampleRate: Int
     /// Channels.
@@ -20,9 +23,34 @@ public struct PublishedStream: Sendable, Hashable {
     /// A genre (Icecast's `ice-genre`).
     public var genre: String?
 
-    /// A stream of `audioSpecificConfig` at `sampleRate` with `channelCount` channels.
+    /// A stream of `format`, its AudioSpecificConfig parsed from the configuration bytes for AAC.
+    ///
+    /// - Throws: ``PublishingError/Reason/invalidDestination`` for an AAC configuration that does
+    ///   not parse.
+    public init(format: EncodedAudioFormat, bitrate: Int, title: String? = nil, description: String? = nil,
+                genre: String? = nil) throws(PublishingError) {
+        self.format = format
+        if format.codec == .aac {
+            do { audioSpecificConfig = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch {
+                throw PublishingError(.invalidDestination, "the stream's AudioSpecificConfig: \(error)")
+            }
+        } else {
+            audioSpecificConfig = nil
+        }
+        sampleRate = format.sampleRate
+        channelCount = format.channelCount
+        self.bitrate = bitrate
+        self.title = title
+        self.description = description
+        self.genre = genre
+    }
+
+    /// An AAC stream of `audioSpecificConfig` at `sampleRate` with `channelCount` channels.
     public init(audioSpecificConfig: AudioSpecificConfig, sampleRate: Int, channelCount: Int, bitrate: Int,
                 title: String? = nil, description: String? = nil, genre: String? = nil) {
+        let bytes = (try? audioSpecificConfig.serialized()) ?? []
+        format = EncodedAudioFormat(codec: .aac, sampleRate: sampleRate, channelCount: channelCount, framesPerPacket: 1024,
+                                    decoderConfiguration: bytes)
         self.audioSpecificConfig = audioSpecificConfig
         self.sampleRate = sampleRate
         self.channelCount = channelCount
@@ -31,17 +59,27 @@ public struct PublishedStream: Sendable, Hashable {
         self.description = description
         self.genre = genre
     }
+
+    /// The AudioSpecificConfig of an AAC stream, for a protocol that carries AAC alone.
+    ///
+    /// - Throws: ``PublishingError/Reason/invalidDestination`` for another codec.
+    package func aacConfiguration(for protocolName: String) throws(PublishingError) -> AudioSpecificConfig {
+        guard let audioSpecificConfig else {
+            throw PublishingError(.invalidDestination, "\(protocolName) carries AAC here; the stream is \(format.codec)")
+        }
+        return audioSpecificConfig
+    }
 }
 
 /// One session with one server: connect and announce the stream, send frames, end. A
 /// destination (``LiveDestination``) opens a new session after each passing failure.
 ///
 /// Sessions are used by one thread; ``abort()`` may come from another.
-package protocol PublishingSession: AnyObject, Sendable {
+public protocol PublishingSession: AnyObject, Sendable {
     /// Connects, announces the stream (RTMP `connect` … `publish` and the AAC sequence header;
     /// Icecast's PUT headers; SRT's PAT and PMT) and returns when frames may be sent.
     func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError)
-    /// Sends one raw AAC frame (no ADTS header) that starts `timestamp` samples after the
+    /// Sends one packet (for AAC a raw frame, no ADTS header) that starts `timestamp` samples after the
     /// stream's first (the sample clock, continuing across reconnects).
     func send(frame: ArraySlice<UInt8>, timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError)
     /// Sends frames that are due together (a capture's period brings several), in order, in as
@@ -56,14 +94,15 @@ package protocol PublishingSession: AnyObject, Sendable {
     func abort()
 }
 
-/// A raw AAC frame and its time on the stream's sample clock.
-package struct QueuedFrame: Sendable {
-    /// The frame's bytes (no ADTS header).
-    package var data: [UInt8]
+/// A packet (for AAC a raw frame) and its time on the stream's sample clock.
+public struct QueuedFrame: Sendable {
+    /// The packet's bytes (for AAC no ADTS header).
+    public var data: [UInt8]
     /// Samples from the stream's first.
-    package var timestamp: Int64
+    public var timestamp: Int64
 
-    package init(data: [UInt8], timestamp: Int64) {
+    /// A frame of `data` at `timestamp`.
+    public init(data: [UInt8], timestamp: Int64) {
         self.data = data
         self.timestamp = timestamp
     }
@@ -71,10 +110,10 @@ package struct QueuedFrame: Sendable {
 
 extension PublishingSession {
     /// Sends each frame in turn.
-    package func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
+    public func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
         for frame in frames { try send(frame: frame.data[...], timestamp: frame.timestamp, deadline: deadline) }
     }
 
     /// Ignores the title.
-    package func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError) {}
+    public func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError) {}
 }

@@ -42,24 +42,11 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
     public let port: Int
     /// The bitrate asked for this destination alone (`#bitrate=`), in bits per second.
     public let bitrate: Int?
-    let endpoint: any LiveEndpoint
+    /// The parsed URL, which makes the destination's sessions.
+    public let endpoint: any LiveEndpoint
 
-    /// One protocol: the URL schemes that name it and how such a URL becomes an endpoint.
-    struct Entry: Sendable {
-        /// The protocol.
-        let scheme: Scheme
-        /// The URL schemes that name it (`rtmp`, `rtmps`).
-        let urlSchemes: [String]
-        /// Parses a URL of one of ``urlSchemes``.
-        let endpoint: @Sendable (String) throws(PublishingError) -> any LiveEndpoint
-    }
-
-    /// The protocols KeyFrameKit publishes to, each once: the one table `parse` asks.
-    static let entries: [Entry] = [
-        Entry(scheme: .rtmp, urlSchemes: ["rtmp", "rtmps"]) { url throws(PublishingError) in try RTMPEndpoint(url: url) },
-        Entry(scheme: .icecast, urlSchemes: ["icecast", "icecasts"]) { url throws(PublishingError) in try IcecastDestination(url: url) },
-        Entry(scheme: .srt, urlSchemes: ["srt"]) { url throws(PublishingError) in try SRTEndpoint(url: url) },
-    ]
+    /// The codecs the destination's protocol carries (empty: any).
+    public let codecs: Set<AudioCodecID>
 
     /// The masked URL.
     public var description: String { maskedURL }
@@ -70,10 +57,13 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
     ///   - text: the URL, `env:NAME` or `file:PATH`, with an optional `#bitrate=…`.
     ///   - environment: looks up `env:` names.
     ///   - readFile: reads a `file:` path's contents.
+    ///   - registry: the protocols a URL can name (``DestinationRegistry/standard``: RTMP,
+    ///     Icecast, SRT, unless a program registers its own in a copy).
     /// - Throws: ``PublishingError/Reason/invalidDestination``: an unknown scheme, a missing
     ///   host, key, password or mount, a variable not set, a file that cannot be read.
     public static func parse(_ text: String, environment: (String) -> String? = { _ in nil },
-                             readFile: (String) throws -> String = { _ in throw PublishingError(.invalidDestination, "no file reader") })
+                             readFile: (String) throws -> String = { _ in throw PublishingError(.invalidDestination, "no file reader") },
+                             registry: DestinationRegistry = .standard)
         throws(PublishingError) -> PublishingDestination {
         var url = text
         if text.hasPrefix("env:") {
@@ -102,21 +92,22 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
             url = String(url[..<hash])
         }
         let parts = try URLParts(url)
-        guard let entry = entries.first(where: { $0.urlSchemes.contains(parts.scheme) }) else {
-            let known = entries.flatMap(\.urlSchemes).map { "\($0)://" }
+        guard let entry = registry.entries.first(where: { $0.urlSchemes.contains(parts.scheme) }) else {
+            let known = registry.entries.flatMap(\.urlSchemes).map { "\($0)://" }
             throw PublishingError(.invalidDestination,
                                   "\(parts.masked): unknown scheme \(parts.scheme)://; use \(known.dropLast().joined(separator: ", ")) or \(known.last ?? "")")
         }
         let endpoint = try entry.endpoint(url)
         return PublishingDestination(scheme: entry.scheme, maskedURL: endpoint.maskedURL, host: endpoint.host, port: endpoint.port,
-                                     bitrate: bitrate, endpoint: endpoint)
+                                     bitrate: bitrate, endpoint: endpoint, codecs: entry.codecs)
     }
 
     /// Checks that the host resolves, before a capture starts.
     ///
     /// - Throws: ``PublishingError/Reason/unresolved``.
     public func checkResolves() throws(PublishingError) {
-        guard HostName.resolves(host, port: port) else {
+        // A destination without a host (a registered protocol's that needs none) has nothing to resolve.
+        guard host.isEmpty || HostName.resolves(host, port: port) else {
             throw PublishingError(.unresolved, "\(maskedURL): the host name \(host) does not resolve")
         }
     }
@@ -136,11 +127,13 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
     static func bitrate(_ text: Substring) -> Int? { Bitrate(text)?.bitsPerSecond }
 }
 
-/// A destination's parsed URL, as a session factory: what a protocol's entry makes.
-protocol LiveEndpoint: Sendable {
-    /// The URL with its secrets masked.
+/// A destination's parsed URL, as a session factory: what a protocol's entry in a
+/// ``DestinationRegistry`` makes of a URL. A protocol of another package is an endpoint, a
+/// ``PublishingSession`` it makes, and one ``DestinationRegistry/register(_:)``.
+public protocol LiveEndpoint: Sendable {
+    /// The URL with its secrets masked (`****`): what every message and statistic shows.
     var maskedURL: String { get }
-    /// The host, for checking that it resolves.
+    /// The host, for checking that it resolves (empty for none).
     var host: String { get }
     /// The port.
     var port: Int { get }
@@ -150,10 +143,76 @@ protocol LiveEndpoint: Sendable {
 }
 
 /// Opens a TCP connection to a host and port, with TLS when asked, by a deadline.
-typealias TCPConnector = @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection
+public typealias TCPConnector = @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection
 
+/// The protocols a destination URL can name, as a value: for each, the URL schemes that name
+/// it, the codecs it carries, and how such a URL becomes a ``LiveEndpoint``.
+/// ``standard`` holds KeyFrameKit's (``registerAll()``); a program that adds its own copies it,
+/// registers them, and parses its destinations with the copy
+/// (``PublishingDestination/parse(_:environment:readFile:registry:)``).
+public struct DestinationRegistry: Sendable {
+    /// One protocol.
+    public struct Entry: Sendable {
+        /// The protocol.
+        public let scheme: PublishingDestination.Scheme
+        /// The URL schemes that name it (`rtmp`, `rtmps`).
+        public let urlSchemes: [String]
+        /// The codecs it carries (empty: any).
+        public let codecs: Set<AudioCodecID>
+        /// Parses a URL of one of ``urlSchemes``, masking its secrets.
+        public let endpoint: @Sendable (String) throws(PublishingError) -> any LiveEndpoint
+
+        /// A protocol named by `urlSchemes`, carrying `codecs`, whose URLs `endpoint` parses.
+        public init(scheme: PublishingDestination.Scheme, urlSchemes: [String], codecs: Set<AudioCodecID>,
+                    endpoint: @escaping @Sendable (String) throws(PublishingError) -> any LiveEndpoint) {
+            self.scheme = scheme
+            self.urlSchemes = urlSchemes
+            self.codecs = codecs
+            self.endpoint = endpoint
+        }
+    }
+
+    /// The protocols, in the order they are listed in messages.
+    public private(set) var entries: [Entry] = []
+
+    /// An empty registry.
+    public init() {}
+
+    /// KeyFrameKit's protocols: RTMP, Icecast and SRT (``registerAll()``).
+    public static let standard: DestinationRegistry = {
+        var registry = DestinationRegistry()
+        registry.registerAll()
+        return registry
+    }()
+
+    /// Registers KeyFrameKit's protocols, each carrying AAC: the one place that lists them. One
+    /// already registered is not registered twice.
+    public mutating func registerAll() {
+        for entry in Self.builtIn where !entries.contains(where: { $0.scheme == entry.scheme }) { register(entry) }
+    }
+
+    /// Registers `entry`, replacing the protocol of its scheme where it stands, or after the others.
+    public mutating func register(_ entry: Entry) {
+        if let index = entries.firstIndex(where: { $0.scheme == entry.scheme }) {
+            entries[index] = entry
+        } else {
+            entries.append(entry)
+        }
+    }
+
+    /// RTMP (FLV audio tags), Icecast (ADTS) and SRT (MPEG-TS), each carrying AAC.
+    static let builtIn: [Entry] = [
+        Entry(scheme: .rtmp, urlSchemes: ["rtmp", "rtmps"], codecs: [.aac]) { url throws(PublishingError) in try RTMPEndpoint(url: url) },
+        Entry(scheme: .icecast, urlSchemes: ["icecast", "icecasts"], codecs: [.aac]) { url throws(PublishingError) in
+            try IcecastDestination(url: url)
+        },
+        Entry(scheme: .srt, urlSchemes: ["srt"], codecs: [.aac]) { url throws(PublishingError) in try SRTEndpoint(url: url) },
+    ]
+}
+
+    /// An Icecast session (HTTP PUT, or SOURCE) to this destination.
 extension IcecastDestination: LiveEndpoint {
-    func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession {
+    public func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession {
         IcecastSession(destination: self, connect: connect)
     }
 }

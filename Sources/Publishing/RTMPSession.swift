@@ -58,7 +58,8 @@ package final class RTMPSession: PublishingSession {
     ///   connection's errors; ``PublishingError/Reason/protocolViolation`` for bad bytes.
     package func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
         let config: [UInt8]
-        do { config = try stream.audioSpecificConfig.serialized() } catch {
+        let aac = try stream.aacConfiguration(for: url.masked)
+        do { config = try aac.serialized() } catch {
             throw PublishingError(.invalidDestination, "\(url.masked): the stream's AudioSpecificConfig cannot be written: \(error)")
         }
         let metadata = RTMPStreamMetadata(sampleRate: stream.sampleRate, channelCount: stream.channelCount,

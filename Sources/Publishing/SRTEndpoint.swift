@@ -43,7 +43,8 @@ final class SRTSession: PublishingSession {
 
     func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
         var muxer: TransportStreamMuxer
-        do { muxer = try TransportStreamMuxer(audioSpecificConfig: stream.audioSpecificConfig) } catch {
+        let aac = try stream.aacConfiguration(for: "\(destination)")
+        do { muxer = try TransportStreamMuxer(audioSpecificConfig: aac) } catch {
             throw PublishingError(.invalidDestination, "\(destination): the stream cannot go in MPEG-TS: \(error)")
         }
         let connection = try connect(destination, deadline)

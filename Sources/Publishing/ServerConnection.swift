@@ -4,7 +4,7 @@
 /// thread, and makes a ``send(_:deadline:)`` or ``receive(deadline:)`` waiting on it throw.
 /// Every wait is bounded by a deadline, so a server that stops reading never holds the
 /// destination's thread for ever.
-package protocol ServerConnection: AnyObject, Sendable {
+public protocol ServerConnection: AnyObject, Sendable {
     /// Sends every byte of `bytes`, waiting no later than `deadline` for the transport to take
     /// them.
     ///

@@ -65,7 +65,7 @@ import Testing
         }
         // Replacing an entry keeps its place: the standard registry lists formats as the table does.
         #expect(MediaFormatRegistry.standard.formats == MediaFileFormat.builtIn)
-        #expect(MediaFormatRegistry.standard.extensionList(holding: .aac) == MediaFileFormat.extensionList(holding: .aac))
+        #expect(MediaFormatRegistry.standard.extensionList(holding: .audioPackets) == MediaFileFormat.extensionList(holding: .audioPackets))
     }
 
     @Test func formatsAreTheSameWhenTheirNamesAre() {

@@ -100,40 +100,36 @@ public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
     }
 }
 
-/// AAC packets decoded to PCM (``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder``,
-/// the container's gapless trim applied): how `MediaFormatRegistry.standard`
-/// opens ADTS, MP4 and HLS as PCM.
+/// The packets of a file decoded to PCM by the decoder a codec registry has for their codec, the
+/// container's gapless trim applied: how `MediaFormatRegistry.standard` opens ADTS, MP4 and HLS
+/// (``DecodedAACFile``) and any registered container's packets as PCM.
 ///
 /// The layout (``pcmFormat``) is known once the file is open: the first buffer is decoded then
 /// and held for the first ``next()``. The decoder's own output says the rate and channels,
 /// HE-AAC signalled only in the frames (ADTS, FFmpeg's remuxes) and parametric stereo
 /// included, which no header gives exactly.
-public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
-    private var chain: TransformedSource<AudioPacketInput, AnyAudioDecoder>
+public struct DecodedPacketFile<Packets: PacketFileSource>: MediaFormatRegistry.PCMFileSource {
+    private var chain: TransformedSource<Packets, AnyAudioDecoder>
     /// The first buffer, decoded at open, until ``next()`` hands it on.
     private var first: PCMBuffer?
-    /// `ADTS (AAC)`, `MP4 (AAC)` or `HLS (AAC)`.
+    /// What reads it: `ADTS (AAC)`, `MP4 (AAC)`, `HLS (AAC)`, or a registered container and codec.
     public let readerName: String
     /// The decoded layout: the first buffer's; `nil` for a file with no audio.
     public let pcmFormat: PCMFormat?
 
-    /// The packets of `packets`, decoded to `sampleFormat` by the decoder `codecs` has for them;
-    /// `container` is the format the file was opened as (an HLS playlist's packets are an MP4's),
-    /// by default the packets' own.
-    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32, container: MediaFileFormat? = nil,
-                codecs: AudioCodecRegistry = .standard) throws(PipelineError) {
-        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat, codecs: codecs)
+    /// The packets of `packets` decoded by `decoder`, said as `readerName`.
+    public init(_ packets: Packets, decoder: any AudioDecoder, readerName: String) throws(PipelineError) {
         // A packet that cannot be decoded (a damaged file) is stepped over and said.
         decoder.skipsUndecodablePackets = true
-        readerName = (container ?? packets.format) == .hlsPlaylist ? "HLS (AAC)" : "\(container ?? packets.format) (AAC)"
+        self.readerName = readerName
         chain = packets.transformed(by: decoder)
         first = try chain.next()
         pcmFormat = first?.format
     }
 
     /// The packets read.
-    public var packets: AudioPacketInput { chain.upstream }
-    /// The file's tags and chapters (``/MediaFormats/AudioPacketInput/metadata``).
+    public var packets: Packets { chain.upstream }
+    /// The file's tags and chapters.
     public var metadata: StreamMetadata { chain.upstream.metadata }
     /// The next buffer of PCM, `nil` at the end.
     public mutating func next() throws(PipelineError) -> PCMBuffer? {
@@ -152,7 +148,41 @@ public struct DecodedAACFile: MediaFormatRegistry.PCMFileSource {
     public mutating func takeEvents() -> [StreamEvent] { chain.takeEvents() }
 }
 
-extension DecodedAACFile: StageReporting {
+/// AAC packets decoded to PCM (``/MediaFormats/AudioPacketInput`` → ``/AudioCodec/AACDecoder``).
+public typealias DecodedAACFile = DecodedPacketFile<AudioPacketInput>
+
+extension DecodedPacketFile where Packets == AudioPacketInput {
+    /// The packets of `packets`, decoded to `sampleFormat` by the decoder `codecs` has for them;
+    /// `container` is the format the file was opened as (an HLS playlist's packets are an MP4's),
+    /// by default the packets' own.
+    public init(_ packets: AudioPacketInput, sampleFormat: PCMSampleFormat = .float32, container: MediaFileFormat? = nil,
+                codecs: AudioCodecRegistry = .standard) throws(PipelineError) {
+        let decoder = try packets.makeDecoder(sampleFormat: sampleFormat, codecs: codecs)
+        let container = container ?? packets.format
+        try self.init(packets, decoder: decoder, readerName: container == .hlsPlaylist ? "HLS (AAC)" : "\(container) (AAC)")
+    }
+}
+
+extension DecodedPacketFile where Packets == AnyPacketFileSource {
+    /// The packets of a registered container, decoded to `sampleFormat` by the decoder `codecs`
+    /// has for their codec (the container's ``/MediaFormats/PacketFileSource/audioFormat``).
+    ///
+    /// - Throws: `PipelineError.unsupported` for a container that does not say its codec;
+    ///   `PipelineError.codec` when no decoder of it is registered.
+    public init(_ packets: any PacketFileSource, sampleFormat: PCMSampleFormat = .float32,
+                codecs: AudioCodecRegistry = .standard) throws(PipelineError) {
+        guard let stream = packets.audioFormat else {
+            throw .unsupported("\(packets.path): \(packets.format) does not say its codec", path: packets.path)
+        }
+        var settings = AudioCodecRegistry.DecoderSettings(audioSpecificConfig: nil, outputSampleFormat: sampleFormat, trim: packets.trim)
+        settings.stream = stream
+        let decoder: any AudioDecoder
+        do { decoder = try codecs.decoder(for: stream.codec, profile: nil, settings: settings) } catch { throw .codec(error) }
+        try self.init(AnyPacketFileSource(packets), decoder: decoder, readerName: "\(packets.format) (\(stream.codec))")
+    }
+}
+
+extension DecodedPacketFile: StageReporting {
     /// The packet reader's stage and the decoder's.
     package func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
         JobReport.appendStages(of: chain, role: .source, elements: elements, busy: busy, to: &stages)
@@ -160,23 +190,24 @@ extension DecodedAACFile: StageReporting {
 }
 
 extension MediaFormatRegistry {
-    /// KeyFrameKit's registry: ``/MediaFormats/MediaFormatRegistry/containers`` with the AAC
-    /// formats (ADTS, MP4, an HLS playlist) decoded to PCM by the codec registry's AAC decoder
-    /// (``DecodedAACFile``), and libavformat (``LibavformatFileReader``) as the fallback for
-    /// every other audio file.
-    public static let standard: MediaFormatRegistry = {
+    /// KeyFrameKit's registry: ``/MediaFormats/MediaFormatRegistry/containers`` with their
+    /// packets decoded to PCM by the standard codec registry (``standard(codecs:)``), and
+    /// libavformat (``LibavformatFileReader``) as the fallback for every other audio file.
+    public static let standard: MediaFormatRegistry = standard(codecs: .standard)
+
+    /// ``/MediaFormats/MediaFormatRegistry/containers`` with the packets of every entry that
+    /// reads only packets (ADTS, MP4, an HLS playlist; a registered container) decoded to PCM by
+    /// `codecs`' decoder for their codec (``DecodedPacketFile``), and libavformat
+    /// (``LibavformatFileReader``) as the fallback for every other audio file.
+    public static func standard(codecs: AudioCodecRegistry) -> MediaFormatRegistry {
         var registry = MediaFormatRegistry.containers
-        for var entry in registry.entries {
-            guard entry.pcmSource == nil, let packets = entry.packetSource else { continue }
-            let container = entry.format
-            entry.pcmSource = { path, options throws(PipelineError) in
-                var decoding = options
-                decoding.purpose = .decoding
-                return try DecodedAACFile(try packets(path, decoding), sampleFormat: options.decodedSampleFormat, container: container)
+        registry.packetDecoder = { packets, container, options throws(PipelineError) -> any PCMFileSource in
+            if let aac = packets as? AudioPacketInput {
+                return try DecodedAACFile(aac, sampleFormat: options.decodedSampleFormat, container: container, codecs: codecs)
             }
-            registry.register(entry)
+            return try DecodedPacketFile<AnyPacketFileSource>(packets, sampleFormat: options.decodedSampleFormat, codecs: codecs)
         }
         registry.fallback = Fallback(name: "libavformat") { path, _ throws(PipelineError) in try LibavformatFileReader(path: path) }
         return registry
-    }()
+    }
 }

@@ -122,7 +122,7 @@ public final class AACRecorder: Sendable {
         let encoder: any AudioEncoder
         do {
             encoder = try AudioCodecRegistry.standard.encoder(for: .aac, profile: .aacLC, settings: .init(
-                bitrate: configuration.bitrate, coder: configuration.coder, format: configuration.audio.pcmFormat))
+                bitrate: configuration.bitrate, format: configuration.audio.pcmFormat, aac: .init(coder: configuration.coder)))
         } catch {
             throw .codec(error)
         }

@@ -128,7 +128,7 @@ public enum AudioEditing {
     /// FFmpeg's remux of an HE-AAC ADTS stream writes it) carries SBR data (a fill element of
     /// `EXT_SBR_DATA`, ISO/IEC 14496-3 4.4.2.8): HE-AAC signalled implicitly.
     private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig) throws(PipelineError) -> Bool {
-        var input = try AudioPacketInput(path: path, purpose: .remuxing)
+        var input = try MediaFormatRegistry.standard.aacInput(path)
         guard let packet = try input.next() else { return false }
         let block: RawDataBlock
         do {
@@ -382,7 +382,7 @@ public enum AudioEditing {
             let presented = piece.layout.packets(presenting: piece.range)
             let repeated = presented.packets.count > piece.repeated ? piece.repeated : 0
             let kept = (packets: (presented.packets.lowerBound + repeated)...presented.packets.upperBound, priming: presented.priming)
-            let input = try AudioPacketInput(path: piece.layout.path, purpose: .remuxing)
+            let input = try MediaFormatRegistry.standard.aacInput(piece.layout.path)
             // A decoder gives every packet's full length, a stream's short last one included
             // (its stts says less: the padding it ends with). Inside a join that packet lasts
             // its full length, so that the media timeline is the decoded one. A table that

@@ -50,7 +50,7 @@ struct LiveDestinationSettings: Sendable {
         let encoder: any AudioEncoder
         do {
             encoder = try codecs.encoder(for: .aac, profile: profile, settings: .init(
-                bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, coder: coder, format: format))
+                bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, format: format, aac: .init(coder: coder)))
         } catch {
             throw .codec(error)
         }

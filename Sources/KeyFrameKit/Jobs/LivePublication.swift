@@ -63,6 +63,10 @@ public struct LivePublication: Sendable {
         /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
         /// unless a program registers its own in a copy).
         public var codecs: AudioCodecRegistry = .standard
+        /// The files the job opens and creates (``/MediaFormats/MediaFormatRegistry`` `standard`
+        /// unless a program registers its own in a copy): inputs by what their bytes are,
+        /// outputs by their names.
+        public var formats: MediaFormatRegistry = .standard
 
         /// Options to publish `input` to `destinations`.
         public init(input: FilePath, destinations: [PublishingDestination], bitrate: Int? = nil, title: String? = nil, loops: Bool = false) {
@@ -115,9 +119,11 @@ public struct LivePublication: Sendable {
     ///
     /// - Throws: the input's errors; `PipelineError.network` when every destination has stopped.
     public func run(control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        let format = MediaFileFormat.detect(options.input)
-        let isAAC = format == .adts || format == .mp4
-        if isAAC, !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
+        let format = options.formats.detect(options.input)
+        // Packets are copied from ADTS, MP4 or a registered container that reads packets (not
+        // from an HLS playlist, which is decoded).
+        let readsPackets = format != .hlsPlaylist && options.formats.entry(for: format)?.packetSource != nil
+        if readsPackets, !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
            options.sampleRate == nil, options.channelCount == nil, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
             return try copy(control: control, progress: progress)
         }
@@ -127,8 +133,8 @@ public struct LivePublication: Sendable {
     /// The average bitrate of AAC sent as it is, as `probe` measures it: an MP4 track's sample
     /// bytes over its duration, an ADTS stream's frame bytes over its frames' duration; `nil`
     /// when the input has no duration.
-    static func averageBitrate(of input: AudioPacketInput) -> Int? {
-        guard let source = FileByteSource.regularFile(at: input.path) else { return nil }
+    static func averageBitrate(of input: any PacketFileSource) -> Int? {
+        guard let input = input as? AudioPacketInput, let source = FileByteSource.regularFile(at: input.path) else { return nil }
         let report: ProbeReport?
         switch input.format {
         case .mp4: report = try? MP4Probe.probe(source)
@@ -143,12 +149,13 @@ public struct LivePublication: Sendable {
                                 title: options.title)
     }
 
-    /// AAC sent as it is.
+    /// Packets sent as they are.
     private func copy(control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
-        let input = try AudioPacketInput(path: options.input, purpose: .remuxing)
+        let input = AnyPacketFileSource(try options.formats.packetInput(options.input,
+                                                                        options: MediaFormatRegistry.InputOptions(purpose: .remuxing)))
         // Announced as the input's own (Icecast's ice-bitrate, RTMP's audiodatarate), unless a
         // destination's URL says one.
-        var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: Self.averageBitrate(of: input)))
+        var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: Self.averageBitrate(of: input.base)))
         let limit = options.duration.map(\.inSeconds)
         let realTime = options.realTime
         var paced = RealTimeSource(PlayingTimeLimit(WatchedInput(input, control: control), limit: limit, duration: { $0.duration.seconds })) { sample in
@@ -162,7 +169,7 @@ public struct LivePublication: Sendable {
     /// Decoded, (looped,) paced, encoded once per bitrate.
     private func encode(control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         let path = options.input
-        let first = try AudioFileInput(path: path)
+        let first = try AudioFileInput(path: path, registry: options.formats)
         guard let inputFormat = first.pcmFormat else { throw .unsupported("\(path): the input's PCM layout is not known") }
         // Each bitrate's profile: `auto` chooses by it and the input's channels (a destination
         // without a bitrate takes the profile's default, and `auto` AAC-LC's).
@@ -209,7 +216,7 @@ public struct LivePublication: Sendable {
         let seconds: Double
         if options.loops {
             let looping = LoopingSource(WatchedInput(first, control: control)) { () throws(PipelineError) in
-                WatchedInput(try AudioFileInput(path: path), control: control)
+                WatchedInput(try AudioFileInput(path: path, registry: options.formats), control: control)
             }
             var source = RealTimeSource(PlayingTimeLimit(looping.transformed(by: resampler), limit: limit, duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)

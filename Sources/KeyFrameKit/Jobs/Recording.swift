@@ -123,6 +123,10 @@ public final class Recording: Sendable {
         /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
         /// unless a program registers its own in a copy).
         public var codecs: AudioCodecRegistry = .standard
+        /// The files the job opens and creates (``/MediaFormats/MediaFormatRegistry`` `standard`
+        /// unless a program registers its own in a copy): inputs by what their bytes are,
+        /// outputs by their names.
+        public var formats: MediaFormatRegistry = .standard
 
         /// Options for recording to `outputPath`; throws when its extension names no container a
         /// recording writes and none is given, or when `container` is not one
@@ -136,7 +140,7 @@ public final class Recording: Sendable {
                                    + Recording.containers.map(\.description).joined(separator: ", "))
             }
             guard let container = explicit ?? Recording.container(of: outputPath) else {
-                throw .unsupported("\(outputPath): unknown output type; use \(MediaFileFormat.extensionList(holding: [.pcm, .aac]))")
+                throw .unsupported("\(outputPath): unknown output type; use \(MediaFileFormat.extensionList(holding: [.pcm, .audioPackets]))")
             }
             self.outputPath = outputPath
             self.container = container
@@ -251,7 +255,7 @@ public final class Recording: Sendable {
     public init(options: Options) throws(PipelineError) {
         self.options = options
         destinationStatistics = options.destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.name) }
-        guard options.destinations.isEmpty || options.container.contents.contains(.aac) else {
+        guard options.destinations.isEmpty || options.container.contents.contains(.audioPackets) else {
             throw .unsupported("live destinations need AAC: record to .aac, .m4a or --hls (\(options.outputPath) is \(options.container))")
         }
         guard options.writesFile || !options.destinations.isEmpty || options.container == .hlsPlaylist else {
@@ -281,7 +285,7 @@ public final class Recording: Sendable {
         let profile = options.profile.resolved(channelCount: channels, bitrate: options.lowersBitrateToFit ? nil : options.bitrate,
                                                sampleRate: options.configuration.sampleRate)
         self.profile = profile
-        if options.container.contents.contains(.aac) {
+        if options.container.contents.contains(.audioPackets) {
             let rates = AACProfiles.sampleRates(of: profile)
             if profile.usesSpectralBandReplication, !rates.contains(options.configuration.sampleRate) {
                 throw .unsupported("HE-AAC records at \(rates.map(String.init).joined(separator: ", ")) Hz; "
@@ -291,7 +295,7 @@ public final class Recording: Sendable {
                 encoder = try options.codecs.encoder(for: .aac, profile: profile, settings: .init(
                     bitrate: profile.usesSpectralBandReplication && options.lowersBitrateToFit ? AACProfiles.defaultBitrate(of: profile)
                         : options.bitrate,
-                    lowersBitrateToFit: options.lowersBitrateToFit, coder: options.coder, format: options.configuration.pcmFormat))
+                    lowersBitrateToFit: options.lowersBitrateToFit, format: options.configuration.pcmFormat, aac: .init(coder: options.coder)))
             } catch {
                 throw .codec(error)
             }
@@ -336,8 +340,8 @@ public final class Recording: Sendable {
             }
             return try launch(pending.metered, encoder: encoder, crashSafeInterval: crashSafeInterval, onFailure: stopForError)
         }
-        let output = try PCMFileOutput(path: options.outputPath, inPlace: true,
-                                       emptyMessage: "\(options.outputPath): nothing was recorded")
+        let output = try options.formats.pcmOutput(options.outputPath, as: PCMFileOutput.self, options: MediaFormatRegistry.OutputOptions(
+            inPlace: true, emptyMessage: "\(options.outputPath): nothing was recorded"))
         return try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
     }
 
@@ -369,10 +373,9 @@ public final class Recording: Sendable {
         var file: RecordingSink<AudioPacketOutput>? = nil
         if options.writesFile, options.container != .hlsPlaylist {
             do {
-                file = RecordingSink(try AudioPacketOutput(
-                    path: options.outputPath,
+                file = RecordingSink(try options.formats.packetOutput(options.outputPath, as: AudioPacketOutput.self, options: .init(
                     fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
-                    inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)"), checkpointFrames: crashSafeInterval)
+                    inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)", format: options.container)), checkpointFrames: crashSafeInterval)
             } catch {
                 hls?.discardOutput()
                 throw error
@@ -524,7 +527,7 @@ public final class Recording: Sendable {
                        stopReason: failure != nil ? .device : reason, capture: capture.statistics, deviceFailure: failure,
                        levels: total, priming: Int(told?.priming ?? 0), padding: Int(told?.padding ?? 0), report: report,
                        destinations: destinationStatistics.map(\.snapshot), writesFile: options.writesFile,
-                       profile: options.container.contents.contains(.aac) ? profile : nil, bitrate: encoderBitrate)
+                       profile: options.container.contents.contains(.audioPackets) ? profile : nil, bitrate: encoderBitrate)
     }
 }
 

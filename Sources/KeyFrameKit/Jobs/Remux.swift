@@ -36,7 +36,7 @@ public enum Remux {
         var committed: [FileByteSink] = []
         defer { for sink in committed { sink.cancel() } }
         if let audioOutput {
-            let packets = try AudioPacketInput(path: input, segments: segments, trackID: audioTrackID, purpose: .remuxing)
+            let packets = try MediaFormatRegistry.standard.aacInput(input, segments: segments, trackID: audioTrackID)
             guard let config = packets.audioSpecificConfig, let track = packets.track, let file = packets.file else {
                 throw .unsupported("\(input): no AAC track")
             }
@@ -193,7 +193,7 @@ public enum Remux {
 
     private static func openADTS(_ path: FilePath) throws(PipelineError) -> AudioPacketInput {
         guard MediaFileFormat.detect(path) == .adts else { throw .unsupported("\(path): mux takes ADTS audio") }
-        return try AudioPacketInput(path: path, purpose: .remuxing)
+        return try MediaFormatRegistry.standard.aacInput(path)
     }
 
     private static func openAnnexB(_ input: VideoInput) throws(PipelineError) -> AnnexBReader<FileByteSource> {

@@ -54,6 +54,10 @@ extension Transcode {
         /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
         /// unless a program registers its own in a copy).
         public var codecs: AudioCodecRegistry = .standard
+        /// The files the job opens and creates (``/MediaFormats/MediaFormatRegistry`` `standard`
+        /// unless a program registers its own in a copy): inputs by what their bytes are,
+        /// outputs by their names.
+        public var formats: MediaFormatRegistry = .standard
 
         /// Options; by default 128 kb/s (less where the rate and channels carry less) with
         /// libavcodec's default (two-loop) search, the input's rate and channels.
@@ -149,9 +153,9 @@ extension Transcode {
     public static func convert(_ input: FilePath, to output: FilePath, options: ConvertOptions = ConvertOptions(),
                                control: JobControl? = nil,
                                progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> ConvertSummary {
-        let outputKind = MediaFileFormat(nameOf: output)
+        let outputKind = options.formats.format(nameOf: output)
         guard let outputKind, [.adts, .mp4, .wav, .rawPCM].contains(outputKind) else {
-            throw .unsupported("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .aac)) or "
+            throw .unsupported("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets)) or "
                                + MediaFileFormat.extensionList(holding: .pcm))
         }
         let isAAC = outputKind == .adts || outputKind == .mp4
@@ -174,7 +178,7 @@ extension Transcode {
                 throw .unsupported("--true-peak \(options.truePeakCeiling): give a ceiling from -20 to 0 dBTP")
             }
         }
-        var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+        var source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat, registry: options.formats)
         // The profile of this input's output: `auto` chooses by its channels (after the
         // downmix) and the bitrate.
         let profile = isAAC ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount,
@@ -249,7 +253,7 @@ extension Transcode {
                       let result = gate.verdict.loudness else { throw error }
                 gain = try refitted(normalizer, decoded: result, encodes: encodes, reaching: target, from: measured, options: options,
                                     input: input, allowedSampleRates: aacRates, control: control)
-                source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+                source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat, registry: options.formats)
                 source.announcesMetadata = false
                 tagged = AnnouncingSource(source, announcing: announced)
             }
@@ -387,7 +391,7 @@ extension Transcode {
         // The last pass measured: its gain and aim are what is returned, with what it reached.
         var measured: (gain: Double, aim: Double, reached: Loudness)?
         for _ in 0..<5 {
-            let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat)
+            let source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat, registry: options.formats)
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
                                          allowedSampleRates: allowedSampleRates)
             var chain = source.transformed(by: resampler).transformed(by: limiter())
@@ -422,9 +426,10 @@ extension Transcode {
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: AudioEncoder>(
         _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, profile: AudioObjectType, named name: String,
-        to output: FilePath, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
+        to output: FilePath, formats: MediaFormatRegistry, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
-        var sink = try AudioPacketOutput(path: output, encoderName: "KeyFrameKit (libavcodec aac)")
+        var sink = try formats.packetOutput(output, as: AudioPacketOutput.self,
+                                            options: MediaFormatRegistry.OutputOptions(encoderName: "KeyFrameKit (libavcodec aac)"))
         let report: JobReport
         if let gain, let gate {
             var gated = LoudnessGatedOutput(sink, promise: gate.promise, replayGain: gate.replayGain, verdict: gate.verdict)
@@ -462,7 +467,7 @@ extension Transcode {
             // in its words before the output is made; with --threads, by a probe of one.
             let settings = AudioCodecRegistry.EncoderSettings(
                 bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile), lowersBitrateToFit: options.bitrate == nil,
-                coder: options.coder, threads: options.threads, control: control)
+                threads: options.threads, control: control, aac: .init(coder: options.coder))
             let format = profile.usesSpectralBandReplication ? source.pcmFormat.map(resampler.outputFormat(for:)) : nil
             let encoder: any AudioEncoder
             do {
@@ -479,10 +484,12 @@ extension Transcode {
                 throw .codec(error)
             }
             return try encode(source, resampler: resampler, gain: gain, encoder: encoder, profile: profile, named: name, to: output,
+                              formats: options.formats,
                               gate: gate, control: control, progress: progress)
         default:
             let sampleFormat = options.pcmSampleFormat ?? source.pcmFormat?.sampleFormat ?? .float32
-            var sink = try PCMFileOutput(path: output, emptyMessage: "\(output): the input decodes to no audio")
+            var sink = try options.formats.pcmOutput(output, as: PCMFileOutput.self, options: MediaFormatRegistry.OutputOptions(
+                emptyMessage: "\(output): the input decodes to no audio"))
             let resampler: PCMResampler
             let report: JobReport
             if let gain {

@@ -27,6 +27,13 @@ public enum Transcode {
         /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
         /// unless a program registers its own in a copy).
         public var codecs: AudioCodecRegistry = .standard
+        /// The files the job opens and creates (``/MediaFormats/MediaFormatRegistry`` `standard`
+        /// unless a program registers its own in a copy): inputs by what their bytes are,
+        /// outputs by their names.
+        public var formats: MediaFormatRegistry = .standard
+        /// The codec encoded: AAC, or a codec registered in ``codecs`` (whose entry needs no
+        /// profile); the AAC settings (``coder``, ``profile``) apply to AAC alone.
+        public var codec: AudioCodecID = .aac
 
         /// Options; by default `preferredBitrate` (less where the input's rate and channels carry
         /// less) with libavcodec's default (two-loop) search.
@@ -71,8 +78,9 @@ public enum Transcode {
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
         guard let inputFormat = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
-        let profile = options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate,
-                                               sampleRate: inputFormat.sampleRate)
+        // The AAC profile; another codec's entry answers any.
+        let profile = options.codec != .aac ? .aacLC
+            : options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate, sampleRate: inputFormat.sampleRate)
         // HE-AAC above 48 kHz: resampled to 48 (or 44.1) kHz, the highest output rate SBR is
         // defined for here. Below 16 kHz the encoder refuses, in words.
         let resampler: PCMResampler? = profile.usesSpectralBandReplication && inputFormat.sampleRate > 48000
@@ -80,15 +88,16 @@ public enum Transcode {
         let format = resampler?.outputFormat(for: inputFormat) ?? inputFormat
         let encoder: any AudioEncoder
         do {
-            encoder = try options.codecs.encoder(for: .aac, profile: profile, settings: .init(
+            encoder = try options.codecs.encoder(for: options.codec, profile: profile, settings: .init(
                 bitrate: options.bitrate ?? AACProfiles.defaultBitrate(of: profile, lc: options.preferredBitrate),
-                lowersBitrateToFit: options.bitrate == nil, coder: options.coder, format: format))
+                lowersBitrateToFit: options.bitrate == nil, format: format, aac: .init(coder: options.coder)))
         } catch {
             throw .codec(error)
         }
-        var sink = try AudioPacketOutput(path: output, fragmentDuration: options.fragmentDuration,
-                                         encoderName: "KeyFrameKit (libavcodec aac)")
-        func pump<Encoder: AudioEncoder>(through encoder: Encoder) throws(PipelineError) -> JobReport {
+        let sink = try options.formats.packetOutput(output, options: MediaFormatRegistry.OutputOptions(
+            fragmentDuration: options.fragmentDuration, encoderName: "KeyFrameKit (libavcodec aac)"))
+        func pump<Encoder: AudioEncoder, Sink: PacketFileSink>(through encoder: Encoder, into sink: Sink) throws(PipelineError) -> JobReport {
+            var sink = sink
             if let resampler {
                 var source = input.transformed(by: resampler).transformed(by: encoder)
                 return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
@@ -96,7 +105,7 @@ public enum Transcode {
             var source = input.transformed(by: encoder)
             return try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         }
-        let report = try pump(through: encoder)
+        let report = try pump(through: encoder, into: sink)
         return EncodeSummary(inputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
                              padding: encoder.padding ?? 0, bitrate: encoder.bitrate, sampleRate: format.sampleRate, profile: profile,
                              report: report)
@@ -140,23 +149,26 @@ public enum Transcode {
     ///   - control: stops or cancels the job from another thread.
     ///   - progress: called with the media time decoded so far.
     public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath, outputFormat: MediaFileFormat? = nil,
-                              sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, control: JobControl? = nil,
+                              sampleFormat: PCMSampleFormat = .int16, trackID: UInt32? = nil, formats: MediaFormatRegistry = .standard,
+                              control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DecodeSummary {
         var source = try AudioFileInput(path: input, options: MediaFormatRegistry.InputOptions(
-            segments: segments, trackID: trackID, decodedSampleFormat: sampleFormat))
+            segments: segments, trackID: trackID, decodedSampleFormat: sampleFormat), registry: formats)
         let isAAC = source.packetsDecoded != nil
         let empty = isAAC ? "\(input): no AAC frames could be decoded" : "\(input): the input decodes to no audio"
-        var sink = try PCMFileOutput(path: output, emptyMessage: empty, format: outputFormat)
-        let report: JobReport
-        if isAAC {
-            // The AAC decoder gives the sample type itself.
-            report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        } else {
+        let output = try formats.pcmOutput(output, options: MediaFormatRegistry.OutputOptions(emptyMessage: empty, format: outputFormat))
+        func pump<Sink: PCMFileSink>(into sink: Sink) throws(PipelineError) -> (report: JobReport, sink: Sink) {
+            var sink = sink
+            if isAAC {
+                // The AAC decoder gives the sample type itself.
+                return (try Pump.run(from: &source, into: &sink, control: control, progress: progress), sink)
+            }
             // libavformat's decoders give float or 32-bit: the sample type is made here.
             var chain = source.transformed(by: PCMResampler(sampleFormat: sampleFormat))
-            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
-            source = chain.upstream
+            defer { source = chain.upstream }
+            return (try Pump.run(from: &chain, into: &sink, control: control, progress: progress), sink)
         }
+        let (report, sink) = try pump(into: output)
         guard let format = sink.format else { throw .unsupported(empty, path: input) }
         return DecodeSummary(format: format, frames: sink.frames, packets: source.packetsDecoded ?? 0, report: report)
     }

@@ -39,6 +39,10 @@ public enum Packaging {
 
         /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC, the input's
         /// rate and channels.
+        /// The files the input is opened through (``/MediaFormats/MediaFormatRegistry/containers``
+        /// unless a program registers its own in a copy).
+        public var formats: MediaFormatRegistry = .containers
+
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false,
                     profile: AACProfileChoice = .aacLC, ladderProfiles: [Int: AACProfileChoice] = [:],
                     sampleRate: Int? = nil, channelCount: Int? = nil) {
@@ -101,7 +105,7 @@ public enum Packaging {
             throw .unsupported("packaging by stream copy takes no bitrate or profile: encoding is KeyFrameKit's Packaging.hls")
         }
         guard let layout = copyableLayout(of: input, options: options) else {
-            throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holding: .aac)))")
+            throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holding: .audioPackets)))")
         }
         return try assemble(directory, options: options) { single throws(PipelineError) in
             [try copyRendition(input, layout: layout, to: single, options: options, control: control, progress: progress)]
@@ -206,7 +210,7 @@ public enum Packaging {
     package static func copyRendition(_ input: FilePath, layout: AACTrackLayout, to directory: FilePath, options: Options,
                                       control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         // The input first, so that an input that cannot be read leaves no directory.
-        let packets = try AudioPacketInput(path: input, purpose: .remuxing)
+        let packets = try options.formats.aacInput(input)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash)
         // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.

@@ -30,9 +30,10 @@ package final class IcecastSession: PublishingSession {
     }
 
     package func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        let aac = try stream.aacConfiguration(for: destination.maskedURL)
         do {
             headerTemplate.withLock { $0 = nil }
-            let header = try ADTSHeader(audioSpecificConfig: stream.audioSpecificConfig, frameLength: 7)
+            let header = try ADTSHeader(audioSpecificConfig: aac, frameLength: 7)
             headerTemplate.withLock { $0 = header }
         } catch {
             throw PublishingError(.invalidDestination, "\(destination.maskedURL): the stream cannot be sent as ADTS: \(error)")

@@ -1,4 +1,4 @@
-import KeyFrameKit
+import MediaStreaming
 import Testing
 
 /// Blocking playlist reload as RFC 8216bis 6.2.5.2 has it: hold until the segment or part

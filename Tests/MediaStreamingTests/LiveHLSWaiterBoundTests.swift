@@ -1,4 +1,4 @@
-import KeyFrameKit
+import MediaStreaming
 import Testing
 
 /// Blocking playlist reloads are bounded (issue 23, item 4): at most

@@ -1,5 +1,4 @@
 import Foundation
-@testable import KeyFrameKit
 @testable import MediaFormats
 @testable import MediaStreaming
 import Testing

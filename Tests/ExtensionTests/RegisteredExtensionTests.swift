@@ -1,0 +1,194 @@
+import Foundation
+import KeyFrameKit
+import SystemPackage
+import Testing
+
+/// A codec, a container and a destination that KeyFrameKit does not have, registered from
+/// outside the package (no `@testable`), run through the jobs as a user's program would.
+@Suite struct RegisteredExtensionTests {
+    /// KeyFrameKit's formats and the `.rev` container, its packets decoded by the registry that
+    /// knows the reversing codec.
+    static let formats: MediaFormatRegistry = {
+        var formats = MediaFormatRegistry.standard(codecs: .withReversedPCM)
+        formats.register(.rev)
+        return formats
+    }()
+
+    /// A scratch directory, removed after `body`.
+    func inDirectory(_ body: (FilePath) throws -> Void) throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("extension-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: url) }
+        try body(FilePath(url.path))
+    }
+
+    /// 48 kHz stereo 16-bit: `frames` frames of a sweep, written as a WAV by the registry.
+    func writeWAV(_ path: FilePath, frames: Int) throws -> [UInt8] {
+        let format = PCMFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(frames * format.bytesPerFrame)
+        for frame in 0..<frames {
+            let value = Int16(truncatingIfNeeded: Int(12_000 * sin(Double(frame * frame) / 4e6)))
+            for channel in 0..<2 {
+                let sample = channel == 0 ? value : value / 2
+                bytes.append(UInt8(truncatingIfNeeded: sample))
+                bytes.append(UInt8(truncatingIfNeeded: sample >> 8))
+            }
+        }
+        var sink = try Self.formats.pcmOutput(path)
+        var offset = 0
+        while offset < bytes.count {
+            let end = min(offset + 4096 * format.bytesPerFrame, bytes.count)
+            try sink.write(PCMBuffer(format: format, bytes: Array(bytes[offset..<end])))
+            offset = end
+        }
+        try sink.finish()
+        return bytes
+    }
+
+    /// Every byte of PCM `path` holds, read through `formats`.
+    func pcm(of path: FilePath, formats: MediaFormatRegistry = RegisteredExtensionTests.formats) throws -> [UInt8] {
+        var input = try AudioFileInput(path: path, registry: formats)
+        var bytes: [UInt8] = []
+        while let buffer = try input.next() { bytes += buffer.bytes }
+        return bytes
+    }
+
+    @Test("encode and decode through a registered codec and container give the PCM back exactly")
+    func convertShaped() throws {
+        try inDirectory { directory in
+            let wav = directory.appending("in.wav"), rev = directory.appending("in.rev"), back = directory.appending("back.wav")
+            let original = try writeWAV(wav, frames: 10_000)
+
+            var options = Transcode.EncodeOptions()
+            options.codec = .reversedPCM
+            options.codecs = .withReversedPCM
+            options.formats = Self.formats
+            let encoded = try Transcode.encode(try AudioFileInput(path: wav, registry: Self.formats), to: rev, options: options)
+            #expect(encoded.packets == 10, "9 whole packets of 1024 frames and one of 784")
+            #expect(encoded.inputFrames == 10_000)
+            #expect(Self.formats.detect(rev) == .rev)
+            let head = try [UInt8](Data(contentsOf: URL(fileURLWithPath: rev.string)).prefix(4))
+            #expect(head == Array("REV1".utf8), "the container's writer wrote it")
+
+            let input = try AudioFileInput(path: rev, registry: Self.formats)
+            #expect(input.description == "REV (reversed-pcm)")
+            #expect(input.pcmFormat == PCMFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16))
+
+            let decoded = try Transcode.decode(rev, to: back, formats: Self.formats)
+            #expect(decoded.frames == 10_000)
+            #expect(try pcm(of: back) == original)
+        }
+    }
+
+    @Test("a registered container's name picks its writer; the registry without it refuses the file in words")
+    func registryIsTheOnlyWay() throws {
+        try inDirectory { directory in
+            let wav = directory.appending("in.wav"), rev = directory.appending("in.rev")
+            _ = try writeWAV(wav, frames: 2048)
+            #expect(Self.formats.format(nameOf: rev) == .rev)
+            #expect(MediaFormatRegistry.standard.format(nameOf: rev) == nil)
+
+            // The AAC encoder into a REV container: the container takes any codec's packets.
+            var options = Transcode.EncodeOptions()
+            options.formats = Self.formats
+            let aac = try Transcode.encode(try AudioFileInput(path: wav), to: rev, options: options)
+            #expect(aac.packets > 0)
+            let packets = try Self.formats.packetInput(rev)
+            #expect(packets.audioFormat?.codec == .aac)
+
+            // Jobs that read AAC as KeyFrameKit's reader refuse another reader's file by name.
+            var reversed = Transcode.EncodeOptions()
+            reversed.codec = .reversedPCM
+            reversed.codecs = .withReversedPCM
+            reversed.formats = Self.formats
+            _ = try Transcode.encode(try AudioFileInput(path: wav), to: rev, options: reversed)
+            #expect {
+                _ = try Self.formats.aacInput(rev)
+            } throws: { error in
+                "\(error)".contains("REV of reversed-pcm")
+            }
+            // The default codecs do not decode it: the decoder is looked up by the codec the
+            // container says, and the message names it.
+            #expect {
+                _ = try AudioFileInput(path: rev, registry: { var formats = MediaFormatRegistry.standard; formats.register(.rev); return formats }())
+            } throws: { error in
+                "\(error)".contains("reversed-pcm")
+            }
+            // Without the entry, KeyFrameKit does not know the file.
+            #expect(throws: PipelineError.self) { _ = try AudioFileInput(path: rev) }
+        }
+    }
+
+    @Test("one registered source teed into several registered sinks, as a packager writes renditions")
+    func packageShaped() throws {
+        try inDirectory { directory in
+            let wav = directory.appending("in.wav"), rev = directory.appending("in.rev")
+            let original = try writeWAV(wav, frames: 5000)
+            var options = Transcode.EncodeOptions()
+            options.codec = .reversedPCM
+            options.codecs = .withReversedPCM
+            options.formats = Self.formats
+            _ = try Transcode.encode(try AudioFileInput(path: wav), to: rev, options: options)
+
+            let copies = ["a.rev", "b.rev"].map { directory.appending($0) }
+            var source = AnyPacketFileSource(try Self.formats.packetInput(rev))
+            var branches: [Tee<MediaSample>.Branch] = []
+            for copy in copies { branches.append(Tee.Branch(try Self.formats.packetOutput(copy), name: copy.lastComponent!.string)) }
+            var tee = Tee(branches)
+            let report = try Pump.run(from: &source, into: &tee)
+            #expect(report.elements == 5)
+            for copy in copies {
+                #expect(try Data(contentsOf: URL(fileURLWithPath: copy.string)) == Data(contentsOf: URL(fileURLWithPath: rev.string)))
+                #expect(try pcm(of: copy) == original)
+            }
+        }
+    }
+
+    @Test("a registered protocol takes a registered codec's packets, copied from a registered container")
+    func publishShaped() throws {
+        let destination = try PublishingDestination.parse("null://counter?key=secret", registry: .withNull)
+        #expect(destination.maskedURL == "null://counter?key=****")
+        #expect(destination.scheme == .null)
+        #expect {
+            _ = try PublishingDestination.parse("null://counter")
+        } throws: { error in
+            "\(error)".contains("unknown scheme null://")
+        }
+        try inDirectory { directory in
+            let wav = directory.appending("in.wav"), rev = directory.appending("in.rev")
+            _ = try writeWAV(wav, frames: 10_000)
+            var encoding = Transcode.EncodeOptions()
+            encoding.codec = .reversedPCM
+            encoding.codecs = .withReversedPCM
+            encoding.formats = Self.formats
+            _ = try Transcode.encode(try AudioFileInput(path: wav), to: rev, options: encoding)
+
+            var options = LivePublication.Options(input: rev, destinations: [destination])
+            options.realTime = false
+            options.formats = Self.formats
+            let summary = try LivePublication(options: options).run()
+            #expect(summary.copied)
+            #expect(summary.destinations.first?.framesSent == 10)
+            let received = NullReception.byName.withLock { $0["counter"] }
+            #expect(received == NullReception(codec: .reversedPCM, frames: 10, bytes: 40_000, lastTimestamp: 9 * 1024, finished: true))
+
+            // KeyFrameKit's protocols carry AAC: an RTMP destination refuses the codec by name.
+            let rtmp = try PublishingDestination.parse("rtmp://127.0.0.1:9/live/key")
+            var refused = LivePublication.Options(input: rev, destinations: [rtmp])
+            refused.realTime = false
+            refused.formats = Self.formats
+            let outcome = Result { try LivePublication(options: refused).run() }
+            let said = (try? outcome.get())?.destinations.first?.lastError ?? (outcome.failureDescription ?? "")
+            #expect(said.contains("carries aac, not reversed-pcm"), "\(said)")
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The error's description, when it failed.
+    var failureDescription: String? {
+        if case .failure(let error) = self { return "\(error)" }
+        return nil
+    }
+}
