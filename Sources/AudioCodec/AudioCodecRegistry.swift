@@ -213,7 +213,7 @@ public struct AudioCodecRegistry: Sendable {
                         settings: EncoderSettings) throws(CodecError) -> any AudioEncoder {
         guard let entry = encoders.first(where: { $0.codec == codec && ($0.profile == nil || $0.profile == profile) }) else {
             let known = encoders.map { "\($0.codec)\($0.profile.map { " \($0)" } ?? "")" }.joined(separator: ", ")
-            throw .codecNotFound("an encoder of \(codec) \(profile) (KeyFrameKit encodes \(known))")
+            throw .codecNotFound("an encoder of \(codec)\(codec == .aac ? " \(profile)" : "") (KeyFrameKit encodes \(known))")
         }
         return try entry.make(settings)
     }
@@ -231,7 +231,8 @@ public struct AudioCodecRegistry: Sendable {
             // The AAC decoder says, in its words, why it cannot decode a profile it has no entry for.
             if codec == .aac, let config = settings.audioSpecificConfig, let refusal = AACDecoder.undecodable(config) { throw refusal }
             let known = decoders.map { entry in
-                "\(entry.codec) " + entry.profiles.sorted { $0.rawValue < $1.rawValue }.map(\.description).joined(separator: "/")
+                "\(entry.codec)" + (entry.profiles.isEmpty ? "" : " ")
+                    + entry.profiles.sorted { $0.rawValue < $1.rawValue }.map(\.description).joined(separator: "/")
             }.joined(separator: ", ")
             throw .codecNotFound("a decoder of \(codec)\(profile.map { " \($0)" } ?? "") (KeyFrameKit decodes \(known))")
         }

@@ -40,15 +40,15 @@ public struct AACTrackLayout: Sendable {
     /// The audio track's id (MP4); 0 for ADTS.
     public let trackID: UInt32
 
-    /// Measures the AAC of `path`: an MP4's audio track from its tables (no media read), an ADTS
-    /// stream by reading its frame headers.
+    /// Measures the AAC of `path`, opened through `formats`: an MP4's audio track from its tables
+    /// (no media read), an ADTS stream by reading its frame headers.
     ///
     /// - Throws: `PipelineError.unsupported` for a file with no AAC, packets of varying
     ///   length whose frame length is not a whole number of timescale units, or an edit list of several parts (a joined file, which is cut or split by
     ///   joining again); the container's errors.
-    public init(path: FilePath) throws(PipelineError) {
+    public init(path: FilePath, formats: MediaFormatRegistry = .containers) throws(PipelineError) {
         self.path = path
-        var input = try MediaFormatRegistry.containers.aacInput(path)
+        var input = try formats.aacInput(path)
         container = input.format
         if let track = input.track, let file = input.file {
             guard let config = input.audioSpecificConfig else { throw .unsupported("\(path): no AAC track") }

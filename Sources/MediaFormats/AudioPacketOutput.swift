@@ -99,6 +99,9 @@ public struct AudioPacketOutput: PacketFileSink {
             if !muxer.configuration.isFragmented {
                 do { try muxer.setChapters(told.movieChapters) } catch { throw .container(error) }
             }
+        case .timedMetadata, .marker:
+            // Not carried in an MP4 or ADTS file yet.
+            break
         }
     }
 

@@ -87,8 +87,8 @@ public struct MediaFormatRegistry: Sendable {
     public struct Entry: Sendable {
         /// The format.
         public let format: MediaFileFormat
-        /// Opens a file of the format as PCM (WAV, raw PCM; the AAC formats once a codec layer
-        /// adds a decoder).
+        /// Opens a file of the format as PCM (WAV, raw PCM). An entry that reads only packets is
+        /// read as PCM through the registry's ``MediaFormatRegistry/packetDecoder`` instead.
         public var pcmSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PCMFileSource)?
         /// Opens a file of the format as compressed packets.
         public var packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PacketFileSource)?
@@ -245,7 +245,7 @@ public struct MediaFormatRegistry: Sendable {
         let opened = try packetInput(path, options: options)
         guard let source = opened as? Source else {
             let codec = opened.audioFormat.map { " of \($0.codec)" } ?? ""
-            throw .unsupported("\(path): \(opened.format)\(codec); this job reads \(extensionList(holding: .audioPackets)) as AAC",
+            throw .unsupported("\(path): \(opened.format)\(codec); this job reads \(MediaFileFormat.extensionList(holding: .audioPackets))",
                                path: path)
         }
         return source
@@ -335,7 +335,9 @@ public struct MediaFormatRegistry: Sendable {
         return try create(path, options)
     }
 
-    /// A PCM output at `path` as `Sink`, the writer a job that needs more than a sink takes.
+    /// A PCM output at `path` as `Sink`, the writer a job that needs more than a sink takes. The
+    /// entry creates its writer first; one of another type is cancelled (an in-place writer keeps
+    /// the file it created).
     ///
     /// - Throws: `PipelineError.unsupported` when the format's entry creates another writer;
     ///   ``pcmOutput(_:options:)``'s errors.
@@ -344,7 +346,7 @@ public struct MediaFormatRegistry: Sendable {
         var created = try pcmOutput(path, options: options)
         guard let sink = created as? Sink else {
             created.cancel()
-            throw .unsupported("\(path): this job writes \(extensionList(holding: .pcm))", path: path)
+            throw .unsupported("\(path): this job writes \(MediaFileFormat.extensionList(holding: .pcm))", path: path)
         }
         return sink
     }
@@ -361,6 +363,8 @@ public struct MediaFormatRegistry: Sendable {
 
     /// A compressed-audio output at `path` as `Sink`, the writer a job that needs more than a
     /// sink takes (KeyFrameKit's ``AudioPacketOutput`` for a recording salvaged after a kill).
+    /// The entry creates its writer first; one of another type is cancelled (an in-place writer
+    /// keeps the file it created).
     ///
     /// - Throws: `PipelineError.unsupported` when the format's entry creates another writer;
     ///   ``packetOutput(_:options:)``'s errors.
@@ -369,7 +373,7 @@ public struct MediaFormatRegistry: Sendable {
         var created = try packetOutput(path, options: options)
         guard let sink = created as? Sink else {
             created.cancel()
-            throw .unsupported("\(path): \(created.format) output; this job writes \(extensionList(holding: .audioPackets)) as AAC",
+            throw .unsupported("\(path): \(created.format) output; this job writes \(MediaFileFormat.extensionList(holding: .audioPackets))",
                                path: path)
         }
         return sink

@@ -71,7 +71,15 @@ public struct LiveDestination: PacketSink {
         // rate (an encoder, ADTS), else the codec's frame length (an MP4 of another timescale:
         // no rounding that drifts).
         let rate = stream?.sampleRate ?? 48_000
-        let frames = sample.duration.timescale == Int32(clamping: rate) ? sample.duration.value : Int64(framesPerPacket)
+        let frames: Int64
+        if sample.duration.timescale == Int32(clamping: rate) {
+            frames = sample.duration.value
+        } else if stream?.format.framesPerPacket ?? 0 > 0 {
+            frames = Int64(framesPerPacket)
+        } else {
+            // A codec whose packets vary in length: the packet's own duration at the rate.
+            frames = sample.duration.value * Int64(rate) / Int64(max(sample.duration.timescale, 1))
+        }
         worker.queue.push(.frame(QueuedFrame(data: sample.data, timestamp: nextTimestamp)))
         nextTimestamp += max(frames, 1)
     }
@@ -117,10 +125,13 @@ public struct LiveDestination: PacketSink {
         }
         let bitrate = destination.bitrate ?? announcedBitrate ?? 0
         let stream: PublishedStream
-        do { stream = try PublishedStream(format: format, bitrate: bitrate, title: title) } catch { throw PipelineError(error) }
+        do { stream = try PublishedStream(format: format, bitrate: bitrate, title: title) } catch {
+            throw .unsupported("\(destination.maskedURL): \(error.message)")
+        }
         self.stream = stream
         statistics.update { $0.bitrate = bitrate }
-        framesPerPacket = max(format.framesPerPacket, 1)
+        // A codec whose packets vary in length (0) sizes the queue as AAC's would be.
+        framesPerPacket = format.framesPerPacket > 0 ? format.framesPerPacket : 1024
         let framesPerSecond = Double(format.sampleRate) / Double(framesPerPacket)
         let seconds = queueDuration.inSeconds
         let worker = DestinationWorker(destination: destination, stream: stream, policy: policy, trustRoots: trustRoots,
@@ -205,7 +216,7 @@ final class DestinationWorker: Sendable {
                 // Finishing after a connection failed or was lost: what is queued cannot be
                 // delivered now. (The first connection is still tried: a short input published
                 // faster than real time ends before the thread has connected.)
-                if queue.isEnding, attempt > 0 || everConnected {
+                if queue.isEnding, attempt > 0 {
                     queue.dropAll()
                     statistics.disconnected(.abandoned, error: nil)
                     return

@@ -92,7 +92,8 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
             url = String(url[..<hash])
         }
         let parts = try URLParts(url)
-        guard let entry = registry.entries.first(where: { $0.urlSchemes.contains(parts.scheme) }) else {
+        // A protocol registered later wins a URL scheme an earlier one also claims.
+        guard let entry = registry.entries.last(where: { $0.urlSchemes.contains(parts.scheme) }) else {
             let known = registry.entries.flatMap(\.urlSchemes).map { "\($0)://" }
             throw PublishingError(.invalidDestination,
                                   "\(parts.masked): unknown scheme \(parts.scheme)://; use \(known.dropLast().joined(separator: ", ")) or \(known.last ?? "")")
@@ -191,7 +192,8 @@ public struct DestinationRegistry: Sendable {
         for entry in Self.builtIn where !entries.contains(where: { $0.scheme == entry.scheme }) { register(entry) }
     }
 
-    /// Registers `entry`, replacing the protocol of its scheme where it stands, or after the others.
+    /// Registers `entry`, replacing the protocol of its scheme where it stands, or after the
+    /// others; of two protocols that claim one URL scheme, the later one parses it.
     public mutating func register(_ entry: Entry) {
         if let index = entries.firstIndex(where: { $0.scheme == entry.scheme }) {
             entries[index] = entry
@@ -210,8 +212,8 @@ public struct DestinationRegistry: Sendable {
     ]
 }
 
-    /// An Icecast session (HTTP PUT, or SOURCE) to this destination.
 extension IcecastDestination: LiveEndpoint {
+    /// An Icecast session (HTTP PUT, or SOURCE) to this destination.
     public func makeSession(connect: @escaping TCPConnector, statistics: DestinationStatistics) -> any PublishingSession {
         IcecastSession(destination: self, connect: connect)
     }

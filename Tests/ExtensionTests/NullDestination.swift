@@ -14,6 +14,10 @@ extension DestinationRegistry {
     static let withNull: DestinationRegistry = {
         var registry = DestinationRegistry.standard
         registry.register(Entry(scheme: .null, urlSchemes: ["null"], codecs: []) { url throws(PublishingError) in try NullEndpoint(url: url) })
+        // The same counter behind a protocol that, like KeyFrameKit's, carries AAC alone.
+        registry.register(Entry(scheme: .init("aaconly"), urlSchemes: ["aaconly"], codecs: [.aac]) { url throws(PublishingError) in
+            try NullEndpoint(url: "null://" + url.dropFirst("aaconly://".count))
+        })
         return registry
     }()
 }

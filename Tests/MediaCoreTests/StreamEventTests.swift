@@ -17,6 +17,8 @@ func entry(_ event: StreamEvent) -> String {
     switch event {
     case .metadata(let metadata): "e:\(metadata["id"] ?? "?")"
     case .gapless(let info): "g:\(info.priming)/\(info.validLength.map(String.init) ?? "-")"
+    case .timedMetadata(let timed): "t:\(timed.kind)@\(timed.time.value)"
+    case .marker(let marker): "m:\(marker.kind)@\(marker.time.value)"
     }
 }
 
@@ -166,6 +168,27 @@ struct MarkingDoubler: MediaTransform {
         try Pump.run(from: &source, into: &sink)
         #expect(tally.snapshot.elements == 4)
         #expect(tally.snapshot.gapless == GaplessInfo(priming: 2048, validLength: 3000, padding: 48))
+    }
+
+    @Test func timedMetadataAndMarkersTravelInOrderThroughATransformAndATee() throws {
+        let adBreak = StreamMarker(kind: .adBreakStart, time: MediaTime(value: 1, timescale: 1000),
+                                   duration: MediaTime(value: 30, timescale: 1), id: "break-1")
+        let returning = StreamMarker(kind: .adBreakEnd, time: MediaTime(value: 2, timescale: 1000), id: "break-1")
+        // A kind KeyFrameKit does not name travels the same way.
+        let custom = TimedMetadata(kind: TimedMetadata.Kind("x-score"), time: MediaTime(value: 2, timescale: 1000), payload: [3, 1])
+        let nowPlaying = TimedMetadata(kind: .nowPlaying, time: .zero, payload: Array("Song".utf8))
+        let events: [Int: [StreamEvent]] = [0: [.timedMetadata(nowPlaying)], 1: [.marker(adBreak)], 2: [.marker(returning), .timedMetadata(custom)]]
+        let first = EventLog(), second = EventLog()
+        let tally = StreamTally()
+        var source = MarkedSource(count: 3, events: events).transformed(by: MarkingDoubler())
+        var tee = Tee<MediaSample>([.init(LoggingSink(log: first)), .init(TalliedSink(LoggingSink(log: second), tally: tally))])
+        try Pump.run(from: &source, into: &tee)
+        let expected = ["t:nowPlaying@0", "e:t:first", "p:0", "p:0", "m:adBreakStart@1", "p:1", "p:1", "m:adBreakEnd@2", "t:x-score@2",
+                        "p:2", "p:2", "p:255", "e:t:end", "finish"]
+        #expect(first.all == expected)
+        #expect(second.all == expected)
+        #expect(tally.snapshot.markers == [adBreak, returning])
+        #expect(tally.snapshot.timedMetadata == [nowPlaying, custom])
     }
 
     @Test func aPipelineErrorKeepsItsCodeAndTheDomainError() {

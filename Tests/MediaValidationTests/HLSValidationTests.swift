@@ -34,8 +34,9 @@ import Testing
         #expect(findings.contains { $0.severity == .error && "\($0)".contains("init.mp4") }, "\(findings)")
     }
 
-    @Test func aLineThatIsNotATagOrAURIIsAProblem() {
+    @Test func aTargetDurationThatIsNotAnIntegerIsAnInvalidValueOnItsLine() {
         let document = HLSPlaylistDocument(text: "#EXTM3U\n#EXT-X-TARGETDURATION:six\n#EXTINF:6.0,\nsegment-00001.m4s\n")
-        #expect(!document.problems.isEmpty, "a TARGETDURATION that is not a decimal integer")
+        #expect(document.problems.contains { $0.kind == .invalidValue && $0.tag == "EXT-X-TARGETDURATION" && $0.line == 2 },
+                "\(document.problems)")
     }
 }

@@ -174,10 +174,19 @@ extension DecodedPacketFile where Packets == AnyPacketFileSource {
         guard let stream = packets.audioFormat else {
             throw .unsupported("\(packets.path): \(packets.format) does not say its codec", path: packets.path)
         }
-        var settings = AudioCodecRegistry.DecoderSettings(audioSpecificConfig: nil, outputSampleFormat: sampleFormat, trim: packets.trim)
+        // AAC's decoder is configured by the AudioSpecificConfig, raw data blocks as an MP4's.
+        var config: AudioSpecificConfig?
+        if stream.codec == .aac {
+            do { config = try AudioSpecificConfig(bytes: stream.decoderConfiguration) } catch { throw .bitstream(error) }
+        }
+        var settings = AudioCodecRegistry.DecoderSettings(audioSpecificConfig: config, outputSampleFormat: sampleFormat, trim: packets.trim)
         settings.stream = stream
         let decoder: any AudioDecoder
-        do { decoder = try codecs.decoder(for: stream.codec, profile: nil, settings: settings) } catch { throw .codec(error) }
+        do {
+            decoder = try codecs.decoder(for: stream.codec, profile: config.map(AudioCodecRegistry.profile(of:)), settings: settings)
+        } catch {
+            throw .codec(error)
+        }
         try self.init(AnyPacketFileSource(packets), decoder: decoder, readerName: "\(packets.format) (\(stream.codec))")
     }
 }

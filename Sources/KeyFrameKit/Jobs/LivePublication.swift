@@ -123,11 +123,22 @@ public struct LivePublication: Sendable {
         // Packets are copied from ADTS, MP4 or a registered container that reads packets (not
         // from an HLS playlist, which is decoded).
         let readsPackets = format != .hlsPlaylist && options.formats.entry(for: format)?.packetSource != nil
-        if readsPackets, !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
+        if readsPackets, destinationsCarry(codecOf: format), !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
            options.sampleRate == nil, options.channelCount == nil, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
             return try copy(control: control, progress: progress)
         }
         return try encode(control: control, progress: progress)
+    }
+
+    /// Whether every destination's protocol carries the codec of the input, a file of `format`
+    /// read as packets (ADTS and MP4: AAC; a registered container: the codec it says); if not,
+    /// the input is decoded and encoded as AAC.
+    private func destinationsCarry(codecOf format: MediaFileFormat?) -> Bool {
+        let codec: AudioCodecID? = format == .adts || format == .mp4 ? .aac
+            : (try? options.formats.packetInput(options.input, options: MediaFormatRegistry.InputOptions(purpose: .remuxing)))?.audioFormat?.codec
+        return options.destinations.allSatisfy { destination in
+            destination.codecs.isEmpty || codec.map(destination.codecs.contains) == true
+        }
     }
 
     /// The average bitrate of AAC sent as it is, as `probe` measures it: an MP4 track's sample

@@ -63,7 +63,7 @@ extension Packaging {
         if let layout = copyableLayout(of: input, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
-        let source = try AudioFileInput(path: input)
+        let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
         let profile = try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
                                               sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
         let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: profile)
@@ -112,7 +112,7 @@ extension Packaging {
     static func ladder(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry,
                        adjustedSegmentDuration: inout Double?,
                        control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
-        let source = try AudioFileInput(path: input)
+        let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
         var profiles: [AudioObjectType] = []
         for bitrate in options.bitrates {
             profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: options.channelCount ?? source.channelCount,

@@ -341,7 +341,7 @@ public final class Recording: Sendable {
             return try launch(pending.metered, encoder: encoder, crashSafeInterval: crashSafeInterval, onFailure: stopForError)
         }
         let output = try options.formats.pcmOutput(options.outputPath, as: PCMFileOutput.self, options: MediaFormatRegistry.OutputOptions(
-            inPlace: true, emptyMessage: "\(options.outputPath): nothing was recorded"))
+            inPlace: true, emptyMessage: "\(options.outputPath): nothing was recorded", format: options.container))
         return try launch(pending.metered, into: output, checkpointFrames: crashSafeInterval, onFailure: stopForError)
     }
 

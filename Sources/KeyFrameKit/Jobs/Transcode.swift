@@ -67,13 +67,16 @@ public enum Transcode {
         public var report: JobReport
     }
 
-    /// Encodes the PCM of `input` to AAC in `output`: ADTS (`.aac`) or a gapless MP4 (`.m4a`,
-    /// `.mp4`), by the output's name. Written under a temporary name and renamed when complete
+    /// Encodes the PCM of `input` to AAC (or ``EncodeOptions/codec``) in `output`: ADTS (`.aac`)
+    /// or a gapless MP4 (`.m4a`, `.mp4`), or a container registered in ``EncodeOptions/formats``,
+    /// by the output's name. Written under a temporary name and renamed when complete
     /// (a fragmented MP4 is written in place); nothing is left under `output` on an error.
     ///
-    /// Composition: `input` → the registry's AAC-LC encoder
-    /// (``/AudioCodec/AudioCodecRegistry/encoder(for:profile:settings:)``, libavcodec's
-    /// ``/AudioCodec/AACEncoder``) → ``/MediaFormats/AudioPacketOutput``.
+    /// Composition: `input` → the codec registry's encoder of the codec and profile
+    /// (``/AudioCodec/AudioCodecRegistry/encoder(for:profile:settings:)``: libavcodec's
+    /// ``/AudioCodec/AACEncoder`` for AAC-LC) → the format registry's sink for the output's name
+    /// (``/MediaFormats/AudioPacketOutput`` for ADTS and MP4). For a codec other than AAC the
+    /// summary's ``EncodeSummary/profile`` is AAC-LC, which means nothing.
     public static func encode(_ input: some PCMSource, to output: FilePath, options: EncodeOptions = EncodeOptions(),
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {

@@ -6,7 +6,13 @@
 /// - ``gapless(_:)``: the encoder delay (priming) before the first presented frame, and, once
 ///   the stream has ended, the valid length and padding (ISO/IEC 14496-12, 8.6.6: an edit
 ///   list's `media_time` and `segment_duration`; Apple's iTunSMPB);
-/// - ``metadata(_:)``: tags and chapters.
+/// - ``metadata(_:)``: tags and chapters;
+/// - ``timedMetadata(_:)``: metadata of one moment (an ID3 frame, an `emsg`, a SCTE-35 section,
+///   a now-playing title), of a kind KeyFrameKit names or one a program adds;
+/// - ``marker(_:)``: a named point (an ad break's start or return, a chapter mark, a cue).
+///
+/// A sink handles the kinds it can carry and ignores the rest, so a new kind of event touches
+/// only the sinks that carry it.
 ///
 /// End of stream is a source's `next()` returning `nil`, which the pump turns into the sink's
 /// `finish()`; a tee sends it down every branch.
@@ -28,6 +34,10 @@ public enum StreamEvent: Sendable, Hashable {
     case gapless(GaplessInfo)
     /// Tags and chapters of the stream.
     case metadata(StreamMetadata)
+    /// Metadata of one moment of the stream.
+    case timedMetadata(TimedMetadata)
+    /// A named point of the stream.
+    case marker(StreamMarker)
 }
 
 /// The gapless numbers of a stream, in frames at its output sample rate (ISO/IEC 14496-12,
@@ -56,17 +66,24 @@ public struct GaplessInfo: Sendable, Hashable {
 /// Tags and chapters of a stream, as its source found them or a job set them, in no container's
 /// terms: a muxer maps them to its own (iTunes `ilst` atoms, ID3 frames).
 public struct StreamMetadata: Sendable, Hashable {
-    /// A chapter: where it starts and its title.
+    /// A chapter: where it starts and its title, and where ID3v2's `CHAP` frame (ID3v2 Chapter
+    /// Frame Addendum) or Nero's `chpl` says more, where it ends and what it links to.
     public struct Chapter: Sendable, Hashable {
         /// The start, on the presentation timeline (after priming).
         public var start: MediaTime
         /// The title.
         public var title: String
+        /// The end, when the source says it (else the next chapter's start, or the stream's end).
+        public var end: MediaTime?
+        /// A URL the chapter links to (an ID3 `WXXX` frame inside `CHAP`).
+        public var url: String?
 
         /// A chapter starting at `start`.
-        public init(start: MediaTime, title: String) {
+        public init(start: MediaTime, title: String, end: MediaTime? = nil, url: String? = nil) {
             self.start = start
             self.title = title
+            self.end = end
+            self.url = url
         }
     }
 

@@ -14,6 +14,10 @@ public final class StreamTally: Sendable {
         public var gapless: GaplessInfo?
         /// The last metadata told.
         public var metadata: StreamMetadata?
+        /// The timed metadata told, in order.
+        public var timedMetadata: [TimedMetadata] = []
+        /// The markers told, in order.
+        public var markers: [StreamMarker] = []
     }
 
     private let state = Mutex(Snapshot())
@@ -31,6 +35,8 @@ public final class StreamTally: Sendable {
             switch event {
             case .gapless(let info): snapshot.gapless = info
             case .metadata(let metadata): snapshot.metadata = metadata
+            case .timedMetadata(let timed): snapshot.timedMetadata.append(timed)
+            case .marker(let marker): snapshot.markers.append(marker)
             }
         }
     }

@@ -37,12 +37,13 @@ public enum Packaging {
         /// input's. Given, an AAC input is encoded, not copied.
         public var channelCount: Int?
 
+        /// The files the input is opened through, when a program registers its own in a copy;
+        /// `nil`: the layer's own (``/MediaFormats/MediaFormatRegistry/containers`` here,
+        /// `MediaFormatRegistry.standard` in KeyFrameKit, which decodes).
+        public var formats: MediaFormatRegistry?
+
         /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC, the input's
         /// rate and channels.
-        /// The files the input is opened through (``/MediaFormats/MediaFormatRegistry/containers``
-        /// unless a program registers its own in a copy).
-        public var formats: MediaFormatRegistry = .containers
-
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false,
                     profile: AACProfileChoice = .aacLC, ladderProfiles: [Int: AACProfileChoice] = [:],
                     sampleRate: Int? = nil, channelCount: Int? = nil) {
@@ -200,9 +201,10 @@ public enum Packaging {
 
     /// The layout of `input` when it is AAC to be copied (no bitrate asked), else `nil`.
     package static func copyableLayout(of input: FilePath, options: Options) -> AACTrackLayout? {
-        let kind = MediaFileFormat.detect(input)
+        let formats = options.formats ?? .containers
+        let kind = formats.detect(input)
         guard options.copiesProfile, kind == .adts || kind == .mp4 else { return nil }
-        return try? AACTrackLayout(path: input)
+        return try? AACTrackLayout(path: input, formats: formats)
     }
 
     /// One rendition by stream copy: `input`'s AAC packets into ``HLSSegmentOutput``, its gapless
@@ -210,7 +212,7 @@ public enum Packaging {
     package static func copyRendition(_ input: FilePath, layout: AACTrackLayout, to directory: FilePath, options: Options,
                                       control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         // The input first, so that an input that cannot be read leaves no directory.
-        let packets = try options.formats.aacInput(input)
+        let packets = try (options.formats ?? .containers).aacInput(input)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash)
         // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
