@@ -25,8 +25,8 @@ from urllib.parse import unquote, urlparse
 sys.dont_write_bytecode = True
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = ["MediaCore", "AACBitstream", "PCMAudio", "VideoBitstream", "MP4", "MediaFormats", "MediaStreaming", "AudioCodec", "AudioIO",
-           "KeyFrameKit", "HLSServer"]
+MODULES = ["MediaCore", "AACBitstream", "PCMAudio", "VideoBitstream", "MP4", "MediaFormats", "MediaStreaming", "MediaValidation", "AudioCodec", "AudioIO",
+           "KeyFrameKit", "HLSServer", "Publishing", "MPEGTS", "RTMP"]
 
 
 def main() -> int:
