@@ -38,7 +38,7 @@ final class SampleQueue: Sendable {
         return taken
     }
 
-    /// The queued samples, oldest first, once a batch is ready (see ``SampleQueue``); `nil` once
+    /// The queued samples, oldest first, once a batch is ready (see `SampleQueue`); `nil` once
     /// closed and empty.
     func takeBatch() -> [MediaSample]? {
         while true {

@@ -101,7 +101,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// arrive; a session fed any bytes sends only chunks that read.
     case rtmp
     /// An HLS media playlist and the files it names, made in a folder held in memory
-    /// (``PlaylistFuzzTarget``): directories, loops of links, FIFOs and missing names give a
+    /// (`PlaylistFuzzTarget`): directories, loops of links, FIFOs and missing names give a
     /// typed error, never a trap or a wait; what is read as segments demuxes within their bytes.
     case playlist
 

@@ -6,7 +6,7 @@ import Musl
 #endif
 
 /// `keyframe`: the command line of KeyFrameKit, run by the `keyframe` executable and, with
-/// serving installed (``Serving``), by `keyframe-serve`.
+/// serving installed (`Serving`), by `keyframe-serve`.
 package struct Keyframe: ParsableCommand {
     package init() {}
 
@@ -29,8 +29,8 @@ package struct Keyframe: ParsableCommand {
         subcommands: [Record.self, Publish.self, Encode.self, Convert.self, Tag.self, Chapters.self, Cut.self, Split.self, Join.self, Package.self, Serve.self, Mux.self, Demux.self, Decode.self, Play.self, Probe.self, Validate.self, Devices.self]
     )
 
-    /// Parses the command line and runs the command, exiting with its ``ExitStatus``: a
-    /// ``CommandFailure`` exits with its own status, usage errors with 64, as
+    /// Parses the command line and runs the command, exiting with its `ExitStatus`: a
+    /// `CommandFailure` exits with its own status, usage errors with 64, as
     /// swift-argument-parser's `main()` does for everything else.
     package static func main() {
         do {

@@ -61,7 +61,7 @@ public final class FileByteSink: SeekableByteSink {
     /// A sink that replaces a file keeps what the file was: its permission bits, and its owner
     /// and group where this process may set them; through a symbolic link, the link's target is
     /// replaced (beside it) and the link stays. A device, a directory, a FIFO or a socket is never
-    /// written to nor replaced, and neither is a file this process is reading (``InputFiles``),
+    /// written to nor replaced, and neither is a file this process is reading (`InputFiles`),
     /// unless `replacingInput`: an atomic sink may then replace the file it was made from (a
     /// rewrite of a file's own tags), which stays whole until the commit's rename.
     public init(path: FilePath, atomic: Bool = true, replacingInput: Bool = false) throws(ByteStreamError) {

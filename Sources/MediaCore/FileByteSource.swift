@@ -40,7 +40,7 @@ public final class FileByteSource: ByteSource, RandomAccessByteSource, Sendable 
     }
 
     /// Opens `path` like ``init(regularFileAt:)``; with `claimingInput` false, the file is not
-    /// held as an input (``InputFiles``): a file an origin serves, which a publisher in the same
+    /// held as an input (`InputFiles`): a file an origin serves, which a publisher in the same
     /// process may replace at any moment.
     package init(regularFileAt path: FilePath, claimingInput: Bool) throws(ByteStreamError) {
         self.path = path

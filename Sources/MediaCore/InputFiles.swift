@@ -9,7 +9,7 @@ import Synchronization
 package import SystemPackage
 
 /// The files this process is reading, by device and inode: what no output may write over.
-/// Every ``FileByteSource`` holds a ``Claim`` on its file while it lives (a playlist's segment
+/// Every ``FileByteSource`` holds a `Claim` on its file while it lives (a playlist's segment
 /// source keeps its segment's claim while the job may read it again), and every
 /// ``FileByteSink`` refuses a destination claimed here, so an output that is, or links to
 /// (symbolically or hard), an input of the job is refused before anything is written,

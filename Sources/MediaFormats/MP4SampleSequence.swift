@@ -157,7 +157,7 @@ private final class StopFlag: Sendable {
     func raise() { raised.store(true, ordering: .relaxed) }
 }
 
-/// What an ``MP4SampleQueue`` asks of its demuxer.
+/// What an `MP4SampleQueue` asks of its demuxer.
 protocol MP4SamplePulling: AnyObject {
     func start() throws(MP4Error)
     func nextSample(trackID: UInt32) throws(MP4Error) -> MediaSample?

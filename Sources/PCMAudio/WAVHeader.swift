@@ -1,6 +1,6 @@
 import MediaCore
 
-/// What ``WAVHeaderParser`` found between the start of a WAV file and its `data` chunk.
+/// What `WAVHeaderParser` found between the start of a WAV file and its `data` chunk.
 struct WAVHeader {
     /// The PCM layout (always interleaved).
     var format: PCMFormat

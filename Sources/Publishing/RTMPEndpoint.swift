@@ -1,6 +1,6 @@
 internal import RTMP
 
-/// An RTMP destination as a session factory: ``RTMPSession`` over a ``TCPConnection`` (TLS for
+/// An RTMP destination as a session factory: `RTMPSession` over a `TCPConnection` (TLS for
 /// `rtmps://`).
 struct RTMPEndpoint: LiveEndpoint {
     let url: RTMPURL

@@ -2,7 +2,7 @@ internal import MPEGTS
 internal import Synchronization
 
 /// An SRT destination as a session factory: MPEG-TS (``/MPEGTS/TransportStreamMuxer``) over an
-/// ``SRTConnection``.
+/// `SRTConnection`.
 struct SRTEndpoint: LiveEndpoint {
     let destination: SRTDestination
 

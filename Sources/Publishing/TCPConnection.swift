@@ -264,7 +264,7 @@ private final class Inbound: Sendable {
     }
 }
 
-/// Hands what arrives to ``Inbound``; notes the TLS handshake and the end of the connection.
+/// Hands what arrives to `Inbound`; notes the TLS handshake and the end of the connection.
 private final class InboundHandler: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
 

@@ -131,7 +131,7 @@ package struct XMLElementTree: Sendable, Hashable {
             /// The text is not in an encoding the reader reads (UTF-16, UTF-32, a code page with
             /// bytes beyond ASCII).
             case encoding
-            /// The document goes beyond a ``Limits`` value.
+            /// The document goes beyond a `Limits` value.
             case limit
         }
 
@@ -163,7 +163,7 @@ package struct XMLElementTree: Sendable, Hashable {
     /// Reads the document in `bytes`.
     ///
     /// - Throws: ``/MediaCore/PipelineError`` (code ``PipelineError/Code/container``) with a
-    ///   ``SyntaxError`` underneath, naming the line and column and what is wrong.
+    ///   `SyntaxError` underneath, naming the line and column and what is wrong.
     package init(bytes: [UInt8], limits: Limits = Limits()) throws(PipelineError) {
         var reader = Reader(bytes: bytes, limits: limits)
         do {

@@ -9,7 +9,7 @@ internal import Synchronization
 /// `convert --normalize` promises is the decoded output's, and a lossy codec adds peaks of its
 /// own.
 ///
-/// With a ``DecodedLoudnessPromise``, a decoded true peak over its ceiling, or an integrated
+/// With a `DecodedLoudnessPromise`, a decoded true peak over its ceiling, or an integrated
 /// loudness more than its tolerance from its target, cancels the file before it is committed, so
 /// an existing output stays as it was and the job can encode again (``Verdict/isRefused``).
 struct LoudnessGatedOutput: PacketSink {

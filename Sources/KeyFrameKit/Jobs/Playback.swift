@@ -6,7 +6,7 @@ public import AudioIO
 /// and its buffer paces the pump; at the end the device is drained, so everything written has
 /// been heard when ``play(_:device:alsaConfiguration:control:progress:)`` returns.
 ///
-/// The PCM is exactly what ``Transcode/decode(_:segments:to:sampleFormat:trackID:control:progress:)``
+/// The PCM is exactly what ``Transcode/decode(_:segments:to:outputFormat:sampleFormat:trackID:formats:control:progress:)``
 /// writes for the same file: M4A/MP4 with the edit list applied (no priming, no padding), ADTS
 /// whole, WAV as stored.
 public enum Playback {

@@ -39,7 +39,7 @@ extension Transcode {
         /// With ``normalizeTo``: limit the peaks that the gain pushes past ``truePeakCeiling``
         /// (the default). Without the limiter the gain is a plain gain, and a target that would
         /// need more than 0.5 dB beyond what the measured true peak allows is refused
-        /// (``/MediaCore/PipelineError/unsupported(_:)``) before anything is written.
+        /// (``/MediaCore/PipelineError/unsupported(_:path:offset:)``) before anything is written.
         public var limitsTruePeak: Bool
         /// Write ReplayGain 2.0 track gain and peak (reference −18 LUFS) as iTunes freeform tags
         /// (`----:com.apple.iTunes:replaygain_track_gain`, `…_peak`), measured in a first pass.

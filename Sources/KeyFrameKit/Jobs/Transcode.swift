@@ -149,6 +149,8 @@ public enum Transcode {
     ///   - outputFormat: `.wav` or `.rawPCM`, for an output whose name does not say it (`-`).
     ///   - sampleFormat: the PCM sample format written; 16-bit by default.
     ///   - trackID: the MP4 audio track; by default the first.
+    ///   - formats: the files the input is opened and the output created through (`standard`
+    ///     unless a program registers its own in a copy).
     ///   - control: stops or cancels the job from another thread.
     ///   - progress: called with the media time decoded so far.
     public static func decode(_ input: FilePath, segments: [FilePath] = [], to output: FilePath, outputFormat: MediaFileFormat? = nil,

@@ -228,7 +228,7 @@ struct MovieFragmentParser {
 
 /// What a track's movie fragments hold in all: counted as the fragments are read, so that a
 /// file of any number of fragments costs the same few words (its runs are read again, one
-/// `moof` at a time, when its samples are: ``FragmentWalk``).
+/// `moof` at a time, when its samples are: `FragmentWalk`).
 public struct FragmentTotals: Sendable, Hashable {
     /// Track runs (`trun`, ISO/IEC 14496-12, 8.8.8).
     public var runCount = 0
@@ -252,7 +252,7 @@ public struct FragmentTotals: Sendable, Hashable {
 }
 
 /// Reads a fragmented file's runs again in file order, one `moof` at a time: the top-level boxes
-/// from the first `moof` on, each `moof` through the same ``MovieFragmentParser`` state that
+/// from the first `moof` on, each `moof` through the same `MovieFragmentParser` state that
 /// ``MP4File`` read it with, so the runs are the ones it counted. A `moof` it skipped as
 /// damaged is skipped again; the walk ends where its scan ended.
 struct FragmentWalk: Sendable {

@@ -29,7 +29,7 @@ struct ChapterTrackPlan {
 
 /// Replaces the chapters of a `moov`: removes its Nero `chpl` and its QuickTime chapter tracks
 /// (the `text` tracks a `tref/chap` points to) and those references, then adds new ones: a
-/// `chpl` in `udta`, a `tref/chap` in the first audio track, and a ``ChapterTrackPlan`` for the
+/// `chpl` in `udta`, a `tref/chap` in the first audio track, and a `ChapterTrackPlan` for the
 /// text track; `mvhd`'s `next_track_ID` moves past the new track.
 enum ChapterEdit {
     static func apply(_ chapters: [MovieChapter], to moov: [UInt8], location: BoxPath,

@@ -36,7 +36,7 @@ protocol MP4LayoutWriter: AnyObject {
 extension MP4LayoutWriter {
     func prepare() throws(MP4Error) {}
 
-    /// The tags reach the other layouts in ``MuxerContext`` at the end.
+    /// The tags reach the other layouts in `MuxerContext` at the end.
     func setMetadata(_ metadata: ITunesMetadata) {}
 
     func write(run: MediaSampleRun, track: MuxerTrack, tracks: [MuxerTrack]) throws(MP4Error) {

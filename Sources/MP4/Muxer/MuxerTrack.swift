@@ -1,7 +1,7 @@
 internal import MediaCore
 internal import AACBitstream
 
-/// One track being written: its format, its sample tables (``TrackSampleTables``) built as
+/// One track being written: its format, its sample tables (`TrackSampleTables`) built as
 /// samples arrive, and what the layout writers keep per track.
 final class MuxerTrack {
     let id: UInt32

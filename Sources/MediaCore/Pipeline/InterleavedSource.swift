@@ -10,7 +10,7 @@ public struct InterleavedSource<First: PacketSource, Second: PacketSource>: Pack
     public private(set) var firstCount = 0
     /// Packets taken from the second source.
     public private(set) var secondCount = 0
-    /// The time in each source's `next()`, for the report (``StageReporting``).
+    /// The time in each source's `next()`, for the report (`StageReporting`).
     private var firstBusy = Duration.zero
     private var secondBusy = Duration.zero
 

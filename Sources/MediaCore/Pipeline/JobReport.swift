@@ -99,7 +99,7 @@ package protocol StageReporting {
 }
 
 extension JobReport {
-    /// Appends the stages of `part`: its own (``StageReporting``), or one stage named after its
+    /// Appends the stages of `part`: its own (`StageReporting`), or one stage named after its
     /// type with the figures its caller measured.
     package static func appendStages<Part>(of part: Part, role: Stage.Role, elements: Int64, busy: Duration,
                                            to stages: inout [Stage]) {
@@ -113,7 +113,7 @@ extension JobReport {
     /// The name a stage of type `type` gets.
     package static func stageName(_ type: Any.Type) -> String { String(describing: type) }
 
-    /// The name the stage `part` gets: the one it gives (``NamedStage``, a wrapper naming what it
+    /// The name the stage `part` gets: the one it gives (`NamedStage`, a wrapper naming what it
     /// wraps), else its type's.
     package static func stageName(of part: Any) -> String { (part as? any NamedStage)?.stageName ?? stageName(type(of: part)) }
 }

@@ -22,7 +22,7 @@ where Transform.Input == Upstream.Element {
     private var pendingIndex = 0
     private var events: [StreamEvent] = []
     private var isFinished = false
-    /// The figures of the report (``StageReporting``): elements pulled from the upstream and
+    /// The figures of the report (`StageReporting`): elements pulled from the upstream and
     /// the time in its `next()`, outputs of the transform and the time in its calls.
     private var pulled: Int64 = 0
     private var upstreamTimer = StageTimer()

@@ -10,7 +10,7 @@ where Transform.Output == Downstream.Element {
     public private(set) var transform: Transform
     /// The sink written to.
     public private(set) var downstream: Downstream
-    /// The figures of the report (``StageReporting``): the transform's outputs and the time in
+    /// The figures of the report (`StageReporting`): the transform's outputs and the time in
     /// its calls, the time in the downstream's.
     private var produced: Int64 = 0
     private var transformBusy = Duration.zero

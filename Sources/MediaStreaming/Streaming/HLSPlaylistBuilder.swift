@@ -1,7 +1,7 @@
 /// Builds an HLS rendition's media playlist (``/MediaFormats/HLSMediaPlaylist``) from the segments written:
 /// VOD when packaged; live, an event playlist or a sliding window, with program date-times and,
 /// for low-latency HLS, parts, server control and a preload hint. It only builds:
-/// ``HLSSegmentStore`` writes the text, and removes the files that
+/// `HLSSegmentStore` writes the text, and removes the files that
 /// ``expiredSegments(in:)`` names.
 struct HLSPlaylistBuilder: Sendable {
     /// The wanted segment length in seconds (live: the least target duration).

@@ -1,6 +1,6 @@
 /// Where an HLS rendition's segments and parts end: pure logic over the waiting packets'
 /// durations (media units), with no file or segmenter in sight. ``HLSSegmentOutput`` adds each
-/// packet's duration with ``add(_:)``, carries out the ``Cut``s it gets, and at the end drops
+/// packet's duration with ``add(_:)``, carries out the `Cut`s it gets, and at the end drops
 /// what ``dropPacketsPastEnd(priming:validLength:)`` says, shortens the last packet to the last
 /// presented sample (``shortenLast(to:)``) and carries out ``finalCuts()``.
 ///

@@ -4,7 +4,7 @@
 /// The user is `source` unless given (Icecast's source login); the port is 8000 (`icecast://`)
 /// or 443 (`icecasts://`). The password must be given, in the URL or, to keep it off the
 /// command line, by reading the whole URL from an environment variable or a file
-/// (``PublishingDestination/parse(_:environment:readFile:)``).
+/// (``PublishingDestination/parse(_:environment:readFile:registry:)``).
 public struct IcecastDestination: Sendable, Hashable {
     /// The server's host name or address.
     public var host: String
