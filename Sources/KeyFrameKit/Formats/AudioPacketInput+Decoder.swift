@@ -3,12 +3,17 @@ extension AudioPacketInput {
     /// AAC decoder (``/AudioCodec/AudioCodecRegistry/decoder(for:profile:settings:)``) for the
     /// profile the AudioSpecificConfig names, or for any profile when there is none (ADTS).
     public func makeDecoder(sampleFormat: PCMSampleFormat = .int16, codecs: AudioCodecRegistry = .standard) throws(PipelineError) -> any AudioDecoder {
-        do {
-            return try codecs.decoder(
-                for: .aac, profile: audioSpecificConfig.map(AudioCodecRegistry.profile(of:)),
-                settings: .init(audioSpecificConfig: audioSpecificConfig, outputSampleFormat: sampleFormat, trim: trim))
-        } catch {
-            throw .codec(error)
-        }
+        try codecs.decoder(for: .aac, config: audioSpecificConfig, stream: nil, sampleFormat: sampleFormat, trim: trim)
+    }
+}
+
+extension AudioCodecRegistry {
+    /// The decoder of `codec` for a stream configured by its AudioSpecificConfig (AAC, asked
+    /// for the profile it names; none for ADTS) or by `stream` (another codec), trimmed by `trim`.
+    func decoder(for codec: AudioCodecID, config: AudioSpecificConfig?, stream: EncodedAudioFormat?, sampleFormat: PCMSampleFormat,
+                 trim: GaplessTrim) throws(PipelineError) -> any AudioDecoder {
+        var settings = DecoderSettings(audioSpecificConfig: config, outputSampleFormat: sampleFormat, trim: trim)
+        settings.stream = stream
+        do { return try decoder(for: codec, profile: config.map(Self.profile(of:)), settings: settings) } catch { throw .codec(error) }
     }
 }

@@ -179,14 +179,7 @@ extension DecodedPacketFile where Packets == AnyPacketFileSource {
         if stream.codec == .aac {
             do { config = try AudioSpecificConfig(bytes: stream.decoderConfiguration) } catch { throw .bitstream(error) }
         }
-        var settings = AudioCodecRegistry.DecoderSettings(audioSpecificConfig: config, outputSampleFormat: sampleFormat, trim: packets.trim)
-        settings.stream = stream
-        let decoder: any AudioDecoder
-        do {
-            decoder = try codecs.decoder(for: stream.codec, profile: config.map(AudioCodecRegistry.profile(of:)), settings: settings)
-        } catch {
-            throw .codec(error)
-        }
+        let decoder = try codecs.decoder(for: stream.codec, config: config, stream: stream, sampleFormat: sampleFormat, trim: packets.trim)
         try self.init(AnyPacketFileSource(packets), decoder: decoder, readerName: "\(packets.format) (\(stream.codec))")
     }
 }
