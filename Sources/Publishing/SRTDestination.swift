@@ -64,28 +64,26 @@ public struct SRTDestination: Sendable, Hashable, CustomStringConvertible {
     ///   port, an unknown or repeated parameter, a bad value, or `mode=listener`/`rendezvous`
     ///   (KeyFrameKit only calls). The message never contains the passphrase or the stream id.
     public init(url: String) throws(PublishingError) {
-        let scheme = "srt://"
-        guard url.lowercased().hasPrefix(scheme) else {
-            throw PublishingError(.invalidDestination, "not an srt:// URL")
-        }
-        var rest = Substring(url.dropFirst(scheme.count))
-        var query: Substring = ""
-        if let mark = rest.firstIndex(of: "?") {
-            query = rest[rest.index(after: mark)...]
-            rest = rest[..<mark]
-        }
-        // No fragment: `#` is literal, as in an access-control stream id (`streamid=#!::r=live`).
-        // A path is allowed only empty (`srt://host:9000/`): SRT names streams by stream id.
-        if let slash = rest.firstIndex(of: "/") {
-            guard rest[slash...].allSatisfy({ $0 == "/" }) else {
-                throw PublishingError(.invalidDestination, "srt://\(rest[..<slash]): an SRT URL has no path; name the stream with ?streamid=")
+        let reference: URLReference
+        do { reference = try URLReference(url) } catch {
+            switch error {
+            case .notAURL: throw PublishingError(.invalidDestination, "not an srt:// URL")
+            case .unclosedBracket: throw PublishingError(.invalidDestination, "srt://…: unclosed [ in an IPv6 address")
+            case .invalidPort: throw PublishingError(.invalidDestination, "srt://…: the port must be a number, 1 to 65535")
             }
-            rest = rest[..<slash]
         }
-        guard !rest.contains("@") else {
+        guard reference.scheme == "srt" else { throw PublishingError(.invalidDestination, "not an srt:// URL") }
+        // No fragment: `#` is literal, as in an access-control stream id (`streamid=#!::r=live`),
+        // so the query is everything after `?`. A path is allowed only empty
+        // (`srt://host:9000/`): SRT names streams by stream id.
+        let query = reference.query ?? ""
+        guard reference.remainder.prefix(while: { $0 != "?" }).allSatisfy({ $0 == "/" }) else {
+            throw PublishingError(.invalidDestination, "srt://\(reference.authority): an SRT URL has no path; name the stream with ?streamid=")
+        }
+        guard reference.userInfo == nil else {
             throw PublishingError(.invalidDestination, "an SRT URL has no user or password before the host; use ?passphrase=")
         }
-        let (host, port) = try Self.hostAndPort(rest)
+        let (host, port) = try Self.hostAndPort(reference)
 
         var values: [String: String] = [:]
         for item in query.split(separator: "&", omittingEmptySubsequences: true) {
@@ -171,36 +169,17 @@ public struct SRTDestination: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `host:port` or `[v6]:port`.
-    private static func hostAndPort(_ authority: Substring) throws(PublishingError) -> (String, Int) {
-        let host: Substring
-        let portText: Substring
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else {
-                throw PublishingError(.invalidDestination, "srt://\(authority): unclosed [ in an IPv6 address")
-            }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            guard after.hasPrefix(":") else {
-                throw PublishingError(.invalidDestination, "srt://\(authority): an SRT URL needs a port: srt://[address]:port")
-            }
-            portText = after.dropFirst()
-        } else {
-            guard let colon = authority.lastIndex(of: ":") else {
-                throw PublishingError(.invalidDestination, "srt://\(authority): an SRT URL needs a port: srt://host:port")
-            }
-            host = authority[..<colon]
-            guard !host.contains(":") else {
-                throw PublishingError(.invalidDestination, "srt://\(authority): write an IPv6 address in brackets: srt://[address]:port")
-            }
-            portText = authority[authority.index(after: colon)...]
+    /// The host, percent-decoded, and the port, which an SRT URL must give.
+    private static func hostAndPort(_ reference: URLReference) throws(PublishingError) -> (String, Int) {
+        let authority = reference.authority
+        guard let port = reference.port else {
+            throw PublishingError(.invalidDestination, "srt://\(authority): an SRT URL needs a port: srt://host:port")
         }
-        guard !host.isEmpty else { throw PublishingError(.invalidDestination, "an SRT URL needs a host: srt://host:port") }
-        guard let port = Int(portText), portText.allSatisfy(\.isASCII) else {
-            throw PublishingError(.invalidDestination, "srt://\(host):\(portText): the port must be a number")
+        if !authority.hasPrefix("["), reference.host.contains(":") {
+            throw PublishingError(.invalidDestination, "srt://\(authority): write an IPv6 address in brackets: srt://[address]:port")
         }
-        let decodedHost = try percentDecoded(host, what: "the host")
-        return (decodedHost, port)
+        guard !reference.host.isEmpty else { throw PublishingError(.invalidDestination, "an SRT URL needs a host: srt://host:port") }
+        return (try percentDecoded(reference.host, what: "the host"), port)
     }
 
     /// `%XX` escapes decoded; the result must be UTF-8. `what` names the part for the message

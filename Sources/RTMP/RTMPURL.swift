@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// A publishing URL, `rtmp://host[:port]/app[/instance]/key` or `rtmps://…` (RTMP over TLS),
 /// taken apart as FFmpeg's RTMP protocol (`libavformat/rtmpproto.c`) does.
 ///
@@ -62,39 +64,24 @@ public struct RTMPURL: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``RTMPError/invalidURL(masked:problem:)``.
     public init(_ text: String) throws(RTMPError) {
         func fail(_ problem: Problem, _ shown: String) -> RTMPError { .invalidURL(masked: shown, problem: problem) }
-        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else {
-            throw fail(.unsupportedScheme, Self.firstWord(text))
-        }
-        scheme = text[..<colon].lowercased()
-        let rest = text[colon...].dropFirst(3)
-        guard scheme == "rtmp" || scheme == "rtmps" else { throw fail(.unsupportedScheme, "\(scheme)://…") }
-        let authorityEnd = rest.firstIndex { (character: Character) -> Bool in
-            character == "/" || character == "?" || character == "#"
-        } ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        let path = rest[authorityEnd...]
-        let shownServer = "\(scheme)://\(authority)"
-        guard !authority.contains("@") else { throw fail(.credentials, "\(scheme)://****@…") }
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw fail(.noHost, shownServer) }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.isEmpty {
-                explicitPort = nil
-            } else {
-                guard after.hasPrefix(":"), let port = Int(after.dropFirst()) else { throw fail(.invalidPort, shownServer) }
-                explicitPort = port
+        let reference: URLReference
+        do { reference = try URLReference(text) } catch {
+            let scheme = text.firstIndex(of: ":").map { text[..<$0].lowercased() } ?? ""
+            switch error {
+            case .notAURL: throw fail(.unsupportedScheme, Self.firstWord(text))
+            case .unclosedBracket: throw fail(.noHost, "\(scheme)://…")
+            case .invalidPort: throw fail(.invalidPort, "\(scheme)://…")
             }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            guard let port = Int(authority[authority.index(after: colon)...]) else { throw fail(.invalidPort, shownServer) }
-            explicitPort = port
-        } else {
-            host = String(authority)
-            explicitPort = nil
         }
+        scheme = reference.scheme
+        guard scheme == "rtmp" || scheme == "rtmps" else { throw fail(.unsupportedScheme, "\(scheme)://…") }
+        guard reference.userInfo == nil else { throw fail(.credentials, "\(scheme)://****@…") }
+        let shownServer = "\(scheme)://\(reference.authority)"
+        host = String(reference.host)
+        explicitPort = reference.port
         guard !host.isEmpty else { throw fail(.noHost, shownServer) }
-        if let explicitPort, !(1...65535).contains(explicitPort) { throw fail(.invalidPort, shownServer) }
+        // The key is everything after the application, query included: CDNs put tokens there.
+        let path = reference.remainder
 
         // rtmpproto.c, rtmp_open: "extract 'app' part from path".
         guard let (application, key) = Self.split(path) else {
