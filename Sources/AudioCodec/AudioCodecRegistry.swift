@@ -144,6 +144,11 @@ public struct AudioCodecRegistry: Sendable {
     /// The decoders registered, the latest first.
     public private(set) var decoders: [DecoderEntry] = []
 
+    /// What containers and playlists need of each codec (its MP4 sample entry, RFC 6381 name,
+    /// roll and packet duration), the latest registered first: what the MP4 muxer, the CMAF
+    /// segmenter and the manifests of a job using this registry are given.
+    public private(set) var descriptions: [AudioCodecDescription] = []
+
     /// An empty registry.
     public init() {}
 
@@ -156,10 +161,16 @@ public struct AudioCodecRegistry: Sendable {
         return registry
     }()
 
-    /// Registers KeyFrameKit's encoders and decoders (``builtInEncoders``, ``builtInDecoders``):
-    /// the one place that lists them. An entry already registered (the same codec, profile and
-    /// name) is not registered twice, so calling it on a copy of ``standard`` changes nothing.
+    /// Registers KeyFrameKit's encoders, decoders and codec descriptions (``builtInEncoders``,
+    /// ``builtInDecoders``, ``builtInDescriptions``): the one place that lists them. An entry
+    /// already registered (the same codec, profile and name; a description of the same codec
+    /// and sample entry) is not registered twice, so calling it on a copy of ``standard``
+    /// changes nothing.
     public mutating func registerAll() {
+        for description in Self.builtInDescriptions.reversed()
+        where !descriptions.contains(where: { $0.codec == description.codec && $0.sampleEntryType == description.sampleEntryType }) {
+            register(description)
+        }
         for entry in Self.builtInEncoders.reversed()
         where !encoders.contains(where: { $0.codec == entry.codec && $0.profile == entry.profile && $0.name == entry.name }) {
             register(entry)
@@ -176,6 +187,13 @@ public struct AudioCodecRegistry: Sendable {
 
     /// Registers `entry`: it is asked before the decoders registered earlier.
     public mutating func register(_ entry: DecoderEntry) { decoders.insert(entry, at: 0) }
+
+    /// Registers what containers and playlists need of a codec: it is taken before a
+    /// description of the same codec registered earlier.
+    public mutating func register(_ description: AudioCodecDescription) { descriptions.insert(description, at: 0) }
+
+    /// The built-in codec descriptions: AAC's (``/MediaCore/AudioCodecDescription/aac``).
+    public static let builtInDescriptions: [AudioCodecDescription] = [.aac]
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
     /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``).

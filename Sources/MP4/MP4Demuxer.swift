@@ -422,9 +422,23 @@ final class TrackSampleReader {
 extension MP4Track {
     /// The format description of the track's samples.
     public func formatDescription() throws(MP4Error) -> FormatDescription {
+        try formatDescription(audioCodecs: [])
+    }
+
+    /// The format description of the track's samples, an audio entry of a type that one of
+    /// `audioCodecs` writes (a codec registered from outside KeyFrameKit) read as that codec,
+    /// its configuration the description's ``/MediaCore/AudioCodecDescription/configurationBox``.
+    public func formatDescription(audioCodecs: [AudioCodecDescription]) throws(MP4Error) -> FormatDescription {
         guard let entry = sampleEntry else { throw .missingBox(path: path, type: "stsd") }
         if let config = try audioSpecificConfig() {
             do { return try config.formatDescription() } catch { throw .bitstream(path: path, error) }
+        }
+        if let audio = entry.audio, entry.type != "mp4a", let described = audioCodecs.matching(sampleEntryType: entry.type) {
+            var format = EncodedAudioFormat(codec: described.codec, sampleRate: audio.sampleRate, channelCount: audio.channelCount,
+                                            framesPerPacket: 0,
+                                            decoderConfiguration: described.configurationBox.flatMap { entry.configurationBoxes[$0] } ?? [])
+            format.framesPerPacket = described.fixedPacketDuration(format) ?? 0
+            return .audio(format)
         }
         if let audio = entry.audio {
             let codec = entry.audioCodec ?? .other(entry.type)

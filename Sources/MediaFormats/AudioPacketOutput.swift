@@ -64,14 +64,18 @@ public struct AudioPacketOutput: PacketFileSink {
     }
 
     /// Creates an MP4 at `path`: fast-start (moov first), or fragmented in place with
-    /// fragments of `fragmentDuration`; `encoderName` is its `©too` tag.
-    public init(mp4Path path: FilePath, fragmentDuration: MediaTime? = nil, encoderName: String = "KeyFrameKit") throws(PipelineError) {
+    /// fragments of `fragmentDuration`; `encoderName` is its `©too` tag. The packets' codec is
+    /// described by the first of `audioCodecs` that does (AAC's by default).
+    public init(mp4Path path: FilePath, fragmentDuration: MediaTime? = nil, encoderName: String = "KeyFrameKit",
+                audioCodecs: [AudioCodecDescription] = [.aac]) throws(PipelineError) {
         self.path = path
         format = .mp4
         let layout: MuxerConfiguration.Layout = fragmentDuration.map { .fragmented(fragmentDuration: $0) } ?? .fastStart
         let muxer: MP4Muxer
         do {
-            muxer = try MP4Muxer(path: path, configuration: MuxerConfiguration(layout: layout, mediaTypes: .audio, encoderName: encoderName))
+            var configuration = MuxerConfiguration(layout: layout, mediaTypes: .audio, encoderName: encoderName)
+            configuration.audioCodecs = audioCodecs
+            muxer = try MP4Muxer(path: path, configuration: configuration)
             try muxer.start()
         } catch { throw .container(error) }
         writer = .mp4(muxer)

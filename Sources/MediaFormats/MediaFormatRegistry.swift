@@ -35,6 +35,9 @@ public struct MediaFormatRegistry: Sendable {
         public var allowsTruncatedWAV: Bool
         /// The sample format a decoder gives, when an entry decodes (32-bit float by default).
         public var decodedSampleFormat: PCMSampleFormat
+        /// The codecs a container's entry may find described in the file (an MP4 sample entry
+        /// of a registered codec); `nil`: the registry's (``MediaFormatRegistry/audioCodecs``).
+        public var audioCodecs: [AudioCodecDescription]?
 
         /// Options; by default a file alone, decoded to float, a truncated WAV refused.
         public init(rawFormat: PCMFormat? = nil, segments: [FilePath] = [], trackID: UInt32? = nil,
@@ -62,6 +65,9 @@ public struct MediaFormatRegistry: Sendable {
         public var emptyMessage: String?
         /// The format to write, when the path has no name to say it (standard output, `-`).
         public var format: MediaFileFormat?
+        /// The codecs a container's entry can describe (an MP4 sample entry); `nil`: the
+        /// registry's (``MediaFormatRegistry/audioCodecs``).
+        public var audioCodecs: [AudioCodecDescription]?
 
         /// Options; by default a whole file committed when complete.
         public init(fragmentDuration: MediaTime? = nil, inPlace: Bool = false, encoderName: String = "KeyFrameKit",
@@ -140,6 +146,12 @@ public struct MediaFormatRegistry: Sendable {
     /// them with a codec registry's decoder for their codec); `nil` when packets are not decoded.
     public var packetDecoder: PacketDecoder?
 
+    /// The codecs a container's entry describes in what it writes and recognises in what it
+    /// reads (an MP4's sample entry, an HLS `CODECS`), unless the options name others; by
+    /// default AAC's. KeyFrameKit's `MediaFormatRegistry.standard(codecs:)` gives the codec
+    /// registry's descriptions.
+    public var audioCodecs: [AudioCodecDescription] = [.aac]
+
     /// Decodes the packets an entry opened (``packetDecoder``).
     public typealias PacketDecoder = @Sendable (any PacketFileSource, MediaFileFormat, InputOptions) throws(PipelineError) -> any PCMFileSource
 
@@ -209,7 +221,8 @@ public struct MediaFormatRegistry: Sendable {
         Entry(format: .mp4, packetSource: { path, options throws(PipelineError) in
             try AudioPacketInput(mp4Path: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose)
         }, fallsBack: { _ in true }, packetSink: { path, options throws(PipelineError) in
-            try AudioPacketOutput(mp4Path: path, fragmentDuration: options.fragmentDuration, encoderName: options.encoderName)
+            try AudioPacketOutput(mp4Path: path, fragmentDuration: options.fragmentDuration, encoderName: options.encoderName,
+                                  audioCodecs: options.audioCodecs ?? [.aac])
         }),
         Entry(format: .h264),
         Entry(format: .hevc),
@@ -231,7 +244,7 @@ public struct MediaFormatRegistry: Sendable {
             let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
             throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .audioPackets))", path: path)
         }
-        return try open(path, options)
+        return try open(path, described(options))
     }
 
     /// The packets of the file at `path` as `Source`, the reader a job that needs more than
@@ -316,11 +329,11 @@ public struct MediaFormatRegistry: Sendable {
 
     /// The entry's PCM: its own PCM reader, else its packets through ``packetDecoder``.
     private func openPCM(_ entry: Entry, _ path: FilePath, _ options: InputOptions) throws(PipelineError) -> any PCMFileSource {
-        if let open = entry.pcmSource { return try open(path, options) }
+        if let open = entry.pcmSource { return try open(path, described(options)) }
         guard let packets = entry.packetSource, let packetDecoder else {
             throw .unsupported("\(path): \(entry.format) cannot be decoded here", path: path)
         }
-        var decoding = options
+        var decoding = described(options)
         decoding.purpose = .decoding
         return try packetDecoder(try packets(path, decoding), entry.format, options)
     }
@@ -358,7 +371,21 @@ public struct MediaFormatRegistry: Sendable {
         guard let create = entry(for: options.format ?? format(nameOf: path))?.packetSink else {
             throw .unsupported("\(path): unknown output type; AAC output is \(extensionList(holding: .audioPackets))", path: path)
         }
-        return try create(path, options)
+        return try create(path, described(options))
+    }
+
+    /// `options` with the registry's codecs where they name none.
+    private func described(_ options: InputOptions) -> InputOptions {
+        var options = options
+        if options.audioCodecs == nil { options.audioCodecs = audioCodecs }
+        return options
+    }
+
+    /// `options` with the registry's codecs where they name none.
+    private func described(_ options: OutputOptions) -> OutputOptions {
+        var options = options
+        if options.audioCodecs == nil { options.audioCodecs = audioCodecs }
+        return options
     }
 
     /// A compressed-audio output at `path` as `Sink`, the writer a job that needs more than a

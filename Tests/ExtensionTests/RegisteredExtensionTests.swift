@@ -152,6 +152,66 @@ import Testing
         }
     }
 
+    @Test("a registered codec's description puts it in an MP4 and in HLS segments, and reads it back")
+    func describedInMP4() throws {
+        try inDirectory { directory in
+            let wav = directory.appending("in.wav"), m4a = directory.appending("in.m4a"), rev = directory.appending("in.rev")
+            let original = try writeWAV(wav, frames: 5000)
+            var options = Transcode.EncodeOptions()
+            options.codec = .reversedPCM
+            options.codecs = .withReversedPCM
+            options.formats = Self.formats
+            _ = try Transcode.encode(try AudioFileInput(path: wav), to: m4a, options: options)
+            _ = try Transcode.encode(try AudioFileInput(path: wav), to: rev, options: options)
+
+            // The MP4 names the codec by its registered sample entry, and reads back as it.
+            let demuxer = MP4Demuxer(source: try FileByteSource(path: m4a), configuration: DemuxerConfiguration(mediaTypes: .audio))
+            try demuxer.start()
+            let track = try #require(demuxer.audioTrack)
+            #expect(track.sampleEntry?.type == "rvpc")
+            #expect(track.sampleEntry?.configurationBoxes["rvcC"] == Array("int16".utf8))
+            let format = try track.formatDescription(audioCodecs: AudioCodecRegistry.withReversedPCM.descriptions)
+            guard case .audio(let stream) = format else { Issue.record("not audio: \(format)"); return }
+            #expect(stream.codec == .reversedPCM)
+            #expect(stream.framesPerPacket == 1024)
+            #expect(try track.formatDescription() != format, "without the description it is an unknown entry")
+            var decoder = try AudioCodecRegistry.withReversedPCM.decoder(for: stream.codec, profile: nil,
+                                                                         settings: .init(audioSpecificConfig: nil))
+            var decoded: [UInt8] = []
+            while let sample = try demuxer.nextAudioSample() {
+                var packet = sample
+                packet.format = format
+                for buffer in try decoder.transform(packet) { decoded += buffer.bytes }
+            }
+            #expect(decoded == original)
+
+            // The default registry does not describe it, and says so.
+            var plain = Transcode.EncodeOptions()
+            plain.codec = .reversedPCM
+            plain.codecs = {
+                var codecs = AudioCodecRegistry.standard
+                codecs.register(AudioCodecRegistry.EncoderEntry(codec: .reversedPCM, name: "reverser") { ReversingEncoder(settings: $0) })
+                return codecs
+            }()
+            #expect {
+                _ = try Transcode.encode(try AudioFileInput(path: wav), to: directory.appending("plain.m4a"), options: plain)
+            } throws: { error in
+                "\(error)".contains("reversed-pcm") && "\(error)".contains("register the codec's description")
+            }
+
+            // HLS: CMAF segments with the same sample entry, and the codec's CODECS name.
+            var source = AnyPacketFileSource(try Self.formats.packetInput(rev))
+            var hls = try HLSSegmentOutput(directory: directory.appending("hls"), segmentDuration: 1,
+                                           audioCodecs: AudioCodecRegistry.withReversedPCM.descriptions)
+            _ = try Pump.run(from: &source, into: &hls)
+            #expect(hls.codecsParameter == "rvpc")
+            let header = try [UInt8](Data(contentsOf: URL(fileURLWithPath: directory.appending("hls/init.mp4").string)))
+            #expect(header.indices.contains { header[$0...].starts(with: Array("rvpc".utf8)) })
+            #expect(header.indices.contains { header[$0...].starts(with: Array("rvcC".utf8)) })
+            #expect(StreamManifests.codecs(of: stream, describedBy: AudioCodecRegistry.withReversedPCM.descriptions) == "rvpc")
+        }
+    }
+
     @Test("a registered protocol takes a registered codec's packets, copied from a registered container")
     func publishShaped() throws {
         let name = "counter-\(UUID().uuidString)"

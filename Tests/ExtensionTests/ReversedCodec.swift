@@ -96,10 +96,29 @@ final class ReversingDecoder: AudioDecoder {
     func takeDamage() -> [DamageEvent] { [] }
 }
 
+extension AudioCodecDescription {
+    /// Reversed PCM in an MP4: a `rvpc` sample entry whose `rvcC` box holds the sample type's
+    /// name; `rvpc` in a `CODECS` list; every packet decodes alone, 1024 frames (the last fewer).
+    static let reversedPCM = AudioCodecDescription(
+        codec: .reversedPCM, sampleEntryType: "rvpc", configurationBox: "rvcC",
+        check: { format throws(AudioSampleEntry.Refusal) in
+            guard PCMSampleFormat(rawValue: String(decoding: format.decoderConfiguration, as: UTF8.self)) != nil else {
+                throw AudioSampleEntry.Refusal("its configuration names no PCM sample type")
+            }
+        },
+        sampleEntry: { format, _ in
+            AudioSampleEntry(type: "rvpc", channelCount: format.channelCount, sampleRate: format.sampleRate,
+                             boxes: [AudioSampleEntry.Box(type: "rvcC", payload: format.decoderConfiguration)])
+        },
+        codecsParameter: { _ in "rvpc" },
+        fixedPacketDuration: { _ in ReversingEncoder.framesPerPacket })
+}
+
 extension AudioCodecRegistry {
     /// KeyFrameKit's codecs and the reversing codec.
     static let withReversedPCM: AudioCodecRegistry = {
         var codecs = AudioCodecRegistry.standard
+        codecs.register(.reversedPCM)
         codecs.register(EncoderEntry(codec: .reversedPCM, name: "reverser") { settings in ReversingEncoder(settings: settings) })
         codecs.register(DecoderEntry(codec: .reversedPCM, name: "reverser") { settings in ReversingDecoder(settings: settings) })
         return codecs

@@ -203,6 +203,7 @@ extension MediaFormatRegistry {
     /// (``LibavformatFileReader``) as the fallback for every other audio file.
     public static func standard(codecs: AudioCodecRegistry) -> MediaFormatRegistry {
         var registry = MediaFormatRegistry.containers
+        registry.audioCodecs = codecs.descriptions
         registry.packetDecoder = { packets, container, options throws(PipelineError) -> any PCMFileSource in
             if let aac = packets as? AudioPacketInput {
                 return try DecodedAACFile(aac, sampleFormat: options.decodedSampleFormat, container: container, codecs: codecs)

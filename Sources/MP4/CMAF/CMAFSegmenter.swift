@@ -1,4 +1,5 @@
 public import MediaCore
+public import AACBitstream
 
 /// One CMAF segment (ISO/IEC 23000-19 7.3.3: a `styp`, then one fragment, `moof` + `mdat`) of
 /// whole audio packets.
@@ -45,14 +46,15 @@ public final class CMAFSegmenter {
     /// default.
     public var metadata = ITunesMetadata()
 
-    /// A segmenter for packets of `format` (AAC) whose first `priming` decoded samples are the
-    /// encoder's.
+    /// A segmenter for packets of `format` whose first `priming` decoded samples are the
+    /// encoder's, its codec described by the first of `audioCodecs` that describes it (by
+    /// default AAC's; a codec registry's descriptions for others).
     ///
     /// - Throws: ``MP4Error/unsupportedCodec(trackID:codec:reason:)`` for a format the muxer
     ///   cannot describe.
-    public init(format: FormatDescription, priming: Int) throws(MP4Error) {
-        try MuxerTrack.check(format)
-        track = MuxerTrack(id: 1, format: format)
+    public init(format: FormatDescription, priming: Int, audioCodecs: [AudioCodecDescription] = [.aac]) throws(MP4Error) {
+        let description = try MuxerTrack.check(format, audioCodecs: audioCodecs)
+        track = MuxerTrack(id: 1, format: format, audioCodec: description)
         track.gapless = (max(0, priming), 0)
     }
 

@@ -123,8 +123,8 @@ public final class MP4Muxer {
         guard !layout.movieWritten else {
             throw .invalidMuxerState(operation: "addTrack", status: "the movie was written with the first fragment")
         }
-        try MuxerTrack.check(format)
-        let track = MuxerTrack(id: UInt32(tracks.count + 1), format: format)
+        let description = try MuxerTrack.check(format, audioCodecs: configuration.audioCodecs)
+        let track = MuxerTrack(id: UInt32(tracks.count + 1), format: format, audioCodec: description)
         if let gapless = pendingGapless[track.id] { track.gapless = gapless }
         if let segments = pendingSegments[track.id] { track.segments = segments }
         tracks.append(track)
@@ -327,8 +327,8 @@ public final class MP4Muxer {
         guard !layout.movieWritten else {
             throw .invalidMuxerState(operation: "a new track", status: "the movie was written with the first fragment")
         }
-        try MuxerTrack.check(sample.format)
-        let track = MuxerTrack(id: UInt32(tracks.count + 1), format: sample.format)
+        let description = try MuxerTrack.check(sample.format, audioCodecs: configuration.audioCodecs)
+        let track = MuxerTrack(id: UInt32(tracks.count + 1), format: sample.format, audioCodec: description)
         if let gapless = pendingGapless[track.id] { track.gapless = gapless }
         if let segments = pendingSegments[track.id] { track.segments = segments }
         tracks.append(track)

@@ -280,10 +280,11 @@ struct MovieBoxWriter {
                     if largeOffsets { b.u64(shifted) } else { b.u32(UInt32(shifted)) }
                 }
             }
-            if track.audioSpecificConfig != nil, track.sampleCount > 0 || fragmented {
-                // AAC's pre-roll, as FFmpeg and Apple write it: every sample needs the one before.
+            if case .audio(let audio) = track.format, let roll = track.audioCodec?.roll(audio), roll != 0,
+               track.sampleCount > 0 || fragmented {
+                // The codec's roll (AAC's -1, as FFmpeg and Apple write it: every sample needs the one before).
                 stbl.fullBox("sgpd", version: 1) { b in
-                    b.fourCC("roll"); b.u32(2); b.u32(1); b.u16(UInt16(bitPattern: -1))
+                    b.fourCC("roll"); b.u32(2); b.u32(1); b.u16(UInt16(bitPattern: Int16(clamping: roll)))
                 }
                 if !fragmented {
                     stbl.fullBox("sbgp") { b in
@@ -297,18 +298,22 @@ struct MovieBoxWriter {
     private func writeSampleEntry(_ track: MuxerTrack, into b: inout BoxWriter) {
         switch track.format {
         case .audio(let audio):
-            let config = track.audioSpecificConfig
-            b.box("mp4a") { entry in
+            guard let description = track.audioCodec else { return }
+            let seconds = Double(track.mediaDuration) / Double(track.timescale)
+            let average = seconds > 0 ? Int(clamping: Int64(saturating: Double(track.totalBytes) * 8 / seconds)) : 0
+            let figures = AudioSampleEntry.TrackFigures(trackID: track.id, largestPacket: Int(track.maxSampleSize),
+                                                        averageBitrate: average, peakBitrate: Int(peakBitrate(track)))
+            let sampleEntry = description.sampleEntry(audio, figures)
+            b.box(sampleEntry.type) { entry in
+                // AudioSampleEntry (14496-12 12.2.3): reserved, data_reference_index 1, reserved,
+                // channelcount, samplesize, pre_defined, reserved, samplerate as 16.16.
                 entry.zeros(6); entry.u16(1); entry.zeros(8)
-                entry.u16(UInt16(clamping: min(audio.channelCount, 2) == 1 ? 1 : 2)); entry.u16(16); entry.u16(0); entry.u16(0)
-                entry.u32(audio.sampleRate <= 65535 ? UInt32(audio.sampleRate) << 16 : 0)
-                let seconds = Double(track.mediaDuration) / Double(track.timescale)
-                let average = seconds > 0 ? UInt32(clamping: Int64(saturating: Double(track.totalBytes) * 8 / seconds)) : 0
-                // bufferSizeDB is 24 bits; the ASC was checked when the track was made.
-                var descriptor = config.flatMap { try? ESDescriptor(audioSpecificConfig: $0, bufferSizeDB: min(track.maxSampleSize, 0xFF_FFFF),
-                                                                    maxBitrate: max(average, peakBitrate(track)), averageBitrate: average) }
-                descriptor?.esID = UInt16(clamping: track.id)
-                entry.box("esds") { e in e.raw((try? descriptor?.esdsBoxPayload()) ?? []) }
+                entry.u16(UInt16(clamping: sampleEntry.channelCount)); entry.u16(UInt16(clamping: sampleEntry.sampleSize))
+                entry.u16(0); entry.u16(0)
+                entry.u32(sampleEntry.sampleRate <= 65535 ? UInt32(sampleEntry.sampleRate) << 16 : 0)
+                for box in sampleEntry.boxes {
+                    entry.box(box.type) { e in e.raw(box.payload) }
+                }
             }
         case .video(let video):
             let isHEVC = video.codec == .hevc

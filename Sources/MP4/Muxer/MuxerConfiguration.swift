@@ -1,4 +1,5 @@
 public import MediaCore
+internal import AACBitstream
 
 /// What an ``MP4Muxer`` writes: the layout of the file and the movie's settings.
 public struct MuxerConfiguration: Sendable {
@@ -41,6 +42,9 @@ public struct MuxerConfiguration: Sendable {
     /// box (room for tags); a movie that does not fit is written by the move, as without an
     /// estimate. `nil`: no room is left.
     public var expectedSampleCount: Int?
+    /// The audio codecs the muxer can describe in a sample entry, the first of a codec taken
+    /// (a codec registry's descriptions, `AudioCodecRegistry.descriptions`); by default AAC's.
+    public var audioCodecs: [AudioCodecDescription] = [.aac]
     /// An audio-only file is an audiobook (`.m4b`): its major brand is `M4B ` instead of `M4A `.
     public var isAudiobook = false
 

@@ -6,6 +6,8 @@ internal import AACBitstream
 final class MuxerTrack {
     let id: UInt32
     let format: FormatDescription
+    /// How the audio codec is described in the sample entry; `nil` for video.
+    let audioCodec: AudioCodecDescription?
     let timescale: Int32
 
     /// The sample tables built so far.
@@ -54,9 +56,10 @@ final class MuxerTrack {
                                  originalSampleCount: tagged(gapless.validFrameCount))
     }
 
-    init(id: UInt32, format: FormatDescription) {
+    init(id: UInt32, format: FormatDescription, audioCodec: AudioCodecDescription? = nil) {
         self.id = id
         self.format = format
+        self.audioCodec = audioCodec
         switch format {
         case .audio(let audio): timescale = Int32(clamping: max(audio.sampleRate, 1))
         case .pcm(let pcm): timescale = Int32(clamping: max(pcm.sampleRate, 1))
@@ -164,21 +167,28 @@ final class MuxerTrack {
         return try? AudioSpecificConfig(bytes: audio.decoderConfiguration)
     }
 
-    /// Whether the format is one the muxer can describe.
-    static func check(_ format: FormatDescription) throws(MP4Error) {
+    /// The description of the format's codec among `audioCodecs`, for audio; `nil` for video.
+    ///
+    /// - Throws: ``MP4Error/unsupportedCodec(trackID:codec:reason:)`` for a codec none of
+    ///   `audioCodecs` describes, a configuration its description refuses, video other than
+    ///   H.264 and HEVC, or PCM.
+    static func check(_ format: FormatDescription, audioCodecs: [AudioCodecDescription]) throws(MP4Error) -> AudioCodecDescription? {
         switch format {
         case .audio(let audio):
-            guard audio.codec == .aac else {
-                throw .unsupportedCodec(trackID: 0, codec: audio.codec.description, reason: "the muxer writes AAC audio")
+            guard let description = audioCodecs.matching(audio.codec) else {
+                throw .unsupportedCodec(trackID: 0, codec: audio.codec.description,
+                                        reason: "the muxer describes \(audioCodecs.describedCodecs) audio (register the codec's description)")
             }
-            do { _ = try AudioSpecificConfig(bytes: audio.decoderConfiguration) } catch {
-                throw .bitstream(path: BoxPath(components: ["esds"]), error)
+            do { try description.check(audio) } catch {
+                throw .unsupportedCodec(trackID: 0, codec: audio.codec.description, reason: error.reason)
             }
+            return description
         case .video(let video):
             guard video.codec == .h264 || video.codec == .hevc else {
                 throw .unsupportedCodec(trackID: 0, codec: video.codec.description, reason: "the muxer writes H.264 and HEVC video")
             }
             _ = try MovieBoxWriter.configurationRecord(video)
+            return nil
         case .pcm:
             throw .unsupportedCodec(trackID: 0, codec: "pcm", reason: "encode PCM to AAC first")
         }

@@ -100,8 +100,11 @@ public struct HLSSegmentOutput: PacketSink {
     /// The gapless numbers come in the stream: a ``/MediaCore/StreamEvent/gapless(_:)`` before
     /// the first packet gives the priming (an encoder's, or an AAC file's from its edit list),
     /// and the last one before the end the valid length; without one, nothing is trimmed.
+    ///
+    /// The segments describe the packets' codec by the first of `audioCodecs` that does (by
+    /// default AAC's; a codec registry's descriptions, `AudioCodecRegistry.descriptions`, for others).
     public init(directory: FilePath, segmentDuration: Double = 6, playlistName: String = "index.m3u8",
-                live: Live? = nil, writesDASHHeader: Bool = false) throws(PipelineError) {
+                live: Live? = nil, writesDASHHeader: Bool = false, audioCodecs: [AudioCodecDescription] = [.aac]) throws(PipelineError) {
         try HLSSegmentingPolicy.checkSegmentDuration(segmentDuration)
         guard live == nil || !writesDASHHeader else { throw .unsupported("a DASH header is written for a packaged (VOD) rendition only") }
         if let partDuration = live?.partDuration { try HLSSegmentingPolicy.checkPartDuration(partDuration, segmentDuration: segmentDuration) }
@@ -115,7 +118,15 @@ public struct HLSSegmentOutput: PacketSink {
         self.playlistName = playlistName
         self.live = live
         self.writesDASHHeader = writesDASHHeader
+        self.audioCodecs = audioCodecs
     }
+
+    /// The codecs the segments can describe, the first of a codec taken.
+    public let audioCodecs: [AudioCodecDescription]
+
+    /// The RFC 6381 name of the stream's codec for `CODECS` and `@codecs`, once a packet came
+    /// (``StreamManifests/codecs(of:describedBy:)``).
+    public var codecsParameter: String { StreamManifests.codecs(of: format, describedBy: audioCodecs) }
 
     /// Packets of `packetFrames` samples at `sampleRate` (the segments' timescale) from one place
     /// a player may start to the next: a segment's first packet, and low-latency a part's. An
@@ -282,7 +293,7 @@ public struct HLSSegmentOutput: PacketSink {
     /// segment, without the valid length (rewritten at the end).
     private mutating func start(with packet: MediaSample) throws(PipelineError) {
         let segmenter: CMAFSegmenter
-        do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming)) } catch { throw .container(error) }
+        do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming), audioCodecs: audioCodecs) } catch { throw .container(error) }
         segmenter.metadata = tags
         self.segmenter = segmenter
         if case .audio(let audio) = packet.format { format = audio }

@@ -241,7 +241,7 @@ public enum Packaging {
     package static func summary(of sink: HLSSegmentOutput, copied: Bool) -> Summary {
         let rendition = StreamManifests.Rendition(path: "", playlist: sink.playlistName, segments: sink.segments.map { ($0.byteCount, $0.duration) },
                                                   timescale: Int(sink.segments.first?.timescale ?? 1), channelCount: sink.format?.channelCount ?? 2,
-                                                  codecs: StreamManifests.codecs(of: sink.format), priming: sink.priming)
+                                                  codecs: sink.codecsParameter, priming: sink.priming)
         var presented = rendition
         presented.validLength = sink.validLength
         if sink.writesDASHHeader { presented.dashInitialization = HLSSegmentOutput.dashHeaderName }

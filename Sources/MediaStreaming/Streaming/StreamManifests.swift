@@ -68,16 +68,14 @@ public enum StreamManifests {
         var prefix: String { path.isEmpty ? "" : path + "/" }
     }
 
-    /// The RFC 6381 codec string of AAC packets of `format` (RFC 6381 3.3, ISO/IEC 14496-3
-    /// 1.5.1.1): `mp4a.40.5` when its AudioSpecificConfig signals SBR (HE-AAC), `mp4a.40.29`
-    /// for PS (HE-AAC v2), else `mp4a.40.` and its object type (`mp4a.40.2` for AAC-LC, and
-    /// when the format is not known).
-    public static func codecs(of format: EncodedAudioFormat?) -> String {
-        guard let format, format.codec == .aac, let config = try? AudioSpecificConfig(bytes: format.decoderConfiguration) else {
-            return "mp4a.40.2"
-        }
-        let type = config.psPresent ? AudioObjectType.ps : config.sbrPresent ? .sbr : config.audioObjectType
-        return "mp4a.40.\(type.rawValue)"
+    /// The RFC 6381 codec string of packets of `format` (RFC 6381 3.3), as the first of
+    /// `descriptions` describing its codec names it: for AAC (ISO/IEC 14496-3 1.5.1.1)
+    /// `mp4a.40.5` when its AudioSpecificConfig signals SBR (HE-AAC), `mp4a.40.29` for PS
+    /// (HE-AAC v2), else `mp4a.40.` and its object type; `mp4a.40.2` (AAC-LC) when the format is
+    /// not known or no description names it.
+    public static func codecs(of format: EncodedAudioFormat?, describedBy descriptions: [AudioCodecDescription] = [.aac]) -> String {
+        guard let format, let description = descriptions.matching(format.codec) else { return "mp4a.40.2" }
+        return description.codecsParameter(format)
     }
 
     /// The HLS master playlist naming `renditions`, highest bandwidth first.
