@@ -10,8 +10,8 @@
 #   mux-h264    audio.aac (ADTS) + video.h264 (Annex-B, 25 fps) → muxed.mp4: aac + h264, 50 frames
 #   edit-m4a    book.m4a (3 s) split at 1.25 s, parts titled, joined → book.m4b: 2 chapters, 3.000 s,
 #               the same samples as book.m4a
-#   tee-capture 3 s from the `file` plugin, one encoder, a tee → tee.m4a (exactly 3.000 s) and a live
-#               HLS rendition in tee-live/; both decode to the same samples
+#   tee-capture 3 s from the `file` plugin, a LiveEncoding (one encoder, a tee) → tee.m4a (exactly 3.000 s), a live
+#               HLS rendition in tee-live/ and a callback; file and rendition decode to the same samples
 #   package-hls book.m4a → book-hls/ by stream copy with a DASH manifest, validated, with
 #               MediaStreaming and MediaValidation alone (the binary links no ALSA, libavcodec, libebur128 or libFLAC)
 #   serve-vapor 3 s from the `file` plugin as live low-latency HLS in live/, served by a Vapor app on
@@ -28,7 +28,7 @@ out=${2:-examples-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)   # absolute: the ALSA configuration names the raw file by path
 cd "$out"
-rm -f ./*.raw ./*.conf ./*.mp4 ./*.m4a ./*.m4b ./*.aac ./*.h264 ./*.wav ./*.log
+rm -f ./*.out ./*.raw ./*.conf ./*.mp4 ./*.m4a ./*.m4b ./*.aac ./*.h264 ./*.wav ./*.log
 rm -rf live tee-live book-hls
 
 fail() { echo "examples: $*" >&2; exit 1; }
@@ -89,10 +89,12 @@ cmp -s book-original.wav book-joined.wav || fail "book.m4b does not decode to bo
 
 echo "== tee-capture examples tee.m4a tee-live examples.conf"
 rm -rf tee-live
-"$bin/tee-capture" examples tee.m4a tee-live examples.conf
+"$bin/tee-capture" examples tee.m4a tee-live examples.conf | tee tee-capture.out
 streams=$(probe tee.m4a stream=codec_type,codec_name,sample_rate,channels,duration)
 expect "tee.m4a streams" "$streams" "stream|codec_name=aac|codec_type=audio|sample_rate=44100|channels=2|duration=3.000000"
 grep -q EXT-X-ENDLIST tee-live/index.m3u8 || fail "tee-capture: tee-live/index.m3u8 is not an ended playlist"
+grep -q "131 AAC packets each, 131 seen by the callback; 132300 frames" tee-capture.out \
+    || fail "tee-capture: the callback did not see every packet: $(cat tee-capture.out)"
 "$bin/keyframe" decode tee.m4a -o tee-file.wav >/dev/null
 "$bin/keyframe" decode tee-live/index.m3u8 -o tee-hls.wav >/dev/null
 expect "tee-file.wav frames" "$(ffprobe -v error -show_entries stream=duration_ts -of csv=p=0 tee-file.wav)" "132300"

@@ -192,7 +192,7 @@ public struct AudioCodecRegistry: Sendable {
     /// description of the same codec registered earlier.
     public mutating func register(_ description: AudioCodecDescription) { descriptions.insert(description, at: 0) }
 
-    /// The built-in codec descriptions: AAC's (``/MediaCore/AudioCodecDescription/aac``).
+    /// The built-in codec descriptions: AAC's (`AudioCodecDescription.aac`, AACBitstream).
     public static let builtInDescriptions: [AudioCodecDescription] = [.aac]
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or

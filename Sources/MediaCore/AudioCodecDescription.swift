@@ -5,7 +5,7 @@
 ///
 /// A codec's registry entry gives one (`AudioCodecRegistry.register(_:)` in AudioCodec), and the
 /// MP4 muxer, the CMAF segmenter and the manifests take the descriptions they are given
-/// (``AudioCodecDescription/matching(_:)``), so that a codec of another package goes into an MP4
+/// (`descriptions.matching(codec)`), so that a codec of another package goes into an MP4
 /// or an HLS ladder without a branch in either. A value: each member is a function of the
 /// stream's ``EncodedAudioFormat``.
 public struct AudioCodecDescription: Sendable {

@@ -1,5 +1,4 @@
 public import AudioIO
-internal import Synchronization
 
 /// Records AAC-LC (ISO/IEC 14496-3, object type 2) from an ALSA device: capture and encode in
 /// one object, handing out raw AAC packets as they are encoded (what `AudioQueueNewInput`
@@ -10,15 +9,14 @@ internal import Synchronization
 /// carries; ``audioSpecificConfig`` is the AudioSpecificConfig inside it (ISO/IEC 14496-3,
 /// 1.6.2.1). Both are known at `init`, before any audio.
 ///
-/// Composition: ``/AudioIO/AudioCaptureSource`` → the registry's AAC-LC encoder
-/// (``/AudioCodec/AudioCodecRegistry``, libavcodec's ``/AudioCodec/AACEncoder``) → a ``/MediaCore/CallbackSink``
-/// calling `onPackets`, pumped on a thread of its own, so the capture thread never waits on
-/// encoding. Each packet's presentation time is on the capture's monotonic clock, less the
-/// encoder's priming. ``stop()`` flushes the encoder, so the last packets arrive before it returns.
+/// A thin wrapper over ``LiveEncoding``: the registry's AAC-LC encoder
+/// (``/AudioCodec/AudioCodecRegistry``, libavcodec's ``/AudioCodec/AACEncoder``) → a
+/// ``/MediaCore/CallbackSink`` calling `onPackets`. Use ``LiveEncoding`` with a `CallbackSink`
+/// branch: any codec, any other sinks beside it. ``stop()`` flushes the encoder, so the last
+/// packets arrive before it returns.
 ///
-/// `Sendable` because it is synchronized: its public properties are immutable, and the pipeline
-/// and the running pump are behind a mutex, so ``start()`` and ``stop()`` may be called from any
-/// thread.
+/// `Sendable` because ``LiveEncoding`` is.
+@available(*, deprecated, message: "use LiveEncoding with a CallbackSink branch")
 public final class AACRecorder: Sendable {
     /// What to record and how to encode it.
     public struct Configuration: Sendable {
@@ -60,23 +58,8 @@ public final class AACRecorder: Sendable {
         }
     }
 
-    /// What a recorder did, from ``stop()``.
-    public struct Summary: JobSummary, Sendable, Hashable {
-        /// PCM frames captured and encoded.
-        public var frames: Int64
-        /// AAC packets delivered.
-        public var packets: Int64
-        /// The encoder's priming (samples before the first captured one in the decoded output).
-        public var priming: Int
-        /// Samples after the last captured one in the decoded output.
-        public var padding: Int
-        /// The capture's counters.
-        public var capture: AudioCapture.Statistics
-        /// The error that ended capture early, if one did.
-        public var captureFailure: ALSAError?
-        /// What the pump did, stage by stage: the capture, the encoder, the callback.
-        public var report: JobReport
-    }
+    /// What a recorder did, from ``stop()``: ``LiveEncoding/Summary``.
+    public typealias Summary = LiveEncoding.Summary
 
     /// What the recorder was made with.
     public let configuration: Configuration
@@ -89,19 +72,10 @@ public final class AACRecorder: Sendable {
     /// The encoder's priming in samples (1024 for libavcodec's AAC encoder).
     public let priming: Int
 
-    private let capture: AudioCapture
-    /// The lifecycle (``LiveCaptureJob``): the same as a ``Recording``'s.
-    public let job = LiveCaptureJob()
-    /// The pipeline until ``start()`` takes it.
-    private let pending: Mutex<Transfer<() -> PumpThread>?>
-
-    /// The pipeline before ``start()`` and the running pump after it.
-    private struct Parts: ~Copyable {
-        var pending: Transfer<() -> PumpThread>?
-        var pump: PumpThread?
-    }
-    /// What the packets' stream said: counted and told by the sink, on the pump thread.
-    private let tally: StreamTally
+    /// The graph: capture → encoder → callback.
+    public let live: LiveEncoding
+    /// The lifecycle (``LiveCaptureJob``): the same as every live job's.
+    public var job: LiveCaptureJob { live.job }
 
     /// A recorder that has not started: the encoder is opened now, so an unsupported rate,
     /// channel count or bitrate is an error here.
@@ -135,92 +109,47 @@ public final class AACRecorder: Sendable {
         self.configuration = configuration
         audioSpecificConfig = config
         priming = encoder.priming
-        let source = AudioCaptureSource(
-            configuration: configuration.audio, device: configuration.device, periodFrames: configuration.periodFrames,
-            queueCapacity: configuration.queueCapacity, deliveryBatch: configuration.deliveryBatch,
-            frameLimit: configuration.frameLimit, alsaConfiguration: configuration.alsaConfiguration,
-            onEnd: { [job] ending in
-                job.captureEnded(ending)
-                onEnd?(ending)
-            })
-        capture = source.capture
-        job.attach(capture)
-        let observed = ObservedSource(source) { buffer in onPCM?(buffer) }
-        let tally = StreamTally()
-        self.tally = tally
-        let sink = TalliedSink(CallbackSink<MediaSample> { packet in onPackets([packet]) }, tally: tally)
-        let failed = job.failureHandler
-        let onFailure: @Sendable (PipelineError) -> Void = { error in
-            failed(error)
-            if let codecError = error.underlying(as: CodecError.self) { onEncodingFailure?(codecError) }
-        }
-        pending = Mutex(Transfer(Self.pumpStarter(observed, encoder: encoder, into: sink, onFailure: onFailure)))
-    }
-
-    /// What ``start()`` calls to start the pump: `source` → `encoder` → `sink`.
-    private static func pumpStarter<Encoder: AudioEncoder>(
-        _ source: ObservedSource<AudioCaptureSource>, encoder: Encoder, into sink: TalliedSink<CallbackSink<MediaSample>>,
-        onFailure: @escaping @Sendable (PipelineError) -> Void
-    ) -> () -> PumpThread {
-        let pipeline = source.transformed(by: encoder)
-        return { PumpThread(source: pipeline, sink: sink, onFailure: onFailure) }
+        live = LiveEncoding(
+            capture: LiveEncoding.Capture(audio: configuration.audio, device: configuration.device, alsaConfiguration: configuration.alsaConfiguration,
+                                          periodFrames: configuration.periodFrames, queueCapacity: configuration.queueCapacity,
+                                          deliveryBatch: configuration.deliveryBatch, frameLimit: configuration.frameLimit),
+            encoder: encoder, sinks: [Tee.Branch(CallbackSink<MediaSample> { packet in onPackets([packet]) }, name: "callback")],
+            onPCM: onPCM,
+            onFailure: { error in if let codecError = error.underlying(as: CodecError.self) { onEncodingFailure?(codecError) } },
+            onEnd: onEnd)
     }
 
     /// The ALSA PCM name.
-    public var device: String { capture.device }
+    public var device: String { live.device }
     /// What the device granted, once started.
-    public var parameters: PCMDevice.Parameters? { capture.parameters }
+    public var parameters: PCMDevice.Parameters? { live.parameters }
     /// The capture's counters so far.
-    public var statistics: AudioCapture.Statistics { capture.statistics }
+    public var statistics: AudioCapture.Statistics { live.statistics }
 
     /// Opens and configures the device without capturing yet (see
     /// ``/AudioIO/AudioCapture/open()``); ``start()`` does it when this was not called.
     ///
     /// - Throws: `PipelineError.audioDevice` for a missing or busy device or an
     ///   unsupported format.
-    public func open() throws(PipelineError) {
-        do { try capture.open() } catch { throw .audioDevice(error) }
-    }
+    public func open() throws(PipelineError) { try live.open() }
 
     /// Starts capturing and encoding, opening the device first if ``open()`` was not called.
     /// Starts once.
     ///
     /// - Throws: `PipelineError.audioDevice` for a missing or busy device or an
     ///   unsupported format.
-    public func start() throws(PipelineError) {
-        guard let start = pending.withLock({ pending -> Transfer<() -> PumpThread>? in
-            defer { pending = nil }
-            return pending
-        }) else { throw .unsupported("this recorder was already started") }
-        try job.start { () throws(PipelineError) -> PumpThread in
-            do throws(ALSAError) { try capture.start() } catch { throw .audioDevice(error) }
-            return start.take()()
-        }
-    }
+    public func start() throws(PipelineError) { try live.start() }
 
     /// Stops capturing, encodes what was queued, flushes the encoder (its last packets go to
     /// `onPackets` before this returns) and says what was recorded. Call once, after
     /// ``start()``.
     ///
     /// - Throws: `PipelineError.codec` if encoding failed at any point.
-    public func stop() throws(PipelineError) -> Summary {
-        summary(of: try job.finish())
-    }
+    public func stop() throws(PipelineError) -> Summary { try live.finish() }
 
     /// Captures and encodes until the frame limit, a device failure or a stop request (a
-    /// cancelled task makes one), then stops as ``stop()`` does: for `async` callers, with no
-    /// thread of Swift's cooperative pool waiting on the device or the pump.
+    /// cancelled task makes one), then stops as ``stop()`` does: for `async` callers.
     ///
     /// - Throws: the errors of ``start()`` and ``stop()``.
-    public func run() async throws(PipelineError) -> Summary {
-        summary(of: try await job.run { () throws(PipelineError) in try self.start() })
-    }
-
-    /// What the recorder did, once stopped, and what its pump did.
-    private func summary(of report: JobReport) -> Summary {
-        let told = tally.snapshot
-        return Summary(frames: told.gapless?.validLength ?? 0, packets: told.elements, priming: priming,
-                       padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure,
-                       report: report)
-    }
+    public func run() async throws(PipelineError) -> Summary { try await live.run() }
 }

@@ -3,16 +3,17 @@ internal import Dispatch
 internal import Synchronization
 
 /// The one lifecycle of a live job: a capture feeding a pipeline pumped on a thread of its
-/// own (capture → encoder → a sink, or a ``/MediaCore/Tee`` of sinks). ``Recording`` (files,
-/// HLS, both) and ``AACRecorder`` (a callback) are this job with different sinks; each names
-/// `start`, `stop` and `finish` through it.
+/// own (capture → encoder → a sink, or a ``/MediaCore/Tee`` of sinks). ``LiveEncoding`` (any
+/// encoder, any sinks), ``Recording`` (files, HLS, destinations) and the deprecated
+/// ``AACRecorder`` (a callback) are this job with different graphs; each names `start`, `stop`
+/// and `finish` through it.
 ///
 /// `start(_:)` once; then the job runs until the capture ends (its frame limit, a device
 /// failure), the pump fails, or ``requestStop()``; ``wait(timeout:)`` polls for that,
 /// ``ended()`` awaits it without holding a thread of Swift's cooperative pool;
 /// ``finish()`` stops capture, lets the pump drain the queue and finish its sinks, and gives
-/// what the pump did (``finishAsync()`` awaits it). ``Recording/run()`` and
-/// ``AACRecorder/run()`` are all of it for `async` callers (an app on Vapor or Hummingbird), with
+/// what the pump did (``finishAsync()`` awaits it). ``LiveEncoding/run()`` and
+/// ``Recording/run()`` are all of it for `async` callers (an app on Vapor or Hummingbird), with
 /// task cancellation as a stop request.
 ///
 /// `Sendable` because it is synchronized: its state is behind a mutex.

@@ -1,10 +1,14 @@
 /// A sink that hands each element to a closure: the way out of a pipeline to an app's own code
-/// (as a recorder's packet callback does).
+/// (as a live encoding's packet callback does).
+///
+/// The closure is `@Sendable`: the sink runs on the pump's thread, not the one that made it.
+/// (A closure made in `@MainActor` code, such as a program's top level, would otherwise be
+/// taken for the main actor's and stop the program when the pump calls it.)
 public struct CallbackSink<Element>: MediaSink {
-    private let deliver: (Element) -> Void
+    private let deliver: @Sendable (Element) -> Void
 
-    /// A sink calling `deliver` with each element.
-    public init(_ deliver: @escaping (Element) -> Void) {
+    /// A sink calling `deliver` with each element, on the thread that writes to the sink.
+    public init(_ deliver: @escaping @Sendable (Element) -> Void) {
         self.deliver = deliver
     }
 

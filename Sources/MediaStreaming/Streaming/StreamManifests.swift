@@ -15,7 +15,7 @@ public enum StreamManifests {
         /// Channels.
         public var channelCount: Int
         /// The RFC 6381 codec string: `mp4a.40.2` for AAC-LC, `mp4a.40.5` for HE-AAC,
-        /// `mp4a.40.29` for HE-AAC v2 (``StreamManifests/codecs(of:)``).
+        /// `mp4a.40.29` for HE-AAC v2 (``StreamManifests/codecs(of:describedBy:)``).
         public var codecs: String
         /// The encoder's priming, in media units: the edit's `media_time`, which the MPD's
         /// timeline starts after.
