@@ -91,9 +91,9 @@ struct Convert: ParsableCommand {
         try layout.check(sampleRates: 1000...768_000, described: "a rate from 1000 to 768000 Hz (AAC: 8000 to 96000)")
         // One output file: its type is the command line's to get right.
         if inputs.count == 1, !output.hasSuffix("/"), !URLPath.isDirectory(output),
-           MediaFileFormat(nameOf: FilePath(output)).map({ [.adts, .mp4, .wav, .rawPCM].contains($0) }) != true {
-            throw ValidationError("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets)) or "
-                                  + MediaFileFormat.extensionList(holding: .pcm))
+           Keyframe.formats.format(nameOf: FilePath(output)).map({ [.adts, .mp4, .wav, .rawPCM].contains($0) }) != true {
+            throw ValidationError("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets)) or "
+                                  + Keyframe.formats.extensionList(holding: .pcm))
         }
     }
 
@@ -176,7 +176,7 @@ struct Convert: ParsableCommand {
     /// The options for converting `path` (a raw PCM input needs its layout).
     private func options(for path: String, batch: Bool = false) throws -> Transcode.ConvertOptions {
         var raw: PCMFormat?
-        if MediaFileFormat.detect(FilePath(path)) == .rawPCM {
+        if Keyframe.formats.detect(FilePath(path)) == .rawPCM {
             raw = try rawInput.rawLayout(for: path)
         }
         return Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: layout.sampleRate,
@@ -198,7 +198,7 @@ struct Convert: ParsableCommand {
         }
         guard URLPath.isDirectory(directory) else { throw CommandFailure("\(output): no such directory") }
         let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
-        let kind = MediaFileFormat(nameOf: FilePath("x.\(type)"))
+        let kind = Keyframe.formats.format(nameOf: FilePath("x.\(type)"))
         guard let kind, [.adts, .mp4, .wav, .rawPCM].contains(kind) else {
             throw CommandFailure("--output-type \(outputType): use m4a, mp4, aac, wav or pcm")
         }
@@ -215,7 +215,7 @@ struct Convert: ParsableCommand {
             items.append(Transcode.BatchItem(input: FilePath(path), output: FilePath(target)))
         }
         // Raw PCM needs its layout; other inputs share one set of options.
-        let options = try options(for: inputs.first { MediaFileFormat.detect(FilePath($0)) == .rawPCM } ?? inputs[0], batch: true)
+        let options = try options(for: inputs.first { Keyframe.formats.detect(FilePath($0)) == .rawPCM } ?? inputs[0], batch: true)
         let line = BatchProgressLine(total: items.count)
         let json = self.json
         let target = normalize

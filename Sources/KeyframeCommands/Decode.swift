@@ -50,8 +50,8 @@ struct Decode: ParsableCommand {
         if output == "-" {
             fileFormat = outputFormat?.fileFormat ?? .wav
         } else {
-            guard let named = MediaFileFormat(nameOf: FilePath(output)), [.wav, .rawPCM].contains(named) else {
-                throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .pcm)), or - for standard output")
+            guard let named = Keyframe.formats.format(nameOf: FilePath(output)), [.wav, .rawPCM].contains(named) else {
+                throw CommandFailure("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .pcm)), or - for standard output")
             }
             fileFormat = named
             if let outputFormat, outputFormat.fileFormat != fileFormat {

@@ -46,8 +46,8 @@ struct Encode: ParsableCommand {
 
     func run() throws {
         try checkDistinct(input: input, output: output)
-        guard [.adts, .mp4].contains(MediaFileFormat(nameOf: FilePath(output))) else {
-            throw CommandFailure("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets))")
+        guard [.adts, .mp4].contains(Keyframe.formats.format(nameOf: FilePath(output))) else {
+            throw CommandFailure("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets))")
         }
         // Before the input is opened: a FIFO's open blocks until its writer comes.
         let control = StopSignals.cancellingControl()
@@ -55,7 +55,7 @@ struct Encode: ParsableCommand {
         let reader: PCMFileReader
         do {
             let raw: PCMFormat?
-            if MediaFileFormat.detect(inputPath) == .rawPCM {
+            if Keyframe.formats.detect(inputPath) == .rawPCM {
                 raw = try rawInput.rawLayout(for: input, sampleRate: olderSampleRate, channels: olderChannels, format: olderFormat)
             } else {
                 raw = nil

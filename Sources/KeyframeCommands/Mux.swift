@@ -52,7 +52,7 @@ struct Mux: ParsableCommand {
         for path in [input, video].compactMap({ $0 }) { try checkDistinct(input: path, output: output) }
         guard input != nil || video != nil else { throw ValidationError("give an ADTS file and/or --video") }
         let videoInput = try video.map { path in
-            let format = MediaFileFormat.detect(FilePath(path))
+            let format = Keyframe.formats.detect(FilePath(path))
             guard format == .h264 || format == .hevc else {
                 throw CommandFailure("\(path): not an Annex-B H.264 or HEVC stream (\(format.map { "\($0)" } ?? "unknown"))")
             }

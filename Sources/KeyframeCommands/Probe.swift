@@ -105,7 +105,7 @@ struct Probe: ParsableCommand {
                     reason = " (libavformat: \(error))"
                 }
             }
-            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(MediaFileFormat.extensionList(holding: .audioPackets)) "
+            throw CommandFailure("\(path): \(format.map { "an \($0) file; " } ?? "")probe reads \(Keyframe.formats.extensionList(holding: .audioPackets)) "
                                  + "and any audio file FFmpeg reads\(reason)", status: .unreadableInput)
         }
         let source: FileByteSource
@@ -125,7 +125,7 @@ struct Probe: ParsableCommand {
         if !FileSystemCalls.exists(file) || FileSystemCalls.isRegularFile(at: file) || FileSystemCalls.isDirectory(file) {
             do { _ = try FileByteSource(path: file) } catch { throw CommandFailure(error.description, status: .unreadableInput) }
         }
-        return MediaFileFormat.detect(FilePath(path))
+        return Keyframe.formats.detect(FilePath(path))
     }
 
     private func printBoxTree() throws {
