@@ -28,7 +28,7 @@ do {
     let file = try MediaFormatRegistry.standard.packetOutput(FilePath(arguments[2]))
     let hls = try HLSSegmentOutput(directory: FilePath(arguments[3]), segmentDuration: 1, live: .init())
     let counted = Mutex(0)
-    let live = LiveEncoding(capture: capture, encoder: encoder, sinks: [
+    let live = try LiveEncoding(capture: capture, encoder: encoder, sinks: [
         Tee.Branch(file, name: "file"),
         Tee.Branch(hls, name: "hls"),
         Tee.Branch(CallbackSink<MediaSample> { _ in counted.withLock { $0 += 1 } }, name: "callback"),

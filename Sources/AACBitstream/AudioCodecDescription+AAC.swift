@@ -23,12 +23,11 @@ extension AudioCodecDescription {
                 boxes.append(AudioSampleEntry.Box(type: "esds", payload: (try? descriptor.esdsBoxPayload()) ?? []))
             }
             // 14496-14: 2 channels unless the stream is mono.
-            return AudioSampleEntry(type: "mp4a", channelCount: format.channelCount == 1 ? 1 : 2, sampleRate: format.sampleRate, boxes: boxes)
+            return AudioSampleEntry(channelCount: format.channelCount == 1 ? 1 : 2, sampleRate: format.sampleRate, boxes: boxes)
         },
         codecsParameter: { format in
             guard let config = try? AudioSpecificConfig(bytes: format.decoderConfiguration) else { return "mp4a.40.2" }
-            let type = config.psPresent ? AudioObjectType.ps : config.sbrPresent ? .sbr : config.audioObjectType
-            return "mp4a.40.\(type.rawValue)"
+            return "mp4a.40.\(config.profile.rawValue)"
         },
         roll: { _ in -1 },
         fixedPacketDuration: { format in

@@ -307,6 +307,13 @@ extension AudioSpecificConfig {
         return frames
     }
 
+    /// The profile the stream is, as RFC 6381 (3.3) names it in `mp4a.40.N` and the codec
+    /// registry files decoders: PS (HE-AAC v2, 29) or SBR (HE-AAC, 5) when signalled
+    /// (explicitly, or by a sync extension), else the config's audio object type.
+    public var profile: AudioObjectType {
+        psPresent ? .ps : sbrPresent ? .sbr : audioObjectType
+    }
+
     /// The profile name `probe` prints: HE-AACv2, HE-AAC, or the core object type's name.
     public var profileName: String {
         psPresent ? "HE-AACv2" : sbrPresent ? "HE-AAC" : audioObjectType.description

@@ -260,7 +260,7 @@ public struct AudioCodecRegistry: Sendable {
     /// The profile a stream of `config` is, as the registry files decoders: PS (HE-AAC v2) or
     /// SBR (HE-AAC) when signalled, else the config's audio object type.
     public static func profile(of config: AudioSpecificConfig) -> AudioObjectType {
-        config.psPresent ? .ps : config.sbrPresent ? .sbr : config.audioObjectType
+        config.profile
     }
 
     /// Whether a decoder is registered for `codec` in `profile`.

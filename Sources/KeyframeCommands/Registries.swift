@@ -1,8 +1,9 @@
 package import KeyFrameKit
 
 extension Keyframe {
-    /// The formats every command detects, names and opens files through: KeyFrameKit's
-    /// standard registry (``/MediaFormats/MediaFormatRegistry``). A build of the tool with a
-    /// format of its own registers it here, once, and every command sees it.
+    /// The formats the commands detect, name and list files by: KeyFrameKit's standard registry
+    /// (``/MediaFormats/MediaFormatRegistry``), the one the jobs open files through by default.
+    /// A build of the tool with a format of its own registers it in this value, and every
+    /// command's checks and messages see it.
     package static let formats: MediaFormatRegistry = .standard
 }

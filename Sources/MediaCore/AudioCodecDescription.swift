@@ -5,7 +5,7 @@
 ///
 /// A codec's registry entry gives one (`AudioCodecRegistry.register(_:)` in AudioCodec), and the
 /// MP4 muxer, the CMAF segmenter and the manifests take the descriptions they are given
-/// (`descriptions.matching(codec)`), so that a codec of another package goes into an MP4
+/// (`matching(_:)` on the list), so that a codec of another package goes into an MP4
 /// or an HLS ladder without a branch in either. A value: each member is a function of the
 /// stream's ``EncodedAudioFormat``.
 public struct AudioCodecDescription: Sendable {
@@ -63,16 +63,16 @@ extension Sequence where Element == AudioCodecDescription {
 
     /// The codecs described, for a message (`aac, my-codec`).
     public var describedCodecs: String {
-        map(\.codec.name).joined(separator: ", ")
+        let names = map(\.codec.name)
+        return names.isEmpty ? "no codec" : names.joined(separator: ", ")
     }
 }
 
 /// An ISO BMFF audio sample entry (ISO/IEC 14496-12 12.2.3, `AudioSampleEntry`) as a codec
-/// describes it: its type, the fields a reader looks at, and the boxes it holds (the decoder
-/// configuration: `esds`, `dOps`, `dfLa`). The muxer writes the reserved and fixed fields.
+/// describes it: the fields a reader looks at, and the boxes it holds (the decoder
+/// configuration: `esds`, `dOps`, `dfLa`). The muxer writes it as the description's
+/// ``AudioCodecDescription/sampleEntryType``, with the reserved and fixed fields.
 public struct AudioSampleEntry: Sendable, Hashable {
-    /// The entry's type (`mp4a`).
-    public var type: FourCharacterCode
     /// `channelcount`: 1 or 2 for most codecs (14496-12 says 2 unless the codec says otherwise;
     /// 14496-14 writes 1 for mono AAC).
     public var channelCount: Int
@@ -98,9 +98,8 @@ public struct AudioSampleEntry: Sendable, Hashable {
         }
     }
 
-    /// An entry of `type`.
-    public init(type: FourCharacterCode, channelCount: Int, sampleSize: Int = 16, sampleRate: Int, boxes: [Box]) {
-        self.type = type
+    /// An entry with these fields and boxes.
+    public init(channelCount: Int, sampleSize: Int = 16, sampleRate: Int, boxes: [Box]) {
         self.channelCount = channelCount
         self.sampleSize = sampleSize
         self.sampleRate = sampleRate

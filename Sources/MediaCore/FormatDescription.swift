@@ -87,10 +87,12 @@ public struct PCMFormat: Sendable, Hashable {
 /// package is one more (`extension AudioCodecID { static let myCodec = AudioCodecID("my-codec") }`).
 public struct AudioCodecID: OpenIdentifier {
     /// The codec's short name, as `probe --json` prints it (`aac`, `opus`).
-    public let name: String
+    public var name: String { interned.string }
+    /// The name, interned: every sample's format carries the codec, copied as a number.
+    private let interned: InternedName
 
     /// The codec named `name` (lowercase by convention, as libavcodec names codecs).
-    public init(_ name: String) { self.name = name }
+    public init(_ name: String) { interned = InternedName(name) }
 
     /// MPEG-4 AAC (any profile); the configuration is an AudioSpecificConfig.
     public static let aac = AudioCodecID("aac")
@@ -137,10 +139,12 @@ public struct EncodedAudioFormat: Sendable, Hashable {
 /// ours.
 public struct VideoCodec: OpenIdentifier {
     /// The codec's short name, as `probe --json` prints it (`h264`, `hevc`).
-    public let name: String
+    public var name: String { interned.string }
+    /// The name, interned: every sample's format carries the codec, copied as a number.
+    private let interned: InternedName
 
     /// The codec named `name`.
-    public init(_ name: String) { self.name = name }
+    public init(_ name: String) { interned = InternedName(name) }
 
     /// ITU-T H.264 / MPEG-4 AVC.
     public static let h264 = VideoCodec("h264")

@@ -8,7 +8,10 @@
 ///   before that; with ``Options/userInfoRunsToLastAt`` to the last `@` of all, so that a
 ///   password holding `/` or `?` stays in it (Icecast's source passwords).
 /// - A host in brackets is an IPv6 address (3.2.2), given without them; otherwise the port
-///   follows the last `:`. A port is ASCII digits, 1 to 65,535 (3.2.3).
+///   follows the last `:` (3.2.3). A port must be ASCII digits from 1 to 65,535: 3.2.3 allows
+///   any digits or none, but every destination here connects to it.
+/// - No destination gives `#` a meaning past the authority: it stays, as written, in the path
+///   or the query (an SRT stream id may hold one).
 public struct URLReference: Sendable, Hashable {
     /// What stops a URL from being taken apart.
     public enum Problem: Error, Sendable, Hashable {
@@ -87,13 +90,12 @@ public struct URLReference: Sendable, Hashable {
         }
     }
 
-    /// The path: the ``remainder`` up to its `?` or `#`.
+    /// The path: the ``remainder`` up to its `?`.
     public var path: Substring {
-        remainder[..<(remainder.firstIndex { $0 == "?" || $0 == "#" } ?? remainder.endIndex)]
+        remainder[..<(remainder.firstIndex(of: "?") ?? remainder.endIndex)]
     }
 
-    /// The query after the first `?` of the ``remainder``, as written (a fragment included: no
-    /// destination gives `#` a meaning, and an SRT stream id may hold one); `nil` without `?`.
+    /// The query after the first `?` of the ``remainder``, as written; `nil` without `?`.
     public var query: Substring? {
         remainder.firstIndex(of: "?").map { remainder[remainder.index(after: $0)...] }
     }

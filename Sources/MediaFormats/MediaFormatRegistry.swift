@@ -35,9 +35,6 @@ public struct MediaFormatRegistry: Sendable {
         public var allowsTruncatedWAV: Bool
         /// The sample format a decoder gives, when an entry decodes (32-bit float by default).
         public var decodedSampleFormat: PCMSampleFormat
-        /// The codecs a container's entry may find described in the file (an MP4 sample entry
-        /// of a registered codec); `nil`: the registry's (``MediaFormatRegistry/audioCodecs``).
-        public var audioCodecs: [AudioCodecDescription]?
 
         /// Options; by default a file alone, decoded to float, a truncated WAV refused.
         public init(rawFormat: PCMFormat? = nil, segments: [FilePath] = [], trackID: UInt32? = nil,
@@ -146,10 +143,11 @@ public struct MediaFormatRegistry: Sendable {
     /// them with a codec registry's decoder for their codec); `nil` when packets are not decoded.
     public var packetDecoder: PacketDecoder?
 
-    /// The codecs a container's entry describes in what it writes and recognises in what it
-    /// reads (an MP4's sample entry, an HLS `CODECS`), unless the options name others; by
-    /// default AAC's. KeyFrameKit's `MediaFormatRegistry.standard(codecs:)` gives the codec
-    /// registry's descriptions.
+    /// The codecs a container's entry describes in what it writes (an MP4's sample entry),
+    /// unless the output options name others; by default AAC's. KeyFrameKit's
+    /// `MediaFormatRegistry.standard(codecs:)` gives the codec registry's descriptions.
+    /// (KeyFrameKit's own MP4 reader reads AAC; a track of another codec is read with
+    /// `MP4Track.formatDescription(audioCodecs:)`.)
     public var audioCodecs: [AudioCodecDescription] = [.aac]
 
     /// Decodes the packets an entry opened (``packetDecoder``).
@@ -244,7 +242,7 @@ public struct MediaFormatRegistry: Sendable {
             let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
             throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .audioPackets))", path: path)
         }
-        return try open(path, described(options))
+        return try open(path, options)
     }
 
     /// The packets of the file at `path` as `Source`, the reader a job that needs more than
@@ -329,11 +327,11 @@ public struct MediaFormatRegistry: Sendable {
 
     /// The entry's PCM: its own PCM reader, else its packets through ``packetDecoder``.
     private func openPCM(_ entry: Entry, _ path: FilePath, _ options: InputOptions) throws(PipelineError) -> any PCMFileSource {
-        if let open = entry.pcmSource { return try open(path, described(options)) }
+        if let open = entry.pcmSource { return try open(path, options) }
         guard let packets = entry.packetSource, let packetDecoder else {
             throw .unsupported("\(path): \(entry.format) cannot be decoded here", path: path)
         }
-        var decoding = described(options)
+        var decoding = options
         decoding.purpose = .decoding
         return try packetDecoder(try packets(path, decoding), entry.format, options)
     }
@@ -372,13 +370,6 @@ public struct MediaFormatRegistry: Sendable {
             throw .unsupported("\(path): unknown output type; AAC output is \(extensionList(holding: .audioPackets))", path: path)
         }
         return try create(path, described(options))
-    }
-
-    /// `options` with the registry's codecs where they name none.
-    private func described(_ options: InputOptions) -> InputOptions {
-        var options = options
-        if options.audioCodecs == nil { options.audioCodecs = audioCodecs }
-        return options
     }
 
     /// `options` with the registry's codecs where they name none.

@@ -125,7 +125,7 @@ public struct SRTDestination: Sendable, Hashable, CustomStringConvertible {
 
     /// The URL with its secrets masked: `srt://host:port?streamid=****&latency=120&passphrase=****`.
     public var description: String {
-        var text = "srt://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        var text = "srt://\(URLReference.bracketed(host)):\(port)"
         var parameters: [String] = []
         if streamID != nil { parameters.append("streamid=****") }
         parameters.append("latency=\(latencyMilliseconds)")
@@ -141,7 +141,7 @@ public struct SRTDestination: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `host:port`, the IPv6 address in brackets: for messages (no secret in it).
-    var endpoint: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    var endpoint: String { "\(URLReference.bracketed(host)):\(port)" }
 
     private func validate() throws(PublishingError) {
         guard !host.isEmpty else { throw PublishingError(.invalidDestination, "an SRT URL needs a host: srt://host:port") }

@@ -101,7 +101,7 @@ public struct RTMPURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `scheme://host[:port]`, the host in brackets when it is an IPv6 address.
     public var server: String {
-        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let bracketed = URLReference.bracketed(host)
         return "\(scheme)://\(bracketed)" + (explicitPort.map { ":\($0)" } ?? "")
     }
 

@@ -29,7 +29,7 @@ import Testing
     func sampleEntry() throws {
         let stream = format([0x12, 0x10], rate: 44_100, channels: 1)
         let entry = AudioCodecDescription.aac.sampleEntry(stream, .init(trackID: 3, largestPacket: 700, averageBitrate: 96_000, peakBitrate: 128_000))
-        #expect(entry.type == "mp4a")
+        #expect(AudioCodecDescription.aac.sampleEntryType == "mp4a")
         #expect(entry.channelCount == 1)
         #expect(entry.sampleRate == 44_100)
         #expect(entry.boxes.map(\.type) == ["esds"])

@@ -107,7 +107,7 @@ extension AudioCodecDescription {
             }
         },
         sampleEntry: { format, _ in
-            AudioSampleEntry(type: "rvpc", channelCount: format.channelCount, sampleRate: format.sampleRate,
+            AudioSampleEntry(channelCount: format.channelCount, sampleRate: format.sampleRate,
                              boxes: [AudioSampleEntry.Box(type: "rvcC", payload: format.decoderConfiguration)])
         },
         codecsParameter: { _ in "rvpc" },

@@ -46,7 +46,7 @@ import TestSupport
         #expect(config.samplingFrequency == 44100 && config.channelConfiguration == 2)
         let file = FilePath(directory.appendingPathComponent("take.m4a").path)
         let output = try MediaFormatRegistry.standard.packetOutput(file)
-        let live = LiveEncoding(capture: capture, encoder: encoder, sinks: [
+        let live = try LiveEncoding(capture: capture, encoder: encoder, sinks: [
             .init(CallbackSink<MediaSample> { packet in packets.withLock { $0.append(packet) } }, name: "callback"),
             Tee.Branch(output, name: "file"),
         ])
@@ -80,6 +80,39 @@ import TestSupport
         var frames = 0
         while let buffer = try input.next() { frames += buffer.frameCount }
         #expect(frames == 22_050)
+    }
+
+    @Test("a live encoding that cannot start, or never starts, leaves no file; one whose encoder is for another layout is refused")
+    func liveEncodingLeavesNothingBehind() throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 1000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = LiveEncoding.Capture(device: "kf_missing", alsaConfiguration: configuration, frameLimit: 1000)
+        func made(_ name: String) throws -> (LiveEncoding, String) {
+            let path = directory.appendingPathComponent(name).path
+            let output = try MediaFormatRegistry.standard.packetOutput(FilePath(path))
+            let encoder = try AudioCodecRegistry.standard.encoder(for: .aac, settings: .init(bitrate: 128_000, format: capture.audio.pcmFormat))
+            return (try LiveEncoding(capture: capture, encoder: encoder, sinks: [Tee.Branch(output, name: "file")]), path)
+        }
+        let (failing, failingPath) = try made("missing-device.m4a")
+        #expect(throws: PipelineError.self) { try failing.start() }
+        #expect(!FileManager.default.fileExists(atPath: failingPath))
+        var unstartedPath = ""
+        do {
+            let (unstarted, path) = try made("never-started.m4a")
+            unstartedPath = path
+            _ = unstarted.device
+        }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.contains("never-started") }
+        #expect(leftovers.isEmpty, "\(unstartedPath): \(leftovers)")
+
+        let mono = try AudioCodecRegistry.standard.encoder(for: .aac, settings: .init(
+            bitrate: 64_000, format: PCMFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .int16)))
+        do {
+            _ = try LiveEncoding(capture: capture, encoder: mono, sinks: [])
+            Issue.record("an encoder for 48 kHz mono was taken for a 44.1 kHz stereo capture")
+        } catch {
+            #expect("\(error)".contains("48000 Hz, 1 channels") && "\(error)".contains("44100 Hz, 2 channels"), "\(error)")
+        }
     }
 
     @available(*, deprecated, message: "exercises the deprecated AACRecorder wrapper")
@@ -120,7 +153,7 @@ import TestSupport
         #expect(recording.stopReason == .duration)
         let packets = Mutex(0)
         let capture = LiveEncoding.Capture(device: "kf_in", alsaConfiguration: configuration, frameLimit: 10_000)
-        let live = LiveEncoding(capture: capture, encoder: try AudioCodecRegistry.standard.encoder(
+        let live = try LiveEncoding(capture: capture, encoder: try AudioCodecRegistry.standard.encoder(
             for: .aac, settings: .init(bitrate: 128_000, format: capture.audio.pcmFormat)),
                                 sinks: [.init(CallbackSink<MediaSample> { _ in packets.withLock { $0 += 1 } }, name: "callback")])
         let recorded = try await live.run()

@@ -13,6 +13,7 @@ struct URLReferenceTests {
         #expect(url.authority == "live.example:1936")
         #expect(url.remainder == "/app/key?token=a@b#x")
         #expect(url.path == "/app/key")
+        #expect(try URLReference("icecast://h/live#1").path == "/live#1", "# is the path's, as written")
         #expect(url.query == "token=a@b#x")
     }
 

@@ -109,7 +109,7 @@ public final class AACRecorder: Sendable {
         self.configuration = configuration
         audioSpecificConfig = config
         priming = encoder.priming
-        live = LiveEncoding(
+        live = try LiveEncoding(
             capture: LiveEncoding.Capture(audio: configuration.audio, device: configuration.device, alsaConfiguration: configuration.alsaConfiguration,
                                           periodFrames: configuration.periodFrames, queueCapacity: configuration.queueCapacity,
                                           deliveryBatch: configuration.deliveryBatch, frameLimit: configuration.frameLimit),

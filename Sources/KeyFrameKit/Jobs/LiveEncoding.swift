@@ -21,7 +21,7 @@ internal import Synchronization
 /// let capture = LiveEncoding.Capture(audio: .default, device: "default", frameLimit: 3 * 44_100)
 /// let encoder = try AudioCodecRegistry.standard.encoder(for: .aac, settings: .init(bitrate: 128_000, format: capture.audio.pcmFormat))
 /// let file = try MediaFormatRegistry.standard.packetOutput("take.m4a")
-/// let live = LiveEncoding(capture: capture, encoder: encoder, sinks: [
+/// let live = try LiveEncoding(capture: capture, encoder: encoder, sinks: [
 ///     Tee.Branch(file, name: "file"),
 ///     Tee.Branch(CallbackSink<MediaSample> { packet in send(packet) }, name: "network"),
 /// ])
@@ -94,19 +94,29 @@ public final class LiveEncoding: Sendable {
 
     /// A live encoding that has not started: `encoder` (opened, so that its rate, channels and
     /// bitrate were checked) feeds `sinks`, each a branch of a tee (a sink that fails cancels
-    /// the job unless its branch is expendable).
+    /// the job unless its branch is expendable). The encoder and the sinks are handed over: the
+    /// pump's thread is the only one that touches them from then on. A live encoding dropped
+    /// without being started cancels its sinks (each removes what it created).
     ///
     /// - Parameters:
     ///   - capture: the device and capture format.
-    ///   - encoder: the encoder; its input format must be the capture's.
+    ///   - encoder: the encoder; its input format, when it has one yet, must be the capture's.
     ///   - sinks: where the packets go.
     ///   - onPCM: sees each captured period before it is encoded (a level meter, a tap), on the
     ///     pump thread.
     ///   - onFailure: encoding or a sink failed (once; nothing more is encoded), on that thread.
     ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
-    public init(capture: Capture, encoder: any AudioEncoder, sinks: [Tee<MediaSample>.Branch],
+    /// - Throws: `PipelineError.unsupported` when the encoder was opened for another PCM layout
+    ///   than the capture's.
+    public init(capture: Capture, encoder: sending any AudioEncoder, sinks: sending [Tee<MediaSample>.Branch],
                 onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
-                onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) {
+                onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) throws(PipelineError) {
+        if let opened = encoder.inputFormat, opened != capture.audio.pcmFormat {
+            var tee = Tee(sinks)
+            tee.cancel()
+            throw .unsupported("the encoder takes \(opened.sampleRate) Hz, \(opened.channelCount) channels of \(opened.sampleFormat); "
+                               + "the capture gives \(capture.audio.sampleRate) Hz, \(capture.audio.channelCount) channels of \(capture.audio.pcmFormat.sampleFormat)")
+        }
         configuration = capture
         priming = encoder.priming
         let job = self.job
@@ -144,6 +154,11 @@ public final class LiveEncoding: Sendable {
         let chain = source.transformed(by: encoder)
         var sink = sink
         return Pipeline(start: { PumpThread(source: chain, sink: sink, onFailure: onFailure) }, cancel: { sink.cancel() })
+    }
+
+    deinit {
+        // Never started: the sinks remove what they created, and a threaded branch's thread ends.
+        if let handed = pending.withLock({ pending in pending.take() }) { handed.take().cancel() }
     }
 
     /// The ALSA PCM name.

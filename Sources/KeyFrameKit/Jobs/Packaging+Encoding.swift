@@ -69,7 +69,8 @@ extension Packaging {
         let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: profile)
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format, codecs: codecs)
-        let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash)
+        let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash,
+                                        audioCodecs: codecs.descriptions)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(source.transformed(by: resampler), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
@@ -144,7 +145,7 @@ extension Packaging {
         for (index, bitrate) in options.bitrates.enumerated() {
             do throws(PipelineError) {
                 let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: segmentDuration,
-                                                  writesDASHHeader: options.dash)
+                                                  writesDASHHeader: options.dash, audioCodecs: codecs.descriptions)
                 let interval = randomAccessInterval(of: output, profile: profiles[index], sampleRate: format?.sampleRate)
                 let encoder = aligned(try encoder(profile: profiles[index], bitrate: bitrate, format: format, codecs: codecs), interval: interval,
                                       leadingSilence: ladderPriming - primings[index])

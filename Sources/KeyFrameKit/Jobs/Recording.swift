@@ -359,7 +359,8 @@ public final class Recording: Sendable {
             try HLSSegmentOutput(directory: directory, segmentDuration: Self.seconds(options.hlsSegmentDuration),
                                  live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(Self.seconds),
                                                              partDuration: options.hlsPartDuration.map(Self.seconds),
-                                                             publication: options.hlsPublication, clock: captureStart))
+                                                             publication: options.hlsPublication, clock: captureStart),
+                                 audioCodecs: options.codecs.descriptions)
         }
         // The packets' branches: the file and the rendition (required), the destinations at
         // the file's bitrate (expendable). The rendition first: a directory that holds a package

@@ -97,8 +97,11 @@ public enum Transcode {
         } catch {
             throw .codec(error)
         }
-        let sink = try options.formats.packetOutput(output, options: MediaFormatRegistry.OutputOptions(
-            fragmentDuration: options.fragmentDuration, encoderName: "KeyFrameKit (libavcodec aac)"))
+        var outputOptions = MediaFormatRegistry.OutputOptions(fragmentDuration: options.fragmentDuration,
+                                                              encoderName: "KeyFrameKit (libavcodec aac)")
+        // The container describes the codec as the registry that made the encoder does.
+        outputOptions.audioCodecs = options.codecs.descriptions
+        let sink = try options.formats.packetOutput(output, options: outputOptions)
         func pump<Encoder: AudioEncoder, Sink: PacketFileSink>(through encoder: Encoder, into sink: Sink) throws(PipelineError) -> JobReport {
             var sink = sink
             if let resampler {

@@ -16,10 +16,8 @@ extension SampleEntry {
             let oti = hex.count == 1 ? "0" + hex : hex
             guard indication == 0x40 else { return "mp4a.\(oti)" }
             guard let asc = try? audioSpecificConfig() else { return nil }
-            // SBR or PS signalled (explicitly, or by a sync extension) names the stream
-            // HE-AAC (5) or HE-AAC v2 (29), not its AAC-LC core.
-            let type = asc.psPresent ? AudioObjectType.ps : asc.sbrPresent ? .sbr : asc.audioObjectType
-            return "mp4a.40.\(type.rawValue)"
+            // SBR or PS signalled names the stream HE-AAC (5) or HE-AAC v2 (29), not its AAC-LC core.
+            return "mp4a.40.\(asc.profile.rawValue)"
         case "avc1", "avc3":
             guard let avcC = configurationBoxes["avcC"], avcC.count >= 4 else { return nil }
             let digits = avcC[1...3].map { byte -> String in

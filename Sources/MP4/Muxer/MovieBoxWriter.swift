@@ -304,7 +304,7 @@ struct MovieBoxWriter {
             let figures = AudioSampleEntry.TrackFigures(trackID: track.id, largestPacket: Int(track.maxSampleSize),
                                                         averageBitrate: average, peakBitrate: Int(peakBitrate(track)))
             let sampleEntry = description.sampleEntry(audio, figures)
-            b.box(sampleEntry.type) { entry in
+            b.box(description.sampleEntryType) { entry in
                 // AudioSampleEntry (14496-12 12.2.3): reserved, data_reference_index 1, reserved,
                 // channelcount, samplesize, pre_defined, reserved, samplerate as 16.16.
                 entry.zeros(6); entry.u16(1); entry.zeros(8)
@@ -347,8 +347,10 @@ struct MovieBoxWriter {
 
     /// The largest bitrate over any one-second window of the track's samples.
     private func peakBitrate(_ track: MuxerTrack) -> UInt32 {
-        guard case .audio(let audio) = track.format, audio.framesPerPacket > 0 else { return 0 }
-        let perSecond = max(1, Int((Double(track.timescale) / Double(audio.framesPerPacket)).rounded(.up)))
+        guard case .audio(let audio) = track.format else { return 0 }
+        let frames = audio.framesPerPacket > 0 ? audio.framesPerPacket : track.audioCodec?.fixedPacketDuration(audio) ?? 0
+        guard frames > 0 else { return 0 }
+        let perSecond = max(1, Int((Double(track.timescale) / Double(frames)).rounded(.up)))
         var window: Int64 = 0
         var peak: Int64 = 0
         for (index, size) in track.sampleSizes.enumerated() {

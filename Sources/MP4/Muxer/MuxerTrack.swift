@@ -59,7 +59,11 @@ final class MuxerTrack {
     init(id: UInt32, format: FormatDescription, audioCodec: AudioCodecDescription? = nil) {
         self.id = id
         self.format = format
-        self.audioCodec = audioCodec
+        if case .audio(let audio) = format {
+            self.audioCodec = audioCodec ?? [AudioCodecDescription.aac].matching(audio.codec)
+        } else {
+            self.audioCodec = nil
+        }
         switch format {
         case .audio(let audio): timescale = Int32(clamping: max(audio.sampleRate, 1))
         case .pcm(let pcm): timescale = Int32(clamping: max(pcm.sampleRate, 1))
@@ -160,12 +164,6 @@ final class MuxerTrack {
 
     /// Closes the last sample's duration (at finish).
     func closeLastDuration() { tables.closeLastDuration() }
-
-    /// The AudioSpecificConfig of an AAC track.
-    var audioSpecificConfig: AudioSpecificConfig? {
-        guard case .audio(let audio) = format, audio.codec == .aac else { return nil }
-        return try? AudioSpecificConfig(bytes: audio.decoderConfiguration)
-    }
 
     /// The description of the format's codec among `audioCodecs`, for audio; `nil` for video.
     ///

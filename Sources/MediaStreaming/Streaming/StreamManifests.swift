@@ -72,9 +72,10 @@ public enum StreamManifests {
     /// `descriptions` describing its codec names it: for AAC (ISO/IEC 14496-3 1.5.1.1)
     /// `mp4a.40.5` when its AudioSpecificConfig signals SBR (HE-AAC), `mp4a.40.29` for PS
     /// (HE-AAC v2), else `mp4a.40.` and its object type; `mp4a.40.2` (AAC-LC) when the format is
-    /// not known or no description names it.
+    /// not known, and the codec's own name when no description names it.
     public static func codecs(of format: EncodedAudioFormat?, describedBy descriptions: [AudioCodecDescription] = [.aac]) -> String {
-        guard let format, let description = descriptions.matching(format.codec) else { return "mp4a.40.2" }
+        guard let format else { return "mp4a.40.2" }
+        guard let description = descriptions.matching(format.codec) else { return format.codec == .aac ? "mp4a.40.2" : format.codec.name }
         return description.codecsParameter(format)
     }
 
