@@ -57,4 +57,20 @@ struct URLReferenceTests {
     func problems(text: String, problem: URLReference.Problem) {
         #expect(throws: problem) { _ = try URLReference(text) }
     }
+
+    @Test("strings of URL punctuation never trap, and what parses keeps its parts apart")
+    func hostileStrings() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array(":/?#@[]%.0123456789aZ-_ é")
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...24, using: &generator)
+            let text = "srt://" + String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+            guard let url = try? URLReference(text) else { continue }
+            #expect(url.scheme == "srt")
+            #expect(!url.host.contains("/") && !url.host.contains("?") && !url.host.contains("#"), "\(text)")
+            #expect(url.port.map { (1...65_535).contains($0) } ?? true, "\(text)")
+            #expect(url.userInfo.map { !$0.contains("/") && !$0.contains("?") && !$0.contains("#") } ?? true, "\(text)")
+            #expect(text.hasSuffix(String(url.remainder)), "\(text)")
+        }
+    }
 }
