@@ -100,6 +100,12 @@ public struct URLReference: Sendable, Hashable {
         remainder.firstIndex(of: "?").map { remainder[remainder.index(after: $0)...] }
     }
 
+    /// The lowercased scheme `text` starts with (before its first `:`), even when the rest does
+    /// not parse: what a message may show of a URL that was refused; empty without a `:`.
+    public static func scheme(of text: String) -> String {
+        text.firstIndex(of: ":").map { text[..<$0].lowercased() } ?? ""
+    }
+
     /// `host`, in brackets when it is an IPv6 address.
     public static func bracketed(_ host: some StringProtocol) -> String { host.contains(":") ? "[\(host)]" : String(host) }
 }

@@ -28,7 +28,7 @@ package struct URLParts: Sendable, Hashable {
     ///
     /// - Throws: ``PublishingError/Reason/invalidDestination`` for no scheme, no host, a bad port.
     package init(_ text: String) throws(PublishingError) {
-        let scheme = text.firstIndex(of: ":").map { text[..<$0].lowercased() } ?? ""
+        let scheme = URLReference.scheme(of: text)
         let reference: URLReference
         do {
             reference = try URLReference(text, options: .init(userInfoRunsToLastAt: scheme == "icecast" || scheme == "icecasts"))

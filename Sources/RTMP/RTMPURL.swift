@@ -66,7 +66,7 @@ public struct RTMPURL: Sendable, Hashable, CustomStringConvertible {
         func fail(_ problem: Problem, _ shown: String) -> RTMPError { .invalidURL(masked: shown, problem: problem) }
         let reference: URLReference
         do { reference = try URLReference(text) } catch {
-            let scheme = text.firstIndex(of: ":").map { text[..<$0].lowercased() } ?? ""
+            let scheme = URLReference.scheme(of: text)
             switch error {
             case .notAURL: throw fail(.unsupportedScheme, Self.firstWord(text))
             case .unclosedBracket: throw fail(.noHost, "\(scheme)://…")
