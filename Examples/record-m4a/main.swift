@@ -25,21 +25,21 @@ do {
     // Stereo, 44.1 kHz, 16-bit. The container comes from the name (.m4a: AAC in MP4), and the
     // frame limit ends the recording after exactly 3 s of audio.
     let audio = AudioConfiguration.default
-    let options = try Recording.Options(
+    let options = try RecordingOptions(
         outputPath: output, configuration: audio, bitrate: 128_000,
         device: device, alsaConfiguration: alsaConfiguration,
         frameLimit: 3 * audio.sampleRate)
 
     // Capture → AAC encoder → MP4 muxer, pumped on a thread of its own. `init` opens the
     // encoder; `start()` opens the device, then the file.
-    let recording = try Recording(options: options)
+    let recording = try LiveEncoding(recording: options)
     try recording.start()
-    while !recording.wait(timeout: .milliseconds(500)) {
-        print("recorded \(recording.recordedFrames) frames")
+    while !recording.job.wait(timeout: .milliseconds(500)) {
+        print("recorded \(recording.progress.frames) frames")
     }
 
     // Flushes the encoder, writes the movie box and gives the file its name.
-    let summary = try recording.finish()
+    let summary = RecordingSummary(options, of: recording, summary: try recording.finish())
     print("\(output): \(summary.frames) frames, \(summary.seconds) s, encoder priming \(summary.priming)")
 } catch {
     print("record-m4a: \(error)")

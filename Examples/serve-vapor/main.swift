@@ -19,13 +19,13 @@ let directory = FilePath(arguments[2])
 
 // The recording: 3 s, 1-s segments of 0.5-s parts, each playlist published.
 let publication = LiveHLSPublication()
-var options = try Recording.Options(outputPath: directory, device: arguments[1],
-                                    alsaConfiguration: arguments.count == 5 ? ALSAConfiguration(systemConfigurationAnd: [FilePath(arguments[4])]) : nil,
-                                    frameLimit: 3 * AudioConfiguration.default.sampleRate, container: .hlsPlaylist)
+var options = try RecordingOptions(outputPath: directory, device: arguments[1],
+                                   alsaConfiguration: arguments.count == 5 ? ALSAConfiguration(systemConfigurationAnd: [FilePath(arguments[4])]) : nil,
+                                   frameLimit: 3 * AudioConfiguration.default.sampleRate, container: .hlsPlaylist)
 options.hlsSegmentDuration = .seconds(1)
 options.hlsPartDuration = .milliseconds(500)
 options.hlsPublication = publication
-let recording = try Recording(options: options)
+let recording = try LiveEncoding(recording: options)
 
 // The Vapor app: one route for GET and HEAD of everything under /live/.
 let origin = HLSOrigin(publication: publication, directory: directory)
@@ -64,7 +64,7 @@ extension HLSOrigin.Response {
 // Capture runs on a thread of its own; the app serves until SIGINT or SIGTERM.
 try recording.start()
 Thread.detachNewThread {
-    while !recording.wait(timeout: .milliseconds(200)) {}
+    while !recording.job.wait(timeout: .milliseconds(200)) {}
     do {
         let summary = try recording.finish()
         print("\(directory)/index.m3u8: \(summary.frames) frames recorded and published")

@@ -305,7 +305,7 @@ public final class ParallelAACEncoder: AudioEncoder {
         /// job is given up or `control` cancelled.
         func takeInput(control: JobControl?, waiting: FrameCounter) -> PCMBuffer? {
             while true {
-                if arrived.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+                if arrived.wait(for: .milliseconds(50)) == .timedOut {
                     if control?.isCancelled == true { return nil }
                     continue
                 }
@@ -360,7 +360,7 @@ public final class ParallelAACEncoder: AudioEncoder {
         }
 
         var isDone: Bool {
-            guard done.wait(timeout: .now()) == .success else { return false }
+            guard done.wait(for: .zero) == .success else { return false }
             done.signal()
             return true
         }
@@ -379,7 +379,7 @@ public final class ParallelAACEncoder: AudioEncoder {
             semaphore.wait()
             return
         }
-        while semaphore.wait(timeout: .now() + .milliseconds(50)) == .timedOut {
+        while semaphore.wait(for: .milliseconds(50)) == .timedOut {
             if control.isCancelled { throw .invalidState("cancelled") }
         }
     }
@@ -449,7 +449,7 @@ public final class ParallelAACEncoder: AudioEncoder {
             for job in submitted[deliveredSegments...] where job.isDone {
                 if let failure = job.failure { throw failure }
             }
-            _ = pause.wait(timeout: .now() + .milliseconds(2))
+            pause.wait(for: .milliseconds(2))
         }
     }
 

@@ -142,7 +142,7 @@ struct Record: ParsableCommand {
         // by the encoder, in its words, before the device or any file is touched).
         let chosen = encoder.profile.choice.resolved(channelCount: channels, bitrate: encoder.bitsPerSecond, sampleRate: sampleRate)
         if chosen.usesSpectralBandReplication,
-           output.map({ Recording.container(of: FilePath($0))?.contents.contains(.audioPackets) ?? true }) ?? true {
+           output.map({ RecordingOptions.container(of: FilePath($0))?.contents.contains(.audioPackets) ?? true }) ?? true {
             guard SBRTuning.supportedOutputSampleRates.contains(sampleRate) else {
                 throw ValidationError("--profile \(encoder.profile.rawValue): HE-AAC records at "
                                       + SBRTuning.supportedOutputSampleRates.map(String.init).joined(separator: ", ")
@@ -160,7 +160,7 @@ struct Record: ParsableCommand {
         }
         try publishing.check()
         if let output {
-            guard let container = Recording.container(of: FilePath(output)) else {
+            guard let container = RecordingOptions.container(of: FilePath(output)) else {
                 throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
             }
             guard hls == nil || container == .adts || container == .mp4 else {
@@ -200,7 +200,7 @@ struct Record: ParsableCommand {
         let destinations = try PublishingOptions.destinations(publish)
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
-        var options = try Recording.Options(
+        var options = try RecordingOptions(
             outputPath: FilePath(destination), configuration: configuration, bitrate: encoder.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
@@ -233,8 +233,9 @@ struct Record: ParsableCommand {
             clock_gettime(CLOCK_REALTIME, &now)
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
-        let recording: Recording
-        do { recording = try Recording(options: options) } catch { throw CommandFailure("\(error)") }
+        let destinationStatistics = options.destinationStatistics()
+        let recording: LiveEncoding
+        do { recording = try LiveEncoding(recording: options, destinations: destinationStatistics) } catch { throw CommandFailure("\(error)") }
         // Before start: opening a device can take a second (PulseAudio), and a Ctrl-C then must
         // not leave an empty file behind. A stop asked for by then ends the recording at once.
         let signals = StopSignals { recording.requestStop() }
@@ -247,16 +248,16 @@ struct Record: ParsableCommand {
             let statistics = recording.statistics
             return statistics.deviceXruns + statistics.consumerOverruns
         }
-        while !recording.wait(timeout: .milliseconds(200)) {
-            let levels = recording.takeLevels()
-            meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: levels, overruns: overruns(),
-                       destinations: recording.destinationStatistics.map(\.snapshot))
+        while !recording.job.wait(timeout: .milliseconds(200)) {
+            let levels = recording.progress.takeLevels()
+            meter.draw(seconds: Double(recording.progress.frames) / Double(sampleRate), levels: levels, overruns: overruns(),
+                       destinations: destinationStatistics.map(\.snapshot))
         }
-        meter.draw(seconds: Double(recording.recordedFrames) / Double(sampleRate), levels: recording.takeLevels(), overruns: overruns())
+        meter.draw(seconds: Double(recording.progress.frames) / Double(sampleRate), levels: recording.progress.takeLevels(), overruns: overruns())
         meter.finish()
         signals.finishing()
-        let summary: Recording.Summary
-        do { summary = try recording.finish() } catch {
+        let summary: RecordingSummary
+        do { summary = RecordingSummary(options, of: recording, summary: try recording.finish(), destinations: destinationStatistics) } catch {
             throw CommandFailure("\(destination): \(error)")
         }
         report(summary)
@@ -266,7 +267,7 @@ struct Record: ParsableCommand {
         }
     }
 
-    private func report(_ summary: Recording.Summary) {
+    private func report(_ summary: RecordingSummary) {
         let statistics = summary.capture
         if json {
             try? JSONOutput.print(RecordReport(summary))
@@ -325,7 +326,7 @@ struct RecordReport: Encodable {
     var profile: String?
     var bitrate: Int?
 
-    init(_ summary: Recording.Summary) {
+    init(_ summary: RecordingSummary) {
         output = summary.writesFile ? summary.outputPath.string : nil
         container = Self.name(of: summary.container)
         hls = summary.hlsDirectory?.string
@@ -359,7 +360,7 @@ struct RecordReport: Encodable {
         }
     }
 
-    static func stoppedBy(_ reason: Recording.StopReason) -> String {
+    static func stoppedBy(_ reason: LiveCaptureJob.StopReason) -> String {
         switch reason {
         case .duration: "duration"
         case .requested: "signal"

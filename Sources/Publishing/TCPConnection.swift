@@ -118,7 +118,7 @@ package final class TCPConnection: ServerConnection {
             // server reads the end of the stream, then wait briefly for it to close its side.
             let done = DispatchSemaphore(value: 0)
             channel.close(mode: .output).whenComplete { _ in done.signal() }
-            _ = done.wait(timeout: .now() + .seconds(2))
+            done.wait(for: .seconds(2))
             _ = inbound.waitForEnd(timeout: .seconds(2))
         }
         channel.close(promise: nil)

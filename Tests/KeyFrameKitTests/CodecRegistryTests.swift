@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func recordingOptionsTakeDurationsAndMediaFileFormats() throws {
-        var options = try Recording.Options(outputPath: "live", container: .hlsPlaylist)
+        var options = try RecordingOptions(outputPath: "live", container: .hlsPlaylist)
         #expect(options.container == .hlsPlaylist)
         #expect(options.hlsSegmentDuration == .seconds(6) && options.hlsPartDuration == nil && options.hlsStartDate == nil)
         options.hlsSegmentDuration = .seconds(2)
@@ -109,14 +109,14 @@ import Testing
         #expect(options.hlsPartDuration! * 4 == options.hlsSegmentDuration)
         #expect(options.frameLimit == nil)
 
-        #expect(try Recording.Options(outputPath: "a.pcm").container == .rawPCM)
-        #expect(try Recording.Options(outputPath: "a.wav").container == .wav)
-        #expect(try Recording.Options(outputPath: "a.aac").container == .adts)
-        #expect(try Recording.Options(outputPath: "a.m4a").container == .mp4)
-        #expect(Recording.container(of: "a.m3u8") == nil, "HLS is asked for, never named")
-        #expect(Recording.containers == [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist])
-        #expect(throws: PipelineError.self) { try Recording.Options(outputPath: "a.h264") }
-        #expect(throws: PipelineError.self) { try Recording.Options(outputPath: "a.m4a", container: .h264) }
+        #expect(try RecordingOptions(outputPath: "a.pcm").container == .rawPCM)
+        #expect(try RecordingOptions(outputPath: "a.wav").container == .wav)
+        #expect(try RecordingOptions(outputPath: "a.aac").container == .adts)
+        #expect(try RecordingOptions(outputPath: "a.m4a").container == .mp4)
+        #expect(RecordingOptions.container(of: "a.m3u8") == nil, "HLS is asked for, never named")
+        #expect(RecordingOptions.containers == [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist])
+        #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "a.h264") }
+        #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "a.m4a", container: .h264) }
     }
 
     /// The `Duration`s reach the HLS output: 1-s segments of 0.5-s parts, program date-times.
@@ -124,16 +124,16 @@ import Testing
         let (directory, _, configuration) = try RecorderTests.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let live = directory.appendingPathComponent("live")
-        var options = try Recording.Options(outputPath: FilePath(live.path), device: "kf_in", alsaConfiguration: configuration,
+        var options = try RecordingOptions(outputPath: FilePath(live.path), device: "kf_in", alsaConfiguration: configuration,
                                             frameLimit: 44_100 * 2, container: .hlsPlaylist)
         options.hlsSegmentDuration = .seconds(1)
         options.hlsPartDuration = .milliseconds(500)
         options.hlsStartDate = .seconds(1_700_000_000)
-        let recording = try Recording(options: options)
+        let recording = try LiveEncoding(recording: options)
         try recording.start()
         var waited = 0
-        while !recording.wait(timeout: .milliseconds(100)) && waited < 200 { waited += 1 }
-        let summary = try recording.finish()
+        while !recording.job.wait(timeout: .milliseconds(100)) && waited < 200 { waited += 1 }
+        let summary = RecordingSummary(options, of: recording, summary: try recording.finish())
         #expect(summary.container == .hlsPlaylist && summary.frames == 88_200 && summary.priming == 1024)
         let names = try FileManager.default.contentsOfDirectory(atPath: live.path)
         let segments = names.filter { $0.hasPrefix("segment-") && $0.hasSuffix(".m4s") && $0.split(separator: ".").count == 2 }

@@ -9,18 +9,19 @@ struct PublishingExampleTests {
     /// The example, as printed (never called: it needs a sound card and a server).
     static func example() throws {
         // Record 30 s to a gapless M4A and, from the same encoder, to an Icecast mount.
-        var options = try Recording.Options(outputPath: "show.m4a", frameLimit: 30 * 44_100)
+        var options = try RecordingOptions(outputPath: "show.m4a", frameLimit: 30 * 44_100)
         options.destinations = [try PublishingDestination.parse(
             "env:RADIO_URL", environment: { ProcessInfo.processInfo.environment[$0] })]   // icecast://source:…@host:8000/live.aac
         options.publishTitle = "Morning show"
-        let recording = try Recording(options: options)
+        let destinations = options.destinationStatistics()
+        let recording = try LiveEncoding(recording: options, destinations: destinations)
         try recording.start()
-        while !recording.wait(timeout: .seconds(1)) {
-            for figures in recording.destinationStatistics.map(\.snapshot) {
+        while !recording.job.wait(timeout: .seconds(1)) {
+            for figures in destinations.map(\.snapshot) {
                 print(figures.destination, figures.state, figures.framesSent, figures.framesDropped)
             }
         }
-        let summary = try recording.finish()
+        let summary = RecordingSummary(options, of: recording, summary: try recording.finish(), destinations: destinations)
         print(summary.seconds, summary.destinations.map(\.state))
     }
 
@@ -84,11 +85,11 @@ struct PublishingExampleTests {
 
     @Test("A recording with destinations needs AAC; one without a file needs destinations")
     func recordingOptions() throws {
-        var options = try Recording.Options(outputPath: "take.wav")
+        var options = try RecordingOptions(outputPath: "take.wav")
         options.destinations = [try PublishingDestination.parse("icecast://source:pw@127.0.0.1:8000/x.aac")]
-        #expect(throws: PipelineError.self) { try Recording(options: options) }
-        var none = try Recording.Options(outputPath: "live", container: .adts)
+        #expect(throws: PipelineError.self) { try LiveEncoding(recording: options) }
+        var none = try RecordingOptions(outputPath: "live", container: .adts)
         none.writesFile = false
-        #expect(throws: PipelineError.self) { try Recording(options: none) }
+        #expect(throws: PipelineError.self) { try LiveEncoding(recording: none) }
     }
 }

@@ -142,6 +142,7 @@ import TestSupport
 
     /// Issue 22: one lifecycle, awaited: `run()` records to the frame limit and finishes without
     /// a thread of the cooperative pool waiting; the callback recorder runs the same way.
+    @available(*, deprecated, message: "exercises the deprecated Recording wrapper")
     @Test func recordingsRunAsync() async throws {
         let (directory, _, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -167,11 +168,12 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.wav").path
         // No frame limit: the file plugin delivers its 50 000 frames, then silence forever.
-        let recording = try Recording(options: try Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration))
+        let options = try RecordingOptions(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration)
+        let recording = try LiveEncoding(recording: options)
         let task = Task { try await recording.run() }
-        while recording.recordedFrames < 4410 { try await Task.sleep(for: .milliseconds(5)) }
+        while recording.progress.frames < 4410 { try await Task.sleep(for: .milliseconds(5)) }
         task.cancel()
-        let summary = try await task.value
+        let summary = RecordingSummary(options, of: recording, summary: try await task.value)
         #expect(summary.stopReason == .requested && summary.frames >= 4410)
         #expect(FileManager.default.fileExists(atPath: output))
     }
@@ -181,14 +183,14 @@ import TestSupport
         let (directory, tone, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("out.\(container.fileExtensions[0])").path
-        let options = try Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration, frameLimit: 33_333)
+        let options = try RecordingOptions(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration, frameLimit: 33_333)
         #expect(options.container == container)
-        let recording = try Recording(options: options)
+        let recording = try LiveEncoding(recording: options)
         try recording.start()
         var waited = 0
-        while !recording.wait(timeout: .milliseconds(100)) && waited < 200 { waited += 1 }
-        #expect(recording.stopReason == .duration)
-        let summary = try recording.finish()
+        while !recording.job.wait(timeout: .milliseconds(100)) && waited < 200 { waited += 1 }
+        #expect(recording.job.stopReason == .duration)
+        let summary = RecordingSummary(options, of: recording, summary: try recording.finish())
         #expect(summary.frames == 33_333)
         #expect(summary.stopReason == .duration)
         #expect(!summary.hasOverruns)
@@ -228,18 +230,18 @@ import TestSupport
     }
 
     /// The containers a file's extension names (HLS is a directory).
-    static let fileContainers = Recording.containers.filter { $0 != .hlsPlaylist }
+    static let fileContainers = RecordingOptions.containers.filter { $0 != .hlsPlaylist }
 
     @Test func aMissingDeviceLeavesNoFile() throws {
         let (directory, _, configuration) = try Self.fixture(frames: 10)
         defer { try? FileManager.default.removeItem(at: directory) }
         for container in Self.fileContainers {
             let output = directory.appendingPathComponent("missing.\(container.fileExtensions[0])").path
-            let recording = try Recording(options: Recording.Options(outputPath: FilePath(output), device: "kf_nope", alsaConfiguration: configuration))
+            let recording = try LiveEncoding(recording: RecordingOptions(outputPath: FilePath(output), device: "kf_nope", alsaConfiguration: configuration))
             #expect(throws: PipelineError.self) { try recording.start() }
             #expect(!FileManager.default.fileExists(atPath: output), "\(output) left behind")
         }
-        #expect(throws: PipelineError.self) { try Recording.Options(outputPath: "x.mp3") }
+        #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "x.mp3") }
     }
 
     @Test func aMissingDeviceLeavesAnExistingFileAsItWas() throws {
@@ -250,8 +252,8 @@ import TestSupport
                 let output = directory.appendingPathComponent("existing.\(container.fileExtensions[0])")
                 let before = Data("an earlier recording".utf8)
                 try before.write(to: output)
-                let recording = try Recording(options: Recording.Options(outputPath: FilePath(output.path), device: "kf_nope",
-                                                                         alsaConfiguration: configuration, crashSafe: crashSafe))
+                let recording = try LiveEncoding(recording: RecordingOptions(outputPath: FilePath(output.path), device: "kf_nope",
+                                                                             alsaConfiguration: configuration, crashSafe: crashSafe))
                 #expect(throws: PipelineError.self) { try recording.start() }
                 #expect(try Data(contentsOf: output) == before, "\(output.lastPathComponent) (crash-safe \(crashSafe)) was changed")
             }
@@ -262,11 +264,11 @@ import TestSupport
         let (directory, _, configuration) = try Self.fixture(frames: 50_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let output = directory.appendingPathComponent("once.wav").path
-        let recording = try Recording(options: Recording.Options(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration,
-                                                                 frameLimit: 10_000))
+        let recording = try LiveEncoding(recording: RecordingOptions(outputPath: FilePath(output), device: "kf_in", alsaConfiguration: configuration,
+                                                                     frameLimit: 10_000))
         try recording.start()
         #expect(throws: PipelineError.self) { try recording.start() }
-        while !recording.wait(timeout: .milliseconds(100)) {}
+        while !recording.job.wait(timeout: .milliseconds(100)) {}
         let summary = try recording.finish()
         #expect(summary.frames == 10_000)
         var reader = try PCMFileReader(wavPath: FilePath(output))
@@ -279,10 +281,10 @@ import TestSupport
         let (directory, _, configuration) = try Self.fixture(frames: 30_000)
         defer { try? FileManager.default.removeItem(at: directory) }
         let m4a = directory.appendingPathComponent("in.m4a").path
-        let recording = try Recording(options: Recording.Options(outputPath: FilePath(m4a), device: "kf_in", alsaConfiguration: configuration,
-                                                                 frameLimit: 25_000))
+        let recording = try LiveEncoding(recording: RecordingOptions(outputPath: FilePath(m4a), device: "kf_in", alsaConfiguration: configuration,
+                                                                     frameLimit: 25_000))
         try recording.start()
-        while !recording.wait(timeout: .milliseconds(100)) {}
+        while !recording.job.wait(timeout: .milliseconds(100)) {}
         _ = try recording.finish()
 
         let rendered = directory.appendingPathComponent("rendered.raw").path

@@ -4,17 +4,16 @@ internal import Synchronization
 
 /// The one lifecycle of a live job: a capture feeding a pipeline pumped on a thread of its
 /// own (capture → encoder → a sink, or a ``/MediaCore/Tee`` of sinks). ``LiveEncoding`` (any
-/// encoder, any sinks), ``Recording`` (files, HLS, destinations) and the deprecated
-/// ``AACRecorder`` (a callback) are this job with different graphs; each names `start`, `stop`
-/// and `finish` through it.
+/// encoder, any sinks; a recording's files, HLS and destinations from ``RecordingOptions``) is
+/// this job, and the deprecated ``AACRecorder`` and ``Recording`` wrap it; each names `start`,
+/// `stop` and `finish` through it.
 ///
 /// `start(_:)` once; then the job runs until the capture ends (its frame limit, a device
 /// failure), the pump fails, or ``requestStop()``; ``wait(timeout:)`` polls for that,
 /// ``ended()`` awaits it without holding a thread of Swift's cooperative pool;
 /// ``finish()`` stops capture, lets the pump drain the queue and finish its sinks, and gives
-/// what the pump did (``finishAsync()`` awaits it). ``LiveEncoding/run()`` and
-/// ``Recording/run()`` are all of it for `async` callers (an app on Vapor or Hummingbird), with
-/// task cancellation as a stop request.
+/// what the pump did (``finishAsync()`` awaits it). ``LiveEncoding/run()`` is all of it for
+/// `async` callers (an app on Vapor or Hummingbird), with task cancellation as a stop request.
 ///
 /// `Sendable` because it is synchronized: its state is behind a mutex.
 public final class LiveCaptureJob: Sendable {
@@ -141,7 +140,7 @@ public final class LiveCaptureJob: Sendable {
     ///   it started; `start`'s and ``finish()``'s errors.
     public func run(start: @escaping @Sendable () throws(PipelineError) -> Void) async throws(PipelineError) -> JobReport {
         guard !Task.isCancelled else { throw .cancelled }
-        try await Self.offThePool(start)
+        try await ThreadBridge.run(start)
         await withTaskCancellationHandler {
             await ended()
         } onCancel: {
@@ -153,18 +152,6 @@ public final class LiveCaptureJob: Sendable {
     /// ``finish()`` on a thread of its own, awaited: the pump's join never blocks a thread of
     /// Swift's cooperative pool.
     public func finishAsync() async throws(PipelineError) -> JobReport {
-        try await Self.offThePool { () throws(PipelineError) -> JobReport in try self.finish() }
-    }
-
-    /// `body` (which may wait on a device or a thread) run on a thread of its own, awaited.
-    package static func offThePool<Value: Sendable>(_ body: @escaping @Sendable () throws(PipelineError) -> Value) async throws(PipelineError) -> Value {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, PipelineError>, Never>) in
-            DispatchQueue(label: "KeyFrameKit.LiveCaptureJob").async {
-                do throws(PipelineError) { continuation.resume(returning: .success(try body())) } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
+        try await ThreadBridge.run { () throws(PipelineError) -> JobReport in try self.finish() }
     }
 }

@@ -64,9 +64,9 @@ public final class LiveEncoding: Sendable {
 
     /// What a live encoding did, from ``finish()``.
     public struct Summary: JobSummary, Sendable, Hashable {
-        /// PCM frames captured and encoded.
+        /// PCM frames captured and encoded (without an encoder: captured).
         public var frames: Int64
-        /// Packets the sinks were given.
+        /// Packets the packet sinks were given.
         public var packets: Int64
         /// The encoder's priming (samples before the first captured one in the decoded output).
         public var priming: Int
@@ -76,21 +76,123 @@ public final class LiveEncoding: Sendable {
         public var capture: AudioCapture.Statistics
         /// The error that ended capture early, if one did.
         public var captureFailure: ALSAError?
+        /// Peak and RMS of everything captured.
+        public var levels: AudioLevels
         /// What the pump did, stage by stage: the capture, the encoder, each sink.
         public var report: JobReport
     }
 
+    /// What the capture feeds: packet sinks behind the encoder, and PCM sinks beside it (a
+    /// WAV file, another encoder on a thread of its own). Each is a branch of a tee: a sink
+    /// that fails cancels the job unless its branch is expendable.
+    ///
+    /// ```
+    /// capture ──▶ Tee<PCMBuffer> ─┬─▶ encoder ──▶ Tee<MediaSample> ──▶ packets[…]
+    ///                             └─▶ pcm[…]
+    /// ```
+    public struct Sinks {
+        /// Fed by the encoder.
+        public var packets: [Tee<MediaSample>.Branch]
+        /// Fed the captured PCM.
+        public var pcm: [Tee<PCMBuffer>.Branch]
+
+        /// Sinks of packets and of PCM.
+        public init(packets: [Tee<MediaSample>.Branch] = [], pcm: [Tee<PCMBuffer>.Branch] = []) {
+            self.packets = packets
+            self.pcm = pcm
+        }
+
+        /// Every sink removes what it created.
+        mutating func cancel() {
+            var packets = Tee(packets)
+            packets.cancel()
+            var pcm = Tee(pcm)
+            pcm.cancel()
+        }
+    }
+
+    /// Makes the sinks once the device is open and before capture starts, so that a missing or
+    /// busy device leaves every output untouched. It is handed the job's ``Progress`` (the
+    /// capture clock a live playlist dates its segments by). A factory that throws removes what
+    /// it made before.
+    public typealias SinkFactory = @Sendable (Progress) throws(PipelineError) -> Sinks
+
+    /// What has been captured so far, for a meter and for sinks that date what they write:
+    /// written by the pump thread, read from any.
+    ///
+    /// `Sendable` because it is synchronized: its state is behind a mutex.
+    public final class Progress: Sendable {
+        private struct State {
+            var meter: AudioLevels
+            var total: AudioLevels
+            var captureStart: Double?
+        }
+
+        private let state: Mutex<State>
+        private let sampleRate: Double
+
+        init(format: PCMFormat) {
+            state = Mutex(State(meter: AudioLevels(channelCount: format.channelCount), total: AudioLevels(channelCount: format.channelCount)))
+            sampleRate = Double(format.sampleRate)
+        }
+
+        /// Frames captured so far.
+        public var frames: Int64 { state.withLock { $0.total.frameCount } }
+
+        /// Peak and RMS of everything captured so far.
+        public var levels: AudioLevels { state.withLock { $0.total } }
+
+        /// The levels since the last call (for a meter), then measures afresh.
+        public func takeLevels() -> AudioLevels {
+            state.withLock { state in
+                defer { state.meter = AudioLevels(channelCount: state.meter.channelCount) }
+                return state.meter
+            }
+        }
+
+        /// The wall-clock time of the first captured frame, in seconds since 1970-01-01
+        /// 00:00:00 UTC (when its period came, less the period); `nil` before it.
+        public var captureStart: Double? { state.withLock { $0.captureStart } }
+
+        /// Measures a captured period.
+        func measure(_ buffer: PCMBuffer) {
+            var levels = AudioLevels(channelCount: buffer.format.channelCount)
+            levels.add(buffer)
+            let rate = sampleRate
+            state.withLock { state in
+                state.meter.merge(levels)
+                state.total.merge(levels)
+                if state.captureStart == nil { state.captureStart = WallClock.now() - Double(buffer.frameCount) / rate }
+            }
+        }
+    }
+
     /// What is captured.
     public let configuration: Capture
-    /// The encoder's priming in samples.
+    /// The encoder's priming in samples (zero without an encoder).
     public let priming: Int
+    /// The encoder's bitrate in bits per second; `nil` without an encoder.
+    public let bitrate: Int?
+    /// What has been captured so far: frames, levels, the capture clock.
+    public let progress: Progress
     /// The lifecycle: the same as every live job's.
     public let job = LiveCaptureJob()
     private let capture: AudioCapture
-    /// The pipeline until ``start()`` takes it.
-    private let pending: Mutex<Transfer<Pipeline>?>
+    /// The graph until ``start()`` takes it.
+    private let pending: Mutex<Transfer<Pending>?>
     /// What the packets' stream said: counted by the tee's side of the pump.
     private let tally = StreamTally()
+
+    /// The graph before it runs.
+    private struct Pending {
+        var source: ObservedSource<AudioCaptureSource>
+        var encoder: (any AudioEncoder)?
+        /// The sinks given at `init`, or
+        var sinks: Sinks?
+        /// what makes them once the device is open.
+        var makeSinks: SinkFactory?
+        var onFailure: @Sendable (PipelineError) -> Void
+    }
 
     /// A live encoding that has not started: `encoder` (opened, so that its rate, channels and
     /// bitrate were checked) feeds `sinks`, each a branch of a tee (a sink that fails cancels
@@ -108,17 +210,48 @@ public final class LiveEncoding: Sendable {
     ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
     /// - Throws: `PipelineError.unsupported` when the encoder was opened for another PCM layout
     ///   than the capture's.
-    public init(capture: Capture, encoder: sending any AudioEncoder, sinks: sending [Tee<MediaSample>.Branch],
-                onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
-                onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) throws(PipelineError) {
-        if let opened = encoder.inputFormat, opened != capture.audio.pcmFormat {
-            var tee = Tee(sinks)
-            tee.cancel()
+    public convenience init(capture: Capture, encoder: sending any AudioEncoder, sinks: sending [Tee<MediaSample>.Branch],
+                            onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
+                            onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) throws(PipelineError) {
+        try self.init(capture: capture, encoder: encoder, given: Sinks(packets: sinks), makeSinks: nil,
+                      onPCM: onPCM, onFailure: onFailure, onEnd: onEnd)
+    }
+
+    /// A live encoding whose sinks are made by `makeSinks` once the device is open, before
+    /// capture starts: a missing or busy device leaves an existing file untouched. Without an
+    /// `encoder`, the capture feeds the PCM sinks alone (a WAV recording, or encoders of their
+    /// own on threads of their own); with one, packet sinks follow it and PCM sinks go beside it.
+    ///
+    /// - Parameters:
+    ///   - capture: the device and capture format.
+    ///   - encoder: the encoder of the packet sinks; its input format, when it has one yet, must
+    ///     be the capture's.
+    ///   - makeSinks: makes the sinks, on the thread that calls ``start()``.
+    ///   - onPCM: sees each captured period before it is encoded, on the pump thread.
+    ///   - onFailure: encoding or a sink failed (once; nothing more is encoded), on that thread.
+    ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
+    /// - Throws: `PipelineError.unsupported` when the encoder was opened for another PCM layout
+    ///   than the capture's.
+    public convenience init(capture: Capture, encoder: sending (any AudioEncoder)?, makeSinks: @escaping SinkFactory,
+                            onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
+                            onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) throws(PipelineError) {
+        try self.init(capture: capture, encoder: encoder, given: nil, makeSinks: makeSinks, onPCM: onPCM, onFailure: onFailure, onEnd: onEnd)
+    }
+
+    private init(capture: Capture, encoder: sending (any AudioEncoder)?, given sinks: sending Sinks?, makeSinks: SinkFactory?,
+                 onPCM: (@Sendable (PCMBuffer) -> Void)?, onFailure: (@Sendable (PipelineError) -> Void)?,
+                 onEnd: (@Sendable (AudioCapture.Ending) -> Void)?) throws(PipelineError) {
+        if let opened = encoder?.inputFormat, opened != capture.audio.pcmFormat {
+            var sinks = sinks
+            sinks?.cancel()
             throw .unsupported("the encoder takes \(opened.sampleRate) Hz, \(opened.channelCount) channels of \(opened.sampleFormat); "
                                + "the capture gives \(capture.audio.sampleRate) Hz, \(capture.audio.channelCount) channels of \(capture.audio.pcmFormat.sampleFormat)")
         }
         configuration = capture
-        priming = encoder.priming
+        priming = encoder?.priming ?? 0
+        bitrate = encoder?.bitrate
+        let progress = Progress(format: capture.audio.pcmFormat)
+        self.progress = progress
         let job = self.job
         let source = AudioCaptureSource(
             configuration: capture.audio, device: capture.device, periodFrames: capture.periodFrames,
@@ -130,35 +263,45 @@ public final class LiveEncoding: Sendable {
             })
         self.capture = source.capture
         job.attach(source.capture)
-        let observed = ObservedSource(source) { buffer in onPCM?(buffer) }
+        let observed = ObservedSource(source) { buffer in
+            progress.measure(buffer)
+            onPCM?(buffer)
+        }
         let failed = job.failureHandler
         let stop: @Sendable (PipelineError) -> Void = { error in
             failed(error)
             onFailure?(error)
         }
-        pending = Mutex(Transfer(Self.pipeline(observed, encoder: encoder, into: TalliedSink(Tee(sinks), tally: tally), onFailure: stop)))
+        pending = Mutex(Transfer(Pending(source: observed, encoder: encoder, sinks: sinks, makeSinks: makeSinks, onFailure: stop)))
     }
 
-    /// The graph before it runs: what starts its pump, and what cancels its sinks when the
-    /// capture cannot start (each removes what it created).
-    private struct Pipeline {
-        var start: () -> PumpThread
-        var cancel: () -> Void
+    /// `source` → (`encoder` → the packet sinks, beside the PCM sinks), not started.
+    private static func pump(_ pending: consuming Pending, sinks: consuming Sinks, tally: StreamTally) throws(PipelineError) -> PumpThread {
+        guard let encoder = pending.encoder, !sinks.packets.isEmpty else {
+            guard sinks.packets.isEmpty else { throw .unsupported("packet sinks need an encoder") }
+            return PumpThread(source: pending.source, sink: Tee(sinks.pcm), onFailure: pending.onFailure)
+        }
+        return encoded(pending.source, encoder: encoder, sinks: sinks, tally: tally, onFailure: pending.onFailure)
     }
 
-    /// `source` → `encoder` → `sink`, not started.
-    private static func pipeline<Encoder: AudioEncoder>(
-        _ source: ObservedSource<AudioCaptureSource>, encoder: Encoder, into sink: TalliedSink<Tee<MediaSample>>,
+    private static func encoded<Encoder: AudioEncoder>(
+        _ source: ObservedSource<AudioCaptureSource>, encoder: Encoder, sinks: Sinks, tally: StreamTally,
         onFailure: @escaping @Sendable (PipelineError) -> Void
-    ) -> Pipeline {
-        let chain = source.transformed(by: encoder)
-        var sink = sink
-        return Pipeline(start: { PumpThread(source: chain, sink: sink, onFailure: onFailure) }, cancel: { sink.cancel() })
+    ) -> PumpThread {
+        let packets = TalliedSink(Tee(sinks.packets), tally: tally)
+        guard !sinks.pcm.isEmpty else {
+            return PumpThread(source: source.transformed(by: encoder), sink: packets, onFailure: onFailure)
+        }
+        let tee = Tee<PCMBuffer>([Tee.Branch(packets.transforming(by: encoder), name: "\(encoder.bitrate / 1000)k")] + sinks.pcm)
+        return PumpThread(source: source, sink: tee, onFailure: onFailure)
     }
 
     deinit {
         // Never started: the sinks remove what they created, and a threaded branch's thread ends.
-        if let handed = pending.withLock({ pending in pending.take() }) { handed.take().cancel() }
+        if let handed = pending.withLock({ pending in pending.take() }) {
+            var sinks = handed.take().sinks
+            sinks?.cancel()
+        }
     }
 
     /// The ALSA PCM name.
@@ -182,18 +325,30 @@ public final class LiveEncoding: Sendable {
     /// - Throws: `PipelineError.audioDevice` for a missing or busy device or an unsupported
     ///   format; `PipelineError.unsupported` when started before.
     public func start() throws(PipelineError) {
-        guard let handed = pending.withLock({ pending -> Transfer<Pipeline>? in
+        guard let handed = pending.withLock({ pending -> Transfer<Pending>? in
             defer { pending = nil }
             return pending
         }) else { throw .unsupported("this live encoding was already started") }
+        let capture = self.capture
+        let progress = self.progress
+        let tally = self.tally
         try job.start { () throws(PipelineError) -> PumpThread in
-            let pipeline = handed.take()
+            let pending = handed.take()
+            var sinks = pending.sinks
+            if capture.parameters == nil {
+                do throws(ALSAError) { try capture.open() } catch {
+                    // Nothing was written: the sinks remove what they created.
+                    sinks?.cancel()
+                    throw .audioDevice(error)
+                }
+            }
+            var made: Sinks
+            if let sinks { made = sinks } else if let make = pending.makeSinks { made = try make(progress) } else { made = Sinks() }
             do throws(ALSAError) { try capture.start() } catch {
-                // Nothing was written: the sinks remove what they created.
-                pipeline.cancel()
+                made.cancel()
                 throw .audioDevice(error)
             }
-            return pipeline.start()
+            return try Self.pump(pending, sinks: made, tally: tally)
         }
     }
 
@@ -222,8 +377,8 @@ public final class LiveEncoding: Sendable {
     /// What the job did, once finished, and what its pump did.
     private func summary(of report: JobReport) -> Summary {
         let told = tally.snapshot
-        return Summary(frames: told.gapless?.validLength ?? 0, packets: told.elements, priming: priming,
+        return Summary(frames: told.gapless?.validLength ?? progress.frames, packets: told.elements, priming: priming,
                        padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure,
-                       report: report)
+                       levels: progress.levels, report: report)
     }
 }

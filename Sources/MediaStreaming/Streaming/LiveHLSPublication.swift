@@ -1,5 +1,6 @@
 internal import Synchronization
 internal import Dispatch
+internal import MediaCore
 
 /// What a live rendition has published, for a server that answers blocking playlist reloads
 /// (RFC 8216bis 6.2.5.2, `_HLS_msn` and `_HLS_part`): the current playlist, the media sequence
@@ -112,7 +113,7 @@ public final class LiveHLSPublication: Sendable {
                 continuation.resume(returning: immediate)
                 return
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, timeout.inNanoseconds)))) { [self] in
+            ThreadBridge.resume(after: timeout) { [self] in
                 let waiter = state.withLock { state in state.waiters.removeValue(forKey: id) }
                 waiter?.continuation.resume(returning: .timedOut)
             }

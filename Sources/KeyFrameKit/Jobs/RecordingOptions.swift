@@ -1,0 +1,438 @@
+public import AudioIO
+public import SystemPackage
+
+/// What a recording captures and where it goes: a PCM, WAV, ADTS or M4A file, a live HLS
+/// rendition, live destinations, or several of them. ``LiveEncoding/init(recording:destinations:)``
+/// composes it: ``/AudioIO/AudioCaptureSource`` (with a level meter watching) → the registry's
+/// encoder (``/AudioCodec/AudioCodecRegistry``; AAC-LC by libavcodec's ``/AudioCodec/AACEncoder``,
+/// or HE-AAC; for `.aac`, `.m4a`, HLS and destinations) → a ``/MediaCore/Tee`` of
+/// ``/MediaFormats/AudioPacketOutput``, ``/MediaStreaming/HLSSegmentOutput`` and
+/// ``/Publishing/LiveDestination``s; or → ``/MediaFormats/PCMFileOutput``. Destinations at a
+/// bitrate of their own get an encoder each, on a thread of its own, beside the file's.
+///
+/// ```
+/// capture ──▶ Tee<PCMBuffer> ─┬─▶ encoder ──▶ Tee ─┬─▶ take.m4a (crash-safe: a fragment a second)
+///                             │                    ├─▶ live/ (HLS rendition)
+///                             │                    └─▶ rtmp://… (expendable)
+///                             └─▶ encoder 64k (thread) ──▶ icecast://… (expendable)
+/// ```
+///
+/// The container is a ``/MediaFormats/MediaFileFormat`` (``containers``), by default the one the
+/// output's name says (``container(of:)``). The capture thread never waits on the encoder or the
+/// disk: the pump thread encodes and writes, and when it falls more than the queue behind,
+/// periods are dropped and counted (``RecordingSummary/capture``).
+///
+/// Files: `.pcm`, `.wav` and `.aac` are written in place as they are recorded (a crash keeps
+/// what was flushed); `.m4a` is written under a temporary name and renamed when finished, or,
+/// with ``crashSafe``, fragmented in place with one-second fragments, so that a kill (SIGKILL, a
+/// crash) loses at most the last second. With ``crashSafe`` the other containers are flushed
+/// every second too (and the WAV header updated). Flushing hands the bytes to the kernel; it
+/// does not `fsync`, so a power cut can lose what the kernel had not yet written back. The
+/// outputs are created once the device is open: a missing or busy device leaves an existing file
+/// untouched.
+public struct RecordingOptions: Sendable {
+    /// The containers a recording writes: ``/MediaFormats/MediaFileFormat/rawPCM`` (exactly the
+    /// bytes captured, `.pcm`, `.raw`), ``/MediaFormats/MediaFileFormat/wav``,
+    /// ``/MediaFormats/MediaFileFormat/adts`` (AAC-LC, `.aac`), ``/MediaFormats/MediaFileFormat/mp4``
+    /// (AAC-LC with a sample-exact edit list, `.m4a`, `.mp4`) and
+    /// ``/MediaFormats/MediaFileFormat/hlsPlaylist``: a live HLS rendition in a directory, CMAF
+    /// segments each written whole and a playlist rewritten after each
+    /// (``/MediaStreaming/HLSSegmentOutput``), never chosen by a name.
+    public static let containers: [MediaFileFormat] = [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist]
+
+    /// The file container `path`'s name says (``/MediaFormats/MediaFileFormat/init(nameOf:)``),
+    /// if it is one a recording writes: raw PCM, WAV, ADTS or MP4.
+    public static func container(of path: FilePath) -> MediaFileFormat? {
+        guard let format = MediaFileFormat(nameOf: path), format != .hlsPlaylist, containers.contains(format) else { return nil }
+        return format
+    }
+
+    /// The output file.
+    public var outputPath: FilePath
+    /// The output's container, one of ``containers``; by default from
+    /// ``outputPath``'s extension (``container(of:)``).
+    public var container: MediaFileFormat
+    /// The capture format (rate, channels, bit depth).
+    public var configuration: AudioConfiguration
+    /// The AAC bitrate (`.aac`, `.m4a`), bits per second.
+    public var bitrate: Int
+    /// Whether ``bitrate`` is a default, lowered to the most AAC carries at the capture's
+    /// rate and channel count (``/AudioCodec/AACEncoder/fittingBitrate(_:channels:sampleRate:)``).
+    public var lowersBitrateToFit = false
+    /// The AAC encoder's scale-factor search (`.aac`, `.m4a`).
+    public var coder: AACEncoder.Coder
+    /// The AAC profile (`.aac`, `.m4a`, HLS, destinations): AAC-LC (`.aacLC`, the default),
+    /// HE-AAC v1 (`.sbr`, ``/AudioCodec/HEAACEncoder``), which takes a capture rate of
+    /// 16–48 kHz (``/SpectralBandReplication/SBRTuning/supportedOutputSampleRates``), mono or
+    /// stereo, HE-AAC v2 (`.ps`, the same rates, stereo only), or `.automatic`: chosen by the
+    /// capture's channels and the bitrate (``bitrate`` unless it is a default, which is
+    /// AAC-LC's; each destination's own), by
+    /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``. With
+    /// HE-AAC a live HLS rendition's every segment (and part) starts with an SBR header.
+    public var profile: AACProfileChoice = .aacLC
+    /// The ALSA PCM name.
+    public var device: String
+    /// Where to look ``device`` up instead of the system configuration.
+    public var alsaConfiguration: ALSAConfiguration?
+    /// Record exactly this many frames, then stop; `nil` to record until the job is asked to
+    /// stop (``LiveEncoding/requestStop()``).
+    public var frameLimit: Int?
+    /// Write so that a kill loses at most the last second (see ``RecordingOptions``).
+    public var crashSafe: Bool
+    /// Frames per capture period; default 20 ms.
+    public var periodFrames: Int?
+    /// Periods encoding and writing may fall behind before capture drops them.
+    public var queueCapacity: Int
+    /// HLS (``/MediaFormats/MediaFileFormat/hlsPlaylist``, or ``hlsDirectory``): the wanted
+    /// segment length, rounded to whole AAC frames; 6 s by default.
+    public var hlsSegmentDuration: Duration = .seconds(6)
+    /// HLS: segments the playlist lists (0: an event playlist with all of them).
+    public var hlsWindow: Int = 0
+    /// HLS: the wall-clock time capture starts, as the time since 1970-01-01 00:00:00 UTC
+    /// (the Unix epoch), for `EXT-X-PROGRAM-DATE-TIME`; `nil` writes no program date-times.
+    public var hlsStartDate: Duration?
+    /// HLS: low-latency parts of at most this long (``/MediaStreaming/HLSSegmentOutput/Live/partDuration``);
+    /// `nil` for none.
+    public var hlsPartDuration: Duration?
+    /// HLS: where each playlist is published for a server (``/MediaStreaming/LiveHLSPublication``).
+    public var hlsPublication: LiveHLSPublication?
+    /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
+    /// capture and the same encoder (a ``/MediaCore/Tee``); `nil` for the file alone. The
+    /// `hls` options above apply to it.
+    public var hlsDirectory: FilePath?
+    /// Live destinations fed from the same capture: RTMP, Icecast, SRT
+    /// (``/Publishing/LiveDestination``, each an expendable branch of the tee that never holds
+    /// the capture or the file up). Those without a bitrate of their own
+    /// (``/Publishing/PublishingDestination/bitrate``) share the file's encoder; each other
+    /// bitrate gets one encoder, on a thread of its own.
+    public var destinations: [PublishingDestination] = []
+    /// Audio each destination queues while its server is slow or away.
+    public var publishQueueDuration: Duration = .seconds(5)
+    /// How destinations reconnect.
+    public var reconnectPolicy = ReconnectPolicy()
+    /// Certificate authorities for `rtmps://` and `icecasts://` (the system's when `nil`).
+    public var trustRoots: String?
+    /// The title the destinations announce.
+    public var publishTitle: String?
+    /// Whether ``outputPath`` is written; `false` publishes (and writes ``hlsDirectory``)
+    /// only. ``container`` still says what the destinations get: ADTS/MP4 mean AAC.
+    public var writesFile = true
+
+    /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
+    /// unless a program registers its own in a copy).
+    public var codecs: AudioCodecRegistry = .standard
+    /// The files the job opens and creates (``/MediaFormats/MediaFormatRegistry`` `standard`
+    /// unless a program registers its own in a copy): inputs by what their bytes are,
+    /// outputs by their names.
+    public var formats: MediaFormatRegistry = .standard
+
+    /// Options for recording to `outputPath`; throws when its extension names no container a
+    /// recording writes and none is given, or when `container` is not one
+    /// (``containers``).
+    public init(outputPath: FilePath, configuration: AudioConfiguration = .default, bitrate: Int = 128_000,
+                coder: AACEncoder.Coder = .fast, device: String = "default", alsaConfiguration: ALSAConfiguration? = nil, frameLimit: Int? = nil,
+                crashSafe: Bool = false, periodFrames: Int? = nil, queueCapacity: Int = 250,
+                container explicit: MediaFileFormat? = nil) throws(PipelineError) {
+        if let explicit, !RecordingOptions.containers.contains(explicit) {
+            throw .unsupported("\(outputPath): a recording cannot write \(explicit); it writes "
+                               + RecordingOptions.containers.map(\.description).joined(separator: ", "))
+        }
+        guard let container = explicit ?? RecordingOptions.container(of: outputPath) else {
+            throw .unsupported("\(outputPath): unknown output type; use \(MediaFileFormat.extensionList(holding: [.pcm, .audioPackets]))")
+        }
+        self.outputPath = outputPath
+        self.container = container
+        self.configuration = configuration
+        self.bitrate = bitrate
+        self.coder = coder
+        self.device = device
+        self.alsaConfiguration = alsaConfiguration
+        self.frameLimit = frameLimit
+        self.crashSafe = crashSafe
+        self.periodFrames = periodFrames
+        self.queueCapacity = queueCapacity
+    }
+}
+
+
+extension RecordingOptions {
+    /// The device and format captured.
+    public var capture: LiveEncoding.Capture {
+        LiveEncoding.Capture(audio: configuration, device: device, alsaConfiguration: alsaConfiguration, periodFrames: periodFrames,
+                             queueCapacity: queueCapacity, frameLimit: frameLimit)
+    }
+
+    /// The profile of the file's and the rendition's encoder: ``profile`` resolved for the
+    /// capture's channels and ``bitrate`` (AAC-LC's default when it is one).
+    public var resolvedProfile: AudioObjectType {
+        profile.resolved(channelCount: configuration.channelCount, bitrate: lowersBitrateToFit ? nil : bitrate,
+                         sampleRate: configuration.sampleRate)
+    }
+
+    /// A figure-keeper for each live destination, in the order of ``destinations``.
+    public func destinationStatistics() -> [DestinationStatistics] {
+        destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.name) }
+    }
+
+    /// Refuses options no recording can honour: destinations without AAC, nothing to write, an
+    /// HLS rendition beside a PCM file.
+    func check() throws(PipelineError) {
+        guard destinations.isEmpty || container.contents.contains(.audioPackets) else {
+            throw .unsupported("live destinations need AAC: record to .aac, .m4a or --hls (\(outputPath) is \(container))")
+        }
+        guard writesFile || !destinations.isEmpty || container == .hlsPlaylist else {
+            throw .unsupported("a recording that writes no file needs live destinations")
+        }
+        guard hlsDirectory == nil || container == .adts || container == .mp4 else {
+            throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(outputPath) is \(container))")
+        }
+    }
+
+    /// The file's and the rendition's encoder, opened (an unsupported format or bitrate is an
+    /// error before the device or a file is touched); `nil` for PCM. With HE-AAC and a live
+    /// rendition, the packets that start its segments (and parts) carry an SBR header, so that
+    /// a player joining there gets the full band at once.
+    func encoder() throws(PipelineError) -> (any AudioEncoder)? {
+        guard container.contents.contains(.audioPackets) else { return nil }
+        let profile = resolvedProfile
+        let rates = AACProfiles.sampleRates(of: profile)
+        if profile.usesSpectralBandReplication, !rates.contains(configuration.sampleRate) {
+            throw .unsupported("HE-AAC records at \(rates.map(String.init).joined(separator: ", ")) Hz; "
+                               + "the capture rate is \(configuration.sampleRate) Hz: choose one of those (--sample-rate) or AAC-LC")
+        }
+        let encoder: any AudioEncoder
+        do {
+            encoder = try codecs.encoder(for: .aac, profile: profile, settings: .init(
+                bitrate: profile.usesSpectralBandReplication && lowersBitrateToFit ? AACProfiles.defaultBitrate(of: profile) : bitrate,
+                lowersBitrateToFit: lowersBitrateToFit, format: configuration.pcmFormat, aac: .init(coder: coder)))
+        } catch {
+            throw .codec(error)
+        }
+        guard profile.usesSpectralBandReplication, container == .hlsPlaylist || hlsDirectory != nil else { return encoder }
+        let interval = HLSSegmentOutput.randomAccessInterval(
+            segmentDuration: hlsSegmentDuration.inSeconds, live: true, partDuration: hlsPartDuration.map(\.inSeconds),
+            packetFrames: AACProfiles.framesPerPacket(of: profile), sampleRate: configuration.sampleRate)
+        return Packaging.aligned(encoder, interval: interval)
+    }
+
+    /// What makes the outputs once the device is open: the file and the rendition (required),
+    /// the destinations at the file's `bitrate` (expendable) behind the encoder, and an encoder
+    /// per other bitrate beside it. Each output removes what it made when a later one cannot
+    /// be made.
+    func sinks(encoderBitrate: Int?, statistics: [DestinationStatistics]) -> LiveEncoding.SinkFactory {
+        let options = self
+        return { (progress: LiveEncoding.Progress) throws(PipelineError) -> LiveEncoding.Sinks in
+            let checkpointFrames = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
+            guard options.container.contents.contains(.audioPackets) else {
+                let output = try options.formats.pcmOutput(options.outputPath, as: PCMFileOutput.self, options: MediaFormatRegistry.OutputOptions(
+                    inPlace: true, emptyMessage: "\(options.outputPath): nothing was recorded", format: options.container))
+                return LiveEncoding.Sinks(pcm: [Tee.Branch(RecordingSink(output, checkpointFrames: checkpointFrames), name: "file")])
+            }
+            // Program date-times from the capture clock: the first frame's wall-clock time.
+            let makeHLS = { (directory: FilePath) throws(PipelineError) -> RecordingSink<HLSSegmentOutput> in
+                RecordingSink(try HLSSegmentOutput(
+                    directory: directory, segmentDuration: options.hlsSegmentDuration.inSeconds,
+                    live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
+                                                partDuration: options.hlsPartDuration.map(\.inSeconds),
+                                                publication: options.hlsPublication, clock: { progress.captureStart }),
+                    audioCodecs: options.codecs.descriptions), checkpointFrames: nil)
+            }
+            // The rendition first: a directory that holds a package is refused before the file,
+            // which an in-place output would truncate, is opened.
+            var made = LiveEncoding.Sinks()
+            do throws(PipelineError) {
+                if options.container == .hlsPlaylist {
+                    made.packets.append(Tee.Branch(try makeHLS(options.outputPath), name: "hls"))
+                } else if let directory = options.hlsDirectory {
+                    made.packets.append(Tee.Branch(try makeHLS(directory), name: "hls"))
+                }
+                if options.writesFile, options.container != .hlsPlaylist {
+                    let file = try options.formats.packetOutput(options.outputPath, as: AudioPacketOutput.self, options: .init(
+                        fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
+                        inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)", format: options.container))
+                    made.packets.insert(Tee.Branch(RecordingSink(file, checkpointFrames: checkpointFrames), name: "file"), at: 0)
+                }
+                let settings = LiveDestinationSettings(codecs: options.codecs, queueDuration: options.publishQueueDuration,
+                                                       policy: options.reconnectPolicy, trustRoots: options.trustRoots, title: options.publishTitle)
+                let asked = options.bitrate
+                let destinations = Array(zip(options.destinations, statistics))
+                made.packets += settings.packetBranches(destinations.filter { ($0.0.bitrate ?? asked) == asked }, bitrate: encoderBitrate)
+                // One encoder per other bitrate, each on a thread of its own.
+                for bitrate in Set(destinations.compactMap { $0.0.bitrate }).subtracting([asked]).sorted() {
+                    // A destination's own bitrate: `auto` chooses by it; HE-AAC takes or refuses it.
+                    let profile = options.profile.resolved(channelCount: options.configuration.channelCount, bitrate: bitrate,
+                                                           sampleRate: options.configuration.sampleRate)
+                    made.pcm.append(try settings.encodingBranch(
+                        bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder, profile: profile,
+                        lowersBitrateToFit: !profile.usesSpectralBandReplication,
+                        destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
+                }
+            } catch {
+                made.cancel()
+                throw error
+            }
+            return made
+        }
+    }
+}
+
+extension LiveEncoding {
+    /// A recording (``RecordingOptions``): its encoder is opened now, so an unsupported format
+    /// or bitrate is an error before the device or a file is touched; its outputs are created
+    /// by ``start()`` once the device is open. `destinations` keep each live destination's
+    /// figures (``RecordingOptions/destinationStatistics()``), in the order of
+    /// ``RecordingOptions/destinations``.
+    ///
+    /// ```swift
+    /// let options = try RecordingOptions(outputPath: "take.m4a", frameLimit: 30 * 44_100, crashSafe: true)
+    /// let live = try LiveEncoding(recording: options)
+    /// let summary = RecordingSummary(options, of: live, summary: try await live.run())
+    /// ```
+    ///
+    /// - Throws: `PipelineError.unsupported` for options no recording can honour;
+    ///   `PipelineError.codec` when the encoder refuses the format or bitrate.
+    public convenience init(recording options: RecordingOptions, destinations statistics: [DestinationStatistics] = []) throws(PipelineError) {
+        try options.check()
+        guard statistics.count == options.destinations.count || statistics.isEmpty else {
+            throw .unsupported("\(statistics.count) destination figures for \(options.destinations.count) destinations")
+        }
+        let statistics = statistics.isEmpty ? options.destinationStatistics() : statistics
+        let encoder = try options.encoder()
+        let bitrate = encoder?.bitrate
+        try self.init(capture: options.capture, encoder: encoder, makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics))
+    }
+}
+
+/// What was recorded.
+public struct RecordingSummary: JobSummary, Sendable {
+    /// The file written.
+    public var outputPath: FilePath
+    /// Its container (one of ``RecordingOptions/containers``).
+    public var container: MediaFileFormat
+    /// The live HLS rendition written beside the file, if one was (``RecordingOptions/hlsDirectory``).
+    public var hlsDirectory: FilePath?
+    /// The ALSA PCM recorded from.
+    public var device: String
+    /// The PCM layout captured.
+    public var format: PCMFormat
+    /// The device's period, in frames.
+    public var periodFrames: Int
+    /// Frames in the file (for AAC: the frames encoded, which the edit list keeps exactly).
+    public var frames: Int64
+    /// Why recording stopped.
+    public var stopReason: LiveCaptureJob.StopReason
+    /// The capture's counters: device xruns and the frames they lost, periods dropped
+    /// because encoding or the disk fell behind.
+    public var capture: AudioCapture.Statistics
+    /// The error that ended capture, when ``stopReason`` is ``/KeyFrameKit/LiveCaptureJob/StopReason/device``.
+    public var deviceFailure: ALSAError?
+    /// Peak and RMS of the whole recording.
+    public var levels: AudioLevels
+    /// The AAC encoder's priming in samples (zero for PCM).
+    public var priming: Int
+    /// The AAC encoder's padding after the last recorded sample (zero for PCM).
+    public var padding: Int
+    /// What the pump did, stage by stage: the capture, the encoder, the outputs (with an
+    /// HLS rendition beside the file, a tee's branches `file` and `hls`).
+    public var report: JobReport
+    /// Each live destination's figures, in the order given.
+    public var destinations: [DestinationStatistics.Snapshot] = []
+    /// Whether ``outputPath`` was written (``RecordingOptions/writesFile``).
+    public var writesFile = true
+    /// The AAC profile of the file and rendition (``RecordingOptions/profile``, resolved when it is
+    /// `.automatic`); `nil` for PCM.
+    public var profile: AudioObjectType?
+    /// The bitrate of the file's and the rendition's encoder; `nil` for PCM.
+    public var bitrate: Int?
+
+    /// Seconds of audio in the file.
+    public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
+    /// Whether any audio was lost: device xruns or dropped periods.
+    public var hasOverruns: Bool { capture.deviceXruns > 0 || capture.lostFrames > 0 || capture.consumerOverruns > 0 }
+}
+
+
+extension RecordingSummary {
+    /// What `live`, a recording of `options`, did: `summary` is what its ``LiveEncoding/finish()``
+    /// or ``LiveEncoding/run()`` returned; `destinations` the figures it was made with.
+    public init(_ options: RecordingOptions, of live: LiveEncoding, summary: LiveEncoding.Summary,
+                destinations: [DestinationStatistics] = []) {
+        let encodes = options.container.contents.contains(.audioPackets)
+        self.init(outputPath: options.outputPath, container: options.container, hlsDirectory: options.hlsDirectory, device: options.device,
+                  format: options.configuration.pcmFormat, periodFrames: live.parameters?.periodFrames ?? 0, frames: summary.frames,
+                  stopReason: summary.captureFailure != nil ? .device : live.job.stopReason ?? .requested, capture: summary.capture,
+                  deviceFailure: summary.captureFailure, levels: summary.levels, priming: summary.priming, padding: summary.padding,
+                  report: summary.report, destinations: destinations.map(\.snapshot), writesFile: options.writesFile,
+                  profile: encodes ? options.resolvedProfile : nil, bitrate: live.bitrate)
+    }
+}
+
+/// A recording's output: checkpoints every second of audio when crash-safe, and keeps what was
+/// written when the pump fails (``MediaSink/cancel()`` salvages instead of removing).
+///
+/// Cancelled before anything was written (the capture did not start), it removes the output.
+struct RecordingSink<Output: RecordingOutput>: MediaSink {
+    private var output: Output
+    private let checkpointFrames: Int64?
+    private var framesSinceCheckpoint: Int64 = 0
+    private var wrote = false
+
+    init(_ output: Output, checkpointFrames: Int64?) {
+        self.output = output
+        self.checkpointFrames = checkpointFrames
+    }
+
+    mutating func write(_ element: Output.Element) throws(PipelineError) {
+        wrote = true
+        try output.write(element)
+        guard let checkpointFrames else { return }
+        framesSinceCheckpoint += Output.frames(in: element)
+        if framesSinceCheckpoint >= checkpointFrames {
+            framesSinceCheckpoint = 0
+            try output.checkpoint()
+        }
+    }
+
+    mutating func receive(_ event: StreamEvent) throws(PipelineError) { try output.receive(event) }
+
+    mutating func finish() throws(PipelineError) { try output.finish() }
+
+    mutating func cancel() {
+        if wrote { output.salvage() } else { output.discard() }
+    }
+}
+
+extension RecordingSink: StageReporting {
+    /// The output's stages.
+    func appendStages(to stages: inout [JobReport.Stage], elements: Int64, busy: Duration) {
+        JobReport.appendStages(of: output, role: .sink, elements: elements, busy: busy, to: &stages)
+    }
+}
+
+/// An output a recording writes: checkpointed when crash-safe, salvaged on failure.
+protocol RecordingOutput: MediaSink where Failure == PipelineError {
+    /// Frames an element holds.
+    static func frames(in element: Element) -> Int64
+    /// Pushes what is written to the file.
+    mutating func checkpoint() throws(PipelineError)
+    /// Keeps what was written after a failure.
+    mutating func salvage()
+    /// Removes the output (capture never started).
+    mutating func discard()
+}
+
+/// Its ``/MediaFormats/AudioPacketOutput/frames(in:)`` counts a packet's frames.
+extension AudioPacketOutput: RecordingOutput {}
+
+extension HLSSegmentOutput: RecordingOutput {
+    /// Segments are written whole as they are cut: nothing to push.
+    mutating func checkpoint() throws(PipelineError) {}
+    /// Removes what was written (capture never started).
+    mutating func discard() { cancel() }
+}
+
+extension PCMFileOutput: RecordingOutput {
+    static func frames(in element: PCMBuffer) -> Int64 { Int64(element.frameCount) }
+    /// A file written in place keeps what it has.
+    mutating func salvage() { cancel() }
+}
