@@ -492,6 +492,18 @@ for name, data in seeds.items():
     open(os.path.join(out, name), "wb").write(data)
 PY
     ;;
+url)
+    # Destination URLs as users write them: each scheme, userinfo with escapes and an @ in the
+    # password, IPv6 in brackets, SRT's streamid query, and the refused forms.
+    i=0
+    for url in 'rtmp://live.example/app/key' 'rtmps://user:p%40ss@live.example:443/app/k@y?token=a' \
+               'icecast://source:pa/ss?w@radio.example:8000/live.aac' 'icecasts://source:x@[::1]:8443/m#1' \
+               'srt://[fe80::1%25eth0]:9000?streamid=#!::r=live,m=publish&passphrase=0123456789' \
+               'srt://host:65535' 'srt://host:65536' 'srt://[::1:9000' 'rtmp:/host' '://host' 'srt://host:٣٣'; do
+        printf '%s' "$url" > "$dir/url-$i.txt"
+        i=$((i + 1))
+    done
+    ;;
 *)
     usage
     ;;

@@ -220,6 +220,9 @@ public final class AudioCapture: Sendable {
             queue?.close()
             deliveryThread?.join()
             state.continuation.finish()
+            // A device opened and never started is closed here (a started one is the capture
+            // thread's, which closes it when it ends).
+            state.shared.withLock { $0.device = nil }
         }
     }
 }

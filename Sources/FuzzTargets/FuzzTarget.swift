@@ -104,11 +104,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// (`PlaylistFuzzTarget`): directories, loops of links, FIFOs and missing names give a
     /// typed error, never a trap or a wait; what is read as segments demuxes within their bytes.
     case playlist
+    /// A destination's URL (``URLReference``, ``PercentEncoding``): any text parses or gives a
+    /// typed problem, never a trap; the parts stay apart (no `/`, `?`, `#` or `@` in the
+    /// authority, a port in 1…65535); written back in order, they read as the same parts.
+    case url
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
         switch self {
         case .playlist: PlaylistFuzzTarget.run(data)
+        case .url: Self.url(data)
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)

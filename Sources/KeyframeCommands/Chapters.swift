@@ -47,15 +47,15 @@ struct Chapters: ParsableCommand {
         let path = FilePath(file)
         if let importFile {
             let chapters = try Self.chapters(fromFile: importFile)
-            let summary = try Tagging.writeChapters(chapters, to: path)
-            let written = try Tagging.readChapters(path).count
+            let summary = try Tagging.writeChapters(chapters, to: path, formats: Keyframe.formats)
+            let written = try Tagging.readChapters(path, formats: Keyframe.formats).count
             if !json && !export { print("\(file): \(written) chapters written \(summary.inPlace ? "in place" : "by a rewrite")") }
         } else if remove {
-            let summary = try Tagging.writeChapters([], to: path)
+            let summary = try Tagging.writeChapters([], to: path, formats: Keyframe.formats)
             if !json && !export { print("\(file): chapters removed \(summary.inPlace ? "in place" : "by a rewrite")") }
         }
         guard importFile == nil && !remove || json || export else { return }
-        let chapters = try Tagging.readChapters(path)
+        let chapters = try Tagging.readChapters(path, formats: Keyframe.formats)
         if json {
             try JSONOutput.print(chapters.map { ChapterLine(start: ($0.seconds * 1000).rounded() / 1000, title: $0.title) })
         } else {

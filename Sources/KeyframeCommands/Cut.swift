@@ -48,7 +48,7 @@ struct Cut: ParsableCommand {
         let summary: AudioEditing.Summary
         do {
             summary = try AudioEditing.cut(FilePath(input), to: FilePath(output), from: start.position, to: end?.position,
-                                           control: StopSignals.cancellingControl(), progress: line.update)
+                                           formats: Keyframe.formats, control: StopSignals.cancellingControl(), progress: line.update)
         } catch {
             throw CommandFailure(error, naming: input)
         }

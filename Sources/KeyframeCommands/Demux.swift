@@ -45,7 +45,7 @@ struct Demux: ParsableCommand {
         do {
             summary = try Remux.demux(FilePath(input), segments: segments.map { FilePath($0) }, audioOutput: output.map { FilePath($0) },
                                       videoOutput: videoOutput.map { FilePath($0) }, audioTrackID: track,
-                                      control: StopSignals.cancellingControl(), progress: line.update)
+                                      formats: Keyframe.formats, control: StopSignals.cancellingControl(), progress: line.update)
         } catch {
             throw CommandFailure(error, naming: input)
         }

@@ -36,7 +36,7 @@ struct Join: ParsableCommand {
         let summary: AudioEditing.Summary
         do {
             summary = try AudioEditing.join(inputs.map { FilePath($0) }, to: FilePath(output),
-                                            control: StopSignals.cancellingControl(), progress: line.update)
+                                            formats: Keyframe.formats, control: StopSignals.cancellingControl(), progress: line.update)
         } catch {
             // The error names the part it is about.
             let part = PipelineError(error).path?.string ?? inputs.first { "\(error)".contains($0) } ?? inputs[0]

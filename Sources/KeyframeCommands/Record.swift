@@ -233,9 +233,8 @@ struct Record: ParsableCommand {
             clock_gettime(CLOCK_REALTIME, &now)
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
-        let destinationStatistics = options.destinationStatistics()
         let recording: LiveEncoding
-        do { recording = try LiveEncoding(recording: options, destinations: destinationStatistics) } catch { throw CommandFailure("\(error)") }
+        do { recording = try LiveEncoding(recording: options) } catch { throw CommandFailure("\(error)") }
         // Before start: opening a device can take a second (PulseAudio), and a Ctrl-C then must
         // not leave an empty file behind. A stop asked for by then ends the recording at once.
         let signals = StopSignals { recording.requestStop() }
@@ -251,13 +250,13 @@ struct Record: ParsableCommand {
         while !recording.job.wait(timeout: .milliseconds(200)) {
             let levels = recording.progress.takeLevels()
             meter.draw(seconds: Double(recording.progress.frames) / Double(sampleRate), levels: levels, overruns: overruns(),
-                       destinations: destinationStatistics.map(\.snapshot))
+                       destinations: recording.destinations.map(\.snapshot))
         }
         meter.draw(seconds: Double(recording.progress.frames) / Double(sampleRate), levels: recording.progress.takeLevels(), overruns: overruns())
         meter.finish()
         signals.finishing()
         let summary: RecordingSummary
-        do { summary = RecordingSummary(options, of: recording, summary: try recording.finish(), destinations: destinationStatistics) } catch {
+        do { summary = RecordingSummary(options, of: recording, summary: try recording.finish()) } catch {
             throw CommandFailure("\(destination): \(error)")
         }
         report(summary)

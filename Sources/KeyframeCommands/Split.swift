@@ -47,7 +47,7 @@ struct Split: ParsableCommand {
         let summaries: [AudioEditing.Summary]
         do {
             summaries = try AudioEditing.split(FilePath(input), into: FilePath(output), at: chapters ? .chapters : .positions(positions),
-                                               control: StopSignals.cancellingControl(), progress: line.update)
+                                               formats: Keyframe.formats, control: StopSignals.cancellingControl(), progress: line.update)
         } catch {
             throw CommandFailure(error, naming: input)
         }

@@ -85,7 +85,7 @@ struct Tag: ParsableCommand {
                         for edit in edits {
                             do { try edit(&list) } catch { throw .unsupported("\(error)") }
                         }
-                    }, to: FilePath(path))
+                    }, to: FilePath(path), formats: Keyframe.formats)
                     if !json {
                         print("\(path): \(summary.itemCount) tags written \(summary.inPlace ? "in place" : "by rewriting the file") "
                               + "(\(summary.bytesWritten) bytes)")

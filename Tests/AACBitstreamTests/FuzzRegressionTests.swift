@@ -12,6 +12,10 @@ import Testing
         .esds: [ESDescriptorTests.ffmpegStyle, ESDescriptorTests.compact],
         .h264: [x264Head],
         .hevc: [x265Head],
+        // Destination URLs: userinfo with an escape and an @ past the authority, IPv6 with a zone,
+        // an Icecast password holding / and ?, a port of Eastern Arabic digits.
+        .url: ["rtmps://user:p%40ss@live.example:443/app/k@y?token=a", "srt://[fe80::1%25eth0]:9000?streamid=#!::r=live",
+               "icecast://source:pa/ss?w@radio.example:8000/live.aac", "srt://host:\u{663}\u{663}"].map { Array($0.utf8) },
         .annexb: [x264Head, x265Head],
         // Heads of raw data blocks of ffmpeg's AAC: a fill element with its encoder ident before
         // the audio, mono (SCE) and stereo (CPE) frames.

@@ -13,15 +13,14 @@ struct PublishingExampleTests {
         options.destinations = [try PublishingDestination.parse(
             "env:RADIO_URL", environment: { ProcessInfo.processInfo.environment[$0] })]   // icecast://source:…@host:8000/live.aac
         options.publishTitle = "Morning show"
-        let destinations = options.destinationStatistics()
-        let recording = try LiveEncoding(recording: options, destinations: destinations)
+        let recording = try LiveEncoding(recording: options)
         try recording.start()
         while !recording.job.wait(timeout: .seconds(1)) {
-            for figures in destinations.map(\.snapshot) {
+            for figures in recording.destinations.map(\.snapshot) {
                 print(figures.destination, figures.state, figures.framesSent, figures.framesDropped)
             }
         }
-        let summary = RecordingSummary(options, of: recording, summary: try recording.finish(), destinations: destinations)
+        let summary = RecordingSummary(options, of: recording, summary: try recording.finish())
         print(summary.seconds, summary.destinations.map(\.state))
     }
 

@@ -115,6 +115,63 @@ import TestSupport
         }
     }
 
+    @Test("sinks made once the device is open: a factory that fails, or packet sinks without an encoder, leave nothing and close the device")
+    func sinkFactoryFailuresLeaveNothing() throws {
+        let (directory, tone, configuration) = try Self.fixture(frames: 30_000)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let capture = LiveEncoding.Capture(device: "kf_in", alsaConfiguration: configuration, frameLimit: 10_000)
+        let made = FilePath(directory.appendingPathComponent("made.wav").path)
+        // The factory makes a file, then fails as a later output would: it removes the file.
+        let failing = try LiveEncoding(capture: capture, encoder: nil, makeSinks: { _ throws(PipelineError) -> LiveEncoding.Sinks in
+            var output = try MediaFormatRegistry.standard.pcmOutput(made, as: PCMFileOutput.self)
+            output.cancel()
+            throw .unsupported("a later output cannot be made")
+        })
+        let error = #expect(throws: PipelineError.self) { try failing.start() }
+        #expect("\(error.map(String.init(describing:)) ?? "")".contains("a later output cannot be made"))
+        #expect(failing.parameters != nil, "the device was opened before the sinks were made")
+        #expect(!FileManager.default.fileExists(atPath: made.string))
+        // Packet sinks without an encoder: refused before capture starts, the file removed.
+        let packets = FilePath(directory.appendingPathComponent("packets.m4a").path)
+        let orphan = try LiveEncoding(capture: capture, encoder: nil, makeSinks: { _ throws(PipelineError) in
+            LiveEncoding.Sinks(packets: [Tee.Branch(try MediaFormatRegistry.standard.packetOutput(packets, as: AudioPacketOutput.self), name: "file")])
+        })
+        #expect(throws: PipelineError.self) { try orphan.start() }
+        #expect(!FileManager.default.fileExists(atPath: packets.string))
+        // The device, closed again, records: the WAV alone, no encoder, exactly what was captured.
+        let wav = FilePath(directory.appendingPathComponent("take.wav").path)
+        let recording = try LiveEncoding(capture: capture, encoder: nil, makeSinks: { progress throws(PipelineError) in
+            LiveEncoding.Sinks(pcm: [Tee.Branch(try MediaFormatRegistry.standard.pcmOutput(wav, as: PCMFileOutput.self), name: "file")])
+        })
+        try recording.start()
+        while !recording.job.wait(timeout: .milliseconds(100)) {}
+        let summary = try recording.finish()
+        #expect(summary.frames == 10_000 && summary.priming == 0 && summary.packets == 0 && recording.bitrate == nil)
+        #expect(summary.levels.frameCount == 10_000 && recording.progress.captureStart != nil)
+        var reader = try PCMFileReader(wavPath: wav)
+        var bytes: [UInt8] = []
+        while let chunk = try reader.read(maxFrames: 4096) { bytes += chunk }
+        #expect(bytes == Array(tone.prefix(10_000 * 4)))
+    }
+
+    @Test("a destination bitrate its encoder refuses is an error before the device or a file is touched")
+    func aRefusedDestinationBitrateTouchesNothing() throws {
+        let (directory, _, configuration) = try Self.fixture(frames: 10)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("existing.m4a")
+        let before = Data("an earlier recording".utf8)
+        try before.write(to: output)
+        var options = try RecordingOptions(outputPath: FilePath(output.path), configuration: AudioConfiguration(channelCount: 2, sampleRate: 48_000),
+                                           device: "kf_nope", alsaConfiguration: configuration)
+        options.profile = .ps
+        options.bitrate = 32_000
+        // HE-AAC v2 at 320 kb/s: refused by the destination's own encoder, at init.
+        options.destinations = [try PublishingDestination.parse("icecast://source:x@127.0.0.1:9/live.aac#bitrate=320k")]
+        let refused = #expect(throws: PipelineError.self) { try LiveEncoding(recording: options) }
+        #expect("\(refused.map(String.init(describing:)) ?? "")".contains("320"), "\(String(describing: refused))")
+        #expect(try Data(contentsOf: output) == before)
+    }
+
     @available(*, deprecated, message: "exercises the deprecated AACRecorder wrapper")
     @Test func aacRecorderGivesTheMagicCookieAndPacketsThatDecodeToTheInput() throws {
         let (directory, tone, configuration) = try Self.fixture(frames: 30_000)

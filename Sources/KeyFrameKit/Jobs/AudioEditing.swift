@@ -12,6 +12,8 @@ public import SystemPackage
 /// Composition: ``/MediaFormats/AACTrackLayout`` (what the inputs hold) → ``/MediaFormats/PacketSpliceSource`` (the packets
 /// kept, on one timeline) → ``/MediaFormats/MuxerOutput`` (a faststart M4A with the edits, tags and chapters),
 /// around the ``/MediaCore/Pump``. Outputs are written under a temporary name and renamed when complete.
+/// Each job detects and opens its files through the ``/MediaFormats/MediaFormatRegistry`` it is
+/// given (`formats:`, `standard` by default).
 public enum AudioEditing {
     /// A position in the presented audio: seconds, or samples at the output rate.
     public enum Position: Sendable, Hashable, CustomStringConvertible {
@@ -94,14 +96,15 @@ public enum AudioEditing {
     ///   an empty range, or a start past the end.
     @discardableResult
     public static func cut(_ input: FilePath, to output: FilePath, from start: Position, to end: Position? = nil,
-                           control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        try checkOutput(output)
-        let layout = try AACTrackLayout(path: input)
-        try refuseSpectralBandReplication(layout, edit: "cut")
+                           formats: MediaFormatRegistry = .standard, control: JobControl? = nil,
+                           progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        try checkOutput(output, formats: formats)
+        let layout = try AACTrackLayout(path: input, formats: formats)
+        try refuseSpectralBandReplication(layout, edit: "cut", formats: formats)
         let range = try presentedRange(of: layout, from: start, to: end)
         let chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
         return try write(output, pieces: [Piece(layout: layout, range: range, repeated: 0)], chapters: chapters, items: layout.items,
-                         control: control, progress: progress)
+                         formats: formats, control: control, progress: progress)
     }
 
     /// Refuses HE-AAC (SBR, and PS over it): DESIGN's argument for a sample-exact edit of whole
@@ -111,11 +114,11 @@ public enum AudioEditing {
     /// AudioSpecificConfig (explicit or backward-compatible signalling) or, where the
     /// configuration says AAC-LC at a core rate (ADTS, or an MP4 remuxed from it: implicit
     /// signalling), from an SBR fill element in the first frame. `edit` names the edit in the message (`cut`, `split`, `joined`).
-    static func refuseSpectralBandReplication(_ layout: AACTrackLayout, edit: String) throws(PipelineError) {
+    static func refuseSpectralBandReplication(_ layout: AACTrackLayout, edit: String, formats: MediaFormatRegistry) throws(PipelineError) {
         guard let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return }
         var found = config.sbrPresent || config.psPresent
         if !found, config.audioObjectType == .aacLC, config.samplingFrequency <= 24000 {
-            found = (try? firstFrameCarriesSBR(layout.path, config: config)) ?? false
+            found = (try? firstFrameCarriesSBR(layout.path, config: config, formats: formats)) ?? false
         }
         guard found else { return }
         throw .unsupported("\(layout.path): HE-AAC cannot be \(edit) sample-exactly yet: SBR's QMF overlap spans frames; "
@@ -127,8 +130,8 @@ public enum AudioEditing {
     /// Whether the first AAC frame at `path` (ADTS, or an MP4 whose config says AAC-LC, as
     /// FFmpeg's remux of an HE-AAC ADTS stream writes it) carries SBR data (a fill element of
     /// `EXT_SBR_DATA`, ISO/IEC 14496-3 4.4.2.8): HE-AAC signalled implicitly.
-    private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig) throws(PipelineError) -> Bool {
-        var input = try MediaFormatRegistry.standard.aacInput(path)
+    private static func firstFrameCarriesSBR(_ path: FilePath, config: AudioSpecificConfig, formats: MediaFormatRegistry) throws(PipelineError) -> Bool {
+        var input = try formats.aacInput(path)
         guard let packet = try input.next() else { return false }
         let block: RawDataBlock
         do {
@@ -158,7 +161,7 @@ public enum AudioEditing {
 
     // MARK: - Split
 
-    /// Where ``split(_:into:at:control:progress:)`` cuts.
+    /// Where ``split(_:into:at:formats:control:progress:)`` cuts.
     public enum SplitPoints: Sendable, Hashable {
         /// At these positions.
         case positions([Position])
@@ -176,10 +179,10 @@ public enum AudioEditing {
     ///
     /// - Throws: `PipelineError.unsupported` for points out of order or past the end, a
     ///   file without chapters split at chapters, or a part that would exist already.
-    public static func split(_ input: FilePath, into directory: FilePath, at points: SplitPoints, control: JobControl? = nil,
-                             progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
-        let layout = try AACTrackLayout(path: input)
-        try refuseSpectralBandReplication(layout, edit: "split")
+    public static func split(_ input: FilePath, into directory: FilePath, at points: SplitPoints, formats: MediaFormatRegistry = .standard,
+                             control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
+        let layout = try AACTrackLayout(path: input, formats: formats)
+        try refuseSpectralBandReplication(layout, edit: "split", formats: formats)
         var bounds: [Int64]
         var titles: [String?]
         switch points {
@@ -237,7 +240,7 @@ public enum AudioEditing {
                     { (inner: MediaProgress) in report(MediaProgress(mediaSeconds: inner.mediaSeconds, totalSeconds: layout.seconds)) }
                 }
                 summaries.append(try write(outputs[part], pieces: [Piece(layout: layout, range: range, repeated: 0)], chapters: chapters, items: items,
-                                           control: control, progress: overall))
+                                           formats: formats, control: control, progress: overall))
                 written.append(outputs[part])
             }
         } catch {
@@ -262,13 +265,13 @@ public enum AudioEditing {
     ///   when the inputs cannot be joined losslessly (object type, sample rate, channel
     ///   configuration, frame length, or any other AudioSpecificConfig bit).
     @discardableResult
-    public static func join(_ inputs: [FilePath], to output: FilePath, control: JobControl? = nil,
+    public static func join(_ inputs: [FilePath], to output: FilePath, formats: MediaFormatRegistry = .standard, control: JobControl? = nil,
                             progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        try checkOutput(output)
+        try checkOutput(output, formats: formats)
         guard !inputs.isEmpty else { throw .unsupported("join needs at least one input") }
         var layouts: [AACTrackLayout] = []
-        for input in inputs { layouts.append(try AACTrackLayout(path: input)) }
-        for layout in layouts { try refuseSpectralBandReplication(layout, edit: "joined") }
+        for input in inputs { layouts.append(try AACTrackLayout(path: input, formats: formats)) }
+        for layout in layouts { try refuseSpectralBandReplication(layout, edit: "joined", formats: formats) }
         let first = layouts[0]
         for (number, layout) in layouts.enumerated().dropFirst() {
             if let difference = difference(between: first, and: layout) {
@@ -283,7 +286,7 @@ public enum AudioEditing {
         for (previous, layout) in zip(layouts, layouts.dropFirst()) {
             pieces.append(Piece(layout: layout, range: 0..<layout.validLength, repeated: repeatedPackets(of: previous, in: layout)))
         }
-        return try write(output, pieces: pieces, chapters: joinedChapters(pieces), items: items, control: control, progress: progress)
+        return try write(output, pieces: pieces, chapters: joinedChapters(pieces), items: items, formats: formats, control: control, progress: progress)
     }
 
     /// The chapters of a join: each part's own, moved to where the part starts; a part without
@@ -373,7 +376,7 @@ public enum AudioEditing {
 
     /// Writes the presented `range` of each piece, one after another, to `output`.
     private static func write(_ output: FilePath, pieces: [Piece], chapters: [MovieChapter],
-                              items: ITunesItemList, control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+                              items: ITunesItemList, formats: MediaFormatRegistry, control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         var splice: [PacketSpliceSource.Piece] = []
         var edits: [Range<Int64>] = []
         var mediaOffset: Int64 = 0
@@ -382,7 +385,7 @@ public enum AudioEditing {
             let presented = piece.layout.packets(presenting: piece.range)
             let repeated = presented.packets.count > piece.repeated ? piece.repeated : 0
             let kept = (packets: (presented.packets.lowerBound + repeated)...presented.packets.upperBound, priming: presented.priming)
-            let input = try MediaFormatRegistry.standard.aacInput(piece.layout.path)
+            let input = try formats.aacInput(piece.layout.path)
             // A decoder gives every packet's full length, a stream's short last one included
             // (its stts says less: the padding it ends with). Inside a join that packet lasts
             // its full length, so that the media timeline is the decoded one. A table that
@@ -425,9 +428,9 @@ public enum AudioEditing {
                        sampleRate: layout.timescale, chapters: chapters.normalized(), report: report)
     }
 
-    private static func checkOutput(_ output: FilePath) throws(PipelineError) {
-        // The format table decides (an MP4 by any of its names); the message names the usual ones.
-        guard MediaFileFormat(nameOf: output) == .mp4 else {
+    private static func checkOutput(_ output: FilePath, formats: MediaFormatRegistry) throws(PipelineError) {
+        // The registry decides (an MP4 by any of its names); the message names the usual ones.
+        guard formats.format(nameOf: output) == .mp4 else {
             throw .unsupported("\(output): edits are written as M4A; name the output .m4a, .m4b or .mp4", path: output)
         }
     }

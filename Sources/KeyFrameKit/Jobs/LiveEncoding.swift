@@ -173,6 +173,10 @@ public final class LiveEncoding: Sendable {
     public let priming: Int
     /// The encoder's bitrate in bits per second; `nil` without an encoder.
     public let bitrate: Int?
+    /// The figures of the live destinations the sinks feed, when they were made with the
+    /// encoding (``init(recording:)``), in the order of ``RecordingOptions/destinations``; empty
+    /// otherwise.
+    public let destinations: [DestinationStatistics]
     /// What has been captured so far: frames, levels, the capture clock.
     public let progress: Progress
     /// The lifecycle: the same as every live job's.
@@ -214,7 +218,7 @@ public final class LiveEncoding: Sendable {
                             onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
                             onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) throws(PipelineError) {
         try self.init(capture: capture, encoder: encoder, given: Sinks(packets: sinks), makeSinks: nil,
-                      onPCM: onPCM, onFailure: onFailure, onEnd: onEnd)
+                      onPCM: onPCM, onFailure: onFailure, onEnd: onEnd, destinations: [])
     }
 
     /// A live encoding whose sinks are made by `makeSinks` once the device is open, before
@@ -232,15 +236,19 @@ public final class LiveEncoding: Sendable {
     ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
     /// - Throws: `PipelineError.unsupported` when the encoder was opened for another PCM layout
     ///   than the capture's.
+    ///   - destinations: the figures of the live destinations `makeSinks` feeds, if it feeds
+    ///     any (``destinations``).
     public convenience init(capture: Capture, encoder: sending (any AudioEncoder)?, makeSinks: @escaping SinkFactory,
                             onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
-                            onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil) throws(PipelineError) {
-        try self.init(capture: capture, encoder: encoder, given: nil, makeSinks: makeSinks, onPCM: onPCM, onFailure: onFailure, onEnd: onEnd)
+                            onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil,
+                            destinations: [DestinationStatistics] = []) throws(PipelineError) {
+        try self.init(capture: capture, encoder: encoder, given: nil, makeSinks: makeSinks, onPCM: onPCM, onFailure: onFailure, onEnd: onEnd,
+                      destinations: destinations)
     }
 
     private init(capture: Capture, encoder: sending (any AudioEncoder)?, given sinks: sending Sinks?, makeSinks: SinkFactory?,
                  onPCM: (@Sendable (PCMBuffer) -> Void)?, onFailure: (@Sendable (PipelineError) -> Void)?,
-                 onEnd: (@Sendable (AudioCapture.Ending) -> Void)?) throws(PipelineError) {
+                 onEnd: (@Sendable (AudioCapture.Ending) -> Void)?, destinations: [DestinationStatistics]) throws(PipelineError) {
         if let opened = encoder?.inputFormat, opened != capture.audio.pcmFormat {
             var sinks = sinks
             sinks?.cancel()
@@ -248,6 +256,7 @@ public final class LiveEncoding: Sendable {
                                + "the capture gives \(capture.audio.sampleRate) Hz, \(capture.audio.channelCount) channels of \(capture.audio.pcmFormat.sampleFormat)")
         }
         configuration = capture
+        self.destinations = destinations
         priming = encoder?.priming ?? 0
         bitrate = encoder?.bitrate
         let progress = Progress(format: capture.audio.pcmFormat)
@@ -257,8 +266,8 @@ public final class LiveEncoding: Sendable {
             configuration: capture.audio, device: capture.device, periodFrames: capture.periodFrames,
             queueCapacity: capture.queueCapacity, deliveryBatch: capture.deliveryBatch,
             frameLimit: capture.frameLimit, alsaConfiguration: capture.alsaConfiguration,
-            onEnd: { ending in
-                job.captureEnded(ending)
+            onEnd: { [weak job] ending in
+                job?.captureEnded(ending)
                 onEnd?(ending)
             })
         self.capture = source.capture
@@ -276,9 +285,8 @@ public final class LiveEncoding: Sendable {
     }
 
     /// `source` → (`encoder` → the packet sinks, beside the PCM sinks), not started.
-    private static func pump(_ pending: consuming Pending, sinks: consuming Sinks, tally: StreamTally) throws(PipelineError) -> PumpThread {
+    private static func pump(_ pending: consuming Pending, sinks: consuming Sinks, tally: StreamTally) -> PumpThread {
         guard let encoder = pending.encoder, !sinks.packets.isEmpty else {
-            guard sinks.packets.isEmpty else { throw .unsupported("packet sinks need an encoder") }
             return PumpThread(source: pending.source, sink: Tee(sinks.pcm), onFailure: pending.onFailure)
         }
         return encoded(pending.source, encoder: encoder, sinks: sinks, tally: tally, onFailure: pending.onFailure)
@@ -319,11 +327,14 @@ public final class LiveEncoding: Sendable {
         do { try capture.open() } catch { throw .audioDevice(error) }
     }
 
-    /// Starts capturing and encoding, opening the device first if ``open()`` was not called.
-    /// Starts once.
+    /// Starts capturing and encoding, opening the device first if ``open()`` was not called,
+    /// then making the sinks (``SinkFactory``), then starting capture. Starts once.
     ///
     /// - Throws: `PipelineError.audioDevice` for a missing or busy device or an unsupported
-    ///   format; `PipelineError.unsupported` when started before.
+    ///   format (nothing was created); what the sink factory throws (`.stream` for a file that
+    ///   cannot be created, `.unsupported` for a directory that holds something else, `.codec`
+    ///   for an encoder of a branch), after which the device is closed again;
+    ///   `PipelineError.unsupported` when started before, or for packet sinks without an encoder.
     public func start() throws(PipelineError) {
         guard let handed = pending.withLock({ pending -> Transfer<Pending>? in
             defer { pending = nil }
@@ -342,13 +353,21 @@ public final class LiveEncoding: Sendable {
                     throw .audioDevice(error)
                 }
             }
-            var made: Sinks
-            if let sinks { made = sinks } else if let make = pending.makeSinks { made = try make(progress) } else { made = Sinks() }
+            var made = Sinks()
+            do throws(PipelineError) {
+                if let sinks { made = sinks } else if let make = pending.makeSinks { made = try make(progress) }
+                guard pending.encoder != nil || made.packets.isEmpty else { throw .unsupported("packet sinks need an encoder") }
+            } catch {
+                // The factory removed what it made; the device opened for nothing is closed.
+                made.cancel()
+                capture.stop()
+                throw error
+            }
             do throws(ALSAError) { try capture.start() } catch {
                 made.cancel()
                 throw .audioDevice(error)
             }
-            return try Self.pump(pending, sinks: made, tally: tally)
+            return Self.pump(pending, sinks: made, tally: tally)
         }
     }
 
@@ -377,7 +396,8 @@ public final class LiveEncoding: Sendable {
     /// What the job did, once finished, and what its pump did.
     private func summary(of report: JobReport) -> Summary {
         let told = tally.snapshot
-        return Summary(frames: told.gapless?.validLength ?? progress.frames, packets: told.elements, priming: priming,
+        // The priming and padding the stream told its sinks (none when no packet sink was fed).
+        return Summary(frames: told.gapless?.validLength ?? progress.frames, packets: told.elements, priming: Int(told.gapless?.priming ?? 0),
                        padding: Int(told.gapless?.padding ?? 0), capture: capture.statistics, captureFailure: capture.failure,
                        levels: progress.levels, report: report)
     }

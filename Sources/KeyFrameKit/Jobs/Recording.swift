@@ -2,14 +2,14 @@ public import AudioIO
 public import SystemPackage
 
 /// A recording from an ALSA device to a PCM, WAV, ADTS or M4A file, an HLS rendition or live
-/// destinations: a thin wrapper over ``LiveEncoding/init(recording:destinations:)``, which
+/// destinations: a thin wrapper over ``LiveEncoding/init(recording:)``, which
 /// composes the graph (``RecordingOptions`` says how).
 ///
 /// Lifecycle: ``start()``; then ``wait(timeout:)`` until the duration is reached, the device
 /// fails, or someone calls ``requestStop()`` (a signal handler may); then ``finish()``.
 ///
 /// `Sendable` because ``LiveEncoding`` is.
-@available(*, deprecated, message: "use LiveEncoding(recording:destinations:) and RecordingSummary")
+@available(*, deprecated, message: "use LiveEncoding(recording:) and RecordingSummary")
 public final class Recording: Sendable {
     /// What to record: ``RecordingOptions``.
     public typealias Options = RecordingOptions
@@ -27,17 +27,16 @@ public final class Recording: Sendable {
     /// The options recorded with.
     public let options: RecordingOptions
     /// Each live destination's figures, live, in the order of ``RecordingOptions/destinations``.
-    public let destinationStatistics: [DestinationStatistics]
+    public var destinationStatistics: [DestinationStatistics] { live.destinations }
     /// The graph.
     public let live: LiveEncoding
     /// The lifecycle: start once, stop, finish.
     public var job: LiveCaptureJob { live.job }
 
-    /// A recording that has not started: ``LiveEncoding/init(recording:destinations:)``.
+    /// A recording that has not started: ``LiveEncoding/init(recording:)``.
     public init(options: RecordingOptions) throws(PipelineError) {
         self.options = options
-        destinationStatistics = options.destinationStatistics()
-        live = try LiveEncoding(recording: options, destinations: destinationStatistics)
+        live = try LiveEncoding(recording: options)
     }
 
     /// Opens the device, then creates the outputs, then starts capturing: ``LiveEncoding/start()``.
@@ -66,11 +65,11 @@ public final class Recording: Sendable {
 
     /// Stops capturing, writes what was queued, and finalizes the outputs: ``LiveEncoding/finish()``.
     public func finish() throws(PipelineError) -> RecordingSummary {
-        RecordingSummary(options, of: live, summary: try live.finish(), destinations: destinationStatistics)
+        RecordingSummary(options, of: live, summary: try live.finish())
     }
 
     /// The whole recording for `async` callers: ``LiveEncoding/run()``.
     public func run() async throws(PipelineError) -> RecordingSummary {
-        RecordingSummary(options, of: live, summary: try await live.run(), destinations: destinationStatistics)
+        RecordingSummary(options, of: live, summary: try await live.run())
     }
 }

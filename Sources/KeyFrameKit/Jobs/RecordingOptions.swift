@@ -2,7 +2,7 @@ public import AudioIO
 public import SystemPackage
 
 /// What a recording captures and where it goes: a PCM, WAV, ADTS or M4A file, a live HLS
-/// rendition, live destinations, or several of them. ``LiveEncoding/init(recording:destinations:)``
+/// rendition, live destinations, or several of them. ``LiveEncoding/init(recording:)``
 /// composes it: ``/AudioIO/AudioCaptureSource`` (with a level meter watching) → the registry's
 /// encoder (``/AudioCodec/AudioCodecRegistry``; AAC-LC by libavcodec's ``/AudioCodec/AACEncoder``,
 /// or HE-AAC; for `.aac`, `.m4a`, HLS and destinations) → a ``/MediaCore/Tee`` of
@@ -170,7 +170,7 @@ extension RecordingOptions {
     }
 
     /// A figure-keeper for each live destination, in the order of ``destinations``.
-    public func destinationStatistics() -> [DestinationStatistics] {
+    func destinationStatistics() -> [DestinationStatistics] {
         destinations.map { DestinationStatistics(destination: $0.maskedURL, scheme: $0.scheme.name) }
     }
 
@@ -185,6 +185,32 @@ extension RecordingOptions {
         }
         guard hlsDirectory == nil || container == .adts || container == .mp4 else {
             throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(outputPath) is \(container))")
+        }
+    }
+
+    /// The bitrates destinations ask for other than ``bitrate``: each gets an encoder of its own.
+    var otherBitrates: [Int] {
+        Set(destinations.compactMap(\.bitrate)).subtracting([bitrate]).sorted()
+    }
+
+    /// The profile a destination's own `bitrate` takes: `auto` chooses by it; HE-AAC takes or
+    /// refuses it.
+    func profile(forDestinationBitrate bitrate: Int) -> AudioObjectType {
+        profile.resolved(channelCount: configuration.channelCount, bitrate: bitrate, sampleRate: configuration.sampleRate)
+    }
+
+    /// Opens (and drops) an encoder for each destination bitrate of its own, so that one the
+    /// codec refuses is an error before the device or a file is touched.
+    func checkDestinationEncoders() throws(PipelineError) {
+        for bitrate in otherBitrates {
+            let profile = profile(forDestinationBitrate: bitrate)
+            do {
+                _ = try codecs.encoder(for: .aac, profile: profile, settings: .init(
+                    bitrate: bitrate, lowersBitrateToFit: !profile.usesSpectralBandReplication, format: configuration.pcmFormat,
+                    aac: .init(coder: coder)))
+            } catch {
+                throw .codec(error)
+            }
         }
     }
 
@@ -258,10 +284,8 @@ extension RecordingOptions {
                 let destinations = Array(zip(options.destinations, statistics))
                 made.packets += settings.packetBranches(destinations.filter { ($0.0.bitrate ?? asked) == asked }, bitrate: encoderBitrate)
                 // One encoder per other bitrate, each on a thread of its own.
-                for bitrate in Set(destinations.compactMap { $0.0.bitrate }).subtracting([asked]).sorted() {
-                    // A destination's own bitrate: `auto` chooses by it; HE-AAC takes or refuses it.
-                    let profile = options.profile.resolved(channelCount: options.configuration.channelCount, bitrate: bitrate,
-                                                           sampleRate: options.configuration.sampleRate)
+                for bitrate in options.otherBitrates {
+                    let profile = options.profile(forDestinationBitrate: bitrate)
                     made.pcm.append(try settings.encodingBranch(
                         bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder, profile: profile,
                         lowersBitrateToFit: !profile.usesSpectralBandReplication,
@@ -279,9 +303,8 @@ extension RecordingOptions {
 extension LiveEncoding {
     /// A recording (``RecordingOptions``): its encoder is opened now, so an unsupported format
     /// or bitrate is an error before the device or a file is touched; its outputs are created
-    /// by ``start()`` once the device is open. `destinations` keep each live destination's
-    /// figures (``RecordingOptions/destinationStatistics()``), in the order of
-    /// ``RecordingOptions/destinations``.
+    /// by ``start()`` once the device is open. ``destinations`` keeps each live destination's
+    /// figures, in the order of ``RecordingOptions/destinations``.
     ///
     /// ```swift
     /// let options = try RecordingOptions(outputPath: "take.m4a", frameLimit: 30 * 44_100, crashSafe: true)
@@ -291,15 +314,14 @@ extension LiveEncoding {
     ///
     /// - Throws: `PipelineError.unsupported` for options no recording can honour;
     ///   `PipelineError.codec` when the encoder refuses the format or bitrate.
-    public convenience init(recording options: RecordingOptions, destinations statistics: [DestinationStatistics] = []) throws(PipelineError) {
+    public convenience init(recording options: RecordingOptions) throws(PipelineError) {
         try options.check()
-        guard statistics.count == options.destinations.count || statistics.isEmpty else {
-            throw .unsupported("\(statistics.count) destination figures for \(options.destinations.count) destinations")
-        }
-        let statistics = statistics.isEmpty ? options.destinationStatistics() : statistics
+        let statistics = options.destinationStatistics()
         let encoder = try options.encoder()
+        try options.checkDestinationEncoders()
         let bitrate = encoder?.bitrate
-        try self.init(capture: options.capture, encoder: encoder, makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics))
+        try self.init(capture: options.capture, encoder: encoder, makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics),
+                      destinations: statistics)
     }
 }
 
@@ -354,15 +376,14 @@ public struct RecordingSummary: JobSummary, Sendable {
 
 extension RecordingSummary {
     /// What `live`, a recording of `options`, did: `summary` is what its ``LiveEncoding/finish()``
-    /// or ``LiveEncoding/run()`` returned; `destinations` the figures it was made with.
-    public init(_ options: RecordingOptions, of live: LiveEncoding, summary: LiveEncoding.Summary,
-                destinations: [DestinationStatistics] = []) {
+    /// or ``LiveEncoding/run()`` returned.
+    public init(_ options: RecordingOptions, of live: LiveEncoding, summary: LiveEncoding.Summary) {
         let encodes = options.container.contents.contains(.audioPackets)
         self.init(outputPath: options.outputPath, container: options.container, hlsDirectory: options.hlsDirectory, device: options.device,
                   format: options.configuration.pcmFormat, periodFrames: live.parameters?.periodFrames ?? 0, frames: summary.frames,
                   stopReason: summary.captureFailure != nil ? .device : live.job.stopReason ?? .requested, capture: summary.capture,
                   deviceFailure: summary.captureFailure, levels: summary.levels, priming: summary.priming, padding: summary.padding,
-                  report: summary.report, destinations: destinations.map(\.snapshot), writesFile: options.writesFile,
+                  report: summary.report, destinations: live.destinations.map(\.snapshot), writesFile: options.writesFile,
                   profile: encodes ? options.resolvedProfile : nil, bitrate: live.bitrate)
     }
 }
@@ -383,8 +404,8 @@ struct RecordingSink<Output: RecordingOutput>: MediaSink {
     }
 
     mutating func write(_ element: Output.Element) throws(PipelineError) {
-        wrote = true
         try output.write(element)
+        wrote = true
         guard let checkpointFrames else { return }
         framesSinceCheckpoint += Output.frames(in: element)
         if framesSinceCheckpoint >= checkpointFrames {
@@ -395,7 +416,13 @@ struct RecordingSink<Output: RecordingOutput>: MediaSink {
 
     mutating func receive(_ event: StreamEvent) throws(PipelineError) { try output.receive(event) }
 
-    mutating func finish() throws(PipelineError) { try output.finish() }
+    /// Finishes the output; one that cannot be finished keeps what was written.
+    mutating func finish() throws(PipelineError) {
+        do { try output.finish() } catch {
+            output.salvage()
+            throw error
+        }
+    }
 
     mutating func cancel() {
         if wrote { output.salvage() } else { output.discard() }

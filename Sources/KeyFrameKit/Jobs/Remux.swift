@@ -2,6 +2,8 @@ public import SystemPackage
 
 /// The container jobs of `keyframe demux` and `keyframe mux`: packets moved between containers
 /// without decoding, compositions of a packet source and a packet sink around the ``/MediaCore/Pump``.
+/// Each job detects and opens its files through the ``/MediaFormats/MediaFormatRegistry`` it is
+/// given (`formats:`, ``MuxOptions/formats``; `standard` by default).
 public enum Remux {
     /// What a demux wrote.
     public struct DemuxSummary: JobSummary, Sendable {
@@ -26,9 +28,9 @@ public enum Remux {
     /// Compositions: MP4 audio track → ``/AACBitstream/ADTSPacketWriter``; MP4 video track →
     /// ``/MediaFormats/AnnexBFileWriter``.
     public static func demux(_ input: FilePath, segments: [FilePath] = [], audioOutput: FilePath?, videoOutput: FilePath?,
-                             audioTrackID: UInt32? = nil, control: JobControl? = nil,
+                             audioTrackID: UInt32? = nil, formats: MediaFormatRegistry = .standard, control: JobControl? = nil,
                              progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> DemuxSummary {
-        guard MediaFileFormat.detect(input) == .mp4 else {
+        guard formats.detect(input) == .mp4 else {
             throw .unsupported("\(input): not an MP4; demux reads \(MediaFileFormat.mp4.fileExtensions.map { ".\($0)" }.joined(separator: ", "))")
         }
         var summary = DemuxSummary(audioPackets: 0, videoSamples: 0, report: JobReport())
@@ -36,7 +38,7 @@ public enum Remux {
         var committed: [FileByteSink] = []
         defer { for sink in committed { sink.cancel() } }
         if let audioOutput {
-            let packets = try MediaFormatRegistry.standard.aacInput(input, segments: segments, trackID: audioTrackID)
+            let packets = try formats.aacInput(input, segments: segments, trackID: audioTrackID)
             guard let config = packets.audioSpecificConfig, let track = packets.track, let file = packets.file else {
                 throw .unsupported("\(input): no AAC track")
             }
@@ -120,6 +122,10 @@ public enum Remux {
         public var fragmentDuration: MediaTime?
         /// With ``fragmentDuration``, rewrite the finished file as a normal faststart file.
         public var defragment: Bool
+        /// The registry the inputs are detected and opened through
+        /// (``/MediaFormats/MediaFormatRegistry`` `standard` unless a program registers its own
+        /// in a copy).
+        public var formats: MediaFormatRegistry = .standard
 
         /// Options; by default faststart, not fragmented.
         public init(fastStart: Bool = true, fragmentDuration: MediaTime? = nil, defragment: Bool = false) {
@@ -141,7 +147,7 @@ public enum Remux {
         if audio != nil { types.insert(.audio) }
         if video != nil { types.insert(.video) }
         guard !types.isEmpty else { throw .unsupported("nothing to mux: give an ADTS file and/or a video stream") }
-        let audioSource = try audio.map(openADTS)
+        let audioSource = try audio.map { path throws(PipelineError) in try openADTS(path, formats: options.formats) }
         let videoSource = try video.map(openAnnexB)
         let layout: MuxerConfiguration.Layout = if let duration = options.fragmentDuration {
             .fragmented(fragmentDuration: duration, defragmentOnFinish: options.defragment)
@@ -191,9 +197,9 @@ public enum Remux {
         return Int64(estimate) * 4 <= size / 33 ? estimate : nil
     }
 
-    private static func openADTS(_ path: FilePath) throws(PipelineError) -> AudioPacketInput {
-        guard MediaFileFormat.detect(path) == .adts else { throw .unsupported("\(path): mux takes ADTS audio") }
-        return try MediaFormatRegistry.standard.aacInput(path)
+    private static func openADTS(_ path: FilePath, formats: MediaFormatRegistry) throws(PipelineError) -> AudioPacketInput {
+        guard formats.detect(path) == .adts else { throw .unsupported("\(path): mux takes ADTS audio") }
+        return try formats.aacInput(path)
     }
 
     private static func openAnnexB(_ input: VideoInput) throws(PipelineError) -> AnnexBReader<FileByteSource> {

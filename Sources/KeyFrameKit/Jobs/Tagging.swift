@@ -7,9 +7,11 @@ public import SystemPackage
 /// bytes before the `moov`, the new `moov` with its chunk offsets shifted, 2 KiB of fresh
 /// padding, then the rest of the file copied, committed under the file's name with one
 /// `rename(2)` so that the original survives any failure. Every box the edit does not touch is
-/// kept byte for byte, the gapless edit list and iTunSMPB included.
+/// kept byte for byte, the gapless edit list and iTunSMPB included. A file is known for an MP4 by
+/// its bytes, through the ``/MediaFormats/MediaFormatRegistry`` given (`formats:`, `standard` by
+/// default).
 public enum Tagging {
-    /// What a ``write(_:to:)`` did.
+    /// What a ``write(_:to:formats:)`` did.
     public struct WriteSummary: JobSummary, Sendable, Hashable {
         /// Whether the file was edited in place (else rewritten).
         public var inPlace: Bool
@@ -23,22 +25,24 @@ public enum Tagging {
     }
 
     /// The item list of the MP4 at `path`.
-    public static func read(_ path: FilePath) throws(PipelineError) -> ITunesItemList {
-        let source = try open(path)
+    public static func read(_ path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> ITunesItemList {
+        let source = try open(path, formats: formats)
         let file: MP4File
         do { file = try MP4File(source: source) } catch { throw .container(error) }
         do { return try MovieEditor.itemList(of: file, source: source) } catch { throw .container(error) }
     }
 
     /// Replaces the tags of the MP4 at `path` by what `edit` makes of them.
-    public static func write(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath) throws(PipelineError) -> WriteSummary {
+    public static func write(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath,
+                             formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
         let started = ContinuousClock.now
-        return timed(try writeTags(edit, to: path), since: started)
+        return timed(try writeTags(edit, to: path, formats: formats), since: started)
     }
 
-    /// ``write(_:to:)``, untimed.
-    private static func writeTags(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath) throws(PipelineError) -> WriteSummary {
-        let source = try open(path)
+    /// ``write(_:to:formats:)``, untimed.
+    private static func writeTags(_ edit: (inout ITunesItemList) throws(PipelineError) -> Void, to path: FilePath,
+                                  formats: MediaFormatRegistry) throws(PipelineError) -> WriteSummary {
+        let source = try open(path, formats: formats)
         // Only the top-level boxes and the movie's bytes are read: not the sample tables.
         let boxes: [BoxHeader]
         var items: ITunesItemList
@@ -115,22 +119,23 @@ public enum Tagging {
     }
 
     /// The chapters of the MP4 at `path`: its QuickTime chapter track's, else its Nero `chpl`'s.
-    public static func readChapters(_ path: FilePath) throws(PipelineError) -> [MovieChapter] {
-        let source = try open(path)
+    public static func readChapters(_ path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> [MovieChapter] {
+        let source = try open(path, formats: formats)
         do { return try MP4File(source: source).chapters(source: source) } catch { throw .container(error) }
     }
 
     /// Replaces the chapters of the MP4 at `path` by `chapters` (none removes them): a Nero
     /// `chpl` and a QuickTime chapter track, as FFmpeg writes both, sorted, the first starting at
     /// 0, none past the end. In place when they fit in the padding, else by a streamed rewrite.
-    public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath) throws(PipelineError) -> WriteSummary {
+    public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath,
+                                     formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
         let started = ContinuousClock.now
-        return timed(try writeChapterBoxes(chapters, to: path), since: started)
+        return timed(try writeChapterBoxes(chapters, to: path, formats: formats), since: started)
     }
 
-    /// ``writeChapters(_:to:)``, untimed.
-    private static func writeChapterBoxes(_ chapters: [MovieChapter], to path: FilePath) throws(PipelineError) -> WriteSummary {
-        let source = try open(path)
+    /// ``writeChapters(_:to:formats:)``, untimed.
+    private static func writeChapterBoxes(_ chapters: [MovieChapter], to path: FilePath, formats: MediaFormatRegistry) throws(PipelineError) -> WriteSummary {
+        let source = try open(path, formats: formats)
         let boxes: [BoxHeader]
         do { boxes = try MovieEditor.topLevelBoxes(of: source) } catch { throw .container(error) }
         let plan: MovieEdit
@@ -155,8 +160,9 @@ public enum Tagging {
         return summary
     }
 
-    private static func open(_ path: FilePath) throws(PipelineError) -> FileByteSource {
-        guard MediaFileFormat.detect(path) == .mp4 else {
+    /// The MP4 at `path`, as its bytes say through `formats`: tags are boxes of ISO BMFF.
+    private static func open(_ path: FilePath, formats: MediaFormatRegistry) throws(PipelineError) -> FileByteSource {
+        guard formats.detect(path) == .mp4 else {
             throw .unsupported("\(path): not an MP4/M4A/M4B file; tags are written into MP4 files")
         }
         do { return try FileByteSource(regularFileAt: path) } catch { throw .stream(error) }

@@ -49,8 +49,8 @@ public enum ThreadBridge {
 
     /// A blocking job run on a thread of its own and awaited, with `control` handed to it: the
     /// awaiting task's cancellation cancels the job (``JobControl/cancel()``: it stops at its
-    /// next element and removes its output), and a task cancelled before it starts never
-    /// starts it.
+    /// next element and removes its output); a task already cancelled when it calls this does
+    /// not start the job (one cancelled a moment later starts it with its control cancelled).
     ///
     /// - Throws: ``PipelineError/Code/cancelled`` for a task cancelled before the job started;
     ///   what `body` throws.
