@@ -234,10 +234,10 @@ public final class LiveEncoding: Sendable {
     ///   - onPCM: sees each captured period before it is encoded, on the pump thread.
     ///   - onFailure: encoding or a sink failed (once; nothing more is encoded), on that thread.
     ///   - onEnd: the capture thread ended (frame limit, device failure, or stop).
-    /// - Throws: `PipelineError.unsupported` when the encoder was opened for another PCM layout
-    ///   than the capture's.
     ///   - destinations: the figures of the live destinations `makeSinks` feeds, if it feeds
     ///     any (``destinations``).
+    /// - Throws: `PipelineError.unsupported` when the encoder was opened for another PCM layout
+    ///   than the capture's.
     public convenience init(capture: Capture, encoder: sending (any AudioEncoder)?, makeSinks: @escaping SinkFactory,
                             onPCM: (@Sendable (PCMBuffer) -> Void)? = nil, onFailure: (@Sendable (PipelineError) -> Void)? = nil,
                             onEnd: (@Sendable (AudioCapture.Ending) -> Void)? = nil,

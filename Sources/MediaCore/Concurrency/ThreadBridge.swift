@@ -6,14 +6,14 @@ internal import Dispatch
 /// destination's connection): they block on reads, devices and sockets, which a thread of
 /// Swift's cooperative pool (two of them on a 2-core machine) must never do. Everything that
 /// crosses between the two goes through here or through
-/// ``/Dispatch/DispatchSemaphore/wait(for:)``:
+/// `DispatchSemaphore.wait(for:)`:
 ///
 /// - **blocking work awaited**: ``run(_:)`` runs a body on a thread of its own and resumes the
 ///   awaiting task with its result;
 /// - **a blocking job awaited, cancellable**: ``run(control:_:)`` is the async face of every
 ///   job that takes a ``JobControl`` (encode, decode, convert, cut, join, tag, remux, package,
 ///   publish a file, play): the task's cancellation becomes the control's `cancel()`;
-/// - **a wait with a deadline on a thread**: ``/Dispatch/DispatchSemaphore/wait(for:)``;
+/// - **a wait with a deadline on a thread**: `DispatchSemaphore.wait(for:)`;
 /// - **a deadline for a suspended task**: ``resume(after:_:)`` calls a body after a `Duration`,
 ///   off the pool, to resume a continuation that nothing else did.
 ///
@@ -67,7 +67,7 @@ public enum ThreadBridge {
 
     /// Calls `body` once `duration` has passed (at once for zero or less), on a thread of the
     /// system's, never the cooperative pool: the deadline of a task suspended on a
-    /// continuation (``body`` resumes it if nothing did before).
+    /// continuation (`body` resumes it if nothing did before).
     public static func resume(after duration: Duration, _ body: @escaping @Sendable () -> Void) {
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, duration.inNanoseconds))), execute: body)
     }
