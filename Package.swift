@@ -180,6 +180,8 @@ let package = Package(
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats"], swiftSettings: strict),
         .testTarget(name: "MediaStreamingTests", dependencies: ["MediaStreaming", "MediaFormats", "TestSupport"], swiftSettings: strict),
+        // XMLReader's own tests: pure Swift, no C library.
+        .testTarget(name: "XMLReaderTests", dependencies: ["XMLReader", "MediaCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MediaValidationTests", dependencies: ["MediaValidation", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "HLSServerTests", dependencies: ["HLSServer", "MediaStreaming", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // A codec, a container and a destination of another package, registered through the public API alone (no @testable).
