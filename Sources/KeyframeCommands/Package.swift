@@ -38,7 +38,9 @@ struct Package: ParsableCommand {
             reader parses the init segment again for every segment); the HLS files are the same \
             with or without --dash. The input's tags and cover go into every init.mp4 (a player \
             names the stream from them; init-dash.mp4 has the tags only). Ctrl-C or an error \
-            leaves nothing.
+            leaves nothing. DIR may be an object store's URL instead (file:///absolute/path): the \
+            package is made in a private staging directory, then put into the store, the media \
+            before the playlists and manifests that name it.
             """
     )
 
@@ -46,7 +48,7 @@ struct Package: ParsableCommand {
     var input: String
 
     @Option(name: [.customLong("hls"), .customShort("o"), .customLong("output")],
-            help: "The directory for the HLS rendition (made if missing); -o and --output name it too.")
+            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path); -o and --output name it too.")
     var hls: String
 
     @Option(help: "Seconds per segment (whole AAC frames).")
@@ -86,22 +88,33 @@ struct Package: ParsableCommand {
 
     func run() throws {
         let (ladder, profiles) = try Self.ladder(bitrates ?? "")
+        // An object store's URL names where the package goes; anything else is a directory.
+        var store: (any ObjectStore)?
+        if Keyframe.destinations.namesStore(hls) {
+            do { store = try Keyframe.destinations.store(for: hls) } catch { throw CommandFailure("\(error)") }
+        }
         let line = ProgressLine(label: "packaging")
         let summary: Packaging.Summary
         do {
-            summary = try Packaging.hls(FilePath(input), to: FilePath(hls),
-                                        options: Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond,
-                                                                   bitrates: ladder, dash: dash, profile: encoder.profile.choice,
-                                                                   ladderProfiles: profiles, sampleRate: layout.sampleRate,
-                                                                   channelCount: layout.channels),
-                                        control: StopSignals.cancellingControl(), progress: line.update)
+            let options = Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond, bitrates: ladder, dash: dash,
+                                            profile: encoder.profile.choice, ladderProfiles: profiles, sampleRate: layout.sampleRate,
+                                            channelCount: layout.channels)
+            if let store {
+                summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
+                                            progress: line.update)
+            } else {
+                summary = try Packaging.hls(FilePath(input), to: FilePath(hls), options: options, control: StopSignals.cancellingControl(),
+                                            progress: line.update)
+            }
         } catch {
             throw CommandFailure(error, naming: input)
         }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
         let renditions = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.peakBitrate) }, uniquingKeysWith: { a, _ in a })
         let codecs = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.codecs) }, uniquingKeysWith: { a, _ in a })
-        let output = Output(playlist: summary.playlist.string, mpd: summary.mpd?.string, renditions: renditions, codecs: codecs,
+        // In a store, a path is the object's name: shown after the store, as the user named it.
+        let shown = { (path: FilePath) in store.map { $0.description + "/" + path.string } ?? path.string }
+        let output = Output(playlist: shown(summary.playlist), mpd: summary.mpd.map(shown), renditions: renditions, codecs: codecs,
                             segments: summary.segmentDurations.count, adjustedSegmentDuration: summary.adjustedSegmentDuration,
                             targetDuration: summary.targetDuration, segmentDurations: summary.segmentDurations, copied: summary.copied)
         if json {

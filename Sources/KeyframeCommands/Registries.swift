@@ -6,4 +6,8 @@ extension Keyframe {
     /// A build of the tool with a format of its own registers it in this value, and every
     /// command's checks and messages see it.
     package static let formats: MediaFormatRegistry = .standard
+
+    /// The destinations the commands send to (``/Publishing/DestinationRegistry``): KeyFrameKit's
+    /// live protocols (RTMP, Icecast, SRT) and object stores (`file://`).
+    package static let destinations: DestinationRegistry = .standard
 }

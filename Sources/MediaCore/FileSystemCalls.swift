@@ -114,6 +114,42 @@ package enum FileSystemCalls {
         }
     }
 
+    /// `mkdtemp(3)`: a new directory, private to the user (mode 0700), named `prefix` and six
+    /// random characters under `TMPDIR` (`/tmp` when it is not set).
+    package static func makeTemporaryDirectory(prefix: String) throws(Errno) -> FilePath {
+        let parent = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array(FilePath(parent).appending(prefix + "XXXXXX").string.utf8CString)
+        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw Errno(rawValue: errno) }
+        return FilePath(String(cString: template))
+    }
+
+    /// The regular files under `directory`, as paths relative to it (`64k/index.m3u8`), sorted;
+    /// directories are walked, anything else is left out.
+    package static func regularFiles(under directory: FilePath) throws(Errno) -> [String] {
+        var found: [String] = []
+        for name in try entries(of: directory) {
+            let path = directory.appending(name)
+            if isDirectory(path) {
+                found += try regularFiles(under: path).map { name + "/" + $0 }
+            } else if isRegularFile(at: path) {
+                found.append(name)
+            }
+        }
+        return found
+    }
+
+    /// Removes `directory` and everything under it that this process may remove (regular files,
+    /// links and the directories they were in), deepest first; what cannot be removed stays.
+    package static func removeTree(_ directory: FilePath) {
+        for name in (try? entries(of: directory)) ?? [] {
+            let path = directory.appending(name)
+            var status = stat()
+            let isDirectoryItself = path.withPlatformString { lstat($0, &status) } == 0 && status.st_mode & S_IFMT == S_IFDIR
+            if isDirectoryItself { removeTree(path) } else { try? unlink(path) }
+        }
+        try? removeDirectory(directory)
+    }
+
     /// `rmdir(2)`: removes the empty directory `path`.
     package static func removeDirectory(_ path: FilePath) throws(Errno) {
         try nothingOrErrno(retryOnInterrupt: false) { path.withPlatformString { system_rmdir($0) } }

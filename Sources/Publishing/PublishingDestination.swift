@@ -1,4 +1,5 @@
 public import MediaCore
+internal import SystemPackage
 
 /// A live destination as the user names it: the URL (RTMP, Icecast or SRT), with its secrets,
 /// and what is asked for it alone (a bitrate).
@@ -130,7 +131,7 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
 
 /// A destination's parsed URL, as a session factory: what a protocol's entry in a
 /// ``DestinationRegistry`` makes of a URL. A protocol of another package is an endpoint, a
-/// ``PublishingSession`` it makes, and one ``DestinationRegistry/register(_:)``.
+/// ``PublishingSession`` it makes, and one ``DestinationRegistry/register(_:)-(DestinationRegistry.Entry)``.
 public protocol LiveEndpoint: Sendable {
     /// The URL with its secrets masked (`****`): what every message and statistic shows.
     var maskedURL: String { get }
@@ -146,11 +147,15 @@ public protocol LiveEndpoint: Sendable {
 /// Opens a TCP connection to a host and port, with TLS when asked, by a deadline.
 public typealias TCPConnector = @Sendable (String, Int, Bool, ContinuousClock.Instant) throws(PublishingError) -> any ServerConnection
 
-/// The protocols a destination URL can name, as a value: for each, the URL schemes that name
-/// it, the codecs it carries, and how such a URL becomes a ``LiveEndpoint``.
+/// The destinations a URL can name, as a value, of two kinds:
+/// - **live** (``Entry``): a protocol a stream is sent over as it is made; for each, the URL
+///   schemes that name it, the codecs it carries, and how such a URL becomes a ``LiveEndpoint``;
+/// - **object stores** (``StoreEntry``): where a package's files go by name
+///   (``/MediaCore/ObjectStore``); for each, its URL schemes and how such a URL becomes a store.
+///
 /// ``standard`` holds KeyFrameKit's (``registerAll()``); a program that adds its own copies it,
 /// registers them, and parses its destinations with the copy
-/// (``PublishingDestination/parse(_:environment:readFile:registry:)``).
+/// (``PublishingDestination/parse(_:environment:readFile:registry:)``, ``store(for:)``).
 public struct DestinationRegistry: Sendable {
     /// One protocol.
     public struct Entry: Sendable {
@@ -173,24 +178,92 @@ public struct DestinationRegistry: Sendable {
         }
     }
 
+    /// An object store: the second kind of destination, where a package's files go by name
+    /// (a directory; an S3 bucket or a WebDAV share a program registers).
+    public struct StoreEntry: Sendable {
+        /// The kind of store, as messages name it (`file`).
+        public let name: String
+        /// The URL schemes that name it (`file`).
+        public let urlSchemes: [String]
+        /// Parses a URL of one of ``urlSchemes`` into its store, whose description masks the
+        /// URL's secrets.
+        public let store: @Sendable (String) throws(PublishingError) -> any ObjectStore
+
+        /// A store named by `urlSchemes`, whose URLs `store` parses.
+        public init(name: String, urlSchemes: [String], store: @escaping @Sendable (String) throws(PublishingError) -> any ObjectStore) {
+            self.name = name
+            self.urlSchemes = urlSchemes
+            self.store = store
+        }
+    }
+
     /// The protocols, in the order they are listed in messages.
     public private(set) var entries: [Entry] = []
+    /// The object stores, in the order they are listed in messages.
+    public private(set) var stores: [StoreEntry] = []
 
     /// An empty registry.
     public init() {}
 
-    /// KeyFrameKit's protocols: RTMP, Icecast and SRT (``registerAll()``).
+    /// KeyFrameKit's destinations: RTMP, Icecast and SRT, and directories as `file://` stores
+    /// (``registerAll()``).
     public static let standard: DestinationRegistry = {
         var registry = DestinationRegistry()
         registry.registerAll()
         return registry
     }()
 
-    /// Registers KeyFrameKit's protocols, each carrying AAC: the one place that lists them. One
-    /// already registered is not registered twice.
+    /// Registers KeyFrameKit's protocols, each carrying AAC, and its object store (`file://`):
+    /// the one place that lists them. One already registered is not registered twice.
     public mutating func registerAll() {
         for entry in Self.builtIn where !entries.contains(where: { $0.scheme == entry.scheme }) { register(entry) }
+        for entry in Self.builtInStores where !stores.contains(where: { $0.name == entry.name }) { register(entry) }
     }
+
+    /// Registers the object store `entry`, replacing the store of its name where it stands, or
+    /// after the others; of two stores that claim one URL scheme, the later one parses it.
+    public mutating func register(_ entry: StoreEntry) {
+        if let index = stores.firstIndex(where: { $0.name == entry.name }) {
+            stores[index] = entry
+        } else {
+            stores.append(entry)
+        }
+    }
+
+    /// Whether `text` is a URL whose scheme an object store claims (and not a file name).
+    public func namesStore(_ text: String) -> Bool {
+        let scheme = URLReference.scheme(of: text)
+        return text.contains("://") && stores.contains { $0.urlSchemes.contains(scheme) }
+    }
+
+    /// The object store `url` names.
+    ///
+    /// - Throws: ``PublishingError/Reason/invalidDestination`` for a scheme no store claims, or
+    ///   a URL its store refuses.
+    public func store(for url: String) throws(PublishingError) -> any ObjectStore {
+        let scheme = URLReference.scheme(of: url)
+        guard let entry = stores.last(where: { $0.urlSchemes.contains(scheme) }) else {
+            let known = stores.flatMap(\.urlSchemes).map { "\($0)://" }.joined(separator: ", ")
+            throw PublishingError(.invalidDestination, "\(scheme)://: no object store is registered for it; use \(known)")
+        }
+        return try entry.store(url)
+    }
+
+    /// The directory store: `file:///absolute/path` (percent-decoded; the host empty or
+    /// `localhost`, RFC 8089 2).
+    static let builtInStores: [StoreEntry] = [
+        StoreEntry(name: "file", urlSchemes: ["file"]) { url throws(PublishingError) in
+            let parts: URLReference
+            do { parts = try URLReference(url) } catch {
+                throw PublishingError(.invalidDestination, "\(url): not a file URL (file:///absolute/path)")
+            }
+            guard parts.host.isEmpty || parts.host.lowercased() == "localhost", parts.userInfo == nil, parts.port == nil,
+                  parts.query == nil, parts.path.hasPrefix("/"), parts.path.count > 1 else {
+                throw PublishingError(.invalidDestination, "\(url): a file URL names a directory on this machine: file:///absolute/path")
+            }
+            return DirectoryStore(directory: FilePath(PercentEncoding.decoded(parts.path)))
+        },
+    ]
 
     /// Registers `entry`, replacing the protocol of its scheme where it stands, or after the
     /// others; of two protocols that claim one URL scheme, the later one parses it.

@@ -212,6 +212,43 @@ import Testing
         }
     }
 
+    @Test("a registered object store takes a package: media first, the playlists last, the key masked")
+    func packageIntoARegisteredStore() throws {
+        try inDirectory { directory in
+            let wav = directory.appending("in.wav")
+            _ = try writeWAV(wav, frames: 48_000 * 5)
+            let bucket = "show-\(UInt32.random(in: 0...UInt32.max))"
+            #expect(DestinationRegistry.withMemory.namesStore("mem://\(bucket)?key=secret"))
+            #expect(!DestinationRegistry.standard.namesStore("mem://\(bucket)"), "a registry without it")
+            let store = try DestinationRegistry.withMemory.store(for: "mem://\(bucket)?key=secret")
+            #expect(store.description == "mem://\(bucket)?key=****")
+            let summary = try Packaging.hls(wav, to: store, options: .init(segmentDuration: 2, bitrates: [64_000, 128_000]))
+            #expect(summary.playlist == "master.m3u8")
+            let held = MemoryBuckets.shared.bucket(bucket)
+            #expect(Set(held.objects.keys).isSuperset(of: ["master.m3u8", "64k/index.m3u8", "128k/index.m3u8", "64k/init.mp4", "128k/segment-00001.m4s"]))
+            // No playlist is put before what it names, and the master playlist comes last.
+            let puts = held.log.map { String($0.dropFirst("put ".count)) }
+            #expect(held.log.allSatisfy { $0.hasPrefix("put ") })
+            let firstPlaylist = try #require(puts.firstIndex { $0.hasSuffix(".m3u8") })
+            #expect(puts[firstPlaylist...].allSatisfy { $0.hasSuffix(".m3u8") })
+            #expect(puts.last == "master.m3u8")
+            // What the store holds is a package: the master playlist names both renditions.
+            let master = String(decoding: held.objects["master.m3u8"] ?? [], as: UTF8.self)
+            #expect(master.contains("64k/index.m3u8") && master.contains("128k/index.m3u8"))
+            // A second package into the same place is refused, by name, and nothing is put.
+            #expect(throws: PipelineError.self) { try Packaging.hls(wav, to: store) }
+            #expect(MemoryBuckets.shared.bucket(bucket).log.count == held.log.count)
+            // A scheme no store claims is refused in words.
+            do {
+                _ = try DestinationRegistry.standard.store(for: "mem://\(bucket)")
+                Issue.record("mem:// was taken without its store registered")
+            } catch {
+                #expect("\(error)".contains("mem://: no object store is registered"), "\(error)")
+            }
+            #expect(throws: PipelineError.self) { try store.put("../escape", []) }
+        }
+    }
+
     @Test("a registered protocol takes a registered codec's packets, copied from a registered container")
     func publishShaped() throws {
         let name = "counter-\(UUID().uuidString)"

@@ -169,6 +169,34 @@ import Glibc
         #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
     }
 
+    /// `--hls file:///…`: the same package, put into the directory as an object store (made in
+    /// a staging directory, then put media first): the same bytes as packaging into the directory,
+    /// and FFmpeg plays it without a warning.
+    @Test func aFileURLStoreHoldsTheSamePackageAsTheDirectory() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try GaplessTests.makeSignal(rate: 44100, channels: 2, frames: 44100 * 5, to: wav)
+        let direct = directory.appendingPathComponent("direct").path
+        let stored = directory.appendingPathComponent("stored dir").path
+        _ = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", direct, "--bitrates", "64k,128k", "--dash"])
+        let url = "file://" + stored.replacingOccurrences(of: " ", with: "%20")
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", url, "--bitrates", "64k,128k", "--dash", "--json"])
+        let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
+        #expect(summary?["playlist"] as? String == stored + "/master.m3u8")
+        let names = try FileManager.default.subpathsOfDirectory(atPath: direct).sorted()
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: stored).sorted() == names)
+        for name in names where !name.hasSuffix("k") {
+            #expect(FileManager.default.contentsEqual(atPath: direct + "/" + name, andPath: stored + "/" + name), "\(name)")
+        }
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", stored + "/master.m3u8", "-map", "0:a:0", "-f", "null", "-"])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+        // A second package into it is refused, and what is there stays.
+        let again = try ExternalTool.run(try ExternalTool.keyframe, ["package", wav, "--hls", url])
+        #expect(again.status != 0 && again.standardError.contains("already holds a package"), "\(again.standardError)")
+        #expect(FileManager.default.fileExists(atPath: stored + "/master.m3u8"))
+    }
+
     @Test func aLadderHasAMasterPlaylistAndAlignedSegmentsAndDASHNamesTheSame() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

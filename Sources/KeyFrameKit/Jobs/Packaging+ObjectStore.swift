@@ -1,0 +1,75 @@
+public import MediaCore
+public import MediaStreaming
+public import SystemPackage
+
+extension Packaging {
+    /// Packages `input` as `hls(_:to:options:codecs:control:progress:)` with a directory does, into an object
+    /// store (a directory, or a store a program registers: ``/Publishing/DestinationRegistry/store(for:)``):
+    /// the package is made in a private staging directory, then put into the store by
+    /// `put(_:into:control:)`, the media before the playlists that name it. The summary's
+    /// paths (``/MediaStreaming/Packaging/Summary/playlist``, ``/MediaStreaming/Packaging/Summary/mpd``)
+    /// are the objects' names in the store (`master.m3u8`).
+    ///
+    /// - Throws: what packaging throws; ``/MediaCore/PipelineError/Code/unsupported`` when the
+    ///   store already holds a package (a playlist or a manifest of the names this one writes);
+    ///   the store's errors, after which what was put is removed.
+    public static func hls(_ input: FilePath, to store: any ObjectStore, options: Options = Options(), codecs: AudioCodecRegistry = .standard,
+                           control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        for name in ["index.m3u8", "master.m3u8", "manifest.mpd"] where try store.contains(name) {
+            throw .unsupported("\(store.description) already holds a package (\(name)); choose another place or remove it")
+        }
+        let staging: FilePath
+        do { staging = try FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-package-") } catch {
+            throw .stream(.system(operation: "make a staging directory", path: "/tmp", errno: error))
+        }
+        defer { FileSystemCalls.removeTree(staging) }
+        let package = staging.appending("package")
+        var summary = try hls(input, to: package, options: options, codecs: codecs, control: control, progress: progress)
+        try put(package, into: store, control: control)
+        func rebased(_ path: FilePath) -> FilePath {
+            var relative = path
+            return relative.removePrefix(package) ? relative : path
+        }
+        summary.playlist = rebased(summary.playlist)
+        summary.mpd = summary.mpd.map(rebased)
+        return summary
+    }
+
+    /// Puts every regular file under `directory` into `store`, named by its path below the
+    /// directory, in the order a reader needs: media (segments, init segments, DASH headers)
+    /// first, then each rendition's playlist, then the top-level playlists and manifests, so that
+    /// no playlist is ever visible before what it names. Returns the bytes put.
+    ///
+    /// - Throws: the store's errors, or ``/MediaCore/PipelineError/Code/cancelled`` when
+    ///   `control` is cancelled; what was put is then removed.
+    @discardableResult
+    public static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl? = nil) throws(PipelineError) -> Int64 {
+        let names: [String]
+        do { names = try FileSystemCalls.regularFiles(under: directory) } catch {
+            throw .stream(.system(operation: "list", path: directory, errno: error))
+        }
+        func rank(_ name: String) -> Int {
+            let isManifest = name.hasSuffix(".m3u8") || name.hasSuffix(".mpd")
+            return !isManifest ? 0 : name.contains("/") ? 1 : 2
+        }
+        let ordered = names.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+        var put: [String] = []
+        var bytes: Int64 = 0
+        do throws(PipelineError) {
+            for name in ordered {
+                if control?.isCancelled == true { throw .cancelled }
+                let source: FileByteSource
+                do { source = try FileByteSource(regularFileAt: directory.appending(name)) } catch { throw .stream(error) }
+                let contents: [UInt8]
+                do { contents = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
+                try store.put(name, contents)
+                put.append(name)
+                bytes += Int64(contents.count)
+            }
+        } catch {
+            for name in put.reversed() { try? store.remove(name) }
+            throw error
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,95 @@
+public import SystemPackage
+
+/// Where a package's files go, by name: the second kind of destination, beside the live ones
+/// (a stream sent as it is made). A directory is one (``DirectoryStore``); a program registers
+/// others, an S3 bucket or a WebDAV share, as a destination registry's store entry.
+///
+/// Names are relative, `/`-separated paths (`index.m3u8`, `64k/segment-00001.m4s`), never
+/// absolute and never with a `..` component (``checkedName(_:)``). Each object is put whole: a
+/// reader sees the old object or the new one, never a part.
+public protocol ObjectStore: Sendable {
+    /// The store as a message names it, its secrets masked.
+    var description: String { get }
+
+    /// Whether an object named `name` exists.
+    ///
+    /// - Throws: ``PipelineError`` when the store cannot be asked.
+    func contains(_ name: String) throws(PipelineError) -> Bool
+
+    /// Stores `bytes` as the object `name`, whole, replacing one of that name.
+    ///
+    /// - Throws: ``PipelineError`` when it cannot be stored; nothing of it is then visible.
+    func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError)
+
+    /// Removes the object `name`; one that does not exist is not an error.
+    ///
+    /// - Throws: ``PipelineError`` when it exists and cannot be removed.
+    func remove(_ name: String) throws(PipelineError)
+}
+
+extension ObjectStore {
+    /// `name` when it is a relative, `/`-separated path without an empty, `.` or `..` component.
+    ///
+    /// - Throws: ``PipelineError/Code/unsupported`` naming the store and the name.
+    public func checkedName(_ name: String) throws(PipelineError) -> String {
+        let components = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard !name.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+            throw .unsupported("\(description): '\(name)' is not a name an object can have (a relative path without '.', '..' or '//')")
+        }
+        return name
+    }
+}
+
+/// A directory as an ``ObjectStore``: an object is a file under it (subdirectories made as
+/// needed), put under a temporary name, synced and renamed, so that a reader never sees a part.
+public struct DirectoryStore: ObjectStore {
+    /// The directory.
+    public let directory: FilePath
+
+    /// The store of the files under `directory` (made, with its parents, when the first object
+    /// is put).
+    public init(directory: FilePath) {
+        self.directory = directory
+    }
+
+    /// The directory's path.
+    public var description: String { directory.string }
+
+    /// Whether the file `name` exists.
+    public func contains(_ name: String) throws(PipelineError) -> Bool {
+        FileSystemCalls.exists(directory.appending(try checkedName(name)))
+    }
+
+    /// Writes the file `name` atomically (a temporary file, synced, renamed).
+    public func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError) {
+        let path = directory.appending(try checkedName(name))
+        try makeDirectories(path.removingLastComponent())
+        let sink: FileByteSink
+        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
+        do throws(ByteStreamError) {
+            try sink.write(bytes)
+            try sink.commit(syncing: true)
+        } catch {
+            sink.cancel()
+            throw .stream(error)
+        }
+    }
+
+    /// Removes the file `name`.
+    public func remove(_ name: String) throws(PipelineError) {
+        let path = directory.appending(try checkedName(name))
+        do { try FileSystemCalls.unlink(path) } catch {
+            guard error != .noSuchFileOrDirectory else { return }
+            throw .stream(.system(operation: "remove", path: path, errno: error))
+        }
+    }
+
+    /// Makes `path` and the directories above it that are missing.
+    private func makeDirectories(_ path: FilePath) throws(PipelineError) {
+        guard !path.isEmpty, !FileSystemCalls.isDirectory(path) else { return }
+        try makeDirectories(path.removingLastComponent())
+        do { try FileSystemCalls.makeDirectory(path) } catch {
+            throw .stream(.system(operation: "make the directory", path: path, errno: error))
+        }
+    }
+}
