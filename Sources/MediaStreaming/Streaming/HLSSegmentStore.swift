@@ -211,15 +211,7 @@ struct HLSSegmentStore {
     /// at once.
     private mutating func writeFile(_ name: String, _ bytes: [UInt8], syncing: Bool = true) throws(PipelineError) {
         let path = directory.appending(name)
-        let sink: FileByteSink
-        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
-        do throws(ByteStreamError) {
-            try sink.write(bytes)
-            try sink.commit(syncing: syncing)
-        } catch {
-            sink.cancel()
-            throw .stream(error)
-        }
+        try FileByteSink.write(bytes, to: path, syncing: syncing)
         if !written.contains(path) { written.append(path) }
     }
 }

@@ -178,15 +178,7 @@ public enum Packaging {
 
     /// Writes `text` to `path` atomically.
     package static func write(_ text: String, to path: FilePath) throws(PipelineError) {
-        let sink: FileByteSink
-        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
-        do throws(ByteStreamError) {
-            try sink.write(Array(text.utf8))
-            try sink.commit()
-        } catch {
-            sink.cancel()
-            throw .stream(error)
-        }
+        try FileByteSink.write(Array(text.utf8), to: path)
     }
 
     /// Removes a rendition directory's files (`index.m3u8`, `init.mp4`, segments), and with
