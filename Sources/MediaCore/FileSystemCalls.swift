@@ -117,22 +117,33 @@ package enum FileSystemCalls {
     /// `mkdtemp(3)`: a new directory, private to the user (mode 0700), named `prefix` and six
     /// random characters under `TMPDIR` (`/tmp` when it is not set).
     package static func makeTemporaryDirectory(prefix: String) throws(Errno) -> FilePath {
-        let parent = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-        var template = Array(FilePath(parent).appending(prefix + "XXXXXX").string.utf8CString)
-        guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw Errno(rawValue: errno) }
-        return FilePath(String(cString: template))
+        var template = Array(temporaryDirectory.appending(prefix + "XXXXXX").string.utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> FilePath? in
+            guard let name = mkdtemp(buffer.baseAddress!) else { return nil }
+            return FilePath(platformString: name)
+        }
+        guard let made else { throw Errno(rawValue: errno) }
+        return made
+    }
+
+    /// Where temporary files go: `TMPDIR`, or `/tmp` when it is not set.
+    package static var temporaryDirectory: FilePath {
+        FilePath(getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
     }
 
     /// The regular files under `directory`, as paths relative to it (`64k/index.m3u8`), sorted;
-    /// directories are walked, anything else is left out.
+    /// directories are walked, anything else (a link, a FIFO, a device) is left out and never
+    /// followed.
     package static func regularFiles(under directory: FilePath) throws(Errno) -> [String] {
         var found: [String] = []
         for name in try entries(of: directory) {
             let path = directory.appending(name)
-            if isDirectory(path) {
-                found += try regularFiles(under: path).map { name + "/" + $0 }
-            } else if isRegularFile(at: path) {
-                found.append(name)
+            var status = stat()
+            guard path.withPlatformString({ lstat($0, &status) }) == 0 else { continue }
+            switch status.st_mode & S_IFMT {
+            case S_IFDIR: found += try regularFiles(under: path).map { name + "/" + $0 }
+            case S_IFREG: found.append(name)
+            default: continue
             }
         }
         return found

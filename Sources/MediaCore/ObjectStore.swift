@@ -33,8 +33,8 @@ extension ObjectStore {
     /// - Throws: ``PipelineError/Code/unsupported`` naming the store and the name.
     public func checkedName(_ name: String) throws(PipelineError) -> String {
         let components = name.split(separator: "/", omittingEmptySubsequences: false)
-        guard !name.isEmpty, components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
-            throw .unsupported("\(description): '\(name)' is not a name an object can have (a relative path without '.', '..' or '//')")
+        guard !name.isEmpty, !name.utf8.contains(0), components.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+            throw .unsupported("\(description): '\(name)' is not a name an object can have (a relative path without '.', '..', '//' or NUL)")
         }
         return name
     }
@@ -83,12 +83,17 @@ public struct DirectoryStore: ObjectStore {
         try FileByteSink.write(bytes, to: path)
     }
 
-    /// Removes the file `name`.
+    /// Removes the file `name`, and the directories between it and ``directory`` that this
+    /// leaves empty (``directory`` itself stays).
     public func remove(_ name: String) throws(PipelineError) {
         let path = directory.appending(try checkedName(name))
         do { try FileSystemCalls.unlink(path) } catch {
             guard error != .noSuchFileOrDirectory else { return }
             throw .stream(.system(operation: "remove", path: path, errno: error))
+        }
+        var parent = path.removingLastComponent()
+        while parent != directory, parent.starts(with: directory), (try? FileSystemCalls.removeDirectory(parent)) != nil {
+            parent = parent.removingLastComponent()
         }
     }
 

@@ -230,10 +230,13 @@ public struct DestinationRegistry: Sendable {
         }
     }
 
-    /// Whether `text` is a URL whose scheme an object store claims (and not a file name).
+    /// Whether `text` is meant as an object store's URL rather than a file name: it has the
+    /// form `scheme://…`, or starts with the scheme of a registered store and a colon
+    /// (`file:relative`). ``store(for:)`` then makes the store, or says what is wrong with it.
     public func namesStore(_ text: String) -> Bool {
         let scheme = URLReference.scheme(of: text)
-        return text.contains("://") && stores.contains { $0.urlSchemes.contains(scheme) }
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else { return false }
+        return text.contains("://") || stores.contains { $0.urlSchemes.contains(scheme) }
     }
 
     /// The object store `url` names.
@@ -249,21 +252,35 @@ public struct DestinationRegistry: Sendable {
         return try entry.store(url)
     }
 
-    /// The directory store: `file:///absolute/path` (percent-decoded; the host empty or
-    /// `localhost`, RFC 8089 2).
+    /// The directory store: `file:///absolute/path` (RFC 8089 2: the host empty or
+    /// `localhost`; the path percent-decoded into UTF-8, without NUL or an encoded `/`).
     static let builtInStores: [StoreEntry] = [
-        StoreEntry(name: "file", urlSchemes: ["file"]) { url throws(PublishingError) in
-            let parts: URLReference
-            do { parts = try URLReference(url) } catch {
-                throw PublishingError(.invalidDestination, "\(url): not a file URL (file:///absolute/path)")
-            }
-            guard parts.host.isEmpty || parts.host.lowercased() == "localhost", parts.userInfo == nil, parts.port == nil,
-                  parts.query == nil, parts.path.hasPrefix("/"), parts.path.count > 1 else {
-                throw PublishingError(.invalidDestination, "\(url): a file URL names a directory on this machine: file:///absolute/path")
-            }
-            return DirectoryStore(directory: FilePath(PercentEncoding.decoded(parts.path)))
-        },
+        StoreEntry(name: "file", urlSchemes: ["file"]) { url throws(PublishingError) in try directoryStore(url) },
     ]
+
+    /// The ``/MediaCore/DirectoryStore`` a `file://` URL names; each refusal says what is wrong.
+    static func directoryStore(_ url: String) throws(PublishingError) -> DirectoryStore {
+        func refuse(_ why: String) -> PublishingError {
+            PublishingError(.invalidDestination, "\(url): \(why); a file URL is file:///absolute/path")
+        }
+        let parts: URLReference
+        do { parts = try URLReference(url) } catch { throw refuse("not a URL of the form file://…") }
+        guard parts.host.isEmpty || parts.host.lowercased() == "localhost" else {
+            throw refuse("the host \(parts.host) is not this machine (leave it empty, or localhost)")
+        }
+        guard parts.userInfo == nil, parts.port == nil else { throw refuse("a user or a port has no meaning here") }
+        guard parts.query == nil, !parts.path.contains("#") else { throw refuse("a query or a fragment has no meaning here") }
+        guard parts.path.hasPrefix("/"), parts.path.count > 1 else { throw refuse("no absolute path") }
+        var components: [String] = []
+        for segment in parts.path.split(separator: "/") {
+            guard let bytes = PercentEncoding.decodedBytes(segment, invalid: .refused) else { throw refuse("'\(segment)' holds a '%' that escapes nothing") }
+            guard !bytes.contains(0), !bytes.contains(UInt8(ascii: "/")) else { throw refuse("'\(segment)' decodes to a NUL or a '/'") }
+            let name = String(decoding: bytes, as: UTF8.self)
+            guard Array(name.utf8) == bytes else { throw refuse("'\(segment)' does not decode to UTF-8") }
+            components.append(name)
+        }
+        return DirectoryStore(directory: FilePath("/" + components.joined(separator: "/")))
+    }
 
     /// Registers `entry`, replacing the protocol of its scheme where it stands, or after the
     /// others; of two protocols that claim one URL scheme, the later one parses it.

@@ -21,17 +21,20 @@ final class MemoryBuckets: Sendable {
     }
 }
 
-/// A parsed `mem://` URL.
+/// A parsed `mem://` URL; `?failAt=N` makes its Nth put fail, as a store that goes away does.
 struct MemoryStore: ObjectStore {
     let bucket: String
     let description: String
+    let failAt: Int?
 
     init(url: String) throws(PublishingError) {
         let rest = url.dropFirst("mem://".count)
         let parts = rest.split(separator: "?", maxSplits: 1).map(String.init)
         guard let bucket = parts.first, !bucket.isEmpty else { throw PublishingError(.invalidDestination, "mem://: give a bucket") }
         self.bucket = bucket
-        description = "mem://\(bucket)" + (parts.count > 1 ? "?key=****" : "")
+        let query = parts.count > 1 ? parts[1].split(separator: "&").map(String.init) : []
+        failAt = query.first { $0.hasPrefix("failAt=") }.flatMap { Int($0.dropFirst("failAt=".count)) }
+        description = "mem://\(bucket)" + (query.contains { $0.hasPrefix("key=") } ? "?key=****" : "")
     }
 
     func contains(_ name: String) throws(PipelineError) -> Bool {
@@ -40,6 +43,8 @@ struct MemoryStore: ObjectStore {
 
     func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError) {
         let name = try checkedName(name)
+        let puts = MemoryBuckets.shared.bucket(bucket).log.filter { $0.hasPrefix("put ") }.count
+        if let failAt, puts + 1 == failAt { throw .unsupported("\(description): the store went away at put \(failAt)") }
         MemoryBuckets.shared.update(bucket) {
             $0.objects[name] = bytes
             $0.log.append("put " + name)

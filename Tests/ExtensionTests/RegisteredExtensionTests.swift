@@ -219,7 +219,6 @@ import Testing
             _ = try writeWAV(wav, frames: 48_000 * 5)
             let bucket = "show-\(UInt32.random(in: 0...UInt32.max))"
             #expect(DestinationRegistry.withMemory.namesStore("mem://\(bucket)?key=secret"))
-            #expect(!DestinationRegistry.standard.namesStore("mem://\(bucket)"), "a registry without it")
             let store = try DestinationRegistry.withMemory.store(for: "mem://\(bucket)?key=secret")
             #expect(store.description == "mem://\(bucket)?key=****")
             let summary = try Packaging.hls(wav, to: store, options: .init(segmentDuration: 2, bitrates: [64_000, 128_000]))
@@ -236,8 +235,26 @@ import Testing
             let master = String(decoding: held.objects["master.m3u8"] ?? [], as: UTF8.self)
             #expect(master.contains("64k/index.m3u8") && master.contains("128k/index.m3u8"))
             // A second package into the same place is refused, by name, and nothing is put.
-            #expect(throws: PipelineError.self) { try Packaging.hls(wav, to: store) }
+            let refused = #expect(throws: PipelineError.self) { try Packaging.hls(wav, to: store) }
+            #expect("\(refused.map(String.init(describing:)) ?? "")".contains("already holds a package (master.m3u8)"))
             #expect(MemoryBuckets.shared.bucket(bucket).log.count == held.log.count)
+            // DASH beside HLS: the MPD after every init segment it names, the master playlist too.
+            let dashBucket = bucket + "-dash"
+            _ = try Packaging.hls(wav, to: try DestinationRegistry.withMemory.store(for: "mem://\(dashBucket)"),
+                                  options: .init(segmentDuration: 2, bitrates: [64_000, 128_000], dash: true))
+            let dashPuts = MemoryBuckets.shared.bucket(dashBucket).log
+            let lastMedia = try #require(dashPuts.lastIndex { $0.hasSuffix(".mp4") || $0.hasSuffix(".m4s") })
+            #expect(dashPuts.firstIndex { $0.hasSuffix(".mpd") || $0.hasSuffix(".m3u8") }.map { $0 > lastMedia } == true, "\(dashPuts)")
+            // A store that fails part-way: what was put is removed, newest first, and the error says why.
+            let failing = bucket + "-failing"
+            let failed = #expect(throws: PipelineError.self) {
+                try Packaging.hls(wav, to: try DestinationRegistry.withMemory.store(for: "mem://\(failing)?failAt=4"),
+                                  options: .init(segmentDuration: 2, bitrates: [64_000, 128_000]))
+            }
+            #expect("\(failed.map(String.init(describing:)) ?? "")".contains("went away at put 4"))
+            let rolledBack = MemoryBuckets.shared.bucket(failing)
+            #expect(rolledBack.objects.isEmpty && rolledBack.log.count == 6, "\(rolledBack.log)")
+            #expect(rolledBack.log.suffix(3) == rolledBack.log.prefix(3).reversed().map { "remove " + $0.dropFirst("put ".count) })
             // A scheme no store claims is refused in words.
             do {
                 _ = try DestinationRegistry.standard.store(for: "mem://\(bucket)")

@@ -22,10 +22,24 @@ import Testing
         #expect(try !store.contains("64k/index.m3u8"))
     }
 
-    @Test(arguments: ["", "/etc/passwd", "../up", "a/../b", "a//b", "./a", "a/"])
-    func namesThatAreNotRelativePathsAreRefused(name: String) {
-        let store = DirectoryStore(directory: "/nonexistent")
+    @Test(arguments: ["", "/up", "../up", "a/../up", "a//b", "./a", "a/", "a\u{0}b"])
+    func namesThatAreNotRelativePathsAreRefused(name: String) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("DirectoryStoreTests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let inside = root.appendingPathComponent("store")
+        try FileManager.default.createDirectory(at: inside, withIntermediateDirectories: true)
+        let store = DirectoryStore(directory: FilePath(inside.path))
         #expect(throws: PipelineError.self) { try store.put(name, [1]) }
         #expect(throws: PipelineError.self) { try store.contains(name) }
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: root.path) == ["store"], "nothing written, inside or beside")
+    }
+
+    @Test func removingTheLastObjectOfASubdirectoryRemovesTheSubdirectoryNotTheStore() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("DirectoryStoreTests-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = DirectoryStore(directory: FilePath(root.path))
+        try store.put("64k/a/init.mp4", [1])
+        try store.remove("64k/a/init.mp4")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path).isEmpty)
     }
 }

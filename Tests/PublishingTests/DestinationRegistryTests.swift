@@ -49,6 +49,30 @@ import Testing
                                                       decoderConfiguration: [])))
     }
 
+    @Test("file:// names a directory store; each other form is refused saying what is wrong")
+    func fileURLs() throws {
+        let registry = DestinationRegistry.standard
+        for (url, path) in [("file:///srv/www/show", "/srv/www/show"), ("FILE://localhost/a%20b/c%C3%A9", "/a b/cé")] {
+            #expect(registry.namesStore(url))
+            let store = try registry.store(for: url)
+            #expect(store.description == path, "\(url)")
+        }
+        for text in ["show", "live/show", "./file:x", "c:dir"] { #expect(!registry.namesStore(text), "\(text)") }
+        for (url, why) in [("file://host/x", "the host host is not this machine"), ("file:relative", "not a URL"),
+                           ("file:///a?x=1", "a query or a fragment"), ("file:///a#x", "a query or a fragment"),
+                           ("file:///a%00b", "NUL or a '/'"), ("file:///a%2Fb", "NUL or a '/'"), ("file:///a%zz", "escapes nothing"),
+                           ("file:///a%FF", "does not decode to UTF-8"), ("file:///", "no absolute path"),
+                           ("file://u@/a", "a user or a port"), ("s3://bucket/x", "no object store is registered")] {
+            #expect(registry.namesStore(url), "\(url)")
+            do {
+                _ = try registry.store(for: url)
+                Issue.record("\(url) was taken")
+            } catch {
+                #expect("\(error)".contains(why), "\(url): \(error)")
+            }
+        }
+    }
+
     @Test func aShortInputFinishedAtOnceStillReachesAFirstConnection() throws {
         for _ in 0..<20 {
             let name = UUID().uuidString

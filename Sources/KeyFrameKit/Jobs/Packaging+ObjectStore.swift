@@ -11,8 +11,9 @@ extension Packaging {
     /// are the objects' names in the store (`master.m3u8`).
     ///
     /// - Throws: what packaging throws; ``/MediaCore/PipelineError/Code/unsupported`` when the
-    ///   store already holds a package (a playlist or a manifest of the names this one writes);
-    ///   the store's errors, after which what was put is removed.
+    ///   store already holds a package (`index.m3u8`, `master.m3u8` or `manifest.mpd`, asked
+    ///   before packaging) or any object of the names this one puts (asked before the first is
+    ///   put); the store's errors, after which what was put is removed.
     public static func hls(_ input: FilePath, to store: any ObjectStore, options: Options = Options(), codecs: AudioCodecRegistry = .standard,
                            control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         for name in ["index.m3u8", "master.m3u8", "manifest.mpd"] where try store.contains(name) {
@@ -20,7 +21,7 @@ extension Packaging {
         }
         let staging: FilePath
         do { staging = try FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-package-") } catch {
-            throw .stream(.system(operation: "make a staging directory", path: "/tmp", errno: error))
+            throw .stream(.system(operation: "make a staging directory", path: FileSystemCalls.temporaryDirectory, errno: error))
         }
         defer { FileSystemCalls.removeTree(staging) }
         let package = staging.appending("package")
@@ -38,10 +39,12 @@ extension Packaging {
     /// Puts every regular file under `directory` into `store`, named by its path below the
     /// directory, in the order a reader needs: media (segments, init segments, DASH headers)
     /// first, then each rendition's playlist, then the top-level playlists and manifests, so that
-    /// no playlist is ever visible before what it names. Returns the bytes put.
+    /// no playlist is ever visible before what it names. Nothing is put over an object that
+    /// exists: every name is asked first. Returns the bytes put.
     ///
-    /// - Throws: the store's errors, or ``/MediaCore/PipelineError/Code/cancelled`` when
-    ///   `control` is cancelled; what was put is then removed.
+    /// - Throws: ``/MediaCore/PipelineError/Code/unsupported`` naming an object that exists;
+    ///   the store's errors, or ``/MediaCore/PipelineError/Code/cancelled`` when `control` is
+    ///   cancelled; what was put is then removed.
     @discardableResult
     public static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl? = nil) throws(PipelineError) -> Int64 {
         let names: [String]
@@ -53,6 +56,9 @@ extension Packaging {
             return !isManifest ? 0 : name.contains("/") ? 1 : 2
         }
         let ordered = names.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
+        for name in ordered where try store.contains(name) {
+            throw .unsupported("\(store.description) already holds \(name); choose another place or remove it")
+        }
         var put: [String] = []
         var bytes: Int64 = 0
         do throws(PipelineError) {
