@@ -60,8 +60,7 @@ struct Mux: ParsableCommand {
         }
         let fragment = fragmented ? MediaTime(value: Int64((fragmentDuration * 1000).rounded()), timescale: 1000) : nil
         let summary: Remux.MuxSummary
-        var options = Remux.MuxOptions(fastStart: fastStart, fragmentDuration: fragment, defragment: defragment)
-        options.formats = Keyframe.formats
+        let options = Remux.MuxOptions(fastStart: fastStart, fragmentDuration: fragment, defragment: defragment, formats: Keyframe.formats)
         do {
             summary = try Remux.mux(audio: input.map { FilePath($0) }, video: videoInput, to: FilePath(output),
                                     options: options, control: StopSignals.cancellingControl())

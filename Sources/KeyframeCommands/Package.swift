@@ -96,9 +96,10 @@ struct Package: ParsableCommand {
         let line = ProgressLine(label: "packaging")
         let summary: Packaging.Summary
         do {
-            let options = Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond, bitrates: ladder, dash: dash,
+            var options = Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond, bitrates: ladder, dash: dash,
                                             profile: encoder.profile.choice, ladderProfiles: profiles, sampleRate: layout.sampleRate,
                                             channelCount: layout.channels)
+            options.formats = Keyframe.formats
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
                                             progress: line.update)
@@ -128,7 +129,7 @@ struct Package: ParsableCommand {
             print("\(output.playlist): \(output.segments) segments, \(Terminal.fixed(total, digits: 3)) s, "
                   + "target duration \(output.targetDuration) s, AAC \(summary.copied ? "copied" : "encoded")"
                   + (summary.renditions.count > 1 ? ", \(summary.renditions.count) renditions" : "")
-                  + (summary.mpd.map { ", \($0)" } ?? ""))
+                  + (output.mpd.map { ", \($0)" } ?? ""))
         }
         // A damaged input (an M4A cut short) is packaged as far as it reads, and said.
         try ExitStatus.finish(damage: summary.damage, in: input)

@@ -42,7 +42,7 @@ struct PublishingOptions: ParsableArguments {
             do throws(PublishingError) {
                 destination = try PublishingDestination.parse(
                     text, environment: { ProcessInfo.processInfo.environment[$0] },
-                    readFile: { try String(contentsOfFile: $0, encoding: .utf8) })
+                    readFile: { try String(contentsOfFile: $0, encoding: .utf8) }, registry: Keyframe.destinations)
             } catch {
                 throw CommandFailure(error.message, status: .usage)
             }

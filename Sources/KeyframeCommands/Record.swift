@@ -213,6 +213,7 @@ struct Record: ParsableCommand {
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
         options.publishTitle = title
+        options.formats = Keyframe.formats
         options.lowersBitrateToFit = encoder.bitrate == nil
         options.profile = encoder.profile.choice
         options.hlsWindow = hlsWindow

@@ -338,3 +338,19 @@ public final class FileByteSink: SeekableByteSink {
 /// Not `Sendable`: writes append to a buffer and move the output; one thread at a time writes.
 @available(*, unavailable)
 extension FileByteSink: Sendable {}
+
+extension FileByteSink {
+    /// Writes `bytes` as the file `path`, atomically: under a temporary name, synced unless
+    /// `syncing` is `false`, then renamed; nothing of it is visible on an error.
+    package static func write(_ bytes: [UInt8], to path: FilePath, syncing: Bool = true) throws(PipelineError) {
+        let sink: FileByteSink
+        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
+        do throws(ByteStreamError) {
+            try sink.write(bytes)
+            try sink.commit(syncing: syncing)
+        } catch {
+            sink.cancel()
+            throw .stream(error)
+        }
+    }
+}

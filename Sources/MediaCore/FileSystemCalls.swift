@@ -138,9 +138,8 @@ package enum FileSystemCalls {
         var found: [String] = []
         for name in try entries(of: directory) {
             let path = directory.appending(name)
-            var status = stat()
-            guard path.withPlatformString({ lstat($0, &status) }) == 0 else { continue }
-            switch status.st_mode & S_IFMT {
+            guard let kind = kind(of: path) else { continue }
+            switch kind {
             case S_IFDIR: found += try regularFiles(under: path).map { name + "/" + $0 }
             case S_IFREG: found.append(name)
             default: continue
@@ -149,14 +148,20 @@ package enum FileSystemCalls {
         return found
     }
 
+    /// What `path` itself is (`S_IFDIR`, `S_IFREG`, `S_IFLNK`, …; `lstat(2)`, so a link is
+    /// not followed), or `nil` when it cannot be looked at.
+    private static func kind(of path: FilePath) -> mode_t? {
+        var status = stat()
+        guard path.withPlatformString({ lstat($0, &status) }) == 0 else { return nil }
+        return status.st_mode & S_IFMT
+    }
+
     /// Removes `directory` and everything under it that this process may remove (regular files,
     /// links and the directories they were in), deepest first; what cannot be removed stays.
     package static func removeTree(_ directory: FilePath) {
         for name in (try? entries(of: directory)) ?? [] {
             let path = directory.appending(name)
-            var status = stat()
-            let isDirectoryItself = path.withPlatformString { lstat($0, &status) } == 0 && status.st_mode & S_IFMT == S_IFDIR
-            if isDirectoryItself { removeTree(path) } else { try? unlink(path) }
+            if kind(of: path) == S_IFDIR { removeTree(path) } else { try? unlink(path) }
         }
         try? removeDirectory(directory)
     }

@@ -40,22 +40,6 @@ extension ObjectStore {
     }
 }
 
-extension FileByteSink {
-    /// Writes `bytes` as the file `path`, atomically: under a temporary name, synced unless
-    /// `syncing` is `false`, then renamed; nothing of it is visible on an error.
-    package static func write(_ bytes: [UInt8], to path: FilePath, syncing: Bool = true) throws(PipelineError) {
-        let sink: FileByteSink
-        do { sink = try FileByteSink(path: path) } catch { throw .stream(error) }
-        do throws(ByteStreamError) {
-            try sink.write(bytes)
-            try sink.commit(syncing: syncing)
-        } catch {
-            sink.cancel()
-            throw .stream(error)
-        }
-    }
-}
-
 /// A directory as an ``ObjectStore``: an object is a file under it (subdirectories made as
 /// needed), put under a temporary name, synced and renamed, so that a reader never sees a part.
 public struct DirectoryStore: ObjectStore {

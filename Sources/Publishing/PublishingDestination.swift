@@ -93,8 +93,7 @@ public struct PublishingDestination: Sendable, CustomStringConvertible {
             url = String(url[..<hash])
         }
         let parts = try URLParts(url)
-        // A protocol registered later wins a URL scheme an earlier one also claims.
-        guard let entry = registry.entries.last(where: { $0.urlSchemes.contains(parts.scheme) }) else {
+        guard let entry = registry.entry(forScheme: parts.scheme) else {
             let known = registry.entries.flatMap(\.urlSchemes).map { "\($0)://" }
             throw PublishingError(.invalidDestination,
                                   "\(parts.masked): unknown scheme \(parts.scheme)://; use \(known.dropLast().joined(separator: ", ")) or \(known.last ?? "")")
@@ -223,11 +222,21 @@ public struct DestinationRegistry: Sendable {
     /// Registers the object store `entry`, replacing the store of its name where it stands, or
     /// after the others; of two stores that claim one URL scheme, the later one parses it.
     public mutating func register(_ entry: StoreEntry) {
-        if let index = stores.firstIndex(where: { $0.name == entry.name }) {
-            stores[index] = entry
+        Self.replaceOrAppend(entry, in: &stores) { $0.name == entry.name }
+    }
+
+    /// `entry` in place of the first element of `list` that `matches`, or after them all.
+    private static func replaceOrAppend<Element>(_ entry: Element, in list: inout [Element], where matches: (Element) -> Bool) {
+        if let index = list.firstIndex(where: matches) {
+            list[index] = entry
         } else {
-            stores.append(entry)
+            list.append(entry)
         }
+    }
+
+    /// The live protocol that parses URLs of `scheme`: the one registered last, when two claim it.
+    public func entry(forScheme scheme: String) -> Entry? {
+        entries.last { $0.urlSchemes.contains(scheme) }
     }
 
     /// Whether `text` is meant as an object store's URL rather than a file name: it has the
@@ -285,11 +294,7 @@ public struct DestinationRegistry: Sendable {
     /// Registers `entry`, replacing the protocol of its scheme where it stands, or after the
     /// others; of two protocols that claim one URL scheme, the later one parses it.
     public mutating func register(_ entry: Entry) {
-        if let index = entries.firstIndex(where: { $0.scheme == entry.scheme }) {
-            entries[index] = entry
-        } else {
-            entries.append(entry)
-        }
+        Self.replaceOrAppend(entry, in: &entries) { $0.scheme == entry.scheme }
     }
 
     /// RTMP (FLV audio tags), Icecast (ADTS) and SRT (MPEG-TS), each carrying AAC.

@@ -64,9 +64,6 @@ package struct URLParts: Sendable, Hashable {
         guard !host.isEmpty else { throw PublishingError(.invalidDestination, "\(reference.scheme)://…: no host") }
     }
 
-    /// `host`, in brackets when it is an IPv6 address.
-    package static func bracketed(_ host: String) -> String { URLReference.bracketed(host) }
-
     /// What can be shown of a string that did not parse: its scheme when it looks like one, or
     /// nothing.
     private static func maskedGuess(_ text: String) -> String {

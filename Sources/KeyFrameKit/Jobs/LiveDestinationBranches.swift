@@ -33,30 +33,34 @@ struct LiveDestinationSettings: Sendable {
         }
     }
 
-    /// An expendable branch of PCM that encodes AAC of `profile` (AAC-LC, HE-AAC v1 `.sbr` or
-    /// v2 `.ps`) at `bitrate` (on a thread of its own: one encoder per bitrate, in parallel, and
-    /// the capture or pacing thread never waits on it) into `destinations`; and the bitrate the
-    /// encoder took: `bitrate` lowered to fit the input with `lowersBitrateToFit` (AAC-LC: to
-    /// what AAC carries at its rate and channels; HE-AAC: to its default for them, so a bitrate
-    /// asked of HE-AAC goes without it, to be taken or refused).
+    /// An encoder of AAC of `profile` (AAC-LC, HE-AAC v1 `.sbr` or v2 `.ps`) at `bitrate` for
+    /// a branch of its own, opened: `bitrate` lowered to fit the input with `lowersBitrateToFit`
+    /// (AAC-LC: to what AAC carries at its rate and channels; HE-AAC: to its default for them,
+    /// so a bitrate asked of HE-AAC goes without it, to be taken or refused); its ``bitrate``
+    /// says what it took.
+    func encoder(bitrate: Int, format: PCMFormat, coder: AACEncoder.Coder = .fast, profile: AudioObjectType = .aacLC,
+                 lowersBitrateToFit: Bool = true) throws(PipelineError) -> any AudioEncoder {
+        do {
+            return try codecs.encoder(for: .aac, profile: profile, settings: .init(
+                bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, format: format, aac: .init(coder: coder)))
+        } catch {
+            throw .codec(error)
+        }
+    }
+
+    /// An expendable branch of PCM that encodes with `encoder` (``encoder(bitrate:format:coder:profile:lowersBitrateToFit:)``)
+    /// on a thread of its own (one encoder per bitrate, in parallel, and the capture or pacing
+    /// thread never waits on it) into `destinations`.
     ///
     /// A destination that reconnects starts again at whatever packet comes next: nothing tells
     /// the encoder, so for HE-AAC a player there starts with the AAC-LC core alone until the next
     /// SBR header, which ``/AudioCodec/HEAACEncoder`` repeats every 8 frames (about 0.34 s at
     /// 48 kHz).
-    func encodingBranch(bitrate: Int, format: PCMFormat, coder: AACEncoder.Coder = .fast, profile: AudioObjectType = .aacLC,
-                        lowersBitrateToFit: Bool = true,
-                        destinations: [(PublishingDestination, DestinationStatistics)]) throws(PipelineError) -> (Tee<PCMBuffer>.Branch, Int) {
-        let encoder: any AudioEncoder
-        do {
-            encoder = try codecs.encoder(for: .aac, profile: profile, settings: .init(
-                bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, format: format, aac: .init(coder: coder)))
-        } catch {
-            throw .codec(error)
-        }
+    func encodingBranch(encoder: sending any AudioEncoder,
+                        destinations: [(PublishingDestination, DestinationStatistics)]) -> Tee<PCMBuffer>.Branch {
         let actual = encoder.bitrate
         let tee = Tee(packetBranches(destinations, bitrate: actual))
-        return (Self.threadedBranch(encoder: encoder, into: tee, name: "\(actual / 1000)k"), actual)
+        return Self.threadedBranch(encoder: encoder, into: tee, name: "\(actual / 1000)k")
     }
 
     private static func threadedBranch<Encoder: AudioEncoder>(encoder: sending Encoder, into tee: sending Tee<MediaSample>,

@@ -212,11 +212,10 @@ public struct LivePublication: Sendable {
             let chosen = options.destinations.indices.filter { (self.bitrate(of: options.destinations[$0]) ?? fallback) == bitrate }
             // A bitrate asked is HE-AAC's to take or refuse; a default is fitted to the input.
             let asked = chosen.contains { self.bitrate(of: options.destinations[$0]) != nil }
-            let (branch, actual) = try settings.encodingBranch(
-                bitrate: bitrate, format: format, profile: profile, lowersBitrateToFit: !asked || !profile.usesSpectralBandReplication,
-                destinations: chosen.map { (options.destinations[$0], statistics[$0]) })
-            branches.append(branch)
-            used.append(actual)
+            let encoder = try settings.encoder(bitrate: bitrate, format: format, profile: profile,
+                                               lowersBitrateToFit: !asked || !profile.usesSpectralBandReplication)
+            used.append(encoder.bitrate)
+            branches.append(settings.encodingBranch(encoder: encoder, destinations: chosen.map { (options.destinations[$0], statistics[$0]) }))
         }
         var tee = Tee(branches)
         let limit = options.duration.map(\.inSeconds)

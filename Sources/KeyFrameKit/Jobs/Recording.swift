@@ -29,7 +29,7 @@ public final class Recording: Sendable {
     /// Each live destination's figures, live, in the order of ``RecordingOptions/destinations``.
     public var destinationStatistics: [DestinationStatistics] { live.destinations }
     /// The graph.
-    public let live: LiveEncoding
+    private let live: LiveEncoding
     /// The lifecycle: start once, stop, finish.
     public var job: LiveCaptureJob { live.job }
 

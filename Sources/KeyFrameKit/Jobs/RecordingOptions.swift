@@ -199,19 +199,22 @@ extension RecordingOptions {
         profile.resolved(channelCount: configuration.channelCount, bitrate: bitrate, sampleRate: configuration.sampleRate)
     }
 
-    /// Opens (and drops) an encoder for each destination bitrate of its own, so that one the
-    /// codec refuses is an error before the device or a file is touched.
-    func checkDestinationEncoders() throws(PipelineError) {
+    /// The settings the live destinations share.
+    var destinationSettings: LiveDestinationSettings {
+        LiveDestinationSettings(codecs: codecs, queueDuration: publishQueueDuration, policy: reconnectPolicy, trustRoots: trustRoots,
+                                title: publishTitle)
+    }
+
+    /// An encoder for each destination bitrate of its own (``otherBitrates``), opened, so that
+    /// one the codec refuses is an error before the device or a file is touched.
+    func destinationEncoders() throws(PipelineError) -> [any AudioEncoder] {
+        var encoders: [any AudioEncoder] = []
         for bitrate in otherBitrates {
             let profile = profile(forDestinationBitrate: bitrate)
-            do {
-                _ = try codecs.encoder(for: .aac, profile: profile, settings: .init(
-                    bitrate: bitrate, lowersBitrateToFit: !profile.usesSpectralBandReplication, format: configuration.pcmFormat,
-                    aac: .init(coder: coder)))
-            } catch {
-                throw .codec(error)
-            }
+            encoders.append(try destinationSettings.encoder(bitrate: bitrate, format: configuration.pcmFormat, coder: coder, profile: profile,
+                                                            lowersBitrateToFit: !profile.usesSpectralBandReplication))
         }
+        return encoders
     }
 
     /// The file's and the rendition's encoder, opened (an unsupported format or bitrate is an
@@ -245,8 +248,10 @@ extension RecordingOptions {
     /// the destinations at the file's `bitrate` (expendable) behind the encoder, and an encoder
     /// per other bitrate beside it. Each output removes what it made when a later one cannot
     /// be made.
-    func sinks(encoderBitrate: Int?, statistics: [DestinationStatistics]) -> LiveEncoding.SinkFactory {
+    func sinks(encoderBitrate: Int?, statistics: [DestinationStatistics],
+               destinationEncoders: consuming [any AudioEncoder]) -> LiveEncoding.SinkFactory {
         let options = self
+        let encoders = destinationEncoders.map { Transfer($0) }
         return { (progress: LiveEncoding.Progress) throws(PipelineError) -> LiveEncoding.Sinks in
             let checkpointFrames = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
             guard options.container.contents.contains(.audioPackets) else {
@@ -278,18 +283,13 @@ extension RecordingOptions {
                         inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)", format: options.container))
                     made.packets.insert(Tee.Branch(RecordingSink(file, checkpointFrames: checkpointFrames), name: "file"), at: 0)
                 }
-                let settings = LiveDestinationSettings(codecs: options.codecs, queueDuration: options.publishQueueDuration,
-                                                       policy: options.reconnectPolicy, trustRoots: options.trustRoots, title: options.publishTitle)
+                let settings = options.destinationSettings
                 let asked = options.bitrate
                 let destinations = Array(zip(options.destinations, statistics))
                 made.packets += settings.packetBranches(destinations.filter { ($0.0.bitrate ?? asked) == asked }, bitrate: encoderBitrate)
-                // One encoder per other bitrate, each on a thread of its own.
-                for bitrate in options.otherBitrates {
-                    let profile = options.profile(forDestinationBitrate: bitrate)
-                    made.pcm.append(try settings.encodingBranch(
-                        bitrate: bitrate, format: options.configuration.pcmFormat, coder: options.coder, profile: profile,
-                        lowersBitrateToFit: !profile.usesSpectralBandReplication,
-                        destinations: destinations.filter { $0.0.bitrate == bitrate }).0)
+                // One encoder per other bitrate, opened with the options, each on a thread of its own.
+                for (bitrate, encoder) in zip(options.otherBitrates, encoders) {
+                    made.pcm.append(settings.encodingBranch(encoder: encoder.take(), destinations: destinations.filter { $0.0.bitrate == bitrate }))
                 }
             } catch {
                 made.cancel()
@@ -318,9 +318,10 @@ extension LiveEncoding {
         try options.check()
         let statistics = options.destinationStatistics()
         let encoder = try options.encoder()
-        try options.checkDestinationEncoders()
+        let destinationEncoders = try options.destinationEncoders()
         let bitrate = encoder?.bitrate
-        try self.init(capture: options.capture, encoder: encoder, makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics),
+        try self.init(capture: options.capture, encoder: encoder,
+                      makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics, destinationEncoders: destinationEncoders),
                       destinations: statistics)
     }
 }

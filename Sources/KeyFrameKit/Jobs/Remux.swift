@@ -127,11 +127,13 @@ public enum Remux {
         /// in a copy).
         public var formats: MediaFormatRegistry = .standard
 
-        /// Options; by default faststart, not fragmented.
-        public init(fastStart: Bool = true, fragmentDuration: MediaTime? = nil, defragment: Bool = false) {
+        /// Options; by default faststart, not fragmented, the inputs opened through `formats`.
+        public init(fastStart: Bool = true, fragmentDuration: MediaTime? = nil, defragment: Bool = false,
+                    formats: MediaFormatRegistry = .standard) {
             self.fastStart = fastStart
             self.fragmentDuration = fragmentDuration
             self.defragment = defragment
+            self.formats = formats
         }
     }
 

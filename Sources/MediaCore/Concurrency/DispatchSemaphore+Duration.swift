@@ -7,6 +7,14 @@ extension DispatchSemaphore {
     /// - Returns: `.success` when signalled, `.timedOut` when the time ran out first.
     @discardableResult
     public func wait(for duration: Duration) -> DispatchTimeoutResult {
-        wait(timeout: .now() + .nanoseconds(Int(clamping: max(0, duration.inNanoseconds))))
+        wait(timeout: .after(duration))
+    }
+}
+
+extension DispatchTime {
+    /// `duration` from now (now for zero or less): the one place a `DispatchTime` is computed
+    /// from a `Duration`.
+    static func after(_ duration: Duration) -> DispatchTime {
+        .now() + .nanoseconds(Int(clamping: max(0, duration.inNanoseconds)))
     }
 }

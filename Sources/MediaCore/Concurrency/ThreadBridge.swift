@@ -5,8 +5,9 @@ internal import Dispatch
 /// Pipelines are synchronous pulls on threads of their own (a pump, a capture, a branch, a
 /// destination's connection): they block on reads, devices and sockets, which a thread of
 /// Swift's cooperative pool (two of them on a 2-core machine) must never do. Everything that
-/// crosses between the two goes through here or through
-/// `DispatchSemaphore.wait(for:)`:
+/// crosses between the two goes through here or through `DispatchSemaphore.wait(for:)`, apart
+/// from the edges' own continuations (a live capture's end, an MP4 read batch by batch, a
+/// blocking playlist reload), which DESIGN.md lists:
 ///
 /// - **blocking work awaited**: ``run(_:)`` runs a body on a thread of its own and resumes the
 ///   awaiting task with its result;
@@ -69,6 +70,6 @@ public enum ThreadBridge {
     /// system's, never the cooperative pool: the deadline of a task suspended on a
     /// continuation (`body` resumes it if nothing did before).
     public static func resume(after duration: Duration, _ body: @escaping @Sendable () -> Void) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(clamping: max(0, duration.inNanoseconds))), execute: body)
+        DispatchQueue.global().asyncAfter(deadline: .after(duration), execute: body)
     }
 }

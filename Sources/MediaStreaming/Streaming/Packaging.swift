@@ -155,7 +155,7 @@ public enum Packaging {
                 guard Set(renditions.map { $0.segments.map(\.duration) }).count == 1 else {
                     throw PipelineError.unsupported("the renditions' segments do not line up")
                 }
-                try write(StreamManifests.masterPlaylist(renditions), to: directory.appending("master.m3u8"))
+                try FileByteSink.write(Array(StreamManifests.masterPlaylist(renditions).utf8), to: directory.appending("master.m3u8"))
                 manifests.append(directory.appending("master.m3u8"))
                 summary = Summary(playlist: directory.appending("master.m3u8"), renditions: renditions, segmentDurations: renditions[0].segments.map {
                     Double($0.duration) / Double(max(renditions[0].timescale, 1))
@@ -164,7 +164,7 @@ public enum Packaging {
             }
             if options.dash {
                 let path = directory.appending("manifest.mpd")
-                try write(StreamManifests.mpd(summary.renditions), to: path)
+                try FileByteSink.write(Array(StreamManifests.mpd(summary.renditions).utf8), to: path)
                 summary.mpd = path
             }
             return summary
@@ -174,11 +174,6 @@ public enum Packaging {
             if createdDirectory { try? FileSystemCalls.removeDirectory(directory) }
             throw error
         }
-    }
-
-    /// Writes `text` to `path` atomically.
-    package static func write(_ text: String, to path: FilePath) throws(PipelineError) {
-        try FileByteSink.write(Array(text.utf8), to: path)
     }
 
     /// Removes a rendition directory's files (`index.m3u8`, `init.mp4`, segments), and with

@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// An Icecast mount to publish to: `icecast://[user[:password]@]host[:port]/mount`, or
 /// `icecasts://` for TLS.
 ///
@@ -44,6 +46,6 @@ public struct IcecastDestination: Sendable, Hashable {
 
     /// The URL with the password masked: what logs, `--json` and errors show.
     public var maskedURL: String {
-        "\(usesTLS ? "icecasts" : "icecast")://****@\(URLParts.bracketed(host)):\(port)\(mount)"
+        "\(usesTLS ? "icecasts" : "icecast")://****@\(URLReference.bracketed(host)):\(port)\(mount)"
     }
 }

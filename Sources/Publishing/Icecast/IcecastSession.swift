@@ -1,3 +1,4 @@
+internal import MediaCore
 internal import Synchronization
 internal import AACBitstream
 
@@ -107,7 +108,7 @@ package final class IcecastSession: PublishingSession {
     private var commonHeaders: String {
         var credentials = Array("\(destination.user):\(destination.password)".utf8)
         defer { credentials.removeAll() }
-        return "Host: \(URLParts.bracketed(destination.host)):\(destination.port)\r\n"
+        return "Host: \(URLReference.bracketed(destination.host)):\(destination.port)\r\n"
             + "Authorization: Basic \(Self.base64(credentials))\r\n"
             + "User-Agent: \(userAgent)\r\n"
     }
