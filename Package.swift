@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MediaFormats", targets: ["MediaFormats"]),
         .library(name: "MediaCore", targets: ["MediaCore"]),
         .library(name: "AACBitstream", targets: ["AACBitstream"]),
+        .library(name: "AudioBitstreams", targets: ["AudioBitstreams"]),
         .library(name: "PCMAudio", targets: ["PCMAudio"]),
         .library(name: "VideoBitstream", targets: ["VideoBitstream"]),
         .library(name: "MP4", targets: ["MP4"]),
@@ -59,6 +60,9 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(name: "AACBitstream", dependencies: ["MediaCore"], swiftSettings: strict),
+        // The headers and configurations of MP3, Opus, FLAC and ALAC, and their ISO BMFF
+        // descriptions: pure Swift, fuzzed like AACBitstream.
+        .target(name: "AudioBitstreams", dependencies: ["MediaCore"], swiftSettings: strict),
         .target(
             name: "PCMAudio",
             dependencies: ["MediaCore", .product(name: "RealModule", package: "swift-numerics")],
@@ -105,7 +109,7 @@ let package = Package(
         // FFmpeg 5.1 cannot decode.
         .target(name: "CFLAC", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
-        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "PCMAudio", "SpectralBandReplication",
+        .target(name: "AudioCodec", dependencies: ["CFFmpeg", "CFLAC", "CEBUR128", "MediaCore", "AACBitstream", "AudioBitstreams", "PCMAudio", "SpectralBandReplication",
                                                   .product(name: "RealModule", package: "swift-numerics"), .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
         // libsrt, bound lazily with dlopen (headers from libsrt-openssl-dev).
@@ -148,7 +152,7 @@ let package = Package(
 
         // Fuzzing: the targets are plain Swift (replayed by the tests); the driver links libFuzzer
         // only when built with -sanitize=fuzzer -DFUZZING (see `make fuzz`).
-        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MediaValidation",
+        .target(name: "FuzzTargets", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "PCMAudio", "MP4", "VideoBitstream", "MediaFormats", "MediaStreaming", "MediaValidation",
                                                    "XMLReader", "MPEGTS", "RTMP",
                                                    .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .target(name: "CLibFuzzer"),
@@ -170,6 +174,7 @@ let package = Package(
         // Killed by the atomic-commit tests while it commits a file over and over.
         .executableTarget(name: "commit-probe", dependencies: ["MediaCore", .product(name: "SystemPackage", package: "swift-system")],
                           path: "Tests/CommitProbe", swiftSettings: strict),
+        .testTarget(name: "AudioBitstreamsTests", dependencies: ["AudioBitstreams", "MediaCore"], swiftSettings: strict),
         .testTarget(name: "AACBitstreamTests", dependencies: ["AACBitstream", "MP4", "MediaCore", "FuzzTargets", "TestSupport"], resources: [.copy("Regressions")], swiftSettings: strict),
         .testTarget(name: "PCMAudioTests", dependencies: ["PCMAudio", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MP4Tests", dependencies: ["MP4", "AACBitstream", "MediaCore", "VideoBitstream", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),

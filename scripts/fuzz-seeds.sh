@@ -41,7 +41,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist|url|codecconfig DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -503,6 +503,28 @@ url)
         printf '%s' "$url" > "$dir/url-$i.txt"
         i=$((i + 1))
     done
+    ;;
+codecconfig)
+    # The configurations libavcodec's encoders write (OpusHead, STREAMINFO, the ALAC cookie),
+    # and the boxes FFmpeg's MP4 muxer puts them in (dOps, dfLa, alac).
+    wav="$dir/.in.wav"
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=0.5" -ac 2 "$wav"
+    for c in libopus flac alac; do
+        ffmpeg -nostdin -v error -y -i "$wav" -c:a "$c" -strict -2 "$dir/.x.mp4"
+        python3 - "$dir/.x.mp4" "$dir/$c" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+for box in (b"dOps", b"dfLa", b"alac"):
+    at = data.find(box, data.find(b"stsd"))
+    if box == b"alac" and at > 0:
+        at = data.find(box, at + 4)  # the box inside the sample entry of the same name
+    if at > 4:
+        size = struct.unpack(">I", data[at - 4:at])[0]
+        open(sys.argv[2] + "-" + box.decode() + ".bin", "wb").write(data[at + 4:at - 4 + size])
+PY
+        rm -f "$dir/.x.mp4"
+    done
+    rm -f "$wav"
     ;;
 *)
     usage

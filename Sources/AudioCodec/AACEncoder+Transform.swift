@@ -34,8 +34,8 @@ extension PCMBytesEncoder {
 /// (1024 frames each) out.
 extension AACEncoder: PCMBytesEncoder, MediaTransform {}
 
-extension AACDecoder: MediaTransform {
-    /// Decodes one AAC packet; returns its PCM (none while the decoder fills its delay or trims
+extension LibavcodecAudioDecoder: MediaTransform {
+    /// Decodes one packet; returns its PCM (none while the decoder fills its delay or trims
     /// priming).
     public func transform(_ packet: MediaSample) throws(CodecError) -> [PCMBuffer] {
         let pcm = try decode(packet: packet.data)

@@ -1,5 +1,6 @@
 public import AACBitstream
 public import MediaCore
+internal import AudioBitstreams
 
 /// Encoders and decoders, registered by codec (``/MediaCore/AudioCodecID``) and profile (the
 /// MPEG-4 audio object type, ISO/IEC 14496-3 1.5.1.1): jobs ask for an encoder of a codec and
@@ -79,16 +80,22 @@ public struct AudioCodecRegistry: Sendable {
         public let profile: AudioObjectType?
         /// What it is, for people (`libavcodec aac`).
         public let name: String
+        /// The sample rates it encodes, when it takes only some (Opus: 48, 24, 16, 12, 8 kHz):
+        /// a job resamples an input at another rate to the nearest
+        /// (``PCMResampler/nearestRate(to:in:)``). `nil` for any rate, or one the encoder
+        /// checks itself.
+        public let sampleRates: [Int]?
         /// Makes one.
         public let make: @Sendable (EncoderSettings) throws(CodecError) -> any AudioEncoder
 
         /// An entry for `codec` in `profile` (none for a codec without profiles), named `name`,
-        /// made by `make`.
-        public init(codec: AudioCodecID, profile: AudioObjectType? = nil, name: String,
+        /// taking `sampleRates` (`nil`: any), made by `make`.
+        public init(codec: AudioCodecID, profile: AudioObjectType? = nil, name: String, sampleRates: [Int]? = nil,
                     make: @escaping @Sendable (EncoderSettings) throws(CodecError) -> any AudioEncoder) {
             self.codec = codec
             self.profile = profile
             self.name = name
+            self.sampleRates = sampleRates
             self.make = make
         }
     }
@@ -192,8 +199,9 @@ public struct AudioCodecRegistry: Sendable {
     /// description of the same codec registered earlier.
     public mutating func register(_ description: AudioCodecDescription) { descriptions.insert(description, at: 0) }
 
-    /// The built-in codec descriptions: AAC's (`AudioCodecDescription.aac`, AACBitstream).
-    public static let builtInDescriptions: [AudioCodecDescription] = [.aac]
+    /// The built-in codec descriptions: AAC's (`AudioCodecDescription.aac`, AACBitstream);
+    /// Opus's, FLAC's and ALAC's (`opus`, `flac`, `alac`, AudioBitstreams).
+    public static let builtInDescriptions: [AudioCodecDescription] = [.aac, .opus, .flac, .alac]
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
     /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``).
@@ -210,7 +218,14 @@ public struct AudioCodecRegistry: Sendable {
         EncoderEntry(codec: .aac, profile: .ps, name: "KeyFrameKit PS and SBR over libavcodec aac") { settings throws(CodecError) -> any AudioEncoder in
             try ParallelAACEncoder.makeEncoder(profile: .ps, settings: settings)
         },
-    ]
+    ] + [LibavcodecAudioEncoder.Configuration.mp3, .opus, .flac, .alac].map { configuration in
+        // MP3 (LAME), Opus (libopus), FLAC and ALAC through libavcodec.
+        EncoderEntry(codec: configuration.codec, name: "libavcodec \(configuration.encoderName)",
+                     sampleRates: configuration.sampleRates) { settings throws(CodecError) -> any AudioEncoder in
+            try LibavcodecAudioEncoder(configuration, bitrate: settings.bitrate, lowersBitrateToFit: settings.lowersBitrateToFit,
+                                       format: settings.format)
+        }
+    }
 
     /// The built-in decoders: ``AACDecoder`` (libavcodec) for the AAC object types its
     /// libavcodec decodes (Main, LC, SSR, LTP, the error-resilient LC, LD and ELD; USAC from
@@ -221,7 +236,13 @@ public struct AudioCodecRegistry: Sendable {
             try AACDecoder(audioSpecificConfig: settings.audioSpecificConfig, outputSampleFormat: settings.outputSampleFormat,
                            trim: settings.trim)
         },
-    ]
+    ] + [AudioCodecID.mp3, .opus, .flac, .alac].map { codec in
+        // MP3, Opus, FLAC and ALAC: libavcodec's decoders, configured by the container's description.
+        DecoderEntry(codec: codec, name: "libavcodec \(codec)") { settings throws(CodecError) -> any AudioDecoder in
+            guard let stream = settings.stream else { throw .unsupportedInput("a \(codec) decoder needs the stream's format") }
+            return try LibavcodecAudioDecoder(stream, outputSampleFormat: settings.outputSampleFormat, trim: settings.trim)
+        }
+    }
 
     /// An encoder of `codec` and `profile` with `settings`.
     ///
@@ -261,6 +282,12 @@ public struct AudioCodecRegistry: Sendable {
     /// SBR (HE-AAC) when signalled, else the config's audio object type.
     public static func profile(of config: AudioSpecificConfig) -> AudioObjectType {
         config.profile
+    }
+
+    /// The sample rates the encoder of `codec` and `profile` takes, when it takes only some
+    /// (``EncoderEntry/sampleRates``); `nil` for any, or for no encoder.
+    public func sampleRates(for codec: AudioCodecID, profile: AudioObjectType = .aacLC) -> [Int]? {
+        encoders.first { $0.codec == codec && ($0.profile == nil || $0.profile == profile) }?.sampleRates
     }
 
     /// Whether a decoder is registered for `codec` in `profile`.

@@ -49,7 +49,7 @@ extension AnyAudioDecoder: NamedStage {
     package var stageName: String { JobReport.stageName(of: base) }
 }
 
-extension AACDecoder: AudioDecoder {}
+extension LibavcodecAudioDecoder: AudioDecoder {}
 
 extension MediaSource where Element == MediaSample {
     /// This source's packets through `decoder`, a decoder chosen at run time (a registry's).

@@ -15,6 +15,8 @@ static char kf_error[512] = "FFmpeg not loaded";
 static struct {
     const AVCodec *(*avcodec_find_encoder)(enum AVCodecID);
     const AVCodec *(*avcodec_find_decoder)(enum AVCodecID);
+    const AVCodec *(*avcodec_find_encoder_by_name)(const char *);
+    uint8_t *(*av_packet_get_side_data)(const AVPacket *, enum AVPacketSideDataType, size_t *);
     AVCodecContext *(*avcodec_alloc_context3)(const AVCodec *);
     void (*avcodec_free_context)(AVCodecContext **);
     int (*avcodec_open2)(AVCodecContext *, const AVCodec *, AVDictionary **);
@@ -62,6 +64,8 @@ static void kf_load_once(void) {
     if (!avcodec) return;
     KF_BIND(avcodec, avcodec_find_encoder);
     KF_BIND(avcodec, avcodec_find_decoder);
+    KF_BIND(avcodec, avcodec_find_encoder_by_name);
+    KF_BIND(avcodec, av_packet_get_side_data);
     KF_BIND(avcodec, avcodec_alloc_context3);
     KF_BIND(avcodec, avcodec_free_context);
     KF_BIND(avcodec, avcodec_open2);
@@ -98,6 +102,10 @@ const char *kf_ffmpeg_load_error(void) { return kf_error; }
 
 const AVCodec *kf_avcodec_find_encoder(enum AVCodecID id) { return kf.avcodec_find_encoder(id); }
 const AVCodec *kf_avcodec_find_decoder(enum AVCodecID id) { return kf.avcodec_find_decoder(id); }
+const AVCodec *kf_avcodec_find_encoder_by_name(const char *name) { return kf.avcodec_find_encoder_by_name(name); }
+uint8_t *kf_av_packet_get_side_data(const AVPacket *packet, enum AVPacketSideDataType type, size_t *size) {
+    return kf.av_packet_get_side_data(packet, type, size);
+}
 AVCodecContext *kf_avcodec_alloc_context3(const AVCodec *codec) { return kf.avcodec_alloc_context3(codec); }
 void kf_avcodec_free_context(AVCodecContext **context) { kf.avcodec_free_context(context); }
 int kf_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options) { return kf.avcodec_open2(context, codec, options); }

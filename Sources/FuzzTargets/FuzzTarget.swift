@@ -108,12 +108,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// typed problem, never a trap; the parts stay apart (no `/`, `?`, `#` or `@` in the
     /// authority, a port in 1…65535); written back in order, they read as the same parts.
     case url
+    /// The decoder configurations of Opus, FLAC and ALAC, each in its own form and its ISO BMFF
+    /// box (``OpusHeader``, ``FLACStreamInfo``, ``FLACMetadataBlock``, ``ALACSpecificConfig``):
+    /// any bytes parse or give a typed error; what parses writes back to bytes that parse to the
+    /// same value, in both forms.
+    case codecconfig
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
         switch self {
         case .playlist: PlaylistFuzzTarget.run(data)
         case .url: Self.url(data)
+        case .codecconfig: Self.codecConfiguration(data)
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)

@@ -72,7 +72,7 @@ struct Decode: ParsableCommand {
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         printSummary("\(summaryName(of: output)): \(Terminal.fixed(seconds, digits: 3)) s, "
                      + "\(summary.format.sampleRate) Hz, \(summary.format.channelCount) ch, "
-                     + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) AAC packets" : ""), outputs: [output])
+                     + "\(summary.frames) frames" + (summary.packets > 0 ? " from \(summary.packets) packets" : ""), outputs: [output])
         try ExitStatus.finish(damage: summary.damage, in: input)
     }
 }

@@ -5,7 +5,7 @@ import KeyFrameKit
 struct Encode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode a WAV or raw PCM file to AAC-LC, HE-AAC or HE-AAC v2.",
+        abstract: "Encode a WAV or raw PCM file to AAC-LC, HE-AAC, HE-AAC v2, Opus, FLAC or ALAC.",
         discussion: """
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
             or raw interleaved .pcm (give --input-sample-rate, --input-channels, --input-format). OUTPUT .aac is ADTS; \
@@ -21,7 +21,7 @@ struct Encode: ParsableCommand {
     @Argument(help: "The .wav or .pcm file to encode.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS) or .m4a (MP4).")
+    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS) or .m4a (MP4; AAC, or Opus, FLAC or ALAC with --codec).")
     var output: String
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
@@ -46,9 +46,11 @@ struct Encode: ParsableCommand {
 
     func run() throws {
         try checkDistinct(input: input, output: output)
-        guard [.adts, .mp4].contains(Keyframe.formats.format(nameOf: FilePath(output))) else {
+        guard let container = Keyframe.formats.format(nameOf: FilePath(output)), container.contents.contains(.audioPackets),
+              Keyframe.formats.entry(for: container)?.packetSink != nil else {
             throw CommandFailure("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets))")
         }
+        let codec = try CodecArgument.resolve(encoder.codec, container: container, output: output, profile: encoder.profile)
         // Before the input is opened: a FIFO's open blocks until its writer comes.
         let control = StopSignals.cancellingControl()
         let inputPath = FilePath(input)
@@ -72,9 +74,12 @@ struct Encode: ParsableCommand {
         }
         let format = reader.format
         let line = ProgressLine(label: "encoding")
-        let options = Transcode.EncodeOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder,
+        var options = Transcode.EncodeOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder,
                                               fragmentDuration: fragmented ? MediaTime(value: 1, timescale: 1) : nil,
                                               preferredBitrate: Transcode.defaultBitrate, profile: encoder.profile.choice)
+        options.codec = codec
+        options.codecs = Keyframe.codecs
+        options.formats = Keyframe.formats
         let summary: Transcode.EncodeSummary
         do {
             summary = try Transcode.encode(reader, to: FilePath(output), options: options, control: control,
@@ -85,7 +90,8 @@ struct Encode: ParsableCommand {
         let seconds = Double(summary.inputFrames) / Double(summary.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.sampleRate) Hz, \(format.channelCount) ch → "
-              + "\(summary.packets) AAC packets\(ProfileArgument.tag(summary.profile)) at \(summary.bitrate) b/s (priming \(summary.priming), padding \(summary.padding))")
+              + "\(summary.packets) \(codec == .aac ? "AAC" : codec.name.uppercased()) packets\(codec == .aac ? ProfileArgument.tag(summary.profile) : "")"
+              + (summary.bitrate > 0 ? " at \(summary.bitrate) b/s" : "") + " (priming \(summary.priming), padding \(summary.padding))")
         try ExitStatus.finish(damage: summary.damage, in: input)
     }
 

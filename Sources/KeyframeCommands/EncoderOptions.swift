@@ -19,6 +19,12 @@ struct EncoderOptions: ParsableArguments {
     @Option(help: ProfileArgument.help)
     var profile: ProfileArgument = .lc
 
+    @Option(help: ArgumentHelp(
+        "The codec: aac, mp3, opus, flac or alac. Default: the output's own (.m4a, .mp4 and .aac: AAC). "
+            + "--profile is AAC's; a codec the output cannot hold is refused.",
+        valueName: "codec"))
+    var codec: CodecArgument?
+
     /// The bitrate asked, in bits per second; `nil` for the default.
     var bitsPerSecond: Int? { bitrate?.bitsPerSecond }
 }

@@ -7,6 +7,10 @@ extension Keyframe {
     /// command's checks and messages see it.
     package static let formats: MediaFormatRegistry = .standard
 
+    /// The codecs the commands encode and decode with (``/AudioCodec/AudioCodecRegistry``):
+    /// KeyFrameKit's standard registry, the one the format registry above decodes with.
+    package static let codecs: AudioCodecRegistry = .standard
+
     /// The destinations the commands send to (``/Publishing/DestinationRegistry``): KeyFrameKit's
     /// live protocols (RTMP, Icecast, SRT) and object stores (`file://`).
     package static let destinations: DestinationRegistry = .standard

@@ -436,7 +436,8 @@ extension MP4Track {
         if let audio = entry.audio, entry.type != "mp4a", let described = audioCodecs.matching(sampleEntryType: entry.type) {
             var format = EncodedAudioFormat(codec: described.codec, sampleRate: audio.sampleRate, channelCount: audio.channelCount,
                                             framesPerPacket: 0,
-                                            decoderConfiguration: described.configurationBox.flatMap { entry.configurationBoxes[$0] } ?? [])
+                                            decoderConfiguration: described.configurationBox.flatMap { entry.configurationBoxes[$0] }
+                                                .flatMap(described.configurationInBox) ?? [])
             format.framesPerPacket = described.fixedPacketDuration(format) ?? 0
             return .audio(format)
         }

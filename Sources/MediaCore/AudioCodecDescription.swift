@@ -31,6 +31,11 @@ public struct AudioCodecDescription: Sendable {
     /// The frames every packet decodes to, at the format's rate, when the codec's packets all
     /// decode to the same number (AAC: 1024, or 2048 with SBR); `nil` when they vary (Opus, FLAC).
     public let fixedPacketDuration: @Sendable (EncodedAudioFormat) -> Int?
+    /// The decoder configuration (as ``EncodedAudioFormat/decoderConfiguration`` holds it, the
+    /// form the codec's own decoder takes) that the payload of a ``configurationBox`` holds:
+    /// `dOps` is `OpusHead` big-endian, `dfLa` wraps STREAMINFO; `nil` for a payload that is
+    /// not one. By default the payload itself.
+    public let configurationInBox: @Sendable ([UInt8]) -> [UInt8]?
 
     /// A description of `codec`, written as `sampleEntryType`, with its checks and names.
     public init(codec: AudioCodecID, sampleEntryType: FourCharacterCode, configurationBox: FourCharacterCode? = nil,
@@ -38,7 +43,8 @@ public struct AudioCodecDescription: Sendable {
                 sampleEntry: @escaping @Sendable (EncodedAudioFormat, AudioSampleEntry.TrackFigures) -> AudioSampleEntry,
                 codecsParameter: @escaping @Sendable (EncodedAudioFormat) -> String,
                 roll: @escaping @Sendable (EncodedAudioFormat) -> Int = { _ in 0 },
-                fixedPacketDuration: @escaping @Sendable (EncodedAudioFormat) -> Int? = { _ in nil }) {
+                fixedPacketDuration: @escaping @Sendable (EncodedAudioFormat) -> Int? = { _ in nil },
+                configurationInBox: @escaping @Sendable ([UInt8]) -> [UInt8]? = { $0 }) {
         self.codec = codec
         self.sampleEntryType = sampleEntryType
         self.configurationBox = configurationBox
@@ -47,6 +53,7 @@ public struct AudioCodecDescription: Sendable {
         self.codecsParameter = codecsParameter
         self.roll = roll
         self.fixedPacketDuration = fixedPacketDuration
+        self.configurationInBox = configurationInBox
     }
 }
 

@@ -14,10 +14,16 @@ public struct AudioPacketInput: PacketFileSource {
     public private(set) var path: FilePath
     /// The container.
     public let format: MediaFileFormat
-    /// The stream's configuration; `nil` for ADTS read as whole frames, whose headers carry it.
+    /// The stream's configuration; `nil` for ADTS read as whole frames, whose headers carry it,
+    /// and for a track of another codec (``audioFormat``).
     public let audioSpecificConfig: AudioSpecificConfig?
-    /// The stream as its AudioSpecificConfig describes it; `nil` for ADTS read as whole frames.
+    /// An MP4 track of a codec other than AAC that the input's codec descriptions name (Opus,
+    /// FLAC, ALAC), read to be decoded.
+    private let describedFormat: EncodedAudioFormat?
+    /// The stream as its AudioSpecificConfig (or, for another codec, its sample entry)
+    /// describes it; `nil` for ADTS read as whole frames.
     public var audioFormat: EncodedAudioFormat? {
+        if let describedFormat { return describedFormat }
         guard case .audio(let stream)? = try? audioSpecificConfig?.formatDescription() else { return nil }
         return stream
     }
@@ -57,16 +63,16 @@ public struct AudioPacketInput: PacketFileSource {
     }
 
     /// Opens an HLS media playlist of CMAF segments: its init segment, then its segments in
-    /// order (then any `segments` given), read as one fragmented MP4 (``init(mp4Path:segments:trackID:purpose:)``).
+    /// order (then any `segments` given), read as one fragmented MP4 (``init(mp4Path:segments:trackID:purpose:audioCodecs:)``).
     ///
     /// - Throws: the playlist's refusal (``HLSMediaPlaylist/files(of:)``): a window, a URL, a
     ///   missing segment, a master playlist; the MP4's errors.
     public init(playlistPath path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil,
-                purpose: Purpose = .decoding) throws(PipelineError) {
+                purpose: Purpose = .decoding, audioCodecs: [AudioCodecDescription] = [.aac]) throws(PipelineError) {
         let files = try HLSMediaPlaylist.files(of: path)
         var all = files.segments
         all.append(contentsOf: segments)
-        try self.init(container: .mp4, path: files.initSegment, segments: all, trackID: trackID, purpose: purpose)
+        try self.init(container: .mp4, path: files.initSegment, segments: all, trackID: trackID, purpose: purpose, audioCodecs: audioCodecs)
         self.path = path
     }
 
@@ -78,17 +84,22 @@ public struct AudioPacketInput: PacketFileSource {
     /// Opens the audio track of an MP4 (`trackID`, else the first audio track), with its media
     /// `segments` after it for a CMAF init segment.
     ///
+    /// To decode, a track of another codec that `audioCodecs` describes (Opus, FLAC, ALAC in
+    /// KeyFrameKit's standard registry) is read too, trimmed by its edit list.
+    ///
     /// - Throws: `PipelineError.unsupported` for a file without AAC audio (naming what it has);
     ///   the container's errors.
-    public init(mp4Path path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding) throws(PipelineError) {
-        try self.init(container: .mp4, path: path, segments: RunLengthArray(segments), trackID: trackID, purpose: purpose)
+    public init(mp4Path path: FilePath, segments: [FilePath] = [], trackID: UInt32? = nil, purpose: Purpose = .decoding,
+                audioCodecs: [AudioCodecDescription] = [.aac]) throws(PipelineError) {
+        try self.init(container: .mp4, path: path, segments: RunLengthArray(segments), trackID: trackID, purpose: purpose,
+                      audioCodecs: audioCodecs)
     }
 
     /// The two containers the reader reads packets from itself.
     private enum Container { case adts, mp4 }
 
     private init(container detected: Container, path: FilePath, segments: RunLengthArray<FilePath>, trackID: UInt32?,
-                 purpose: Purpose) throws(PipelineError) {
+                 purpose: Purpose, audioCodecs: [AudioCodecDescription] = [.aac]) throws(PipelineError) {
         self.path = path
         switch detected {
         case .adts:
@@ -99,6 +110,7 @@ public struct AudioPacketInput: PacketFileSource {
                                             totalBytes: source.size()))
             format = .adts
             audioSpecificConfig = nil
+            describedFormat = nil
             trim = .none
             track = nil
             file = nil
@@ -110,6 +122,20 @@ public struct AudioPacketInput: PacketFileSource {
             guard let file = demuxer.file, let track = demuxer.audioTrack else { throw .unsupported("\(path): no audio track") }
             let config: AudioSpecificConfig?
             do { config = try track.audioSpecificConfig() } catch { throw .container(error) }
+            if config == nil, purpose == .decoding, let entry = track.sampleEntry, entry.type != "mp4a",
+               audioCodecs.matching(sampleEntryType: entry.type) != nil,
+               case .audio(let described)? = try? track.formatDescription(audioCodecs: audioCodecs), described.codec != .aac {
+                // Another codec the descriptions name: its packets as they are, to be decoded by its decoder.
+                reader = .mp4(DemuxedTrackSource(demuxer: demuxer, track: track))
+                format = .mp4
+                audioSpecificConfig = nil
+                describedFormat = described
+                trim = Self.gaplessTrim(track: track, file: file, outputRate: described.sampleRate)
+                self.track = track
+                self.file = file
+                if let first = FileByteSource.regularFile(at: path) { metadata = StreamMetadata(mp4: file, source: first) } else { metadata = StreamMetadata() }
+                return
+            }
             guard let config else {
                 if purpose == .decoding, let descriptor = track.sampleEntry?.esDescriptor {
                     // An mp4a that is not AAC: name what it is.
@@ -124,6 +150,7 @@ public struct AudioPacketInput: PacketFileSource {
             reader = .mp4(DemuxedTrackSource(demuxer: demuxer, track: track))
             format = .mp4
             audioSpecificConfig = config
+            describedFormat = nil
             // HE-AAC signalled implicitly (an AAC-LC config at a core rate, SBR in the frames, as
             // FFmpeg's remux of an HE-AAC ADTS stream writes it): the decoder doubles the rate,
             // and the file's times count output samples.

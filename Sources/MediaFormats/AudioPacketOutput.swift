@@ -106,6 +106,10 @@ public struct AudioPacketOutput: PacketFileSink {
         case .timedMetadata, .marker:
             // Not carried in an MP4 or ADTS file yet.
             break
+        case .codecConfiguration:
+            // The sample entry keeps the configuration at open: a FLAC STREAMINFO whose length
+            // and MD5 are 0, "unknown" (RFC 9639 8.2), as a fragmented file must write it.
+            break
         }
     }
 

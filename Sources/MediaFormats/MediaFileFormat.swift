@@ -23,17 +23,25 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// Whether the first bytes of a file (up to ``sniffLength``) show this format; `nil` for a
     /// format without a signature (raw PCM), which only its name shows.
     public let recognizes: (@Sendable (_ head: [UInt8]) -> Bool)?
+    /// The audio codecs a file of the format can hold, the one a job writes when none is asked
+    /// first (MP4: AAC, Opus, FLAC, ALAC); empty for a format without compressed audio.
+    public let audioCodecs: [AudioCodecID]
 
-    /// A format named `name`, described as `description` in messages.
+    /// A format named `name`, described as `description` in messages, holding `audioCodecs`
+    /// (by default AAC when `contents` has ``Contents/audioPackets``).
     public init(name: String, description: String, fileExtensions: [String], contents: Contents, mimeType: String,
-                recognizes: (@Sendable (_ head: [UInt8]) -> Bool)? = nil) {
+                audioCodecs: [AudioCodecID]? = nil, recognizes: (@Sendable (_ head: [UInt8]) -> Bool)? = nil) {
         self.name = name
         self.description = description
         self.fileExtensions = fileExtensions.map { $0.lowercased() }
         self.contents = contents
         self.mimeType = mimeType
+        self.audioCodecs = audioCodecs ?? (contents.contains(.audioPackets) ? [.aac] : [])
         self.recognizes = recognizes
     }
+
+    /// The codec a job writes into the format when none is asked: the first of ``audioCodecs``.
+    public var defaultAudioCodec: AudioCodecID? { audioCodecs.first }
 
     /// Formats are equal when their names are.
     public static func == (lhs: MediaFileFormat, rhs: MediaFileFormat) -> Bool { lhs.name == rhs.name }
@@ -87,7 +95,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     public static let mp4 = MediaFileFormat(
         name: "mp4", description: "MP4", fileExtensions: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"],
         contents: [.audioPackets, .video, .multipleTracks, .gaplessInfo, .tags], mimeType: "audio/mp4",
-        recognizes: { head in isMP4(head) })
+        audioCodecs: [.aac, .opus, .flac, .alac], recognizes: { head in isMP4(head) })
     /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B): a start
     /// code followed by the NAL unit header of a parameter set, an access unit delimiter or SEI
     /// (unless the head is an MP4 box header: a box of 256–511 bytes starts `00 00 01`).

@@ -35,6 +35,9 @@ public struct MediaFormatRegistry: Sendable {
         public var allowsTruncatedWAV: Bool
         /// The sample format a decoder gives, when an entry decodes (32-bit float by default).
         public var decodedSampleFormat: PCMSampleFormat
+        /// The codecs a container's reader recognises beyond AAC (an MP4's Opus, FLAC or ALAC
+        /// track, to decode); `nil`: the registry's ``MediaFormatRegistry/audioCodecs``.
+        public var audioCodecs: [AudioCodecDescription]?
 
         /// Options; by default a file alone, decoded to float, a truncated WAV refused.
         public init(rawFormat: PCMFormat? = nil, segments: [FilePath] = [], trackID: UInt32? = nil,
@@ -217,7 +220,8 @@ public struct MediaFormatRegistry: Sendable {
             try AudioPacketOutput(adtsPath: path, inPlace: options.inPlace)
         }),
         Entry(format: .mp4, packetSource: { path, options throws(PipelineError) in
-            try AudioPacketInput(mp4Path: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose)
+            try AudioPacketInput(mp4Path: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose,
+                                 audioCodecs: options.audioCodecs ?? [.aac])
         }, fallsBack: { _ in true }, packetSink: { path, options throws(PipelineError) in
             try AudioPacketOutput(mp4Path: path, fragmentDuration: options.fragmentDuration, encoderName: options.encoderName,
                                   audioCodecs: options.audioCodecs ?? [.aac])
@@ -228,7 +232,8 @@ public struct MediaFormatRegistry: Sendable {
         // stays refused: libavformat's HLS reader would decode it with holes or without the
         // gapless trim.
         Entry(format: .hlsPlaylist, packetSource: { path, options throws(PipelineError) in
-            try AudioPacketInput(playlistPath: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose)
+            try AudioPacketInput(playlistPath: path, segments: options.segments, trackID: options.trackID, purpose: options.purpose,
+                                 audioCodecs: options.audioCodecs ?? [.aac])
         }),
     ])
 
@@ -242,6 +247,8 @@ public struct MediaFormatRegistry: Sendable {
             let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
             throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .audioPackets))", path: path)
         }
+        var options = options
+        if options.audioCodecs == nil { options.audioCodecs = audioCodecs }
         return try open(path, options)
     }
 
@@ -333,6 +340,7 @@ public struct MediaFormatRegistry: Sendable {
         }
         var decoding = options
         decoding.purpose = .decoding
+        if decoding.audioCodecs == nil { decoding.audioCodecs = audioCodecs }
         return try packetDecoder(try packets(path, decoding), entry.format, options)
     }
 

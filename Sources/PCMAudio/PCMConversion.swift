@@ -148,6 +148,76 @@ public enum PCMConversion {
         }
     }
 
+    /// Converts `frameCount` frames starting at frame `frameOffset` of `source` (laid out as
+    /// `format` says; a planar source holds `sourceFrameCount` frames per plane) to `target`
+    /// (`.int16`, `.int32` or `.float32`) in `destination`: one plane per channel when
+    /// `planar`, else one interleaved plane; written from frame `destinationOffset` on.
+    ///
+    /// Integers stay exact where the target holds them: 8 and 16 bits to 16 or 32, 24 and 32
+    /// bits to 32, left-aligned (`s24` → `s32` is `x << 8`, as libswresample does), so a lossless
+    /// encoder is given the source's very samples. Floats convert as ``int16(_:)`` and
+    /// ``int32(_:)`` do; integers to float as ``toPlanarFloat(source:format:sourceFrameCount:frameOffset:frameCount:destination:destinationOffset:)``.
+    /// A 24- or 32-bit integer source to `.int16` keeps the top 16 bits.
+    ///
+    /// - Precondition: `destination` holds one plane (interleaved) or one per channel (planar),
+    ///   each with room, and the source holds the frames.
+    @inlinable
+    public static func convert(
+        source: UnsafeRawBufferPointer, format: PCMFormat, sourceFrameCount: Int, frameOffset: Int, frameCount: Int,
+        to target: PCMSampleFormat, planar: Bool, destination: [UnsafeMutableRawPointer], destinationOffset: Int
+    ) {
+        let channels = format.channelCount
+        let width = format.sampleFormat.bytesPerSample
+        precondition([.int16, .int32, .float32].contains(target), "a codec takes s16, s32 or f32")
+        precondition(destination.count == (planar ? channels : 1), "one plane, or one per channel")
+        precondition(frameOffset >= 0 && frameCount >= 0 && frameOffset + frameCount <= sourceFrameCount)
+        precondition(source.count >= sourceFrameCount * channels * width, "source shorter than its frame count")
+        guard frameCount > 0, let base = source.baseAddress else { return }
+        let targetWidth = target.bytesPerSample
+        for channel in 0..<channels {
+            let start = format.isInterleaved ? (frameOffset * channels + channel) * width : (channel * sourceFrameCount + frameOffset) * width
+            let step = format.isInterleaved ? channels * width : width
+            let out = planar ? destination[channel] + destinationOffset * targetWidth
+                : destination[0] + (destinationOffset * channels + channel) * targetWidth
+            let outStep = planar ? targetWidth : channels * targetWidth
+            var position = base + start
+            var written = out
+            if format.sampleFormat == .float32 || format.sampleFormat == .float64 {
+                for _ in 0..<frameCount {
+                    let value = format.sampleFormat == .float32
+                        ? Float(bitPattern: UInt32(littleEndian: position.loadUnaligned(as: UInt32.self)))
+                        : Float(Double(bitPattern: UInt64(littleEndian: position.loadUnaligned(as: UInt64.self))))
+                    switch target {
+                    case .int16: written.storeBytes(of: int16(value).littleEndian, as: Int16.self)
+                    case .int32: written.storeBytes(of: int32(value).littleEndian, as: Int32.self)
+                    default: written.storeBytes(of: value.bitPattern.littleEndian, as: UInt32.self)
+                    }
+                    position += step
+                    written += outStep
+                }
+                continue
+            }
+            for _ in 0..<frameCount {
+                // The sample left-aligned in 32 bits.
+                let value: Int32 = switch format.sampleFormat {
+                case .uint8: (Int32(position.load(as: UInt8.self)) - 0x80) << 24
+                case .int16: Int32(Int16(littleEndian: position.loadUnaligned(as: Int16.self))) << 16
+                case .int24: Int32(position.load(fromByteOffset: 0, as: UInt8.self)) << 8
+                    | Int32(position.load(fromByteOffset: 1, as: UInt8.self)) << 16
+                    | Int32(position.load(fromByteOffset: 2, as: UInt8.self)) << 24
+                default: Int32(littleEndian: position.loadUnaligned(as: Int32.self))
+                }
+                switch target {
+                case .int16: written.storeBytes(of: Int16(truncatingIfNeeded: value >> 16).littleEndian, as: Int16.self)
+                case .int32: written.storeBytes(of: value.littleEndian, as: Int32.self)
+                default: written.storeBytes(of: (Float(value) * (1.0 / 2_147_483_648.0)).bitPattern.littleEndian, as: UInt32.self)
+                }
+                position += step
+                written += outStep
+            }
+        }
+    }
+
     /// `av_clip_int16(lrintf(x * 32768))`, with NaN as 0.
     ///
     /// Clamping first and rounding after gives the same result (the bounds are integers), and for

@@ -46,12 +46,13 @@ import Testing
             guard case .codecNotFound(let what)? = error as? CodecError else { return false }
             return what.contains("encodes aac LC") && what.contains("aac HE-AAC")
         }
-        #expect(throws: CodecError.self) { _ = try AudioCodecRegistry.standard.encoder(for: .opus, settings: .init(bitrate: 48_000)) }
+        #expect(throws: CodecError.self) { _ = try AudioCodecRegistry.standard.encoder(for: .ac3, settings: .init(bitrate: 48_000)) }
     }
 
     @Test func decodersCoverTheAACProfilesLibavcodecDecodes() {
         #expect(AudioCodecRegistry.standard.decodes(.aac, profile: .aacLC) && AudioCodecRegistry.standard.decodes(.aac, profile: .sbr)
                 && AudioCodecRegistry.standard.decodes(.aac, profile: .ps))
-        #expect(!AudioCodecRegistry.standard.decodes(.aac, profile: .usac) && !AudioCodecRegistry.standard.decodes(.opus, profile: .aacLC))
+        #expect(!AudioCodecRegistry.standard.decodes(.aac, profile: .usac) && !AudioCodecRegistry.standard.decodes(.ac3, profile: .aacLC))
+        #expect([.mp3, .opus, .flac, .alac].allSatisfy { AudioCodecRegistry.standard.decodes($0, profile: .aacLC) })
     }
 }

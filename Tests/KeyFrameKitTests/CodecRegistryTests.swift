@@ -38,10 +38,10 @@ import Testing
 
     @Test func aCodecWithNoDecoderIsCodecNotFoundNamingWhatThereIs() {
         #expect {
-            _ = try AudioCodecRegistry.standard.decoder(for: .opus, profile: nil, settings: .init(audioSpecificConfig: nil))
+            _ = try AudioCodecRegistry.standard.decoder(for: .ac3, profile: nil, settings: .init(audioSpecificConfig: nil))
         } throws: { error in
             guard case .codecNotFound(let what)? = error as? CodecError else { return false }
-            return what.contains("a decoder of opus") && what.contains("decodes aac") && what.contains("LC")
+            return what.contains("a decoder of ac3") && what.contains("decodes aac") && what.contains("LC")
         }
         #expect {
             _ = try AudioCodecRegistry.standard.decoder(for: .aac, profile: .twinVQ, settings: .init(audioSpecificConfig: nil))

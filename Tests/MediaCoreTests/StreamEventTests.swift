@@ -19,6 +19,7 @@ func entry(_ event: StreamEvent) -> String {
     case .gapless(let info): "g:\(info.priming)/\(info.validLength.map(String.init) ?? "-")"
     case .timedMetadata(let timed): "t:\(timed.kind)@\(timed.time.value)"
     case .marker(let marker): "m:\(marker.kind)@\(marker.time.value)"
+    case .codecConfiguration(let format): "c:\(format.codec)"
     }
 }
 

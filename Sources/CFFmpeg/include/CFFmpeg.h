@@ -30,6 +30,11 @@ const char *kf_ffmpeg_load_error(void);
 // The FFmpeg functions AudioCodec calls, by the same signatures. Call kf_ffmpeg_load() first.
 const AVCodec *kf_avcodec_find_encoder(enum AVCodecID id);
 const AVCodec *kf_avcodec_find_decoder(enum AVCodecID id);
+/// avcodec_find_encoder_by_name: an encoder by its libavcodec name (`libmp3lame`, `libopus`).
+const AVCodec *kf_avcodec_find_encoder_by_name(const char *name);
+/// av_packet_get_side_data: a packet's side data of `type` (an encoder's final extradata,
+/// AV_PKT_DATA_NEW_EXTRADATA), or NULL.
+uint8_t *kf_av_packet_get_side_data(const AVPacket *packet, enum AVPacketSideDataType type, size_t *size);
 AVCodecContext *kf_avcodec_alloc_context3(const AVCodec *codec);
 void kf_avcodec_free_context(AVCodecContext **context);
 int kf_avcodec_open2(AVCodecContext *context, const AVCodec *codec, AVDictionary **options);

@@ -2,8 +2,13 @@ extension AudioPacketInput {
     /// A decoder for these packets, trimming what the container says to trim: `codecs`'s
     /// AAC decoder (``/AudioCodec/AudioCodecRegistry/decoder(for:profile:settings:)``) for the
     /// profile the AudioSpecificConfig names, or for any profile when there is none (ADTS).
+    /// A track of another codec (Opus, FLAC, ALAC) gets that codec's decoder, configured by its
+    /// sample entry.
     public func makeDecoder(sampleFormat: PCMSampleFormat = .int16, codecs: AudioCodecRegistry = .standard) throws(PipelineError) -> any AudioDecoder {
-        try codecs.decoder(for: .aac, config: audioSpecificConfig, stream: nil, sampleFormat: sampleFormat, trim: trim)
+        if let stream = audioFormat, stream.codec != .aac {
+            return try codecs.decoder(for: stream.codec, config: nil, stream: stream, sampleFormat: sampleFormat, trim: trim)
+        }
+        return try codecs.decoder(for: .aac, config: audioSpecificConfig, stream: nil, sampleFormat: sampleFormat, trim: trim)
     }
 }
 

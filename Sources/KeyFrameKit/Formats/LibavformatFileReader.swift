@@ -159,7 +159,8 @@ extension DecodedPacketFile where Packets == AudioPacketInput {
                 codecs: AudioCodecRegistry = .standard) throws(PipelineError) {
         let decoder = try packets.makeDecoder(sampleFormat: sampleFormat, codecs: codecs)
         let container = container ?? packets.format
-        try self.init(packets, decoder: decoder, readerName: container == .hlsPlaylist ? "HLS (AAC)" : "\(container) (AAC)")
+        let codec = packets.audioFormat.map { $0.codec == .aac ? "AAC" : $0.codec.name } ?? "AAC"
+        try self.init(packets, decoder: decoder, readerName: container == .hlsPlaylist ? "HLS (\(codec))" : "\(container) (\(codec))")
     }
 }
 

@@ -86,8 +86,15 @@ public enum Transcode {
             : options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate, sampleRate: inputFormat.sampleRate)
         // HE-AAC above 48 kHz: resampled to 48 (or 44.1) kHz, the highest output rate SBR is
         // defined for here. Below 16 kHz the encoder refuses, in words.
-        let resampler: PCMResampler? = profile.usesSpectralBandReplication && inputFormat.sampleRate > 48000
-            ? PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile)) : nil
+        // Another codec that takes some rates only (Opus: 48 kHz and less) is given the nearest.
+        let codecRates = options.codecs.sampleRates(for: options.codec, profile: profile)
+        let resampler: PCMResampler? = if profile.usesSpectralBandReplication && inputFormat.sampleRate > 48000 {
+            PCMResampler(sampleFormat: .float32, allowedSampleRates: AACProfiles.sampleRates(of: profile))
+        } else if let codecRates, !codecRates.contains(inputFormat.sampleRate) {
+            PCMResampler(sampleFormat: .float32, allowedSampleRates: codecRates)
+        } else {
+            nil
+        }
         let format = resampler?.outputFormat(for: inputFormat) ?? inputFormat
         let encoder: any AudioEncoder
         do {
@@ -98,7 +105,7 @@ public enum Transcode {
             throw .codec(error)
         }
         var outputOptions = MediaFormatRegistry.OutputOptions(fragmentDuration: options.fragmentDuration,
-                                                              encoderName: "KeyFrameKit (libavcodec aac)")
+                                                              encoderName: "KeyFrameKit (libavcodec \(options.codec == .aac ? "aac" : options.codec.name))")
         // The container describes the codec as the registry that made the encoder does.
         outputOptions.audioCodecs = options.codecs.descriptions
         let sink = try options.formats.packetOutput(output, options: outputOptions)

@@ -9,7 +9,9 @@
 /// - ``metadata(_:)``: tags and chapters;
 /// - ``timedMetadata(_:)``: metadata of one moment (an ID3 frame, an `emsg`, a SCTE-35 section,
 ///   a now-playing title), of a kind KeyFrameKit names or one a program adds;
-/// - ``marker(_:)``: a named point (an ad break's start or return, a chapter mark, a cue).
+/// - ``marker(_:)``: a named point (an ad break's start or return, a chapter mark, a cue);
+/// - ``codecConfiguration(_:)``: the codec's configuration as the encoder left it once flushed
+///   (FLAC's STREAMINFO with the stream's length and MD5), for a sink that rewrites its header.
 ///
 /// A sink handles the kinds it can carry and ignores the rest, so a new kind of event touches
 /// only the sinks that carry it.
@@ -38,6 +40,10 @@ public enum StreamEvent: Sendable, Hashable {
     case timedMetadata(TimedMetadata)
     /// A named point of the stream.
     case marker(StreamMarker)
+    /// The packets' format with the decoder configuration as it stands at the stream's end
+    /// (FLAC's STREAMINFO, RFC 9639 8.2, whose length and MD5 an encoder knows only once
+    /// flushed); a sink whose header holds the configuration rewrites it, the others ignore it.
+    case codecConfiguration(EncodedAudioFormat)
 }
 
 /// The gapless numbers of a stream, in frames at its output sample rate (ISO/IEC 14496-12,

@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Opus, FLAC and ALAC in MP4, each a registered codec (an encoder entry and a sample-entry
+/// description), judged by FFmpeg and MediaInfo: a 10-s stereo 44.1 kHz input encodes with
+/// `keyframe encode --codec`, ffprobe reads the codec and the exact length from the edit list
+/// (441,000 samples, or 480,000 for Opus at 48 kHz) without a warning, FFmpeg's decode of FLAC
+/// and ALAC is the input to the byte, and FFmpeg's decode of Opus starts at the input's first
+/// sample (its pre-skip read from the edit list) and agrees with ours.
+@Suite(.blocking) struct CodecsBeyondAACTests {
+    static let codecs: [(codec: String, ffprobeName: String, mediainfoName: String, rate: Int)] = [
+        ("opus", "opus", "Opus", 48000), ("flac", "flac", "FLAC", 44100), ("alac", "alac", "ALAC", 44100),
+    ]
+
+    /// The 16-bit PCM FFmpeg decodes `file` to, interleaved.
+    static func ffmpegPCM(_ file: String, in directory: URL, name: String) throws -> Data {
+        let raw = directory.appendingPathComponent(name).path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", file, "-f", "s16le", raw])
+        return try Data(contentsOf: URL(fileURLWithPath: raw))
+    }
+
+    @Test(arguments: codecs.map(\.codec))
+    func encodesToMP4AndFFmpegReadsItExactly(codec: String) throws {
+        let expected = Self.codecs.first { $0.codec == codec }!
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        let m4a = directory.appendingPathComponent("out.m4a").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: wav)
+        let encode = try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a, "--codec", codec])
+        #expect(encode.standardOutput.contains("\(codec.uppercased()) packets"), "\(encode.standardOutput)")
+
+        #expect(try PeerQuirk.ffprobeWarnings(m4a).isEmpty)
+        #expect(try PeerQuirk.ffmpegWarnings(m4a).isEmpty)
+        let probe = try ExternalTool.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries",
+                                                     "stream=codec_name,sample_rate,channels,duration_ts", "-of", "default=nw=1", m4a])
+        let fields = Dictionary(probe.standardOutput.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }, uniquingKeysWith: { a, _ in a })
+        #expect(fields["codec_name"] == expected.ffprobeName)
+        #expect(fields["sample_rate"] == "\(expected.rate)")
+        #expect(fields["channels"] == "2")
+        #expect(fields["duration_ts"] == "\(expected.rate * 10)", "the edit list's length: \(fields)")
+
+        let mediainfo = try ExternalTool.succeed("mediainfo", ["--Inform=Audio;%Format%", m4a])
+        #expect(mediainfo.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == expected.mediainfoName)
+
+        let source = try CodecInteropTests.wavPayload(wav)
+        let theirs = try Self.ffmpegPCM(m4a, in: directory, name: "theirs.raw")
+        let oursWAV = directory.appendingPathComponent("ours.wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", m4a, "-o", oursWAV])
+        let ours = try CodecInteropTests.wavPayload(oursWAV)
+        #expect(ours.count == expected.rate * 10 * 4, "our decode is the edit list's length")
+        if codec == "opus" {
+            // FFmpeg 5.1 drops the pre-skip but not the padding after the edit's end: its first
+            // 480,000 samples are ours, sample for sample (the same libopus decode).
+            #expect(theirs.count >= ours.count)
+            #expect(theirs.prefix(ours.count) == ours, "FFmpeg's decode of the Opus track starts where ours does")
+            try Self.expectAlignedAtLagZero(source: wav, decoded: ours, in: directory)
+        } else {
+            #expect(theirs == source, "FFmpeg's decode of the \(codec) track is the input, byte for byte")
+            #expect(ours == source, "our decode of the \(codec) track is the input, byte for byte")
+        }
+        let validate = try ExternalTool.run(try ExternalTool.keyframe, ["validate", m4a])
+        #expect(validate.status == 0, "\(validate.standardOutput)\(validate.standardError)")
+    }
+
+    /// The decode lines up with the source (resampled to 48 kHz by FFmpeg's soxr) best with no
+    /// shift: the pre-skip was dropped exactly.
+    static func expectAlignedAtLagZero(source wav: String, decoded: Data, in directory: URL) throws {
+        let resampled = directory.appendingPathComponent("ref48.raw").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", wav, "-af", "aresample=48000:resampler=soxr:precision=28",
+                                            "-f", "s16le", resampled])
+        let reference = try Data(contentsOf: URL(fileURLWithPath: resampled))
+        func samples(_ data: Data) -> [Double] {
+            data.withUnsafeBytes { raw in raw.bindMemory(to: Int16.self).map { Double(Int16(littleEndian: $0)) } }
+        }
+        let a = samples(reference), b = samples(decoded)
+        let count = min(a.count, b.count) - 16
+        func snr(lag: Int) -> Double {
+            var signal = 0.0, noise = 0.0
+            for index in stride(from: 8, to: count, by: 1) {
+                let x = a[index], y = b[index + 2 * lag]
+                signal += x * x
+                noise += (x - y) * (x - y)
+            }
+            return 10 * log10(signal / max(noise, 1))
+        }
+        let atZero = snr(lag: 0)
+        for lag in [-2, -1, 1, 2] { #expect(atZero > snr(lag: lag), "lag \(lag) fits better than lag 0") }
+    }
+
+    @Test func aCodecTheContainerCannotHoldIsRefusedNamingBoth() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 0.5, to: wav)
+        let adts = try ExternalTool.run(try ExternalTool.keyframe, ["encode", wav, "-o", directory.appendingPathComponent("x.aac").path,
+                                                                    "--codec", "opus"])
+        #expect(adts.status == 64)
+        #expect(adts.standardError.contains("ADTS") && adts.standardError.contains("opus"), "\(adts.standardError)")
+        let profile = try ExternalTool.run(try ExternalTool.keyframe, ["encode", wav, "-o", directory.appendingPathComponent("x.m4a").path,
+                                                                       "--codec", "flac", "--profile", "he-aac"])
+        #expect(profile.status == 64)
+        #expect(profile.standardError.contains("--profile"), "\(profile.standardError)")
+        let unknown = try ExternalTool.run(try ExternalTool.keyframe, ["encode", wav, "-o", directory.appendingPathComponent("x.m4a").path,
+                                                                       "--codec", "vorbis"])
+        #expect(unknown.status == 64)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x.m4a").path))
+    }
+}
