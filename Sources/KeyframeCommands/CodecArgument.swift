@@ -30,9 +30,8 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
         guard let codec = asked?.codec ?? container.defaultAudioCodec else {
             throw CommandFailure("\(output): \(container) holds no compressed audio", status: .usage)
         }
-        guard container.audioCodecs.contains(codec) else {
-            let held = container.audioCodecs.map(\.name).joined(separator: ", ")
-            throw CommandFailure("--codec \(codec): \(container) (\(output)) cannot hold \(codec); it holds \(held)", status: .usage)
+        do { try container.check(holds: codec, path: FilePath(output)) } catch {
+            throw CommandFailure("--codec \(codec): \(error)", status: .usage)
         }
         if codec != .aac, profile != .lc {
             throw CommandFailure("--profile \(profile.rawValue): profiles are AAC's; \(codec) has none", status: .usage)

@@ -11,7 +11,7 @@ import Synchronization
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert any audio (FLAC, MP3, Ogg, Opus, ALAC, AIFF, WAV, AAC…) to AAC, WAV or PCM.",
+        abstract: "Convert any audio (FLAC, MP3, Ogg, Opus, ALAC, AIFF, WAV, AAC…) to AAC (or Opus, FLAC, ALAC in .m4a), WAV or PCM.",
         discussion: """
             INPUT is whatever FFmpeg reads (FLAC, MP3, Ogg Vorbis, Opus in Ogg or WebM, ALAC, AIFF, \
             W64, the audio track of a video); WAV, ADTS and MP4 AAC are read by KeyFrameKit's own \
@@ -103,6 +103,9 @@ struct Convert: ParsableCommand {
             return
         }
         try checkDistinct(input: input, output: output)
+        if let container = Keyframe.formats.format(nameOf: FilePath(output)), container.contents.contains(.audioPackets) {
+            _ = try CodecArgument.resolve(encoder.codec, container: container, output: output, profile: encoder.profile)
+        }
         let options = try options(for: input)
         let line = ProgressLine(label: "converting")
         let summary = try convert(options: options, progress: line.update)
@@ -125,7 +128,10 @@ struct Convert: ParsableCommand {
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
-            text += ", \(summary.packets) AAC packets\(ProfileArgument.tag(summary.profile ?? .aacLC)) at \(summary.bitrate ?? 0) b/s (priming \(summary.priming), padding \(summary.padding))"
+            let codec = encoder.codec?.codec ?? .aac
+            text += ", \(summary.packets) \(codec == .aac ? "AAC" : codec.name.uppercased()) packets"
+                + (codec == .aac ? ProfileArgument.tag(summary.profile ?? .aacLC) : "")
+                + ((summary.bitrate ?? 0) > 0 ? " at \(summary.bitrate ?? 0) b/s" : "") + " (priming \(summary.priming), padding \(summary.padding))"
         } else {
             text += ", \(summary.outputFrames) frames"
         }
@@ -179,11 +185,15 @@ struct Convert: ParsableCommand {
         if Keyframe.formats.detect(FilePath(path)) == .rawPCM {
             raw = try rawInput.rawLayout(for: path)
         }
-        return Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: layout.sampleRate,
-                                        channelCount: layout.channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
-                                        normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
-                                        threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
-                                        profile: encoder.profile.choice, truePeakCeiling: truePeak ?? -1, limitsTruePeak: !noLimiter)
+        var options = Transcode.ConvertOptions(bitrate: encoder.bitsPerSecond, coder: coder.coder, sampleRate: layout.sampleRate,
+                                               channelCount: layout.channels, pcmSampleFormat: format?.sampleFormat, rawInputFormat: raw,
+                                               normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
+                                               threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
+                                               profile: encoder.profile.choice, truePeakCeiling: truePeak ?? -1, limitsTruePeak: !noLimiter)
+        options.codec = encoder.codec?.codec ?? .aac
+        options.codecs = Keyframe.codecs
+        options.formats = Keyframe.formats
+        return options
     }
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as

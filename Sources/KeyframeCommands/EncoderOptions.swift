@@ -27,6 +27,15 @@ struct EncoderOptions: ParsableArguments {
 
     /// The bitrate asked, in bits per second; `nil` for the default.
     var bitsPerSecond: Int? { bitrate?.bitsPerSecond }
+
+    /// For a command that encodes AAC only so far (`record`, `package`, `publish`): a codec
+    /// other than AAC is a usage error that says so.
+    func requireAAC(in command: String) throws {
+        if let codec = codec?.codec, codec != .aac {
+            throw CommandFailure("--codec \(codec): \(command) encodes AAC only so far; encode or convert writes \(codec) to .m4a",
+                                 status: .usage)
+        }
+    }
 }
 
 /// `--sample-rate` and `--channels`: the layout encoded when it is not the input's, with one

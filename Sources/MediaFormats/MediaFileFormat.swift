@@ -43,6 +43,17 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// The codec a job writes into the format when none is asked: the first of ``audioCodecs``.
     public var defaultAudioCodec: AudioCodecID? { audioCodecs.first }
 
+    /// Refuses a `codec` a file of this format cannot hold, naming both: what a job that writes
+    /// `path` checks before it encodes.
+    ///
+    /// - Throws: `PipelineError.unsupported` naming the format, the file, the codec and what
+    ///   the format holds.
+    public func check(holds codec: AudioCodecID, path: FilePath) throws(PipelineError) {
+        guard !audioCodecs.contains(codec) else { return }
+        let held = audioCodecs.isEmpty ? "no compressed audio" : audioCodecs.map(\.name).joined(separator: ", ")
+        throw .unsupported("\(path): \(description) cannot hold \(codec); it holds \(held)", path: path)
+    }
+
     /// Formats are equal when their names are.
     public static func == (lhs: MediaFileFormat, rhs: MediaFileFormat) -> Bool { lhs.name == rhs.name }
 

@@ -92,6 +92,44 @@ import TestSupport
         for lag in [-2, -1, 1, 2] { #expect(atZero > snr(lag: lag), "lag \(lag) fits better than lag 0") }
     }
 
+    /// `convert` from a FLAC file: to ALAC in MP4 the decode is the source to the byte; to Opus,
+    /// normalised, the loudness is measured on the decode of what was written.
+    @Test func convertWritesEachCodecAndNormalisesOpus() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        let flac = directory.appendingPathComponent("in.flac").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 3, to: wav)
+        try ExternalTool.succeed("flac", ["--silent", "--force", "-o", flac, wav])
+        let alac = directory.appendingPathComponent("alac.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", alac, "--codec", "alac"])
+        #expect(try Self.ffmpegPCM(alac, in: directory, name: "alac.raw") == CodecInteropTests.wavPayload(wav))
+
+        let opus = directory.appendingPathComponent("opus.m4a").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", opus, "--codec", "opus", "--normalize", "-16"])
+        #expect(run.standardOutput.contains("OPUS packets") && run.standardOutput.contains("decoded"), "\(run.standardOutput)")
+        let loudness = try ExternalTool.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", opus, "-af", "ebur128", "-f", "null", "-"])
+        let integrated = loudness.standardError.split(separator: "\n").last { $0.contains("I:") && $0.contains("LUFS") }
+            .flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
+        #expect(integrated.map { abs($0 + 16) <= 0.5 } == true, "FFmpeg measures \(integrated.map { "\($0)" } ?? "nothing") LUFS")
+    }
+
+    /// `record`, `package` and `publish` encode AAC only so far: another codec is a usage error
+    /// that says so, not a silent AAC.
+    @Test func commandsThatEncodeAACOnlySaySo() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 0.5, to: wav)
+        for arguments in [["package", wav, "--hls", directory.appendingPathComponent("hls").path],
+                          ["publish", wav, "icecast://source:x@127.0.0.1:9/live"]] {
+            let run = try ExternalTool.run(try ExternalTool.keyframe, arguments + ["--codec", "opus"])
+            #expect(run.status == 64, "\(arguments[0]): \(run.standardError)")
+            #expect(run.standardError.contains("AAC only so far"), "\(run.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("hls").path))
+    }
+
     @Test func aCodecTheContainerCannotHoldIsRefusedNamingBoth() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

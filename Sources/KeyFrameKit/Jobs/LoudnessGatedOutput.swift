@@ -31,7 +31,7 @@ struct LoudnessGatedOutput: PacketSink {
     private let replayGain: Bool
     private var metadata: StreamMetadata?
     let verdict: Verdict
-    private var decoder: AACDecoder?
+    private var decoder: LibavcodecAudioDecoder?
     private let meter = LoudnessMeter()
     private var ended = false
 
@@ -53,12 +53,14 @@ struct LoudnessGatedOutput: PacketSink {
     mutating func write(_ packet: MediaSample) throws(PipelineError) {
         do throws(CodecError) {
             if decoder == nil {
-                guard case .audio(let format) = packet.format, format.codec == .aac else {
-                    throw .unsupportedInput("a measured output takes AAC packets")
+                guard case .audio(let format) = packet.format else { throw .unsupportedInput("a measured output takes audio packets") }
+                if format.codec == .aac {
+                    let config: AudioSpecificConfig
+                    do { config = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch { throw .bitstream(error) }
+                    decoder = try AACDecoder(audioSpecificConfig: config, outputSampleFormat: .float32)
+                } else {
+                    decoder = try LibavcodecAudioDecoder(format, outputSampleFormat: .float32)
                 }
-                let config: AudioSpecificConfig
-                do { config = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch { throw .bitstream(error) }
-                decoder = try AACDecoder(audioSpecificConfig: config, outputSampleFormat: .float32)
             }
             if let decoder { try measure(decoder.decode(packet: packet.data), from: decoder) }
         } catch {
@@ -67,7 +69,7 @@ struct LoudnessGatedOutput: PacketSink {
         try output.write(packet)
     }
 
-    private func measure(_ pcm: [UInt8], from decoder: AACDecoder) throws(CodecError) {
+    private func measure(_ pcm: [UInt8], from decoder: LibavcodecAudioDecoder) throws(CodecError) {
         guard !pcm.isEmpty, let format = decoder.outputFormat else { return }
         try meter.add(PCMBuffer(format: format, bytes: pcm))
     }

@@ -58,6 +58,10 @@ extension Transcode {
         /// unless a program registers its own in a copy): inputs by what their bytes are,
         /// outputs by their names.
         public var formats: MediaFormatRegistry = .standard
+        /// The codec of a compressed output: AAC, or another the codec registry encodes and the
+        /// output's container holds (Opus, FLAC, ALAC in MP4); ``profile`` and ``coder`` are
+        /// AAC's.
+        public var codec: AudioCodecID = .aac
 
         /// Options; by default 128 kb/s (less where the rate and channels carry less) with
         /// libavcodec's default (two-loop) search, the input's rate and channels.
@@ -158,13 +162,17 @@ extension Transcode {
             throw .unsupported("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets)) or "
                                + MediaFileFormat.extensionList(holding: .pcm))
         }
-        let isAAC = outputKind == .adts || outputKind == .mp4
+        let writesPackets = outputKind == .adts || outputKind == .mp4
+        if writesPackets { try outputKind.check(holds: options.codec, path: output) }
+        let isAAC = writesPackets && options.codec == .aac
+        // The rates the encoder takes: what a loudness is measured at before it encodes.
+        let encoderRates = isAAC ? nil : options.codecs.sampleRates(for: options.codec)
         var aacRates = AACProfiles.sampleRates(of: options.profile.objectType ?? .aacLC)
         if let rate = options.sampleRate, isAAC, !aacRates.contains(rate) {
             throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
         }
         if options.profile != .aacLC, !isAAC {
-            throw .unsupported("\(output): a profile is chosen for AAC outputs only")
+            throw .unsupported("\(output): a profile is chosen for AAC outputs only" + (writesPackets ? " (\(options.codec) has none)" : ""))
         }
         if options.replayGain, outputKind != .mp4 {
             throw .unsupported("\(output): ReplayGain is written as MP4 tags; use an .m4a or .mp4 output")
@@ -198,7 +206,7 @@ extension Transcode {
             // First pass: the loudness of what will be encoded (after any resampling or downmix).
             let (loudness, report) = try measureLoudnessReporting(
                 input, rawFormat: options.rawInputFormat, sampleRate: options.sampleRate, channelCount: options.channelCount,
-                allowedSampleRates: isAAC ? aacRates : nil,
+                allowedSampleRates: isAAC ? aacRates : encoderRates,
                 control: control, progress: progress.map { report in
                     { report(MediaProgress(mediaSeconds: $0.mediaSeconds / 2, totalSeconds: $0.totalSeconds)) }
                 })
@@ -206,7 +214,7 @@ extension Transcode {
             measuring = report
             if let target = options.normalizeTo {
                 gain = try normalizer(reaching: target, from: loudness, options: options, margin: isAAC ? lossyTruePeakMargin : 0, input: input,
-                                    allowedSampleRates: isAAC ? aacRates : nil, control: control)
+                                    allowedSampleRates: isAAC ? aacRates : encoderRates, control: control)
             }
         }
         // The tags travel in the stream: the input's (unless dropped), with ReplayGain added.
@@ -241,7 +249,7 @@ extension Transcode {
         while true {
             encodes += 1
             let promise = gain?.ceiling.map { DecodedLoudnessPromise(ceiling: $0, target: options.normalizeTo) }
-            let gate = isAAC && gain?.ceiling != nil
+            let gate = writesPackets && gain?.ceiling != nil
                 ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil, replayGain: options.replayGain) : nil
             do {
                 summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
@@ -252,7 +260,7 @@ extension Transcode {
                 guard let gate, gate.verdict.isRefused, let target = options.normalizeTo, let measured, let normalizer = gain,
                       let result = gate.verdict.loudness else { throw error }
                 gain = try refitted(normalizer, decoded: result, encodes: encodes, reaching: target, from: measured, options: options,
-                                    input: input, allowedSampleRates: aacRates, control: control)
+                                    input: input, allowedSampleRates: isAAC ? aacRates : encoderRates, control: control)
                 source = try AudioFileInput(path: input, rawFormat: options.rawInputFormat, registry: options.formats)
                 source.announcesMetadata = false
                 tagged = AnnouncingSource(source, announcing: announced)
@@ -345,7 +353,7 @@ extension Transcode {
     /// target, or as far as the ceiling allows, and is refused when that leaves it more than
     /// 0.5 LU short (nothing has been written: the encode was cancelled).
     private static func refitted(_ normalizer: LoudnessNormalizer, decoded: Loudness, encodes: Int, reaching target: Double,
-                                 from loudness: Loudness, options: ConvertOptions, input: FilePath, allowedSampleRates: [Int],
+                                 from loudness: Loudness, options: ConvertOptions, input: FilePath, allowedSampleRates: [Int]?,
                                  control: JobControl?) throws(PipelineError) -> LoudnessNormalizer {
         let ceiling = normalizer.ceiling ?? options.truePeakCeiling
         let margin = 0.15 * Double(encodes)
@@ -425,11 +433,12 @@ extension Transcode {
 
     /// source → resampler → (gain) → `encoder` → AAC file.
     private static func encode<Source: PCMSource, Encoder: AudioEncoder>(
-        _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, profile: AudioObjectType, named name: String,
+        _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, codec: AudioCodecID = .aac,
+        profile: AudioObjectType, named name: String,
         to output: FilePath, formats: MediaFormatRegistry, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
         var sink = try formats.packetOutput(output, as: AudioPacketOutput.self,
-                                            options: MediaFormatRegistry.OutputOptions(encoderName: "KeyFrameKit (libavcodec aac)"))
+                                            options: MediaFormatRegistry.OutputOptions(encoderName: "KeyFrameKit (libavcodec \(codec.name))"))
         let report: JobReport
         if let gain, let gate {
             var gated = LoudnessGatedOutput(sink, promise: gate.promise, replayGain: gate.replayGain, verdict: gate.verdict)
@@ -458,6 +467,19 @@ extension Transcode {
                                                    control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
         switch outputKind {
+        case .mp4 where options.codec != .aac:
+            // Another codec: at the rates its encoder takes (Opus: 48 kHz and less), its own bitrate default.
+            let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
+                                         allowedSampleRates: options.codecs.sampleRates(for: options.codec))
+            let encoder: any AudioEncoder
+            do {
+                encoder = try options.codecs.encoder(for: options.codec, settings: .init(
+                    bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil, control: control))
+            } catch {
+                throw .codec(error)
+            }
+            return try encode(source, resampler: resampler, gain: gain, encoder: encoder, codec: options.codec, profile: profile,
+                              named: name, to: output, formats: options.formats, gate: gate, control: control, progress: progress)
         case .adts, .mp4:
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
                                          allowedSampleRates: AACProfiles.sampleRates(of: profile))
