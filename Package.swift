@@ -127,7 +127,7 @@ let package = Package(
         .target(name: "CALSA", linkerSettings: [.linkedLibrary("asound")]),
         .target(name: "AudioIO", dependencies: ["CALSA", "MediaCore", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
 
-        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "MediaValidation",
+        .target(name: "KeyFrameKit", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "PCMAudio", "MP4", "MediaFormats", "MediaStreaming", "MediaValidation",
                                                    "AudioCodec", "SpectralBandReplication",
                                                    "VideoBitstream", "AudioIO", "Publishing",
                                                    .product(name: "RealModule", package: "swift-numerics"), .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "VideoBitstreamTests", dependencies: ["VideoBitstream", "MP4", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "SpectralBandReplicationTests", dependencies: ["SpectralBandReplication", "AACBitstream", "MediaCore", "TestSupport"],
                     swiftSettings: strict),
-        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "AudioBitstreams", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats"], swiftSettings: strict),

@@ -1,20 +1,9 @@
 internal import CFLAC
+public import AudioBitstreams
 public import MediaCore
 public import SystemPackage
 
-/// What a native FLAC file's STREAMINFO block declares, read without decoding anything.
-public struct FLACStreamInfo: Sendable, Hashable {
-    /// Frames per second.
-    public var sampleRate: Int
-    /// Channels, 1 to 8.
-    public var channelCount: Int
-    /// Bits per sample, 4 to 32.
-    public var bitsPerSample: Int
-    /// Samples per channel in the stream, `nil` when the encoder did not know (a stream).
-    public var totalSamples: Int64?
-    /// The smallest and largest block size, in samples per channel.
-    public var blockSizes: ClosedRange<Int>
-
+extension FLACStreamInfo {
     /// Reads the STREAMINFO block at the start of a native FLAC file (`fLaC`, after an ID3v2 tag
     /// if there is one); `nil` when the file cannot be read or is not native FLAC.
     ///
@@ -35,18 +24,9 @@ public struct FLACStreamInfo: Sendable, Hashable {
         }
         // "fLaC", the first block's header (type 0: STREAMINFO, 34 bytes), then STREAMINFO.
         guard let header = read(42, at: start), header[0..<4].elementsEqual("fLaC".utf8),
-              header[4] & 0x7F == 0, header[5..<8].elementsEqual([0, 0, 34]) else { return nil }
-        let info = Array(header[8...])
-        let minimumBlock = Int(info[0]) << 8 | Int(info[1])
-        let maximumBlock = Int(info[2]) << 8 | Int(info[3])
-        let packed = info[10..<18].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        sampleRate = Int(packed >> 44)
-        channelCount = Int((packed >> 41) & 0x7) + 1
-        bitsPerSample = Int((packed >> 36) & 0x1F) + 1
-        let total = Int64(packed & 0xF_FFFF_FFFF)
-        totalSamples = total > 0 ? total : nil
-        guard sampleRate > 0 else { return nil }
-        blockSizes = min(minimumBlock, maximumBlock)...max(minimumBlock, maximumBlock)
+              header[4] & 0x7F == 0, header[5..<8].elementsEqual([0, 0, 34]),
+              let info = try? FLACStreamInfo(bytes: header[8...]) else { return nil }
+        self = info
     }
 }
 
@@ -115,7 +95,7 @@ public final class FLACFileDecoder {
             declared.sampleRate = Int(opened.pointee.sample_rate)
             declared.channelCount = Int(opened.pointee.channels)
             declared.bitsPerSample = Int(opened.pointee.bits_per_sample)
-            declared.totalSamples = opened.pointee.total_samples > 0 ? Int64(opened.pointee.total_samples) : nil
+            declared.totalSamples = Int64(opened.pointee.total_samples)
             streamInfo = declared
         } catch {
             kf_flac_stream_close(opened)
@@ -228,7 +208,8 @@ public final class FLACFileDecoder {
 
     /// The end of the stream: its length against STREAMINFO's, then libFLAC's MD5 check.
     private func finish() throws(CodecError) {
-        if let total = streamInfo.totalSamples, decodedFrameCount < total {
+        if streamInfo.totalSamples > 0, decodedFrameCount < streamInfo.totalSamples {
+            let total = streamInfo.totalSamples
             throw .unsupportedInput("the flac stream ends after \(decodedFrameCount) of the \(total) samples its STREAMINFO declares "
                                     + "(a truncated file)")
         }
@@ -249,7 +230,7 @@ extension FLACFileDecoder: PCMSource {
     /// Seconds decoded, out of STREAMINFO's total when it gives one.
     public var progress: MediaProgress {
         let rate = Double(max(outputFormat.sampleRate, 1))
-        return MediaProgress(mediaSeconds: Double(decodedFrameCount) / rate, totalSeconds: streamInfo.totalSamples.map { Double($0) / rate })
+        return MediaProgress(mediaSeconds: Double(decodedFrameCount) / rate, totalSeconds: streamInfo.totalSamples > 0 ? Double(streamInfo.totalSamples) / rate : nil)
     }
 
     /// Damaged frames met since the last call.

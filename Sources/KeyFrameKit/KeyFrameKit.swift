@@ -2,6 +2,7 @@
 // the pipelines built on them, and swift-system's `FilePath`, which their paths are.
 @_exported public import MediaCore
 @_exported public import AACBitstream
+@_exported public import AudioBitstreams
 @_exported public import PCMAudio
 @_exported public import AudioCodec
 @_exported public import SpectralBandReplication

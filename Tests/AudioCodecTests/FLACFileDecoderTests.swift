@@ -1,3 +1,4 @@
+import AudioBitstreams
 import AudioCodec
 import Foundation
 import MediaCore
