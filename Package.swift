@@ -74,7 +74,7 @@ let package = Package(
                 swiftSettings: strict),
         // The files as sources and sinks: the format table, AAC packets in and out of ADTS and
         // MP4, PCM files, splicing.
-        .target(name: "MediaFormats", dependencies: ["MediaCore", "AACBitstream", "PCMAudio", "MP4", "VideoBitstream",
+        .target(name: "MediaFormats", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "PCMAudio", "MP4", "VideoBitstream",
                                                     .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // MPEG-2 transport stream (ISO/IEC 13818-1): AAC in PES over TS packets, what SRT carries.
         .target(name: "MPEGTS", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),

@@ -91,7 +91,9 @@ struct Convert: ParsableCommand {
         try layout.check(sampleRates: 1000...768_000, described: "a rate from 1000 to 768000 Hz (AAC: 8000 to 96000)")
         // One output file: its type is the command line's to get right.
         if inputs.count == 1, !output.hasSuffix("/"), !URLPath.isDirectory(output),
-           Keyframe.formats.format(nameOf: FilePath(output)).map({ [.adts, .mp4, .wav, .rawPCM].contains($0) }) != true {
+           Keyframe.formats.format(nameOf: FilePath(output)).map({ format in
+               [.wav, .rawPCM].contains(format) || Keyframe.formats.entry(for: format)?.packetSink != nil
+           }) != true {
             throw ValidationError("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets)) or "
                                   + Keyframe.formats.extensionList(holding: .pcm))
         }
@@ -128,7 +130,7 @@ struct Convert: ParsableCommand {
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
-            let codec = encoder.codec?.codec ?? .aac
+            let codec = encoder.codec?.codec ?? Keyframe.formats.format(nameOf: FilePath(output))?.defaultAudioCodec ?? .aac
             text += ", \(summary.packets) \(codec == .aac ? "AAC" : codec.name.uppercased()) packets"
                 + (codec == .aac ? ProfileArgument.tag(summary.profile ?? .aacLC) : "")
                 + ((summary.bitrate ?? 0) > 0 ? " at \(summary.bitrate ?? 0) b/s" : "") + " (priming \(summary.priming), padding \(summary.padding))"
@@ -190,7 +192,7 @@ struct Convert: ParsableCommand {
                                                normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                                threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
                                                profile: encoder.profile.choice, truePeakCeiling: truePeak ?? -1, limitsTruePeak: !noLimiter)
-        options.codec = encoder.codec?.codec ?? .aac
+        options.codec = encoder.codec?.codec
         options.codecs = Keyframe.codecs
         options.formats = Keyframe.formats
         return options

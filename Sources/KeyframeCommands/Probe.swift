@@ -100,7 +100,9 @@ struct Probe: ParsableCommand {
         }
         guard format == .adts else {
             var reason = ""
-            if format == nil || format == .wav {
+            // No reader of KeyFrameKit's own (a format it writes only, such as FLAC): libavformat's.
+            let writtenOnly = format.map { !$0.audioCodecs.isEmpty && Keyframe.formats.entry(for: $0)?.packetSource == nil } ?? false
+            if format == nil || format == .wav || writtenOnly {
                 do { return format == .wav ? try ProbeReport(wavFile: FilePath(path)) : try ProbeReport(libavformatSummaryOf: FilePath(path)) } catch {
                     reason = " (libavformat: \(error))"
                 }

@@ -434,7 +434,10 @@ extension MP4Track {
             do { return try config.formatDescription() } catch { throw .bitstream(path: path, error) }
         }
         if let audio = entry.audio, entry.type != "mp4a", let described = audioCodecs.matching(sampleEntryType: entry.type) {
-            var format = EncodedAudioFormat(codec: described.codec, sampleRate: audio.sampleRate, channelCount: audio.channelCount,
+            // A rate above 65,535 does not fit the entry's 16.16 field (written 0): the media's
+            // timescale, which 14496-12 12.2.3 makes the rate, says it.
+            let rate = audio.sampleRate > 0 ? audio.sampleRate : Int(timescale)
+            var format = EncodedAudioFormat(codec: described.codec, sampleRate: rate, channelCount: audio.channelCount,
                                             framesPerPacket: 0,
                                             decoderConfiguration: described.configurationBox.flatMap { entry.configurationBoxes[$0] }
                                                 .flatMap(described.configurationInBox) ?? [])

@@ -107,6 +107,11 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
         name: "mp4", description: "MP4", fileExtensions: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"],
         contents: [.audioPackets, .video, .multipleTracks, .gaplessInfo, .tags], mimeType: "audio/mp4",
         audioCodecs: [.aac, .opus, .flac, .alac], recognizes: { head in isMP4(head) })
+    /// Native FLAC (RFC 9639): `fLaC`, metadata blocks, frames. KeyFrameKit writes it
+    /// (``FLACFileOutput``); libavformat (or libFLAC, for 32 bits) reads it.
+    public static let flac = MediaFileFormat(
+        name: "flac", description: "FLAC", fileExtensions: ["flac"], contents: [.audioPackets, .gaplessInfo, .tags],
+        mimeType: "audio/flac", audioCodecs: [.flac], recognizes: { head in text(head, 0..<4) == "fLaC" })
     /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B): a start
     /// code followed by the NAL unit header of a parameter set, an access unit delimiter or SEI
     /// (unless the head is an MP4 box header: a box of 256–511 bytes starts `00 00 01`).
@@ -130,7 +135,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// an earlier-tried format would have claimed: a WAV whose RIFF size spells a box type, an
     /// MP4 box header that looks like an Annex-B start code or an ADTS syncword), so the order in
     /// which they are tried decides nothing; it is the order messages list extensions in.
-    public static let builtIn: [MediaFileFormat] = [.wav, .rawPCM, .adts, .mp4, .h264, .hevc, .hlsPlaylist]
+    public static let builtIn: [MediaFileFormat] = [.wav, .rawPCM, .adts, .mp4, .flac, .h264, .hevc, .hlsPlaylist]
 
     /// `RIFF`/`RF64` … `WAVE`.
     private static func isWAV(_ head: [UInt8]) -> Bool {

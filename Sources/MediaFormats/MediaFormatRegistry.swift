@@ -226,6 +226,10 @@ public struct MediaFormatRegistry: Sendable {
             try AudioPacketOutput(mp4Path: path, fragmentDuration: options.fragmentDuration, encoderName: options.encoderName,
                                   audioCodecs: options.audioCodecs ?? [.aac])
         }),
+        Entry(format: .flac, packetSink: { path, options throws(PipelineError) in
+            guard !options.inPlace else { throw .unsupported("\(path): a FLAC file is written whole, not in place", path: path) }
+            return try FLACFileOutput(path: path, vendor: options.encoderName)
+        }),
         Entry(format: .h264),
         Entry(format: .hevc),
         // A playlist our reader refuses (a window, a URL, a missing segment, a master playlist)

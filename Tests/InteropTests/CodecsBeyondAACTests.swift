@@ -114,6 +114,39 @@ import TestSupport
         #expect(integrated.map { abs($0 + 16) <= 0.5 } == true, "FFmpeg measures \(integrated.map { "\($0)" } ?? "nothing") LUFS")
     }
 
+    /// Native FLAC (`.flac`): `flac -t` checks every frame and the MD5, which is the reference
+    /// `flac` tool's own for the same samples; `metaflac` reads the length; the tags carried from
+    /// the input read back in mutagen and ffprobe; FFmpeg's decode is the input to the byte.
+    @Test func nativeFLACPassesFlacTestWithTheReferenceMD5AndTags() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plain = directory.appendingPathComponent("plain.wav").path
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: plain)
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", plain, "-metadata", "title=Tide Tables",
+                                            "-metadata", "artist=Harbour Radio", "-c", "copy", wav])
+        let ours = directory.appendingPathComponent("ours.flac").path
+        let reference = directory.appendingPathComponent("reference.flac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", ours])
+        try ExternalTool.succeed("flac", ["--silent", "--force", "-o", reference, wav])
+        let test = try ExternalTool.run("flac", ["-t", ours])
+        #expect(test.status == 0 && test.standardError.contains("ok"), "flac -t: \(test.standardError)")
+        let md5 = try ExternalTool.succeed("metaflac", ["--show-md5sum", "--show-total-samples", ours]).standardOutput
+        let referenceMD5 = try ExternalTool.succeed("metaflac", ["--show-md5sum", "--show-total-samples", reference]).standardOutput
+        #expect(md5 == referenceMD5, "ours: \(md5) reference: \(referenceMD5)")
+        #expect(md5.contains("441000"))
+        #expect(try Self.ffmpegPCM(ours, in: directory, name: "ours.raw") == CodecInteropTests.wavPayload(wav))
+        #expect(try PeerQuirk.ffprobeWarnings(ours).isEmpty)
+        let tags = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=title,artist", "-of", "default=nw=1", ours])
+        // FLAC's field names are case-insensitive: ffprobe shows them as written (TITLE).
+        #expect(tags.standardOutput.lowercased().contains("tag:title=tide tables")
+                    && tags.standardOutput.lowercased().contains("tag:artist=harbour radio"), "\(tags.standardOutput)")
+        #expect(try ExternalTool.succeed("metaflac", ["--show-bps", ours]).standardOutput.hasPrefix("16"), "a 16-bit input stays 16-bit")
+        let mutagen = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", "import mutagen.flac,sys; f=mutagen.flac.FLAC(sys.argv[1]); "
+                                                             + "print(f['title'][0], '|', f['artist'][0], '|', f.info.total_samples)", ours])
+        #expect(mutagen.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "Tide Tables | Harbour Radio | 441000")
+    }
+
     /// `record`, `package` and `publish` encode AAC only so far: another codec is a usage error
     /// that says so, not a silent AAC.
     @Test func commandsThatEncodeAACOnlySaySo() throws {
@@ -135,6 +168,10 @@ import TestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("in.wav").path
         try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 0.5, to: wav)
+        let flac = try ExternalTool.run(try ExternalTool.keyframe, ["encode", wav, "-o", directory.appendingPathComponent("x.flac").path,
+                                                                    "--codec", "alac"])
+        #expect(flac.status == 64)
+        #expect(flac.standardError.contains("FLAC cannot hold alac"), "\(flac.standardError)")
         let adts = try ExternalTool.run(try ExternalTool.keyframe, ["encode", wav, "-o", directory.appendingPathComponent("x.aac").path,
                                                                     "--codec", "opus"])
         #expect(adts.status == 64)

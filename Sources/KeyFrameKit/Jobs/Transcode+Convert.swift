@@ -59,9 +59,10 @@ extension Transcode {
         /// outputs by their names.
         public var formats: MediaFormatRegistry = .standard
         /// The codec of a compressed output: AAC, or another the codec registry encodes and the
-        /// output's container holds (Opus, FLAC, ALAC in MP4); ``profile`` and ``coder`` are
-        /// AAC's.
-        public var codec: AudioCodecID = .aac
+        /// output's container holds (Opus, FLAC, ALAC in MP4; FLAC in `.flac`); `nil` for the
+        /// container's own (``/MediaFormats/MediaFileFormat/defaultAudioCodec``). ``profile``
+        /// and ``coder`` are AAC's.
+        public var codec: AudioCodecID?
 
         /// Options; by default 128 kb/s (less where the rate and channels carry less) with
         /// libavcodec's default (two-loop) search, the input's rate and channels.
@@ -158,21 +159,26 @@ extension Transcode {
                                control: JobControl? = nil,
                                progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> ConvertSummary {
         let outputKind = options.formats.format(nameOf: output)
-        guard let outputKind, [.adts, .mp4, .wav, .rawPCM].contains(outputKind) else {
+        let entry = outputKind.flatMap(options.formats.entry(for:))
+        guard let outputKind, entry?.packetSink != nil || [.wav, .rawPCM].contains(outputKind) else {
             throw .unsupported("\(output): unknown output type; use \(MediaFileFormat.extensionList(holding: .audioPackets)) or "
                                + MediaFileFormat.extensionList(holding: .pcm))
         }
-        let writesPackets = outputKind == .adts || outputKind == .mp4
-        if writesPackets { try outputKind.check(holds: options.codec, path: output) }
-        let isAAC = writesPackets && options.codec == .aac
+        let writesPackets = entry?.packetSink != nil
+        // The codec asked, else the container's own (AAC for .m4a and .aac, FLAC for .flac).
+        var options = options
+        options.codec = options.codec ?? outputKind.defaultAudioCodec
+        let codec = options.codec ?? .aac
+        if writesPackets { try outputKind.check(holds: codec, path: output) }
+        let isAAC = writesPackets && codec == .aac
         // The rates the encoder takes: what a loudness is measured at before it encodes.
-        let encoderRates = isAAC ? nil : options.codecs.sampleRates(for: options.codec)
+        let encoderRates = isAAC ? nil : options.codecs.sampleRates(for: codec)
         var aacRates = AACProfiles.sampleRates(of: options.profile.objectType ?? .aacLC)
         if let rate = options.sampleRate, isAAC, !aacRates.contains(rate) {
             throw .codec(.unsupportedSampleRate(rate, supported: aacRates))
         }
         if options.profile != .aacLC, !isAAC {
-            throw .unsupported("\(output): a profile is chosen for AAC outputs only" + (writesPackets ? " (\(options.codec) has none)" : ""))
+            throw .unsupported("\(output): a profile is chosen for AAC outputs only" + (writesPackets ? " (\(codec) has none)" : ""))
         }
         if options.replayGain, outputKind != .mp4 {
             throw .unsupported("\(output): ReplayGain is written as MP4 tags; use an .m4a or .mp4 output")
@@ -249,7 +255,8 @@ extension Transcode {
         while true {
             encodes += 1
             let promise = gain?.ceiling.map { DecodedLoudnessPromise(ceiling: $0, target: options.normalizeTo) }
-            let gate = writesPackets && gain?.ceiling != nil
+            // A lossy codec's decode is measured (its peaks are its own); MP4 and ADTS outputs.
+            let gate = (outputKind == .mp4 || outputKind == .adts) && gain?.ceiling != nil
                 ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil, replayGain: options.replayGain) : nil
             do {
                 summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
@@ -437,19 +444,25 @@ extension Transcode {
         profile: AudioObjectType, named name: String,
         to output: FilePath, formats: MediaFormatRegistry, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
-        var sink = try formats.packetOutput(output, as: AudioPacketOutput.self,
-                                            options: MediaFormatRegistry.OutputOptions(encoderName: "KeyFrameKit (libavcodec \(codec.name))"))
+        let outputOptions = MediaFormatRegistry.OutputOptions(encoderName: "KeyFrameKit (libavcodec \(codec.name))")
         let report: JobReport
         if let gain, let gate {
+            let sink = try formats.packetOutput(output, as: AudioPacketOutput.self, options: outputOptions)
             var gated = LoudnessGatedOutput(sink, promise: gate.promise, replayGain: gate.replayGain, verdict: gate.verdict)
             var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
             report = try Pump.run(from: &chain, into: &gated, control: control, progress: progress)
-        } else if let gain {
-            var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
-            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
         } else {
-            var chain = source.transformed(by: resampler).transformed(by: encoder)
-            report = try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            // Any container the registry writes packets to (MP4, ADTS, FLAC).
+            func pump<Sink: PacketFileSink>(into sink: Sink) throws(PipelineError) -> JobReport {
+                var sink = sink
+                if let gain {
+                    var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
+                    return try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+                }
+                var chain = source.transformed(by: resampler).transformed(by: encoder)
+                return try Pump.run(from: &chain, into: &sink, control: control, progress: progress)
+            }
+            report = try pump(into: try formats.packetOutput(output, options: outputOptions))
         }
         var summary = ConvertSummary(input: name, inputFrames: resampler.inputFrameCount, outputFormat: encoder.inputFormat,
                                      outputFrames: encoder.inputFrameCount, packets: encoder.packetCount, priming: encoder.priming,
@@ -466,20 +479,24 @@ extension Transcode {
                                                    gain: LoudnessNormalizer?, gate: LoudnessGate? = nil,
                                                    control: JobControl?,
                                                    progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> ConvertSummary {
-        switch outputKind {
-        case .mp4 where options.codec != .aac:
-            // Another codec: at the rates its encoder takes (Opus: 48 kHz and less), its own bitrate default.
-            let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
-                                         allowedSampleRates: options.codecs.sampleRates(for: options.codec))
+        if let codec = options.codec, codec != .aac, outputKind != .wav, outputKind != .rawPCM {
+            // Another codec: at the rates its encoder takes (Opus: 48 kHz and less), its own
+            // bitrate default; the input's own sample type unless a gain makes floats, so that a
+            // lossless codec keeps a 16-bit input 16-bit.
+            let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount,
+                                         sampleFormat: gain == nil ? source.pcmFormat?.sampleFormat ?? .float32 : .float32,
+                                         allowedSampleRates: options.codecs.sampleRates(for: codec))
             let encoder: any AudioEncoder
             do {
-                encoder = try options.codecs.encoder(for: options.codec, settings: .init(
+                encoder = try options.codecs.encoder(for: codec, settings: .init(
                     bitrate: options.bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: options.bitrate == nil, control: control))
             } catch {
                 throw .codec(error)
             }
-            return try encode(source, resampler: resampler, gain: gain, encoder: encoder, codec: options.codec, profile: profile,
+            return try encode(source, resampler: resampler, gain: gain, encoder: encoder, codec: codec, profile: profile,
                               named: name, to: output, formats: options.formats, gate: gate, control: control, progress: progress)
+        }
+        switch outputKind {
         case .adts, .mp4:
             let resampler = PCMResampler(sampleRate: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32,
                                          allowedSampleRates: AACProfiles.sampleRates(of: profile))
