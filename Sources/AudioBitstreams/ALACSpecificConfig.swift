@@ -69,12 +69,15 @@ public struct ALACSpecificConfig: Sendable, Hashable {
             try self.init(bytes: cookie)
             return
         }
+        // The `alac` box itself: a size of 36 (the config's box; QuickTime's `frma` box also
+        // holds the word `alac`, with a size of 12), then version and flags, then the config.
         let tag = Array("alac".utf8)
-        guard let at = (0...max(0, cookie.count - 4)).first(where: { cookie.count >= $0 + 4 && Array(cookie[$0..<($0 + 4)]) == tag }) else {
-            throw AudioBitstreamError("ALAC magic cookie", "no alac box in \(cookie.count) bytes")
+        guard cookie.count >= 36, let at = (4...(cookie.count - 32)).first(where: { at in
+            Array(cookie[at..<(at + 4)]) == tag && cookie[(at - 4)..<at].elementsEqual([0, 0, 0, 36])
+        }) else {
+            throw AudioBitstreamError("ALAC magic cookie", "no 36-byte alac box in \(cookie.count) bytes")
         }
-        // The tag, then version and flags, then the config.
-        try self.init(bytes: cookie.dropFirst(at + 8))
+        try self.init(bytes: cookie[(at + 8)...])
     }
 
     /// The magic cookie libavcodec takes: a 36-byte `alac` full box of version 0 holding the

@@ -1,6 +1,6 @@
 public import MediaCore
 
-/// What is wrong with an MP3, Opus, FLAC or ALAC structure: which structure, and why (cut short,
+/// What is wrong with an Opus, FLAC or ALAC structure: which structure, and why (cut short,
 /// or a field no stream may hold).
 public struct AudioBitstreamError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The structure read (`OpusHead`, `STREAMINFO`, `ALACSpecificConfig`).

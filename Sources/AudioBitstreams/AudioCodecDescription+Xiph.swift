@@ -20,7 +20,11 @@ extension AudioCodecDescription {
                                     boxes: [AudioSampleEntry.Box(type: "dOps", payload: header?.dOpsPayload ?? [])])
         },
         codecsParameter: { _ in "Opus" },
-        roll: { format in -((3840 + max(1, format.framesPerPacket) - 1) / max(1, format.framesPerPacket)) },
+        roll: { format in
+            // 80 ms at 48 kHz over the packets' length (20 ms when a reader does not know it).
+            let packet = format.framesPerPacket > 0 ? format.framesPerPacket : 960
+            return -((3840 + packet - 1) / packet)
+        },
         configurationInBox: { payload in (try? OpusHeader(dOpsPayload: payload))?.bytes })
 
     /// FLAC in ISO BMFF (xiph, "Encapsulation of FLAC in ISO Base Media File Format" 3.3): an

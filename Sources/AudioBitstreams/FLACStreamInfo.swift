@@ -46,8 +46,7 @@ public struct FLACStreamInfo: Sendable, Hashable {
 
     /// Parses the 34-byte body.
     ///
-    /// - Throws: ``AudioBitstreamError`` for fewer bytes, or a rate, channel count or depth no
-    ///   stream has.
+    /// - Throws: ``AudioBitstreamError`` for fewer bytes, or a sample rate of 0.
     public init(bytes: some Collection<UInt8>) throws(AudioBitstreamError) {
         var reader = ByteReader(Array(bytes))
         let (blocks, frames, packed, md5) = try reading("STREAMINFO") { () throws(BinaryReadError) in
@@ -62,11 +61,9 @@ public struct FLACStreamInfo: Sendable, Hashable {
         bitsPerSample = Int((packed >> 36) & 0x1F) + 1
         totalSamples = Int64(packed & 0xF_FFFF_FFFF)
         self.md5 = md5
+        // Only a rate of 0 is refused: libFLAC decodes streams whose block sizes break the
+        // rules (a one-block file shorter than 16 samples), and so does KeyFrameKit.
         guard sampleRate > 0 else { throw AudioBitstreamError("STREAMINFO", "a sample rate of 0") }
-        guard bitsPerSample >= 4 else { throw AudioBitstreamError("STREAMINFO", "\(bitsPerSample) bits per sample (at least 4)") }
-        guard minimumBlockSize <= maximumBlockSize, maximumBlockSize >= 16 else {
-            throw AudioBitstreamError("STREAMINFO", "block sizes \(minimumBlockSize)…\(maximumBlockSize)")
-        }
     }
 
     /// The 34-byte body.

@@ -204,7 +204,8 @@ public struct AudioCodecRegistry: Sendable {
     public static let builtInDescriptions: [AudioCodecDescription] = [.aac, .opus, .flac, .alac]
 
     /// The built-in encoders: AAC-LC on libavcodec's native encoder (``AACEncoder``, or
-    /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``).
+    /// ``ParallelAACEncoder`` for more than one thread), HE-AAC v1 and v2 (``HEAACEncoder``);
+    /// MP3, Opus, FLAC and ALAC through libavcodec (``LibavcodecAudioEncoder``).
     public static let builtInEncoders: [EncoderEntry] = [
         EncoderEntry(codec: .aac, profile: .aacLC, name: "libavcodec aac") { settings throws(CodecError) -> any AudioEncoder in
             try ParallelAACEncoder.makeEncoder(profile: .aacLC, settings: settings)
@@ -229,7 +230,8 @@ public struct AudioCodecRegistry: Sendable {
 
     /// The built-in decoders: ``AACDecoder`` (libavcodec) for the AAC object types its
     /// libavcodec decodes (Main, LC, SSR, LTP, the error-resilient LC, LD and ELD; USAC from
-    /// libavcodec 61.19), with SBR (HE-AAC) and PS (HE-AAC v2) on top.
+    /// libavcodec 61.19), with SBR (HE-AAC) and PS (HE-AAC v2) on top; MP3, Opus, FLAC and ALAC
+    /// (``LibavcodecAudioDecoder``).
     public static let builtInDecoders: [DecoderEntry] = [
         DecoderEntry(codec: .aac, profiles: AACDecoder.decodableObjectTypes.union([.sbr, .ps]), name: "libavcodec aac") {
             settings throws(CodecError) -> any AudioDecoder in

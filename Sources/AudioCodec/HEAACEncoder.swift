@@ -179,17 +179,8 @@ public final class HEAACEncoder {
     public func encode(pcm: UnsafeRawBufferPointer, format: PCMFormat, presentationTime: MediaTime? = nil) throws(CodecError) -> [MediaSample] {
         guard !flushed else { throw .invalidState("encode after flush: make a new encoder") }
         if inputFormat == nil { try open(format) }
-        guard let inputFormat, inputFormat.sampleRate == format.sampleRate, inputFormat.channelCount == format.channelCount else {
-            throw .unsupportedInput("PCM format changed mid-stream to \(format.sampleRate) Hz, \(format.channelCount) channels")
-        }
-        if firstTime == nil {
-            firstTime = (try? presentationTime?.converted(to: Int32(format.sampleRate), rounding: .nearest))
-                ?? MediaTime(value: 0, timescale: Int32(format.sampleRate))
-        }
-        guard pcm.count % format.bytesPerFrame == 0 else {
-            throw .unsupportedInput("\(pcm.count) bytes is not a whole number of \(format.bytesPerFrame)-byte frames")
-        }
-        let total = pcm.count / format.bytesPerFrame
+        let total = try PCMEncoderInput.frameCount(of: pcm, format: format, opened: inputFormat)
+        if firstTime == nil { firstTime = PCMEncoderInput.startTime(presentationTime, sampleRate: format.sampleRate) }
         guard total > 0 else { return [] }
         // One conversion into the planes; the SBR encoder reads them in place.
         withPlanes(frameCount: total) { pointers in

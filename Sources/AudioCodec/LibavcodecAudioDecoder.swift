@@ -31,7 +31,7 @@ public class LibavcodecAudioDecoder {
 
     /// Whether a packet libavcodec cannot decode is stepped over, reported by ``takeDamage()``,
     /// instead of ending the stream with an error: a damaged file salvaged. A stream whose first
-    /// ``undecodableLimit`` packets all fail is not AAC this decoder reads, and throws.
+    /// ``undecodableLimit`` packets all fail is not a stream this decoder reads, and throws.
     public var skipsUndecodablePackets = false
     /// Packets that must fail, none decoding, before a stream is refused.
     public static let undecodableLimit = 32
@@ -103,7 +103,7 @@ public class LibavcodecAudioDecoder {
             context.pointer.pointee.extradata = bytes.assumingMemoryBound(to: UInt8.self)
             context.pointer.pointee.extradata_size = Int32(extradata.count)
         }
-        if sampleRate > 0 { context.pointer.pointee.sample_rate = Int32(sampleRate) }
+        if sampleRate > 0 { context.pointer.pointee.sample_rate = Int32(clamping: sampleRate) }
         if channelCount > 0 { kf_default_channel_layout(&context.pointer.pointee.ch_layout, Int32(channelCount)) }
         context.pointer.pointee.request_sample_fmt = AV_SAMPLE_FMT_FLTP
         try context.open()
@@ -203,8 +203,8 @@ public class LibavcodecAudioDecoder {
         }
     }
 
-    /// Float planes of the last integer frame (FLAC, ALAC).
-    private var floatPlanes: [[Float]] = []
+    /// Float planes of the last integer frame (FLAC, ALAC), one after another.
+    private var floatPlanes: [Float] = []
 
     /// Delivers a frame whose samples are not planar float, converted to it first.
     private func deliverConverted(_ f: UnsafeMutablePointer<AVFrame>, from first: Int64, count: Int, channels: Int) throws(CodecError) {
@@ -217,23 +217,20 @@ public class LibavcodecAudioDecoder {
         case AV_SAMPLE_FMT_FLT: sampleFormat = .float32
         default: throw .unsupportedInput("the \(codecName) decoder gave sample format \(f.pointee.format), which KeyFrameKit does not convert")
         }
-        if floatPlanes.count != channels || (floatPlanes.first?.count ?? 0) < count {
-            floatPlanes = Array(repeating: [Float](repeating: 0, count: count), count: channels)
-        }
+        if floatPlanes.count < channels * count { floatPlanes = [Float](repeating: 0, count: channels * count) }
         let width = sampleFormat.bytesPerSample
-        for plane in 0..<(planar ? channels : 1) {
-            let layout = PCMFormat(sampleRate: Int(f.pointee.sample_rate), channelCount: planar ? 1 : channels,
-                                   sampleFormat: sampleFormat, isInterleaved: true)
-            let source = UnsafeRawBufferPointer(start: f.pointee.extended_data[plane]!, count: count * width * layout.channelCount)
-            let targets = planar ? [plane] : Array(0..<channels)
-            var destinations: [UnsafeMutablePointer<Float>] = []
-            for index in targets { floatPlanes[index].withUnsafeMutableBufferPointer { destinations.append($0.baseAddress!) } }
-            PCMConversion.toPlanarFloat(source: source, format: layout, sourceFrameCount: count, frameOffset: 0, frameCount: count,
-                                        destination: destinations, destinationOffset: 0)
+        let rate = Int(f.pointee.sample_rate)
+        floatPlanes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            for plane in 0..<(planar ? channels : 1) {
+                let layout = PCMFormat(sampleRate: rate, channelCount: planar ? 1 : channels, sampleFormat: sampleFormat, isInterleaved: true)
+                let source = UnsafeRawBufferPointer(start: f.pointee.extended_data[plane]!, count: count * width * layout.channelCount)
+                let targets = planar ? [plane] : Array(0..<channels)
+                PCMConversion.toPlanarFloat(source: source, format: layout, sourceFrameCount: count, frameOffset: 0, frameCount: count,
+                                            destination: targets.map { base + $0 * count }, destinationOffset: 0)
+            }
+            deliver(planes: (0..<channels).map { UnsafePointer(base + $0 * count) }, from: first, count: count)
         }
-        var pointers: [UnsafePointer<Float>] = []
-        for index in 0..<channels { floatPlanes[index].withUnsafeBufferPointer { pointers.append($0.baseAddress!) } }
-        withExtendedLifetime(floatPlanes) { deliver(planes: pointers, from: first, count: count) }
     }
 
     /// A frame of silence, as long as the last decoded frame (after the trim), in place of a

@@ -13,7 +13,8 @@ internal import PCMAudio
 ///   the 529 of MP3 synthesis; Opus's pre-skip) and the ``padding`` let a container trim both
 ///   ends exactly.
 /// - Lossless codecs (FLAC, ALAC) are given the input's integers unchanged: 16-bit input as
-///   16 bits, 24- and 32-bit as 32 with 24 significant, so the decode is the input to the bit.
+///   16 bits, 24- and 32-bit as 32 with 24 significant, so the decode of a 16- or 24-bit input
+///   is the input to the bit (of a 32-bit or float input, its top 24 bits).
 ///   Their last packet is as short as the input left it, and there is no priming.
 ///
 /// A FLAC stream's final STREAMINFO (its length and the MD5 of its samples, RFC 9639 8.2) is
@@ -61,11 +62,12 @@ public final class LibavcodecAudioEncoder {
             codec: .mp3, encoderName: "libmp3lame", sampleRates: [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000],
             channelCounts: 1...2, isLossless: false, maximumBitrate: { rate, _ in rate >= 32000 ? 320_000 : rate >= 16000 ? 160_000 : 64_000 })
 
-        /// Opus (RFC 6716) through libopus: 20-ms frames at 48, 24, 16, 12 or 8 kHz (an input at
-        /// another rate is resampled first), 6 kb/s up to 256 kb/s a channel; up to 8 channels
-        /// (RFC 7845 5.1.1 mapping family 1 above two).
+        /// Opus (RFC 6716) through libopus: 20-ms frames at 48 kHz, the rate every Opus decoder
+        /// outputs and ISO BMFF's Opus entry is timed at (an input at another rate is resampled
+        /// first), 6 kb/s up to 256 kb/s a channel; up to 8 channels (RFC 7845 5.1.1 mapping
+        /// family 1 above two).
         public static let opus = Configuration(
-            codec: .opus, encoderName: "libopus", sampleRates: [48000, 24000, 16000, 12000, 8000], channelCounts: 1...8,
+            codec: .opus, encoderName: "libopus", sampleRates: [48000], channelCounts: 1...8,
             isLossless: false, minimumBitrate: 6000, maximumBitrate: { _, channels in 256_000 * channels })
 
         /// FLAC (RFC 9639) through libavcodec's encoder, at its default compression (level 5);
@@ -127,7 +129,10 @@ public final class LibavcodecAudioEncoder {
         try FFmpegLibrary.load()
         self.configuration = configuration
         self.lowersBitrateToFit = lowersBitrateToFit
-        if !configuration.isLossless, bitrate <= 0 { throw .bitrateOutOfRange(bitrate, allowed: configuration.minimumBitrate...320_000) }
+        if !configuration.isLossless, bitrate <= 0 {
+            let most = configuration.maximumBitrate?(48000, 2) ?? 320_000
+            throw .bitrateOutOfRange(bitrate, allowed: configuration.minimumBitrate...max(configuration.minimumBitrate, most))
+        }
         self.bitrate = configuration.isLossless ? 0 : bitrate
         self.packet = try Packet()
         if let format { try open(format) }
@@ -147,17 +152,8 @@ public final class LibavcodecAudioEncoder {
     public func encode(pcm: UnsafeRawBufferPointer, format: PCMFormat, presentationTime: MediaTime? = nil) throws(CodecError) -> [MediaSample] {
         guard !flushed else { throw .invalidState("encode after flush: make a new encoder") }
         if inputFormat == nil { try open(format) }
-        guard let inputFormat, inputFormat.sampleRate == format.sampleRate, inputFormat.channelCount == format.channelCount else {
-            throw .unsupportedInput("PCM format changed mid-stream to \(format.sampleRate) Hz, \(format.channelCount) channels")
-        }
-        if firstTime == nil {
-            firstTime = (try? presentationTime?.converted(to: Int32(format.sampleRate), rounding: .nearest))
-                ?? MediaTime(value: 0, timescale: Int32(format.sampleRate))
-        }
-        guard pcm.count % format.bytesPerFrame == 0 else {
-            throw .unsupportedInput("\(pcm.count) bytes is not a whole number of \(format.bytesPerFrame)-byte frames")
-        }
-        let total = pcm.count / format.bytesPerFrame
+        let total = try PCMEncoderInput.frameCount(of: pcm, format: format, opened: inputFormat)
+        if firstTime == nil { firstTime = PCMEncoderInput.startTime(presentationTime, sampleRate: format.sampleRate) }
         var done = 0
         var packets: [MediaSample] = []
         while done < total {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import KeyFrameKit
 
-/// `--codec aac|mp3|opus|flac|alac`: the codec encoded, by the name the codec registry knows it
+/// `--codec aac|opus|flac|alac`: the codec encoded, by the name the codec registry knows it
 /// by (``/MediaCore/AudioCodecID``); a codec of another package registered in the tool's registry
 /// is one more name.
 struct CodecArgument: ExpressibleByArgument, Hashable {
@@ -11,15 +11,28 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
     /// The codec named `argument`, if the tool encodes it.
     init?(argument: String) {
         let codec = AudioCodecID(argument.lowercased())
-        guard Keyframe.codecs.encoders.contains(where: { $0.codec == codec }) else { return nil }
+        guard Self.allValueStrings.contains(codec.name) else { return nil }
         self.codec = codec
     }
 
-    /// The names the tool encodes, for `--help` and errors.
+    /// The names the tool writes: codecs it encodes that a container it writes holds, in the
+    /// containers' order (`aac, opus, flac, alac`), for `--help` and errors.
     static var allValueStrings: [String] {
         var names: [String] = []
-        for entry in Keyframe.codecs.encoders.reversed() where !names.contains(entry.codec.name) { names.append(entry.codec.name) }
+        for format in Keyframe.formats.formats where Keyframe.formats.entry(for: format)?.packetSink != nil {
+            for codec in format.audioCodecs where !names.contains(codec.name)
+            && Keyframe.codecs.encoders.contains(where: { $0.codec == codec }) { names.append(codec.name) }
+        }
         return names
+    }
+
+    /// `codec` as people write it: AAC, MP3, Opus, FLAC, ALAC; another codec's name as it is.
+    static func displayName(_ codec: AudioCodecID) -> String {
+        switch codec {
+        case .aac, .mp3, .flac, .alac: codec.name.uppercased()
+        case .opus: "Opus"
+        default: codec.name
+        }
     }
 
     /// The codec a command writes into `container`: `asked`, checked against what the container
@@ -30,7 +43,7 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
         guard let codec = asked?.codec ?? container.defaultAudioCodec else {
             throw CommandFailure("\(output): \(container) holds no compressed audio", status: .usage)
         }
-        do { try container.check(holds: codec, path: FilePath(output)) } catch {
+        do { try container.check(holds: codec, path: FilePath(output), described: Keyframe.codecs.descriptions) } catch {
             throw CommandFailure("--codec \(codec): \(error)", status: .usage)
         }
         if codec != .aac, profile != .lc {
@@ -38,4 +51,13 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
         }
         return codec
     }
+}
+
+/// `--codec`, on the commands that write any codec a container holds (`encode`, `convert`).
+struct CodecOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The codec: \(CodecArgument.allValueStrings.joined(separator: ", ")). Default: the output's own (.m4a, .mp4 and .aac: AAC; "
+            + ".flac: FLAC). --profile is AAC's; a codec the output cannot hold is refused.",
+        valueName: "codec"))
+    var codec: CodecArgument?
 }

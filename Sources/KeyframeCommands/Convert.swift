@@ -11,7 +11,7 @@ import Synchronization
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert any audio (FLAC, MP3, Ogg, Opus, ALAC, AIFF, WAV, AAC…) to AAC (or Opus, FLAC, ALAC in .m4a), WAV or PCM.",
+        abstract: "Convert any audio (FLAC, MP3, Ogg, Opus, ALAC, AIFF, WAV, AAC…) to AAC (or Opus, FLAC, ALAC in .m4a), FLAC, WAV or PCM.",
         discussion: """
             INPUT is whatever FFmpeg reads (FLAC, MP3, Ogg Vorbis, Opus in Ogg or WebM, ALAC, AIFF, \
             W64, the audio track of a video); WAV, ADTS and MP4 AAC are read by KeyFrameKit's own \
@@ -50,6 +50,8 @@ struct Convert: ParsableCommand {
     var input: String { inputs[0] }
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+
+    @OptionGroup(title: "Encoding") var codecChoice: CodecOptions
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search: twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast.", valueName: "coder"))
@@ -106,7 +108,7 @@ struct Convert: ParsableCommand {
         }
         try checkDistinct(input: input, output: output)
         if let container = Keyframe.formats.format(nameOf: FilePath(output)), container.contents.contains(.audioPackets) {
-            _ = try CodecArgument.resolve(encoder.codec, container: container, output: output, profile: encoder.profile)
+            _ = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, profile: encoder.profile)
         }
         let options = try options(for: input)
         let line = ProgressLine(label: "converting")
@@ -130,8 +132,8 @@ struct Convert: ParsableCommand {
         let layout = summary.outputFormat.map { "\($0.sampleRate) Hz, \($0.channelCount) ch" } ?? "no audio"
         var text = "\(output): \(Terminal.fixed(seconds, digits: 3)) s from \(summary.input) (\(summary.inputFrames) frames) → \(layout)"
         if summary.packets > 0 {
-            let codec = encoder.codec?.codec ?? Keyframe.formats.format(nameOf: FilePath(output))?.defaultAudioCodec ?? .aac
-            text += ", \(summary.packets) \(codec == .aac ? "AAC" : codec.name.uppercased()) packets"
+            let codec = codecChoice.codec?.codec ?? Keyframe.formats.format(nameOf: FilePath(output))?.defaultAudioCodec ?? .aac
+            text += ", \(summary.packets) \(CodecArgument.displayName(codec)) packets"
                 + (codec == .aac ? ProfileArgument.tag(summary.profile ?? .aacLC) : "")
                 + ((summary.bitrate ?? 0) > 0 ? " at \(summary.bitrate ?? 0) b/s" : "") + " (priming \(summary.priming), padding \(summary.padding))"
         } else {
@@ -192,7 +194,7 @@ struct Convert: ParsableCommand {
                                                normalizeTo: normalize, replayGain: replaygain, carriesTags: !noTags,
                                                threads: threads ?? (batch ? 1 : IdleProcessors.count(usable: ProcessInfo.processInfo.activeProcessorCount)),
                                                profile: encoder.profile.choice, truePeakCeiling: truePeak ?? -1, limitsTruePeak: !noLimiter)
-        options.codec = encoder.codec?.codec
+        options.codec = codecChoice.codec?.codec
         options.codecs = Keyframe.codecs
         options.formats = Keyframe.formats
         return options

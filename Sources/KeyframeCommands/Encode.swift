@@ -10,7 +10,8 @@ struct Encode: ParsableCommand {
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
             or raw interleaved .pcm (give --input-sample-rate, --input-channels, --input-format). OUTPUT .aac is ADTS; \
             .m4a/.mp4 is MP4 with a sample-exact edit list (the encoder's priming and the input's exact \
-            length), so decoding it gives back exactly the input's samples. The encoder is libavcodec's native AAC encoder; sample \
+            length), so decoding it gives back exactly the input's samples; .flac is native FLAC with its MD5. The AAC encoder is \
+            libavcodec's native one (Opus: libopus; FLAC and ALAC: libavcodec's); sample \
             rate and channels come from the input. --profile he-aac and he-aac-v2 put KeyFrameKit's SBR \
             (and parametric stereo) encoder over it; --profile auto chooses by the input's channels and \
             --bitrate (stereo: he-aac-v2 up to 40k, he-aac up to 64k; mono: he-aac up to 32k; lc above, \
@@ -21,10 +22,12 @@ struct Encode: ParsableCommand {
     @Argument(help: "The .wav or .pcm file to encode.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS) or .m4a (MP4; AAC, or Opus, FLAC or ALAC with --codec).")
+    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS), .m4a (MP4; AAC, or Opus, FLAC or ALAC with --codec) or .flac.")
     var output: String
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
+
+    @OptionGroup(title: "Encoding") var codecChoice: CodecOptions
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): twoloop (ffmpeg's default; the same bytes as ffmpeg) or fast (half the CPU).",
@@ -50,7 +53,7 @@ struct Encode: ParsableCommand {
               Keyframe.formats.entry(for: container)?.packetSink != nil else {
             throw CommandFailure("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets))")
         }
-        let codec = try CodecArgument.resolve(encoder.codec, container: container, output: output, profile: encoder.profile)
+        let codec = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, profile: encoder.profile)
         // Before the input is opened: a FIFO's open blocks until its writer comes.
         let control = StopSignals.cancellingControl()
         let inputPath = FilePath(input)
@@ -90,7 +93,7 @@ struct Encode: ParsableCommand {
         let seconds = Double(summary.inputFrames) / Double(summary.sampleRate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
         print("\(output): \(Terminal.fixed(seconds, digits: 3)) s, \(summary.sampleRate) Hz, \(format.channelCount) ch → "
-              + "\(summary.packets) \(codec == .aac ? "AAC" : codec.name.uppercased()) packets\(codec == .aac ? ProfileArgument.tag(summary.profile) : "")"
+              + "\(summary.packets) \(CodecArgument.displayName(codec)) packets\(codec == .aac ? ProfileArgument.tag(summary.profile) : "")"
               + (summary.bitrate > 0 ? " at \(summary.bitrate) b/s" : "") + " (priming \(summary.priming), padding \(summary.padding))")
         try ExitStatus.finish(damage: summary.damage, in: input)
     }

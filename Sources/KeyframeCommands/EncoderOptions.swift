@@ -19,23 +19,8 @@ struct EncoderOptions: ParsableArguments {
     @Option(help: ProfileArgument.help)
     var profile: ProfileArgument = .lc
 
-    @Option(help: ArgumentHelp(
-        "The codec: aac, mp3, opus, flac or alac. Default: the output's own (.m4a, .mp4 and .aac: AAC). "
-            + "--profile is AAC's; a codec the output cannot hold is refused.",
-        valueName: "codec"))
-    var codec: CodecArgument?
-
     /// The bitrate asked, in bits per second; `nil` for the default.
     var bitsPerSecond: Int? { bitrate?.bitsPerSecond }
-
-    /// For a command that encodes AAC only so far (`record`, `package`, `publish`): a codec
-    /// other than AAC is a usage error that says so.
-    func requireAAC(in command: String) throws {
-        if let codec = codec?.codec, codec != .aac {
-            throw CommandFailure("--codec \(codec): \(command) encodes AAC only so far; encode or convert writes \(codec) to .m4a",
-                                 status: .usage)
-        }
-    }
 }
 
 /// `--sample-rate` and `--channels`: the layout encoded when it is not the input's, with one

@@ -87,7 +87,6 @@ struct Package: ParsableCommand {
     }
 
     func run() throws {
-        try encoder.requireAAC(in: "package")
         let (ladder, profiles) = try Self.ladder(bitrates ?? "")
         // An object store's URL names where the package goes; anything else is a directory.
         var store: (any ObjectStore)?

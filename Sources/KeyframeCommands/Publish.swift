@@ -78,7 +78,6 @@ struct Publish: ParsableCommand {
     }
 
     func run() throws {
-        try encoder.requireAAC(in: "publish")
         let parsed = try PublishingOptions.destinations(destinations)
         var options = LivePublication.Options(input: FilePath(input), destinations: parsed, bitrate: encoder.bitsPerSecond, title: title,
                                               loops: loop)

@@ -194,7 +194,6 @@ struct Record: ParsableCommand {
     private var destination: String { output ?? hls ?? "live" }
 
     func run() throws {
-        try encoder.requireAAC(in: "record")
         // Serving lives in keyframe-serve: run there, before anything is opened.
         if serve != nil { try Serving.handOverUnlessInstalled() }
         // Destinations are checked (URL, secrets, the host resolving) before anything starts.

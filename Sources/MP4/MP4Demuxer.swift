@@ -436,7 +436,7 @@ extension MP4Track {
         if let audio = entry.audio, entry.type != "mp4a", let described = audioCodecs.matching(sampleEntryType: entry.type) {
             // A rate above 65,535 does not fit the entry's 16.16 field (written 0): the media's
             // timescale, which 14496-12 12.2.3 makes the rate, says it.
-            let rate = audio.sampleRate > 0 ? audio.sampleRate : Int(timescale)
+            let rate = audio.sampleRate > 0 ? audio.sampleRate : (1...768_000).contains(Int(timescale)) ? Int(timescale) : 0
             var format = EncodedAudioFormat(codec: described.codec, sampleRate: rate, channelCount: audio.channelCount,
                                             framesPerPacket: 0,
                                             decoderConfiguration: described.configurationBox.flatMap { entry.configurationBoxes[$0] }

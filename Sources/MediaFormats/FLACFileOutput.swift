@@ -63,7 +63,7 @@ public struct FLACFileOutput: PacketFileSink {
     private mutating func writeHeader(_ info: FLACStreamInfo) throws(PipelineError) {
         var fields = metadata.tags.map { VorbisComment.Field(VorbisComment.fieldName(ofTag: $0.key), $0.value) }
         // Chapters as the CHAPTERxxx fields podcast tools read (HH:MM:SS.mmm, then the name).
-        for (index, chapter) in metadata.chapters.enumerated() where index < 1000 {
+        for (index, chapter) in metadata.chapters.enumerated() where index < 999 {
             let number = String(format3: index + 1)
             fields.append(.init("CHAPTER\(number)", Self.clock(chapter.start.seconds)))
             fields.append(.init("CHAPTER\(number)NAME", chapter.title))

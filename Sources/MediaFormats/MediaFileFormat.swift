@@ -23,35 +23,44 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// Whether the first bytes of a file (up to ``sniffLength``) show this format; `nil` for a
     /// format without a signature (raw PCM), which only its name shows.
     public let recognizes: (@Sendable (_ head: [UInt8]) -> Bool)?
-    /// The audio codecs a file of the format can hold, the one a job writes when none is asked
-    /// first (MP4: AAC, Opus, FLAC, ALAC); empty for a format without compressed audio.
+    /// The audio codecs a file of the format is known to hold, the one a job writes when none is
+    /// asked first (MP4: AAC, Opus, FLAC, ALAC; ADTS: AAC); empty when the format does not say,
+    /// and its writer takes or refuses a codec itself.
     public let audioCodecs: [AudioCodecID]
+    /// Whether a file of the format holds, besides ``audioCodecs``, any codec a codec registry
+    /// describes (``/MediaCore/AudioCodecDescription``: its ISO BMFF sample entry), as MP4 does.
+    public let holdsDescribedCodecs: Bool
 
     /// A format named `name`, described as `description` in messages, holding `audioCodecs`
-    /// (by default AAC when `contents` has ``Contents/audioPackets``).
+    /// (empty: whatever its writer takes) and, with `holdsDescribedCodecs`, any described codec.
     public init(name: String, description: String, fileExtensions: [String], contents: Contents, mimeType: String,
-                audioCodecs: [AudioCodecID]? = nil, recognizes: (@Sendable (_ head: [UInt8]) -> Bool)? = nil) {
+                audioCodecs: [AudioCodecID] = [], holdsDescribedCodecs: Bool = false,
+                recognizes: (@Sendable (_ head: [UInt8]) -> Bool)? = nil) {
         self.name = name
         self.description = description
         self.fileExtensions = fileExtensions.map { $0.lowercased() }
         self.contents = contents
         self.mimeType = mimeType
-        self.audioCodecs = audioCodecs ?? (contents.contains(.audioPackets) ? [.aac] : [])
+        self.audioCodecs = audioCodecs
+        self.holdsDescribedCodecs = holdsDescribedCodecs
         self.recognizes = recognizes
     }
 
-    /// The codec a job writes into the format when none is asked: the first of ``audioCodecs``.
-    public var defaultAudioCodec: AudioCodecID? { audioCodecs.first }
+    /// The codec a job writes into the format when none is asked: the first of ``audioCodecs``,
+    /// else AAC for a format of compressed audio.
+    public var defaultAudioCodec: AudioCodecID? { audioCodecs.first ?? (contents.contains(.audioPackets) ? .aac : nil) }
 
     /// Refuses a `codec` a file of this format cannot hold, naming both: what a job that writes
-    /// `path` checks before it encodes.
+    /// `path` checks before it encodes. A format that lists no codecs takes any; one that holds
+    /// described codecs takes one of `described` too.
     ///
     /// - Throws: `PipelineError.unsupported` naming the format, the file, the codec and what
     ///   the format holds.
-    public func check(holds codec: AudioCodecID, path: FilePath) throws(PipelineError) {
-        guard !audioCodecs.contains(codec) else { return }
+    public func check(holds codec: AudioCodecID, path: FilePath, described: [AudioCodecDescription] = []) throws(PipelineError) {
+        guard !audioCodecs.isEmpty, !audioCodecs.contains(codec), !(holdsDescribedCodecs && described.matching(codec) != nil) else { return }
         let held = audioCodecs.isEmpty ? "no compressed audio" : audioCodecs.map(\.name).joined(separator: ", ")
-        throw .unsupported("\(path): \(description) cannot hold \(codec); it holds \(held)", path: path)
+        let hint = holdsDescribedCodecs ? " (or any codec whose ISO BMFF description is registered: register the codec's description)" : ""
+        throw .unsupported("\(path): \(description) cannot hold \(codec); it holds \(held)\(hint)", path: path)
     }
 
     /// Formats are equal when their names are.
@@ -96,7 +105,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// ADTS syncword with layer 0 (unless the head is an MP4 box header).
     public static let adts = MediaFileFormat(
         name: "adts", description: "ADTS", fileExtensions: ["aac", "adts"], contents: [.audioPackets, .tags], mimeType: "audio/aac",
-        recognizes: { head in
+        audioCodecs: [.aac], recognizes: { head in
             text(head, 0..<3) == "ID3" || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xF6 == 0xF0 && !isMP4(head))
         })
     /// ISO base media files (ISO/IEC 14496-12/-14) and QuickTime: MP4, M4A, M4B, MOV, 3GP, CMAF.
@@ -106,7 +115,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     public static let mp4 = MediaFileFormat(
         name: "mp4", description: "MP4", fileExtensions: ["m4a", "mp4", "m4b", "mov", "m4v", "3gp", "cmfa", "m4s"],
         contents: [.audioPackets, .video, .multipleTracks, .gaplessInfo, .tags], mimeType: "audio/mp4",
-        audioCodecs: [.aac, .opus, .flac, .alac], recognizes: { head in isMP4(head) })
+        audioCodecs: [.aac, .opus, .flac, .alac], holdsDescribedCodecs: true, recognizes: { head in isMP4(head) })
     /// Native FLAC (RFC 9639): `fLaC`, metadata blocks, frames. KeyFrameKit writes it
     /// (``FLACFileOutput``); libavformat (or libFLAC, for 32 bits) reads it.
     public static let flac = MediaFileFormat(
@@ -126,7 +135,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// followed by its media segments, in order. Recognised by `#EXTM3U` (after a byte-order mark).
     public static let hlsPlaylist = MediaFileFormat(
         name: "hlsPlaylist", description: "HLS playlist", fileExtensions: ["m3u8"], contents: [.audioPackets, .gaplessInfo],
-        mimeType: "application/vnd.apple.mpegurl",
+        mimeType: "application/vnd.apple.mpegurl", audioCodecs: [.aac],
         recognizes: { head in
             text(head, 0..<min(head.count, 10))?.drop(while: { $0 == "\u{FEFF}" }).hasPrefix("#EXTM3U") ?? false
         })
@@ -323,6 +332,16 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// Extensions of the files that can hold `contents`, for messages (`.wav, .pcm, …`); a
     /// playlist, which holds its segments' contents but is no such file itself, is not listed.
     public static func extensionList(holding contents: Contents) -> String { extensionList(holding: contents, among: builtIn) }
+
+    /// The usual extensions of the built-in formats that hold `codec` (`.aac, .m4a` for AAC),
+    /// for a message about a job that reads or writes that codec.
+    public static func extensionList(holdingCodec codec: AudioCodecID) -> String { extensionList(holdingCodec: codec, among: builtIn) }
+
+    /// ``extensionList(holdingCodec:)`` of `formats`.
+    static func extensionList(holdingCodec codec: AudioCodecID, among formats: [MediaFileFormat]) -> String {
+        formats.filter { $0 != .hlsPlaylist && $0.audioCodecs.contains(codec) }
+            .compactMap { $0.fileExtensions.first.map { ".\($0)" } }.joined(separator: ", ")
+    }
 
     /// ``extensionList(holding:)`` of `formats`.
     static func extensionList(holding contents: Contents, among formats: [MediaFileFormat]) -> String {

@@ -197,6 +197,11 @@ public struct MediaFormatRegistry: Sendable {
         MediaFileFormat.extensionList(holding: contents, among: formats)
     }
 
+    /// The usual extensions of the registered formats that hold `codec`.
+    public func extensionList(holdingCodec codec: AudioCodecID) -> String {
+        MediaFileFormat.extensionList(holdingCodec: codec, among: formats)
+    }
+
     /// KeyFrameKit's own readers and writers, with no codec: WAV and raw PCM in and out, ADTS
     /// and MP4 AAC in and out, an HLS media playlist in.
     public static let containers = MediaFormatRegistry(entries: [
@@ -249,7 +254,7 @@ public struct MediaFormatRegistry: Sendable {
         let detected = detect(path)
         guard let open = entry(for: detected)?.packetSource else {
             let what = detected.map { "an \($0) file" } ?? "not a file KeyFrameKit reads"
-            throw .unsupported("\(path): \(what); AAC input is \(extensionList(holding: .audioPackets))", path: path)
+            throw .unsupported("\(path): \(what); AAC input is \(extensionList(holdingCodec: .aac))", path: path)
         }
         var options = options
         if options.audioCodecs == nil { options.audioCodecs = audioCodecs }
@@ -267,7 +272,7 @@ public struct MediaFormatRegistry: Sendable {
         let opened = try packetInput(path, options: options)
         guard let source = opened as? Source else {
             let codec = opened.audioFormat.map { " of \($0.codec)" } ?? ""
-            throw .unsupported("\(path): \(opened.format)\(codec); this job reads \(MediaFileFormat.extensionList(holding: .audioPackets))",
+            throw .unsupported("\(path): \(opened.format)\(codec); this job reads \(MediaFileFormat.extensionList(holdingCodec: .aac))",
                                path: path)
         }
         return source
@@ -379,7 +384,7 @@ public struct MediaFormatRegistry: Sendable {
     /// - Throws: `PipelineError.unsupported` when the name is not a registered container's.
     public func packetOutput(_ path: FilePath, options: OutputOptions = OutputOptions()) throws(PipelineError) -> any PacketFileSink {
         guard let create = entry(for: options.format ?? format(nameOf: path))?.packetSink else {
-            throw .unsupported("\(path): unknown output type; AAC output is \(extensionList(holding: .audioPackets))", path: path)
+            throw .unsupported("\(path): unknown output type; compressed output is \(extensionList(holding: .audioPackets))", path: path)
         }
         return try create(path, described(options))
     }
@@ -403,7 +408,7 @@ public struct MediaFormatRegistry: Sendable {
         var created = try packetOutput(path, options: options)
         guard let sink = created as? Sink else {
             created.cancel()
-            throw .unsupported("\(path): \(created.format) output; this job writes \(MediaFileFormat.extensionList(holding: .audioPackets))",
+            throw .unsupported("\(path): \(created.format) output; this job writes \(MediaFileFormat.extensionList(holdingCodec: .aac))",
                                path: path)
         }
         return sink

@@ -165,12 +165,18 @@ extension Transcode {
                                + MediaFileFormat.extensionList(holding: .pcm))
         }
         let writesPackets = entry?.packetSink != nil
+        if !writesPackets, let codec = options.codec {
+            throw .unsupported("\(output): \(outputKind) holds PCM, not \(codec); write \(codec) to "
+                               + MediaFileFormat.builtIn.filter { $0.audioCodecs.contains(codec) && $0 != .hlsPlaylist }.map { ".\($0.fileExtensions[0])" }.joined(separator: " or "))
+        }
         // The codec asked, else the container's own (AAC for .m4a and .aac, FLAC for .flac).
         var options = options
         options.codec = options.codec ?? outputKind.defaultAudioCodec
         let codec = options.codec ?? .aac
-        if writesPackets { try outputKind.check(holds: codec, path: output) }
+        if writesPackets { try outputKind.check(holds: codec, path: output, described: options.codecs.descriptions) }
         let isAAC = writesPackets && codec == .aac
+        // A lossy codec adds peaks of its own: its decode is measured, with a margin under the ceiling.
+        let isLossy = writesPackets && [AudioCodecID.aac, .opus, .mp3].contains(codec)
         // The rates the encoder takes: what a loudness is measured at before it encodes.
         let encoderRates = isAAC ? nil : options.codecs.sampleRates(for: codec)
         var aacRates = AACProfiles.sampleRates(of: options.profile.objectType ?? .aacLC)
@@ -219,7 +225,7 @@ extension Transcode {
             measured = loudness
             measuring = report
             if let target = options.normalizeTo {
-                gain = try normalizer(reaching: target, from: loudness, options: options, margin: isAAC ? lossyTruePeakMargin : 0, input: input,
+                gain = try normalizer(reaching: target, from: loudness, options: options, margin: isLossy ? lossyTruePeakMargin : 0, input: input,
                                     allowedSampleRates: isAAC ? aacRates : encoderRates, control: control)
             }
         }
@@ -256,7 +262,7 @@ extension Transcode {
             encodes += 1
             let promise = gain?.ceiling.map { DecodedLoudnessPromise(ceiling: $0, target: options.normalizeTo) }
             // A lossy codec's decode is measured (its peaks are its own); MP4 and ADTS outputs.
-            let gate = (outputKind == .mp4 || outputKind == .adts) && gain?.ceiling != nil
+            let gate = isLossy && (outputKind == .mp4 || outputKind == .adts) && gain?.ceiling != nil
                 ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil, replayGain: options.replayGain) : nil
             do {
                 summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
@@ -438,7 +444,7 @@ extension Transcode {
         return LoudnessNormalizer(.limiter(limiter()), ceiling: ceiling, expected: measured?.reached)
     }
 
-    /// source → resampler → (gain) → `encoder` → AAC file.
+    /// source → resampler → (gain) → `encoder` → the output's container.
     private static func encode<Source: PCMSource, Encoder: AudioEncoder>(
         _ source: Source, resampler: PCMResampler, gain: LoudnessNormalizer?, encoder: Encoder, codec: AudioCodecID = .aac,
         profile: AudioObjectType, named name: String,

@@ -81,7 +81,9 @@ public enum Transcode {
                               control: JobControl? = nil,
                               progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> EncodeSummary {
         guard let inputFormat = input.pcmFormat else { throw .unsupported("\(output): the input's PCM layout is not known") }
-        if let container = options.formats.format(nameOf: output) { try container.check(holds: options.codec, path: output) }
+        if let container = options.formats.format(nameOf: output) {
+            try container.check(holds: options.codec, path: output, described: options.codecs.descriptions)
+        }
         // The AAC profile; another codec's entry answers any.
         let profile = options.codec != .aac ? .aacLC
             : options.profile.resolved(channelCount: inputFormat.channelCount, bitrate: options.bitrate, sampleRate: inputFormat.sampleRate)

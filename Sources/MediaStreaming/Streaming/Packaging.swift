@@ -106,7 +106,7 @@ public enum Packaging {
             throw .unsupported("packaging by stream copy takes no bitrate or profile: encoding is KeyFrameKit's Packaging.hls")
         }
         guard let layout = copyableLayout(of: input, options: options) else {
-            throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holding: .audioPackets)))")
+            throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holdingCodec: .aac)))")
         }
         return try assemble(directory, options: options) { single throws(PipelineError) in
             [try copyRendition(input, layout: layout, to: single, options: options, control: control, progress: progress)]
