@@ -108,7 +108,7 @@ public enum Transcode {
             throw .codec(error)
         }
         var outputOptions = MediaFormatRegistry.OutputOptions(fragmentDuration: options.fragmentDuration,
-                                                              encoderName: "KeyFrameKit (libavcodec \(options.codec == .aac ? "aac" : options.codec.name))")
+                                                              encoderName: "KeyFrameKit (libavcodec \(options.codec.name))")
         // The container describes the codec as the registry that made the encoder does.
         outputOptions.audioCodecs = options.codecs.descriptions
         let sink = try options.formats.packetOutput(output, options: outputOptions)
