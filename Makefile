@@ -60,6 +60,8 @@ APT_PACKAGES += $(HE_AAC_PACKAGES)
 APT_PACKAGES += espeak-ng
 # The origin's player page: its script is checked with `node --check` (issue 37).
 APT_PACKAGES += nodejs
+# Beyond AAC (issue 38): the peers that decode and read MP3 and Ogg Opus, independent of FFmpeg.
+APT_PACKAGES += mpg123 opus-tools
 VENV := .venv
 # mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists). websocket-client:
 # the DevTools protocol client that drives Chromium in the browser tests.
@@ -77,7 +79,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 # --- fuzzing ------------------------------------------------------------------------------------
 
 # Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
-FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts playlist url codecconfig
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts playlist url codecconfig mp3 ogg
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz

@@ -41,7 +41,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist|url|codecconfig DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist|url|codecconfig|mp3|ogg DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -525,6 +525,27 @@ PY
         rm -f "$dir/.x.mp4"
     done
     rm -f "$wav"
+    ;;
+mp3)
+    # The heads of MP3 files as LAME and FFmpeg write them: an ID3v2.4 tag with FFmpeg's text
+    # frames, an Info frame, the first audio frames; and an ID3v2.3 tag before mono MPEG-2 frames.
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=0.3" -ac 2 \
+        -metadata title=Seed -c:a libmp3lame -b:a 128k "$dir/.x.mp3"
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=22050:duration=0.3" -ac 1 \
+        -id3v2_version 3 -metadata artist=Seed -c:a libmp3lame -b:a 32k "$dir/.y.mp3"
+    head -c 4096 "$dir/.x.mp3" > "$dir/ffmpeg-stereo.mp3"
+    head -c 4096 "$dir/.y.mp3" > "$dir/ffmpeg-mono-v23.mp3"
+    rm -f "$dir/.x.mp3" "$dir/.y.mp3"
+    ;;
+ogg)
+    # Ogg Opus as opus-tools and FFmpeg write it: OpusHead, OpusTags with a tag, audio pages.
+    wav="$dir/.in.wav"
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=0.3" -ac 2 "$wav"
+    opusenc --quiet --title Seed "$wav" "$dir/.x.opus"
+    ffmpeg -nostdin -v error -y -i "$wav" -metadata title=Seed -c:a libopus "$dir/.y.opus"
+    head -c 4096 "$dir/.x.opus" > "$dir/opusenc.opus"
+    head -c 4096 "$dir/.y.opus" > "$dir/ffmpeg.opus"
+    rm -f "$wav" "$dir/.x.opus" "$dir/.y.opus"
     ;;
 *)
     usage

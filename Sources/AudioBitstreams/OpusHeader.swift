@@ -131,3 +131,21 @@ public struct OpusHeader: Sendable, Hashable {
         writer.write(contentsOf: mapping)
     }
 }
+
+extension VorbisComment {
+    /// The magic signature that starts an Ogg Opus stream's comment header (RFC 7845 5.2).
+    public static let opusTagsMagic = Array("OpusTags".utf8)
+
+    /// The comment header packet of an Ogg Opus stream (RFC 7845 5.2): `OpusTags`, then the
+    /// block.
+    public var opusTagsPacket: [UInt8] { Self.opusTagsMagic + bytes }
+
+    /// Reads an `OpusTags` packet; what follows the last field (padding, binary data) is ignored.
+    ///
+    /// - Throws: ``AudioBitstreamError`` when the packet does not start with `OpusTags`, or
+    ///   the block does not read.
+    public init(opusTagsPacket packet: [UInt8]) throws(AudioBitstreamError) {
+        guard packet.starts(with: Self.opusTagsMagic) else { throw AudioBitstreamError("OpusTags", "no OpusTags signature") }
+        try self.init(bytes: packet.dropFirst(Self.opusTagsMagic.count))
+    }
+}

@@ -28,6 +28,44 @@ public struct VorbisComment: Sendable, Hashable {
         self.fields = fields
     }
 
+    /// Reads a block's body (RFC 9639 8.6): the vendor string, the field count, each field;
+    /// a field without `=` is kept as a name with an empty value. Bytes after the last field
+    /// (Vorbis's framing bit, OpusTags' padding) are ignored.
+    ///
+    /// - Throws: ``AudioBitstreamError`` when a length runs past the bytes (the count is checked
+    ///   against the bytes that remain before anything is allocated).
+    public init(bytes: some Collection<UInt8>) throws(AudioBitstreamError) {
+        var reader = ByteReader(Array(bytes))
+        func string() throws(AudioBitstreamError) -> String {
+            try reading("Vorbis comment") { () throws(BinaryReadError) in
+                let length = Int(try reader.readLittleEndian(byteCount: 4))
+                return String(decoding: try reader.readBytes(length), as: UTF8.self)
+            }
+        }
+        vendor = try string()
+        let count = try reading("Vorbis comment") { () throws(BinaryReadError) in Int(try reader.readLittleEndian(byteCount: 4)) }
+        // Each field takes at least its four length bytes.
+        guard count <= reader.remaining / 4 else {
+            throw AudioBitstreamError("Vorbis comment", "\(count) fields cannot fit in the \(reader.remaining) bytes left")
+        }
+        fields = []
+        fields.reserveCapacity(count)
+        for _ in 0..<count {
+            let field = try string()
+            if let equals = field.firstIndex(of: "=") {
+                fields.append(Field(String(field[..<equals]), String(field[field.index(after: equals)...])))
+            } else {
+                fields.append(Field(field, ""))
+            }
+        }
+    }
+
+    /// The values of the fields named `name` (case-insensitive), in order.
+    public func values(of name: String) -> [String] {
+        let upper = name.uppercased()
+        return fields.filter { $0.name.uppercased() == upper }.map(\.value)
+    }
+
     /// The block's body.
     public var bytes: [UInt8] {
         var writer = ByteWriter()

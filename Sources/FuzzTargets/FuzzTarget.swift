@@ -113,6 +113,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// any bytes parse or give a typed error; what parses writes back to bytes that parse to the
     /// same value, in both forms.
     case codecconfig
+    /// The head of an MP3 file (``ID3v2Tag``, ``MPEGAudioFrameHeader``, ``MP3InfoTag``): any
+    /// bytes give a tag or a typed error; a tag written as 2.4 reads back to the same frames and
+    /// writes back to itself; frame headers write back to their bytes; an Info frame written for
+    /// the same stream reads back to the same counts, delay, padding and CRCs.
+    case mp3
+    /// Ogg pages and the packets they carry (``OggPage``, ``OggStreamWriter``, ``OpusHeader``,
+    /// `OpusTags`): any bytes give pages or a typed error; a page writes back to its bytes; the
+    /// packets partition the pages' bodies, and paged again read back the same.
+    case ogg
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -120,6 +129,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .playlist: PlaylistFuzzTarget.run(data)
         case .url: Self.url(data)
         case .codecconfig: Self.codecConfiguration(data)
+        case .mp3: Self.mp3(data)
+        case .ogg: Self.ogg(data)
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)

@@ -11,14 +11,18 @@ import Synchronization
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert any audio (FLAC, MP3, Ogg, Opus, ALAC, AIFF, WAV, AAC…) to AAC (or Opus, FLAC, ALAC in .m4a), FLAC, WAV or PCM.",
+        abstract: "Convert any audio (FLAC, MP3, Ogg, Opus, ALAC, AIFF, WAV, AAC…) to AAC, MP3, Opus, FLAC, ALAC, WAV or PCM.",
         discussion: """
             INPUT is whatever FFmpeg reads (FLAC, MP3, Ogg Vorbis, Opus in Ogg or WebM, ALAC, AIFF, \
             W64, the audio track of a video); WAV, ADTS and MP4 AAC are read by KeyFrameKit's own \
             readers. What the file declares about encoder delay and padding (MP3's LAME header, Opus \
             pre-skip, Vorbis end trimming, an edit list) is honoured, so OUTPUT holds exactly the \
-            frames INPUT decodes to. OUTPUT .m4a/.mp4 is gapless AAC-LC with faststart; .aac is ADTS; \
-            .wav/.pcm is PCM in the decoded sample type (or --format). A rate AAC cannot carry (above \
+            frames INPUT decodes to. OUTPUT .m4a/.mp4 is gapless AAC-LC with faststart (or Opus, FLAC \
+            or ALAC with --codec); .aac is ADTS; .mp3 is MP3 (LAME) with an ID3v2.4 tag, chapters as \
+            CHAP/CTOC and a LAME tag that trims both ends; .opus/.ogg is Ogg Opus at 48 kHz, its \
+            pre-skip and last granule position trimming both ends; .flac is FLAC; .wav/.pcm is PCM \
+            in the decoded sample type (or --format). Tags, cover and chapters are carried into \
+            each (Vorbis comments and CHAPTERxxx in FLAC and Ogg). A rate AAC cannot carry (above \
             96 kHz) is resampled to 48 kHz (44.1 kHz for its multiples) with soxr. --profile he-aac or \
             he-aac-v2 writes HE-AAC (16–48 kHz; v2 takes stereo only); --profile auto chooses per \
             file by the output's channels (after --channels) and --bitrate: stereo he-aac-v2 up to \
@@ -30,7 +34,7 @@ struct Convert: ParsableCommand {
     @Argument(help: "The file(s) to convert; several need OUTPUT to be a directory.")
     var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC), .aac (ADTS), .wav or .pcm; or a directory (DIR/, made if missing).")
+    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC, or --codec), .aac (ADTS), .mp3, .opus/.ogg, .flac, .wav or .pcm; or a directory (DIR/, made if missing).")
     var output: String
 
     @Option(help: ArgumentHelp("Into a directory: the type of each output, by extension (m4a, mp4, aac, wav, pcm).", valueName: "ext"))

@@ -1,17 +1,19 @@
 import ArgumentParser
 import KeyFrameKit
 
-/// `keyframe encode INPUT -o OUTPUT [--bitrate 128k]`: WAV or raw PCM to AAC.
+/// `keyframe encode INPUT -o OUTPUT [--bitrate 128k]`: WAV or raw PCM to AAC or another codec.
 struct Encode: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "encode",
-        abstract: "Encode a WAV or raw PCM file to AAC-LC, HE-AAC, HE-AAC v2, Opus, FLAC or ALAC.",
+        abstract: "Encode a WAV or raw PCM file to AAC-LC, HE-AAC, HE-AAC v2, MP3, Opus, FLAC or ALAC.",
         discussion: """
             INPUT is a .wav (8/16/24/32-bit integer or 32/64-bit float, WAVE_FORMAT_EXTENSIBLE, RF64) \
             or raw interleaved .pcm (give --input-sample-rate, --input-channels, --input-format). OUTPUT .aac is ADTS; \
             .m4a/.mp4 is MP4 with a sample-exact edit list (the encoder's priming and the input's exact \
-            length), so decoding it gives back exactly the input's samples; .flac is native FLAC with its MD5. The AAC encoder is \
-            libavcodec's native one (Opus: libopus; FLAC and ALAC: libavcodec's); sample \
+            length), so decoding it gives back exactly the input's samples; .mp3 is MP3 with a LAME tag \
+            that trims both ends; .opus/.ogg is Ogg Opus whose pre-skip and last granule position trim \
+            both ends; .flac is native FLAC with its MD5. The AAC encoder is libavcodec's native one \
+            (MP3: LAME; Opus: libopus; FLAC and ALAC: libavcodec's); sample \
             rate and channels come from the input. --profile he-aac and he-aac-v2 put KeyFrameKit's SBR \
             (and parametric stereo) encoder over it; --profile auto chooses by the input's channels and \
             --bitrate (stereo: he-aac-v2 up to 40k, he-aac up to 64k; mono: he-aac up to 32k; lc above, \
@@ -22,7 +24,7 @@ struct Encode: ParsableCommand {
     @Argument(help: "The .wav or .pcm file to encode.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS), .m4a (MP4; AAC, or Opus, FLAC or ALAC with --codec) or .flac.")
+    @Option(name: .shortAndLong, help: "The output file: .aac (ADTS), .m4a (MP4; AAC, or Opus, FLAC or ALAC with --codec), .mp3, .opus/.ogg or .flac.")
     var output: String
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions

@@ -1,11 +1,13 @@
 public import SystemPackage
 internal import AudioBitstreams
 
-/// A native FLAC file being written (RFC 9639 6–8): `fLaC`, the STREAMINFO block, the stream's
-/// tags as a VORBIS_COMMENT block, PADDING for later tags, then the encoder's frames as they come.
+/// A native FLAC file being written (RFC 9639 6–8): `fLaC`, the STREAMINFO block, a SEEKTABLE,
+/// the stream's tags and chapters as a VORBIS_COMMENT block, its cover as a PICTURE block,
+/// PADDING for later tags, then the encoder's frames as they come.
 /// The STREAMINFO written first is the encoder's at open; when the stream ends, the final one it
 /// tells in-band (``/MediaCore/StreamEvent/codecConfiguration(_:)``: the length and the MD5 of the
-/// samples) is written over it, so `flac -t` checks every sample.
+/// samples) is written over it, so `flac -t` checks every sample; so is the seek table, a point
+/// at each hundredth of the stream (``seekPointCount`` kept, the unused ones placeholders).
 ///
 /// Written under a temporary name and renamed when finished: nothing is left under the name on
 /// an error.
@@ -23,6 +25,13 @@ public struct FLACFileOutput: PacketFileSink {
     private var metadata = StreamMetadata()
     private var headerWritten = false
     private var finalStreamInfo: FLACStreamInfo?
+    private var seekPoints = SeekPoints()
+    private var samplesWritten: Int64 = 0
+    private var audioBytes: Int64 = 0
+    /// Seek points kept in the SEEKTABLE (18 bytes each).
+    static let seekPointCount = 100
+    /// Where the SEEKTABLE's body starts: after `fLaC`, STREAMINFO and the table's block header.
+    static let seekTableOffset: Int64 = 4 + 4 + Int64(FLACStreamInfo.byteCount) + 4
     /// Padding left for tags added later (what `flac` leaves: 8 KiB).
     static let paddingBytes = 8192
 
@@ -57,31 +66,39 @@ public struct FLACFileOutput: PacketFileSink {
             try writeHeader(info)
         }
         do { try sink.write(packet.data) } catch { throw .stream(error) }
+        let samples = Int(packet.duration.value)
+        seekPoints.append(sample: samplesWritten, offset: audioBytes, samples: samples)
+        samplesWritten += Int64(samples)
+        audioBytes += Int64(packet.data.count)
         packets += 1
     }
 
     private mutating func writeHeader(_ info: FLACStreamInfo) throws(PipelineError) {
-        var fields = metadata.tags.map { VorbisComment.Field(VorbisComment.fieldName(ofTag: $0.key), $0.value) }
-        // Chapters as the CHAPTERxxx fields podcast tools read (HH:MM:SS.mmm, then the name).
-        for (index, chapter) in metadata.chapters.enumerated() where index < 999 {
-            let number = String(format3: index + 1)
-            fields.append(.init("CHAPTER\(number)", Self.clock(chapter.start.seconds)))
-            fields.append(.init("CHAPTER\(number)NAME", chapter.title))
-        }
-        let blocks = [FLACMetadataBlock(type: .streamInfo, body: info.bytes),
-                      FLACMetadataBlock(type: .vorbisComment, body: VorbisComment(vendor: vendor, fields: fields).bytes),
-                      FLACMetadataBlock(type: .padding, body: Array(repeating: 0, count: Self.paddingBytes))]
+        var blocks = [FLACMetadataBlock(type: .streamInfo, body: info.bytes),
+                      FLACMetadataBlock(type: .seekTable, body: seekTable(points: [])),
+                      FLACMetadataBlock(type: .vorbisComment, body: VorbisComment(metadata, vendor: vendor).bytes)]
+        if let cover = metadata.coverArt { blocks.append(FLACMetadataBlock(type: .picture, body: FLACPicture(image: cover).bytes)) }
+        blocks.append(FLACMetadataBlock(type: .padding, body: Array(repeating: 0, count: Self.paddingBytes)))
         var header = Array("fLaC".utf8)
         for (index, block) in blocks.enumerated() { header += block.bytes(isLast: index == blocks.count - 1) }
         do { try sink.write(header) } catch { throw .stream(error) }
         headerWritten = true
     }
 
-    /// `seconds` as `HH:MM:SS.mmm`.
-    static func clock(_ seconds: Double) -> String {
-        let milliseconds = Int((max(0, seconds) * 1000).rounded())
-        let (h, m, s, ms) = (milliseconds / 3_600_000, milliseconds / 60_000 % 60, milliseconds / 1000 % 60, milliseconds % 1000)
-        return String(format2: h) + ":" + String(format2: m) + ":" + String(format2: s) + "." + String(format3: ms)
+    /// A SEEKTABLE body (RFC 9639 8.5) of ``seekPointCount`` points: `points`, then placeholders.
+    private func seekTable(points: [SeekPoints.Point]) -> [UInt8] {
+        var writer = ByteWriter()
+        for point in points.prefix(Self.seekPointCount) {
+            writer.write(UInt64(point.sample))
+            writer.write(UInt64(point.offset))
+            writer.write(UInt16(clamping: point.samples))
+        }
+        for _ in min(points.count, Self.seekPointCount)..<Self.seekPointCount {
+            writer.write(UInt64.max)
+            writer.write(UInt64(0))
+            writer.write(UInt16(0))
+        }
+        return writer.bytes
     }
 
     /// Writes the final STREAMINFO over the first and renames the file into place.
@@ -93,6 +110,15 @@ public struct FLACFileOutput: PacketFileSink {
         do {
             // After `fLaC` and STREAMINFO's block header.
             if let finalStreamInfo { try sink.overwrite(finalStreamInfo.bytes, at: 8) }
+            if sink.canOverwrite {
+                // A point at each hundredth of the stream, each a frame's start, once.
+                var chosen: [SeekPoints.Point] = []
+                for percent in 0..<100 {
+                    if let point = seekPoints.point(atOrBefore: samplesWritten * Int64(percent) / 100),
+                       point.sample != chosen.last?.sample { chosen.append(point) }
+                }
+                try sink.overwrite(seekTable(points: chosen), at: Self.seekTableOffset)
+            }
             try sink.commit()
         } catch {
             sink.cancel()
@@ -102,11 +128,4 @@ public struct FLACFileOutput: PacketFileSink {
 
     /// Removes what was written.
     public mutating func cancel() { sink.cancel() }
-}
-
-extension String {
-    /// `value` in two digits, zero-padded.
-    fileprivate init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
-    /// `value` in three digits, zero-padded.
-    fileprivate init(format3 value: Int) { self = value < 10 ? "00\(value)" : value < 100 ? "0\(value)" : "\(value)" }
 }

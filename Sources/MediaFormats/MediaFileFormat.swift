@@ -1,4 +1,5 @@
 public import SystemPackage
+internal import AudioBitstreams
 
 /// A file format, as KeyFrameKit identifies it: its name, its extensions, how it is recognised
 /// from its first bytes, and what it can carry. For an input, what the bytes say wins over the
@@ -121,6 +122,23 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     public static let flac = MediaFileFormat(
         name: "flac", description: "FLAC", fileExtensions: ["flac"], contents: [.audioPackets, .gaplessInfo, .tags],
         mimeType: "audio/flac", audioCodecs: [.flac], recognizes: { head in text(head, 0..<4) == "fLaC" })
+    /// MPEG-1/2/2.5 audio of layer I–III (ISO/IEC 11172-3, 13818-3), as an MP3 file is: an
+    /// ID3v2 tag, then frames, the first of them an Info frame with the LAME tag's gapless numbers.
+    /// KeyFrameKit writes it (``MP3FileOutput``); libavformat reads it. Recognised by a frame
+    /// header (a sync word of 11 bits and a layer other than 0, which ADTS has), or by an ID3v2
+    /// tag followed by one (``detect(_:)``).
+    public static let mp3 = MediaFileFormat(
+        name: "mp3", description: "MP3", fileExtensions: ["mp3", "mp2", "mpga"], contents: [.audioPackets, .gaplessInfo, .tags],
+        mimeType: "audio/mpeg", audioCodecs: [.mp3], recognizes: { head in MPEGAudioFrameHeader(head, at: 0) != nil && !isMP4(head) })
+    /// Opus in Ogg (RFC 7845): pages (`OggS`) whose first packet is `OpusHead`. KeyFrameKit
+    /// writes it (``OggOpusFileOutput``); libavformat reads it, and any other Ogg stream (Vorbis,
+    /// FLAC in Ogg), which this format's signature leaves to libavformat's reader.
+    public static let oggOpus = MediaFileFormat(
+        name: "oggOpus", description: "Ogg Opus", fileExtensions: ["opus", "ogg", "oga"], contents: [.audioPackets, .gaplessInfo, .tags],
+        mimeType: "audio/ogg", audioCodecs: [.opus], recognizes: { head in
+            // The capture pattern, then (after a 27-byte header and a one-segment table) OpusHead.
+            text(head, 0..<4) == "OggS" && head.count >= 36 && text(head, 28..<36) == "OpusHead"
+        })
     /// An H.264 elementary stream in Annex-B byte-stream format (ITU-T H.264, Annex B): a start
     /// code followed by the NAL unit header of a parameter set, an access unit delimiter or SEI
     /// (unless the head is an MP4 box header: a box of 256–511 bytes starts `00 00 01`).
@@ -144,7 +162,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// an earlier-tried format would have claimed: a WAV whose RIFF size spells a box type, an
     /// MP4 box header that looks like an Annex-B start code or an ADTS syncword), so the order in
     /// which they are tried decides nothing; it is the order messages list extensions in.
-    public static let builtIn: [MediaFileFormat] = [.wav, .rawPCM, .adts, .mp4, .flac, .h264, .hevc, .hlsPlaylist]
+    public static let builtIn: [MediaFileFormat] = [.wav, .rawPCM, .adts, .mp4, .flac, .mp3, .oggOpus, .h264, .hevc, .hlsPlaylist]
 
     /// `RIFF`/`RF64` … `WAVE`.
     private static func isWAV(_ head: [UInt8]) -> Bool {
@@ -233,11 +251,11 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Bytes ``sniff(_:)`` looks at.
-    public static let sniffLength = 16
+    public static let sniffLength = 64
 
     /// The format of the file at `path`: what its first bytes show, else what its extension
-    /// names. `nil` when it is neither (or the file cannot be read and its name says nothing),
-    /// and for MPEG audio of layer I–III behind an ID3v2 tag (an MP3, not ADTS).
+    /// names. `nil` when it is neither (or the file cannot be read and its name says nothing).
+    /// An ID3v2 tag starts ADTS and MP3 files alike: what follows it decides.
     public static func detect(_ path: FilePath) -> MediaFileFormat? { detect(path, among: builtIn) }
 
     /// ``detect(_:)`` among `formats`.
@@ -247,7 +265,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
             // An ID3v2 tag (ID3v2.4 § 3.1) starts MP3 files as often as ADTS ones: what follows
             // the tag decides. MPEG audio of another layer (an MP3) is not ADTS.
             if format == .adts, head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 {
-                return afterID3(source: source, head: head).format
+                return afterID3(source: source, head: head).format.flatMap { formats.contains($0) ? $0 : nil }
             }
             return format
         }
@@ -261,45 +279,19 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// bytes some taggers leave outside the tag's declared size (FFmpeg's MP3 reader resyncs
     /// over them), the first bytes are an ADTS header (a 12-bit sync word and layer 0, ISO/IEC
     /// 14496-3 1.A.2.2.1): ADTS; or an MPEG-1/2/2.5 audio frame header of layer I–III (ISO/IEC
-    /// 11172-3 2.4.2.3) followed, one frame length later, by another: `nil`, libavformat's
-    /// reader. Anything else (a FLAC or WavPack stream behind a tag, unknown bytes) stays ADTS,
+    /// 11172-3 2.4.2.3) followed, one frame length later, by another: ``mp3``. Anything else (a FLAC or WavPack stream behind a tag, unknown bytes) stays ADTS,
     /// whose reader says what it finds, and which a decode hands to libavformat when it refuses.
     static func afterID3(_ bytes: [UInt8]) -> (format: MediaFileFormat?, syncIndex: Int?) {
         guard let index = bytes.firstIndex(where: { $0 != 0 }), index + 1 < bytes.count, bytes[index] == 0xFF else { return (.adts, nil) }
         if bytes[index + 1] & 0xF6 == 0xF0 { return (.adts, index) }
-        if let length = mpegAudioFrameLength(bytes, at: index) {
+        if let length = MPEGAudioFrameHeader(bytes, at: index)?.frameLength {
             let next = index + length
             // A second header where the first frame ends (or the read window ends first).
             if next + 1 >= bytes.count || (bytes[next] == 0xFF && bytes[next + 1] & 0xFE == bytes[index + 1] & 0xFE) {
-                return (nil, index)
+                return (.mp3, index)
             }
         }
         return (.adts, nil)
-    }
-
-    /// The length in bytes of the MPEG-1/2/2.5 audio frame whose header starts at `index`
-    /// (ISO/IEC 11172-3 2.4.2.3 and 13818-3 2.4.2.3), or `nil` when the header is not one.
-    static func mpegAudioFrameLength(_ bytes: [UInt8], at index: Int) -> Int? {
-        guard index + 3 < bytes.count, bytes[index] == 0xFF, bytes[index + 1] & 0xE0 == 0xE0 else { return nil }
-        let version = (bytes[index + 1] >> 3) & 0x03   // 3: MPEG-1, 2: MPEG-2, 0: MPEG-2.5
-        let layer = (bytes[index + 1] >> 1) & 0x03     // 3: I, 2: II, 1: III
-        let bitrateIndex = Int(bytes[index + 2] >> 4)
-        let rateIndex = Int((bytes[index + 2] >> 2) & 0x03)
-        let padding = Int((bytes[index + 2] >> 1) & 0x01)
-        guard version != 1, layer != 0, (1...14).contains(bitrateIndex), rateIndex < 3 else { return nil }
-        let kilobits: [Int]
-        switch (version == 3, layer) {
-        case (true, 3): kilobits = [32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
-        case (true, 2): kilobits = [32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
-        case (true, _): kilobits = [32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
-        case (false, 3): kilobits = [32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
-        case (false, _): kilobits = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
-        }
-        let rate = [44100, 48000, 32000][rateIndex] / (version == 3 ? 1 : version == 2 ? 2 : 4)
-        let bitrate = kilobits[bitrateIndex - 1] * 1000
-        if layer == 3 { return (12 * bitrate / rate + padding) * 4 }
-        let perFrame = layer == 1 && version != 3 ? 72 : 144
-        return perFrame * bitrate / rate + padding
     }
 
     /// ``afterID3(_:)`` of the bytes after the ID3v2 tag that `head` starts with, and the end of
@@ -325,7 +317,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
         guard let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: sniffLength),
               head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 else { return nil }
         let found = afterID3(source: source, head: head)
-        guard found.format == nil, let sync = found.sync, sync > found.tagEnd else { return nil }
+        guard found.format == .mp3, let sync = found.sync, sync > found.tagEnd else { return nil }
         return sync
     }
 

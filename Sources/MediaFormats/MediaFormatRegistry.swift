@@ -235,6 +235,14 @@ public struct MediaFormatRegistry: Sendable {
             guard !options.inPlace else { throw .unsupported("\(path): a FLAC file is written whole, not in place", path: path) }
             return try FLACFileOutput(path: path, vendor: options.encoderName)
         }),
+        Entry(format: .mp3, packetSink: { path, options throws(PipelineError) in
+            guard !options.inPlace else { throw .unsupported("\(path): an MP3 file is written whole, not in place", path: path) }
+            return try MP3FileOutput(path: path)
+        }),
+        Entry(format: .oggOpus, packetSink: { path, options throws(PipelineError) in
+            guard !options.inPlace else { throw .unsupported("\(path): an Ogg Opus file is written whole, not in place", path: path) }
+            return try OggOpusFileOutput(path: path, vendor: options.encoderName)
+        }),
         Entry(format: .h264),
         Entry(format: .hevc),
         // A playlist our reader refuses (a window, a URL, a missing segment, a master playlist)

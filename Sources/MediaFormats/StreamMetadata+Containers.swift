@@ -1,4 +1,5 @@
 public import MP4
+public import AudioBitstreams
 
 /// The one mapping between a stream's tags and chapters (``/MediaCore/StreamMetadata``, in
 /// FFmpeg's generic tag names) and what an MP4 holds: iTunes items in `moov/udta/meta/ilst`
@@ -53,5 +54,84 @@ extension ITunesMetadata {
             return Freeform(name: name, value: tag.value)
         }
         artwork = metadata.coverArt.flatMap { Artwork(data: $0) }
+    }
+}
+
+extension ID3v2Tag {
+    /// The ID3v2.4 text frames of the generic tag names (FFmpeg's mapping, which its MP3
+    /// reader undoes): a name not here is written as a `TXXX` frame described by the name, and
+    /// `comment` as a `COMM` frame.
+    static let textFrameIDs: KeyValuePairs<String, String> = [
+        "title": "TIT2", "artist": "TPE1", "album": "TALB", "album_artist": "TPE2", "composer": "TCOM", "genre": "TCON",
+        "date": "TDRC", "track": "TRCK", "disc": "TPOS", "copyright": "TCOP", "encoded_by": "TENC", "encoder": "TSSE",
+        "language": "TLAN", "performer": "TPE3", "publisher": "TPUB",
+    ]
+
+    /// A tag holding `metadata`: its tags as text frames, its cover as the front-cover `APIC`,
+    /// and its chapters as `CHAP` frames (`chp0`, `chp1`, …, each titled by a `TIT2` and linked
+    /// by a `WXXX` when it has a URL) listed in order by a top-level `CTOC` (`toc`), which
+    /// podcast players read. A chapter without an end ends where the next starts, the last at
+    /// `duration` (or at its start when that is not known).
+    public init(_ metadata: StreamMetadata, duration: MediaTime?) {
+        self.init()
+        let ids = Dictionary(Self.textFrameIDs.map { ($0.key, $0.value) }, uniquingKeysWith: { first, _ in first })
+        var written: Set<String> = []
+        for (key, value) in metadata.tags {
+            let name = key.lowercased()
+            guard written.insert(name).inserted else { continue }
+            if name == "comment" { frames.append(.comment(language: "eng", description: "", text: value)) }
+            else if let id = ids[name] { frames.append(.text(id: id, values: [value])) }
+            else { frames.append(.userText(description: key, value: value)) }
+        }
+        if let cover = metadata.coverArt {
+            let isPNG = cover.starts(with: [0x89, 0x50, 0x4E, 0x47])
+            frames.append(.picture(Picture(mimeType: isPNG ? "image/png" : "image/jpeg", description: "Cover", data: cover)))
+        }
+        guard !metadata.chapters.isEmpty else { return }
+        func milliseconds(_ time: MediaTime) -> UInt32 { UInt32(clamping: Int64((max(0, time.seconds) * 1000).rounded())) }
+        var children: [String] = []
+        for (index, chapter) in metadata.chapters.enumerated() {
+            let next = index + 1 < metadata.chapters.count ? metadata.chapters[index + 1].start : duration
+            let end = chapter.end ?? next ?? chapter.start
+            var subframes: [Frame] = [.text(id: "TIT2", values: [chapter.title])]
+            if let url = chapter.url { subframes.append(.userURL(description: "", url: url)) }
+            children.append("chp\(index)")
+            frames.append(.chapter(Chapter(elementID: "chp\(index)", startMilliseconds: milliseconds(chapter.start),
+                                           endMilliseconds: milliseconds(end), subframes: subframes)))
+        }
+        frames.append(.tableOfContents(TableOfContents(elementID: "toc", children: children)))
+    }
+}
+
+extension VorbisComment {
+    /// A comment block from `vendor` holding `metadata` (the one mapping for FLAC's
+    /// VORBIS_COMMENT and Ogg Opus's `OpusTags`): its tags by their Vorbis names (`TITLE`,
+    /// `TRACKNUMBER`), its chapters as the `CHAPTERxxx` and `CHAPTERxxxNAME` fields podcast tools
+    /// read (`HH:MM:SS.mmm`, up to 999), and, with `withPicture`, its cover as a
+    /// `METADATA_BLOCK_PICTURE` field (base64 of a FLAC PICTURE block), as Ogg carries it.
+    public init(_ metadata: StreamMetadata, vendor: String, withPicture: Bool = false) {
+        var fields = metadata.tags.map { Field(Self.fieldName(ofTag: $0.key), $0.value) }
+        for (index, chapter) in metadata.chapters.enumerated() where index < 999 {
+            let number = Self.digits(index + 1, 3)
+            fields.append(Field("CHAPTER\(number)", Self.clock(chapter.start.seconds)))
+            fields.append(Field("CHAPTER\(number)NAME", chapter.title))
+        }
+        if withPicture, let cover = metadata.coverArt {
+            fields.append(Field("METADATA_BLOCK_PICTURE", Base64.encode(FLACPicture(image: cover).bytes)))
+        }
+        self.init(vendor: vendor, fields: fields)
+    }
+
+    /// `seconds` as `HH:MM:SS.mmm`.
+    static func clock(_ seconds: Double) -> String {
+        let milliseconds = Int((max(0, seconds) * 1000).rounded())
+        return digits(milliseconds / 3_600_000, 2) + ":" + digits(milliseconds / 60_000 % 60, 2) + ":"
+            + digits(milliseconds / 1000 % 60, 2) + "." + digits(milliseconds % 1000, 3)
+    }
+
+    /// `value` zero-padded to `width` digits.
+    static func digits(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 }

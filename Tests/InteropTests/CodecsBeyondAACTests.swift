@@ -67,11 +67,11 @@ import TestSupport
         #expect(validate.status == 0, "\(validate.standardOutput)\(validate.standardError)")
     }
 
-    /// The decode lines up with the source (resampled to 48 kHz by FFmpeg's soxr) best with no
-    /// shift: the pre-skip was dropped exactly.
-    static func expectAlignedAtLagZero(source wav: String, decoded: Data, in directory: URL) throws {
-        let resampled = directory.appendingPathComponent("ref48.raw").path
-        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", wav, "-af", "aresample=48000:resampler=soxr:precision=28",
+    /// The decode (16-bit stereo at `rate`) lines up with the source (resampled to `rate` by
+    /// FFmpeg's soxr when it differs) best with no shift: the priming was dropped exactly.
+    static func expectAlignedAtLagZero(source wav: String, decoded: Data, in directory: URL, rate: Int = 48000) throws {
+        let resampled = directory.appendingPathComponent("reference-\(rate).raw").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", wav, "-af", "aresample=\(rate):resampler=soxr:precision=28",
                                             "-f", "s16le", resampled])
         let reference = try Data(contentsOf: URL(fileURLWithPath: resampled))
         func samples(_ data: Data) -> [Double] {
@@ -145,6 +145,43 @@ import TestSupport
         let mutagen = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", "import mutagen.flac,sys; f=mutagen.flac.FLAC(sys.argv[1]); "
                                                              + "print(f['title'][0], '|', f['artist'][0], '|', f.info.total_samples)", ours])
         #expect(mutagen.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "Tide Tables | Harbour Radio | 441000")
+    }
+
+    /// Native FLAC carries the cover as a PICTURE block and the chapters as CHAPTERxxx fields
+    /// (mutagen and ffprobe read them), and its SEEKTABLE's points each land on a frame's
+    /// sync code at the sample they name.
+    @Test func nativeFLACCarriesCoverChaptersAndASeekTable() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try MP3FileTests.taggedSource(in: directory)
+        let flac = directory.appendingPathComponent("out.flac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", source.m4a, "-o", flac])
+        #expect(try Self.ffmpegPCM(flac, in: directory, name: "flac.raw") == CodecInteropTests.wavPayload(source.wav))
+        let mutagen = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", """
+            import mutagen.flac, hashlib, sys
+            f = mutagen.flac.FLAC(sys.argv[1])
+            p = f.pictures[0]
+            print(p.type, p.mime, p.width, p.height, hashlib.sha256(p.data).hexdigest())
+            print(f["CHAPTER002"][0], f["CHAPTER002NAME"][0])
+            data = open(sys.argv[1], "rb").read()
+            # The first frame follows the last metadata block.
+            at = 4
+            while True:
+                last, size = data[at] & 0x80, int.from_bytes(data[at + 1:at + 4], "big")
+                at += 4 + size
+                if last: break
+            points = [s for s in f.seektable.seekpoints if s.first_sample != 0xFFFFFFFFFFFFFFFF]
+            ok = all(data[at + s.byte_offset] == 0xFF and data[at + s.byte_offset + 1] & 0xFE == 0xF8 for s in points)
+            print(len(points), ok, points[1].first_sample == points[0].num_samples)
+            """, flac]).standardOutput
+        let coverHash = try ExternalTool.succeed("sha256sum", [directory.appendingPathComponent("cover.png").path]).standardOutput.prefix(64)
+        let lines = mutagen.split(separator: "\n")
+        #expect(lines.first.map(String.init) == "3 image/png 64 64 \(coverHash)", "\(mutagen)")
+        #expect(lines.dropFirst().first == "00:00:04.500 Harbour report", "\(mutagen)")
+        // 10 s of 4,608-sample frames: the hundredths (4,410 samples apart) fall in frames 0–94.
+        #expect(lines.last == "95 True True", "\(mutagen)")
+        let chapters = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_chapters", "-of", "compact", flac]).standardOutput
+        #expect(chapters.contains("start_time=8.000000") && chapters.contains("tag:title=Tide tables"), "\(chapters)")
     }
 
     /// `--codec` belongs to the commands that write any codec (`encode`, `convert`): `package`

@@ -71,7 +71,7 @@ import Testing
     @Test func formatsAreTheSameWhenTheirNamesAre() {
         let twin = MediaFileFormat(name: "mp4", description: "another MP4", fileExtensions: [], contents: [], mimeType: "")
         #expect(twin == .mp4 && Set([twin, .mp4]).count == 1)
-        #expect(MediaFileFormat.builtIn.map(\.name) == ["wav", "rawPCM", "adts", "mp4", "flac", "h264", "hevc", "hlsPlaylist"])
+        #expect(MediaFileFormat.builtIn.map(\.name) == ["wav", "rawPCM", "adts", "mp4", "flac", "mp3", "oggOpus", "h264", "hevc", "hlsPlaylist"])
     }
 
     @Test func aCodecOfOurOwnIsRegisteredInACopyOfTheCodecRegistry() throws {

@@ -175,7 +175,10 @@ import Testing
         #expect(MediaFileFormat.sniff([0, 0, 0, 0x04] + Array("ftyp".utf8)) == nil, "a box smaller than its header")
         #expect(MediaFileFormat.sniff(Array("ID3\u{4}\u{0}".utf8)) == .adts)
         #expect(MediaFileFormat.sniff([0xFF, 0xF1, 0x50, 0x80]) == .adts)
-        #expect(MediaFileFormat.sniff([0xFF, 0xFB, 0x90, 0x00]) == nil, "MP3 (layer 1) is not ADTS")
+        #expect(MediaFileFormat.sniff([0xFF, 0xFB, 0x90, 0x00]) == .mp3, "MPEG audio of layer III is MP3, not ADTS")
+        #expect(MediaFileFormat.sniff(Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 20) + Array("\u{1}\u{13}OpusHead".utf8)) == .oggOpus)
+        #expect(MediaFileFormat.sniff(Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 20) + Array("\u{1}\u{1E}\u{1}vorbis".utf8)) == nil,
+                "Ogg Vorbis is libavformat's")
         #expect(MediaFileFormat.sniff([0, 0, 0, 1, 0x67, 0x64]) == .h264)
         #expect(MediaFileFormat.sniff([0, 0, 1, 0x09, 0xF0]) == .h264)
         #expect(MediaFileFormat.sniff([0, 0, 0, 1, 0x40, 0x01]) == .hevc)

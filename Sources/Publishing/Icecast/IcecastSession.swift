@@ -109,7 +109,7 @@ package final class IcecastSession: PublishingSession {
         var credentials = Array("\(destination.user):\(destination.password)".utf8)
         defer { credentials.removeAll() }
         return "Host: \(URLReference.bracketed(destination.host)):\(destination.port)\r\n"
-            + "Authorization: Basic \(Self.base64(credentials))\r\n"
+            + "Authorization: Basic \(Base64.encode(credentials))\r\n"
             + "User-Agent: \(userAgent)\r\n"
     }
 
@@ -198,25 +198,6 @@ package final class IcecastSession: PublishingSession {
             }
         }
         return encoded
-    }
-
-    /// RFC 4648 4 base64, for the Basic credentials.
-    static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            var group = UInt32(bytes[index]) << 16
-            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
-            if count > 2 { group |= UInt32(bytes[index + 2]) }
-            for position in 0..<4 {
-                out.append(position <= count ? alphabet[Int((group >> (18 - 6 * UInt32(position))) & 0x3F)] : UInt8(ascii: "="))
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
