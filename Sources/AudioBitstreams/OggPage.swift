@@ -139,10 +139,14 @@ public struct OggStreamWriter: Sendable {
     private var wroteFirst = false
 
     /// A stream `serialNumber` whose pages span `pageDuration` of granule at most (for Opus,
-    /// 48,000: one second, as `opusenc` and FFmpeg write).
-    public init(serialNumber: UInt32, pageDuration: Int64) {
+    /// 48,000: one second, as `opusenc` and FFmpeg write), its first page numbered
+    /// `sequenceNumber` (the beginning of the stream when 0; a rewrite of a stream's later pages
+    /// starts further on).
+    public init(serialNumber: UInt32, pageDuration: Int64, sequenceNumber: UInt32 = 0) {
         self.serialNumber = serialNumber
         self.pageDuration = pageDuration
+        sequence = sequenceNumber
+        wroteFirst = sequenceNumber > 0
     }
 
     /// Adds `packet`, which ends at `granulePosition`, and returns the pages it closed.

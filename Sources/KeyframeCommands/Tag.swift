@@ -10,14 +10,17 @@ import KeyFrameKit
 struct Tag: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tag",
-        abstract: "Read or write the tags and cover art of M4A/MP4/M4B files, without re-encoding.",
+        abstract: "Read or write the tags and cover art of M4A/MP4/M4B, MP3, FLAC and Ogg Opus files, without re-encoding.",
         discussion: """
             With no edit, prints the tags (--json: one object per file). Edits are written in place \
-            when the new tags fit in the movie's padding (only those bytes change), else by a \
+            when the new tags fit in the old ones' padding (only those bytes change), else by a \
             streamed rewrite committed with one rename, so the original survives any failure. \
-            Every other box is kept, the gapless edit list and iTunSMPB included. Keys: \
+            MP4: every other box is kept, the gapless edit list and iTunSMPB included; keys: \
             \(TagKey.names.joined(separator: ", ")); a four-character atom (©nam); or a freeform \
-            item MEAN:NAME (com.apple.iTunes:ISRC).
+            item MEAN:NAME (com.apple.iTunes:ISRC). MP3 (an ID3v2.4 tag: title → TIT2, comment \
+            → COMM, another name → TXXX, the cover → APIC), FLAC (Vorbis comments and a PICTURE \
+            block) and Ogg Opus (OpusTags, the cover as METADATA_BLOCK_PICTURE): any key, by the \
+            generic names above; every other frame, block and page is kept.
             """
     )
 
@@ -45,13 +48,55 @@ struct Tag: ParsableCommand {
     var importJson: String?
 
     func run() throws {
-        var edits: [(inout ITunesItemList) throws -> Void] = []
         var assignments = sets
         if let importJson { assignments = try Self.assignments(fromJSON: importJson) + assignments }
+        var pairs: [(key: String, value: String)] = []
         for assignment in assignments {
             guard let equals = assignment.firstIndex(of: "=") else { throw CommandFailure("--set \(assignment): write KEY=VALUE") }
-            let key = try TagKey(String(assignment[..<equals]))
-            let value = String(assignment[assignment.index(after: equals)...])
+            pairs.append((String(assignment[..<equals]), String(assignment[assignment.index(after: equals)...])))
+        }
+        var images: [[UInt8]] = []
+        for path in covers {
+            guard let data = FileManager.default.contents(atPath: path), ITunesMetadata.Artwork(data: Array(data)) != nil else {
+                throw CommandFailure("\(path): not a JPEG or PNG image")
+            }
+            images.append(Array(data))
+        }
+        let hasEdits = !pairs.isEmpty || !removals.isEmpty || removeCover || !images.isEmpty
+        // An MP4's edit, as iTunes items: its keys are checked before any file is touched.
+        let files = files.map { (path: $0, native: Tagging.metadataEditor(for: FilePath($0), formats: Keyframe.formats) != nil) }
+        let itemEdits = files.contains { !$0.native } ? try itemListEdits(pairs, images: images) : []
+        // Any other file's edit, by generic names (an ID3 frame or a Vorbis field each).
+        let edit = MetadataEdit(sets: pairs, removals: removals, cover: images.first.map { .set($0) } ?? (removeCover ? .remove : nil))
+        var failed = false
+        for (path, native) in files {
+            do {
+                if hasEdits {
+                    let summary = native ? try Tagging.write(edit, to: FilePath(path), formats: Keyframe.formats)
+                        : try Tagging.write({ list throws(PipelineError) in
+                            for edit in itemEdits {
+                                do { try edit(&list) } catch { throw .unsupported("\(error)") }
+                            }
+                        }, to: FilePath(path), formats: Keyframe.formats)
+                    if !json {
+                        print("\(path): \(summary.itemCount) tags written \(summary.inPlace ? "in place" : "by rewriting the file") "
+                              + "(\(summary.bytesWritten) bytes)")
+                    }
+                }
+                if json || !hasEdits { try printTags(path, native: native) }
+            } catch {
+                Terminal.warning(CommandFailure.message(error, naming: path))
+                failed = true
+            }
+        }
+        if failed { throw ExitCode(1) }
+    }
+
+    /// The edits of an MP4's iTunes items for `pairs`, the removals and the covers.
+    private func itemListEdits(_ pairs: [(key: String, value: String)], images: [[UInt8]]) throws -> [(inout ITunesItemList) throws -> Void] {
+        var edits: [(inout ITunesItemList) throws -> Void] = []
+        for (name, value) in pairs {
+            let key = try TagKey(name)
             let data = try key.data(value)
             edits.append { $0.set(key.atom, type: data.type, values: [data.bytes]) }
         }
@@ -60,14 +105,8 @@ struct Tag: ParsableCommand {
             edits.append { $0.remove(key.atom) }
         }
         if removeCover { edits.append { $0.remove("covr") } }
-        if !covers.isEmpty {
-            var pictures: [ITunesMetadata.Artwork] = []
-            for path in covers {
-                guard let data = FileManager.default.contents(atPath: path), let picture = ITunesMetadata.Artwork(data: Array(data)) else {
-                    throw CommandFailure("\(path): not a JPEG or PNG image")
-                }
-                pictures.append(picture)
-            }
+        let pictures = images.compactMap { ITunesMetadata.Artwork(data: $0) }
+        if !pictures.isEmpty {
             edits.append { list in
                 list.remove("covr")
                 list.set("covr", type: pictures[0].format.rawValue, values: [pictures[0].data])
@@ -77,32 +116,9 @@ struct Tag: ParsableCommand {
                 }
             }
         }
-        var failed = false
-        for path in files {
-            do {
-                if !edits.isEmpty {
-                    let summary = try Tagging.write({ list throws(PipelineError) in
-                        for edit in edits {
-                            do { try edit(&list) } catch { throw .unsupported("\(error)") }
-                        }
-                    }, to: FilePath(path), formats: Keyframe.formats)
-                    if !json {
-                        print("\(path): \(summary.itemCount) tags written \(summary.inPlace ? "in place" : "by rewriting the file") "
-                              + "(\(summary.bytesWritten) bytes)")
-                    }
-                }
-                if json || edits.isEmpty { try printTags(path) }
-            } catch {
-                Terminal.warning(CommandFailure.message(error, naming: path))
-                failed = true
-            }
-        }
-        if failed { throw ExitCode(1) }
+        return edits
     }
 
-    /// `KEY=VALUE` strings from a JSON object of strings or numbers (or one with a `tags`
-    /// object, as `tag --json` prints). The gapless tag (iTunSMPB) belongs to the audio, not to
-    /// a tag set, and covers are written as files: both are skipped.
     static func assignments(fromJSON path: String) throws -> [String] {
         guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("\(path): cannot read it") }
         let decoded: [String: JSONScalar]
@@ -120,9 +136,15 @@ struct Tag: ParsableCommand {
             .sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.text)" }
     }
 
-    private func printTags(_ path: String) throws {
-        let report = try Probe.report(for: path)
-        let tags = report.tags ?? [:]
+    private func printTags(_ path: String, native: Bool) throws {
+        let tags: [String: String]
+        if native {
+            // As the file's own tag holds them, by generic name (several values joined by "; ").
+            let metadata = try Tagging.readMetadata(FilePath(path), formats: Keyframe.formats)
+            tags = Dictionary(metadata.tags.map { ($0.key, $0.value) }, uniquingKeysWith: { $0 + "; " + $1 })
+        } else {
+            tags = try Probe.report(for: path).tags ?? [:]
+        }
         if json {
             try JSONOutput.print(["file": JSONValue.string(path), "tags": JSONValue.object(tags.mapValues(JSONValue.string))])
         } else {

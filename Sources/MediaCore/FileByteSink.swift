@@ -354,3 +354,18 @@ extension FileByteSink {
         }
     }
 }
+
+extension FileByteSink {
+    /// Writes `range` of `source` after what was written, in 1 MiB reads: the bytes a rewrite
+    /// keeps from the file it replaces.
+    public func copy(from source: some RandomAccessByteSource, range: Range<Int64>) throws(ByteStreamError) {
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = Int(min(Int64(1 << 20), range.upperBound - offset))
+            let bytes = try source.read(at: offset, count: count)
+            guard !bytes.isEmpty else { break }
+            try write(bytes)
+            offset += Int64(bytes.count)
+        }
+    }
+}

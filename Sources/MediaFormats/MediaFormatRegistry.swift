@@ -105,6 +105,9 @@ public struct MediaFormatRegistry: Sendable {
         public var pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PCMFileSink)?
         /// Creates a compressed-audio output of the format.
         public var packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PacketFileSink)?
+        /// Reads and rewrites the file's tags, cover and chapters without touching its audio
+        /// (`keyframe tag` and `keyframe chapters` on a file that is not an MP4).
+        public var metadataEditor: MetadataEditor?
 
         /// An entry for `format` with the given openers.
         public init(format: MediaFileFormat,
@@ -112,8 +115,10 @@ public struct MediaFormatRegistry: Sendable {
                     packetSource: (@Sendable (FilePath, InputOptions) throws(PipelineError) -> any PacketFileSource)? = nil,
                     fallsBack: @escaping @Sendable (PipelineError) -> Bool = { _ in false },
                     pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PCMFileSink)? = nil,
-                    packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PacketFileSink)? = nil) {
+                    packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PacketFileSink)? = nil,
+                    metadataEditor: MetadataEditor? = nil) {
             self.format = format
+            self.metadataEditor = metadataEditor
             self.pcmSource = pcmSource
             self.packetSource = packetSource
             self.fallsBack = fallsBack
@@ -234,15 +239,15 @@ public struct MediaFormatRegistry: Sendable {
         Entry(format: .flac, packetSink: { path, options throws(PipelineError) in
             guard !options.inPlace else { throw .unsupported("\(path): a FLAC file is written whole, not in place", path: path) }
             return try FLACFileOutput(path: path, vendor: options.encoderName)
-        }),
+        }, metadataEditor: .flac),
         Entry(format: .mp3, packetSink: { path, options throws(PipelineError) in
             guard !options.inPlace else { throw .unsupported("\(path): an MP3 file is written whole, not in place", path: path) }
             return try MP3FileOutput(path: path)
-        }),
+        }, metadataEditor: .mp3),
         Entry(format: .oggOpus, packetSink: { path, options throws(PipelineError) in
             guard !options.inPlace else { throw .unsupported("\(path): an Ogg Opus file is written whole, not in place", path: path) }
             return try OggOpusFileOutput(path: path, vendor: options.encoderName)
-        }),
+        }, metadataEditor: .oggOpus),
         Entry(format: .h264),
         Entry(format: .hevc),
         // A playlist our reader refuses (a window, a URL, a missing segment, a master playlist)

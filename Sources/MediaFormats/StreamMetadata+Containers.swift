@@ -135,3 +135,84 @@ extension VorbisComment {
         return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 }
+
+extension StreamMetadata {
+    /// The generic tag name of a Vorbis field (`TRACKNUMBER` → `track`, `TITLE` → `title`).
+    static func tagName(ofVorbisField name: String) -> String {
+        switch name.uppercased() {
+        case "TRACKNUMBER": "track"
+        case "DISCNUMBER": "disc"
+        case "ALBUMARTIST": "album_artist"
+        default: name.lowercased()
+        }
+    }
+
+    /// Whether a Vorbis field is a chapter's (`CHAPTERxxx`, `CHAPTERxxxNAME`, `CHAPTERxxxURL`).
+    static func isChapterField(_ name: String) -> Bool {
+        let upper = name.uppercased()
+        guard upper.hasPrefix("CHAPTER") else { return false }
+        let rest = upper.dropFirst(7)
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        return digits.count == 3 && ["", "NAME", "URL"].contains(String(rest.dropFirst(3)))
+    }
+
+    /// The tags, chapters (`CHAPTERxxx`) and cover (a `METADATA_BLOCK_PICTURE` field, or the
+    /// first of `pictures`, front covers first) of a Vorbis comment block.
+    public init(vorbisComment comment: VorbisComment, pictures: [FLACPicture] = []) {
+        self.init()
+        for field in comment.fields where !Self.isChapterField(field.name) && field.name.uppercased() != "METADATA_BLOCK_PICTURE" {
+            tags.append((key: Self.tagName(ofVorbisField: field.name), value: field.value))
+        }
+        var found = pictures
+        for value in comment.values(of: "METADATA_BLOCK_PICTURE") {
+            if let bytes = Base64.decode(value), let picture = try? FLACPicture(bytes: bytes) { found.append(picture) }
+        }
+        coverArt = (found.first { $0.pictureType == 3 } ?? found.first)?.data
+        for number in 1...999 {
+            let key = "CHAPTER" + VorbisComment.digits(number, 3)
+            guard let time = comment.values(of: key).first, let seconds = Self.seconds(ofClock: time) else { break }
+            chapters.append(Chapter(start: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), title: comment.values(of: key + "NAME").first ?? "",
+                                    url: comment.values(of: key + "URL").first))
+        }
+    }
+
+    /// Seconds of `HH:MM:SS.mmm` (or `MM:SS.mmm`, or seconds).
+    static func seconds(ofClock text: String) -> Double? {
+        var total = 0.0
+        for part in text.split(separator: ":", omittingEmptySubsequences: false) {
+            guard let value = Double(part), value >= 0 else { return nil }
+            total = total * 60 + value
+        }
+        return total
+    }
+
+    /// The tags, cover (the front cover, else the first picture) and chapters (`CHAP` frames,
+    /// in the top-level `CTOC`'s order, else by start) of an ID3v2 tag.
+    public init(id3 tag: ID3v2Tag) {
+        self.init()
+        let names = Dictionary(ID3v2Tag.textFrameIDs.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        var pictures: [ID3v2Tag.Picture] = []
+        var chapterFrames: [ID3v2Tag.Chapter] = []
+        var order: [String] = []
+        for frame in tag.frames {
+            switch frame {
+            case .text(let id, let values): tags.append((key: names[id] ?? id, value: values.joined(separator: "/")))
+            case .userText(let description, let value): tags.append((key: description, value: value))
+            case .comment(_, let description, let text) where description.isEmpty: tags.append((key: "comment", value: text))
+            case .picture(let picture): pictures.append(picture)
+            case .chapter(let chapter): chapterFrames.append(chapter)
+            case .tableOfContents(let table) where table.isTopLevel: order = table.children
+            default: break
+            }
+        }
+        coverArt = (pictures.first { $0.pictureType == 3 } ?? pictures.first)?.data
+        let ordered = order.isEmpty ? chapterFrames.sorted { $0.startMilliseconds < $1.startMilliseconds }
+            : order.compactMap { id in chapterFrames.first { $0.elementID == id } }
+        chapters = ordered.map { chapter in
+            var url: String?
+            for case .userURL(_, let link) in chapter.subframes { url = link }
+            return Chapter(start: MediaTime(value: Int64(chapter.startMilliseconds), timescale: 1000), title: chapter.title ?? "",
+                           end: MediaTime(value: Int64(chapter.endMilliseconds), timescale: 1000), url: url)
+        }
+    }
+}

@@ -86,13 +86,13 @@ public enum Tagging {
         do { sink = try FileByteSink(path: path, replacingInput: true) } catch { throw .stream(error) }
         do throws(PipelineError) {
             do throws(ByteStreamError) {
-                try copy(from: source, range: 0..<plan.movieRange.lowerBound, to: sink)
+                try sink.copy(from: source, range: 0..<plan.movieRange.lowerBound)
                 try sink.write(plan.rewrittenBytes)
             } catch { throw .stream(error) }
             var position = plan.paddingRange.upperBound
             for box in moved where delta != 0 {
                 do throws(ByteStreamError) {
-                    try copy(from: source, range: position..<box.offset, to: sink)
+                    try sink.copy(from: source, range: position..<box.offset)
                 } catch { throw .stream(error) }
                 guard box.size <= 64 << 20, box.end <= size else {
                     throw .container(.invalidBoxSize(path: BoxPath(components: [box.type == "moof" ? "moof" : "mfra"]), offset: box.offset,
@@ -107,7 +107,7 @@ public enum Tagging {
                 position = box.end
             }
             do throws(ByteStreamError) {
-                try copy(from: source, range: position..<size, to: sink)
+                try sink.copy(from: source, range: position..<size)
                 let written = sink.byteCount
                 try sink.commit()
                 return WriteSummary(inPlace: false, bytesWritten: written, itemCount: itemCount)
@@ -118,8 +118,46 @@ public enum Tagging {
         }
     }
 
-    /// The chapters of the MP4 at `path`: its QuickTime chapter track's, else its Nero `chpl`'s.
+    /// The editor of the file at `path`'s tags when its format's entry has one (an MP3, FLAC
+    /// or Ogg Opus file: ``/MediaFormats/MetadataEditor``); `nil` for an MP4, whose tags are
+    /// edited as iTunes items here, and for a format no entry edits.
+    public static func metadataEditor(for path: FilePath, formats: MediaFormatRegistry = .standard) -> MetadataEditor? {
+        formats.entry(for: formats.detect(path))?.metadataEditor
+    }
+
+    /// The tags, cover and chapters of a file its format's ``/MediaFormats/MetadataEditor``
+    /// reads (MP3, FLAC, Ogg Opus).
+    ///
+    /// - Throws: `PipelineError.unsupported` for a file no entry's editor reads.
+    public static func readMetadata(_ path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> StreamMetadata {
+        guard let editor = metadataEditor(for: path, formats: formats) else { throw unedited(path, formats: formats) }
+        return try editor.read(path)
+    }
+
+    /// Applies `edit` to a file its format's ``/MediaFormats/MetadataEditor`` rewrites (MP3's
+    /// ID3v2 tag, FLAC's metadata blocks, Ogg Opus's `OpusTags`), without re-encoding: in place
+    /// when the new tags fit the old ones and their padding, else by a rewrite committed with
+    /// one rename.
+    public static func write(_ edit: MetadataEdit, to path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
+        let started = ContinuousClock.now
+        guard let editor = metadataEditor(for: path, formats: formats) else { throw unedited(path, formats: formats) }
+        let result = try editor.write(edit, path)
+        return timed(WriteSummary(inPlace: result.inPlace, bytesWritten: result.bytesWritten, itemCount: result.tagCount), since: started)
+    }
+
+    /// The refusal of a file whose tags no entry edits.
+    private static func unedited(_ path: FilePath, formats: MediaFormatRegistry) -> PipelineError {
+        let editable = formats.entries.filter { $0.metadataEditor != nil || $0.format == .mp4 }.flatMap { $0.format.fileExtensions.prefix(1) }
+        return .unsupported("\(path): \(formats.detect(path).map { "\($0)" } ?? "an unknown file"); tags are edited in "
+                            + editable.map { "." + $0 }.joined(separator: ", ") + " files", path: path)
+    }
+
+    /// The chapters of the MP4 at `path` (its QuickTime chapter track's, else its Nero
+    /// `chpl`'s), or of a file its format's editor reads (ID3 `CHAP`, Vorbis `CHAPTERxxx`).
     public static func readChapters(_ path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> [MovieChapter] {
+        if let editor = metadataEditor(for: path, formats: formats) {
+            return try editor.read(path).chapters.map { MovieChapter(startTime: $0.start, title: $0.title) }
+        }
         let source = try open(path, formats: formats)
         do { return try MP4File(source: source).chapters(source: source) } catch { throw .container(error) }
     }
@@ -129,6 +167,10 @@ public enum Tagging {
     /// 0, none past the end. In place when they fit in the padding, else by a streamed rewrite.
     public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath,
                                      formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
+        if metadataEditor(for: path, formats: formats) != nil {
+            let sorted = chapters.sorted { $0.startTime < $1.startTime }
+            return try write(MetadataEdit(chapters: sorted.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), to: path, formats: formats)
+        }
         let started = ContinuousClock.now
         return timed(try writeChapterBoxes(chapters, to: path, formats: formats), since: started)
     }
@@ -162,21 +204,7 @@ public enum Tagging {
 
     /// The MP4 at `path`, as its bytes say through `formats`: tags are boxes of ISO BMFF.
     private static func open(_ path: FilePath, formats: MediaFormatRegistry) throws(PipelineError) -> FileByteSource {
-        guard formats.detect(path) == .mp4 else {
-            throw .unsupported("\(path): not an MP4/M4A/M4B file; tags are written into MP4 files")
-        }
+        guard formats.detect(path) == .mp4 else { throw unedited(path, formats: formats) }
         do { return try FileByteSource(regularFileAt: path) } catch { throw .stream(error) }
-    }
-
-    /// Copies `range` of `source` to `sink` in 1 MiB reads.
-    private static func copy(from source: FileByteSource, range: Range<Int64>, to sink: FileByteSink) throws(ByteStreamError) {
-        var offset = range.lowerBound
-        while offset < range.upperBound {
-            let count = Int(min(Int64(1 << 20), range.upperBound - offset))
-            let bytes = try source.read(at: offset, count: count)
-            guard !bytes.isEmpty else { break }
-            try sink.write(bytes)
-            offset += Int64(bytes.count)
-        }
     }
 }

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `keyframe tag` and `keyframe chapters` on MP3 (ID3v2), FLAC (Vorbis comments and PICTURE)
+/// and Ogg Opus (OpusTags), without re-encoding: mutagen and ffprobe read the edit back, and
+/// FFmpeg's decode of the audio is the same bytes before and after. A small edit is written in
+/// place in the tag's padding (MP3, FLAC); a cover larger than the padding rewrites the file.
+@Suite(.blocking) struct NativeTaggingTests {
+    static let formats = ["mp3", "flac", "opus"]
+
+    @Test(arguments: formats)
+    func tagsAndChaptersAreEditedWithoutTouchingTheAudio(format: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let source = try MP3FileTests.taggedSource(in: directory)
+        let file = directory.appendingPathComponent("out.\(format)").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", source.m4a, "-o", file])
+        let audio = try CodecsBeyondAACTests.ffmpegPCM(file, in: directory, name: "before.raw")
+
+        // A small edit: in place where the format keeps padding.
+        let small = try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", file, "--set", "title=Neap Tides", "--set", "mood=calm",
+                                                                         "--remove", "comment"]).standardOutput
+        #expect(small.contains(format == "opus" ? "by rewriting the file" : "in place"), "\(small)")
+        // A cover larger than the padding: a rewrite.
+        let cover = directory.appendingPathComponent("large.png").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=s=640x480", "-frames:v", "1", cover])
+        let large = try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", file, "--cover", cover]).standardOutput
+        #expect(large.contains("by rewriting the file"), "\(large)")
+        let chapters = directory.appendingPathComponent("chapters.txt").path
+        try "00:00:00.000 Slack water\n00:00:06.250 Flood\n".write(toFile: chapters, atomically: true, encoding: .utf8)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", file, "--import", chapters])
+        let exported = try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", file, "--export"]).standardOutput
+        #expect(exported == "00:00:00.000 Slack water\n00:00:06.250 Flood\n", "\(exported)")
+
+        #expect(try CodecsBeyondAACTests.ffmpegPCM(file, in: directory, name: "after.raw") == audio, "the audio is untouched")
+        #expect(try PeerQuirk.ffprobeWarnings(file).isEmpty)
+        let mutagen = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", """
+            import mutagen, mutagen.flac, base64, hashlib, sys
+            f = mutagen.File(sys.argv[1])
+            if sys.argv[2] == "mp3":
+                t = f.tags
+                title, mood, comments = t["TIT2"].text[0], t["TXXX:mood"].text[0], len(t.getall("COMM"))
+                artist = t["TPE1"].text[0]
+                covers = [p.data for p in t.getall("APIC")]
+                chapters = [(c.start_time, c.end_time, c.sub_frames["TIT2"].text[0]) for c in sorted(t.getall("CHAP"), key=lambda c: c.start_time)]
+            else:
+                title, mood, comments, artist = f["title"][0], f["mood"][0], len(f.get("comment", [])), f["artist"][0]
+                if sys.argv[2] == "flac":
+                    covers = [p.data for p in f.pictures]
+                else:
+                    covers = [mutagen.flac.Picture(base64.b64decode(v)).data for v in f["METADATA_BLOCK_PICTURE"]]
+                chapters = [(f["CHAPTER001"][0], f["CHAPTER001NAME"][0]), (f["CHAPTER002"][0], f["CHAPTER002NAME"][0])]
+                chapters.append("CHAPTER003" in f)
+            print(title, "|", mood, "|", comments, "|", artist)
+            print(len(covers), hashlib.sha256(covers[0]).hexdigest())
+            print(chapters)
+            """, file, format]).standardOutput
+        let coverHash = try ExternalTool.succeed("sha256sum", [cover]).standardOutput.prefix(64)
+        let chapterLine = format == "mp3" ? "[(0, 6250, 'Slack water'), (6250, 10000, 'Flood')]"
+            : "[('00:00:00.000', 'Slack water'), ('00:00:06.250', 'Flood'), False]"
+        #expect(mutagen == "Neap Tides | calm | 0 | Harbour Radio\n1 \(coverHash)\n\(chapterLine)\n", "\(mutagen)")
+        let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_chapters", "-of", "compact", file]).standardOutput
+        #expect(probe.contains("start_time=6.250000") && probe.contains("tag:title=Flood"), "\(probe)")
+    }
+
+    /// A file whose tags no entry edits is refused, naming the formats that are edited.
+    @Test func aFormatWithoutAnEditorIsRefused() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 0.5, to: wav)
+        let adts = directory.appendingPathComponent("in.aac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", adts])
+        let chapters = directory.appendingPathComponent("chapters.txt").path
+        try "00:00:00.000 One\n".write(toFile: chapters, atomically: true, encoding: .utf8)
+        let before = try Data(contentsOf: URL(fileURLWithPath: adts))
+        for arguments in [["chapters", adts, "--import", chapters], ["tag", adts, "--set", "title=x"]] {
+            let run = try ExternalTool.run(try ExternalTool.keyframe, arguments)
+            #expect(run.status != 0)
+            #expect(run.standardError.contains("ADTS") && run.standardError.contains(".m4a, .flac, .mp3, .opus"), "\(run.standardError)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: adts)) == before)
+    }
+}
