@@ -149,3 +149,31 @@ extension VorbisComment {
         try self.init(bytes: packet.dropFirst(Self.opusTagsMagic.count))
     }
 }
+
+/// What an Opus packet's table-of-contents byte says (RFC 6716 3.1): its frames' duration and
+/// count, so a container's granule positions can be checked without decoding.
+public enum OpusPacket {
+    /// The samples at 48 kHz that `packet` decodes to; `nil` when it is empty, a code-3 packet
+    /// lacks its frame count byte, or the duration passes the 120 ms a packet may hold.
+    public static func sampleCount(_ packet: some Collection<UInt8>) -> Int? {
+        guard let toc = packet.first else { return nil }
+        let config = Int(toc >> 3)
+        // SILK-only (0–11): 10, 20, 40, 60 ms; hybrid (12–15): 10, 20 ms; CELT-only (16–31):
+        // 2.5, 5, 10, 20 ms.
+        let frame: Int = switch config {
+        case 0...11: [480, 960, 1920, 2880][config % 4]
+        case 12...15: [480, 960][config % 2]
+        default: [120, 240, 480, 960][config % 4]
+        }
+        let frames: Int
+        switch toc & 0x03 {
+        case 0: frames = 1
+        case 1, 2: frames = 2
+        default:
+            guard packet.count >= 2 else { return nil }
+            frames = Int(packet[packet.index(after: packet.startIndex)] & 0x3F)
+        }
+        let total = frames * frame
+        return frames > 0 && total <= 5760 ? total : nil
+    }
+}

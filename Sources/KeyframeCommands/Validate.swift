@@ -6,17 +6,22 @@ import Foundation
 #endif
 import KeyFrameKit
 
-/// `keyframe validate PATH… [--json]`: the gapless signals and packaging rules of an M4A/MP4, a
-/// CMAF segment sequence, an HLS playlist, a DASH MPD, or a directory of them.
+/// `keyframe validate PATH… [--json]`: the gapless signals and packaging rules of an M4A/MP4, an
+/// MP3, FLAC or Ogg Opus file, a CMAF segment sequence, an HLS playlist, a DASH MPD, or a
+/// directory of them.
 struct Validate: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check the gapless signals and packaging rules of an M4A/MP4, CMAF segments, an HLS playlist or a DASH MPD.",
+        abstract: "Check the gapless signals and packaging rules of an M4A/MP4, MP3, FLAC, Ogg Opus, CMAF segments, an HLS playlist or a DASH MPD.",
         discussion: """
             A PATH is an M4A/MP4/M4B, an init segment followed by its media segments (validate \
             init.mp4 seg-*.m4s), an HLS playlist (master or media, low-latency parts included), \
-            a DASH MPD, or a directory (its master playlist, or every playlist, and every MPD; \
-            without either, every MP4/M4A/M4B file in it). \
+            a DASH MPD, an MP3, FLAC or Ogg Opus file, or a directory (its master playlist, or \
+            every playlist, and every MPD; without either, every MP4/M4A/M4B file in it). MP3: the \
+            LAME tag's frame count, byte count, music CRC and tag CRC against the frames, its \
+            delay and padding against the length. FLAC: every frame decoded by libFLAC and the \
+            MD5 of the samples against STREAMINFO's. Ogg Opus: page CRCs and numbering, and each \
+            granule position against the packets' durations (the last one's end trimming). \
             Checked: the edit list against iTunSMPB, unsignalled priming (a warning), a short \
             last sample against the valid length; ISO BMFF and CMAF rules (ftyp, mvex, one traf \
             per moof, mfhd order, tfdt continuity, tfhd/trun addressing, whole AAC frames, \
@@ -44,7 +49,7 @@ struct Validate: ParsableCommand {
     func run() throws {
         var errors = 0
         var unreadable = 0
-        for report in FileValidation.reports(for: paths.map { FilePath($0) }) {
+        for report in FileValidation.reports(for: paths.map { FilePath($0) }, formats: Keyframe.formats) {
             if let error = report.error {
                 Terminal.warning("\(error)")
                 unreadable += 1

@@ -108,6 +108,9 @@ public struct MediaFormatRegistry: Sendable {
         /// Reads and rewrites the file's tags, cover and chapters without touching its audio
         /// (`keyframe tag` and `keyframe chapters` on a file that is not an MP4).
         public var metadataEditor: MetadataEditor?
+        /// Checks a file of the format (its gapless signals against its stream) for
+        /// `keyframe validate`; `nil` when the format has no checks of its own.
+        public var validator: (@Sendable (FilePath) throws(PipelineError) -> [ValidationFinding])?
 
         /// An entry for `format` with the given openers.
         public init(format: MediaFileFormat,
@@ -116,9 +119,11 @@ public struct MediaFormatRegistry: Sendable {
                     fallsBack: @escaping @Sendable (PipelineError) -> Bool = { _ in false },
                     pcmSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PCMFileSink)? = nil,
                     packetSink: (@Sendable (FilePath, OutputOptions) throws(PipelineError) -> any PacketFileSink)? = nil,
-                    metadataEditor: MetadataEditor? = nil) {
+                    metadataEditor: MetadataEditor? = nil,
+                    validator: (@Sendable (FilePath) throws(PipelineError) -> [ValidationFinding])? = nil) {
             self.format = format
             self.metadataEditor = metadataEditor
+            self.validator = validator
             self.pcmSource = pcmSource
             self.packetSource = packetSource
             self.fallsBack = fallsBack
@@ -243,11 +248,11 @@ public struct MediaFormatRegistry: Sendable {
         Entry(format: .mp3, packetSink: { path, options throws(PipelineError) in
             guard !options.inPlace else { throw .unsupported("\(path): an MP3 file is written whole, not in place", path: path) }
             return try MP3FileOutput(path: path)
-        }, metadataEditor: .mp3),
+        }, metadataEditor: .mp3, validator: { path throws(PipelineError) in try NativeFileValidation.mp3(path) }),
         Entry(format: .oggOpus, packetSink: { path, options throws(PipelineError) in
             guard !options.inPlace else { throw .unsupported("\(path): an Ogg Opus file is written whole, not in place", path: path) }
             return try OggOpusFileOutput(path: path, vendor: options.encoderName)
-        }, metadataEditor: .oggOpus),
+        }, metadataEditor: .oggOpus, validator: { path throws(PipelineError) in try NativeFileValidation.oggOpus(path) }),
         Entry(format: .h264),
         Entry(format: .hevc),
         // A playlist our reader refuses (a window, a URL, a missing segment, a master playlist)

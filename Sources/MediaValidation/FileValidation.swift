@@ -51,8 +51,10 @@ public enum FileValidation {
     }
 
     /// Checks each of `paths` for what it is (``input(at:)``); an init segment followed by media
-    /// segments is checked as one sequence.
-    public static func reports(for paths: [FilePath]) -> [Report] {
+    /// segments is checked as one sequence. A file of another format is checked by its entry's
+    /// validator in `formats` (an MP3's LAME tag, an Ogg Opus stream's granule positions, a
+    /// FLAC file's MD5).
+    public static func reports(for paths: [FilePath], formats: MediaFormatRegistry = .containers) -> [Report] {
         var reports: [Report] = []
         var index = 0
         while index < paths.count {
@@ -87,7 +89,7 @@ public enum FileValidation {
             case .directory:
                 if let movies = moviesWithoutManifest(in: path) {
                     // A folder of M4As (an album, a podcast's episodes): each file on its own.
-                    reports += self.reports(for: movies)
+                    reports += self.reports(for: movies, formats: formats)
                 } else {
                     reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
                 }
@@ -96,8 +98,14 @@ public enum FileValidation {
                     reports.append(Report(path: path.string, findings: [], error: .stream(error)))
                     continue
                 }
+                if let validator = formats.entry(for: formats.detect(path))?.validator {
+                    reports.append(report { () throws(PipelineError) in try validator(path) })
+                    continue
+                }
+                let others = formats.entries.filter { $0.validator != nil }.compactMap { $0.format.fileExtensions.first.map { "." + $0 } }
                 reports.append(Report(path: path.string, findings: [],
-                                      error: .unsupported("\(path): not an MP4/M4A/M4B, a CMAF segment, an HLS playlist, a DASH MPD or a directory of them")))
+                                      error: .unsupported("\(path): not an MP4/M4A/M4B, \(others.isEmpty ? "" : others.joined(separator: ", ") + ", ")"
+                                                          + "a CMAF segment, an HLS playlist, a DASH MPD or a directory of them")))
             }
         }
         return reports

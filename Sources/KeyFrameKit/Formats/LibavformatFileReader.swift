@@ -212,6 +212,10 @@ extension MediaFormatRegistry {
             return try DecodedPacketFile<AnyPacketFileSource>(packets, sampleFormat: options.decodedSampleFormat, codecs: codecs)
         }
         registry.fallback = Fallback(name: "libavformat") { path, _ throws(PipelineError) in try LibavformatFileReader(path: path) }
+        if var flac = registry.entry(for: .flac) {
+            flac.validator = { path throws(PipelineError) in try FLACFileDecoder.findings(for: path) }
+            registry.register(flac)
+        }
         return registry
     }
 }

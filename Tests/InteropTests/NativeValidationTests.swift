@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `keyframe validate` on MP3, FLAC and Ogg Opus: our files and those of LAME (through FFmpeg),
+/// `flac` and `opusenc` pass; a LAME tag whose frame count is off, a FLAC file whose STREAMINFO
+/// MD5 is not its samples', and an Ogg page whose granule position is not its packets' are each
+/// an error naming where; an MP3 without a LAME tag is a warning.
+@Suite(.blocking) struct NativeValidationTests {
+    /// `bytes` with the Ogg page CRC of the page at `start` (of `length` bytes) computed again.
+    static func recomputingOggCRC(_ bytes: inout [UInt8], page start: Int, length: Int) {
+        for index in 22..<26 { bytes[start + index] = 0 }
+        var crc: UInt32 = 0
+        for byte in bytes[start..<start + length] {
+            crc ^= UInt32(byte) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
+        }
+        for index in 0..<4 { bytes[start + 22 + index] = UInt8((crc >> (8 * UInt32(index))) & 0xFF) }
+    }
+
+    @Test func ourFilesAndTheReferenceToolsPassAndDamageIsNamed() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 3, to: path("in.wav"))
+        for name in ["ours.mp3", "ours.flac", "ours.opus"] {
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", path("in.wav"), "-o", path(name)])
+        }
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path("in.wav"), "-c:a", "libmp3lame", path("lame.mp3")])
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path("in.wav"), "-c:a", "libmp3lame", "-write_xing", "0",
+                                            path("untagged.mp3")])
+        try ExternalTool.succeed("flac", ["--silent", "--force", "-o", path("reference.flac"), path("in.wav")])
+        try ExternalTool.succeed("opusenc", ["--quiet", path("in.wav"), path("opusenc.opus")])
+        let clean = try ExternalTool.run(try ExternalTool.keyframe, ["validate"] + ["ours.mp3", "ours.flac", "ours.opus", "lame.mp3",
+                                                                                    "reference.flac", "opusenc.opus"].map(path))
+        #expect(clean.status == 0, "\(clean.standardOutput)\(clean.standardError)")
+        #expect(clean.standardOutput.split(separator: "\n").count == 6 && clean.standardOutput.split(separator: "\n").allSatisfy { $0.hasSuffix(": ok") },
+                "\(clean.standardOutput)")
+
+        // The LAME tag's frame count one short.
+        var mp3 = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("ours.mp3"))))
+        let info = try #require(mp3.firstRange(of: Array("Info".utf8))).lowerBound
+        mp3[info + 11] &-= 1
+        try Data(mp3).write(to: URL(fileURLWithPath: path("bad.mp3")))
+        // STREAMINFO's MD5 (its last 16 bytes, after `fLaC` and the block header) changed.
+        var flac = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("ours.flac"))))
+        flac[8 + 18] ^= 0xFF
+        try Data(flac).write(to: URL(fileURLWithPath: path("bad.flac")))
+        // The fourth page's granule position 960 on, its CRC made right again.
+        var ogg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("ours.opus"))))
+        var start = 0
+        for _ in 0..<3 { start += 27 + Int(ogg[start + 26]) + ogg[(start + 27)..<(start + 27 + Int(ogg[start + 26]))].reduce(0) { $0 + Int($1) } }
+        let length = 27 + Int(ogg[start + 26]) + ogg[(start + 27)..<(start + 27 + Int(ogg[start + 26]))].reduce(0) { $0 + Int($1) }
+        let granule = ogg[(start + 6)..<(start + 14)].reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } + 960
+        for index in 0..<8 { ogg[start + 6 + index] = UInt8((granule >> (8 * UInt64(index))) & 0xFF) }
+        Self.recomputingOggCRC(&ogg, page: start, length: length)
+        try Data(ogg).write(to: URL(fileURLWithPath: path("bad.opus")))
+
+        let damaged = try ExternalTool.run(try ExternalTool.keyframe, ["validate"] + ["bad.mp3", "bad.flac", "bad.opus", "untagged.mp3"].map(path))
+        #expect(damaged.status == 1)
+        let out = damaged.standardOutput
+        #expect(out.contains("bad.mp3: error: frame 0 (Info): Xing frame count against the frames"), "\(out)")
+        #expect(out.contains("bad.flac: error: STREAMINFO: MD5 of the samples against the decode"), "\(out)")
+        #expect(out.contains("bad.opus: error: page 3 at byte \(start): granule position against the packets"), "\(out)")
+        #expect(out.contains("untagged.mp3: warning: frame 0: Info frame (LAME tag)"), "\(out)")
+    }
+}
