@@ -416,6 +416,48 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         out_ext=".aac",
     ),
     Job(
+        name="encode-mp3",
+        input="wav",
+        what="WAV → MP3 128 kb/s (issue 38: LAME through libavcodec in both; ours with its own ID3v2 and LAME-tag writer)",
+        ours=["{keyframe}", "encode", "{in}", "-o", "{out}", "--bitrate", "128k"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c:a", "libmp3lame", "-b:a", "128k", "{out}"],
+        out_ext=".mp3",
+        target=1.0,
+        max_runs=3,
+    ),
+    Job(
+        name="encode-opus",
+        input="wav",
+        what="WAV 44.1 kHz → Ogg Opus 128 kb/s at 48 kHz (issue 38: libopus in both, each resampling first; "
+             "ours with its own Ogg writer)",
+        ours=["{keyframe}", "encode", "{in}", "-o", "{out}", "--bitrate", "128k"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c:a", "libopus", "-b:a", "128k", "{out}"],
+        out_ext=".opus",
+        target=1.0,
+        max_runs=3,
+    ),
+    Job(
+        name="encode-flac",
+        input="wav",
+        what="WAV → native FLAC (issue 38: libavcodec's FLAC encoder at its default level in both; ours with its "
+             "own writer, seek table and final STREAMINFO)",
+        ours=["{keyframe}", "encode", "{in}", "-o", "{out}"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c:a", "flac", "{out}"],
+        out_ext=".flac",
+        target=1.0,
+        max_runs=3,
+    ),
+    Job(
+        name="encode-alac",
+        input="wav",
+        what="WAV → ALAC in M4A (issue 38: libavcodec's ALAC encoder in both)",
+        ours=["{keyframe}", "encode", "{in}", "-o", "{out}", "--codec", "alac"],
+        ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c:a", "alac", "{out}"],
+        out_ext=".m4a",
+        target=1.0,
+        max_runs=3,
+    ),
+    Job(
         name="he-aac",
         input="wav48",
         what="WAV 48 kHz → ADTS HE-AAC v1 64 kb/s (issue 25: SBR over an AAC-LC core at 24 kHz) against "

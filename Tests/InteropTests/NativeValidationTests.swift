@@ -18,6 +18,29 @@ import TestSupport
         for index in 0..<4 { bytes[start + 22 + index] = UInt8((crc >> (8 * UInt32(index))) & 0xFF) }
     }
 
+    /// Opus in MP4: the edit's media_time is dOps' pre-skip; FFmpeg's own `.mp4` passes, and an
+    /// edit that starts at 0 (the pre-skip heard) is an error naming both.
+    @Test func opusInMP4EditIsCheckedAgainstThePreSkip() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+        try CodecInteropTests.makeWAV(rate: 48000, channels: 2, seconds: 2, to: path("in.wav"))
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", path("in.wav"), "-o", path("ours.m4a"), "--codec", "opus"])
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path("in.wav"), "-c:a", "libopus", path("ffmpeg.mp4")])
+        let clean = try ExternalTool.run(try ExternalTool.keyframe, ["validate", path("ours.m4a"), path("ffmpeg.mp4")])
+        #expect(clean.status == 0, "\(clean.standardOutput)\(clean.standardError)")
+        var movie = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("ours.m4a"))))
+        let elst = try #require(movie.firstRange(of: Array("elst".utf8))).lowerBound
+        let wide = movie[elst + 4] == 1
+        let mediaTime = elst + 4 + 4 + 4 + (wide ? 8 : 4)
+        for index in mediaTime..<(mediaTime + (wide ? 8 : 4)) { movie[index] = 0 }
+        try Data(movie).write(to: URL(fileURLWithPath: path("heard.m4a")))
+        let heard = try ExternalTool.run(try ExternalTool.keyframe, ["validate", path("heard.m4a")])
+        #expect(heard.status == 1)
+        #expect(heard.standardOutput.contains("elst against dOps: pre-skip: expected media_time 312 (dOps' pre-skip 312), found media_time 0"),
+                "\(heard.standardOutput)")
+    }
+
     @Test func ourFilesAndTheReferenceToolsPassAndDamageIsNamed() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

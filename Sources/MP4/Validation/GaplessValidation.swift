@@ -90,6 +90,32 @@ public enum GaplessValidation {
                 }
             }
         }
+        findings += opusPreSkipFindings(in: file, name: name)
+        return findings
+    }
+
+    /// For each Opus track (Encapsulation of Opus in ISO Base Media File Format, 4.2): the
+    /// edit's `media_time` against `dOps`' pre-skip (in the track's timescale: the pre-skip
+    /// counts 48 kHz samples), an error when they differ, since players trim one or the other; a
+    /// pre-skip without an edit is a warning, as it will be heard.
+    static func opusPreSkipFindings(in file: MP4File, name: String) -> [ValidationFinding] {
+        var findings: [ValidationFinding] = []
+        for (index, track) in file.tracks.enumerated() where track.mediaType == .audio && track.audioCodec == .opus && track.timescale > 0 {
+            // dOps: version, channel count, then the pre-skip (16 bits).
+            guard let dOps = track.sampleEntry?.configurationBoxes["dOps"], dOps.count >= 4 else { continue }
+            let preSkip = Int64(dOps[2]) << 8 | Int64(dOps[3])
+            let expected = (preSkip * Int64(track.timescale) + 24000) / 48000
+            let trak = "moov/trak[\(index + 1)]"
+            if let edit = track.mediaEdit {
+                if edit.mediaTime != expected {
+                    findings.append(ValidationFinding(.error, file: name, location: "\(trak)/edts/elst", rule: "elst against dOps: pre-skip",
+                                                      expected: "media_time \(expected) (dOps' pre-skip \(preSkip))", found: "media_time \(edit.mediaTime)"))
+                }
+            } else if preSkip > 0 {
+                findings.append(ValidationFinding(.warning, file: name, location: trak, rule: "pre-skip not trimmed",
+                                                  expected: "an edit whose media_time is dOps' pre-skip \(preSkip)", found: "no edit list"))
+            }
+        }
         return findings
     }
 
