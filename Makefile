@@ -165,7 +165,7 @@ DOCS := docs-out
 # One combined archive (swift-docc-plugin's experimental combined documentation): each module's
 # pages can link to the modules it depends on (``/MP4/MP4Muxer``), and the package page lists
 # them all. KeyFrameKit's catalog (Sources/KeyFrameKit/KeyFrameKit.docc) has the articles.
-DOCS_TARGETS := MediaCore AACBitstream PCMAudio VideoBitstream MP4 MediaFormats MediaStreaming MediaValidation SpectralBandReplication AudioCodec AudioIO MPEGTS RTMP Publishing KeyFrameKit HLSServer
+DOCS_TARGETS := MediaCore AACBitstream AudioBitstreams PCMAudio VideoBitstream MP4 MediaFormats MediaStreaming MediaValidation SpectralBandReplication AudioCodec AudioIO MPEGTS RTMP Publishing KeyFrameKit HLSServer
 
 # docc's --warnings-as-errors fails the build on an unresolved link or an undocumented
 # parameter; the grep also catches the plugin's and the compiler's warnings.

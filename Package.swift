@@ -116,7 +116,7 @@ let package = Package(
         .target(name: "CSRT", linkerSettings: [.linkedLibrary("dl")]),
         // Publishing live to servers: RTMP (FLV audio, AMF0), Icecast (HTTP PUT), SRT (MPEG-TS);
         // each destination a sink with its own queue, thread and reconnects.
-        .target(name: "Publishing", dependencies: ["MediaCore", "AACBitstream", "MPEGTS", "RTMP", "CSRT",
+        .target(name: "Publishing", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "MPEGTS", "RTMP", "CSRT",
                                                   .product(name: "SystemPackage", package: "swift-system"),
                                                   .product(name: "NIOCore", package: "swift-nio"),
                                                   .product(name: "NIOPosix", package: "swift-nio"),

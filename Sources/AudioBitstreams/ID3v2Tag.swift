@@ -6,7 +6,7 @@ internal import MediaCore
 ///
 /// Reading checks every size against the bytes that remain, undoes unsynchronisation (the whole
 /// tag's in 2.3, a frame's in 2.4), and keeps a frame it does not model (compressed, encrypted,
-/// or of another kind) as ``Frame/other(id:body:)``, so a rewrite loses nothing.
+/// or of another kind) as ``Frame/other(id:flags:body:)``, so a rewrite loses nothing.
 public struct ID3v2Tag: Sendable, Hashable {
     /// The major version read (3 or 4); a tag is written as 4.
     public var majorVersion: UInt8

@@ -55,6 +55,10 @@ struct Publish: ParsableCommand {
 
     @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
 
+    @Option(help: ArgumentHelp("The codec encoded: aac, or mp3 or opus for Icecast (audio/mpeg; Opus in Ogg, audio/ogg). "
+                               + "Default: aac. --profile is AAC's.", valueName: "codec"))
+    var codec: CodecArgument?
+
     @Option(help: "The stream's title (Icecast's stream name and song; RTMP's onMetaData title); by default the file's title tag.")
     var title: String?
 
@@ -86,6 +90,12 @@ struct Publish: ParsableCommand {
         options.reconnectPolicy = publishing.policy
         options.trustRoots = publishing.caFile
         options.profile = encoder.profile.choice
+        if let codec = codec?.codec, codec != .aac {
+            guard encoder.profile == .lc else {
+                throw CommandFailure("--profile \(encoder.profile.rawValue): profiles are AAC's; \(codec) has none", status: .usage)
+            }
+            options.codec = codec
+        }
         options.sampleRate = layout.sampleRate
         options.channelCount = layout.channels
         let publication: LivePublication
@@ -124,6 +134,7 @@ struct Publish: ParsableCommand {
     /// What was encoded, a bitrate each: `AAC-LC 128k`, `HE-AAC v2 32k, HE-AAC 64k`.
     static func encodings(_ summary: LivePublication.Summary) -> String {
         summary.bitrates.enumerated().map { index, bitrate in
+            guard summary.codec == .aac else { return "\(CodecArgument.displayName(summary.codec)) \(bitrate / 1000)k" }
             let profile = index < summary.profiles.count ? summary.profiles[index] : .aacLC
             return "\(ProfileArgument.name(of: profile)) \(bitrate / 1000)k"
         }.joined(separator: ", ")

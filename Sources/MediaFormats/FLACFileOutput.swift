@@ -7,7 +7,7 @@ internal import AudioBitstreams
 /// The STREAMINFO written first is the encoder's at open; when the stream ends, the final one it
 /// tells in-band (``/MediaCore/StreamEvent/codecConfiguration(_:)``: the length and the MD5 of the
 /// samples) is written over it, so `flac -t` checks every sample; so is the seek table, a point
-/// at each hundredth of the stream (``seekPointCount`` kept, the unused ones placeholders).
+/// at each hundredth of the stream (100 kept, the unused ones placeholders).
 ///
 /// Written under a temporary name and renamed when finished: nothing is left under the name on
 /// an error.
@@ -85,7 +85,7 @@ public struct FLACFileOutput: PacketFileSink {
         headerWritten = true
     }
 
-    /// A SEEKTABLE body (RFC 9639 8.5) of ``seekPointCount`` points: `points`, then placeholders.
+    /// A SEEKTABLE body (RFC 9639 8.5) of 100 points: `points`, then placeholders.
     private func seekTable(points: [SeekPoints.Point]) -> [UInt8] {
         var writer = ByteWriter()
         for point in points.prefix(Self.seekPointCount) {

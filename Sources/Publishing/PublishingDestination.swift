@@ -300,7 +300,7 @@ public struct DestinationRegistry: Sendable {
     /// RTMP (FLV audio tags), Icecast (ADTS) and SRT (MPEG-TS), each carrying AAC.
     static let builtIn: [Entry] = [
         Entry(scheme: .rtmp, urlSchemes: ["rtmp", "rtmps"], codecs: [.aac]) { url throws(PublishingError) in try RTMPEndpoint(url: url) },
-        Entry(scheme: .icecast, urlSchemes: ["icecast", "icecasts"], codecs: [.aac]) { url throws(PublishingError) in
+        Entry(scheme: .icecast, urlSchemes: ["icecast", "icecasts"], codecs: [.aac, .mp3, .opus]) { url throws(PublishingError) in
             try IcecastDestination(url: url)
         },
         Entry(scheme: .srt, urlSchemes: ["srt"], codecs: [.aac]) { url throws(PublishingError) in try SRTEndpoint(url: url) },

@@ -38,10 +38,11 @@ struct LiveDestinationSettings: Sendable {
     /// (AAC-LC: to what AAC carries at its rate and channels; HE-AAC: to its default for them,
     /// so a bitrate asked of HE-AAC goes without it, to be taken or refused); its ``bitrate``
     /// says what it took.
+    /// Another `codec` (MP3, Opus) comes from the codec registry the same way, `profile` aside.
     func encoder(bitrate: Int, format: PCMFormat, coder: AACEncoder.Coder = .fast, profile: AudioObjectType = .aacLC,
-                 lowersBitrateToFit: Bool = true) throws(PipelineError) -> any AudioEncoder {
+                 lowersBitrateToFit: Bool = true, codec: AudioCodecID = .aac) throws(PipelineError) -> any AudioEncoder {
         do {
-            return try codecs.encoder(for: .aac, profile: profile, settings: .init(
+            return try codecs.encoder(for: codec, profile: profile, settings: .init(
                 bitrate: bitrate, lowersBitrateToFit: lowersBitrateToFit, format: format, aac: .init(coder: coder)))
         } catch {
             throw .codec(error)

@@ -53,6 +53,9 @@ public struct LivePublication: Sendable {
         /// not told, so a player there gets the AAC-LC core alone until the next SBR header
         /// (every 8 frames, about 0.34 s).
         public var profile: AACProfileChoice = .aacLC
+        /// The codec encoded (AAC by default; MP3 or Opus for an Icecast mount): each
+        /// destination's protocol must carry it. An input is sent as it is only as AAC.
+        public var codec: AudioCodecID = .aac
         /// The rate encoded, in Hz (the input resampled to it); `nil`: the input's (HE-AAC: the
         /// nearest it takes). Given, an AAC input is encoded, not sent as it is.
         public var sampleRate: Int?
@@ -91,6 +94,8 @@ public struct LivePublication: Sendable {
         /// The profile of each of ``bitrates`` (``Options/profile``, resolved when it is
         /// `.automatic`).
         public var profiles: [AudioObjectType] = []
+        /// The codec encoded (AAC when copied).
+        public var codec: AudioCodecID = .aac
         /// Passes over the input (more than 1 with ``Options/loops``).
         public var passes: Int
         /// What the pump did.
@@ -123,7 +128,11 @@ public struct LivePublication: Sendable {
         // Packets are copied from ADTS, MP4 or a registered container that reads packets (not
         // from an HLS playlist, which is decoded).
         let readsPackets = format != .hlsPlaylist && options.formats.entry(for: format)?.packetSource != nil
-        if readsPackets, destinationsCarry(codecOf: format), !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
+        if let refusing = options.destinations.first(where: { !$0.codecs.isEmpty && !$0.codecs.contains(options.codec) }) {
+            let carried = refusing.codecs.map(\.name).sorted().joined(separator: ", ")
+            throw .unsupported("\(refusing.maskedURL): \(refusing.scheme.name) carries \(carried), not \(options.codec)")
+        }
+        if options.codec == .aac, readsPackets, destinationsCarry(codecOf: format), !options.loops, options.profile == .aacLC || options.profile.isAutomatic,
            options.sampleRate == nil, options.channelCount == nil, options.destinations.allSatisfy({ bitrate(of: $0) == nil }) {
             return try copy(control: control, progress: progress)
         }
@@ -196,11 +205,14 @@ public struct LivePublication: Sendable {
         let chosenProfiles = bitrates.map { bitrate in
             profile(at: bitrate, asked: options.destinations.contains { self.bitrate(of: $0) == bitrate })
         }
-        let hasHEAAC = chosenProfiles.contains { $0.usesSpectralBandReplication }
+        let hasHEAAC = options.codec == .aac && chosenProfiles.contains { $0.usesSpectralBandReplication }
         // The rate and channels asked (checked against what the profiles take), else the input's.
         let resampler: PCMResampler
         if options.sampleRate != nil || options.channelCount != nil {
             resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: hasHEAAC ? .sbr : .aacLC)
+        } else if options.codec != .aac {
+            // Another codec takes floats at the rates its encoder entry lists (Opus: 48 kHz).
+            resampler = PCMResampler(sampleFormat: .float32, allowedSampleRates: options.codecs.sampleRates(for: options.codec))
         } else {
             resampler = PCMResampler(sampleFormat: hasHEAAC ? .float32 : inputFormat.sampleFormat,
                                      allowedSampleRates: hasHEAAC ? AACProfiles.sampleRates(of: .sbr) : nil)
@@ -213,7 +225,7 @@ public struct LivePublication: Sendable {
             // A bitrate asked is HE-AAC's to take or refuse; a default is fitted to the input.
             let asked = chosen.contains { self.bitrate(of: options.destinations[$0]) != nil }
             let encoder = try settings.encoder(bitrate: bitrate, format: format, profile: profile,
-                                               lowersBitrateToFit: !asked || !profile.usesSpectralBandReplication)
+                                               lowersBitrateToFit: !asked || !profile.usesSpectralBandReplication, codec: options.codec)
             used.append(encoder.bitrate)
             branches.append(settings.encodingBranch(encoder: encoder, destinations: chosen.map { (options.destinations[$0], statistics[$0]) }))
         }
@@ -238,8 +250,10 @@ public struct LivePublication: Sendable {
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
             seconds = source.base.played
         }
-        return Summary(destinations: statistics.map(\.snapshot), seconds: seconds, copied: false, bitrates: used, profiles: chosenProfiles,
-                       passes: passes, report: report)
+        var summary = Summary(destinations: statistics.map(\.snapshot), seconds: seconds, copied: false, bitrates: used,
+                              profiles: options.codec == .aac ? chosenProfiles : [], passes: passes, report: report)
+        summary.codec = options.codec
+        return summary
     }
 }
 

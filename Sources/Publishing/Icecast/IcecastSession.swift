@@ -1,15 +1,24 @@
 internal import MediaCore
 internal import Synchronization
 internal import AACBitstream
+internal import AudioBitstreams
 
-/// A source connection to an Icecast mount: ADTS over one HTTP request body.
+/// A source connection to an Icecast mount: the stream over one HTTP request body, as its codec
+/// is sent: AAC as ADTS (`audio/aac`), MP3 as its frames (`audio/mpeg`), Opus in Ogg
+/// (`audio/ogg`, RFC 7845).
 ///
 /// The request is `PUT /mount HTTP/1.1` (Icecast 2.4 and later), or `SOURCE /mount HTTP/1.0`
-/// when the server does not know PUT (older Icecast, some relays), with `Content-Type:
-/// audio/aac`, Basic authorization, and the stream's `ice-name`, `ice-description`,
-/// `ice-genre` and `ice-audio-info`. The body is ADTS frames for as long as the stream lasts;
-/// closing the connection ends it. The title (the song Icecast shows and inserts as ICY
-/// metadata) is set by a second request to `/admin/metadata?mode=updinfo`.
+/// when the server does not know PUT (older Icecast, some relays), with the content type,
+/// Basic authorization, and the stream's `ice-name`, `ice-description`, `ice-genre` and
+/// `ice-audio-info`. The body lasts as long as the stream; closing the connection ends it.
+///
+/// The title (the song Icecast shows): for AAC and MP3, a second request to
+/// `/admin/metadata?mode=updinfo`, which Icecast inserts into the stream as ICY metadata for
+/// listeners that ask for it. An Ogg stream's title is its comment header's `TITLE`, which
+/// Icecast reads itself: a new title ends the logical stream and starts another, chained, with
+/// the same OpusHead and the new OpusTags (Ogg's only way to change a comment mid-stream).
+/// FFmpeg, VLC and Icecast follow the chain; a player that does not (some browsers) stops at
+/// the first stream's end.
 ///
 /// A 401 answer is a wrong user or password, a 403 a mount in use or not allowed: both are
 /// permanent refusals (``PublishingError/Reason/refused``).
@@ -18,7 +27,7 @@ package final class IcecastSession: PublishingSession {
     private let connect: @Sendable (_ host: String, _ port: Int, _ tls: Bool, _ deadline: ContinuousClock.Instant)
         throws(PublishingError) -> any ServerConnection
     private let connection = Mutex<(any ServerConnection)?>(nil)
-    private let headerTemplate = Mutex<ADTSHeader?>(nil)
+    private let framing = Mutex<Framing?>(nil)
     private let userAgent: String
 
     /// A session to `destination`, connecting with `connect`.
@@ -30,15 +39,36 @@ package final class IcecastSession: PublishingSession {
         self.connect = connect
     }
 
+    /// How the packets go into the body.
+    private enum Framing {
+        /// AAC: an ADTS header before each frame.
+        case adts(ADTSHeader)
+        /// MP3: the frames as they are.
+        case mpegAudio
+        /// Opus: Ogg pages of one logical stream; a title change chains another.
+        case ogg(OggStreamWriter, head: OpusHeader, granule: Int64, chain: UInt32)
+    }
+
     package func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
-        let aac = try stream.aacConfiguration(for: destination.maskedURL)
-        do {
-            headerTemplate.withLock { $0 = nil }
-            let header = try ADTSHeader(audioSpecificConfig: aac, frameLength: 7)
-            headerTemplate.withLock { $0 = header }
-        } catch {
-            throw PublishingError(.invalidDestination, "\(destination.maskedURL): the stream cannot be sent as ADTS: \(error)")
+        let framing: Framing
+        switch stream.format.codec {
+        case .aac:
+            let aac = try stream.aacConfiguration(for: destination.maskedURL)
+            do { framing = .adts(try ADTSHeader(audioSpecificConfig: aac, frameLength: 7)) } catch {
+                throw PublishingError(.invalidDestination, "\(destination.maskedURL): the stream cannot be sent as ADTS: \(error)")
+            }
+        case .mp3:
+            framing = .mpegAudio
+        case .opus:
+            let head: OpusHeader
+            do { head = try OpusHeader(bytes: stream.format.decoderConfiguration) } catch {
+                throw PublishingError(.invalidDestination, "\(destination.maskedURL): the Opus stream's OpusHead: \(error)")
+            }
+            framing = .ogg(OggStreamWriter(serialNumber: 1, pageDuration: 4800), head: head, granule: 0, chain: 0)
+        default:
+            throw PublishingError(.invalidDestination, "\(destination.maskedURL): Icecast takes AAC, MP3 or Opus, not \(stream.format.codec)")
         }
+        self.framing.withLock { $0 = framing }
         do {
             try start(method: "PUT", version: "HTTP/1.1", stream: stream, deadline: deadline)
         } catch let error where error.reason == .protocolViolation {
@@ -46,29 +76,77 @@ package final class IcecastSession: PublishingSession {
             // method.
             try start(method: "SOURCE", version: "HTTP/1.0", stream: stream, deadline: deadline)
         }
-        if let title = stream.title {
+        if case .ogg = framing {
+            // The Ogg stream's headers open the body; its comment header carries the title.
+            try send(bytes: oggHeaders(title: stream.title), deadline: deadline)
+        } else if let title = stream.title {
             // The title is a courtesy: a server that refuses it still gets the audio.
             try? update(title: title, deadline: deadline)
         }
+    }
+
+    /// The content type of the body.
+    private var contentType: String {
+        switch framing.withLock({ $0 }) {
+        case .mpegAudio?: "audio/mpeg"
+        case .ogg?: "audio/ogg"
+        default: "audio/aac"
+        }
+    }
+
+    /// The header pages of a (new, chained) Ogg Opus logical stream whose `OpusTags` holds
+    /// `title`, and the stream's writer reset to follow them.
+    private func oggHeaders(title: String?) -> [UInt8] {
+        framing.withLock { framing -> [UInt8] in
+            guard case .ogg(_, let opening, _, let chain)? = framing else { return [] }
+            let head0 = opening
+            // Each chained stream a serial number of its own.
+            var writer = OggStreamWriter(serialNumber: 0x4B46_0000 | (chain & 0xFFFF), pageDuration: 4800)
+            // A chained stream continues the encoder's output: nothing of it is priming.
+            var head = head0
+            if chain > 0 { head.preSkip = 0 }
+            var comment = VorbisComment(vendor: userAgent)
+            if let title { comment.fields.append(.init("TITLE", title)) }
+            let pages = writer.append(head.bytes, granulePosition: 0) + writer.flush()
+                + writer.append(comment.opusTagsPacket, granulePosition: 0) + writer.flush()
+            framing = .ogg(writer, head: opening, granule: 0, chain: chain + 1)
+            return pages.flatMap(\.bytes)
+        }
+    }
+
+    private func send(bytes: [UInt8], deadline: ContinuousClock.Instant) throws(PublishingError) {
+        guard let connection = connection.withLock({ $0 }) else { throw PublishingError(.connectionLost, "\(destination.maskedURL): not connected") }
+        try connection.send(bytes, deadline: deadline)
     }
 
     package func send(frame: ArraySlice<UInt8>, timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError) {
         try send(frames: [QueuedFrame(data: Array(frame), timestamp: timestamp)], deadline: deadline)
     }
 
-    /// Sends `frames` as ADTS in one write.
+    /// Sends `frames` in one write, framed for the codec.
     package func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError) {
-        guard let connection = connection.withLock({ $0 }), var header = headerTemplate.withLock({ $0 }) else {
+        guard let connection = connection.withLock({ $0 }), let current = framing.withLock({ $0 }) else {
             throw PublishingError(.connectionLost, "\(destination.maskedURL): not connected")
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(frames.reduce(0) { $0 + $1.data.count + 7 })
-        for frame in frames {
-            header.frameLength = 7 + frame.data.count
-            do { bytes += try header.serialized() } catch {
-                throw PublishingError(.protocolViolation, "\(destination.maskedURL): a frame of \(frame.data.count) bytes does not fit ADTS: \(error)")
+        switch current {
+        case .adts(var header):
+            for frame in frames {
+                header.frameLength = 7 + frame.data.count
+                do { bytes += try header.serialized() } catch {
+                    throw PublishingError(.protocolViolation, "\(destination.maskedURL): a frame of \(frame.data.count) bytes does not fit ADTS: \(error)")
+                }
+                bytes += frame.data
             }
-            bytes += frame.data
+        case .mpegAudio:
+            for frame in frames { bytes += frame.data }
+        case .ogg(var writer, let head, var granule, let chain):
+            for frame in frames {
+                granule += Int64(OpusPacket.sampleCount(frame.data) ?? 960)
+                bytes += writer.append(frame.data, granulePosition: granule).flatMap(\.bytes)
+            }
+            framing.withLock { $0 = .ogg(writer, head: head, granule: granule, chain: chain) }
         }
         try connection.send(bytes, deadline: deadline)
         // Icecast says nothing while it takes a source; anything it says now is its end.
@@ -76,6 +154,13 @@ package final class IcecastSession: PublishingSession {
     }
 
     package func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        if case .ogg(var writer, _, let granule, _)? = framing.withLock({ $0 }) {
+            // End this logical stream (its last page carries the packets held back), then chain
+            // a new one whose comment header has the title.
+            let end = writer.flush(endOfStream: true, granulePosition: granule).flatMap(\.bytes)
+            try send(bytes: end + oggHeaders(title: title), deadline: deadline)
+            return
+        }
         let query = "mode=updinfo&mount=\(Self.percentEncoded(destination.mount))&song=\(Self.percentEncoded(title))&charset=UTF-8"
         let admin = try connect(destination.host, destination.port, destination.usesTLS, deadline)
         defer { admin.close(graceful: false) }
@@ -116,7 +201,7 @@ package final class IcecastSession: PublishingSession {
     private func start(method: String, version: String, stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
         let connection = try connect(destination.host, destination.port, destination.usesTLS, deadline)
         var head = "\(method) \(Self.percentEncoded(destination.mount, keepingSlashes: true)) \(version)\r\n" + commonHeaders
-        head += "Content-Type: audio/aac\r\n"
+        head += "Content-Type: \(contentType)\r\n"
         head += "Ice-Public: 0\r\n"
         head += "Ice-Audio-Info: ice-samplerate=\(stream.sampleRate);ice-channels=\(stream.channelCount);ice-bitrate=\(stream.bitrate / 1000)\r\n"
         head += "Ice-Bitrate: \(stream.bitrate / 1000)\r\n"
