@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "AudioBitstreams", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
-        .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats"], swiftSettings: strict),
+        .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "AudioBitstreams", "MediaCore"], swiftSettings: strict),
         .testTarget(name: "MediaStreamingTests", dependencies: ["MediaStreaming", "MediaFormats", "TestSupport"], swiftSettings: strict),
         // XMLReader's own tests: pure Swift, no C library.
         .testTarget(name: "XMLReaderTests", dependencies: ["XMLReader", "MediaCore", "TestSupport"], swiftSettings: strict),

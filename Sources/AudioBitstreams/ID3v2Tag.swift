@@ -203,11 +203,14 @@ public struct ID3v2Tag: Sendable, Hashable {
             // unsynchronisation 0x02, data length 0x01 (2.3: compression 0x80, encryption 0x40,
             // grouping 0x20 in the low byte).
             var format = flags & 0xFF
+            var status = flags & 0xFF00
             if version == 3 {
                 format = (flags & 0x80 != 0 ? 0x08 : 0) | (flags & 0x40 != 0 ? 0x04 : 0) | (flags & 0x20 != 0 ? 0x40 : 0) | (flags & 0x80 != 0 ? 0x01 : 0)
+                // 2.3's tag- and file-alter preservation and read-only bits, one place lower in 2.4.
+                status = (flags >> 1) & 0x7000
             }
             if format & 0x0C != 0 {
-                frames.append(.other(id: name, flags: flags & 0xFF00 | format, body: body))
+                frames.append(.other(id: name, flags: status | format, body: body))
                 continue
             }
             var skip = (format & 0x40 != 0 ? 1 : 0) + (format & 0x01 != 0 ? 4 : 0)
@@ -243,7 +246,7 @@ public struct ID3v2Tag: Sendable, Hashable {
             let (description, data) = terminated(afterMIME.dropFirst(), encoding: encoding)
             return .picture(Picture(mimeType: mime, pictureType: type, description: description, data: Array(data)))
         case "CHAP", "CTOC":
-            guard depth == 0 else { return .other(id: id, flags: flags & 0xFF00, body: body) }
+            guard depth == 0 else { return .other(id: id, flags: version == 3 ? (flags >> 1) & 0x7000 : flags & 0xFF00, body: body) }
             let (elementID, _) = terminated(body[...], encoding: 0)
             try reading(structure) { () throws(BinaryReadError) in try reader.skip(min(reader.remaining, elementID.unicodeScalars.count + 1)) }
             if id == "CHAP" {
@@ -269,7 +272,7 @@ public struct ID3v2Tag: Sendable, Hashable {
                                                     children: children,
                                                     subframes: try readFrames(&reader, version: version, tagUnsynchronised: false, depth: depth + 1)))
         default:
-            return .other(id: id, flags: flags & 0xFF00, body: body)
+            return .other(id: id, flags: version == 3 ? (flags >> 1) & 0x7000 : flags & 0xFF00, body: body)
         }
     }
 
@@ -319,7 +322,7 @@ public struct ID3v2Tag: Sendable, Hashable {
         default: string = latin1(bytes)
         }
         var values = string.split(separator: "\0", omittingEmptySubsequences: false).map(String.init)
-        while values.count > 1, values.last == "" { values.removeLast() }
+        while values.last == "" { values.removeLast() }
         return values
     }
 
@@ -365,8 +368,6 @@ public struct ID3v2Tag: Sendable, Hashable {
             if terminated { body.write(UInt8(0)) }
         }
         switch frame {
-        case .text(_, let values) where values.isEmpty:
-            break
         case .text(_, let values):
             body.write(UInt8(3))
             utf8(values.joined(separator: "\0"), terminated: false)
@@ -376,7 +377,7 @@ public struct ID3v2Tag: Sendable, Hashable {
             utf8(value, terminated: false)
         case .comment(let language, let description, let text):
             body.write(UInt8(3))
-            latin1(String((language + "XXX").prefix(3)), terminated: false)
+            latin1(String(String.UnicodeScalarView((Array(language.unicodeScalars) + Array("XXX".unicodeScalars)).prefix(3))), terminated: false)
             utf8(description, terminated: true)
             utf8(text, terminated: false)
         case .picture(let picture):

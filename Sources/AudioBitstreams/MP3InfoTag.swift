@@ -30,8 +30,9 @@ public struct MP3InfoTag: Sendable, Hashable {
     public var encoderVersion = "LAME3.100"
     /// The CRC-16 of the audio frames after the Info frame, as the tag says.
     public var musicCRC: UInt16 = 0
-    /// Whether the tag's CRC-16 (of the frame's first 190 bytes) matches; `true` for a tag made
-    /// here.
+    /// Whether the tag's CRC-16 matches (of the frame's first 190 bytes, as FFmpeg computes it,
+    /// or of the bytes before the CRC field, as LAME does); `true` for a tag made here, `false`
+    /// for a frame cut before the CRC.
     public var tagCRCMatches = true
 
     /// The decoder's delay that decoders count with the encoder's (MP3 synthesis, 528 + 1).
@@ -67,9 +68,11 @@ public struct MP3InfoTag: Sendable, Hashable {
     /// the header, the side information, then the Info header in the main data); `nil` when the
     /// frame holds no Xing/Info header with a frame count, or no LAME extension.
     public init?(frame: [UInt8]) {
-        guard let header = MPEGAudioFrameHeader(frame, at: 0) else { return nil }
+        // Layer III only; the header sits after the side information whether or not the frame
+        // has a CRC (as LAME, FFmpeg and mpg123 place and look for it).
+        guard let header = MPEGAudioFrameHeader(frame, at: 0), header.layer == 3 else { return nil }
         var reader = ByteReader(frame)
-        guard (try? reader.skip(4 + (header.hasCRC ? 2 : 0) + header.sideInformationLength)) != nil,
+        guard (try? reader.skip(4 + header.sideInformationLength)) != nil,
               let name = try? reader.readBytes(4), name == Array("Xing".utf8) || name == Array("Info".utf8),
               let flags = try? reader.readUInt32(), flags & 0x1 != 0, let frames = try? reader.readUInt32() else { return nil }
         samplesPerFrame = header.samplesPerFrame
@@ -89,7 +92,12 @@ public struct MP3InfoTag: Sendable, Hashable {
         if tagStart + 36 <= frame.count {
             musicCRC = UInt16(frame[tagStart + 32]) << 8 | UInt16(frame[tagStart + 33])
             let stored = UInt16(frame[tagStart + 34]) << 8 | UInt16(frame[tagStart + 35])
-            tagCRCMatches = frame.count >= 190 ? Self.tagCRC(frame, at: tagStart + 34) == stored : false
+            // FFmpeg's CRC covers the frame's first 190 bytes; LAME's the bytes before the CRC
+            // field (the same 190 for MPEG-1 stereo): either is the tag's.
+            tagCRCMatches = (frame.count >= 190 && Self.tagCRC(frame, at: tagStart + 34) == stored)
+                || CyclicRedundancyCheck.crc16(frame[0..<(tagStart + 34)]) == stored
+        } else {
+            tagCRCMatches = false
         }
     }
 
@@ -98,8 +106,9 @@ public struct MP3InfoTag: Sendable, Hashable {
     /// the music's length (``byteCount``) and CRC and the tag's CRC-16.
     public func frame(header: MPEGAudioFrameHeader) -> [UInt8] {
         var writer = ByteWriter()
+        var header = header
+        header.hasCRC = false
         writer.write(contentsOf: header.bytes)
-        if header.hasCRC { writer.write(UInt16(0)) }
         writer.write(contentsOf: [UInt8](repeating: 0, count: header.sideInformationLength))
         writer.write(contentsOf: Array((isVariableBitrate ? "Xing" : "Info").utf8))
         writer.write(UInt32(0x0F))
@@ -112,7 +121,8 @@ public struct MP3InfoTag: Sendable, Hashable {
         let version = Array(encoderVersion.utf8.prefix(9))
         writer.write(contentsOf: version + [UInt8](repeating: 0x20, count: 9 - version.count))
         writer.write(contentsOf: [UInt8](repeating: 0, count: 1 + 1 + 4 + 2 + 2 + 1 + 1))
-        writer.writeBigEndian(UInt64(min(encoderDelay, Self.fieldLimit)) << 12 | UInt64(min(padding, Self.fieldLimit)), byteCount: 3)
+        writer.writeBigEndian(UInt64(clamping: min(encoderDelay, Self.fieldLimit)) << 12 | UInt64(clamping: min(padding, Self.fieldLimit)),
+                              byteCount: 3)
         writer.write(contentsOf: [UInt8](repeating: 0, count: 1 + 1 + 2))
         writer.write(UInt32(clamping: byteCount ?? 0))
         writer.write(musicCRC)

@@ -89,8 +89,10 @@ public struct OggPage: Sendable, Hashable {
         writer.writeLittleEndian(UInt64(serialNumber), byteCount: 4)
         writer.writeLittleEndian(UInt64(sequenceNumber), byteCount: 4)
         writer.writeLittleEndian(0, byteCount: 4)
-        writer.write(UInt8(segmentTable.count))
-        writer.write(contentsOf: segmentTable)
+        // At most 255 lacing values (a longer table is cut, with its bytes).
+        let table = segmentTable.prefix(Self.maximumSegments)
+        writer.write(UInt8(table.count))
+        writer.write(contentsOf: table)
         writer.write(contentsOf: body)
         var bytes = writer.bytes
         let crc = CyclicRedundancyCheck.crc32(bytes, preset: 0)
@@ -105,7 +107,7 @@ public struct OggPage: Sendable, Hashable {
         var parts: [(ArraySlice<UInt8>, Bool)] = []
         var start = 0, end = 0
         for value in segmentTable {
-            end += Int(value)
+            end = min(body.count, end + Int(value))
             if value < 255 {
                 parts.append((body[start..<end], true))
                 start = end

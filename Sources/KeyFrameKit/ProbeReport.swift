@@ -141,6 +141,12 @@ extension ProbeReport {
             duration = Double(info.validSamples) / Double(summary.sampleRate)
             track.duration = duration
         }
+        // An Ogg Opus stream's pre-skip and last granule position (libavformat counts the pre-skip).
+        if summary.codec == .opus, let trim = OggOpusTrim(path: path) {
+            track.priming = trim.preSkip
+            duration = Double(trim.presentedSamples) / 48000
+            track.duration = duration
+        }
         self.init(format: summary.containerName, duration: duration, tracks: [track])
         tags = summary.tags.isEmpty ? nil : summary.tags
     }

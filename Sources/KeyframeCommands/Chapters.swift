@@ -10,7 +10,7 @@ import KeyFrameKit
 struct Chapters: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chapters",
-        abstract: "List, import or remove the chapters of an M4A/MP4/M4B file, without re-encoding.",
+        abstract: "List, import or remove the chapters of an M4A/MP4/M4B, MP3, FLAC or Ogg Opus file, without re-encoding.",
         discussion: """
             Chapters are read from the QuickTime chapter track (a text track the audio track \
             references with tref/chap), else from the Nero chpl. --import writes both, as FFmpeg \
@@ -19,11 +19,13 @@ struct Chapters: ParsableCommand {
             {"start": SECONDS or "HH:MM:SS.mmm", "title": …}, or --json's output). Chapters are \
             sorted, the first starts at 0, and those past the end are dropped. The edit is written \
             in place when it fits in the movie's padding, else by a streamed rewrite committed with \
-            one rename; every other box is kept.
+            one rename; every other box is kept. MP3: ID3v2 CHAP frames under a top-level CTOC \
+            (in place in the tag's padding when they fit); FLAC and Ogg Opus: CHAPTERxxx and \
+            CHAPTERxxxNAME Vorbis comments.
             """
     )
 
-    @Argument(help: "The .m4a/.m4b/.mp4 file.")
+    @Argument(help: "The .m4a/.m4b/.mp4, .mp3, .flac or .opus/.ogg file.")
     var file: String
 
     @Option(name: .customLong("import"), help: ArgumentHelp("Replace the chapters by those of a text or JSON file.", valueName: "FILE"))

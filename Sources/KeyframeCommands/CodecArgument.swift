@@ -1,7 +1,7 @@
 import ArgumentParser
 import KeyFrameKit
 
-/// `--codec aac|opus|flac|alac`: the codec encoded, by the name the codec registry knows it
+/// `--codec aac|mp3|opus|flac|alac`: the codec encoded, by the name the codec registry knows it
 /// by (``/MediaCore/AudioCodecID``); a codec of another package registered in the tool's registry
 /// is one more name.
 struct CodecArgument: ExpressibleByArgument, Hashable {
@@ -16,7 +16,7 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
     }
 
     /// The names the tool writes: codecs it encodes that a container it writes holds, in the
-    /// containers' order (`aac, opus, flac, alac`), for `--help` and errors.
+    /// containers' order (`aac, opus, flac, alac, mp3`), for `--help` and errors.
     static var allValueStrings: [String] {
         var names: [String] = []
         for format in Keyframe.formats.formats where Keyframe.formats.entry(for: format)?.packetSink != nil {
@@ -57,7 +57,7 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
 struct CodecOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The codec: \(CodecArgument.allValueStrings.joined(separator: ", ")). Default: the output's own (.m4a, .mp4 and .aac: AAC; "
-            + ".flac: FLAC). --profile is AAC's; a codec the output cannot hold is refused.",
+            + ".mp3: MP3; .opus and .ogg: Opus; .flac: FLAC). --profile is AAC's; a codec the output cannot hold is refused.",
         valueName: "codec"))
     var codec: CodecArgument?
 }

@@ -12,7 +12,7 @@ package struct Keyframe: ParsableCommand {
 
     package static let configuration = CommandConfiguration(
         commandName: "keyframe",
-        abstract: "Capture, encode, package and inspect AAC audio.",
+        abstract: "Capture, encode, convert, tag, package, publish and inspect audio: AAC, MP3, Opus, FLAC and ALAC.",
         discussion: """
             Records from an ALSA device; converts any audio FFmpeg reads to gapless AAC-LC, HE-AAC or \
             HE-AAC v2 in M4A/MP4 or ADTS, or to WAV; edits M4A and M4B files without re-encoding (tags, \

@@ -363,7 +363,8 @@ extension FileByteSink {
         while offset < range.upperBound {
             let count = Int(min(Int64(1 << 20), range.upperBound - offset))
             let bytes = try source.read(at: offset, count: count)
-            guard !bytes.isEmpty else { break }
+            // A file that ends before the range does is not copied short and committed.
+            guard !bytes.isEmpty else { throw .refused(path: path, reason: "the file copied from ended at byte \(offset), before \(range.upperBound)") }
             try write(bytes)
             offset += Int64(bytes.count)
         }

@@ -77,7 +77,10 @@ public struct FLACFileOutput: PacketFileSink {
         var blocks = [FLACMetadataBlock(type: .streamInfo, body: info.bytes),
                       FLACMetadataBlock(type: .seekTable, body: seekTable(points: [])),
                       FLACMetadataBlock(type: .vorbisComment, body: VorbisComment(metadata, vendor: vendor).bytes)]
-        if let cover = metadata.coverArt { blocks.append(FLACMetadataBlock(type: .picture, body: FLACPicture(image: cover).bytes)) }
+        // A cover FLAC's 24-bit block length cannot say is left out rather than cut.
+        if let cover = metadata.coverArt, case let picture = FLACPicture(image: cover).bytes, picture.count < 1 << 24 {
+            blocks.append(FLACMetadataBlock(type: .picture, body: picture))
+        }
         blocks.append(FLACMetadataBlock(type: .padding, body: Array(repeating: 0, count: Self.paddingBytes)))
         var header = Array("fLaC".utf8)
         for (index, block) in blocks.enumerated() { header += block.bytes(isLast: index == blocks.count - 1) }

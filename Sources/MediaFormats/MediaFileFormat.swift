@@ -269,6 +269,10 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
             }
             return format
         }
+        // An Ogg stream of another codec (Vorbis, FLAC in Ogg) is not Ogg Opus for its name.
+        if let source = FileByteSource.regularFile(at: path), let head = try? source.read(at: 0, count: 4), head == Array("OggS".utf8) {
+            return nil
+        }
         return path.extension.flatMap { named(byExtension: $0, among: formats) }
     }
 

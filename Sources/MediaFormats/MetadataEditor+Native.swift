@@ -104,7 +104,7 @@ struct MP3Tag {
         let name = key.lowercased()
         let id = ID3v2Tag.textFrameIDs.first { $0.key == name }?.value ?? key.uppercased()
         switch frame {
-        case .comment: return name == "comment"
+        case .comment(_, let description, _): return name == "comment" && description.isEmpty
         case .userText(let description, _): return description.lowercased() == name
         case .text(let frameID, _), .url(let frameID, _), .other(let frameID, _, _): return frameID == id
         default: return false
@@ -116,7 +116,7 @@ struct MP3Tag {
         let name = key.lowercased()
         if name == "comment" { return .comment(language: "eng", description: "", text: value) }
         if let id = ID3v2Tag.textFrameIDs.first(where: { $0.key == name })?.value { return .text(id: id, values: [value]) }
-        if key.count == 4, key.hasPrefix("T"), key.allSatisfy({ ($0.isUppercase || $0.isNumber) && $0.isASCII }) { return .text(id: key, values: [value]) }
+        if key.count == 4, key.hasPrefix("T"), key != "TXXX", key.allSatisfy({ ($0.isUppercase || $0.isNumber) && $0.isASCII }) { return .text(id: key, values: [value]) }
         return .userText(description: key, value: value)
     }
 
@@ -128,6 +128,10 @@ struct MP3Tag {
     }
 
     func write(_ edit: MetadataEdit, path: FilePath) throws(PipelineError) -> MetadataEditor.Result {
+        // A compressed or encrypted 2.3 frame has no faithful 2.4 form here: refused, not dropped.
+        if tag.majorVersion == 3, tag.frames.contains(where: { if case .other(_, let flags, _) = $0 { flags & 0x0C != 0 } else { false } }) {
+            throw .unsupported("\(path): its ID3v2.3 tag has compressed or encrypted frames, which are not rewritten as 2.4", path: path)
+        }
         var frames = tag.frames
         for key in edit.sets.map(\.key) + edit.removals { frames.removeAll { Self.frame($0, holds: key) } }
         frames += edit.sets.map { Self.frame(key: $0.key, value: $0.value) }
@@ -176,7 +180,8 @@ struct FLACMetadata {
                 }
                 blocks.append(FLACMetadataBlock(type: .init(rawValue: header[0] & 0x7F), body: try source.read(at: offset + 4, count: Int(length))))
                 offset += 4 + length
-                if header[0] & 0x80 != 0 || blocks.count >= 4096 { break }
+                if header[0] & 0x80 != 0 { break }
+                guard blocks.count < 4096 else { throw PipelineError.unsupported("\(path): more than 4096 metadata blocks, none flagged the last", path: path) }
             }
         } catch let error as PipelineError { throw error } catch { throw .stream(error as! ByteStreamError) }
         guard blocks.first?.type == .streamInfo else { throw .unsupported("\(path): the first metadata block is not STREAMINFO", path: path) }
@@ -193,6 +198,10 @@ struct FLACMetadata {
     var pictures: [FLACPicture] { blocks.filter { $0.type == .picture }.compactMap { try? FLACPicture(bytes: $0.body) } }
 
     func write(_ edit: MetadataEdit, path: FilePath) throws(PipelineError) -> MetadataEditor.Result {
+        // A comment block that does not read is not replaced by an empty one: its tags would be lost.
+        if let block = blocks.first(where: { $0.type == .vorbisComment }) {
+            do { _ = try VorbisComment(bytes: block.body) } catch { throw .unsupported("\(path): its VORBIS_COMMENT block: \(error)", path: path) }
+        }
         let edited = comment.applying(edit, pictureField: false)
         var kept = blocks.filter { $0.type != .padding && $0.type != .vorbisComment && !(edit.cover != nil && $0.type == .picture) }
         // The comment after STREAMINFO and any SEEKTABLE, as `flac` places it.
@@ -210,7 +219,8 @@ struct FLACMetadata {
             return bytes
         }
         let count = edited.fields.count
-        if length == room || length + 4 <= room {
+        // In place when the blocks fit, with a padding block FLAC's 24-bit length can say.
+        if length == room || (length + 4 <= room && room - length - 4 < 1 << 24) {
             let padded = length == room ? kept : kept + [FLACMetadataBlock(type: .padding, body: [UInt8](repeating: 0, count: room - length - 4))]
             let bytes = serialized(padded)
             do { try FilePatch.apply(bytes, at: 4, to: path) } catch { throw .stream(error) }
@@ -228,12 +238,16 @@ struct OggOpusHeaders {
     let serialNumber: UInt32
     /// The `OpusTags` comment.
     let comment: VorbisComment
+    /// The identification header.
+    let head: OpusHeader
     /// The end of the first page (OpusHead's).
     let headEnd: Int64
     /// Where the first page after `OpusTags` starts.
     let audioStart: Int64
     /// The pages `OpusTags` took.
     let tagPages: UInt32
+    /// The first page's sequence number.
+    let firstSequence: UInt32
 
     /// The most bytes the comment header may take (its cover included).
     static let maximumTagBytes = 64 << 20
@@ -246,14 +260,23 @@ struct OggOpusHeaders {
         var serial: UInt32?
         var pages: UInt32 = 0
         var headEnd: Int64 = 0
+        var firstSequence: UInt32 = 0
         while packets.count < 2 {
             let page = try Self.page(source, at: &offset, path: path)
             guard serial == nil || page.serialNumber == serial else {
                 throw .unsupported("\(path): another logical stream's page at byte \(offset) before OpusTags ends; not an Ogg Opus file KeyFrameKit edits", path: path)
             }
+            if serial == nil { firstSequence = page.sequenceNumber }
             serial = page.serialNumber
             if packets.isEmpty { headEnd = offset } else { pages += 1 }
-            for part in page.parts {
+            // RFC 7845 3: OpusHead alone on the first page; OpusTags ends its last page. A file
+            // laid out otherwise is not rewritten (its audio would be lost with the headers).
+            let parts = page.parts
+            let ending = parts.filter(\.endsPacket).count
+            guard packets.count + ending <= 2, packets.isEmpty ? (parts.count == 1 && ending == 1) : (packets.count + ending < 2 || parts.last?.endsPacket == true) else {
+                throw .unsupported("\(path): page \(page.sequenceNumber) holds more than the Opus header it should (RFC 7845 3); not rewritten", path: path)
+            }
+            for part in parts {
                 partial += part.bytes
                 guard partial.count <= Self.maximumTagBytes else { throw .unsupported("\(path): OpusTags longer than 64 MiB", path: path) }
                 if part.endsPacket {
@@ -262,10 +285,12 @@ struct OggOpusHeaders {
                 }
             }
         }
-        guard (try? OpusHeader(bytes: packets[0])) != nil else { throw .unsupported("\(path): the first packet is not OpusHead; not Ogg Opus", path: path) }
+        guard let head = try? OpusHeader(bytes: packets[0]) else { throw .unsupported("\(path): the first packet is not OpusHead; not Ogg Opus", path: path) }
+        self.head = head
         do { comment = try VorbisComment(opusTagsPacket: packets[1]) } catch { throw .unsupported("\(path): \(error)", path: path) }
         serialNumber = serial ?? 0
         self.headEnd = headEnd
+        self.firstSequence = firstSequence
         audioStart = offset
         tagPages = pages
     }
@@ -288,7 +313,7 @@ struct OggOpusHeaders {
 
     func write(_ edit: MetadataEdit, path: FilePath) throws(PipelineError) -> MetadataEditor.Result {
         let edited = comment.applying(edit, pictureField: true)
-        var writer = OggStreamWriter(serialNumber: serialNumber, pageDuration: 48000, sequenceNumber: 1)
+        var writer = OggStreamWriter(serialNumber: serialNumber, pageDuration: 48000, sequenceNumber: firstSequence &+ 1)
         let tagPages = writer.append(edited.opusTagsPacket, granulePosition: 0) + writer.flush()
         let shift = Int64(tagPages.count) - Int64(self.tagPages)
         let sink: FileByteSink

@@ -133,7 +133,9 @@ public enum NativeFileValidation {
             }
             var completed = false
             for part in page.parts {
-                partial += part.bytes
+                // A packet's first bytes are all its duration needs (the headers' are kept whole,
+                // up to 64 MiB).
+                if partial.count < (packetIndex < 2 ? OggOpusHeaders.maximumTagBytes : 2) { partial += part.bytes.prefix(packetIndex < 2 ? part.bytes.count : 2) }
                 guard part.endsPacket else { continue }
                 defer { partial = []; packetIndex += 1 }
                 completed = true

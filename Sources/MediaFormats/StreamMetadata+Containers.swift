@@ -88,7 +88,10 @@ extension ID3v2Tag {
             frames.append(.picture(Picture(mimeType: isPNG ? "image/png" : "image/jpeg", description: "Cover", data: cover)))
         }
         guard !metadata.chapters.isEmpty else { return }
-        func milliseconds(_ time: MediaTime) -> UInt32 { UInt32(clamping: Int64((max(0, time.seconds) * 1000).rounded())) }
+        func milliseconds(_ time: MediaTime) -> UInt32 {
+            let value = (time.seconds * 1000).rounded()
+            return value.isFinite ? UInt32(clamping: Int64(min(max(0, value), Double(UInt32.max)))) : 0
+        }
         var children: [String] = []
         for (index, chapter) in metadata.chapters.enumerated() {
             let next = index + 1 < metadata.chapters.count ? metadata.chapters[index + 1].start : duration
@@ -122,9 +125,11 @@ extension VorbisComment {
         self.init(vendor: vendor, fields: fields)
     }
 
-    /// `seconds` as `HH:MM:SS.mmm`.
+    /// `seconds` as `HH:MM:SS.mmm` (a time that is not finite, or past a million hours, as the
+    /// most that is).
     static func clock(_ seconds: Double) -> String {
-        let milliseconds = Int((max(0, seconds) * 1000).rounded())
+        let bounded = seconds.isFinite ? min(max(0, seconds), 3.6e9) : 0
+        let milliseconds = Int((bounded * 1000).rounded())
         return digits(milliseconds / 3_600_000, 2) + ":" + digits(milliseconds / 60_000 % 60, 2) + ":"
             + digits(milliseconds / 1000 % 60, 2) + "." + digits(milliseconds % 1000, 3)
     }
@@ -168,22 +173,31 @@ extension StreamMetadata {
             if let bytes = Base64.decode(value), let picture = try? FLACPicture(bytes: bytes) { found.append(picture) }
         }
         coverArt = (found.first { $0.pictureType == 3 } ?? found.first)?.data
+        // The chapter fields by name, looked up once each (a block may hold millions of fields).
+        var chapterFields: [String: String] = [:]
+        for field in comment.fields where Self.isChapterField(field.name) {
+            let name = field.name.uppercased()
+            if chapterFields[name] == nil { chapterFields[name] = field.value }
+        }
         for number in 1...999 {
             let key = "CHAPTER" + VorbisComment.digits(number, 3)
-            guard let time = comment.values(of: key).first, let seconds = Self.seconds(ofClock: time) else { break }
-            chapters.append(Chapter(start: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), title: comment.values(of: key + "NAME").first ?? "",
-                                    url: comment.values(of: key + "URL").first))
+            guard let time = chapterFields[key], let seconds = Self.seconds(ofClock: time) else { break }
+            chapters.append(Chapter(start: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), title: chapterFields[key + "NAME"] ?? "",
+                                    url: chapterFields[key + "URL"]))
         }
     }
 
-    /// Seconds of `HH:MM:SS.mmm` (or `MM:SS.mmm`, or seconds).
+    /// Seconds of `HH:MM:SS.mmm` (or `MM:SS.mmm`, or seconds): digits and one point only, at
+    /// most a million hours; `nil` otherwise (`inf`, `1e300`, a hex float).
     static func seconds(ofClock text: String) -> Double? {
         var total = 0.0
-        for part in text.split(separator: ":", omittingEmptySubsequences: false) {
-            guard let value = Double(part), value >= 0 else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 3 else { return nil }
+        for part in parts {
+            guard !part.isEmpty, part.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(part) else { return nil }
             total = total * 60 + value
         }
-        return total
+        return total < 3.6e9 ? total : nil
     }
 
     /// The tags, cover (the front cover, else the first picture) and chapters (`CHAP` frames,

@@ -64,6 +64,23 @@ import TestSupport
         #expect(probe.contains("start_time=6.250000") && probe.contains("tag:title=Flood"), "\(probe)")
     }
 
+    /// Chapters imported into an MP3 follow the MP4 rules: sorted, the first from 0, those past
+    /// the end dropped (an ID3 CHAP past the end is what FFmpeg warns of).
+    @Test func importedChaptersAreSortedStartAtZeroAndStopAtTheEnd() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        let mp3 = directory.appendingPathComponent("out.mp3").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 6, to: wav)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", mp3])
+        let chapters = directory.appendingPathComponent("chapters.txt").path
+        try "00:00:05 B\n00:00:01.000 A\n99:00:00 Past the end\n".write(toFile: chapters, atomically: true, encoding: .utf8)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", mp3, "--import", chapters])
+        let exported = try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", mp3, "--export"]).standardOutput
+        #expect(exported == "00:00:00.000 A\n00:00:05.000 B\n", "\(exported)")
+        #expect(try PeerQuirk.ffmpegWarnings(mp3).isEmpty)
+    }
+
     /// A file whose tags no entry edits is refused, naming the formats that are edited.
     @Test func aFormatWithoutAnEditorIsRefused() throws {
         let directory = try ExternalTool.scratchDirectory()

@@ -53,6 +53,17 @@ import TestSupport
         try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path("in.wav"), "-c:a", "libmp3lame", "-write_xing", "0",
                                             path("untagged.mp3")])
         try ExternalTool.succeed("flac", ["--silent", "--force", "-o", path("reference.flac"), path("in.wav")])
+        // LAME's own tags: mono at 22.05 kHz and 64 kb/s (its tag CRC covers the bytes before it,
+        // not 190; at 32 kb/s the frame is too small and LAME leaves the tag out),
+        // and frames with CRCs (`-p`: the Info header still right after the side information).
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path("in.wav"), "-ac", "1", "-ar", "22050", path("mono.wav")])
+        try ExternalTool.succeed("lame", ["--quiet", "-m", "m", "-b", "64", path("mono.wav"), path("lame-mono.mp3")])
+        try ExternalTool.succeed("lame", ["--quiet", "-p", path("in.wav"), path("lame-crc.mp3")])
+        let lame = try ExternalTool.run(try ExternalTool.keyframe, ["validate", path("lame-mono.mp3"), path("lame-crc.mp3")])
+        #expect(lame.status == 0 && lame.standardOutput == "\(path("lame-mono.mp3")): ok\n\(path("lame-crc.mp3")): ok\n",
+                "\(lame.standardOutput)\(lame.standardError)")
+        let crcProbe = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", path("lame-crc.mp3")]).standardOutput
+        #expect(crcProbe.contains("priming 1105"), "the LAME tag of a file with CRCs is read: \(crcProbe)")
         try ExternalTool.succeed("opusenc", ["--quiet", path("in.wav"), path("opusenc.opus")])
         let clean = try ExternalTool.run(try ExternalTool.keyframe, ["validate"] + ["ours.mp3", "ours.flac", "ours.opus", "lame.mp3",
                                                                                     "reference.flac", "opusenc.opus"].map(path))

@@ -50,11 +50,17 @@ public struct LibavformatFileReader: MediaFormatRegistry.PCMFileSource {
     /// names them, with the cover picture (libavformat reads a 32-bit FLAC's metadata blocks
     /// too; only its decoder fails).
     public var metadata: StreamMetadata {
-        switch decoder {
+        var metadata = switch decoder {
         case .libavcodec(let decoded): StreamMetadata(genericTags: decoded.tags, coverArt: decoded.attachedPicture)
         case .libFLAC: Self.metadata(of: path)
         }
+        metadata.chapters = chapters
+        return metadata
     }
+
+    /// The file's chapters, as its own tag holds them (ID3 `CHAP`, Vorbis `CHAPTERxxx`): what
+    /// the registry that opened it read with the format's ``/MediaFormats/MetadataEditor``.
+    public var chapters: [StreamMetadata.Chapter] = []
 
     /// The tags libavformat reads from `path` (a WAV's LIST/INFO chunk: INAM, IART, IPRD, ICRD,
     /// IGNR, ICMT, ITRK); none when it cannot open the file.
@@ -211,7 +217,15 @@ extension MediaFormatRegistry {
             }
             return try DecodedPacketFile<AnyPacketFileSource>(packets, sampleFormat: options.decodedSampleFormat, codecs: codecs)
         }
-        registry.fallback = Fallback(name: "libavformat") { path, _ throws(PipelineError) in try LibavformatFileReader(path: path) }
+        registry.fallback = Fallback(name: "libavformat") { path, _ throws(PipelineError) in
+            var reader = try LibavformatFileReader(path: path)
+            // The chapters of a format KeyFrameKit reads the tags of itself (MP3, FLAC, Ogg Opus).
+            let containers = MediaFormatRegistry.containers
+            if let editor = containers.entry(for: containers.detect(path))?.metadataEditor {
+                reader.chapters = (try? editor.read(path).chapters) ?? []
+            }
+            return reader
+        }
         if var flac = registry.entry(for: .flac) {
             flac.validator = { path throws(PipelineError) in try FLACFileDecoder.findings(for: path) }
             registry.register(flac)

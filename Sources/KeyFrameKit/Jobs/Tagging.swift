@@ -168,8 +168,11 @@ public enum Tagging {
     public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath,
                                      formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
         if metadataEditor(for: path, formats: formats) != nil {
-            let sorted = chapters.sorted { $0.startTime < $1.startTime }
-            return try write(MetadataEdit(chapters: sorted.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), to: path, formats: formats)
+            // As for an MP4: sorted, none at or past the end, the first from 0.
+            let duration = (try? ProbeReport(libavformatSummaryOf: path))?.duration
+            var kept = chapters.sorted { $0.startTime < $1.startTime }.filter { chapter in duration.map { chapter.startTime.seconds < $0 } ?? true }
+            if !kept.isEmpty { kept[0].startTime = MediaTime(value: 0, timescale: kept[0].startTime.timescale) }
+            return try write(MetadataEdit(chapters: kept.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), to: path, formats: formats)
         }
         let started = ContinuousClock.now
         return timed(try writeChapterBoxes(chapters, to: path, formats: formats), since: started)
