@@ -136,7 +136,7 @@ struct FirstHourTests {
         try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", m4a])
         let mistakes: [[String]] = [
             ["cut", m4a, "-o", directory.appendingPathComponent("c.m4a").path, "--start", "1.5", "--end", "0.5"],
-            ["convert", wav, "-o", directory.appendingPathComponent("x.ogg").path],
+            ["convert", wav, "-o", directory.appendingPathComponent("x.wma").path],
             ["convert", wav, "-o", directory.appendingPathComponent("n.m4a").path, "--normalize", "5"],
             ["convert", wav, "-o", directory.appendingPathComponent("r.wav").path, "--sample-rate", "7"],
             ["tag", m4a, "--set", "nokey=1"],
@@ -146,7 +146,7 @@ struct FirstHourTests {
             let run = try Self.keyframe(arguments)
             #expect(run.status == 64, "\(arguments.joined(separator: " ")): status \(run.status): \(run.standardError)")
         }
-        for name in ["c.m4a", "x.ogg", "n.m4a", "r.wav"] {
+        for name in ["c.m4a", "x.wma", "n.m4a", "r.wav"] {
             #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path), "\(name)")
         }
     }
