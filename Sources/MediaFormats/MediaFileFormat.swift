@@ -310,8 +310,7 @@ public struct MediaFileFormat: Sendable, Hashable, CustomStringConvertible {
     /// Where the ID3v2 tag that `head` starts with ends (ID3v2.4 3.1: a 10-byte header, a
     /// syncsafe size, a 10-byte footer when flagged); `nil` when `head` starts with no tag.
     package static func id3v2TagEnd(_ head: [UInt8]) -> Int64? {
-        guard head.count >= 10, head[0] == 0x49, head[1] == 0x44, head[2] == 0x33 else { return nil }
-        return Int64(head[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + 10 + (head[5] & 0x10 != 0 ? 10 : 0))
+        ID3v2Tag.length(ofTagStarting: head).map(Int64.init)
     }
 
     /// For MPEG audio (an MP3) behind an ID3v2 tag with stray bytes between the tag and the
