@@ -140,13 +140,16 @@ extension VorbisComment {
     /// block.
     public var opusTagsPacket: [UInt8] { Self.opusTagsMagic + bytes }
 
-    /// Reads an `OpusTags` packet; what follows the last field (padding, binary data) is ignored.
+    /// Reads an `OpusTags` packet. What follows the last field is kept (``VorbisComment/trailingBytes``)
+    /// when its first byte's low bit is set, as RFC 7845 5.2 asks editors to; else it is padding,
+    /// dropped.
     ///
     /// - Throws: ``AudioBitstreamError`` when the packet does not start with `OpusTags`, or
     ///   the block does not read.
     public init(opusTagsPacket packet: [UInt8]) throws(AudioBitstreamError) {
         guard packet.starts(with: Self.opusTagsMagic) else { throw AudioBitstreamError("OpusTags", "no OpusTags signature") }
         try self.init(bytes: packet.dropFirst(Self.opusTagsMagic.count))
+        if let first = trailingBytes.first, first & 1 == 0 { trailingBytes = [] }
     }
 }
 

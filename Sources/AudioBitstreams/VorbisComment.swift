@@ -7,6 +7,9 @@ public struct VorbisComment: Sendable, Hashable {
     public var vendor: String
     /// The fields, in order: names are ASCII, case-insensitive (`TITLE`, `ARTIST`, `CHAPTER001`).
     public var fields: [Field]
+    /// Bytes after the last field that are kept when the block is written again (an `OpusTags`
+    /// packet's binary data whose first byte's low bit is set, RFC 7845 5.2); empty otherwise.
+    public var trailingBytes: [UInt8] = []
 
     /// One `NAME=value` field.
     public struct Field: Sendable, Hashable {
@@ -30,7 +33,7 @@ public struct VorbisComment: Sendable, Hashable {
 
     /// Reads a block's body (RFC 9639 8.6): the vendor string, the field count, each field;
     /// a field without `=` is kept as a name with an empty value. Bytes after the last field
-    /// (Vorbis's framing bit, OpusTags' padding) are ignored.
+    /// are kept in ``trailingBytes``.
     ///
     /// - Throws: ``AudioBitstreamError`` when a length runs past the bytes (the count is checked
     ///   against the bytes that remain before anything is allocated).
@@ -58,6 +61,7 @@ public struct VorbisComment: Sendable, Hashable {
                 fields.append(Field(field, ""))
             }
         }
+        trailingBytes = Array(reader.remainingBytes)
     }
 
     /// The values of the fields named `name` (case-insensitive), in order.
@@ -77,6 +81,7 @@ public struct VorbisComment: Sendable, Hashable {
         string(vendor)
         writer.writeLittleEndian(UInt64(fields.count), byteCount: 4)
         for field in fields { string(field.name + "=" + field.value) }
+        writer.write(contentsOf: trailingBytes)
         return writer.bytes
     }
 

@@ -70,6 +70,11 @@ import Testing
         #expect(read == comment && read.values(of: "title") == ["Tide"])
         #expect(try Base64.decode(read.values(of: "metadata_block_picture")[0]).map { try FLACPicture(bytes: $0) } == picture)
         #expect(throws: AudioBitstreamError.self) { try VorbisComment(bytes: [0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0x7F]) }
+        // Binary data after the fields: kept when its first byte's low bit is set (RFC 7845 5.2),
+        // else padding, dropped.
+        let kept = try VorbisComment(opusTagsPacket: comment.opusTagsPacket + [0x01, 0xAA, 0xBB])
+        #expect(kept.trailingBytes == [0x01, 0xAA, 0xBB] && kept.opusTagsPacket == comment.opusTagsPacket + [0x01, 0xAA, 0xBB])
+        #expect(try VorbisComment(opusTagsPacket: comment.opusTagsPacket + [0x00, 0, 0, 0]).trailingBytes.isEmpty)
         #expect(Base64.decode("TWFu") == Array("Man".utf8) && Base64.decode("TWE=") == Array("Ma".utf8) && Base64.decode("T") == nil)
     }
 }
