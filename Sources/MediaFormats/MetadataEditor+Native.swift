@@ -30,6 +30,11 @@ extension MetadataEditor {
 
 /// The structures a tag is, edited: the fields a Vorbis comment holds for an edit.
 extension VorbisComment {
+    /// Fields that are tags: not a chapter's, not the cover.
+    var tagCount: Int {
+        fields.filter { !StreamMetadata.isChapterField($0.name) && $0.name.uppercased() != "METADATA_BLOCK_PICTURE" }.count
+    }
+
     /// The comment with `edit` applied: set tags replace the fields of their Vorbis name, removed
     /// ones go, chapters replace every `CHAPTERxxx` field, and, with `pictureField`, the cover
     /// replaces the `METADATA_BLOCK_PICTURE` fields.
@@ -144,7 +149,10 @@ struct MP3Tag {
             frames += ID3v2Tag(StreamMetadata(chapters: chapters), duration: duration()).frames
         }
         let edited = ID3v2Tag(frames: frames)
-        let count = edited.frames.count
+        // Tags, not the cover or the chapters.
+        let count = edited.frames.filter {
+            switch $0 { case .picture, .chapter, .tableOfContents: false; default: true }
+        }.count
         let bare = edited.bytes()
         if length > 0, bare.count <= length {
             let bytes = edited.bytes(padding: Int(length) - bare.count)
@@ -218,7 +226,7 @@ struct FLACMetadata {
             for (index, block) in blocks.enumerated() { bytes += block.bytes(isLast: index == blocks.count - 1) }
             return bytes
         }
-        let count = edited.fields.count
+        let count = edited.tagCount
         // In place when the blocks fit, with a padding block FLAC's 24-bit length can say.
         if length == room || (length + 4 <= room && room - length - 4 < 1 << 24) {
             let padded = length == room ? kept : kept + [FLACMetadataBlock(type: .padding, body: [UInt8](repeating: 0, count: room - length - 4))]
@@ -332,7 +340,7 @@ struct OggOpusHeaders {
             }
             let written = sink.byteCount
             try sink.commit()
-            return .init(inPlace: false, bytesWritten: written, tagCount: edited.fields.count)
+            return .init(inPlace: false, bytesWritten: written, tagCount: edited.tagCount)
         } catch let error as PipelineError {
             sink.cancel()
             throw error
