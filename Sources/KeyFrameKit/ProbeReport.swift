@@ -120,7 +120,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
 extension ProbeReport {
     /// The report of a file KeyFrameKit's own readers do not describe (MP3, FLAC, Ogg, WAV, …),
     /// from libavformat: `format` is its container name, one audio track with the codec, rate,
-    /// channels, packets and length; for an MP3 with an Info tag (``MP3InfoTag``), the length
+    /// channels, packets and length; for an MP3 with an Info tag (``/AudioBitstreams/MP3InfoTag``), the length
     /// presented and the priming and remainder decoders drop (``/AudioCodec/AudioFileDecoder/summary(of:skippingInitialBytes:)``).
     ///
     /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file either.

@@ -72,7 +72,7 @@ struct Tag: ParsableCommand {
         for (path, native) in files {
             do {
                 if hasEdits {
-                    let summary = native ? try Tagging.write(edit, to: FilePath(path), formats: Keyframe.formats)
+                    let summary = native ? try Tagging.write(metadata: edit, to: FilePath(path), formats: Keyframe.formats)
                         : try Tagging.write({ list throws(PipelineError) in
                             for edit in itemEdits {
                                 do { try edit(&list) } catch { throw .unsupported("\(error)") }

@@ -138,7 +138,7 @@ public enum Tagging {
     /// ID3v2 tag, FLAC's metadata blocks, Ogg Opus's `OpusTags`), without re-encoding: in place
     /// when the new tags fit the old ones and their padding, else by a rewrite committed with
     /// one rename.
-    public static func write(_ edit: MetadataEdit, to path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
+    public static func write(metadata edit: MetadataEdit, to path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
         let started = ContinuousClock.now
         guard let editor = metadataEditor(for: path, formats: formats) else { throw unedited(path, formats: formats) }
         let result = try editor.write(edit, path)
@@ -172,7 +172,7 @@ public enum Tagging {
             let duration = (try? ProbeReport(libavformatSummaryOf: path))?.duration
             var kept = chapters.sorted { $0.startTime < $1.startTime }.filter { chapter in duration.map { chapter.startTime.seconds < $0 } ?? true }
             if !kept.isEmpty { kept[0].startTime = MediaTime(value: 0, timescale: kept[0].startTime.timescale) }
-            return try write(MetadataEdit(chapters: kept.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), to: path, formats: formats)
+            return try write(metadata: MetadataEdit(chapters: kept.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), to: path, formats: formats)
         }
         let started = ContinuousClock.now
         return timed(try writeChapterBoxes(chapters, to: path, formats: formats), since: started)
