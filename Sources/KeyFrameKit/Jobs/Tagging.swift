@@ -139,8 +139,13 @@ public enum Tagging {
     /// when the new tags fit the old ones and their padding, else by a rewrite committed with
     /// one rename.
     public static func write(metadata edit: MetadataEdit, to path: FilePath, formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
-        let started = ContinuousClock.now
         guard let editor = metadataEditor(for: path, formats: formats) else { throw unedited(path, formats: formats) }
+        return try write(edit, with: editor, to: path)
+    }
+
+    /// `edit` written by `editor`, timed.
+    private static func write(_ edit: MetadataEdit, with editor: MetadataEditor, to path: FilePath) throws(PipelineError) -> WriteSummary {
+        let started = ContinuousClock.now
         let result = try editor.write(edit, path)
         return timed(WriteSummary(inPlace: result.inPlace, bytesWritten: result.bytesWritten, itemCount: result.tagCount), since: started)
     }
@@ -167,12 +172,12 @@ public enum Tagging {
     /// 0, none past the end. In place when they fit in the padding, else by a streamed rewrite.
     public static func writeChapters(_ chapters: [MovieChapter], to path: FilePath,
                                      formats: MediaFormatRegistry = .standard) throws(PipelineError) -> WriteSummary {
-        if metadataEditor(for: path, formats: formats) != nil {
+        if let editor = metadataEditor(for: path, formats: formats) {
             // As for an MP4: sorted, none at or past the end, the first from 0.
             let duration = (try? ProbeReport(libavformatSummaryOf: path))?.duration
             var kept = chapters.sorted { $0.startTime < $1.startTime }.filter { chapter in duration.map { chapter.startTime.seconds < $0 } ?? true }
             if !kept.isEmpty { kept[0].startTime = MediaTime(value: 0, timescale: kept[0].startTime.timescale) }
-            return try write(metadata: MetadataEdit(chapters: kept.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), to: path, formats: formats)
+            return try write(MetadataEdit(chapters: kept.map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }), with: editor, to: path)
         }
         let started = ContinuousClock.now
         return timed(try writeChapterBoxes(chapters, to: path, formats: formats), since: started)
