@@ -40,6 +40,11 @@ static struct {
     int (*av_channel_layout_from_mask)(AVChannelLayout *, uint64_t);
     int (*av_strerror)(int, char *, size_t);
     int (*av_opt_set)(void *, const char *, const char *, int);
+    struct AVMD5 *(*av_md5_alloc)(void);
+    void (*av_md5_init)(struct AVMD5 *);
+    void (*av_md5_update)(struct AVMD5 *, const uint8_t *, size_t);
+    void (*av_md5_final)(struct AVMD5 *, uint8_t *);
+    void (*av_free)(void *);
 } kf;
 
 static void *kf_open(const char *name) {
@@ -89,6 +94,11 @@ static void kf_load_once(void) {
     KF_BIND(avutil, av_channel_layout_default);
     KF_BIND(avutil, av_strerror);
     KF_BIND(avutil, av_opt_set);
+    KF_BIND(avutil, av_md5_alloc);
+    KF_BIND(avutil, av_md5_init);
+    KF_BIND(avutil, av_md5_update);
+    KF_BIND(avutil, av_md5_final);
+    KF_BIND(avutil, av_free);
     kf.av_log_set_level(AV_LOG_ERROR);
     kf_status = 0;
 }
@@ -117,6 +127,11 @@ int kf_avcodec_receive_frame(AVCodecContext *context, AVFrame *frame) { return k
 AVFrame *kf_av_frame_alloc(void) { return kf.av_frame_alloc(); }
 void kf_av_frame_free(AVFrame **frame) { kf.av_frame_free(frame); }
 int kf_av_frame_get_buffer(AVFrame *frame, int align) { return kf.av_frame_get_buffer(frame, align); }
+struct AVMD5 *kf_av_md5_alloc(void) { return kf.av_md5_alloc(); }
+void kf_av_md5_init(struct AVMD5 *context) { kf.av_md5_init(context); }
+void kf_av_md5_update(struct AVMD5 *context, const uint8_t *bytes, size_t count) { kf.av_md5_update(context, bytes, count); }
+void kf_av_md5_final(struct AVMD5 *context, uint8_t *digest) { kf.av_md5_final(context, digest); }
+void kf_av_free(void *pointer) { kf.av_free(pointer); }
 int kf_av_frame_make_writable(AVFrame *frame) { return kf.av_frame_make_writable(frame); }
 void kf_av_frame_unref(AVFrame *frame) { kf.av_frame_unref(frame); }
 AVPacket *kf_av_packet_alloc(void) { return kf.av_packet_alloc(); }

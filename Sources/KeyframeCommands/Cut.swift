@@ -5,21 +5,26 @@ import KeyFrameKit
 struct Cut: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cut",
-        abstract: "Cut an M4A or ADTS file to [start, end), exact to the sample, without re-encoding.",
+        abstract: "Cut an M4A, ADTS or FLAC file to [start, end), exact to the sample, without re-encoding.",
         discussion: """
-            Keeps whole AAC packets, from the one before START (the decoder needs its overlap) to the \
+            AAC: keeps whole packets, from the one before START (the decoder needs its overlap) to the \
             one after END, and writes an edit list so that a player honouring it plays exactly the \
-            samples from START up to END; iTunSMPB says the same. Tags are kept; chapters are shifted \
+            samples from START up to END; iTunSMPB says the same. Opus in MP4 keeps 80 ms before START \
+            (RFC 7845's pre-roll) and its pre-skip is the edit's start. FLAC and ALAC (native FLAC, or \
+            either in MP4): whole frames are copied and only the frames START and END fall inside are \
+            encoded again, which is lossless, so every player decodes exactly those samples; native \
+            FLAC gets a new STREAMINFO with the MD5 of the cut. Tags are kept; chapters are shifted \
             to the cut and clipped to it. Times are seconds (12.5), H:MM:SS.mmm (1:02:03.5) or \
-            samples at the output rate (48000s). The output is an M4A (.m4a, .m4b or .mp4), written \
-            under a temporary name and renamed when complete.
+            samples at the output rate (48000s). The output is of the input's container (.m4a, .m4b \
+            or .mp4 for MP4 and ADTS input, .flac for FLAC), written under a temporary name and \
+            renamed when complete.
             """
     )
 
-    @Argument(help: "The .m4a/.mp4/.m4b or .aac (ADTS) file.")
+    @Argument(help: "The .m4a/.mp4/.m4b, .aac (ADTS) or .flac file.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "The M4A output (.m4a, .m4b, .mp4).")
+    @Option(name: .shortAndLong, help: "The output: .m4a, .m4b or .mp4 (.flac for a FLAC input).")
     var output: String
 
     @Option(help: "The first sample kept: seconds, H:MM:SS.mmm, or Ns for samples.")

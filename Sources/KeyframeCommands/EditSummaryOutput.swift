@@ -9,6 +9,7 @@ struct EditSummaryOutput: Encodable {
     }
 
     var output: String
+    var codec: String
     var packets: Int
     var samples: Int64
     var sampleRate: Int
@@ -19,6 +20,7 @@ struct EditSummaryOutput: Encodable {
 
     init(_ summary: AudioEditing.Summary) {
         output = summary.output.string
+        codec = CodecArgument.displayName(summary.codec)
         packets = summary.packets
         samples = summary.samples
         sampleRate = summary.sampleRate
@@ -45,7 +47,7 @@ struct EditSummaryOutput: Encodable {
     /// `OUT: 1234567 samples (25.720 s) at 48000 Hz, 1207 AAC packets, 3 chapters`.
     var line: String {
         let time = (seconds * 1000).rounded() / 1000
-        return "\(output): \(samples) samples (\(time) s) at \(sampleRate) Hz, \(packets) AAC packets"
+        return "\(output): \(samples) samples (\(time) s) at \(sampleRate) Hz, \(packets) \(codec) packets"
             + (chapters.isEmpty ? "" : ", \(chapters.count) chapter\(chapters.count == 1 ? "" : "s")")
     }
 }

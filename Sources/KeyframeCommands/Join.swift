@@ -5,7 +5,7 @@ import KeyFrameKit
 struct Join: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
-        abstract: "Join M4A or ADTS files that share one AAC configuration, gaplessly, without re-encoding.",
+        abstract: "Join M4A, ADTS or FLAC files that share one stream configuration, gaplessly, without re-encoding.",
         discussion: """
             The packets are put one after another in one track, and the edit list gets an entry per \
             part that skips that part's priming and padding: a player honouring it plays exactly the \
@@ -17,14 +17,16 @@ struct Join: ParsableCommand {
             part's tags but its title and track number. \
             Inputs whose AudioSpecificConfig differs are refused with the field that differs. Players \
             that read only iTunSMPB cannot skip the priming inside the file: the output carries no \
-            iTunSMPB (it can describe only one part).
+            iTunSMPB (it can describe only one part). FLAC files of one rate, channel count and bit \
+            depth join into one FLAC stream, their frames renumbered and a new STREAMINFO with the \
+            MD5 of the whole; FLAC and ALAC in MP4 join frame to frame, exactly.
             """
     )
 
-    @Argument(help: "The parts, in order (.m4a/.mp4/.m4b or .aac).")
+    @Argument(help: "The parts, in order (.m4a/.mp4/.m4b or .aac; or .flac).")
     var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "The M4A output (.m4a, .m4b, .mp4).")
+    @Option(name: .shortAndLong, help: "The output: .m4a, .m4b or .mp4 (.flac for FLAC parts).")
     var output: String
 
     @Flag(help: "Print what was written as JSON.")

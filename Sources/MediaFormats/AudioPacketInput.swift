@@ -48,6 +48,9 @@ public struct AudioPacketInput: PacketFileSource {
         case decoding
         /// To put in another container: raw data blocks only, one configuration.
         case remuxing
+        /// To edit without re-encoding: as ``remuxing``, and an MP4 track of another codec the
+        /// descriptions name (Opus, FLAC, ALAC) is read too, its packets as stored.
+        case editing
     }
 
     /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it) through the
@@ -122,10 +125,11 @@ public struct AudioPacketInput: PacketFileSource {
             guard let file = demuxer.file, let track = demuxer.audioTrack else { throw .unsupported("\(path): no audio track") }
             let config: AudioSpecificConfig?
             do { config = try track.audioSpecificConfig() } catch { throw .container(error) }
-            if config == nil, purpose == .decoding, let entry = track.sampleEntry, entry.type != "mp4a",
+            if config == nil, purpose != .remuxing, let entry = track.sampleEntry, entry.type != "mp4a",
                audioCodecs.matching(sampleEntryType: entry.type) != nil,
                case .audio(let described)? = try? track.formatDescription(audioCodecs: audioCodecs), described.codec != .aac {
-                // Another codec the descriptions name: its packets as they are, to be decoded by its decoder.
+                // Another codec the descriptions name: its packets as they are, to be decoded by its
+                // decoder or edited.
                 reader = .mp4(DemuxedTrackSource(demuxer: demuxer, track: track))
                 format = .mp4
                 audioSpecificConfig = nil

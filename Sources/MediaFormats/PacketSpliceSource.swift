@@ -13,12 +13,17 @@ public struct PacketSpliceSource: MediaSource {
         /// The duration every packet of the piece gets (the length a decoder gives each), or
         /// `nil` to keep the input's: a join gives a part's short last packet its full length.
         public var packetDuration: UInt32?
+        /// Packets written in place of the input's, by index: the bytes and their duration (a
+        /// lossless frame an edit encoded again to begin or end inside it).
+        public var replacements: [Int: (bytes: [UInt8], duration: UInt32)]
 
         /// A piece.
-        public init(input: AudioPacketInput, packets: ClosedRange<Int>, packetDuration: UInt32? = nil) {
+        public init(input: AudioPacketInput, packets: ClosedRange<Int>, packetDuration: UInt32? = nil,
+                    replacements: [Int: (bytes: [UInt8], duration: UInt32)] = [:]) {
             self.input = input
             self.packets = packets
             self.packetDuration = packetDuration
+            self.replacements = replacements
         }
     }
 
@@ -34,9 +39,11 @@ public struct PacketSpliceSource: MediaSource {
     /// The most bytes a run read from an input holds.
     public let runBytes: Int
 
-    /// The packets of `pieces`, in order, read in runs of at most `runBytes`.
-    public init(pieces: [Piece], runBytes: Int = 256 * 1024) {
+    /// The packets of `pieces`, in order, read in runs of at most `runBytes`, every run of
+    /// `format` (by default the first piece's).
+    public init(pieces: [Piece], runBytes: Int = 256 * 1024, format: FormatDescription? = nil) {
         self.pieces = pieces
+        self.format = format
         self.runBytes = max(1, runBytes)
         deliveredCounts = Array(repeating: 0, count: pieces.count)
     }
@@ -61,6 +68,25 @@ public struct PacketSpliceSource: MediaSource {
             guard lower < upper else { continue }
             let keep = lower..<upper
             if keep.count != run.count { run = run.slice((keep.lowerBound - start)..<(keep.upperBound - start)) }
+            let replacements = pieces[index].replacements
+            if !replacements.isEmpty, keep.contains(where: { replacements[$0] != nil }) {
+                var data: [UInt8] = []
+                var entries: [MediaSampleRun.Entry] = []
+                var offset = 0
+                for (position, entry) in zip(keep, run.entries) {
+                    if let replacement = replacements[position] {
+                        data += replacement.bytes
+                        entries.append(MediaSampleRun.Entry(size: replacement.bytes.count, duration: replacement.duration,
+                                                            compositionOffset: entry.compositionOffset, isSync: entry.isSync))
+                    } else {
+                        data += run.data[offset..<(offset + entry.size)]
+                        entries.append(entry)
+                    }
+                    offset += entry.size
+                }
+                run = MediaSampleRun(data: data, entries: entries, firstDecodeTime: run.firstDecodeTime, timescale: run.timescale,
+                                     format: run.format, trackID: run.trackID)
+            }
             if let duration = pieces[index].packetDuration, run.entries.contains(where: { $0.duration != duration }) {
                 run = MediaSampleRun(data: run.data, entries: run.entries.map { MediaSampleRun.Entry(size: $0.size, duration: duration, compositionOffset: $0.compositionOffset, isSync: $0.isSync) },
                                      firstDecodeTime: run.firstDecodeTime, timescale: run.timescale, format: run.format, trackID: run.trackID)

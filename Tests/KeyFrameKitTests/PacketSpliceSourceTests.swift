@@ -3,7 +3,7 @@ import KeyFrameKit
 import Testing
 
 /// ``PacketSpliceSource`` keeps exactly the packets asked for, whatever the run size, on one
-/// timeline; ``AACTrackLayout`` picks the packets a presented range needs.
+/// timeline; ``AudioTrackLayout`` picks the packets a presented range needs.
 @Suite struct PacketSpliceSourceTests {
     static let format = FormatDescription.audio(EncodedAudioFormat(codec: .aac, sampleRate: 44100, channelCount: 2, framesPerPacket: 1024,
                                                                    decoderConfiguration: [0x12, 0x10]))
@@ -48,7 +48,7 @@ import Testing
     @Test func aRangeNeedsThePacketBeforeAndThePacketAfter() throws {
         let path = try Self.file(count: 200, valid: 190 * 1024)
         defer { try? FileManager.default.removeItem(atPath: path.string) }
-        let layout = try AACTrackLayout(path: path)
+        let layout = try AudioTrackLayout(path: path)
         #expect(layout.priming == 1024 && layout.validLength == 190 * 1024 && layout.packetCount == 200 && layout.packetDuration == 1024)
         // Samples 0..<1024 are media 1024..<2048 (packet 1): packets 0 to 2, priming 1024.
         #expect(layout.packets(presenting: 0..<1024) == (0...2, 1024))

@@ -19,6 +19,7 @@
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
 #include <libavutil/log.h>
+#include <libavutil/md5.h>
 #include <libavutil/opt.h>
 #include <libavutil/samplefmt.h>
 
@@ -47,6 +48,12 @@ int kf_avcodec_receive_frame(AVCodecContext *context, AVFrame *frame);
 AVFrame *kf_av_frame_alloc(void);
 void kf_av_frame_free(AVFrame **frame);
 int kf_av_frame_get_buffer(AVFrame *frame, int align);
+/// av_md5_alloc, av_md5_init, av_md5_update, av_md5_final (RFC 1321), and av_free for the context.
+struct AVMD5 *kf_av_md5_alloc(void);
+void kf_av_md5_init(struct AVMD5 *context);
+void kf_av_md5_update(struct AVMD5 *context, const uint8_t *bytes, size_t count);
+void kf_av_md5_final(struct AVMD5 *context, uint8_t *digest);
+void kf_av_free(void *pointer);
 int kf_av_frame_make_writable(AVFrame *frame);
 void kf_av_frame_unref(AVFrame *frame);
 AVPacket *kf_av_packet_alloc(void);

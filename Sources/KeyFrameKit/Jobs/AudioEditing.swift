@@ -1,4 +1,5 @@
 public import SystemPackage
+internal import AudioBitstreams
 
 /// Cutting, splitting and joining AAC without re-encoding: `keyframe cut`, `split` and `join`.
 ///
@@ -9,7 +10,7 @@ public import SystemPackage
 /// part, each skipping that part's priming and padding, so that the output decodes to exactly
 /// the parts' decoded audio one after another.
 ///
-/// Composition: ``/MediaFormats/AACTrackLayout`` (what the inputs hold) → ``/MediaFormats/PacketSpliceSource`` (the packets
+/// Composition: ``/MediaFormats/AudioTrackLayout`` (what the inputs hold) → ``/MediaFormats/PacketSpliceSource`` (the packets
 /// kept, on one timeline) → ``/MediaFormats/MuxerOutput`` (a faststart M4A with the edits, tags and chapters),
 /// around the ``/MediaCore/Pump``. Outputs are written under a temporary name and renamed when complete.
 /// Each job detects and opens its files through the ``/MediaFormats/MediaFormatRegistry`` it is
@@ -44,7 +45,7 @@ public enum AudioEditing {
         }
 
         /// The position in media units of `layout` (its timescale is its output rate for AAC).
-        func units(in layout: AACTrackLayout) -> Int64 {
+        func units(in layout: AudioTrackLayout) -> Int64 {
             switch self {
             case .samples(let count):
                 let rate = max(layout.audioFormat.sampleRate, 1)
@@ -67,7 +68,9 @@ public enum AudioEditing {
     public struct Summary: JobSummary, Sendable, Hashable {
         /// The file written.
         public var output: FilePath
-        /// AAC packets written.
+        /// The codec of the packets, which an edit keeps.
+        public var codec: AudioCodecID = .aac
+        /// Packets written (AAC access units, FLAC or ALAC frames, Opus packets).
         public var packets: Int
         /// Samples presented (the edit's length).
         public var samples: Int64
@@ -98,8 +101,15 @@ public enum AudioEditing {
     public static func cut(_ input: FilePath, to output: FilePath, from start: Position, to end: Position? = nil,
                            formats: MediaFormatRegistry = .standard, control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        if let stream = try nativeStream(input, formats: formats) {
+            try checkNativeOutput(output, for: stream, formats: formats)
+            let range = try presentedRange(of: stream, from: start, to: end)
+            return try writeNative(output, pieces: [(stream, range)], metadata: stream.metadata,
+                                   chapters: shifted(stream.chapters, by: range.lowerBound, length: Int64(range.count), timescale: stream.sampleRate),
+                                   control: control, progress: progress)
+        }
         try checkOutput(output, formats: formats)
-        let layout = try AACTrackLayout(path: input, formats: formats)
+        let layout = try AudioTrackLayout(path: input, formats: formats)
         try refuseSpectralBandReplication(layout, edit: "cut", formats: formats)
         let range = try presentedRange(of: layout, from: start, to: end)
         let chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
@@ -114,8 +124,8 @@ public enum AudioEditing {
     /// AudioSpecificConfig (explicit or backward-compatible signalling) or, where the
     /// configuration says AAC-LC at a core rate (ADTS, or an MP4 remuxed from it: implicit
     /// signalling), from an SBR fill element in the first frame. `edit` names the edit in the message (`cut`, `split`, `joined`).
-    static func refuseSpectralBandReplication(_ layout: AACTrackLayout, edit: String, formats: MediaFormatRegistry) throws(PipelineError) {
-        guard let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return }
+    static func refuseSpectralBandReplication(_ layout: AudioTrackLayout, edit: String, formats: MediaFormatRegistry) throws(PipelineError) {
+        guard layout.audioFormat.codec == .aac, let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return }
         var found = config.sbrPresent || config.psPresent
         if !found, config.audioObjectType == .aacLC, config.samplingFrequency <= 24000 {
             found = (try? firstFrameCarriesSBR(layout.path, config: config, formats: formats)) ?? false
@@ -144,7 +154,7 @@ public enum AudioEditing {
     }
 
     /// The presented range `start..<end` of `layout`, in media units, checked.
-    static func presentedRange(of layout: AACTrackLayout, from start: Position, to end: Position?) throws(PipelineError) -> Range<Int64> {
+    static func presentedRange(of layout: AudioTrackLayout, from start: Position, to end: Position?) throws(PipelineError) -> Range<Int64> {
         let lower = start.units(in: layout)
         let upper = min(end?.units(in: layout) ?? layout.validLength, layout.validLength)
         guard lower < layout.validLength else {
@@ -181,31 +191,35 @@ public enum AudioEditing {
     ///   file without chapters split at chapters, or a part that would exist already.
     public static func split(_ input: FilePath, into directory: FilePath, at points: SplitPoints, formats: MediaFormatRegistry = .standard,
                              control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
-        let layout = try AACTrackLayout(path: input, formats: formats)
-        try refuseSpectralBandReplication(layout, edit: "split", formats: formats)
+        let native = try nativeStream(input, formats: formats)
+        let layout = native == nil ? try AudioTrackLayout(path: input, formats: formats) : nil
+        if let layout { try refuseSpectralBandReplication(layout, edit: "split", formats: formats) }
+        let length = native?.length ?? layout?.validLength ?? 0
+        let timescale = native?.sampleRate ?? layout?.timescale ?? 1
+        let inputChapters = native?.chapters ?? layout?.chapters ?? []
         var bounds: [Int64]
         var titles: [String?]
         switch points {
         case .positions(let positions):
-            bounds = positions.map { $0.units(in: layout) }
+            bounds = positions.map { position in native.map { position.samples(at: $0.sampleRate) } ?? layout.map(position.units(in:)) ?? 0 }
             titles = Array(repeating: nil, count: bounds.count + 1)
         case .chapters:
-            let starts = layout.chapters.map { Int64((try? $0.startTime.converted(to: Int32(clamping: layout.timescale), rounding: .nearest).value) ?? 0) }
-            guard !layout.chapters.isEmpty else { throw .unsupported("\(input): has no chapters to split at") }
+            let starts = inputChapters.map { Int64((try? $0.startTime.converted(to: Int32(clamping: timescale), rounding: .nearest).value) ?? 0) }
+            guard !inputChapters.isEmpty else { throw .unsupported("\(input): has no chapters to split at") }
             bounds = Array(starts.dropFirst())
-            titles = layout.chapters.map(\.title)
+            titles = inputChapters.map(\.title)
             if let first = starts.first, first > 0 {
                 // Audio before the first chapter is a part of its own.
                 bounds.insert(first, at: 0)
                 titles.insert(nil, at: 0)
             }
         }
-        guard zip(bounds, bounds.dropFirst()).allSatisfy({ $0 < $1 }), bounds.allSatisfy({ $0 > 0 && $0 < layout.validLength }) else {
-            throw .unsupported("\(input): split points must increase and lie inside its \(seconds(layout.validLength, layout)) s")
+        guard zip(bounds, bounds.dropFirst()).allSatisfy({ $0 < $1 }), bounds.allSatisfy({ $0 > 0 && $0 < length }) else {
+            throw .unsupported("\(input): split points must increase and lie inside its \(fixed(Double(length) / Double(max(timescale, 1)), digits: 3)) s")
         }
-        let edges = [0] + bounds + [layout.validLength]
+        let edges = [0] + bounds + [length]
         let stem = input.stem ?? "part"
-        let ext = input.extension?.lowercased() == "m4b" ? "m4b" : "m4a"
+        let ext = native.map { _ in input.extension?.lowercased() ?? "flac" } ?? (input.extension?.lowercased() == "m4b" ? "m4b" : "m4a")
         let width = max(2, String(edges.count - 1).count)
         let outputs = (1..<edges.count).map { number in
             directory.appending("\(stem)-\(String(repeating: "0", count: max(0, width - String(number).count)))\(number).\(ext)")
@@ -224,6 +238,26 @@ public enum AudioEditing {
         do throws(PipelineError) {
             for part in 0..<(edges.count - 1) {
                 let range = edges[part]..<edges[part + 1]
+                // The parts are read in order from one input: its position is the split's progress.
+                let overall = progress.map { report in
+                    { (inner: MediaProgress) in report(MediaProgress(mediaSeconds: inner.mediaSeconds, totalSeconds: Double(length) / Double(max(timescale, 1)))) }
+                }
+                if let native {
+                    var metadata = native.metadata
+                    var chapters: [MovieChapter] = []
+                    if case .chapters = points {
+                        metadata.tags.removeAll { $0.key == "title" || $0.key == "track" }
+                        if let title = titles[part] { metadata.tags.append((key: "title", value: title)) }
+                        metadata.tags.append((key: "track", value: "\(part + 1)/\(edges.count - 1)"))
+                    } else {
+                        chapters = shifted(native.chapters, by: range.lowerBound, length: Int64(range.count), timescale: timescale)
+                    }
+                    summaries.append(try writeNative(outputs[part], pieces: [(native, range)], metadata: metadata, chapters: chapters,
+                                                     control: control, progress: overall))
+                    written.append(outputs[part])
+                    continue
+                }
+                guard let layout else { break }
                 var items = layout.items
                 var chapters: [MovieChapter] = []
                 if case .chapters = points {
@@ -234,10 +268,6 @@ public enum AudioEditing {
                     items.set("trkn", type: 0, values: [[0, 0, UInt8(number >> 8), UInt8(number & 0xFF), UInt8(total >> 8), UInt8(total & 0xFF), 0, 0]])
                 } else {
                     chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
-                }
-                // The parts are read in order from one input: its position is the split's progress.
-                let overall = progress.map { report in
-                    { (inner: MediaProgress) in report(MediaProgress(mediaSeconds: inner.mediaSeconds, totalSeconds: layout.seconds)) }
                 }
                 summaries.append(try write(outputs[part], pieces: [Piece(layout: layout, range: range, repeated: 0)], chapters: chapters, items: items,
                                            formats: formats, control: control, progress: overall))
@@ -267,10 +297,24 @@ public enum AudioEditing {
     @discardableResult
     public static func join(_ inputs: [FilePath], to output: FilePath, formats: MediaFormatRegistry = .standard, control: JobControl? = nil,
                             progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        try checkOutput(output, formats: formats)
         guard !inputs.isEmpty else { throw .unsupported("join needs at least one input") }
-        var layouts: [AACTrackLayout] = []
-        for input in inputs { layouts.append(try AACTrackLayout(path: input, formats: formats)) }
+        if let first = try nativeStream(inputs[0], formats: formats) {
+            try checkNativeOutput(output, for: first, formats: formats)
+            var streams = [first]
+            for input in inputs.dropFirst() {
+                guard let stream = try nativeStream(input, formats: formats), stream.format == first.format else {
+                    throw .unsupported("cannot join \(input) to \(inputs[0]) without re-encoding: it is not \(first.format)")
+                }
+                streams.append(stream)
+            }
+            var metadata = first.metadata
+            metadata.tags.removeAll { $0.key == "title" || $0.key == "track" }
+            return try writeNative(output, pieces: streams.map { ($0, 0..<$0.length) }, metadata: metadata,
+                                   chapters: joinedChapters(streams), control: control, progress: progress)
+        }
+        try checkOutput(output, formats: formats)
+        var layouts: [AudioTrackLayout] = []
+        for input in inputs { layouts.append(try AudioTrackLayout(path: input, formats: formats)) }
         for layout in layouts { try refuseSpectralBandReplication(layout, edit: "joined", formats: formats) }
         let first = layouts[0]
         for (number, layout) in layouts.enumerated().dropFirst() {
@@ -313,20 +357,44 @@ public enum AudioEditing {
         return chapters
     }
 
+    /// The chapters of a join of native streams: each part's own, moved to where the part
+    /// starts; a part without any has one, titled by its title tag (else its file name). A
+    /// chapter at a part's start with the title of the chapter before it is that chapter going
+    /// on (a chapter a split cut in two) and is not repeated.
+    static func joinedChapters(_ streams: [NativeStream]) -> [MovieChapter] {
+        guard let first = streams.first else { return [] }
+        let scale = Int32(clamping: first.sampleRate)
+        var chapters: [MovieChapter] = []
+        var offset: Int64 = 0
+        for stream in streams {
+            let own = shifted(stream.chapters, by: 0, length: stream.length, timescale: stream.sampleRate)
+            let title = stream.metadata.tags.first { $0.key == "title" }?.value ?? stream.path.stem ?? "Part \(chapters.count + 1)"
+            for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {
+                let start = chapter.startTime.value
+                if start == 0, !own.isEmpty, chapters.last?.title == chapter.title { continue }
+                chapters.append(MovieChapter(startTime: MediaTime(value: offset + start, timescale: scale), title: chapter.title))
+            }
+            offset += stream.length
+        }
+        return chapters
+    }
+
     /// How many packets `next` begins with that `previous` ends with, when `next` is the part
     /// of one stream that follows `previous` (a split keeps a packet or two either side of each
     /// cut, for the MDCT's overlap): the presentation of `previous` ends inside those packets
     /// exactly where `next`'s begins, and their bytes are the same. 0 otherwise (parts of
     /// different streams keep their own pre-roll, each behind its own edit).
-    static func repeatedPackets(of previous: AACTrackLayout, in next: AACTrackLayout) -> Int {
+    static func repeatedPackets(of previous: AudioTrackLayout, in next: AudioTrackLayout) -> Int {
         guard previous.container == .mp4, next.container == .mp4, previous.damage == nil, next.damage == nil,
-              previous.audioFormat.decoderConfiguration == next.audioFormat.decoderConfiguration,
-              previous.timescale == next.timescale, previous.packetDuration == next.packetDuration else { return 0 }
+              streamKey(previous.audioFormat) == streamKey(next.audioFormat),
+              previous.timescale == next.timescale, previous.packetDuration == next.packetDuration,
+              previous.packetStarts == nil, next.packetStarts == nil else { return 0 }
         let duration = previous.packetDuration
         // The whole of each is written: `previous` up to its last packet, `next` from its first.
         guard previous.packets(presenting: 0..<previous.validLength).packets.upperBound == previous.packetCount - 1,
               next.packets(presenting: 0..<next.validLength).packets.lowerBound == 0 else { return 0 }
-        for count in stride(from: min(4, previous.packetCount - 1, next.packetCount - 1), through: 1, by: -1) {
+        let most = previous.preRoll + previous.postRoll + 3
+        for count in stride(from: min(most, previous.packetCount - 1, next.packetCount - 1), through: 1, by: -1) {
             let endInOverlap = previous.priming + previous.validLength - Int64(previous.packetCount - count).saturatingMultiplied(by: duration)
             guard endInOverlap == next.priming,
                   let tail = previous.packetBytes((previous.packetCount - count)..<previous.packetCount),
@@ -338,9 +406,16 @@ public enum AudioEditing {
 
     /// The first field in which `other`'s stream differs from `base`'s, as words; `nil` when
     /// their packets can share one track.
-    static func difference(between base: AACTrackLayout, and other: AACTrackLayout) -> String? {
+    static func difference(between base: AudioTrackLayout, and other: AudioTrackLayout) -> String? {
         let a = base.audioFormat, b = other.audioFormat
         if a.codec != b.codec { return "codec (\(a.codec) vs \(b.codec))" }
+        if a.codec != .aac {
+            if a.sampleRate != b.sampleRate { return "sample rate (\(a.sampleRate) Hz vs \(b.sampleRate) Hz)" }
+            if a.channelCount != b.channelCount { return "channels (\(a.channelCount) vs \(b.channelCount))" }
+            if base.timescale != other.timescale { return "media timescale (\(base.timescale) vs \(other.timescale))" }
+            if base.packetDuration != other.packetDuration { return "packet duration (\(base.packetDuration) vs \(other.packetDuration))" }
+            return streamKey(a) == streamKey(b) ? nil : "\(a.codec) configuration (\(hex(streamKey(a))) vs \(hex(streamKey(b))))"
+        }
         if a.decoderConfiguration == b.decoderConfiguration, base.timescale == other.timescale, base.packetDuration == other.packetDuration {
             return nil
         }
@@ -363,15 +438,97 @@ public enum AudioEditing {
         return nil
     }
 
+    /// The configuration of `format` less what describes one file only, so that the parts of
+    /// one stream compare equal: Opus's pre-skip (RFC 7845 5.1); FLAC's length, MD5 and frame
+    /// sizes (RFC 9639 8.2); ALAC's largest frame and average bitrate. Another codec's whole
+    /// configuration.
+    static func streamKey(_ format: EncodedAudioFormat) -> [UInt8] {
+        switch format.codec {
+        case .opus:
+            guard var head = try? OpusHeader(bytes: format.decoderConfiguration) else { break }
+            head.preSkip = 0
+            return head.bytes
+        case .flac:
+            guard var info = try? FLACStreamInfo(bytes: format.decoderConfiguration) else { break }
+            (info.minimumFrameSize, info.maximumFrameSize, info.totalSamples, info.md5) = (0, 0, 0, Array(repeating: 0, count: 16))
+            return info.bytes
+        case .alac:
+            guard var config = try? ALACSpecificConfig(cookie: format.decoderConfiguration) else { break }
+            (config.maximumFrameBytes, config.averageBitrate) = (0, 0)
+            return config.bytes
+        default: break
+        }
+        return format.decoderConfiguration
+    }
+
+    /// `format` as an edit writes it, presenting `samples` after skipping `priming` media units
+    /// of `timescale`: Opus's pre-skip is the priming (the edit's `media_time`, which the
+    /// Opus-in-ISOBMFF encapsulation 4.3 matches to it) where 16 bits hold it; FLAC's STREAMINFO
+    /// gives the edit's length and no MD5 (zero: not computed, RFC 9639 8.2), which was the
+    /// whole source's.
+    static func editedFormat(_ format: EncodedAudioFormat, priming: Int64, samples: Int64, timescale: Int) -> EncodedAudioFormat {
+        var edited = format
+        switch format.codec {
+        case .opus:
+            let preSkip = priming * 48000 / Int64(max(timescale, 1))
+            guard var head = try? OpusHeader(bytes: format.decoderConfiguration), (0...Int64(UInt16.max)).contains(preSkip) else { break }
+            head.preSkip = Int(preSkip)
+            edited.decoderConfiguration = head.bytes
+        case .flac:
+            guard var info = try? FLACStreamInfo(bytes: format.decoderConfiguration) else { break }
+            (info.minimumFrameSize, info.maximumFrameSize) = (0, 0)
+            info.totalSamples = samples
+            info.md5 = Array(repeating: 0, count: 16)
+            edited.decoderConfiguration = info.bytes
+        default: break
+        }
+        return edited
+    }
+
     // MARK: - Writing
 
     /// What an edit writes of one input: the presented `range` of `layout`, whose first
     /// `repeated` packets the piece before it already wrote (its presentation then continues that
     /// piece's edit).
     struct Piece {
-        var layout: AACTrackLayout
+        var layout: AudioTrackLayout
         var range: Range<Int64>
         var repeated: Int
+    }
+
+    /// The frames a lossless piece (FLAC or ALAC in MP4) begins and ends inside, encoded again to
+    /// hold only the samples of its range, by packet index; `nil` when its packets cannot be read
+    /// where they lie (a fragmented file) or a frame encoded again does not decode to the
+    /// samples it was made of (a stream whose configuration our encoder does not write), which
+    /// then keeps its frames whole behind an edit.
+    private static func losslessEnds(of piece: Piece, kept: (packets: ClosedRange<Int>, priming: Int64),
+                                     coder: LosslessFrameCoder) throws(PipelineError) -> [Int: (bytes: [UInt8], duration: UInt32)]? {
+        let layout = piece.layout
+        let count = Int64(piece.range.count)
+        let first = kept.packets.lowerBound, last = kept.packets.upperBound
+        // The end of the range inside the last packet, in its samples.
+        let endInLast = kept.priming + count - (layout.packetStart(last) - layout.packetStart(first))
+        var cuts: [Int: Range<Int>] = [:]
+        if first == last {
+            cuts[first] = Int(kept.priming)..<Int(kept.priming + count)
+        } else {
+            if kept.priming > 0 { cuts[first] = Int(kept.priming)..<Int(layout.packetStart(first + 1) - layout.packetStart(first)) }
+            cuts[last] = 0..<Int(endInLast)
+        }
+        let bytesPerFrame = coder.pcmFormat.bytesPerFrame
+        var replacements: [Int: (bytes: [UInt8], duration: UInt32)] = [:]
+        for (index, range) in cuts {
+            guard let bytes = layout.packetBytes(index..<(index + 1))?.first else { return nil }
+            let pcm = try coder.decode(bytes)
+            // A frame wholly kept (the stream's short last one) stays as it is.
+            if range.lowerBound == 0, range.count * bytesPerFrame == pcm.count { continue }
+            guard range.upperBound * bytesPerFrame <= pcm.count else { return nil }
+            let wanted = Array(pcm[(range.lowerBound * bytesPerFrame)..<(range.upperBound * bytesPerFrame)])
+            let frames = try coder.encode(wanted, largest: max(range.count, 16))
+            guard frames.count == 1, let frame = frames.first, try coder.decode(frame) == wanted else { return nil }
+            replacements[index] = (frame, UInt32(range.count))
+        }
+        return replacements
     }
 
     /// Writes the presented `range` of each piece, one after another, to `output`.
@@ -381,11 +538,27 @@ public enum AudioEditing {
         var edits: [Range<Int64>] = []
         var mediaOffset: Int64 = 0
         var packets = 0
+        let coder = pieces[0].layout.losslessCoder
         for (number, piece) in pieces.enumerated() {
             let presented = piece.layout.packets(presenting: piece.range)
             let repeated = presented.packets.count > piece.repeated ? piece.repeated : 0
             let kept = (packets: (presented.packets.lowerBound + repeated)...presented.packets.upperBound, priming: presented.priming)
-            let input = try formats.aacInput(piece.layout.path)
+            let input = try formats.aacInput(piece.layout.path, purpose: .editing)
+            // A lossless stream begins and ends exactly where the range does: the frames it
+            // begins and ends inside are encoded again, so no edit is needed to trim them (and
+            // players that ignore one present the same samples).
+            if let coder, repeated == 0, let ends = try losslessEnds(of: piece, kept: kept, coder: coder) {
+                splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets, replacements: ends))
+                let length = Int64(piece.range.count)
+                if let last = edits.last, last.upperBound == mediaOffset {
+                    edits[edits.count - 1] = last.lowerBound..<(mediaOffset + length)
+                } else {
+                    edits.append(mediaOffset..<(mediaOffset + length))
+                }
+                packets += kept.packets.count
+                mediaOffset += length
+                continue
+            }
             // A decoder gives every packet's full length, a stream's short last one included
             // (its stts says less: the padding it ends with). Inside a join that packet lasts
             // its full length, so that the media timeline is the decoded one. A table that
@@ -405,6 +578,7 @@ public enum AudioEditing {
         var configuration = MuxerConfiguration(layout: .fastStart, mediaTypes: .audio, encoderName: "KeyFrameKit",
                                                expectedSampleCount: packets + chapters.count * 40)
         configuration.isAudiobook = output.extension?.lowercased() == "m4b"
+        configuration.audioCodecs = formats.audioCodecs
         var sink = try MuxerOutput(path: output, configuration: configuration)
         var metadata = ITunesMetadata()
         metadata.verbatimItems = items.items.filter { $0.key != MetadataTags.gaplessKey && $0.key != "©too" }.map(\.box)
@@ -416,16 +590,18 @@ public enum AudioEditing {
             throw .container(error)
         }
         sink.muxer.setEdits(keeping: edits)
-        var source = PacketSpliceSource(pieces: splice)
+        let samples = edits.reduce(0) { $0 + Int64($1.count) }
+        let first = pieces[0].layout
+        let format = first.audioFormat.codec == .aac ? nil : FormatDescription.audio(
+            editedFormat(first.audioFormat, priming: edits.first?.lowerBound ?? 0, samples: samples, timescale: first.timescale))
+        var source = PacketSpliceSource(pieces: splice, format: format)
         var runs = SampleRunSink(sink)
         var report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
         // An input cut short is edited as far as it reads; what is lost comes first.
         // (An ADTS input's skipped bytes, met again while reading, are said once.)
         let measured = pieces.compactMap(\.layout.damage)
         report.damage = measured + report.damage.filter { event in !measured.contains { $0.kind == event.kind && $0.offset == event.offset } }
-        let layout = pieces[0].layout
-        return Summary(output: output, packets: packets, samples: edits.reduce(0) { $0 + Int64($1.count) },
-                       sampleRate: layout.timescale, chapters: chapters.normalized(), report: report)
+        return Summary(output: output, codec: first.audioFormat.codec, packets: packets, samples: samples, sampleRate: first.timescale, chapters: chapters.normalized(), report: report)
     }
 
     private static func checkOutput(_ output: FilePath, formats: MediaFormatRegistry) throws(PipelineError) {
@@ -451,7 +627,7 @@ public enum AudioEditing {
         return result
     }
 
-    private static func seconds(_ units: Int64, _ layout: AACTrackLayout) -> String {
+    private static func seconds(_ units: Int64, _ layout: AudioTrackLayout) -> String {
         fixed(Double(units) / Double(max(layout.timescale, 1)), digits: 3)
     }
 

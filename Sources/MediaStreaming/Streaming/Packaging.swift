@@ -187,16 +187,17 @@ public enum Packaging {
     }
 
     /// The layout of `input` when it is AAC to be copied (no bitrate asked), else `nil`.
-    package static func copyableLayout(of input: FilePath, options: Options) -> AACTrackLayout? {
+    package static func copyableLayout(of input: FilePath, options: Options) -> AudioTrackLayout? {
         let formats = options.formats ?? .containers
         let kind = formats.detect(input)
         guard options.copiesProfile, kind == .adts || kind == .mp4 else { return nil }
-        return try? AACTrackLayout(path: input, formats: formats)
+        guard let layout = try? AudioTrackLayout(path: input, formats: formats), layout.audioFormat.codec == .aac else { return nil }
+        return layout
     }
 
     /// One rendition by stream copy: `input`'s AAC packets into ``HLSSegmentOutput``, its gapless
     /// numbers (from its edit list or iTunSMPB) told down the stream first.
-    package static func copyRendition(_ input: FilePath, layout: AACTrackLayout, to directory: FilePath, options: Options,
+    package static func copyRendition(_ input: FilePath, layout: AudioTrackLayout, to directory: FilePath, options: Options,
                                       control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         // The input first, so that an input that cannot be read leaves no directory.
         let packets = try (options.formats ?? .containers).aacInput(input)

@@ -1,17 +1,26 @@
 public import SystemPackage
 
-/// What an edit without re-encoding needs to know about an AAC input (an M4A/MP4 track or an
-/// ADTS stream): its packets, their common length, and which of their decoded samples are
-/// presented — the priming skipped at the start and the valid length after it, from the edit
-/// list (ISO/IEC 14496-12 8.6.6), else iTunSMPB, else everything. Times are in media units
-/// (``timescale`` per second), which for AAC are samples at the output rate.
-public struct AACTrackLayout: Sendable {
+/// What an edit without re-encoding needs to know about an audio track: an M4A/MP4 track of
+/// AAC, or of another codec the registry's descriptions name (Opus, FLAC, ALAC), or an ADTS
+/// stream. Its packets, their common length, the packets a decoder needs before and after a
+/// sample (``preRoll``, ``postRoll``), and which of their decoded samples are presented — the
+/// priming skipped at the start and the valid length after it, from the edit list (ISO/IEC
+/// 14496-12 8.6.6), else iTunSMPB, else everything. Times are in media units (``timescale`` per
+/// second), which for AAC are samples at the output rate.
+public struct AudioTrackLayout: Sendable {
     /// The file.
     public let path: FilePath
     /// Its container.
     public let container: MediaFileFormat
-    /// The packets' format: the AudioSpecificConfig, rate and channels.
+    /// The packets' format: the codec, its configuration (for AAC the AudioSpecificConfig), rate
+    /// and channels.
     public let audioFormat: EncodedAudioFormat
+    /// Packets a decoder needs before the one that holds a sample to reconstruct it: AAC's one
+    /// (the MDCT overlap), Opus's 80 ms (RFC 7845 4.6: the decoder converges within it), none
+    /// for FLAC and ALAC, whose frames stand alone.
+    public let preRoll: Int
+    /// Packets kept after the one that holds the last sample: one for AAC, none for the others.
+    public let postRoll: Int
     /// Media units per second.
     public let timescale: Int
     /// The length of every packet but possibly the last, in media units.
@@ -28,6 +37,11 @@ public struct AACTrackLayout: Sendable {
     /// When it does not (it jitters or skips), ``packetDuration`` is the length a decoder gives
     /// each frame, ``mediaDuration`` is that times ``packetCount``, and edits count frames.
     public let hasRegularTimeTable: Bool
+    /// For a lossless track (FLAC, ALAC) whose frames vary in length, as an edit that re-encoded
+    /// the frames it began or ended inside leaves them, where each packet starts: such frames
+    /// decode to just the samples their table entries say, so the table is the timeline.
+    /// `nil` when every packet is ``packetDuration`` long (but a shorter last one).
+    public let packetStarts: [Int64]?
     /// The file's iTunes items (empty for ADTS).
     public let items: ITunesItemList
     /// The file's chapters (empty for ADTS).
@@ -40,19 +54,25 @@ public struct AACTrackLayout: Sendable {
     /// The audio track's id (MP4); 0 for ADTS.
     public let trackID: UInt32
 
-    /// Measures the AAC of `path`, opened through `formats`: an MP4's audio track from its tables
-    /// (no media read), an ADTS stream by reading its frame headers.
+    /// Measures the audio of `path`, opened through `formats`: an MP4's audio track from its
+    /// tables (no media read), an ADTS stream by reading its frame headers. A track of a codec
+    /// other than AAC is measured when `formats` describes it (``MediaFormatRegistry/audioCodecs``).
     ///
-    /// - Throws: `PipelineError.unsupported` for a file with no AAC, packets of varying
+    /// - Throws: `PipelineError.unsupported` for a file with no audio track it can edit, packets of varying
     ///   length whose frame length is not a whole number of timescale units, or an edit list of several parts (a joined file, which is cut or split by
     ///   joining again); the container's errors.
     public init(path: FilePath, formats: MediaFormatRegistry = .containers) throws(PipelineError) {
         self.path = path
-        var input = try formats.aacInput(path)
+        var input = try formats.aacInput(path, purpose: .editing)
         container = input.format
         if let track = input.track, let file = input.file {
-            guard let config = input.audioSpecificConfig else { throw .unsupported("\(path): no AAC track") }
-            do { audioFormat = try Self.encodedFormat(config) } catch { throw .bitstream(error) }
+            if let config = input.audioSpecificConfig {
+                do { audioFormat = try Self.encodedFormat(config) } catch { throw .bitstream(error) }
+            } else if let described = input.audioFormat {
+                audioFormat = described
+            } else {
+                throw .unsupported("\(path): no audio track to edit")
+            }
             timescale = track.timescale
             trackID = track.id
             let stts = track.sampleTable.timeToSample
@@ -71,19 +91,38 @@ public struct AACTrackLayout: Sendable {
             let decodedLength = audioFormat.sampleRate > 0 && frameUnits % Int64(audioFormat.sampleRate) == 0
                 ? frameUnits / Int64(audioFormat.sampleRate) : 0
             let declaredDuration: Int64
+            let lossless = audioFormat.codec == .flac || audioFormat.codec == .alac
             if regular, track.fragments.runCount == 0, let first = stts.first {
                 packetDuration = Int64(first.delta)
                 declaredDuration = track.mediaDuration
+                hasRegularTimeTable = true
+                packetStarts = nil
+            } else if lossless, track.fragments.runCount == 0, !stts.isEmpty, stts.allSatisfy({ $0.delta > 0 }),
+                      track.sampleCount <= 1 << 26 {
+                var starts: [Int64] = []
+                starts.reserveCapacity(track.sampleCount)
+                var time: Int64 = 0
+                for entry in stts {
+                    for _ in 0..<entry.count {
+                        starts.append(time)
+                        time += Int64(entry.delta)
+                    }
+                }
+                packetStarts = starts
+                packetDuration = Int64(stts.map(\.delta).max() ?? 1)
+                declaredDuration = time
                 hasRegularTimeTable = true
             } else if decodedLength > 0, case let (length, false) = decodedLength.multipliedReportingOverflow(by: Int64(track.sampleCount)) {
                 packetDuration = decodedLength
                 declaredDuration = length
                 hasRegularTimeTable = false
+                packetStarts = nil
             } else {
                 throw .unsupported("\(path): audio track \(track.id) has packets of varying length, and its AudioSpecificConfig's frame "
                                    + "length (\(audioFormat.framesPerPacket) at \(audioFormat.sampleRate) Hz) is no whole number of "
                                    + "units of the track's timescale \(track.timescale), or its \(track.sampleCount) frames last longer than can be counted")
             }
+            (preRoll, postRoll) = Self.roll(of: audioFormat.codec, packetDuration: packetDuration, timescale: track.timescale)
             let source: FileByteSource
             do { source = try FileByteSource(path: path) } catch { throw .stream(error) }
             // A file cut short (a copy that stopped, a recording killed before its moov was
@@ -142,6 +181,8 @@ public struct AACTrackLayout: Sendable {
             audioFormat = audio
             timescale = audio.sampleRate
             packetDuration = length
+            packetStarts = nil
+            (preRoll, postRoll) = (1, 1)
             packetCount = count
             mediaDuration = duration
             priming = 0
@@ -188,15 +229,45 @@ public struct AACTrackLayout: Sendable {
         items.text("©nam")
     }
 
+    /// The packets a decoder of `codec` needs before and after the one holding a sample, for
+    /// packets of `packetDuration` units of `timescale`.
+    static func roll(of codec: AudioCodecID, packetDuration: Int64, timescale: Int) -> (pre: Int, post: Int) {
+        switch codec {
+        case .flac, .alac: return (0, 0)
+        case .opus:
+            // 80 ms (3,840 samples at 48 kHz), in whole packets.
+            let units = Int64(timescale) * 80 / 1000
+            return (Int((units + packetDuration - 1) / max(packetDuration, 1)), 0)
+        default: return (1, 1)
+        }
+    }
+
     /// The packets to keep for presented samples `range` (media units from the presentation
-    /// start): the frame before the first sample (the decoder's pre-roll, whose overlap the
-    /// first sample needs), through the frame after the last; and where, in the kept packets'
-    /// decoded samples, the range starts.
+    /// start): ``preRoll`` packets before the one holding the first sample (for AAC the frame
+    /// whose overlap the first sample needs), through ``postRoll`` packets after the one holding
+    /// the last; and where, in the kept packets' decoded samples, the range starts.
     public func packets(presenting range: Range<Int64>) -> (packets: ClosedRange<Int>, priming: Int64) {
         let start = priming + range.lowerBound
         let end = priming + range.upperBound
-        let first = max(0, Int(start / packetDuration) - 1)
-        let last = min(packetCount - 1, Int((end - 1) / packetDuration) + 1)
-        return (first...max(first, last), start - Int64(first) * packetDuration)
+        let first = max(0, packetIndex(holding: start) - preRoll)
+        let last = min(packetCount - 1, packetIndex(holding: end - 1) + postRoll)
+        return (first...max(first, last), start - packetStart(first))
+    }
+
+    /// Where packet `index` starts, in media units from the first packet's start.
+    public func packetStart(_ index: Int) -> Int64 {
+        if let packetStarts, packetStarts.indices.contains(index) { return packetStarts[index] }
+        return Int64(index).saturatingMultiplied(by: packetDuration)
+    }
+
+    /// The packet whose decoded samples hold media time `time`.
+    func packetIndex(holding time: Int64) -> Int {
+        guard let packetStarts else { return Int(time / packetDuration) }
+        var low = 0, high = min(packetStarts.count, packetCount)
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if packetStarts[middle] <= time { low = middle } else { high = middle }
+        }
+        return low
     }
 }

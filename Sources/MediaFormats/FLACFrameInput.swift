@@ -1,0 +1,140 @@
+public import SystemPackage
+public import AudioBitstreams
+
+/// The frames of a native FLAC file (RFC 9639), one packet each, as stored: the metadata
+/// blocks read first (STREAMINFO for the format, the tags, pictures and chapters), then each
+/// frame found where its header begins and ending where the next header begins after bytes
+/// whose CRC-16 its footer holds (RFC 9639 9.3). FLAC frames say no length, so that check is
+/// what tells a frame's end from a sync code inside its data.
+///
+/// Memory holds one read window (1 MiB) and the frame being found; a frame past
+/// ``maximumFrameBytes`` is refused.
+public struct FLACFrameInput: PacketFileSource {
+    /// The file read.
+    public let path: FilePath
+    /// ``MediaFileFormat/flac``.
+    public var format: MediaFileFormat { .flac }
+    /// FLAC, its STREAMINFO as the configuration.
+    public var audioFormat: EncodedAudioFormat? { stream }
+    /// None: a FLAC stream starts at its first sample.
+    public var trim: GaplessTrim { .none }
+    /// The tags, cover and chapters of the VORBIS_COMMENT and PICTURE blocks.
+    public let metadata: StreamMetadata
+    /// The STREAMINFO block.
+    public let streamInfo: FLACStreamInfo
+    /// The stream as its STREAMINFO describes it.
+    public let stream: EncodedAudioFormat
+    /// The sample number of the next frame's first sample.
+    public private(set) var nextSample: Int64 = 0
+    /// Frames read so far.
+    public private(set) var framesRead = 0
+
+    /// The most bytes one frame may take (the format allows about 16 MiB at 32 bits, 8 channels
+    /// and 65,535 samples uncompressed).
+    public static let maximumFrameBytes = 16 << 20
+    private let source: FileByteSource
+    private let size: Int64
+    private var window: [UInt8] = []
+    /// The file offset of `window[0]`.
+    private var windowStart: Int64
+    private var damage: [DamageEvent] = []
+
+    /// Opens the FLAC file at `path` and reads its metadata blocks.
+    ///
+    /// - Throws: `PipelineError.unsupported` for a file without `fLaC` and STREAMINFO, or blocks
+    ///   that run past its end.
+    public init(path: FilePath) throws(PipelineError) {
+        self.path = path
+        let blocks = try FLACMetadata(path: path)
+        source = blocks.source
+        size = source.byteCount
+        do { streamInfo = try FLACStreamInfo(bytes: blocks.blocks[0].body) } catch { throw .unsupported("\(path): \(error)", path: path) }
+        stream = EncodedAudioFormat(codec: .flac, sampleRate: streamInfo.sampleRate, channelCount: streamInfo.channelCount,
+                                    framesPerPacket: streamInfo.maximumBlockSize, decoderConfiguration: streamInfo.bytes)
+        metadata = StreamMetadata(vorbisComment: blocks.comment, pictures: blocks.pictures)
+        windowStart = blocks.audioStart
+    }
+
+    /// The next frame, `nil` after the last.
+    ///
+    /// - Throws: `PipelineError.unsupported` for bytes that are no frame header where a frame
+    ///   should begin, or a frame longer than ``maximumFrameBytes``, naming the offset.
+    public mutating func next() throws(PipelineError) -> MediaSample? {
+        try fill(atLeast: 16)
+        guard !window.isEmpty else { return nil }
+        guard let header = FLACFrameHeader(window, at: 0) else {
+            throw .unsupported("\(path): no FLAC frame header at byte \(windowStart) (frame \(framesRead + 1))", path: path)
+        }
+        // The frame ends at the first later header (of the same rate and depth) that its
+        // footer's CRC-16 reaches, or at the file's end.
+        var crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[0..<header.byteCount])
+        var checked = header.byteCount
+        var end: Int?
+        var position = header.byteCount + 2
+        while end == nil {
+            if position + 16 > window.count, windowStart + Int64(window.count) < size {
+                guard window.count < Self.maximumFrameBytes else {
+                    throw .unsupported("\(path): the frame at byte \(windowStart) runs past \(Self.maximumFrameBytes) bytes without an end", path: path)
+                }
+                try fill(atLeast: window.count + (1 << 20))
+                continue
+            }
+            if position >= window.count {
+                // The last frame: it ends with the file, when its CRC says so.
+                crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(window.count - 2)], preset: crc)
+                checked = window.count - 2
+                guard window.count >= 2, crc == UInt16(window[window.count - 2]) << 8 | UInt16(window[window.count - 1]) else {
+                    damage.append(DamageEvent(.skippedBytes(count: Int64(window.count)), at: windowStart,
+                                              message: "\(path): the last \(window.count) bytes, from byte \(windowStart), are no whole FLAC frame"))
+                    windowStart += Int64(window.count)
+                    window = []
+                    return nil
+                }
+                end = window.count
+                break
+            }
+            if window[position] == 0xFF, window[position + 1] & 0xFE == 0xF8,
+               let next = FLACFrameHeader(window, at: position), next.sampleRateCode == header.sampleRateCode,
+               next.bitDepthCode == header.bitDepthCode, next.isVariableBlockSize == header.isVariableBlockSize {
+                crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(position - 2)], preset: crc)
+                checked = position - 2
+                if crc == UInt16(window[position - 2]) << 8 | UInt16(window[position - 1]) { end = position }
+            }
+            position += 1
+        }
+        let length = end ?? window.count
+        let bytes = Array(window[0..<length])
+        window.removeFirst(length)
+        windowStart += Int64(length)
+        let first = nextSample
+        nextSample += Int64(header.blockSize)
+        framesRead += 1
+        let rate = Int32(clamping: streamInfo.sampleRate)
+        return MediaSample(data: bytes, presentationTime: MediaTime(value: first, timescale: rate),
+                           duration: MediaTime(value: Int64(header.blockSize), timescale: rate), format: .audio(stream))
+    }
+
+    /// Reads on until the window holds `count` bytes or the file ends.
+    private mutating func fill(atLeast count: Int) throws(PipelineError) {
+        while window.count < count {
+            let offset = windowStart + Int64(window.count)
+            guard offset < size else { return }
+            let bytes: [UInt8]
+            do { bytes = try source.read(at: offset, count: Int(min(Int64(1 << 20), size - offset))) } catch { throw .stream(error) }
+            guard !bytes.isEmpty else { return }
+            window += bytes
+        }
+    }
+
+    /// How far through the file.
+    public var progress: MediaProgress {
+        MediaProgress(mediaSeconds: Double(nextSample) / Double(max(streamInfo.sampleRate, 1)),
+                      totalSeconds: streamInfo.totalSamples > 0 ? Double(streamInfo.totalSamples) / Double(max(streamInfo.sampleRate, 1)) : nil)
+    }
+
+    /// Bytes at the end that were no frame.
+    public mutating func takeDamage() -> [DamageEvent] {
+        defer { damage = [] }
+        return damage
+    }
+}
