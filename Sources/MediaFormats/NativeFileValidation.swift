@@ -12,54 +12,22 @@ public enum NativeFileValidation {
     /// present. Without an Info frame, a warning: no decoder can trim the encoder delay.
     public static func mp3(_ path: FilePath) throws(PipelineError) -> [ValidationFinding] {
         let file = path.string
-        let tag = try MP3Tag(path: path)
-        let source = tag.source
-        let size = source.byteCount
+        var input = try MP3FrameInput(path: path)
         var findings: [ValidationFinding] = []
-        var offset = tag.length
         var frames = 0
-        var info: MP3InfoTag?
-        var infoLength: Int64 = 0
         var musicCRC: UInt16 = 0
-        var buffer: [UInt8] = []
-        var bufferStart = offset
-        func bytes(at position: Int64, count: Int) throws(PipelineError) -> ArraySlice<UInt8> {
-            if position < bufferStart || position + Int64(count) > bufferStart + Int64(buffer.count) {
-                do { buffer = try source.read(at: position, count: max(count, 1 << 20)) } catch { throw .stream(error) }
-                bufferStart = position
-            }
-            let start = Int(position - bufferStart)
-            return buffer[start..<min(buffer.count, start + count)]
+        while let frame = try input.next() {
+            musicCRC = CyclicRedundancyCheck.crc16(frame.data, preset: musicCRC)
+            frames += 1
         }
-        // Zero bytes some taggers leave after the tag.
-        while offset < size, try bytes(at: offset, count: 1).first == 0 { offset += 1 }
-        let firstFrame = offset
-        while offset < size {
-            let head = try bytes(at: offset, count: 4)
-            guard let header = MPEGAudioFrameHeader(Array(head), at: 0) else {
-                let rest = size - offset
-                if rest == 128, Array(try bytes(at: offset, count: 3)) == Array("TAG".utf8) { break }
-                findings.append(ValidationFinding(.error, file: file, location: "byte \(offset)", rule: "MPEG audio frames",
-                                                  expected: "a frame header (or an ID3v1 tag)", found: "\(rest) bytes that are neither"))
-                break
-            }
-            let length = header.frameLength
-            guard offset + Int64(length) <= size else {
-                findings.append(ValidationFinding(.error, file: file, location: "frame \(frames) at byte \(offset)", rule: "frame length",
-                                                  expected: "\(length) bytes", found: "\(size - offset) before the end of the file"))
-                break
-            }
-            let frame = try bytes(at: offset, count: length)
-            if frames == 0, let found = MP3InfoTag(frame: Array(frame)) {
-                info = found
-                infoLength = Int64(length)
-            } else {
-                musicCRC = CyclicRedundancyCheck.crc16(frame, preset: musicCRC)
-                frames += 1
-            }
-            offset += Int64(length)
+        for lost in input.takeDamage() {
+            findings.append(ValidationFinding(.error, file: file, location: "byte \(lost.offset ?? input.offset)", rule: "MPEG audio frames",
+                                              expected: "a whole frame (or an ID3v1 tag)", found: lost.message))
         }
-        guard let info else {
+        let offset = input.offset
+        let firstFrame = input.firstFrameOffset
+        let infoLength = Int64(input.infoLength)
+        guard let info = input.info else {
             findings.append(ValidationFinding(.warning, file: file, location: "frame 0", rule: "Info frame (LAME tag)",
                                               expected: "the encoder delay and padding, so decoders trim them", found: "none"))
             return findings

@@ -4,8 +4,9 @@ internal import MediaFormats
 internal import MP4
 internal import SystemPackage
 
-/// Edits of the containers KeyFrameKit writes itself besides MP4: native FLAC (frames kept,
-/// boundary frames encoded again), each written as the container it was read from.
+/// Edits of the containers KeyFrameKit writes itself besides MP4, each written as the container
+/// it was read from: native FLAC (frames kept, boundary frames encoded again) and MP3 (frames
+/// kept behind a reservoir frame, the Info frame's delay and padding trimming the rest).
 extension AudioEditing {
     /// A native file to edit: its container, rate, length and tags.
     struct NativeStream {
@@ -27,12 +28,22 @@ extension AudioEditing {
     }
 
     /// The formats edited natively.
-    static let nativeFormats: Set<MediaFileFormat> = [.flac]
+    static let nativeFormats: Set<MediaFileFormat> = [.flac, .mp3]
 
     /// `path` as a native stream when `formats` detects one of ``nativeFormats``, else `nil`.
     static func nativeStream(_ path: FilePath, formats: MediaFormatRegistry) throws(PipelineError) -> NativeStream? {
         guard let format = formats.detect(path), nativeFormats.contains(format) else { return nil }
         switch format {
+        case .mp3:
+            var input = try MP3FrameInput(path: path)
+            let length: Int64
+            if let info = input.info {
+                length = info.validSamples
+            } else {
+                while try input.next() != nil {}
+                length = Int64(input.framesRead) * Int64(input.firstHeader.samplesPerFrame)
+            }
+            return NativeStream(path: path, format: .mp3, sampleRate: input.firstHeader.sampleRate, length: length, metadata: input.metadata)
         default:
             var input = try FLACFrameInput(path: path)
             var length = input.streamInfo.totalSamples
@@ -64,12 +75,79 @@ extension AudioEditing {
         return lower..<upper
     }
 
+    /// Joins native `streams` into `output`: MP3 parts that continue one stream (as `split`
+    /// makes them) join into that stream again; the chapters are each part's own, moved to
+    /// where the part starts in the output.
+    static func joinNative(_ streams: [NativeStream], to output: FilePath, control: JobControl?,
+                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        guard let first = streams.first else { throw .unsupported("join needs at least one input") }
+        var metadata = first.metadata
+        metadata.tags.removeAll { $0.key == "title" || $0.key == "track" }
+        guard first.format == .mp3 else {
+            return try writeNative(output, pieces: streams.map { ($0, 0..<$0.length) }, metadata: metadata,
+                                   chapters: joinedChapters(streams), control: control, progress: progress)
+        }
+        var pieces = [MP3SpliceSource.Piece(path: first.path, range: 0..<first.length)]
+        for (previous, next) in zip(streams, streams.dropFirst()) {
+            pieces.append(MP3SpliceSource.Piece(path: next.path, range: 0..<next.length, continuedFrames: try continuedFrames(of: previous, in: next)))
+        }
+        let source = try MP3SpliceSource(pieces: pieces)
+        return try writeMP3(output, source: source, sampleRate: first.sampleRate, metadata: metadata,
+                            chapters: joinedChapters(streams, starts: source.pieceStarts), control: control, progress: progress)
+    }
+
+    /// How many frames MP3 `next` begins with that `previous` ends with, when `next` is the part
+    /// of one stream that follows `previous` (after the reservoir frame a split part starts
+    /// with): their bytes are the same, and where `previous`'s presentation ends in them is where
+    /// `next`'s begins. 0 otherwise: the parts of different streams keep their own priming and
+    /// padding at the seam.
+    static func continuedFrames(of previous: NativeStream, in next: NativeStream) throws(PipelineError) -> Int {
+        var before = try MP3FrameInput(path: previous.path)
+        var tail: [[UInt8]] = []
+        while let frame = try before.next() {
+            tail.append(frame.data)
+            if tail.count > 3 { tail.removeFirst() }
+        }
+        var after = try MP3FrameInput(path: next.path)
+        var head: [[UInt8]] = []
+        while head.count < 5, let frame = try after.next() { head.append(frame.data) }
+        guard let a = before.info, let b = after.info, before.firstHeader.samplesPerFrame == after.firstHeader.samplesPerFrame else { return 0 }
+        let frame = Int64(before.firstHeader.samplesPerFrame)
+        let frames = Int64(before.framesRead)
+        // The whole of `previous` is written: less than a frame of padding.
+        guard frames * frame - Int64(a.priming) - previous.length < frame else { return 0 }
+        for skipped in 0...1 {
+            for count in stride(from: 3, through: 1, by: -1) where skipped + count <= head.count && count <= tail.count {
+                guard Array(tail.suffix(count)) == Array(head[skipped..<(skipped + count)]) else { continue }
+                let end = Int64(a.priming) + previous.length - (frames - Int64(count)) * frame
+                if end == Int64(b.priming) - Int64(skipped) * frame { return skipped + count }
+            }
+        }
+        return 0
+    }
+
+    /// Writes MP3 frames from `source` to `output`, with `metadata` (its chapters `chapters`).
+    static func writeMP3(_ output: FilePath, source: MP3SpliceSource, sampleRate: Int, metadata: StreamMetadata, chapters: [MovieChapter],
+                         control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        var told = metadata
+        told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
+        var announced = AnnouncingSource(source, announcing: [.metadata(told)])
+        var sink = try MP3FileOutput(path: output)
+        let report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
+        return Summary(output: output, codec: .mp3, packets: sink.packets, samples: source.gapless.validLength ?? 0,
+                       sampleRate: sampleRate, chapters: chapters.normalized(), report: report)
+    }
+
     /// Writes `pieces` one after another to `output`, with `metadata` (its chapters `chapters`).
     static func writeNative(_ output: FilePath, pieces: [(stream: NativeStream, range: Range<Int64>)], metadata: StreamMetadata,
                             chapters: [MovieChapter], control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         guard let first = pieces.first?.stream else { throw .unsupported("nothing to write") }
         var told = metadata
         told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
+        if first.format == .mp3 {
+            return try writeMP3(output, source: try MP3SpliceSource(pieces: pieces.map { MP3SpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
+                                sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, control: control, progress: progress)
+        }
         var source = AnnouncingSource(try FLACSpliceSource(pieces: pieces.map { FLACSpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
                                       announcing: [.metadata(told)])
         var sink = try FLACFileOutput(path: output)

@@ -307,10 +307,7 @@ public enum AudioEditing {
                 }
                 streams.append(stream)
             }
-            var metadata = first.metadata
-            metadata.tags.removeAll { $0.key == "title" || $0.key == "track" }
-            return try writeNative(output, pieces: streams.map { ($0, 0..<$0.length) }, metadata: metadata,
-                                   chapters: joinedChapters(streams), control: control, progress: progress)
+            return try joinNative(streams, to: output, control: control, progress: progress)
         }
         try checkOutput(output, formats: formats)
         var layouts: [AudioTrackLayout] = []
@@ -358,15 +355,16 @@ public enum AudioEditing {
     }
 
     /// The chapters of a join of native streams: each part's own, moved to where the part
-    /// starts; a part without any has one, titled by its title tag (else its file name). A
+    /// starts (`starts`, else where the lengths before it end); a part without any has one, titled by its title tag (else its file name). A
     /// chapter at a part's start with the title of the chapter before it is that chapter going
     /// on (a chapter a split cut in two) and is not repeated.
-    static func joinedChapters(_ streams: [NativeStream]) -> [MovieChapter] {
+    static func joinedChapters(_ streams: [NativeStream], starts: [Int64]? = nil) -> [MovieChapter] {
         guard let first = streams.first else { return [] }
         let scale = Int32(clamping: first.sampleRate)
         var chapters: [MovieChapter] = []
         var offset: Int64 = 0
-        for stream in streams {
+        for (number, stream) in streams.enumerated() {
+            if let starts, starts.indices.contains(number) { offset = starts[number] }
             let own = shifted(stream.chapters, by: 0, length: stream.length, timescale: stream.sampleRate)
             let title = stream.metadata.tags.first { $0.key == "title" }?.value ?? stream.path.stem ?? "Part \(chapters.count + 1)"
             for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {

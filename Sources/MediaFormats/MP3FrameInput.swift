@@ -1,0 +1,131 @@
+public import SystemPackage
+public import AudioBitstreams
+
+/// The MPEG audio frames of an MP3 file, one packet each, as stored: the ID3v2 tag read first
+/// (the tags, cover and chapters) and any zero bytes after it stepped over, the Info/Xing frame
+/// read for its gapless numbers (``info``: LAME's delay and padding, ISO/IEC 11172-3 frames
+/// otherwise) and not given as audio, then each frame by its header's length, up to an ID3v1
+/// tag or the end.
+///
+/// Memory holds one read window (1 MiB).
+public struct MP3FrameInput: PacketFileSource {
+    /// The file read.
+    public let path: FilePath
+    /// ``MediaFileFormat/mp3``.
+    public var format: MediaFileFormat { .mp3 }
+    /// MP3 at the first frame's rate and channels.
+    public var audioFormat: EncodedAudioFormat? { stream }
+    /// The Info frame's delay and padding; none without one.
+    public var trim: GaplessTrim {
+        info.map { GaplessTrim(priming: $0.priming, validFrameCount: $0.validSamples) } ?? .none
+    }
+    /// The ID3v2 tag's tags, cover and chapters.
+    public let metadata: StreamMetadata
+    /// The Info/Xing frame with its LAME extension, when the stream starts with one.
+    public let info: MP3InfoTag?
+    /// The first audio frame's header.
+    public let firstHeader: MPEGAudioFrameHeader
+    /// The stream as its first audio frame describes it.
+    public let stream: EncodedAudioFormat
+    /// Where the first frame (the Info frame, when there is one) starts, and the Info frame's length (0 without one).
+    public let firstFrameOffset: Int64
+    /// The Info frame's length in bytes; 0 without one.
+    public let infoLength: Int
+    /// Where the next frame starts.
+    public private(set) var offset: Int64
+    /// Audio frames read so far.
+    public private(set) var framesRead = 0
+
+    private let source: FileByteSource
+    private let size: Int64
+    private var window: [UInt8] = []
+    private var windowStart: Int64 = 0
+    private var damage: [DamageEvent] = []
+    private var ended = false
+
+    /// Opens the MP3 at `path`: its tag and its first frames.
+    ///
+    /// - Throws: `PipelineError.unsupported` for a file with no MPEG audio frame after its tag.
+    public init(path: FilePath) throws(PipelineError) {
+        self.path = path
+        let tag = try MP3Tag(path: path)
+        source = tag.source
+        size = source.byteCount
+        metadata = StreamMetadata(id3: tag.tag)
+        offset = tag.length
+        windowStart = offset
+        // Zero bytes some taggers leave after the tag.
+        while offset < size, try Self.byte(at: offset, source: source, window: &window, windowStart: &windowStart) == 0 { offset += 1 }
+        firstFrameOffset = offset
+        let head = try Self.bytes(at: offset, count: 4, source: source, window: &window, windowStart: &windowStart)
+        guard let header = MPEGAudioFrameHeader(Array(head), at: 0), offset + Int64(header.frameLength) <= size else {
+            throw .unsupported("\(path): no MPEG audio frame at byte \(offset), after its tag", path: path)
+        }
+        let frame = Array(try Self.bytes(at: offset, count: header.frameLength, source: source, window: &window, windowStart: &windowStart))
+        if let found = MP3InfoTag(frame: frame) {
+            info = found
+            infoLength = header.frameLength
+            offset += Int64(header.frameLength)
+            let next = try Self.bytes(at: offset, count: 4, source: source, window: &window, windowStart: &windowStart)
+            firstHeader = MPEGAudioFrameHeader(Array(next), at: 0) ?? header
+        } else {
+            info = nil
+            infoLength = 0
+            firstHeader = header
+        }
+        stream = EncodedAudioFormat(codec: .mp3, sampleRate: firstHeader.sampleRate, channelCount: firstHeader.channelCount,
+                                    framesPerPacket: firstHeader.samplesPerFrame, decoderConfiguration: [])
+    }
+
+    /// The next audio frame, `nil` at an ID3v1 tag or the end. Bytes that are neither a frame
+    /// nor a tag end the stream, told as damage.
+    public mutating func next() throws(PipelineError) -> MediaSample? {
+        guard !ended, offset < size else { return nil }
+        let head = try Self.bytes(at: offset, count: 4, source: source, window: &window, windowStart: &windowStart)
+        guard let header = MPEGAudioFrameHeader(Array(head), at: 0), offset + Int64(header.frameLength) <= size else {
+            ended = true
+            let rest = size - offset
+            if rest == 128, Array(try Self.bytes(at: offset, count: 3, source: source, window: &window, windowStart: &windowStart)) == Array("TAG".utf8) {
+                return nil
+            }
+            damage.append(DamageEvent(.skippedBytes(count: rest), at: offset,
+                                      message: "\(path): the last \(rest) bytes, from byte \(offset), are neither an MPEG audio frame nor an ID3v1 tag"))
+            return nil
+        }
+        let frame = Array(try Self.bytes(at: offset, count: header.frameLength, source: source, window: &window, windowStart: &windowStart))
+        let rate = Int32(clamping: header.sampleRate)
+        let sample = MediaSample(data: frame, presentationTime: MediaTime(value: Int64(framesRead) * Int64(header.samplesPerFrame), timescale: rate),
+                                 duration: MediaTime(value: Int64(header.samplesPerFrame), timescale: rate), format: .audio(stream))
+        offset += Int64(header.frameLength)
+        framesRead += 1
+        return sample
+    }
+
+    private static func byte(at position: Int64, source: FileByteSource, window: inout [UInt8], windowStart: inout Int64) throws(PipelineError) -> UInt8? {
+        try bytes(at: position, count: 1, source: source, window: &window, windowStart: &windowStart).first
+    }
+
+    /// `count` bytes at `position` (fewer at the file's end), from the window, read again when
+    /// they lie outside it.
+    private static func bytes(at position: Int64, count: Int, source: FileByteSource, window: inout [UInt8],
+                              windowStart: inout Int64) throws(PipelineError) -> ArraySlice<UInt8> {
+        if position < windowStart || position + Int64(count) > windowStart + Int64(window.count) {
+            do { window = try source.read(at: position, count: max(count, 1 << 20)) } catch { throw .stream(error) }
+            windowStart = position
+        }
+        let start = Int(position - windowStart)
+        return window[min(start, window.count)..<min(window.count, start + count)]
+    }
+
+    /// How far through the file.
+    public var progress: MediaProgress {
+        MediaProgress(mediaSeconds: Double(framesRead * firstHeader.samplesPerFrame) / Double(max(firstHeader.sampleRate, 1)),
+                      totalSeconds: info.map { Double($0.decodedSamples) / Double(max(firstHeader.sampleRate, 1)) })
+    }
+
+    /// Bytes at the end that were no frame.
+    public mutating func takeDamage() -> [DamageEvent] {
+        defer { damage = [] }
+        return damage
+    }
+}
