@@ -202,3 +202,46 @@ public struct OggStreamWriter: Sendable {
         return page
     }
 }
+
+/// The packets of one logical Ogg stream, put together from its pages' parts (RFC 3533 6: a
+/// packet ends at a lacing value below 255 and may continue across pages).
+public struct OggPacketAssembler: Sendable {
+    /// The most bytes one packet may take; a longer one is an error.
+    public let maximumPacketBytes: Int
+    private var partial: [UInt8] = []
+    private var hasPartial = false
+
+    /// An assembler of packets of at most `maximumPacketBytes`.
+    public init(maximumPacketBytes: Int) {
+        self.maximumPacketBytes = maximumPacketBytes
+    }
+
+    /// The packets `page` completes, in order; the part of one it begins is kept for the next
+    /// page.
+    ///
+    /// - Throws: ``AudioBitstreamError`` for a packet longer than ``maximumPacketBytes``.
+    public mutating func append(_ page: OggPage) throws(AudioBitstreamError) -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        // A page that says it continues nothing drops what a lost page left unfinished.
+        if !page.flags.contains(.continued) {
+            partial = []
+            hasPartial = false
+        }
+        for part in page.parts {
+            guard partial.count + part.bytes.count <= maximumPacketBytes else {
+                throw AudioBitstreamError("Ogg page \(page.sequenceNumber)", "a packet longer than \(maximumPacketBytes) bytes")
+            }
+            partial += part.bytes
+            hasPartial = true
+            if part.endsPacket {
+                packets.append(partial)
+                partial = []
+                hasPartial = false
+            }
+        }
+        return packets
+    }
+
+    /// Whether a packet is unfinished, waiting for the next page.
+    public var isInsidePacket: Bool { hasPartial }
+}

@@ -5,26 +5,29 @@ import KeyFrameKit
 struct Cut: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cut",
-        abstract: "Cut an M4A, ADTS or FLAC file to [start, end), exact to the sample, without re-encoding.",
+        abstract: "Cut an M4A, ADTS, MP3, Ogg Opus or FLAC file to [start, end), exact to the sample, without re-encoding.",
         discussion: """
             AAC: keeps whole packets, from the one before START (the decoder needs its overlap) to the \
             one after END, and writes an edit list so that a player honouring it plays exactly the \
-            samples from START up to END; iTunSMPB says the same. Opus in MP4 keeps 80 ms before START \
-            (RFC 7845's pre-roll) and its pre-skip is the edit's start. FLAC and ALAC (native FLAC, or \
+            samples from START up to END; iTunSMPB says the same. MP3 keeps the frame before START's and \
+            a silent frame ahead holding the bit reservoir the kept frames read, so the decode is the \
+            source's to the sample; the Info frame's delay and padding trim the rest. Opus (Ogg or \
+            MP4) keeps 200 ms before START (RFC 7845's pre-roll) behind the pre-skip, and the last \
+            granule position (or the edit) trims the end. FLAC and ALAC (native FLAC, or \
             either in MP4): whole frames are copied and only the frames START and END fall inside are \
             encoded again, which is lossless, so every player decodes exactly those samples; native \
             FLAC gets a new STREAMINFO with the MD5 of the cut. Tags are kept; chapters are shifted \
             to the cut and clipped to it. Times are seconds (12.5), H:MM:SS.mmm (1:02:03.5) or \
             samples at the output rate (48000s). The output is of the input's container (.m4a, .m4b \
-            or .mp4 for MP4 and ADTS input, .flac for FLAC), written under a temporary name and \
+            or .mp4 for MP4 and ADTS input; .flac, .mp3, .opus/.ogg for those), written under a temporary name and \
             renamed when complete.
             """
     )
 
-    @Argument(help: "The .m4a/.mp4/.m4b, .aac (ADTS) or .flac file.")
+    @Argument(help: "The .m4a/.mp4/.m4b, .aac (ADTS), .mp3, .opus/.ogg or .flac file.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "The output: .m4a, .m4b or .mp4 (.flac for a FLAC input).")
+    @Option(name: .shortAndLong, help: "The output: .m4a, .m4b or .mp4; for MP3, Ogg Opus or FLAC input, that container.")
     var output: String
 
     @Option(help: "The first sample kept: seconds, H:MM:SS.mmm, or Ns for samples.")

@@ -5,7 +5,7 @@ import KeyFrameKit
 struct Join: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "join",
-        abstract: "Join M4A, ADTS or FLAC files that share one stream configuration, gaplessly, without re-encoding.",
+        abstract: "Join M4A, ADTS, MP3, Ogg Opus or FLAC files that share one stream configuration, gaplessly, without re-encoding.",
         discussion: """
             The packets are put one after another in one track, and the edit list gets an entry per \
             part that skips that part's priming and padding: a player honouring it plays exactly the \
@@ -19,14 +19,18 @@ struct Join: ParsableCommand {
             that read only iTunSMPB cannot skip the priming inside the file: the output carries no \
             iTunSMPB (it can describe only one part). FLAC files of one rate, channel count and bit \
             depth join into one FLAC stream, their frames renumbered and a new STREAMINFO with the \
-            MD5 of the whole; FLAC and ALAC in MP4 join frame to frame, exactly.
+            MD5 of the whole; FLAC and ALAC in MP4 join frame to frame, exactly. MP3 and Ogg Opus \
+            parts of one stream (as split makes them) join back into it, exactly; unrelated MP3 or \
+            Ogg Opus files join into one stream whose seam keeps the first file's padding and the \
+            next file's encoder delay (MP3: about 50 ms; Opus: its pre-skip, decoded from a cold \
+            start), as players that play them one after the other without gapless support do.
             """
     )
 
-    @Argument(help: "The parts, in order (.m4a/.mp4/.m4b or .aac; or .flac).")
+    @Argument(help: "The parts, in order (.m4a/.mp4/.m4b or .aac; or .mp3, .opus/.ogg, .flac).")
     var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "The output: .m4a, .m4b or .mp4 (.flac for FLAC parts).")
+    @Option(name: .shortAndLong, help: "The output: .m4a, .m4b or .mp4; for MP3, Ogg Opus or FLAC parts, that container.")
     var output: String
 
     @Flag(help: "Print what was written as JSON.")

@@ -5,17 +5,17 @@ import KeyFrameKit
 struct Split: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "split",
-        abstract: "Split an M4A, ADTS or FLAC file into gapless parts at times or at its chapters.",
+        abstract: "Split an M4A, ADTS, MP3, Ogg Opus or FLAC file into gapless parts at times or at its chapters.",
         discussion: """
             Each part is cut as `keyframe cut` cuts, so joining the parts (`keyframe join`) gives \
             back the input's packets and samples bit for bit, and its chapters. Parts are named after the input: NAME-01.m4a, \
-            NAME-02.m4a, … (.m4b for an .m4b input, .flac for FLAC) in DIR; an existing part is not overwritten, and \
+            NAME-02.m4a, … (.m4b for an .m4b input; the input's own for MP3, Ogg Opus and FLAC) in DIR; an existing part is not overwritten, and \
             if one part fails the parts written are removed. With --chapters each part takes its \
             chapter's title as its title tag and its number as its track number.
             """
     )
 
-    @Argument(help: "The .m4a/.mp4/.m4b, .aac (ADTS) or .flac file.")
+    @Argument(help: "The .m4a/.mp4/.m4b, .aac (ADTS), .mp3, .opus/.ogg or .flac file.")
     var input: String
 
     @Option(parsing: .upToNextOption, help: "Split points, comma-separated or repeated: seconds, H:MM:SS.mmm, or Ns for samples.")

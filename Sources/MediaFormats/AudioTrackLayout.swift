@@ -1,4 +1,5 @@
 public import SystemPackage
+internal import AudioBitstreams
 
 /// What an edit without re-encoding needs to know about an audio track: an M4A/MP4 track of
 /// AAC, or of another codec the registry's descriptions name (Opus, FLAC, ALAC), or an ADTS
@@ -16,7 +17,7 @@ public struct AudioTrackLayout: Sendable {
     /// and channels.
     public let audioFormat: EncodedAudioFormat
     /// Packets a decoder needs before the one that holds a sample to reconstruct it: AAC's one
-    /// (the MDCT overlap), Opus's 80 ms (RFC 7845 4.6: the decoder converges within it), none
+    /// (the MDCT overlap), Opus's 200 ms (``/AudioBitstreams/OpusPacket/editPreRoll``), none
     /// for FLAC and ALAC, whose frames stand alone.
     public let preRoll: Int
     /// Packets kept after the one that holds the last sample: one for AAC, none for the others.
@@ -235,8 +236,8 @@ public struct AudioTrackLayout: Sendable {
         switch codec {
         case .flac, .alac: return (0, 0)
         case .opus:
-            // 80 ms (3,840 samples at 48 kHz), in whole packets.
-            let units = Int64(timescale) * 80 / 1000
+            // OpusPacket.editPreRoll (200 ms), in whole packets.
+            let units = Int64(timescale) * OpusPacket.editPreRoll / 48000
             return (Int((units + packetDuration - 1) / max(packetDuration, 1)), 0)
         default: return (1, 1)
         }

@@ -6,7 +6,8 @@ internal import SystemPackage
 
 /// Edits of the containers KeyFrameKit writes itself besides MP4, each written as the container
 /// it was read from: native FLAC (frames kept, boundary frames encoded again) and MP3 (frames
-/// kept behind a reservoir frame, the Info frame's delay and padding trimming the rest).
+/// kept behind a reservoir frame, the Info frame's delay and padding trimming the rest) and Ogg
+/// Opus (80 ms of pre-roll kept, the pre-skip and the last granule position trimming).
 extension AudioEditing {
     /// A native file to edit: its container, rate, length and tags.
     struct NativeStream {
@@ -28,12 +29,20 @@ extension AudioEditing {
     }
 
     /// The formats edited natively.
-    static let nativeFormats: Set<MediaFileFormat> = [.flac, .mp3]
+    static let nativeFormats: Set<MediaFileFormat> = [.flac, .mp3, .oggOpus]
 
     /// `path` as a native stream when `formats` detects one of ``nativeFormats``, else `nil`.
     static func nativeStream(_ path: FilePath, formats: MediaFormatRegistry) throws(PipelineError) -> NativeStream? {
         guard let format = formats.detect(path), nativeFormats.contains(format) else { return nil }
         switch format {
+        case .oggOpus:
+            var input = try OggOpusPacketInput(path: path)
+            var length = input.trim.validFrameCount ?? 0
+            if input.trim.validFrameCount == nil {
+                while try input.next() != nil {}
+                length = max(0, input.decodedSamples - Int64(input.head.preSkip))
+            }
+            return NativeStream(path: path, format: .oggOpus, sampleRate: 48000, length: length, metadata: input.metadata)
         case .mp3:
             var input = try MP3FrameInput(path: path)
             let length: Int64
@@ -83,6 +92,16 @@ extension AudioEditing {
         guard let first = streams.first else { throw .unsupported("join needs at least one input") }
         var metadata = first.metadata
         metadata.tags.removeAll { $0.key == "title" || $0.key == "track" }
+        if first.format == .oggOpus {
+            var pieces = [OggOpusSpliceSource.Piece(path: first.path, range: 0..<first.length)]
+            for (previous, next) in zip(streams, streams.dropFirst()) {
+                pieces.append(OggOpusSpliceSource.Piece(path: next.path, range: 0..<next.length,
+                                                        continuedPackets: try continuedPackets(of: previous, in: next)))
+            }
+            let source = try OggOpusSpliceSource(pieces: pieces)
+            return try writeOggOpus(output, source: source, metadata: metadata, chapters: joinedChapters(streams, starts: source.pieceStarts),
+                                    control: control, progress: progress)
+        }
         guard first.format == .mp3 else {
             return try writeNative(output, pieces: streams.map { ($0, 0..<$0.length) }, metadata: metadata,
                                    chapters: joinedChapters(streams), control: control, progress: progress)
@@ -126,6 +145,43 @@ extension AudioEditing {
         return 0
     }
 
+    /// How many packets Ogg Opus `next` begins with that `previous` ends with, when `next` is the
+    /// part of one stream that follows `previous` (a split part's pre-roll): their bytes are the
+    /// same, and where `previous`'s presentation ends in them is where `next`'s begins. 0
+    /// otherwise: the parts of different streams keep their own pre-skip and padding at the seam.
+    static func continuedPackets(of previous: NativeStream, in next: NativeStream) throws(PipelineError) -> Int {
+        var before = try OggOpusPacketInput(path: previous.path)
+        var tail: [MediaSample] = []
+        while let packet = try before.next() {
+            tail.append(packet)
+            if tail.count > 64 { tail.removeFirst() }
+        }
+        var after = try OggOpusPacketInput(path: next.path)
+        var head: [MediaSample] = []
+        while head.count < 64, let packet = try after.next() { head.append(packet) }
+        let end = Int64(before.head.preSkip) + previous.length
+        for count in stride(from: min(tail.count, head.count), through: 1, by: -1) {
+            guard zip(tail.suffix(count), head.prefix(count)).allSatisfy({ $0.data == $1.data }) else { continue }
+            // `previous` ends inside the shared packets exactly where `next` begins in them.
+            let overlapStart = tail[tail.count - count].presentationTime.value
+            if end - overlapStart == Int64(after.head.preSkip), before.decodedSamples - end < 5760 { return count }
+        }
+        return 0
+    }
+
+    /// Writes Opus packets from `source` to the Ogg Opus `output`, with `metadata` (its chapters
+    /// `chapters`).
+    static func writeOggOpus(_ output: FilePath, source: OggOpusSpliceSource, metadata: StreamMetadata, chapters: [MovieChapter],
+                             control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        var told = metadata
+        told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
+        var announced = AnnouncingSource(source, announcing: [.metadata(told)])
+        var sink = try OggOpusFileOutput(path: output)
+        let report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
+        return Summary(output: output, codec: .opus, packets: sink.packets, samples: source.gapless.validLength ?? 0,
+                       sampleRate: 48000, chapters: chapters.normalized(), report: report)
+    }
+
     /// Writes MP3 frames from `source` to `output`, with `metadata` (its chapters `chapters`).
     static func writeMP3(_ output: FilePath, source: MP3SpliceSource, sampleRate: Int, metadata: StreamMetadata, chapters: [MovieChapter],
                          control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
@@ -144,6 +200,10 @@ extension AudioEditing {
         guard let first = pieces.first?.stream else { throw .unsupported("nothing to write") }
         var told = metadata
         told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
+        if first.format == .oggOpus {
+            return try writeOggOpus(output, source: try OggOpusSpliceSource(pieces: pieces.map { OggOpusSpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
+                                    metadata: metadata, chapters: chapters, control: control, progress: progress)
+        }
         if first.format == .mp3 {
             return try writeMP3(output, source: try MP3SpliceSource(pieces: pieces.map { MP3SpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
                                 sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, control: control, progress: progress)
