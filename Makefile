@@ -79,7 +79,7 @@ BIN = $(shell $(SWIFT) build --show-bin-path)
 # --- fuzzing ------------------------------------------------------------------------------------
 
 # Override to run some: make fuzz FUZZ_TARGETS="h264 hevc annexb" FUZZ_SECONDS=120
-FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts playlist url codecconfig mp3 ogg
+FUZZ_TARGETS := adts asc esds wav mp4 h264 hevc annexb ics rdb sbr ps ilst chapters mpd rtmp ts playlist url codecconfig mp3 ogg flac
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_CONFIG := release
 FUZZ_BIN := $(FUZZ_SCRATCH)/$(FUZZ_CONFIG)/keyframe-fuzz

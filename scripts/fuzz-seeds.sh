@@ -41,7 +41,7 @@
 # Corpus files are copied into DIR (a build folder), never into the repository.
 set -euo pipefail
 
-usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist|url|codecconfig|mp3|ogg DIR" >&2; exit 2; }
+usage() { echo "usage: $0 adts|asc|esds|wav|mp4|h264|hevc|annexb|ics|rdb|sbr|ps|ilst|chapters|mpd|ts|rtmp|playlist|url|codecconfig|mp3|ogg|flac DIR" >&2; exit 2; }
 [[ $# -eq 2 ]] || usage
 target=$1
 dir=$2
@@ -546,6 +546,19 @@ ogg)
     head -c 4096 "$dir/.x.opus" > "$dir/opusenc.opus"
     head -c 4096 "$dir/.y.opus" > "$dir/ffmpeg.opus"
     rm -f "$wav" "$dir/.x.opus" "$dir/.y.opus"
+    ;;
+flac)
+    # Native FLAC as flac and FFmpeg write it: fLaC, STREAMINFO, a Vorbis comment, padding, frames
+    # of fixed and of variable block size, 16 and 24 bits.
+    wav="$dir/.in.wav"
+    ffmpeg -nostdin -v error -y -f lavfi -i "sine=frequency=440:sample_rate=44100:duration=0.3" -ac 2 "$wav"
+    flac --silent -f --tag=TITLE=Seed -o "$dir/.x.flac" "$wav"
+    ffmpeg -nostdin -v error -y -i "$wav" -ar 48000 -sample_fmt s32 -c:a flac -bits_per_raw_sample 24 "$dir/.y.flac"
+    ffmpeg -nostdin -v error -y -i "$wav" -c:a flac -frame_size 1000 -lpc_type none -ch_mode indep "$dir/.z.flac"
+    head -c 8192 "$dir/.x.flac" > "$dir/flac.flac"
+    head -c 8192 "$dir/.y.flac" > "$dir/ffmpeg-24bit.flac"
+    head -c 8192 "$dir/.z.flac" > "$dir/ffmpeg-odd-blocks.flac"
+    rm -f "$wav" "$dir/.x.flac" "$dir/.y.flac" "$dir/.z.flac"
     ;;
 *)
     usage

@@ -122,6 +122,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// `OpusTags`): any bytes give pages or a typed error; a page writes back to its bytes; the
     /// packets partition the pages' bodies, and paged again read back the same.
     case ogg
+    /// A native FLAC file's metadata blocks and frames (``FLACMetadataBlock``,
+    /// ``FLACStreamInfo``, ``FLACFrameHeader``, ``FLACFrame``): blocks write back to their
+    /// bytes; frame headers write back to the same fields; a frame renumbered keeps its body,
+    /// reads its new number and has a footer that matches.
+    case flac
 
     /// Runs the target on one input.
     public func run(_ data: [UInt8]) {
@@ -131,6 +136,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .codecconfig: Self.codecConfiguration(data)
         case .mp3: Self.mp3(data)
         case .ogg: Self.ogg(data)
+        case .flac: Self.flac(data)
         case .adts: Self.adts(data)
         case .asc: Self.asc(data)
         case .esds: Self.esds(data)

@@ -2,7 +2,7 @@ import AudioBitstreams
 import MediaCore
 
 // The `ogg` fuzz target: Ogg pages (their CRC not checked, so that mutations reach the rest), the
-// packets they carry, and an Ogg Opus stream's two header packets.
+// packets they carry (through the one assembler the readers use), and an Ogg Opus stream's two header packets.
 
 extension FuzzTarget {
     static func ogg(_ data: [UInt8]) {
@@ -21,20 +21,12 @@ extension FuzzTarget {
             precondition(sameBytes(written, Array(data[start..<end])), "an Ogg page does not write back to its bytes")
             pages.append(page)
         }
-        // The packets, reassembled across pages.
+        // The packets, reassembled across pages: within the pages' bodies.
+        var assembler = OggPacketAssembler(maximumPacketBytes: 1 << 24)
         var packets: [[UInt8]] = []
-        var partial: [UInt8] = []
-        for page in pages {
-            for part in page.parts {
-                partial += part.bytes
-                if part.endsPacket {
-                    packets.append(partial)
-                    partial = []
-                }
-            }
-        }
-        precondition(packets.reduce(0) { $0 + $1.count } + partial.count == pages.reduce(0) { $0 + $1.body.count },
-                     "the packets do not partition the pages' bodies")
+        for page in pages { packets += (try? assembler.append(page)) ?? [] }
+        precondition(packets.reduce(0) { $0 + $1.count } <= pages.reduce(0) { $0 + $1.body.count },
+                     "the packets hold more than the pages' bodies")
         for packet in packets.prefix(2) {
             if let head = try? OpusHeader(bytes: packet) {
                 precondition((try? OpusHeader(bytes: head.bytes)) == head, "OpusHead does not read back")
@@ -50,13 +42,11 @@ extension FuzzTarget {
         for (index, packet) in packets.prefix(64).enumerated() { rewritten += writer.append(packet, granulePosition: Int64(index) * 960) }
         rewritten += writer.flush(endOfStream: true)
         var again: [[UInt8]] = []
-        partial = []
+        var reassembler = OggPacketAssembler(maximumPacketBytes: 1 << 24)
         for page in rewritten {
             precondition(page.segmentTable.count <= OggPage.maximumSegments, "a page of more than 255 lacing values")
-            for part in page.parts {
-                partial += part.bytes
-                if part.endsPacket { again.append(partial); partial = [] }
-            }
+            guard let completed = try? reassembler.append(page) else { preconditionFailure("paged again, a packet is too long") }
+            again += completed
         }
         precondition(again == Array(packets.prefix(64)), "packets paged again do not read back")
     }
