@@ -32,3 +32,46 @@ extension RawDataBlock {
         return false
     }
 }
+
+extension RawDataBlock {
+    /// Whether a decoder may start at this block and decode its SBR (and PS) exactly: every
+    /// SBR element carries an SBR header and codes its envelopes and noise floors in frequency
+    /// only (`bs_df_env` and `bs_df_noise` all 0, ISO/IEC 14496-3 4.5.2.8.2), and its PS, if
+    /// any, carries a PS header and codes IID and ICC in frequency only (8.4). A block with no
+    /// SBR is independent; one whose SBR does not parse is not. `outputSampleRate` is the SBR
+    /// rate (twice the core's).
+    public func isIndependentOfEarlierBlocks(outputSampleRate: Int) -> Bool {
+        var channels = 0
+        for element in elements {
+            switch element {
+            case .singleChannel: channels = 1
+            case .channelPair: channels = 2
+            case .fill(let fill):
+                let crc = fill.extensionType == FillElement.ExtensionType.sbrDataCRC
+                guard fill.extensionType == FillElement.ExtensionType.sbrData || crc, channels > 0 else { continue }
+                let skipped = crc ? 14 : 4
+                var reader = BitReader(fill.payload)
+                var parser = SBRStreamParser(outputSampleRate: outputSampleRate)
+                guard fill.payload.count * 8 > skipped, (try? reader.skipBits(skipped)) != nil,
+                      let data = try? parser.parse(&reader, channelCount: channels, bitLimit: fill.payload.count * 8 - skipped),
+                      data.header != nil,
+                      data.channels.allSatisfy({ !$0.envelopeTimeDelta.contains(true) && !$0.noiseTimeDelta.contains(true) }) else { return false }
+                if let extended = data.extendedData {
+                    var stereo = ParametricStereoParser()
+                    let frame: ParametricStereoFrame?
+                    do { frame = try stereo.parse(extendedData: extended) } catch { return false }
+                    if let frame {
+                        if frame.header == nil || frame.iidTimeDelta.contains(true) || frame.iccTimeDelta.contains(true) { return false }
+                    } else if extended.count > 7 {
+                        // PS without a header (its modes come from an earlier frame) reads as none.
+                        var bits = BitReader(extended.bytes)
+                        if (try? bits.readBits(2)) == UInt64(ParametricStereoFrame.extensionID) { return false }
+                    }
+                }
+            default:
+                continue
+            }
+        }
+        return true
+    }
+}

@@ -262,7 +262,7 @@ public struct AudioTrackLayout: Sendable {
     }
 
     /// The packet whose decoded samples hold media time `time`.
-    func packetIndex(holding time: Int64) -> Int {
+    public func packetIndex(holding time: Int64) -> Int {
         guard let packetStarts else { return Int(time / packetDuration) }
         var low = 0, high = min(packetStarts.count, packetCount)
         while high - low > 1 {

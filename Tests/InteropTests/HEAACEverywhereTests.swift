@@ -185,35 +185,47 @@ import TestSupport
                 "ffmpeg: \(decoded.standardError)")
     }
 
-    @Test(arguments: ["m4a", "aac"])
-    func cutSplitJoinRefuseHEAAC(container: String) throws {
+    /// HE-AAC (v1 and v2; in M4A, and ADTS) is cut, split and joined without re-encoding: each
+    /// edit keeps frames back to one a decoder may start at (an SBR header, values coded in
+    /// frequency only: every 8th frame ours writes), and the edit list trims to the sample,
+    /// rounded to the core's (two output samples). Our decode and FFmpeg's of the cut of a tone
+    /// line up with the source's decode at lag 0, within 30 dB over the 2,048 samples after the
+    /// cut; the lengths are exact; the split parts join back into the source's frames, so the
+    /// decode of the join is the source's, bit for bit. (A tone, because SBR's noise generator
+    /// runs on from the decoder's first frame: a decode that starts elsewhere fills noise-like
+    /// high bands with other noise of the same level, which no waveform comparison forgives.)
+    @Test(arguments: [("m4a", "he-aac"), ("aac", "he-aac"), ("m4a", "he-aac-v2")])
+    func cutSplitAndJoinHEAAC(container: String, profile: String) throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("in.wav").path
-        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:sample_rate=48000:duration=2", "-ac", "2", wav])
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=440:r=44100:d=10", "-f", "lavfi",
+                                            "-i", "sine=f=3100:r=44100:d=10", "-filter_complex", "[0][1]amerge", "-c:a", "pcm_s16le", wav])
         let source = directory.appendingPathComponent("he.\(container)").path
-        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", source, "--profile", "he-aac"])
-        let before = try Data(contentsOf: URL(fileURLWithPath: source))
-        let made = directory.appendingPathComponent("made")
-        let attempts: [(String, [String])] = [
-            ("cut", ["cut", source, "-o", made.appendingPathExtension("m4a").path, "--start", "0.5", "--end", "1.5"]),
-            ("split", ["split", source, "--at", "1", "-o", made.path + "/"]),
-            ("joined", ["join", source, source, "-o", made.appendingPathExtension("m4a").path]),
-        ]
-        for (verb, arguments) in attempts {
-            let run = try ExternalTool.run(try ExternalTool.keyframe, arguments)
-            #expect(run.status != 0, "\(verb) of HE-AAC .\(container) succeeded")
-            // The way out it names is a command line that works today (`cut` has no --profile).
-            #expect(run.standardError.contains("HE-AAC cannot be \(verb) sample-exactly yet: SBR's QMF overlap spans frames; "
-                                               + "re-encode it to AAC-LC first (keyframe convert \(source) -o LC.m4a --profile lc)"),
-                    "\(verb): \(run.standardError)")
-            #expect(!FileManager.default.fileExists(atPath: made.path) && !FileManager.default.fileExists(atPath: made.appendingPathExtension("m4a").path),
-                    "\(verb) wrote something")
-            #expect(try Data(contentsOf: URL(fileURLWithPath: source)) == before, "\(verb) touched the source")
-        }
-        // Following the advice: the AAC-LC re-encode cuts.
-        let lc = directory.appendingPathComponent("LC.m4a").path
-        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", source, "-o", lc, "--profile", "lc"])
-        try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", lc, "-o", made.appendingPathExtension("m4a").path, "--start", "0.5", "--end", "1.5"])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", source, "--profile", profile, "--bitrate", "48k"])
+        let whole = try NativeEditTests.decode(NativeEditTests.keyframeDecoded(source, in: directory), with: "ffmpeg", in: directory)
+        // 1.2345 s is sample 54,441 of the M4A's presentation: the cut starts at 54,440, the
+        // core's sample before it. ADTS says no priming, and its times count core samples: the
+        // cut starts at core sample 27,221 (1.2345 × 22,050, rounded) of the whole decode.
+        let (start, length) = container == "aac" ? (54_442, 276_308) : (54_440, 276_310)
+        let cut = directory.appendingPathComponent("cut.m4a").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", source, "-o", cut, "--start", "1.2345", "--end", "7.5"])
+        #expect(run.standardOutput.contains(container == "aac" ? "138154 samples" : "276310 samples"), "\(run.standardOutput)")
+        let ours = try NativeEditTests.decode(NativeEditTests.keyframeDecoded(cut, in: directory), with: "ffmpeg", in: directory)
+        #expect(ours.count == length * 2)
+        let reference = Array(whole.dropFirst(start * 2))
+        #expect(NativeEditTests.snr(reference, ours, frames: 0..<2048) >= 30 && NativeEditTests.snr(reference, ours, frames: 0..<length) >= 30)
+        // FFmpeg honours the edit's start (not its end): its decode starts where ours does.
+        let theirs = try NativeEditTests.decode(cut, with: "ffmpeg", in: directory)
+        #expect(NativeEditTests.snr(reference, theirs, frames: 0..<2048) >= 30, "FFmpeg's decode of the cut at lag 0")
+        let validate = try ExternalTool.run(try ExternalTool.keyframe, ["validate", cut])
+        #expect(validate.status == 0, "\(validate.standardOutput)\(validate.standardError)")
+
+        let parts = directory.appendingPathComponent("parts").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["split", source, "--at", "3.3", "--at", "6.1", "-o", parts])
+        let joined = directory.appendingPathComponent("joined.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["join", "\(parts)/he-01.m4a", "\(parts)/he-02.m4a", "\(parts)/he-03.m4a", "-o", joined])
+        let again = try NativeEditTests.decode(NativeEditTests.keyframeDecoded(joined, in: directory), with: "ffmpeg", in: directory)
+        #expect(again == whole, "the joined parts decode to the source's samples")
     }
 }

@@ -25,6 +25,13 @@ import TestSupport
         return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
     }
 
+    /// A WAV of `keyframe decode`'s output for `file`.
+    static func keyframeDecoded(_ file: String, in directory: URL) throws -> String {
+        let wav = directory.appendingPathComponent(UUID().uuidString + ".wav").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["decode", file, "-o", wav])
+        return wav
+    }
+
     /// The SNR of `decoded` against `reference` over stereo frames `frames`.
     static func snr(_ reference: [Int16], _ decoded: [Int16], frames: Range<Int>) -> Double {
         var signal = 0.0, noise = 0.0

@@ -110,31 +110,85 @@ public enum AudioEditing {
         }
         try checkOutput(output, formats: formats)
         let layout = try AudioTrackLayout(path: input, formats: formats)
-        try refuseSpectralBandReplication(layout, edit: "cut", formats: formats)
-        let range = try presentedRange(of: layout, from: start, to: end)
+        let range = coreAligned(try presentedRange(of: layout, from: start, to: end), of: layout, formats: formats)
         let chapters = shifted(layout.chapters, by: range.lowerBound, length: Int64(range.count), timescale: layout.timescale)
         return try write(output, pieces: [Piece(layout: layout, range: range, repeated: 0)], chapters: chapters, items: layout.items,
                          formats: formats, control: control, progress: progress)
     }
 
-    /// Refuses HE-AAC (SBR, and PS over it): DESIGN's argument for a sample-exact edit of whole
-    /// packets covers AAC-LC's MDCT overlap of one frame; SBR's QMF analysis and envelope
-    /// coding reach across frames (the decoder's 962-sample delay, values coded against the
-    /// frame before, a header only now and then), which is not proven exact yet. Found from the
-    /// AudioSpecificConfig (explicit or backward-compatible signalling) or, where the
-    /// configuration says AAC-LC at a core rate (ADTS, or an MP4 remuxed from it: implicit
-    /// signalling), from an SBR fill element in the first frame. `edit` names the edit in the message (`cut`, `split`, `joined`).
-    static func refuseSpectralBandReplication(_ layout: AudioTrackLayout, edit: String, formats: MediaFormatRegistry) throws(PipelineError) {
-        guard layout.audioFormat.codec == .aac, let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return }
+    /// How to read the frames of an HE-AAC track (SBR, and PS over it) to find where a decoder
+    /// may start; `nil` for any other. Found from the AudioSpecificConfig (explicit or
+    /// backward-compatible signalling) or, where the configuration says AAC-LC at a core rate
+    /// (ADTS, or an MP4 remuxed from it: implicit signalling), from an SBR fill element in the
+    /// first frame.
+    static func spectralBandReplication(of layout: AudioTrackLayout, formats: MediaFormatRegistry) -> (blocks: RawDataBlock.Configuration, outputRate: Int)? {
+        guard layout.audioFormat.codec == .aac, let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return nil }
         var found = config.sbrPresent || config.psPresent
         if !found, config.audioObjectType == .aacLC, config.samplingFrequency <= 24000 {
             found = (try? firstFrameCarriesSBR(layout.path, config: config, formats: formats)) ?? false
         }
-        guard found else { return }
-        throw .unsupported("\(layout.path): HE-AAC cannot be \(edit) sample-exactly yet: SBR's QMF overlap spans frames; "
-                           + "re-encode it to AAC-LC first (keyframe convert \(layout.path) -o LC.m4a --profile lc), "
-                           + "then \(edit == "joined" ? "join" : edit == "split" ? "split" : "cut") that, or encode the source again with "
-                           + "--profile lc")
+        guard found else { return nil }
+        let blocks = RawDataBlock.Configuration(samplingFrequencyIndex: config.samplingFrequencyIndex, channelConfiguration: config.channelConfiguration)
+        return (blocks, config.sbrPresent || config.psPresent ? config.outputSampleRate : config.samplingFrequency * 2)
+    }
+
+    /// `range` with each end moved back to an even sample of the decoded stream when `layout` is
+    /// HE-AAC timed at its output rate (the stream's end excepted): the core runs at half that
+    /// rate, and iTunSMPB and FFmpeg's decoder skip whole core samples, so an odd `media_time`
+    /// would start the decode a sample off. An HE-AAC edit is exact to two output samples.
+    static func coreAligned(_ range: Range<Int64>, of layout: AudioTrackLayout, formats: MediaFormatRegistry) -> Range<Int64> {
+        guard let sbr = spectralBandReplication(of: layout, formats: formats), layout.timescale == sbr.outputRate else { return range }
+        let lower = range.lowerBound - (layout.priming + range.lowerBound) % 2
+        let upper = range.upperBound == layout.validLength ? range.upperBound : range.upperBound - (layout.priming + range.upperBound) % 2
+        return max(0, lower)..<max(max(0, lower) + 1, upper)
+    }
+
+    /// Frames an HE-AAC edit looks back through for one a decoder may start at.
+    static let independentFrameSearch = 64
+
+    /// For HE-AAC, the first packet of `kept` moved back to a frame a decoder may start at
+    /// (``/AACBitstream/RawDataBlock/isIndependentOfEarlierBlocks(outputSampleRate:)``: an SBR
+    /// header, values coded in frequency only), at least two frames before the one holding the
+    /// first sample: the core's MDCT overlap and the SBR's QMF history then hold the source's
+    /// values again by that sample. SBR's envelopes are coded against the frame before, so a
+    /// decoder that started elsewhere would play wrong high bands until the next such frame.
+    /// KeyFrameKit's encoder makes every 8th frame one (``/SpectralBandReplication/SBREncoder/headerInterval``).
+    ///
+    /// - Throws: `PipelineError.unsupported` when none lies within ``independentFrameSearch``
+    ///   frames before, naming the file.
+    static func startingAtIndependentFrame(_ kept: (packets: ClosedRange<Int>, priming: Int64), of layout: AudioTrackLayout,
+                                           sbr: (blocks: RawDataBlock.Configuration, outputRate: Int),
+                                           formats: MediaFormatRegistry) throws(PipelineError) -> (packets: ClosedRange<Int>, priming: Int64) {
+        let start = layout.packetStart(kept.packets.lowerBound) + kept.priming
+        let holding = layout.packetIndex(holding: start)
+        let latest = max(0, holding - 2)
+        guard latest > 0 else {
+            return (0...kept.packets.upperBound, start)
+        }
+        let earliest = max(0, latest - independentFrameSearch)
+        let frames = try packetBytes(earliest...latest, of: layout, formats: formats)
+        for index in stride(from: latest, through: earliest, by: -1) {
+            let bytes = frames[index - earliest]
+            if index == 0 || (try? RawDataBlock(parsing: bytes, configuration: sbr.blocks))?.isIndependentOfEarlierBlocks(outputSampleRate: sbr.outputRate) == true {
+                return (index...kept.packets.upperBound, start - layout.packetStart(index))
+            }
+        }
+        throw .unsupported("\(layout.path): no HE-AAC frame within \(independentFrameSearch) before sample \(start) is one a decoder may start at "
+                           + "(an SBR header, values coded in frequency only), so it cannot be cut there without re-encoding; "
+                           + "keyframe convert re-encodes it (keyframe convert \(layout.path) -o OUT.m4a)")
+    }
+
+    /// The bytes of packets `indices` of `layout`'s track: read where an MP4's tables place them,
+    /// or, for ADTS or a fragmented file, read through from the start.
+    static func packetBytes(_ indices: ClosedRange<Int>, of layout: AudioTrackLayout, formats: MediaFormatRegistry) throws(PipelineError) -> [[UInt8]] {
+        if let bytes = layout.packetBytes(indices.lowerBound..<(indices.upperBound + 1)) { return bytes }
+        var input = try formats.aacInput(layout.path, purpose: .editing)
+        var skipped = input.skip(packets: indices.lowerBound)
+        while skipped < indices.lowerBound, try input.next() != nil { skipped += 1 }
+        var packets: [[UInt8]] = []
+        while packets.count < indices.count, let packet = try input.next() { packets.append(packet.data) }
+        guard packets.count == indices.count else { throw .unsupported("\(layout.path): packets \(indices) cannot be read") }
+        return packets
     }
 
     /// Whether the first AAC frame at `path` (ADTS, or an MP4 whose config says AAC-LC, as
@@ -193,7 +247,6 @@ public enum AudioEditing {
                              control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> [Summary] {
         let native = try nativeStream(input, formats: formats)
         let layout = native == nil ? try AudioTrackLayout(path: input, formats: formats) : nil
-        if let layout { try refuseSpectralBandReplication(layout, edit: "split", formats: formats) }
         let length = native?.length ?? layout?.validLength ?? 0
         let timescale = native?.sampleRate ?? layout?.timescale ?? 1
         let inputChapters = native?.chapters ?? layout?.chapters ?? []
@@ -216,6 +269,9 @@ public enum AudioEditing {
         }
         guard zip(bounds, bounds.dropFirst()).allSatisfy({ $0 < $1 }), bounds.allSatisfy({ $0 > 0 && $0 < length }) else {
             throw .unsupported("\(input): split points must increase and lie inside its \(fixed(Double(length) / Double(max(timescale, 1)), digits: 3)) s")
+        }
+        if let layout {
+            bounds = bounds.map { coreAligned($0..<length, of: layout, formats: formats).lowerBound }
         }
         let edges = [0] + bounds + [length]
         let stem = input.stem ?? "part"
@@ -312,7 +368,6 @@ public enum AudioEditing {
         try checkOutput(output, formats: formats)
         var layouts: [AudioTrackLayout] = []
         for input in inputs { layouts.append(try AudioTrackLayout(path: input, formats: formats)) }
-        for layout in layouts { try refuseSpectralBandReplication(layout, edit: "joined", formats: formats) }
         let first = layouts[0]
         for (number, layout) in layouts.enumerated().dropFirst() {
             if let difference = difference(between: first, and: layout) {
@@ -325,7 +380,8 @@ public enum AudioEditing {
         // the packets the later part repeats are dropped and the two edits become one.
         var pieces: [Piece] = [Piece(layout: first, range: 0..<first.validLength, repeated: 0)]
         for (previous, layout) in zip(layouts, layouts.dropFirst()) {
-            pieces.append(Piece(layout: layout, range: 0..<layout.validLength, repeated: repeatedPackets(of: previous, in: layout)))
+            pieces.append(Piece(layout: layout, range: 0..<layout.validLength,
+                                repeated: repeatedPackets(of: previous, in: layout, nextStartsAtFirstPacket: firstKeptPacket(of: layout, formats: formats) == 0)))
         }
         return try write(output, pieces: pieces, chapters: joinedChapters(pieces), items: items, formats: formats, control: control, progress: progress)
     }
@@ -382,7 +438,7 @@ public enum AudioEditing {
     /// cut, for the MDCT's overlap): the presentation of `previous` ends inside those packets
     /// exactly where `next`'s begins, and their bytes are the same. 0 otherwise (parts of
     /// different streams keep their own pre-roll, each behind its own edit).
-    static func repeatedPackets(of previous: AudioTrackLayout, in next: AudioTrackLayout) -> Int {
+    static func repeatedPackets(of previous: AudioTrackLayout, in next: AudioTrackLayout, nextStartsAtFirstPacket: Bool) -> Int {
         guard previous.container == .mp4, next.container == .mp4, previous.damage == nil, next.damage == nil,
               streamKey(previous.audioFormat) == streamKey(next.audioFormat),
               previous.timescale == next.timescale, previous.packetDuration == next.packetDuration,
@@ -390,8 +446,10 @@ public enum AudioEditing {
         let duration = previous.packetDuration
         // The whole of each is written: `previous` up to its last packet, `next` from its first.
         guard previous.packets(presenting: 0..<previous.validLength).packets.upperBound == previous.packetCount - 1,
-              next.packets(presenting: 0..<next.validLength).packets.lowerBound == 0 else { return 0 }
-        let most = previous.preRoll + previous.postRoll + 3
+              nextStartsAtFirstPacket else { return 0 }
+        // A part keeps its codec's pre-roll, and an HE-AAC part the frames back to one a decoder
+        // may start at (KeyFrameKit's encoder makes every 8th one): up to 20 repeat.
+        let most = max(previous.preRoll + previous.postRoll + 3, 20)
         for count in stride(from: min(most, previous.packetCount - 1, next.packetCount - 1), through: 1, by: -1) {
             let endInOverlap = previous.priming + previous.validLength - Int64(previous.packetCount - count).saturatingMultiplied(by: duration)
             guard endInOverlap == next.priming,
@@ -400,6 +458,14 @@ public enum AudioEditing {
             return count
         }
         return 0
+    }
+
+    /// The first packet an edit of the whole of `layout` keeps: its pre-roll's, or for HE-AAC
+    /// the frame a decoder may start at before it.
+    static func firstKeptPacket(of layout: AudioTrackLayout, formats: MediaFormatRegistry) -> Int {
+        let presented = layout.packets(presenting: 0..<layout.validLength)
+        guard let sbr = spectralBandReplication(of: layout, formats: formats) else { return presented.packets.lowerBound }
+        return (try? startingAtIndependentFrame(presented, of: layout, sbr: sbr, formats: formats))?.packets.lowerBound ?? presented.packets.lowerBound
     }
 
     /// The first field in which `other`'s stream differs from `base`'s, as words; `nil` when
@@ -540,7 +606,11 @@ public enum AudioEditing {
         for (number, piece) in pieces.enumerated() {
             let presented = piece.layout.packets(presenting: piece.range)
             let repeated = presented.packets.count > piece.repeated ? piece.repeated : 0
-            let kept = (packets: (presented.packets.lowerBound + repeated)...presented.packets.upperBound, priming: presented.priming)
+            // A part that continues the one before is written from its first packet on, past those repeated.
+            var kept = (packets: (repeated > 0 ? repeated : presented.packets.lowerBound)...presented.packets.upperBound, priming: presented.priming)
+            if repeated == 0, let sbr = spectralBandReplication(of: piece.layout, formats: formats) {
+                kept = try startingAtIndependentFrame(kept, of: piece.layout, sbr: sbr, formats: formats)
+            }
             let input = try formats.aacInput(piece.layout.path, purpose: .editing)
             // A lossless stream begins and ends exactly where the range does: the frames it
             // begins and ends inside are encoded again, so no edit is needed to trim them (and
