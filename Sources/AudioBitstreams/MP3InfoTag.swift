@@ -64,6 +64,18 @@ public struct MP3InfoTag: Sendable, Hashable {
     /// flags, the frame and byte counts, the seek table, the quality, then 36 bytes of LAME tag.
     public static let length = 4 + 4 + 4 + 4 + 100 + 4 + 36
 
+    /// Whether `frame` is a tag frame rather than audio: a Xing or Info header after the side
+    /// information (with or without a LAME extension), or Fraunhofer's VBRI header 32 bytes
+    /// after the frame header. Decoders (FFmpeg, mpg123) skip such a frame.
+    public static func isTagFrame(_ frame: [UInt8]) -> Bool {
+        guard let header = MPEGAudioFrameHeader(frame, at: 0), header.layer == 3 else { return false }
+        let xing = 4 + header.sideInformationLength, vbri = 4 + 32
+        for (offset, names) in [(xing, ["Xing", "Info"]), (vbri, ["VBRI"])] where offset + 4 <= frame.count {
+            if names.contains(where: { Array($0.utf8) == Array(frame[offset..<(offset + 4)]) }) { return true }
+        }
+        return false
+    }
+
     /// Reads the tag from the frame header at the start of `frame` (ISO/IEC 11172-3 2.4.1.3:
     /// the header, the side information, then the Info header in the main data); `nil` when the
     /// frame holds no Xing/Info header with a frame count, or no LAME extension.

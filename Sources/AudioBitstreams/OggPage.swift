@@ -227,7 +227,11 @@ public struct OggPacketAssembler: Sendable {
             partial = []
             hasPartial = false
         }
-        for part in page.parts {
+        // A page that continues a packet this assembler never began (a page lost before it, or
+        // the stream read from its middle): that packet's end is dropped (RFC 3533 6).
+        let orphan = page.flags.contains(.continued) && !hasPartial
+        for (index, part) in page.parts.enumerated() {
+            if orphan, index == 0 { continue }
             guard partial.count + part.bytes.count <= maximumPacketBytes else {
                 throw AudioBitstreamError("Ogg page \(page.sequenceNumber)", "a packet longer than \(maximumPacketBytes) bytes")
             }

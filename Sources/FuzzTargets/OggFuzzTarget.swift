@@ -2,7 +2,7 @@ import AudioBitstreams
 import MediaCore
 
 // The `ogg` fuzz target: Ogg pages (their CRC not checked, so that mutations reach the rest), the
-// packets they carry (through the one assembler the readers use), and an Ogg Opus stream's two header packets.
+// packets they carry (through the assembler the packet reader uses), and an Ogg Opus stream's two header packets.
 
 extension FuzzTarget {
     static func ogg(_ data: [UInt8]) {

@@ -21,9 +21,11 @@ struct Join: ParsableCommand {
             depth join into one FLAC stream, their frames renumbered and a new STREAMINFO with the \
             MD5 of the whole; FLAC and ALAC in MP4 join frame to frame, exactly. MP3 and Ogg Opus \
             parts of one stream (as split makes them) join back into it, exactly; unrelated MP3 or \
-            Ogg Opus files join into one stream whose seam keeps the first file's padding and the \
-            next file's encoder delay (MP3: about 50 ms; Opus: its pre-skip, decoded from a cold \
-            start), as players that play them one after the other without gapless support do.
+            Ogg Opus files join into one stream whose seam keeps what the next file's priming \
+            holds (its encoder delay: for MP3 under two frames, about 50 ms, for Opus its pre-skip; \
+            for a file cut from another, also the frames it kept before its first sample) and the \
+            first file's padding, as players that play them one after the other without gapless \
+            support do.
             """
     )
 

@@ -8,7 +8,8 @@ struct Split: ParsableCommand {
         abstract: "Split an M4A, ADTS, MP3, Ogg Opus or FLAC file into gapless parts at times or at its chapters.",
         discussion: """
             Each part is cut as `keyframe cut` cuts, so joining the parts (`keyframe join`) gives \
-            back the input's packets and samples bit for bit, and its chapters. Parts are named after the input: NAME-01.m4a, \
+            back the input's samples, and its chapters (and its packets bit for bit, but FLAC and \
+            ALAC frames a split point fell inside, which were encoded again). Parts are named after the input: NAME-01.m4a, \
             NAME-02.m4a, … (.m4b for an .m4b input; the input's own for MP3, Ogg Opus and FLAC) in DIR; an existing part is not overwritten, and \
             if one part fails the parts written are removed. With --chapters each part takes its \
             chapter's title as its title tag and its number as its track number.

@@ -100,11 +100,11 @@ public struct AudioTrackLayout: Sendable {
                 packetStarts = nil
             } else if lossless, track.fragments.runCount == 0, !stts.isEmpty, stts.allSatisfy({ $0.delta > 0 }),
                       track.sampleCount <= 1 << 26 {
+                // As many starts as there are samples (a table's counts past them are not followed).
                 var starts: [Int64] = []
-                starts.reserveCapacity(track.sampleCount)
                 var time: Int64 = 0
-                for entry in stts {
-                    for _ in 0..<entry.count {
+                for entry in stts where starts.count < track.sampleCount {
+                    for _ in 0..<min(Int(entry.count), track.sampleCount - starts.count) {
                         starts.append(time)
                         time += Int64(entry.delta)
                     }
@@ -119,7 +119,7 @@ public struct AudioTrackLayout: Sendable {
                 hasRegularTimeTable = false
                 packetStarts = nil
             } else {
-                throw .unsupported("\(path): audio track \(track.id) has packets of varying length, and its AudioSpecificConfig's frame "
+                throw .unsupported("\(path): audio track \(track.id) has packets of varying length, and its codec configuration's frame "
                                    + "length (\(audioFormat.framesPerPacket) at \(audioFormat.sampleRate) Hz) is no whole number of "
                                    + "units of the track's timescale \(track.timescale), or its \(track.sampleCount) frames last longer than can be counted")
             }
@@ -257,7 +257,10 @@ public struct AudioTrackLayout: Sendable {
 
     /// Where packet `index` starts, in media units from the first packet's start.
     public func packetStart(_ index: Int) -> Int64 {
-        if let packetStarts, packetStarts.indices.contains(index) { return packetStarts[index] }
+        if let packetStarts {
+            if packetStarts.indices.contains(index) { return packetStarts[index] }
+            if index >= packetStarts.count { return mediaDuration }
+        }
         return Int64(index).saturatingMultiplied(by: packetDuration)
     }
 

@@ -7,7 +7,7 @@ public import AudioBitstreams
 /// whose CRC-16 its footer holds (RFC 9639 9.3). FLAC frames say no length, so that check is
 /// what tells a frame's end from a sync code inside its data.
 ///
-/// Memory holds one read window (1 MiB) and the frame being found; a frame past
+/// Memory holds a read window (1 to 2 MiB) and the frame being found; a frame past
 /// ``maximumFrameBytes`` is refused.
 public struct FLACFrameInput: PacketFileSource {
     /// The file read.
@@ -35,6 +35,10 @@ public struct FLACFrameInput: PacketFileSource {
     private let source: FileByteSource
     private let size: Int64
     private var window: [UInt8] = []
+    /// Where in `window` the next frame starts.
+    private var read = 0
+    /// Whether the file's bytes are all in the window.
+    private var atEndOfFile = false
     /// The file offset of `window[0]`.
     private var windowStart: Int64
     private var damage: [DamageEvent] = []
@@ -60,37 +64,35 @@ public struct FLACFrameInput: PacketFileSource {
     /// - Throws: `PipelineError.unsupported` for bytes that are no frame header where a frame
     ///   should begin, or a frame longer than ``maximumFrameBytes``, naming the offset.
     public mutating func next() throws(PipelineError) -> MediaSample? {
-        try fill(atLeast: 16)
-        guard !window.isEmpty else { return nil }
-        guard let header = FLACFrameHeader(window, at: 0) else {
-            throw .unsupported("\(path): no FLAC frame header at byte \(windowStart) (frame \(framesRead + 1))", path: path)
+        try fill(atLeast: read + 16)
+        guard read < window.count else { return nil }
+        let frameStart = windowStart + Int64(read)
+        guard let header = FLACFrameHeader(window, at: read) else {
+            throw .unsupported("\(path): no FLAC frame header at byte \(frameStart) (frame \(framesRead + 1))", path: path)
         }
         // The frame ends at the first later header (of the same rate and depth) that its
         // footer's CRC-16 reaches, or at the file's end.
-        var crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[0..<header.byteCount])
-        var checked = header.byteCount
+        var crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[read..<(read + header.byteCount)])
+        var checked = read + header.byteCount
+        var position = checked + 2
         var end: Int?
-        var position = header.byteCount + 2
         while end == nil {
-            if position + 16 > window.count, windowStart + Int64(window.count) < size {
-                guard window.count < Self.maximumFrameBytes else {
-                    throw .unsupported("\(path): the frame at byte \(windowStart) runs past \(Self.maximumFrameBytes) bytes without an end", path: path)
+            if position + 16 > window.count, !atEndOfFile {
+                guard window.count - read < Self.maximumFrameBytes else {
+                    throw .unsupported("\(path): the frame at byte \(frameStart) runs past \(Self.maximumFrameBytes) bytes without an end", path: path)
                 }
+                let before = window.count
                 try fill(atLeast: window.count + (1 << 20))
+                // A file that stopped growing (or shrank) ends here.
+                if window.count == before { atEndOfFile = true }
                 continue
             }
-            if position >= window.count {
-                // The last frame: it ends with the file, when its CRC says so.
+            if position + 1 >= window.count {
+                // The last frame ends with the file, when its CRC says so.
+                guard window.count - 2 >= checked else { break }
                 crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(window.count - 2)], preset: crc)
                 checked = window.count - 2
-                guard window.count >= 2, crc == UInt16(window[window.count - 2]) << 8 | UInt16(window[window.count - 1]) else {
-                    damage.append(DamageEvent(.skippedBytes(count: Int64(window.count)), at: windowStart,
-                                              message: "\(path): the last \(window.count) bytes, from byte \(windowStart), are no whole FLAC frame"))
-                    windowStart += Int64(window.count)
-                    window = []
-                    return nil
-                }
-                end = window.count
+                if crc == UInt16(window[window.count - 2]) << 8 | UInt16(window[window.count - 1]) { end = window.count }
                 break
             }
             if window[position] == 0xFF, window[position + 1] & 0xFE == 0xF8,
@@ -102,10 +104,23 @@ public struct FLACFrameInput: PacketFileSource {
             }
             position += 1
         }
-        let length = end ?? window.count
-        let bytes = Array(window[0..<length])
-        window.removeFirst(length)
-        windowStart += Int64(length)
+        guard let end else {
+            let rest = Int64(window.count - read)
+            damage.append(DamageEvent(.skippedBytes(count: rest), at: frameStart,
+                                      message: "\(path): the last \(rest) bytes, from byte \(frameStart), are no whole FLAC frame (frame \(framesRead + 1))"))
+            window = []
+            read = 0
+            windowStart = frameStart + rest
+            return nil
+        }
+        let bytes = Array(window[read..<end])
+        read = end
+        // The bytes read go once they are a megabyte.
+        if read >= 1 << 20 {
+            window.removeFirst(read)
+            windowStart += Int64(read)
+            read = 0
+        }
         let first = nextSample
         nextSample += Int64(header.blockSize)
         framesRead += 1
@@ -118,10 +133,16 @@ public struct FLACFrameInput: PacketFileSource {
     private mutating func fill(atLeast count: Int) throws(PipelineError) {
         while window.count < count {
             let offset = windowStart + Int64(window.count)
-            guard offset < size else { return }
+            guard offset < size else {
+                atEndOfFile = true
+                return
+            }
             let bytes: [UInt8]
             do { bytes = try source.read(at: offset, count: Int(min(Int64(1 << 20), size - offset))) } catch { throw .stream(error) }
-            guard !bytes.isEmpty else { return }
+            guard !bytes.isEmpty else {
+                atEndOfFile = true
+                return
+            }
             window += bytes
         }
     }

@@ -27,9 +27,10 @@ public struct MP3FrameInput: PacketFileSource {
     public let firstHeader: MPEGAudioFrameHeader
     /// The stream as its first audio frame describes it.
     public let stream: EncodedAudioFormat
-    /// Where the first frame (the Info frame, when there is one) starts, and the Info frame's length (0 without one).
+    /// Where the first frame (the tag frame, when there is one) starts.
     public let firstFrameOffset: Int64
-    /// The Info frame's length in bytes; 0 without one.
+    /// The tag frame's length in bytes (Xing, Info or VBRI; its gapless numbers are ``info``); 0
+    /// without one.
     public let infoLength: Int
     /// Where the next frame starts.
     public private(set) var offset: Int64
@@ -62,8 +63,10 @@ public struct MP3FrameInput: PacketFileSource {
             throw .unsupported("\(path): no MPEG audio frame at byte \(offset), after its tag", path: path)
         }
         let frame = Array(try Self.bytes(at: offset, count: header.frameLength, source: source, window: &window, windowStart: &windowStart))
-        if let found = MP3InfoTag(frame: frame) {
-            info = found
+        if MP3InfoTag.isTagFrame(frame) {
+            // A Xing/Info frame (its LAME extension's delay and padding, when it has one) or a
+            // VBRI frame: not audio.
+            info = MP3InfoTag(frame: frame)
             infoLength = header.frameLength
             offset += Int64(header.frameLength)
             let next = try Self.bytes(at: offset, count: 4, source: source, window: &window, windowStart: &windowStart)

@@ -57,6 +57,7 @@ public struct MP3SpliceSource: MediaSource {
     /// Main data of the frames read before the current piece's first, its last bytes.
     private var reservoir: [UInt8] = []
     private var events: [StreamEvent] = []
+    private var damage: [DamageEvent] = []
     private var ended = false
     /// Frames written.
     public private(set) var framesWritten = 0
@@ -147,9 +148,16 @@ public struct MP3SpliceSource: MediaSource {
             keepMainData(of: frame.data)
         }
         if reader.framesRead == plan.frames.lowerBound {
-            // The kept frames' first few, read ahead: how far back they reach.
+            // The kept frames read ahead until their main data passes the farthest any frame can
+            // reach back (511 bytes in MPEG-1, 255 in MPEG-2/2.5): how far back they reach.
             var ahead: [MediaSample] = []
-            while ahead.count < 8, reader.framesRead <= plan.frames.upperBound, let frame = try reader.next() { ahead.append(frame) }
+            var mainData = 0
+            while mainData <= 511, ahead.count < 256, reader.framesRead <= plan.frames.upperBound, let frame = try reader.next() {
+                ahead.append(frame)
+                if let header = MPEGAudioFrameHeader(frame.data, at: 0) {
+                    mainData += frame.data.count - 4 - (header.hasCRC ? 2 : 0) - header.sideInformationLength
+                }
+            }
             if plan.leadingFrame, let head = ahead.first.flatMap({ MPEGAudioFrameHeader($0.data, at: 0) }) {
                 queue.append(reservoirFrame(like: head, reaching: reach(of: ahead.map(\.data)), format: ahead[0].format))
             }
@@ -158,6 +166,7 @@ public struct MP3SpliceSource: MediaSource {
             queue.append(frame)
         }
         if reader.framesRead > plan.frames.upperBound || queue.isEmpty {
+            damage += reader.takeDamage()
             input = nil
             index += 1
         } else {
@@ -204,6 +213,12 @@ public struct MP3SpliceSource: MediaSource {
         let rate = Int32(clamping: header.sampleRate)
         return MediaSample(data: bytes, presentationTime: .zero, duration: MediaTime(value: Int64(header.samplesPerFrame), timescale: rate),
                            format: format)
+    }
+
+    /// What the readers stepped over: bytes at an input's end that were no frame.
+    public mutating func takeDamage() -> [DamageEvent] {
+        defer { damage = [] }
+        return damage
     }
 
     /// The gapless numbers, after the last frame.

@@ -50,6 +50,7 @@ public struct OggOpusSpliceSource: MediaSource {
     private var index = 0
     private var input: OggOpusPacketInput?
     private var announced = false
+    private var damage: [DamageEvent] = []
     private let format: FormatDescription
     /// The output's pre-skip (the first piece's priming) and its presented length.
     public let gapless: GaplessInfo
@@ -69,13 +70,12 @@ public struct OggOpusSpliceSource: MediaSource {
             var input = try OggOpusPacketInput(path: piece.path)
             var head = input.head
             head.preSkip = 0
-            head.outputGain = 0
             if var other = firstHead {
                 other.preSkip = 0
-                other.outputGain = 0
                 guard other.bytes == head.bytes else {
-                    throw .unsupported("cannot join \(piece.path) to \(pieces[0].path) without re-encoding: its OpusHead differs in channels "
-                                       + "or channel mapping (\(input.head.channelCount) channels, family \(input.head.mappingFamily))", path: piece.path)
+                    throw .unsupported("cannot join \(piece.path) to \(pieces[0].path) without re-encoding: its OpusHead differs in channels, "
+                                       + "channel mapping or output gain (\(input.head.channelCount) channels, family \(input.head.mappingFamily), "
+                                       + "gain \(input.head.outputGain))", path: piece.path)
                 }
             }
             if firstHead == nil { firstHead = input.head }
@@ -126,6 +126,7 @@ public struct OggOpusSpliceSource: MediaSource {
             let plan = plans[index]
             while reader.packetsRead < plan.packets.lowerBound, try reader.next() != nil {}
             guard reader.packetsRead <= plan.packets.upperBound, var packet = try reader.next() else {
+                damage += reader.takeDamage()
                 input = nil
                 index += 1
                 continue
@@ -136,6 +137,12 @@ public struct OggOpusSpliceSource: MediaSource {
             return packet
         }
         return nil
+    }
+
+    /// What the readers stepped over: pages at an input's end that did not read.
+    public mutating func takeDamage() -> [DamageEvent] {
+        defer { damage = [] }
+        return damage
     }
 
     /// The pre-skip and length, before the first packet.

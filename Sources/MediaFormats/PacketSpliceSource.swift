@@ -1,4 +1,4 @@
-/// Packets of several AAC inputs, each from one packet to another, back to back on one timeline:
+/// Packets of several MP4 or ADTS inputs (AAC, or another codec the registry describes), each from one packet to another, back to back on one timeline:
 /// the source of a cut (one piece), a split part, or a join (a piece per input). Packets move in
 /// runs, their bytes copied only where a run is cut at a piece's edge; decode times continue
 /// from piece to piece, and every run takes the first piece's format (the join checked that the
@@ -6,7 +6,7 @@
 public struct PacketSpliceSource: MediaSource {
     /// One input and the packets taken from it.
     public struct Piece {
-        /// The input's packets, opened for remuxing.
+        /// The input's packets, opened for editing.
         public var input: AudioPacketInput
         /// The indices of the packets taken.
         public var packets: ClosedRange<Int>

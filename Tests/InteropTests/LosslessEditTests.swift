@@ -69,7 +69,7 @@ import TestSupport
         #expect(md5.trimmingCharacters(in: .whitespacesAndNewlines) == "MD5=\(info.dropFirst().first ?? "")", "STREAMINFO's MD5 is the samples'")
     }
 
-    /// Opus in MP4, cut: 80 ms of pre-roll kept, the pre-skip in `dOps` is the edit's start (so
+    /// Opus in MP4, cut: 200 ms of pre-roll kept, the pre-skip in `dOps` is the edit's start (so
     /// `validate` agrees), and the decode is the cut's length and lines up with the source.
     @Test func opusInMP4CutKeepsItsPreRollBehindTheEdit() throws {
         let directory = try ExternalTool.scratchDirectory()

@@ -7,7 +7,7 @@ internal import SystemPackage
 /// Edits of the containers KeyFrameKit writes itself besides MP4, each written as the container
 /// it was read from: native FLAC (frames kept, boundary frames encoded again) and MP3 (frames
 /// kept behind a reservoir frame, the Info frame's delay and padding trimming the rest) and Ogg
-/// Opus (80 ms of pre-roll kept, the pre-skip and the last granule position trimming).
+/// Opus (200 ms of pre-roll kept, the pre-skip and the last granule position trimming).
 extension AudioEditing {
     /// A native file to edit: its container, rate, length and tags.
     struct NativeStream {
@@ -99,7 +99,8 @@ extension AudioEditing {
                                                         continuedPackets: try continuedPackets(of: previous, in: next)))
             }
             let source = try OggOpusSpliceSource(pieces: pieces)
-            return try writeOggOpus(output, source: source, metadata: metadata, chapters: joinedChapters(streams, starts: source.pieceStarts),
+            return try writeOggOpus(output, source: source, metadata: metadata,
+                                    chapters: joinedChapters(streams, starts: source.pieceStarts, continues: pieces.map { $0.continuedPackets > 0 }),
                                     control: control, progress: progress)
         }
         guard first.format == .mp3 else {
@@ -112,7 +113,8 @@ extension AudioEditing {
         }
         let source = try MP3SpliceSource(pieces: pieces)
         return try writeMP3(output, source: source, sampleRate: first.sampleRate, metadata: metadata,
-                            chapters: joinedChapters(streams, starts: source.pieceStarts), control: control, progress: progress)
+                            chapters: joinedChapters(streams, starts: source.pieceStarts, continues: pieces.map { $0.continuedFrames > 0 }),
+                            control: control, progress: progress)
     }
 
     /// How many frames MP3 `next` begins with that `previous` ends with, when `next` is the part
@@ -125,8 +127,9 @@ extension AudioEditing {
         var tail: [[UInt8]] = []
         while let frame = try before.next() {
             tail.append(frame.data)
-            if tail.count > 3 { tail.removeFirst() }
+            if tail.count > 64 { tail.removeFirst(61) }
         }
+        tail = Array(tail.suffix(3))
         var after = try MP3FrameInput(path: next.path)
         var head: [[UInt8]] = []
         while head.count < 5, let frame = try after.next() { head.append(frame.data) }
@@ -150,15 +153,19 @@ extension AudioEditing {
     /// same, and where `previous`'s presentation ends in them is where `next`'s begins. 0
     /// otherwise: the parts of different streams keep their own pre-skip and padding at the seam.
     static func continuedPackets(of previous: NativeStream, in next: NativeStream) throws(PipelineError) -> Int {
+        // A split part repeats its pre-roll: up to 200 ms of 2.5-ms packets, and the one holding
+        // the cut.
+        let most = Int(OpusPacket.editPreRoll / 120) + 2
         var before = try OggOpusPacketInput(path: previous.path)
         var tail: [MediaSample] = []
         while let packet = try before.next() {
             tail.append(packet)
-            if tail.count > 64 { tail.removeFirst() }
+            if tail.count > 2 * most { tail.removeFirst(most) }
         }
+        tail = Array(tail.suffix(most))
         var after = try OggOpusPacketInput(path: next.path)
         var head: [MediaSample] = []
-        while head.count < 64, let packet = try after.next() { head.append(packet) }
+        while head.count < most, let packet = try after.next() { head.append(packet) }
         let end = Int64(before.head.preSkip) + previous.length
         for count in stride(from: min(tail.count, head.count), through: 1, by: -1) {
             guard zip(tail.suffix(count), head.prefix(count)).allSatisfy({ $0.data == $1.data }) else { continue }
@@ -169,37 +176,39 @@ extension AudioEditing {
         return 0
     }
 
-    /// Writes Opus packets from `source` to the Ogg Opus `output`, with `metadata` (its chapters
-    /// `chapters`).
-    static func writeOggOpus(_ output: FilePath, source: OggOpusSpliceSource, metadata: StreamMetadata, chapters: [MovieChapter],
-                             control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+    /// Writes the packets of `source` into `sink`, `metadata` (its chapters `chapters`) told
+    /// first; the summary counts `samples` presented at `sampleRate`.
+    static func writeSplice<Source: MediaSource, Sink: PacketFileSink>(
+        _ source: Source, into sink: Sink, codec: AudioCodecID, samples: Int64, sampleRate: Int, metadata: StreamMetadata,
+        chapters: [MovieChapter], control: JobControl?, progress: ((MediaProgress) -> Void)?
+    ) throws(PipelineError) -> Summary where Source.Element == MediaSample {
         var told = metadata
         told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
         var announced = AnnouncingSource(source, announcing: [.metadata(told)])
-        var sink = try OggOpusFileOutput(path: output)
+        var sink = sink
         let report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
-        return Summary(output: output, codec: .opus, packets: sink.packets, samples: source.gapless.validLength ?? 0,
-                       sampleRate: 48000, chapters: chapters.normalized(), report: report)
+        return Summary(output: sink.path, codec: codec, packets: Int(report.elements), samples: samples, sampleRate: sampleRate,
+                       chapters: chapters.normalized(), report: report)
     }
 
-    /// Writes MP3 frames from `source` to `output`, with `metadata` (its chapters `chapters`).
+    /// Writes Opus packets from `source` to the Ogg Opus `output`.
+    static func writeOggOpus(_ output: FilePath, source: OggOpusSpliceSource, metadata: StreamMetadata, chapters: [MovieChapter],
+                             control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        try writeSplice(source, into: try OggOpusFileOutput(path: output), codec: .opus, samples: source.gapless.validLength ?? 0, sampleRate: 48000,
+                        metadata: metadata, chapters: chapters, control: control, progress: progress)
+    }
+
+    /// Writes MP3 frames from `source` to `output`.
     static func writeMP3(_ output: FilePath, source: MP3SpliceSource, sampleRate: Int, metadata: StreamMetadata, chapters: [MovieChapter],
                          control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
-        var told = metadata
-        told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
-        var announced = AnnouncingSource(source, announcing: [.metadata(told)])
-        var sink = try MP3FileOutput(path: output)
-        let report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
-        return Summary(output: output, codec: .mp3, packets: sink.packets, samples: source.gapless.validLength ?? 0,
-                       sampleRate: sampleRate, chapters: chapters.normalized(), report: report)
+        try writeSplice(source, into: try MP3FileOutput(path: output), codec: .mp3, samples: source.gapless.validLength ?? 0, sampleRate: sampleRate,
+                        metadata: metadata, chapters: chapters, control: control, progress: progress)
     }
 
     /// Writes `pieces` one after another to `output`, with `metadata` (its chapters `chapters`).
     static func writeNative(_ output: FilePath, pieces: [(stream: NativeStream, range: Range<Int64>)], metadata: StreamMetadata,
                             chapters: [MovieChapter], control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         guard let first = pieces.first?.stream else { throw .unsupported("nothing to write") }
-        var told = metadata
-        told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
         if first.format == .oggOpus {
             return try writeOggOpus(output, source: try OggOpusSpliceSource(pieces: pieces.map { OggOpusSpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
                                     metadata: metadata, chapters: chapters, control: control, progress: progress)
@@ -208,12 +217,9 @@ extension AudioEditing {
             return try writeMP3(output, source: try MP3SpliceSource(pieces: pieces.map { MP3SpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
                                 sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, control: control, progress: progress)
         }
-        var source = AnnouncingSource(try FLACSpliceSource(pieces: pieces.map { FLACSpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
-                                      announcing: [.metadata(told)])
-        var sink = try FLACFileOutput(path: output)
-        let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
-        return Summary(output: output, codec: .flac, packets: sink.packets, samples: pieces.reduce(0) { $0 + Int64($1.range.count) },
-                       sampleRate: first.sampleRate, chapters: chapters.normalized(), report: report)
+        let source = try FLACSpliceSource(pieces: pieces.map { FLACSpliceSource.Piece(path: $0.stream.path, range: $0.range) })
+        return try writeSplice(source, into: try FLACFileOutput(path: output), codec: .flac, samples: source.totalSamples,
+                               sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, control: control, progress: progress)
     }
 }
 

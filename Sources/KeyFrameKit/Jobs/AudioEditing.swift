@@ -1,14 +1,17 @@
 public import SystemPackage
 internal import AudioBitstreams
 
-/// Cutting, splitting and joining AAC without re-encoding: `keyframe cut`, `split` and `join`.
+/// Cutting, splitting and joining audio without re-encoding: `keyframe cut`, `split` and `join`.
 ///
-/// Every edit is exact to the sample. It keeps whole AAC packets — the one before the first
-/// sample wanted (the decoder needs its overlap to reconstruct that sample) through the one after
+/// Every edit is exact to the sample (HE-AAC to the core's, two output samples). In MP4 it keeps
+/// whole packets — those a decoder needs before the first sample wanted (AAC's one frame of
+/// overlap; HE-AAC's back to a frame a decoder may start at; Opus's 200 ms) through the one after
 /// the last — and writes an edit list (ISO/IEC 14496-12 8.6.6) whose `media_time` skips to the
-/// first sample wanted and whose `segment_duration` ends at the last. A join writes one edit per
+/// first sample wanted and whose `segment_duration` ends at the last; FLAC and ALAC frames the
+/// range begins or ends inside are encoded again instead, losslessly. A join writes one edit per
 /// part, each skipping that part's priming and padding, so that the output decodes to exactly
-/// the parts' decoded audio one after another.
+/// the parts' decoded audio one after another. MP3, Ogg Opus and native FLAC are edited in
+/// their own containers (`AudioEditing+Native.swift`).
 ///
 /// Composition: ``/MediaFormats/AudioTrackLayout`` (what the inputs hold) → ``/MediaFormats/PacketSpliceSource`` (the packets
 /// kept, on one timeline) → ``/MediaFormats/MuxerOutput`` (a faststart M4A with the edits, tags and chapters),
@@ -70,7 +73,7 @@ public enum AudioEditing {
         public var output: FilePath
         /// The codec of the packets, which an edit keeps.
         public var codec: AudioCodecID = .aac
-        /// Packets written (AAC access units, FLAC or ALAC frames, Opus packets).
+        /// Packets written (AAC access units, MP3, FLAC or ALAC frames, Opus packets).
         public var packets: Int
         /// Samples presented (the edit's length).
         public var samples: Int64
@@ -88,8 +91,9 @@ public enum AudioEditing {
 
     // MARK: - Cut
 
-    /// Writes the samples of `input` (an M4A/MP4 or ADTS file) from `start` up to `end` (the end of
-    /// the input when `nil`) to the M4A `output`, without re-encoding.
+    /// Writes the samples of `input` (an M4A/MP4 or ADTS file, or an MP3, Ogg Opus or FLAC file)
+    /// from `start` up to `end` (the end of the input when `nil`) to `output`, of the input's
+    /// container (M4A for ADTS), without re-encoding.
     ///
     /// The output keeps the input's tags (iTunSMPB rewritten for the cut) and its chapters,
     /// shifted to the cut's start and clipped to its length; a chapter that began before the
@@ -233,9 +237,10 @@ public enum AudioEditing {
         case chapters
     }
 
-    /// Splits `input` into consecutive M4A parts in `directory` (`NAME-01.m4a`, `NAME-02.m4a`, …
-    /// after the input's name; `.m4b` for an `.m4b` input), each exact to the sample, so that
-    /// joining them gives back the input's samples.
+    /// Splits `input` into consecutive parts in `directory` (`NAME-01.m4a`, `NAME-02.m4a`, …
+    /// after the input's name; `.m4b` for an `.m4b` input; the input's own container for MP3,
+    /// Ogg Opus and FLAC), each exact to the sample, so that joining them gives back the input's
+    /// samples.
     ///
     /// Parts at ``SplitPoints/positions(_:)`` keep the input's tags and the chapters that fall in
     /// them; parts at ``SplitPoints/chapters`` take the chapter's title as their title tag and
@@ -275,7 +280,10 @@ public enum AudioEditing {
         }
         let edges = [0] + bounds + [length]
         let stem = input.stem ?? "part"
-        let ext = native.map { _ in input.extension?.lowercased() ?? "flac" } ?? (input.extension?.lowercased() == "m4b" ? "m4b" : "m4a")
+        // A native part takes the input's extension when it names the format, else the format's first.
+        let ext = native.map { stream in
+            input.extension.map { $0.lowercased() }.flatMap { stream.format.fileExtensions.contains($0) ? $0 : nil } ?? stream.format.fileExtensions.first ?? "audio"
+        } ?? (input.extension?.lowercased() == "m4b" ? "m4b" : "m4a")
         let width = max(2, String(edges.count - 1).count)
         let outputs = (1..<edges.count).map { number in
             directory.appending("\(stem)-\(String(repeating: "0", count: max(0, width - String(number).count)))\(number).\(ext)")
@@ -339,8 +347,9 @@ public enum AudioEditing {
 
     // MARK: - Join
 
-    /// Joins `inputs` (M4A/MP4 or ADTS files sharing one AudioSpecificConfig) into the M4A
-    /// `output` without re-encoding, gaplessly: an edit per part skips that part's priming and
+    /// Joins `inputs` (M4A/MP4 or ADTS files sharing one stream configuration; or MP3, Ogg Opus
+    /// or FLAC files of one format, rate and channel layout, written as that format) into `output`
+    /// without re-encoding, gaplessly: an edit per part skips that part's priming and
     /// padding, so the output decodes to exactly the parts' decoded audio one after another.
     ///
     /// The output has a chapter per part, titled by the part's title tag, else its file name, and
@@ -411,10 +420,12 @@ public enum AudioEditing {
     }
 
     /// The chapters of a join of native streams: each part's own, moved to where the part
-    /// starts (`starts`, else where the lengths before it end); a part without any has one, titled by its title tag (else its file name). A
-    /// chapter at a part's start with the title of the chapter before it is that chapter going
-    /// on (a chapter a split cut in two) and is not repeated.
-    static func joinedChapters(_ streams: [NativeStream], starts: [Int64]? = nil) -> [MovieChapter] {
+    /// starts (`starts`, else where the lengths before it end); a part without any has one,
+    /// titled by its title tag (else its file name). In a part that continues the stream of the
+    /// one before (`continues`, by default every part: FLAC's frames join as they are), a chapter
+    /// at its start with the title of the chapter before it is that chapter going on (a chapter a
+    /// split cut in two) and is not repeated.
+    static func joinedChapters(_ streams: [NativeStream], starts: [Int64]? = nil, continues: [Bool]? = nil) -> [MovieChapter] {
         guard let first = streams.first else { return [] }
         let scale = Int32(clamping: first.sampleRate)
         var chapters: [MovieChapter] = []
@@ -425,7 +436,7 @@ public enum AudioEditing {
             let title = stream.metadata.tags.first { $0.key == "title" }?.value ?? stream.path.stem ?? "Part \(chapters.count + 1)"
             for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {
                 let start = chapter.startTime.value
-                if start == 0, !own.isEmpty, chapters.last?.title == chapter.title { continue }
+                if start == 0, !own.isEmpty, continues?[number] ?? true, chapters.last?.title == chapter.title { continue }
                 chapters.append(MovieChapter(startTime: MediaTime(value: offset + start, timescale: scale), title: chapter.title))
             }
             offset += stream.length
@@ -440,7 +451,7 @@ public enum AudioEditing {
     /// different streams keep their own pre-roll, each behind its own edit).
     static func repeatedPackets(of previous: AudioTrackLayout, in next: AudioTrackLayout, nextStartsAtFirstPacket: Bool) -> Int {
         guard previous.container == .mp4, next.container == .mp4, previous.damage == nil, next.damage == nil,
-              streamKey(previous.audioFormat) == streamKey(next.audioFormat),
+              joinableConfiguration(previous.audioFormat) == joinableConfiguration(next.audioFormat),
               previous.timescale == next.timescale, previous.packetDuration == next.packetDuration,
               previous.packetStarts == nil, next.packetStarts == nil else { return 0 }
         let duration = previous.packetDuration
@@ -478,7 +489,7 @@ public enum AudioEditing {
             if a.channelCount != b.channelCount { return "channels (\(a.channelCount) vs \(b.channelCount))" }
             if base.timescale != other.timescale { return "media timescale (\(base.timescale) vs \(other.timescale))" }
             if base.packetDuration != other.packetDuration { return "packet duration (\(base.packetDuration) vs \(other.packetDuration))" }
-            return streamKey(a) == streamKey(b) ? nil : "\(a.codec) configuration (\(hex(streamKey(a))) vs \(hex(streamKey(b))))"
+            return joinableConfiguration(a) == joinableConfiguration(b) ? nil : "\(a.codec) configuration (\(hex(joinableConfiguration(a))) vs \(hex(joinableConfiguration(b))))"
         }
         if a.decoderConfiguration == b.decoderConfiguration, base.timescale == other.timescale, base.packetDuration == other.packetDuration {
             return nil
@@ -506,7 +517,7 @@ public enum AudioEditing {
     /// one stream compare equal: Opus's pre-skip (RFC 7845 5.1); FLAC's length, MD5 and frame
     /// sizes (RFC 9639 8.2); ALAC's largest frame and average bitrate. Another codec's whole
     /// configuration.
-    static func streamKey(_ format: EncodedAudioFormat) -> [UInt8] {
+    static func joinableConfiguration(_ format: EncodedAudioFormat) -> [UInt8] {
         switch format.codec {
         case .opus:
             guard var head = try? OpusHeader(bytes: format.decoderConfiguration) else { break }
@@ -541,6 +552,8 @@ public enum AudioEditing {
         case .flac:
             guard var info = try? FLACStreamInfo(bytes: format.decoderConfiguration) else { break }
             (info.minimumFrameSize, info.maximumFrameSize) = (0, 0)
+            // Frames encoded again at the ends are of other sizes: the block size varies.
+            info.minimumBlockSize = min(info.minimumBlockSize, 16)
             info.totalSamples = samples
             info.md5 = Array(repeating: 0, count: 16)
             edited.decoderConfiguration = info.bytes
@@ -561,36 +574,66 @@ public enum AudioEditing {
     }
 
     /// The frames a lossless piece (FLAC or ALAC in MP4) begins and ends inside, encoded again to
-    /// hold only the samples of its range, by packet index; `nil` when its packets cannot be read
-    /// where they lie (a fragmented file) or a frame encoded again does not decode to the
-    /// samples it was made of (a stream whose configuration our encoder does not write), which
-    /// then keeps its frames whole behind an edit.
-    private static func losslessEnds(of piece: Piece, kept: (packets: ClosedRange<Int>, priming: Int64),
-                                     coder: LosslessFrameCoder) throws(PipelineError) -> [Int: (bytes: [UInt8], duration: UInt32)]? {
+    /// hold only the samples of its range, by packet index; `nil`
+    /// when its packets cannot be read where they lie (a fragmented file), or a frame encoded
+    /// again does not decode to the samples it was made of (a stream whose configuration our
+    /// encoder does not write): the piece then keeps its frames whole behind an edit. A FLAC
+    /// piece that would begin with a frame of fewer than 16 samples (RFC 9639 9.1.6: only a
+    /// stream's last may be shorter) begins with those and the next frame's samples as two
+    /// frames of about half each.
+    private static func reencodedEnds(of piece: Piece, kept: (packets: ClosedRange<Int>, priming: Int64),
+                                      coder: LosslessFrameCoder) -> [Int: (bytes: [UInt8], duration: UInt32)]? {
         let layout = piece.layout
         let count = Int64(piece.range.count)
-        let first = kept.packets.lowerBound, last = kept.packets.upperBound
-        // The end of the range inside the last packet, in its samples.
-        let endInLast = kept.priming + count - (layout.packetStart(last) - layout.packetStart(first))
-        var cuts: [Int: Range<Int>] = [:]
+        let first = kept.packets.lowerBound
+        let last = kept.packets.upperBound
+        func length(_ index: Int) -> Int64 { layout.packetStart(index + 1) - layout.packetStart(index) }
+        // Where the range starts and ends, in samples from the start of packet `first`.
+        let startInFirst = kept.priming
+        let end = kept.priming + count
+        var merged = 0..<0
+        if first < last, startInFirst > 0, layout.audioFormat.codec == .flac, length(first) - startInFirst < 16 {
+            // The short head and the next frame, shared between the two.
+            merged = first..<(first + 2)
+        }
+        var cuts: [(packets: Range<Int>, samples: Range<Int64>)] = []
         if first == last {
-            cuts[first] = Int(kept.priming)..<Int(kept.priming + count)
+            cuts.append((first..<(first + 1), startInFirst..<end))
         } else {
-            if kept.priming > 0 { cuts[first] = Int(kept.priming)..<Int(layout.packetStart(first + 1) - layout.packetStart(first)) }
-            cuts[last] = 0..<Int(endInLast)
+            if !merged.isEmpty {
+                cuts.append((merged, startInFirst..<min(end, length(first) + length(first + 1))))
+            } else if startInFirst > 0 {
+                cuts.append((first..<(first + 1), startInFirst..<length(first)))
+            }
+            if merged.isEmpty || merged.upperBound <= last {
+                let lastStart = layout.packetStart(last) - layout.packetStart(first)
+                if merged.upperBound != last + 1 { cuts.append((last..<(last + 1), 0..<(end - lastStart))) }
+            }
         }
         let bytesPerFrame = coder.pcmFormat.bytesPerFrame
         var replacements: [Int: (bytes: [UInt8], duration: UInt32)] = [:]
-        for (index, range) in cuts {
-            guard let bytes = layout.packetBytes(index..<(index + 1))?.first else { return nil }
-            let pcm = try coder.decode(bytes)
+        for cut in cuts {
+            guard let frames = layout.packetBytes(cut.packets) else { return nil }
+            var pcm: [UInt8] = []
+            for frame in frames {
+                guard let decoded = try? coder.decode(frame) else { return nil }
+                pcm += decoded
+            }
+            let range = Int(cut.samples.lowerBound)..<Int(cut.samples.upperBound)
             // A frame wholly kept (the stream's short last one) stays as it is.
-            if range.lowerBound == 0, range.count * bytesPerFrame == pcm.count { continue }
-            guard range.upperBound * bytesPerFrame <= pcm.count else { return nil }
+            if cut.packets.count == 1, range.lowerBound == 0, range.count * bytesPerFrame == pcm.count { continue }
+            guard range.lowerBound >= 0, range.upperBound * bytesPerFrame <= pcm.count, !range.isEmpty else { return nil }
             let wanted = Array(pcm[(range.lowerBound * bytesPerFrame)..<(range.upperBound * bytesPerFrame)])
-            let frames = try coder.encode(wanted, largest: max(range.count, 16))
-            guard frames.count == 1, let frame = frames.first, try coder.decode(frame) == wanted else { return nil }
-            replacements[index] = (frame, UInt32(range.count))
+            // As many frames as packets: a merged pair becomes two frames of about half each.
+            let largest = cut.packets.count == 1 ? max(range.count, 16) : Int(length(cut.packets.upperBound - 1))
+            guard let encoded = try? coder.encode(wanted, largest: largest), encoded.count == cut.packets.count else { return nil }
+            var decoded: [UInt8] = []
+            for (index, frame) in zip(cut.packets, encoded) {
+                guard let samples = try? coder.decode(frame) else { return nil }
+                decoded += samples
+                replacements[index] = (frame, UInt32(samples.count / bytesPerFrame))
+            }
+            guard decoded == wanted else { return nil }
         }
         return replacements
     }
@@ -615,7 +658,7 @@ public enum AudioEditing {
             // A lossless stream begins and ends exactly where the range does: the frames it
             // begins and ends inside are encoded again, so no edit is needed to trim them (and
             // players that ignore one present the same samples).
-            if let coder, repeated == 0, let ends = try losslessEnds(of: piece, kept: kept, coder: coder) {
+            if let coder, repeated == 0, let ends = reencodedEnds(of: piece, kept: kept, coder: coder) {
                 splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets, replacements: ends))
                 let length = Int64(piece.range.count)
                 if let last = edits.last, last.upperBound == mediaOffset {
@@ -631,9 +674,11 @@ public enum AudioEditing {
             // (its stts says less: the padding it ends with). Inside a join that packet lasts
             // its full length, so that the media timeline is the decoded one. A table that
             // jitters is rewritten whole, every packet a frame's length.
+            // (Lossless frames whose lengths vary decode to what their table says: kept as they are.)
             let isLast = number == pieces.count - 1
+            let varying = piece.layout.packetStarts != nil
             splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets,
-                                                   packetDuration: isLast && piece.layout.hasRegularTimeTable ? nil
+                                                   packetDuration: varying || (isLast && piece.layout.hasRegularTimeTable) ? nil
                                                        : UInt32(clamping: piece.layout.packetDuration)))
             if repeated > 0, let last = edits.last {
                 edits[edits.count - 1] = last.lowerBound..<(last.upperBound + Int64(piece.range.count))
@@ -641,7 +686,8 @@ public enum AudioEditing {
                 edits.append((mediaOffset + kept.priming)..<(mediaOffset + kept.priming + Int64(piece.range.count)))
             }
             packets += kept.packets.count
-            mediaOffset += Int64(kept.packets.count).saturatingMultiplied(by: piece.layout.packetDuration)
+            mediaOffset += varying ? piece.layout.packetStart(kept.packets.upperBound + 1) - piece.layout.packetStart(kept.packets.lowerBound)
+                : Int64(kept.packets.count).saturatingMultiplied(by: piece.layout.packetDuration)
         }
         var configuration = MuxerConfiguration(layout: .fastStart, mediaTypes: .audio, encoderName: "KeyFrameKit",
                                                expectedSampleCount: packets + chapters.count * 40)

@@ -31,9 +31,14 @@ struct FLACSpliceSource: MediaSource {
     private let stream: EncodedAudioFormat
     private let coder: LosslessFrameCoder
     private let digest: MD5Digest
-    /// Whether block sizes vary in the output: the headers then number samples, not frames.
-    private let variable: Bool
-    private var ready: [[UInt8]] = []
+    /// Whether the output's headers number samples (block sizes vary), not frames.
+    private let numbersSamples: Bool
+    /// The first frame's sample-rate and bit-depth codes, which every frame written gets: a
+    /// frame encoded again may code them otherwise (an explicit rate for one the table has), and
+    /// readers that find frames by their headers expect them the same.
+    private var streamCodes: (rate: UInt8, rateBytes: [UInt8], depth: UInt8)?
+    private var damage: [DamageEvent] = []
+    private var framesReady: [[UInt8]] = []
     private var written: Int64 = 0
     private var frames: Int64 = 0
     private var blockSizes: (least: Int, most: Int) = (Int.max, 0)
@@ -63,7 +68,7 @@ struct FLACSpliceSource: MediaSource {
         coder = try LosslessFrameCoder(stream: stream, bitsPerSample: info.bitsPerSample, codecs: codecs)
         do { digest = try MD5Digest() } catch { throw .codec(error) }
         let fixed = info.minimumBlockSize == info.maximumBlockSize ? info.maximumBlockSize : 0
-        variable = fixed == 0 || pieces.count > 1 || first.range.lowerBound % Int64(fixed) != 0
+        numbersSamples = fixed == 0 || pieces.count > 1 || first.range.lowerBound % Int64(fixed) != 0
         self.pieces = pieces
         totalSamples = pieces.reduce(0) { $0 + Int64($1.range.count) }
         input = opened
@@ -71,10 +76,10 @@ struct FLACSpliceSource: MediaSource {
 
     /// The next frame of the new stream; `nil` after the last.
     mutating func next() throws(PipelineError) -> MediaSample? {
-        while ready.isEmpty {
+        while framesReady.isEmpty {
             guard try fillReady() else { return try end() }
         }
-        let frame = ready.removeFirst()
+        let frame = framesReady.removeFirst()
         return try emit(frame)
     }
 
@@ -83,18 +88,25 @@ struct FLACSpliceSource: MediaSource {
         while index < pieces.count {
             if input == nil { input = try FLACFrameInput(path: pieces[index].path) }
             let range = pieces[index].range
-            var pending: [UInt8] = []
+            var samplesToEncode: [UInt8] = []
             let bytesPerFrame = coder.pcmFormat.bytesPerFrame
             while var reader = input {
                 let start = reader.nextSample
-                guard let frame = try reader.next() else { input = reader; break }
+                guard let frame = try reader.next() else {
+                    damage += reader.takeDamage()
+                    input = reader
+                    break
+                }
                 input = reader
+                if streamCodes == nil, let header = FLACFrameHeader(frame.data, at: 0) {
+                    streamCodes = (header.sampleRateCode, header.sampleRateBytes, header.bitDepthCode)
+                }
                 let end = start + frame.duration.value
                 if end <= range.lowerBound { continue }
                 if start >= range.upperBound { break }
                 let whole = start >= range.lowerBound && end <= range.upperBound
-                if whole && pending.isEmpty {
-                    ready.append(frame.data)
+                if whole && samplesToEncode.isEmpty {
+                    framesReady.append(frame.data)
                     return true
                 }
                 // A frame the piece begins or ends inside, or one that follows a boundary too
@@ -104,11 +116,11 @@ struct FLACSpliceSource: MediaSource {
                 guard pcm.count >= to * bytesPerFrame else {
                     throw .unsupported("\(pieces[index].path): the frame at sample \(start) decodes to \(pcm.count / max(bytesPerFrame, 1)) samples, not \(end - start)")
                 }
-                pending += pcm[(from * bytesPerFrame)..<(to * bytesPerFrame)]
-                if pending.count / bytesPerFrame >= 16 || end >= range.upperBound { break }
+                samplesToEncode += pcm[(from * bytesPerFrame)..<(to * bytesPerFrame)]
+                if samplesToEncode.count / bytesPerFrame >= 16 || end >= range.upperBound { break }
             }
-            if !pending.isEmpty {
-                ready = try coder.encode(pending, largest: max(info.maximumBlockSize, 16))
+            if !samplesToEncode.isEmpty {
+                framesReady = try coder.encode(samplesToEncode, largest: max(info.maximumBlockSize, 16))
                 if input?.nextSample ?? 0 >= range.upperBound { input = nil; index += 1 }
                 return true
             }
@@ -122,8 +134,11 @@ struct FLACSpliceSource: MediaSource {
     private mutating func emit(_ frame: [UInt8]) throws(PipelineError) -> MediaSample {
         guard var header = FLACFrameHeader(frame, at: 0) else { throw .unsupported("a FLAC frame without a header") }
         let size = header.blockSize
-        header.isVariableBlockSize = variable
-        header.codedNumber = UInt64(variable ? written : frames)
+        header.isVariableBlockSize = numbersSamples
+        header.codedNumber = UInt64(numbersSamples ? written : frames)
+        if let streamCodes {
+            (header.sampleRateCode, header.sampleRateBytes, header.bitDepthCode) = (streamCodes.rate, streamCodes.rateBytes, streamCodes.depth)
+        }
         guard let bytes = FLACFrame.renumbered(frame, as: header) else { throw .unsupported("a FLAC frame shorter than its header") }
         let pcm = try coder.decode(bytes)
         try addToDigest(pcm)
@@ -182,6 +197,12 @@ struct FLACSpliceSource: MediaSource {
     mutating func takeEvents() -> [StreamEvent] {
         defer { events = [] }
         return events
+    }
+
+    /// What the readers stepped over: bytes at an input's end that were no frame.
+    mutating func takeDamage() -> [DamageEvent] {
+        defer { damage = [] }
+        return damage
     }
 
     /// How far through the samples taken.

@@ -5,8 +5,8 @@ internal import MediaCore
 /// it: what an edit needs to end or begin a lossless stream inside a frame without re-encoding
 /// the rest. Both are exact, so the frames written decode to the very samples taken.
 ///
-/// Samples move as integers: 16 bits (and fewer) as `int16`, up to 24 as `int32` with the
-/// sample in the top 24 bits, as libavcodec gives and takes them.
+/// Samples move as integers: 16 bits as `int16`, 24 as `int32` with the sample in the top 24
+/// bits, as libavcodec gives and takes them.
 final class LosslessFrameCoder {
     /// The stream's format.
     let stream: EncodedAudioFormat
@@ -19,11 +19,12 @@ final class LosslessFrameCoder {
 
     /// A coder of `stream`, whose samples have `bitsPerSample` bits.
     ///
-    /// - Throws: `PipelineError.unsupported` for more than 24 bits, which libavcodec's decoders
-    ///   do not take exactly.
+    /// - Throws: `PipelineError.unsupported` for a depth other than 16 or 24 bits: libavcodec's
+    ///   encoders write only those, and its decoders give other depths shifted.
     init(stream: EncodedAudioFormat, bitsPerSample: Int, codecs: AudioCodecRegistry = .standard) throws(PipelineError) {
-        guard (1...24).contains(bitsPerSample) else {
-            throw .unsupported("\(stream.codec) of \(bitsPerSample) bits per sample cannot be cut inside a frame; 24 bits is the most")
+        guard bitsPerSample == 16 || bitsPerSample == 24 else {
+            throw .unsupported("\(stream.codec) of \(bitsPerSample) bits per sample cannot be cut inside a frame without re-encoding; "
+                               + "16 and 24 bits can")
         }
         self.stream = stream
         self.bitsPerSample = bitsPerSample
@@ -45,15 +46,15 @@ final class LosslessFrameCoder {
         do throws(CodecError) { return try decoder.transform(sample).flatMap { $0.bytes } } catch { throw .codec(error) }
     }
 
-    /// `pcm` (interleaved, ``pcmFormat``) encoded as frames, each of at most `largest` samples
-    /// and, but when all of `pcm` is fewer, at least 16 (RFC 9639 9.1.6: only a stream's last
-    /// block may be shorter). Each frame comes from an encoder of its own, so each is a short
-    /// last frame where it must be.
+    /// `pcm` (interleaved, ``pcmFormat``) encoded as frames of equal length (give or take one),
+    /// as few as hold at most `largest` samples each, and never so many that one has fewer than 16
+    /// (RFC 9639 9.1.6: only a stream's last block may be shorter) unless all of `pcm` is fewer.
+    /// Each frame comes from an encoder of its own, so each is a short last frame where it must be.
     func encode(_ pcm: [UInt8], largest: Int) throws(PipelineError) -> [[UInt8]] {
         let frameBytes = pcmFormat.bytesPerFrame
         let total = pcm.count / frameBytes
         guard total > 0 else { return [] }
-        let count = (total + max(largest, 16) - 1) / max(largest, 16)
+        let count = max(1, min((total + max(largest, 16) - 1) / max(largest, 16), total / 16))
         var frames: [[UInt8]] = []
         var start = 0
         for index in 0..<count {
