@@ -10,26 +10,42 @@ extension RawDataBlock {
     /// block from the stream's start; until it has seen a header it reads nothing (`false`).
     /// Data that does not parse says nothing either: this is a question, not a validation.
     public func carriesParametricStereo(parser: inout SBRStreamParser) -> Bool {
+        var found = false
+        forEachSBRElement { fill, channels in
+            guard let data = Self.sbrData(of: fill, channels: channels, parser: &parser), channels == 1,
+                  let extended = data.extendedData, extended.count >= 2 else { return true }
+            var bits = BitReader(extended.bytes)
+            if let id = try? bits.readBits(2), Int(id) == ParametricStereoFrame.extensionID { found = true }
+            return !found
+        }
+        return found
+    }
+
+    /// Calls `body` with each SBR fill element and the channels of the element before it, while
+    /// `body` returns `true`.
+    private func forEachSBRElement(_ body: (FillElement, Int) -> Bool) {
         var channels = 0
         for element in elements {
             switch element {
             case .singleChannel: channels = 1
             case .channelPair: channels = 2
             case .fill(let fill):
-                let crc = fill.extensionType == FillElement.ExtensionType.sbrDataCRC
-                guard fill.extensionType == FillElement.ExtensionType.sbrData || crc, channels > 0 else { continue }
-                let skipped = crc ? 14 : 4
-                var reader = BitReader(fill.payload)
-                guard fill.payload.count * 8 > skipped, (try? reader.skipBits(skipped)) != nil,
-                      let data = try? parser.parse(&reader, channelCount: channels, bitLimit: fill.payload.count * 8 - skipped),
-                      channels == 1, let extended = data.extendedData, extended.count >= 2 else { continue }
-                var bits = BitReader(extended.bytes)
-                if let id = try? bits.readBits(2), Int(id) == ParametricStereoFrame.extensionID { return true }
+                guard fill.extensionType == FillElement.ExtensionType.sbrData || fill.extensionType == FillElement.ExtensionType.sbrDataCRC,
+                      channels > 0 else { continue }
+                if !body(fill, channels) { return }
             default:
                 continue
             }
         }
-        return false
+    }
+
+    /// The `sbr_extension_data()` of an SBR fill element (past its CRC, when it has one), read by
+    /// `parser`; `nil` when it does not parse or no header has been seen.
+    private static func sbrData(of fill: FillElement, channels: Int, parser: inout SBRStreamParser) -> SBRExtensionData? {
+        let skipped = fill.extensionType == FillElement.ExtensionType.sbrDataCRC ? 14 : 4
+        var reader = BitReader(fill.payload)
+        guard fill.payload.count * 8 > skipped, (try? reader.skipBits(skipped)) != nil else { return nil }
+        return try? parser.parse(&reader, channelCount: channels, bitLimit: fill.payload.count * 8 - skipped)
     }
 }
 
@@ -41,37 +57,31 @@ extension RawDataBlock {
     /// SBR is independent; one whose SBR does not parse is not. `outputSampleRate` is the SBR
     /// rate (twice the core's).
     public func isIndependentOfEarlierBlocks(outputSampleRate: Int) -> Bool {
-        var channels = 0
-        for element in elements {
-            switch element {
-            case .singleChannel: channels = 1
-            case .channelPair: channels = 2
-            case .fill(let fill):
-                let crc = fill.extensionType == FillElement.ExtensionType.sbrDataCRC
-                guard fill.extensionType == FillElement.ExtensionType.sbrData || crc, channels > 0 else { continue }
-                let skipped = crc ? 14 : 4
-                var reader = BitReader(fill.payload)
-                var parser = SBRStreamParser(outputSampleRate: outputSampleRate)
-                guard fill.payload.count * 8 > skipped, (try? reader.skipBits(skipped)) != nil,
-                      let data = try? parser.parse(&reader, channelCount: channels, bitLimit: fill.payload.count * 8 - skipped),
-                      data.header != nil,
-                      data.channels.allSatisfy({ !$0.envelopeTimeDelta.contains(true) && !$0.noiseTimeDelta.contains(true) }) else { return false }
-                if let extended = data.extendedData {
-                    var stereo = ParametricStereoParser()
-                    let frame: ParametricStereoFrame?
-                    do { frame = try stereo.parse(extendedData: extended) } catch { return false }
-                    if let frame {
-                        if frame.header == nil || frame.iidTimeDelta.contains(true) || frame.iccTimeDelta.contains(true) { return false }
-                    } else if extended.count > 7 {
-                        // PS without a header (its modes come from an earlier frame) reads as none.
-                        var bits = BitReader(extended.bytes)
-                        if (try? bits.readBits(2)) == UInt64(ParametricStereoFrame.extensionID) { return false }
-                    }
-                }
-            default:
-                continue
+        var independent = true
+        forEachSBRElement { fill, channels in
+            var parser = SBRStreamParser(outputSampleRate: outputSampleRate)
+            guard let data = Self.sbrData(of: fill, channels: channels, parser: &parser), data.header != nil,
+                  data.channels.allSatisfy({ !$0.envelopeTimeDelta.contains(true) && !$0.noiseTimeDelta.contains(true) }) else {
+                independent = false
+                return false
             }
+            if let extended = data.extendedData {
+                var stereo = ParametricStereoParser()
+                let frame: ParametricStereoFrame?
+                do { frame = try stereo.parse(extendedData: extended) } catch {
+                    independent = false
+                    return false
+                }
+                if let frame {
+                    if frame.header == nil || frame.iidTimeDelta.contains(true) || frame.iccTimeDelta.contains(true) { independent = false }
+                } else if extended.count > 7 {
+                    // PS without a header (its modes come from an earlier frame) reads as none.
+                    var bits = BitReader(extended.bytes)
+                    if (try? bits.readBits(2)) == UInt64(ParametricStereoFrame.extensionID) { independent = false }
+                }
+            }
+            return independent
         }
-        return true
+        return independent
     }
 }

@@ -37,8 +37,10 @@ public struct FLACFrameInput: PacketFileSource {
     private var window: [UInt8] = []
     /// Where in `window` the next frame starts.
     private var read = 0
-    /// Whether the file's bytes are all in the window.
+    /// Whether the stream's bytes are all in the window.
     private var atEndOfFile = false
+    /// Where the stream ends: the file's end, or an ID3v1 tag's start.
+    private var streamEnd: Int64 = .max
     /// The file offset of `window[0]`.
     private var windowStart: Int64
     private var damage: [DamageEvent] = []
@@ -88,11 +90,21 @@ public struct FLACFrameInput: PacketFileSource {
                 continue
             }
             if position + 1 >= window.count {
-                // The last frame ends with the file, when its CRC says so.
-                guard window.count - 2 >= checked else { break }
-                crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(window.count - 2)], preset: crc)
-                checked = window.count - 2
-                if crc == UInt16(window[window.count - 2]) << 8 | UInt16(window[window.count - 1]) { end = window.count }
+                // The last frame ends with the file, when its CRC says so, or before an ID3v1
+                // tag some taggers append (128 bytes from `TAG`).
+                let tagged = window.count - read >= 128 + header.byteCount + 2 && window[(window.count - 128)..<(window.count - 125)].elementsEqual("TAG".utf8)
+                for candidate in tagged ? [window.count, window.count - 128] : [window.count] where candidate - 2 >= checked {
+                    let sum = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(candidate - 2)], preset: crc)
+                    if sum == UInt16(window[candidate - 2]) << 8 | UInt16(window[candidate - 1]) {
+                        end = candidate
+                        break
+                    }
+                }
+                if let end, end < window.count {
+                    // The tag is not audio: the stream ends with the frame.
+                    window.removeLast(window.count - end)
+                    streamEnd = windowStart + Int64(end)
+                }
                 break
             }
             if window[position] == 0xFF, window[position + 1] & 0xFE == 0xF8,
@@ -132,13 +144,13 @@ public struct FLACFrameInput: PacketFileSource {
     /// Reads on until the window holds `count` bytes or the file ends.
     private mutating func fill(atLeast count: Int) throws(PipelineError) {
         while window.count < count {
-            let offset = windowStart + Int64(window.count)
-            guard offset < size else {
+            let offset = windowStart + Int64(window.count), end = min(size, streamEnd)
+            guard offset < end else {
                 atEndOfFile = true
                 return
             }
             let bytes: [UInt8]
-            do { bytes = try source.read(at: offset, count: Int(min(Int64(1 << 20), size - offset))) } catch { throw .stream(error) }
+            do { bytes = try source.read(at: offset, count: Int(min(Int64(1 << 20), end - offset))) } catch { throw .stream(error) }
             guard !bytes.isEmpty else {
                 atEndOfFile = true
                 return

@@ -4,15 +4,16 @@ internal import AudioBitstreams
 /// MPEG layer III frames of MP3 files, each piece from one presented sample to another, back
 /// to back as one stream: the source of an MP3 cut (one piece), a split part, or a join.
 ///
-/// A decoder reconstructs a frame's samples from that frame and the one before it (the MDCT
+/// A decoder reconstructs a granule's samples from that granule and the one before it (the MDCT
 /// overlap and the synthesis filter's history, ISO/IEC 11172-3 2.4.3.4), and reads each
 /// frame's main data from the bit reservoir: `main_data_begin` bytes back, inside the frames
-/// before it. So a piece keeps the frame before the one holding its first sample, and ahead of
+/// before it. So a piece keeps the frame before the one holding its first sample (two in
+/// MPEG-2 and 2.5, whose frames hold one granule), and ahead of
 /// that a frame made for the edit: silent (no granule codes a value), at the piece's rate and
 /// mode, whose main data ends with the reservoir bytes the kept frames reach back for. The
 /// decode of the kept frames is then the source's, sample for sample; the samples before the
 /// first wanted are the stream's priming, which the Info frame's delay trims (with that frame,
-/// it is at most 3 frames, within LAME's 12 bits).
+/// it is at most 3 frames of MPEG-1 or 4 of MPEG-2, within LAME's 12 bits).
 ///
 /// A piece that continues the stream of the piece before (as `split` makes parts) starts after
 /// the frames that piece ended with; its frames follow on, and nothing is added.
@@ -94,7 +95,10 @@ public struct MP3SpliceSource: MediaSource {
                 continue
             }
             let holding = Int(start / frame)
-            let firstKept = max(0, holding - 1)
+            // A granule needs the one before it (the MDCT overlap, and the synthesis filter's
+            // history): the frame before in MPEG-1, whose frames hold two granules; two frames
+            // before in MPEG-2 and 2.5, whose frames hold one.
+            let firstKept = max(0, holding - (header.version == .mpeg1 ? 1 : 2))
             let within = start - Int64(firstKept) * frame
             // A frame ahead for the reservoir, and so that the priming covers MP3 synthesis's 529.
             let leading = firstKept > 0 || within < Int64(MP3InfoTag.decoderDelay)

@@ -107,3 +107,54 @@ import TestSupport
         #expect(snr(expected, ours) >= 30, "the cut decodes as the source does from 2.5 s")
     }
 }
+
+/// The corners of lossless edits: a cut that begins fewer than 16 samples before a frame's end
+/// (FLAC frames but the last hold at least 16), 24-bit FLAC, and a FLAC file ending in an ID3v1
+/// tag; each decodes to exactly the source's samples and passes `flac -t`.
+@Suite(.blocking) struct LosslessEditCornerTests {
+    @Test func aHeadShorterThanSixteenSamplesJoinsTheNextFrame() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 2, to: wav)
+        let source = try CodecInteropTests.wavPayload(wav)
+        for ext in ["flac", "m4a"] {
+            let encoded = directory.appendingPathComponent("src.\(ext)").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", encoded, "--codec", "flac"])
+            // FFmpeg's FLAC encoder writes blocks of 4,608 at 44.1 kHz: 9,211 is 5 before the second's end.
+            let cut = directory.appendingPathComponent("cut.\(ext)").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", cut, "--start", "9211s", "--end", "20000s"])
+            #expect(try CodecsBeyondAACTests.ffmpegPCM(cut, in: directory, name: "cut-\(ext).raw") == LosslessEditTests.slice(source, 9211..<20000))
+            let durations = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
+                                                                 "-of", "csv=p=0", cut]).standardOutput.split(separator: "\n").compactMap { Int($0) }
+            #expect(durations.dropLast().allSatisfy { $0 >= 16 }, "\(ext): frames of \(durations)")
+            if ext == "flac" { try ExternalTool.succeed("flac", ["-t", "-s", cut]) }
+        }
+    }
+
+    @Test func twentyFourBitFLACAndAnID3v1Tag() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=d=3:a=0.3:r=48000:seed=3", "-ac", "2",
+                                            "-c:a", "pcm_s24le", wav])
+        let flac = directory.appendingPathComponent("src.flac").path
+        try ExternalTool.succeed("flac", ["--silent", "-f", "-o", flac, wav])
+        // An ID3v1 tag after the last frame, as some taggers append one.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: flac))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("TAG".utf8) + Data(repeating: 0x20, count: 124) + Data([0xFF]))
+        try handle.close()
+        func pcm(_ path: String) throws -> Data {
+            let raw = directory.appendingPathComponent(UUID().uuidString).path
+            try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", path, "-f", "s32le", raw])
+            return try Data(contentsOf: URL(fileURLWithPath: raw))
+        }
+        let whole = try pcm(flac)
+        let cut = directory.appendingPathComponent("cut.flac").path
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", flac, "-o", cut, "--start", "12345s"])
+        #expect(!run.standardError.contains("no whole FLAC frame"), "\(run.standardError)")
+        #expect(try pcm(cut) == whole.dropFirst(12345 * 8), "the 24-bit cut is the source's samples to its end")
+        try ExternalTool.succeed("flac", ["-t", "-s", cut])
+    }
+}

@@ -80,6 +80,22 @@ import TestSupport
         #expect(chapters.contains("00:00:03.300 src-02") && chapters.contains("00:00:06.100 src-03"), "\(chapters)")
     }
 
+    /// MPEG-2 layer III at 32 kb/s (mono, 22.05 kHz): small frames, whose main data reaches back
+    /// through many of them (up to 255 bytes), still decode as in the source after a cut.
+    @Test func lowBitrateMPEG2CutIsTheSourcesSamples() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mp3 = directory.appendingPathComponent("low.mp3").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "anoisesrc=d=6:a=0.2:r=22050:seed=5", "-ac", "1",
+                                            "-c:a", "libmp3lame", "-b:a", "32k", mp3])
+        let cut = directory.appendingPathComponent("cut.mp3").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", mp3, "-o", cut, "--start", "33333s", "--end", "100000s"])
+        let source = try Self.decode(mp3, with: "ffmpeg", in: directory), decoded = try Self.decode(cut, with: "ffmpeg", in: directory)
+        // Mono, decoded as mono.
+        #expect(decoded.count == 66_667)
+        #expect(Array(source[33_333..<100_000]) == decoded, "FFmpeg's decode of the cut is its decode of the source there")
+    }
+
     @Test func unrelatedMP3sJoinWithTheirSeam() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
