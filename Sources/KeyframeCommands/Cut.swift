@@ -16,9 +16,12 @@ struct Cut: ParsableCommand {
             granule position (or the edit) trims the end. FLAC and ALAC (native FLAC, or \
             either in MP4): whole frames are copied and only the frames START and END fall inside are \
             encoded again, which is lossless, so every player decodes exactly those samples; native \
-            FLAC gets a new STREAMINFO with the MD5 of the cut. Tags are kept; chapters are shifted \
-            to the cut and clipped to it. Times are seconds (12.5), H:MM:SS.mmm (1:02:03.5) or \
-            samples at the output rate (48000s). The output is of the input's container (.m4a, .m4b \
+            FLAC gets a new STREAMINFO with the MD5 of the cut. HE-AAC keeps frames back to one a \
+            decoder may start at (an SBR header), and its ends fall on the core's samples: START and \
+            END move back to an even sample, so an HE-AAC cut is exact to two samples. Tags are kept \
+            (but MP3's TLEN, the source's length); chapters are shifted to the cut and clipped to \
+            it. Times are seconds (12.5), H:MM:SS.mmm (1:02:03.5) or samples at the output rate \
+            (48000s); an END past the input's end is its end. The output is of the input's container (.m4a, .m4b \
             or .mp4 for MP4 and ADTS input; .flac, .mp3, .opus/.ogg for those), written under a temporary name and \
             renamed when complete.
             """

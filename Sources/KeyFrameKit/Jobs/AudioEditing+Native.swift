@@ -184,6 +184,8 @@ extension AudioEditing {
     ) throws(PipelineError) -> Summary where Source.Element == MediaSample {
         var told = metadata
         told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
+        // ID3's TLEN says the source's length in milliseconds: not the edit's.
+        told.tags.removeAll { $0.key.uppercased() == "TLEN" }
         var announced = AnnouncingSource(source, announcing: [.metadata(told)])
         var sink = sink
         let report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
