@@ -17,6 +17,8 @@ extension AudioEditing {
         /// Samples presented.
         var length: Int64
         var metadata: StreamMetadata
+        /// What of the file cannot be read (a file cut short): its end, told with every edit of it.
+        var damage: [DamageEvent] = []
 
         /// The chapters as an MP4's, at the stream's rate.
         var chapters: [MovieChapter] {
@@ -44,24 +46,20 @@ extension AudioEditing {
             }
             return NativeStream(path: path, format: .oggOpus, sampleRate: 48000, length: length, metadata: input.metadata)
         case .mp3:
+            // The frames are counted: a file cut short holds fewer than its Info frame says.
             var input = try MP3FrameInput(path: path)
-            let length: Int64
-            if let info = input.info {
-                length = info.validSamples
-            } else {
-                while try input.next() != nil {}
-                length = Int64(input.framesRead) * Int64(input.firstHeader.samplesPerFrame)
-            }
-            return NativeStream(path: path, format: .mp3, sampleRate: input.firstHeader.sampleRate, length: length, metadata: input.metadata)
+            while try input.next() != nil {}
+            let decoded = Int64(input.framesRead) * Int64(input.firstHeader.samplesPerFrame)
+            let length = input.info.map { min($0.validSamples, max(0, decoded - Int64($0.priming))) } ?? decoded
+            return NativeStream(path: path, format: .mp3, sampleRate: input.firstHeader.sampleRate, length: length, metadata: input.metadata,
+                                damage: input.takeDamage())
         default:
+            // The frames are counted: a file cut short holds fewer than its STREAMINFO says.
             var input = try FLACFrameInput(path: path)
-            var length = input.streamInfo.totalSamples
-            if length == 0 {
-                // A STREAMINFO that does not say its length: the frames do.
-                while try input.next() != nil {}
-                length = input.nextSample
-            }
-            return NativeStream(path: path, format: .flac, sampleRate: input.streamInfo.sampleRate, length: length, metadata: input.metadata)
+            while try input.next() != nil {}
+            let length = input.streamInfo.totalSamples > 0 ? min(input.streamInfo.totalSamples, input.nextSample) : input.nextSample
+            return NativeStream(path: path, format: .flac, sampleRate: input.streamInfo.sampleRate, length: length, metadata: input.metadata,
+                                damage: input.takeDamage())
         }
     }
 
@@ -101,7 +99,7 @@ extension AudioEditing {
             let source = try OggOpusSpliceSource(pieces: pieces)
             return try writeOggOpus(output, source: source, metadata: metadata,
                                     chapters: joinedChapters(streams, starts: source.pieceStarts, continues: pieces.map { $0.continuedPackets > 0 }),
-                                    control: control, progress: progress)
+                                    damage: streams.flatMap(\.damage), control: control, progress: progress)
         }
         guard first.format == .mp3 else {
             return try writeNative(output, pieces: streams.map { ($0, 0..<$0.length) }, metadata: metadata,
@@ -114,7 +112,7 @@ extension AudioEditing {
         let source = try MP3SpliceSource(pieces: pieces)
         return try writeMP3(output, source: source, sampleRate: first.sampleRate, metadata: metadata,
                             chapters: joinedChapters(streams, starts: source.pieceStarts, continues: pieces.map { $0.continuedFrames > 0 }),
-                            control: control, progress: progress)
+                            damage: streams.flatMap(\.damage), control: control, progress: progress)
     }
 
     /// How many frames MP3 `next` begins with that `previous` ends with, when `next` is the part
@@ -180,7 +178,7 @@ extension AudioEditing {
     /// first; the summary counts `samples` presented at `sampleRate`.
     static func writeSplice<Source: MediaSource, Sink: PacketFileSink>(
         _ source: Source, into sink: Sink, codec: AudioCodecID, samples: Int64, sampleRate: Int, metadata: StreamMetadata,
-        chapters: [MovieChapter], control: JobControl?, progress: ((MediaProgress) -> Void)?
+        chapters: [MovieChapter], damage: [DamageEvent], control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> Summary where Source.Element == MediaSample {
         var told = metadata
         told.chapters = chapters.normalized().map { StreamMetadata.Chapter(start: $0.startTime, title: $0.title) }
@@ -188,40 +186,43 @@ extension AudioEditing {
         told.tags.removeAll { $0.key.uppercased() == "TLEN" }
         var announced = AnnouncingSource(source, announcing: [.metadata(told)])
         var sink = sink
-        let report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
+        var report = try Pump.run(from: &announced, into: &sink, control: control, progress: progress)
+        // An input cut short is edited as far as it reads; what is lost comes first, once.
+        report.damage = damage + report.damage.filter { event in !damage.contains { $0.kind == event.kind && $0.offset == event.offset } }
         return Summary(output: sink.path, codec: codec, packets: Int(report.elements), samples: samples, sampleRate: sampleRate,
                        chapters: chapters.normalized(), report: report)
     }
 
     /// Writes Opus packets from `source` to the Ogg Opus `output`.
     static func writeOggOpus(_ output: FilePath, source: OggOpusSpliceSource, metadata: StreamMetadata, chapters: [MovieChapter],
-                             control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+                             damage: [DamageEvent], control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         try writeSplice(source, into: try OggOpusFileOutput(path: output), codec: .opus, samples: source.gapless.validLength ?? 0, sampleRate: 48000,
-                        metadata: metadata, chapters: chapters, control: control, progress: progress)
+                        metadata: metadata, chapters: chapters, damage: damage, control: control, progress: progress)
     }
 
     /// Writes MP3 frames from `source` to `output`.
     static func writeMP3(_ output: FilePath, source: MP3SpliceSource, sampleRate: Int, metadata: StreamMetadata, chapters: [MovieChapter],
-                         control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+                         damage: [DamageEvent], control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         try writeSplice(source, into: try MP3FileOutput(path: output), codec: .mp3, samples: source.gapless.validLength ?? 0, sampleRate: sampleRate,
-                        metadata: metadata, chapters: chapters, control: control, progress: progress)
+                        metadata: metadata, chapters: chapters, damage: damage, control: control, progress: progress)
     }
 
     /// Writes `pieces` one after another to `output`, with `metadata` (its chapters `chapters`).
     static func writeNative(_ output: FilePath, pieces: [(stream: NativeStream, range: Range<Int64>)], metadata: StreamMetadata,
                             chapters: [MovieChapter], control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         guard let first = pieces.first?.stream else { throw .unsupported("nothing to write") }
+        let damage = pieces.flatMap(\.stream.damage)
         if first.format == .oggOpus {
             return try writeOggOpus(output, source: try OggOpusSpliceSource(pieces: pieces.map { OggOpusSpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
-                                    metadata: metadata, chapters: chapters, control: control, progress: progress)
+                                    metadata: metadata, chapters: chapters, damage: damage, control: control, progress: progress)
         }
         if first.format == .mp3 {
             return try writeMP3(output, source: try MP3SpliceSource(pieces: pieces.map { MP3SpliceSource.Piece(path: $0.stream.path, range: $0.range) }),
-                                sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, control: control, progress: progress)
+                                sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, damage: damage, control: control, progress: progress)
         }
         let source = try FLACSpliceSource(pieces: pieces.map { FLACSpliceSource.Piece(path: $0.stream.path, range: $0.range) })
         return try writeSplice(source, into: try FLACFileOutput(path: output), codec: .flac, samples: source.totalSamples,
-                               sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, control: control, progress: progress)
+                               sampleRate: first.sampleRate, metadata: metadata, chapters: chapters, damage: damage, control: control, progress: progress)
     }
 }
 
