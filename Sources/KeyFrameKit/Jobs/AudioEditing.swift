@@ -401,22 +401,10 @@ public enum AudioEditing {
     /// the chapter before it is that chapter going on (a chapter a split cut in two) and is not
     /// repeated.
     static func joinedChapters(_ pieces: [Piece]) -> [MovieChapter] {
-        guard let first = pieces.first?.layout else { return [] }
-        let scale = Int32(clamping: first.timescale)
-        var chapters: [MovieChapter] = []
-        var offset: Int64 = 0
-        for piece in pieces {
-            let layout = piece.layout
-            let own = shifted(layout.chapters, by: 0, length: layout.validLength, timescale: layout.timescale)
-            let title = layout.title ?? layout.path.stem ?? "Part \(chapters.count + 1)"
-            for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {
-                let start = chapter.startTime.value
-                if start == 0, piece.repeated > 0, chapters.last?.title == chapter.title, !own.isEmpty { continue }
-                chapters.append(MovieChapter(startTime: MediaTime(value: offset + start, timescale: scale), title: chapter.title))
-            }
-            offset += layout.validLength
-        }
-        return chapters
+        joinedChapters(pieces.map { piece in
+            JoinedPart(chapters: piece.layout.chapters, length: piece.layout.validLength, timescale: piece.layout.timescale,
+                       title: piece.layout.title ?? piece.layout.path.stem, continues: piece.repeated > 0)
+        })
     }
 
     /// The chapters of a join of native streams: each part's own, moved to where the part
@@ -426,20 +414,43 @@ public enum AudioEditing {
     /// at its start with the title of the chapter before it is that chapter going on (a chapter a
     /// split cut in two) and is not repeated.
     static func joinedChapters(_ streams: [NativeStream], starts: [Int64]? = nil, continues: [Bool]? = nil) -> [MovieChapter] {
-        guard let first = streams.first else { return [] }
-        let scale = Int32(clamping: first.sampleRate)
+        joinedChapters(streams.enumerated().map { number, stream in
+            JoinedPart(chapters: stream.chapters, length: stream.length, timescale: stream.sampleRate,
+                       title: stream.metadata.tags.first { $0.key == "title" }?.value ?? stream.path.stem,
+                       continues: continues?[number] ?? true, start: starts?[number])
+        })
+    }
+
+    /// One part of a join, as its chapters see it.
+    struct JoinedPart {
+        var chapters: [MovieChapter]
+        /// Samples presented, at `timescale`.
+        var length: Int64
+        var timescale: Int
+        /// What a part without chapters is called.
+        var title: String?
+        /// Whether it continues the stream of the part before.
+        var continues: Bool
+        /// Where it starts in the output, when not where the parts before end.
+        var start: Int64?
+    }
+
+    /// Each part's chapters, moved to where it starts, at the first part's timescale.
+    static func joinedChapters(_ parts: [JoinedPart]) -> [MovieChapter] {
+        guard let first = parts.first else { return [] }
+        let scale = Int32(clamping: first.timescale)
         var chapters: [MovieChapter] = []
         var offset: Int64 = 0
-        for (number, stream) in streams.enumerated() {
-            if let starts, starts.indices.contains(number) { offset = starts[number] }
-            let own = shifted(stream.chapters, by: 0, length: stream.length, timescale: stream.sampleRate)
-            let title = stream.metadata.tags.first { $0.key == "title" }?.value ?? stream.path.stem ?? "Part \(chapters.count + 1)"
+        for part in parts {
+            if let start = part.start { offset = start }
+            let own = shifted(part.chapters, by: 0, length: part.length, timescale: part.timescale)
+            let title = part.title ?? "Part \(chapters.count + 1)"
             for chapter in own.isEmpty ? [MovieChapter(startTime: MediaTime(value: 0, timescale: scale), title: title)] : own {
                 let start = chapter.startTime.value
-                if start == 0, !own.isEmpty, continues?[number] ?? true, chapters.last?.title == chapter.title { continue }
+                if start == 0, part.continues, chapters.last?.title == chapter.title, !own.isEmpty { continue }
                 chapters.append(MovieChapter(startTime: MediaTime(value: offset + start, timescale: scale), title: chapter.title))
             }
-            offset += stream.length
+            offset += part.length
         }
         return chapters
     }
