@@ -159,7 +159,7 @@ public struct MP3SpliceSource: MediaSource {
             while mainData <= 511, ahead.count < 256, reader.framesRead <= plan.frames.upperBound, let frame = try reader.next() {
                 ahead.append(frame)
                 if let header = MPEGAudioFrameHeader(frame.data, at: 0) {
-                    mainData += frame.data.count - 4 - (header.hasCRC ? 2 : 0) - header.sideInformationLength
+                    mainData += frame.data.count - Self.mainDataStart(header)
                 }
             }
             if plan.leadingFrame, let head = ahead.first.flatMap({ MPEGAudioFrameHeader($0.data, at: 0) }) {
@@ -176,17 +176,21 @@ public struct MP3SpliceSource: MediaSource {
         } else {
             input = reader
         }
-        if queue.isEmpty, index < pieces.count { try read() }
     }
 
     /// The main data of `frame` (after its header, CRC and side information) kept as the
     /// reservoir's latest bytes.
     private mutating func keepMainData(of frame: [UInt8]) {
         guard let header = MPEGAudioFrameHeader(frame, at: 0) else { return }
-        let start = 4 + (header.hasCRC ? 2 : 0) + header.sideInformationLength
+        let start = Self.mainDataStart(header)
         guard start < frame.count else { return }
         reservoir += frame[start...]
         if reservoir.count > 4096 { reservoir.removeFirst(reservoir.count - 2048) }
+    }
+
+    /// Where a frame's main data starts: after its header, CRC and side information.
+    static func mainDataStart(_ header: MPEGAudioFrameHeader) -> Int {
+        4 + (header.hasCRC ? 2 : 0) + header.sideInformationLength
     }
 
     /// How many bytes before the first of `frames` their main data starts, at most.
@@ -196,7 +200,7 @@ public struct MP3SpliceSource: MediaSource {
         for frame in frames {
             guard let header = MPEGAudioFrameHeader(frame, at: 0), let back = header.mainDataBegin(frame, frameAt: 0) else { break }
             most = max(most, back - position)
-            position += frame.count - 4 - (header.hasCRC ? 2 : 0) - header.sideInformationLength
+            position += frame.count - Self.mainDataStart(header)
         }
         return most
     }

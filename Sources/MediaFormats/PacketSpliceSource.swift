@@ -73,8 +73,8 @@ public struct PacketSpliceSource: MediaSource {
                 var data: [UInt8] = []
                 var entries: [MediaSampleRun.Entry] = []
                 var offset = 0
-                for (position, entry) in zip(keep, run.entries) {
-                    if let replacement = replacements[position] {
+                for (packet, entry) in zip(keep, run.entries) {
+                    if let replacement = replacements[packet] {
                         data += replacement.bytes
                         entries.append(MediaSampleRun.Entry(size: replacement.bytes.count, duration: replacement.duration,
                                                             compositionOffset: entry.compositionOffset, isSync: entry.isSync))
