@@ -86,7 +86,9 @@ import Glibc
                 try FileManager.default.removeItem(atPath: directory + "/" + name)
             }
         }
-        #expect(generation > UInt64(Self.kills), "every run committed at least once")
+        // Each run prints "ready" after its first commit, so each adds at least one generation;
+        // a loaded machine may kill every run before its second.
+        #expect(generation >= UInt64(Self.kills), "every run committed at least once")
     }
 
     @Test func aDirectoryThatIsNotWritableIsATypedErrorNamingTheOutput() throws {
