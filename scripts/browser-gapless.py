@@ -106,6 +106,9 @@ class Chromium:
             self.version = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=5)).get("Browser", "")
             self.call("Page.enable")
             self.call("Runtime.enable")
+            # The media pipeline's own errors (a segment the demuxer refuses says why here only).
+            self.media_log = []
+            self.call("Media.enable")
         except BaseException:
             self.close()
             raise
@@ -141,6 +144,11 @@ class Chromium:
                 result = message.get("result", {})
             elif wait_for is not None and message.get("method") == wait_for:
                 seen = True
+            elif message.get("method") in ("Media.playerErrorsRaised", "Media.playerMessagesLogged"):
+                params_ = message.get("params", {})
+                for entry in params_.get("errors", []) + [m for m in params_.get("messages", []) if m.get("level") == "error"]:
+                    if len(self.media_log) < 20:
+                        self.media_log.append(entry.get("message") or entry.get("errorType") or json.dumps(entry))
         return result
 
     def open(self, url):

@@ -183,6 +183,8 @@ def main():
                 break
             time.sleep(0.05)
         report["player"] = player
+        if browser.media_log:
+            report["mediaErrors"] = browser.media_log
         if arguments.load_only is not None:
             time.sleep(arguments.load_only)
             report["loaded"] = browser.evaluate(

@@ -1,4 +1,4 @@
-internal import MediaCore
+public import MediaCore
 
 /// An Opus stream's identification header (RFC 7845 5.1, `OpusHead`): what a decoder needs
 /// before the first packet — the channels, the pre-skip (samples at 48 kHz to drop at the start),
@@ -185,5 +185,22 @@ public enum OpusPacket {
         }
         let total = frames * frame
         return frames > 0 && total <= 5760 ? total : nil
+    }
+}
+
+extension EncodedAudioFormat {
+    /// This format with its `OpusHead`'s pre-skip (RFC 7845 5.1) set to `priming` samples of
+    /// `timescale` (counted at 48 kHz), so that the head tells what an edit list or a ladder's
+    /// added silence skips; itself when it is not Opus, its head does not parse, or the value
+    /// does not fit the field's 16 bits.
+    public func settingOpusPreSkip(priming: Int64, timescale: Int) -> EncodedAudioFormat {
+        let preSkip = priming * 48000 / Int64(max(timescale, 1))
+        guard codec == .opus, var head = try? OpusHeader(bytes: decoderConfiguration), (0...Int64(UInt16.max)).contains(preSkip) else {
+            return self
+        }
+        head.preSkip = Int(preSkip)
+        var edited = self
+        edited.decoderConfiguration = head.bytes
+        return edited
     }
 }

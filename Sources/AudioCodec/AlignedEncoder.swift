@@ -1,4 +1,5 @@
 public import AACBitstream
+internal import AudioBitstreams
 public import MediaCore
 
 /// An encoder of one rendition of several that must line up (an HLS ladder, a live rendition):
@@ -22,6 +23,8 @@ public final class AlignedEncoder<Base: AudioEncoder>: AudioEncoder {
 
     private var started = false
     private var announcement = GaplessAnnouncement()
+    /// The packets' format with the priming told (Opus), once made.
+    private var primedFormat: FormatDescription?
 
     /// `base` with `leadingSilence` frames of silence before its input and, when it is
     /// ``RandomAccessMarking``, every `randomAccessInterval`-th packet (from packet 0) marked.
@@ -64,13 +67,28 @@ public final class AlignedEncoder<Base: AudioEncoder>: AudioEncoder {
         }
         // A packet holds at least 1024 frames, and an encoder keeps fewer than a few packets.
         mark(upTo: base.packetCount + Int64(buffer.frameCount / 1024) + 8)
-        return try base.transform(buffer)
+        return withPriming(try base.transform(buffer))
     }
 
     /// Flushes the encoder (marking the packets the flush may make).
     public func finish() throws(CodecError) -> [MediaSample] {
         mark(upTo: base.packetCount + Int64(max(priming, 0) / 1024) + 8)
-        return try base.finish()
+        return withPriming(try base.finish())
+    }
+
+    /// `packets` whose format tells the priming, silence included, where the codec's
+    /// configuration holds it (Opus's pre-skip, RFC 7845 5.1); as they are otherwise.
+    private func withPriming(_ packets: [MediaSample]) -> [MediaSample] {
+        guard leadingSilence > 0, let first = packets.first, case .audio(let audio) = first.format, audio.codec == .opus else { return packets }
+        if primedFormat == nil {
+            primedFormat = .audio(audio.settingOpusPreSkip(priming: Int64(priming), timescale: audio.sampleRate))
+        }
+        guard let primedFormat else { return packets }
+        return packets.map { packet in
+            var packet = packet
+            packet.format = primedFormat
+            return packet
+        }
     }
 
     /// Drops an upstream's gapless numbers (this encoder's replace them); passes the rest on.

@@ -40,11 +40,14 @@ public final class LibavcodecAudioEncoder {
         public var minimumBitrate: Int
         /// Private options set on the encoder before it opens (libavcodec's names and values).
         public var options: [String: String]
+        /// Samples per packet asked of an encoder that takes any (FLAC); `nil`: the encoder's own.
+        public var frameLength: Int?
 
         /// A configuration of `codec`, made by libavcodec's encoder `encoderName`.
         public init(codec: AudioCodecID, encoderName: String, sampleRates: [Int]?, channelCounts: ClosedRange<Int>,
                     isLossless: Bool, minimumBitrate: Int = 8000,
-                    maximumBitrate: (@Sendable (_ sampleRate: Int, _ channels: Int) -> Int)? = nil, options: [String: String] = [:]) {
+                    maximumBitrate: (@Sendable (_ sampleRate: Int, _ channels: Int) -> Int)? = nil, options: [String: String] = [:],
+                    frameLength: Int? = nil) {
             self.codec = codec
             self.encoderName = encoderName
             self.sampleRates = sampleRates
@@ -53,6 +56,7 @@ public final class LibavcodecAudioEncoder {
             self.minimumBitrate = minimumBitrate
             self.maximumBitrate = maximumBitrate
             self.options = options
+            self.frameLength = frameLength
         }
 
         /// MPEG-1/2/2.5 Layer III (ISO/IEC 11172-3, 13818-3) through LAME: constant bitrate,
@@ -70,10 +74,12 @@ public final class LibavcodecAudioEncoder {
             codec: .opus, encoderName: "libopus", sampleRates: [48000], channelCounts: 1...8,
             isLossless: false, minimumBitrate: 6000, maximumBitrate: { _, channels in 256_000 * channels })
 
-        /// FLAC (RFC 9639) through libavcodec's encoder, at its default compression (level 5);
-        /// up to 8 channels, 16 or 24 bits.
+        /// FLAC (RFC 9639) through libavcodec's encoder, at its default compression (level 5), in
+        /// blocks of 4096 samples (the `flac` tool's default, and ALAC's and a whole number of
+        /// AAC frames, so that a ladder's segments end at the same samples); up to 8 channels, 16
+        /// or 24 bits.
         public static let flac = Configuration(
-            codec: .flac, encoderName: "flac", sampleRates: nil, channelCounts: 1...8, isLossless: true)
+            codec: .flac, encoderName: "flac", sampleRates: nil, channelCounts: 1...8, isLossless: true, frameLength: 4096)
 
         /// Apple Lossless through libavcodec's encoder: 4096-frame packets; up to 8 channels, 16
         /// or 24 bits.
@@ -221,6 +227,7 @@ public final class LibavcodecAudioEncoder {
         if !configuration.isLossless { c.pointee.bit_rate = Int64(bitrate) }
         c.pointee.time_base = AVRational(num: 1, den: Int32(format.sampleRate))
         c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
+        if let length = configuration.frameLength { c.pointee.frame_size = Int32(length) }
         for (option, value) in configuration.options.sorted(by: { $0.key < $1.key }) {
             try CodecError.check(kf_av_opt_set(c.pointee.priv_data, option, value, 0), "setting \(name)'s \(option) to \(value)")
         }

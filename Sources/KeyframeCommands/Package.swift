@@ -7,9 +7,11 @@ struct Package: ParsableCommand {
         commandName: "package",
         abstract: "Package audio as an HLS rendition: a playlist, a CMAF init segment and fMP4 segments.",
         discussion: """
-            An AAC input (.m4a/.mp4 or ADTS) is stream-copied; anything else `convert` reads is \
-            encoded to AAC-LC (128 kb/s, or --bitrate, which also re-encodes AAC, as do \
-            --sample-rate and --channels). DIR gets \
+            An AAC input (.m4a/.mp4 or ADTS) is stream-copied, as is an M4A of Opus, FLAC or ALAC; \
+            anything else `convert` reads is encoded to AAC-LC (128 kb/s, or --bitrate, which also \
+            re-encodes AAC, as do --sample-rate and --channels), or with --codec to Opus (48 kHz, \
+            128k), FLAC or ALAC (lossless), each its own sample entry (CODECS Opus, fLaC, alac). \
+            DIR gets \
             index.m3u8 (VOD, EXT-X-MAP, EXT-X-INDEPENDENT-SEGMENTS, EXT-X-ENDLIST), init.mp4 and \
             segment-NNNNN.m4s: whole AAC frames, about --segment-duration seconds each, the last up \
             to half a segment longer rather than short. The encoder's priming is one edit in \
@@ -27,11 +29,14 @@ struct Package: ParsableCommand {
             32k; lc above and for more channels; with no bitrate, lc: an AAC input is copied). In a \
             ladder each bitrate may name its own profile, --bitrates 48k:he-aac,64k:he-aac,128k or \
             32k:auto,64k:auto,128k:auto (a bitrate without one takes --profile): --profile auto \
-            --bitrates 32k,64k,128k gives mp4a.40.29, mp4a.40.5 and mp4a.40.2 for stereo. Every \
+            --bitrates 32k,64k,128k gives mp4a.40.29, mp4a.40.5 and mp4a.40.2 for stereo. A \
+            rendition may name its codec instead (96k:opus in DIR/96k-opus/; lossless:flac or \
+            lossless:alac, no bitrate, in DIR/flac/): every rendition is then at a rate all take \
+            (48 kHz with Opus), and segments last whole packets of every codec. Every \
             HE-AAC segment starts with an SBR header (and for v2 a PS header), so that a player \
             starting there gets the full band and the stereo image. A ladder with HE-AAC renditions \
-            has segments of whole 2048-sample frames (--segment-duration is rounded up to them, and \
-            the output says so) and every rendition the same priming, so that EXTINF is the same in \
+            has segments of whole 2048-sample frames, one of several codecs whole packets of each \
+            (--segment-duration is rounded up to them, and the output says so) and every rendition the same priming, so that EXTINF is the same in \
             all. --dash also writes \
             DIR/manifest.mpd over the same segments, with its own init segment, init-dash.mp4: \
             init.mp4 without iTunSMPB, which the first segment's moof carries (FFmpeg's DASH \
@@ -58,10 +63,14 @@ struct Package: ParsableCommand {
 
     @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
 
+    @OptionGroup(title: "Encoding") var codec: CodecOptions
+
     @Option(help: ArgumentHelp(
         "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "
-            + "(lc, he-aac, he-aac-v2 or auto; default --profile): 64k,128k, 48k:he-aac,64k:he-aac,128k or 32k:auto,64k:auto,128k:auto.",
-        valueName: "bitrate[:profile],..."))
+            + "(lc, he-aac, he-aac-v2 or auto; default --profile) or :codec (aac, opus, flac, alac; default --codec): "
+            + "64k,128k, 48k:he-aac,64k:he-aac,128k, 32k:auto,64k:auto,128k:auto, or 48k:he-aac,96k:opus,128k,lossless:flac "
+            + "(lossless: FLAC or ALAC, which take no bitrate).",
+        valueName: "bitrate[:profile|:codec],..."))
     var bitrates: String?
 
     @Flag(help: "Also write an MPEG-DASH manifest (manifest.mpd) over the same segments.")
@@ -84,10 +93,19 @@ struct Package: ParsableCommand {
 
     func validate() throws {
         try layout.checkForAAC()
+        if let asked = codec.codec?.codec {
+            let carried = Keyframe.codecs.descriptions.map(\.codec)
+            guard carried.contains(asked) else {
+                throw ValidationError("--codec \(asked): HLS and DASH segments (fMP4) carry \(carried.map(\.name).joined(separator: ", "))")
+            }
+            if asked != .aac, encoder.profile != .lc, encoder.profile != .auto {
+                throw ValidationError("--profile \(encoder.profile.rawValue): profiles are AAC's; \(asked) has none")
+            }
+        }
     }
 
     func run() throws {
-        let (ladder, profiles) = try Self.ladder(bitrates ?? "")
+        let ladder = try Self.ladder(bitrates ?? "")
         // An object store's URL names where the package goes; anything else is a directory.
         var store: (any ObjectStore)?
         if Keyframe.destinations.namesStore(hls) {
@@ -96,9 +114,9 @@ struct Package: ParsableCommand {
         let line = ProgressLine(label: "packaging")
         let summary: Packaging.Summary
         do {
-            var options = Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond, bitrates: ladder, dash: dash,
-                                            profile: encoder.profile.choice, ladderProfiles: profiles, sampleRate: layout.sampleRate,
-                                            channelCount: layout.channels)
+            var options = Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond, dash: dash,
+                                            profile: encoder.profile.choice, sampleRate: layout.sampleRate, channelCount: layout.channels,
+                                            codec: codec.codec?.codec, ladder: ladder)
             options.formats = Keyframe.formats
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
@@ -123,11 +141,11 @@ struct Package: ParsableCommand {
         } else {
             if let adjusted = summary.adjustedSegmentDuration {
                 print("segment duration \(Terminal.fixed(adjusted, digits: 6)) s instead of \(Terminal.fixed(segmentDuration, digits: 3)) s: "
-                      + "whole 2048-sample HE-AAC frames, the same boundaries in every rendition")
+                      + "whole packets of every rendition, the same boundaries in all")
             }
             let total = summary.segmentDurations.reduce(0, +)
             print("\(output.playlist): \(output.segments) segments, \(Terminal.fixed(total, digits: 3)) s, "
-                  + "target duration \(output.targetDuration) s, AAC \(summary.copied ? "copied" : "encoded")"
+                  + "target duration \(output.targetDuration) s, \(Self.codecNames(summary)) \(summary.copied ? "copied" : "encoded")"
                   + (summary.renditions.count > 1 ? ", \(summary.renditions.count) renditions" : "")
                   + (output.mpd.map { ", \($0)" } ?? ""))
         }
@@ -135,25 +153,62 @@ struct Package: ParsableCommand {
         try ExitStatus.finish(damage: summary.damage, in: input)
     }
 
-    /// `--bitrates 48k:he-aac,64k:he-aac,128k` or `32k:auto,64k:auto,128k:auto`: the bitrates in
-    /// order, and the profile of each that names one.
-    static func ladder(_ text: String) throws -> (bitrates: [Int], profiles: [Int: AACProfileChoice]) {
-        var bitrates: [Int] = []
-        var profiles: [Int: AACProfileChoice] = [:]
+    /// The codecs of the renditions, as people write them (`AAC`, or `AAC, Opus, FLAC`), each once.
+    static func codecNames(_ summary: Packaging.Summary) -> String {
+        var names: [String] = []
+        for rendition in summary.renditions {
+            let name = switch rendition.codecs.prefix(4) {
+            case "mp4a": "AAC"
+            case "Opus", "opus": "Opus"
+            case "fLaC", "flac": "FLAC"
+            case "alac": "ALAC"
+            default: rendition.codecs
+            }
+            if !names.contains(name) { names.append(name) }
+        }
+        return names.isEmpty ? "AAC" : names.joined(separator: ", ")
+    }
+
+    /// `--bitrates 48k:he-aac,64k:he-aac,128k`, `32k:auto,64k:auto,128k:auto` or
+    /// `48k:he-aac,96k:opus,lossless:flac`: the renditions in order, each with the profile or
+    /// codec it names.
+    static func ladder(_ text: String) throws -> [Packaging.LadderRendition] {
+        var renditions: [Packaging.LadderRendition] = []
         for item in text.split(separator: ",") {
             let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-            guard let value = Bitrate(argument: parts[0]) else {
-                throw CommandFailure("--bitrates \(item): give bitrates like 64k,128k, each with an optional :profile (48k:he-aac)", status: .usage)
+            var rendition = Packaging.LadderRendition(bitrate: nil)
+            if parts[0] != "lossless" {
+                guard let value = Bitrate(argument: parts[0]) else {
+                    throw CommandFailure("--bitrates \(item): give bitrates like 64k,128k, each with an optional :profile (48k:he-aac) "
+                                         + "or :codec (96k:opus), or lossless:flac", status: .usage)
+                }
+                rendition.bitrate = value.bitsPerSecond
             }
             if parts.count == 2 {
-                guard let profile = ProfileArgument(rawValue: parts[1]) else {
-                    throw CommandFailure("--bitrates \(item): the profile \"\(parts[1])\" is not one of "
-                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", "), status: .usage)
+                if let profile = ProfileArgument(rawValue: parts[1]) {
+                    rendition.profile = profile.choice
+                } else if let codec = CodecArgument(argument: parts[1]) {
+                    rendition.codec = codec.codec
+                } else {
+                    throw CommandFailure("--bitrates \(item): \"\(parts[1])\" is neither a profile ("
+                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", ") + ") nor a codec ("
+                                         + CodecArgument.allValueStrings.joined(separator: ", ") + ")", status: .usage)
                 }
-                profiles[value.bitsPerSecond] = profile.choice
+            } else if rendition.bitrate == nil {
+                // `lossless` alone: FLAC.
+                rendition.codec = .flac
             }
-            bitrates.append(value.bitsPerSecond)
+            if let codec = rendition.codec {
+                let lossless = codec == .flac || codec == .alac
+                if lossless, rendition.bitrate != nil {
+                    throw CommandFailure("--bitrates \(item): \(codec) is lossless and takes no bitrate (lossless:\(codec))", status: .usage)
+                }
+                if !lossless, rendition.bitrate == nil {
+                    throw CommandFailure("--bitrates \(item): \(codec) needs a bitrate (96k:\(codec))", status: .usage)
+                }
+            }
+            renditions.append(rendition)
         }
-        return (bitrates, profiles)
+        return renditions
     }
 }

@@ -72,8 +72,9 @@ extension MediaTime: Comparable, Hashable {
     }
 }
 
+/// The greatest common divisor of `a` and `b` (1 when both are 0).
 @usableFromInline
-func greatestCommonDivisor(_ a: UInt64, _ b: UInt64) -> UInt64 {
+package func greatestCommonDivisor(_ a: UInt64, _ b: UInt64) -> UInt64 {
     var (x, y) = (a, b)
     while y != 0 { (x, y) = (y, x % y) }
     return x == 0 ? 1 : x

@@ -48,9 +48,10 @@ public struct AudioPacketInput: PacketFileSource {
         case decoding
         /// To put in another container: raw data blocks only, one configuration.
         case remuxing
-        /// To edit without re-encoding: as ``remuxing``, and an MP4 track of another codec the
-        /// descriptions name (Opus, FLAC, ALAC) is read too, its packets as stored.
-        case editing
+        /// To copy into a file of the same codec (an edit, a package) without re-encoding: as
+        /// ``remuxing``, and an MP4 track of another codec the descriptions name (Opus, FLAC,
+        /// ALAC) is read too, its packets as stored.
+        case copying
     }
 
     /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it) through the
@@ -185,8 +186,11 @@ public struct AudioPacketInput: PacketFileSource {
                 return packet
             case .mp4(var mp4):
                 defer { reader = .mp4(mp4) }
-                let packet = try mp4.next()
-                if packet != nil { packetsRead += 1 }
+                guard var packet = try mp4.next() else { return nil }
+                packetsRead += 1
+                // Another codec's packets carry its decoder configuration as its description
+                // reads it from the sample entry's box (an OpusHead from `dOps`).
+                if let describedFormat { packet.format = .audio(describedFormat) }
                 return packet
             }
         } catch {
@@ -207,8 +211,9 @@ public struct AudioPacketInput: PacketFileSource {
                 return run
             case .mp4(var mp4):
                 defer { reader = .mp4(mp4) }
-                let run = try mp4.nextRun(maxBytes: maxBytes)
-                packetsRead += run?.entries.count ?? 0
+                guard var run = try mp4.nextRun(maxBytes: maxBytes) else { return nil }
+                packetsRead += run.entries.count
+                if let describedFormat { run.format = .audio(describedFormat) }
                 return run
             }
         } catch {

@@ -64,7 +64,7 @@ public struct AudioTrackLayout: Sendable {
     ///   joining again); the container's errors.
     public init(path: FilePath, formats: MediaFormatRegistry = .containers) throws(PipelineError) {
         self.path = path
-        var input = try formats.aacInput(path, purpose: .editing)
+        var input = try formats.aacInput(path, purpose: .copying)
         container = input.format
         if let track = input.track, let file = input.file {
             if let config = input.audioSpecificConfig {

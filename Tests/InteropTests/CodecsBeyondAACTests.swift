@@ -178,26 +178,27 @@ import TestSupport
         let lines = mutagen.split(separator: "\n")
         #expect(lines.first.map(String.init) == "3 image/png 64 64 \(coverHash)", "\(mutagen)")
         #expect(lines.dropFirst().first == "00:00:04.500 Harbour report", "\(mutagen)")
-        // 10 s of 4,608-sample frames: the hundredths (4,410 samples apart) fall in frames 0–94.
-        #expect(lines.last == "95 True True", "\(mutagen)")
+        // 10 s of 4,096-sample frames: the hundredths (4,410 samples apart) each fall in a frame
+        // of their own (frames 0–107), a point each.
+        #expect(lines.last == "100 True True", "\(mutagen)")
         let chapters = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_chapters", "-of", "compact", flac]).standardOutput
         #expect(chapters.contains("start_time=8.000000") && chapters.contains("tag:title=Tide tables"), "\(chapters)")
     }
 
-    /// `--codec` belongs to the commands that write any codec (`encode`, `convert`, and
-    /// `publish` for Icecast): `package`, which encodes AAC only so far, does not take it, and
+    /// `--codec` belongs to the commands that write any codec (`encode`, `convert`, `package`,
+    /// and `publish` for Icecast): `record`, which encodes AAC only so far, does not take it, and
     /// says so as a usage error.
     @Test func commandsThatEncodeAACOnlyDoNotTakeACodec() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("in.wav").path
         try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 0.5, to: wav)
-        for arguments in [["package", wav, "--hls", directory.appendingPathComponent("hls").path]] {
+        for arguments in [["record", directory.appendingPathComponent("hls.m4a").path, "--duration", "1"]] {
             let run = try ExternalTool.run(try ExternalTool.keyframe, arguments + ["--codec", "opus"])
             #expect(run.status == 64, "\(arguments[0]): \(run.standardError)")
             #expect(run.standardError.contains("--codec"), "\(run.standardError)")
         }
-        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("hls").path))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("hls.m4a").path))
         // A PCM output holds no codec: asked for one, convert says where it goes.
         let pcm = try ExternalTool.run(try ExternalTool.keyframe, ["convert", wav, "-o", directory.appendingPathComponent("x.wav").path,
                                                                    "--codec", "flac"])

@@ -138,6 +138,32 @@ extension RealTimeTests {
                 "the bitrate shown is the variant's BANDWIDTH, \(bandwidth): \(report["player"] ?? "")")
     }
 
+    /// A ladder of FLAC, AAC-LC and HE-AAC (issue 38): the page takes the FLAC rendition, the
+    /// highest, as MSE's `flac`, and plays every sample of it, no more.
+    @Test(.hangGuard(minutes: 15))
+    func thePagePlaysALosslessLadderEverySample() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (hls, wav) = try Self.package("lossless", in: directory, ["--bitrates", "lossless:flac,128k,48k:he-aac"])
+        let master = try String(contentsOfFile: hls + "/master.m3u8", encoding: .utf8)
+        #expect(master.contains("CODECS=\"fLaC\"") && master.contains("CODECS=\"mp4a.40.2\"") && master.contains("CODECS=\"mp4a.40.5\""), "\(master)")
+        let report = try Self.playPage(of: hls, source: wav, screenshot: directory.appendingPathComponent("page.png").path)
+        #expect((Self.object(report, "player")["playlist"] as? String)?.hasSuffix("/flac/index.m3u8") == true, "\(report["player"] ?? "")")
+        Self.expectExact(report, "a FLAC rendition")
+    }
+
+    /// An Opus rendition (issue 38): the page plays `Opus` as MSE's `opus`, from the source's
+    /// first sample to its last (the pre-skip and the edit list agree, and the last granule's
+    /// trim is the trun's).
+    @Test(.hangGuard(minutes: 15))
+    func thePagePlaysAnOpusRenditionEverySample() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (hls, wav) = try Self.package("opus", in: directory, ["--codec", "opus", "--bitrate", "128k"])
+        let report = try Self.playPage(of: hls, source: wav, screenshot: directory.appendingPathComponent("page.png").path)
+        Self.expectExact(report, "an Opus rendition")
+    }
+
     // MARK: The stream's tags on the page (issue 35, item 17)
 
     /// A 3 s mono 48 kHz M4A (FFmpeg's AAC) tagged by `keyframe tag` with `title`, an artist and

@@ -186,7 +186,7 @@ public enum AudioEditing {
     /// or, for ADTS or a fragmented file, read through from the start.
     static func packetBytes(_ indices: ClosedRange<Int>, of layout: AudioTrackLayout, formats: MediaFormatRegistry) throws(PipelineError) -> [[UInt8]] {
         if let bytes = layout.packetBytes(indices.lowerBound..<(indices.upperBound + 1)) { return bytes }
-        var input = try formats.aacInput(layout.path, purpose: .editing)
+        var input = try formats.aacInput(layout.path, purpose: .copying)
         var skipped = input.skip(packets: indices.lowerBound)
         while skipped < indices.lowerBound, try input.next() != nil { skipped += 1 }
         var packets: [[UInt8]] = []
@@ -556,10 +556,7 @@ public enum AudioEditing {
         var edited = format
         switch format.codec {
         case .opus:
-            let preSkip = priming * 48000 / Int64(max(timescale, 1))
-            guard var head = try? OpusHeader(bytes: format.decoderConfiguration), (0...Int64(UInt16.max)).contains(preSkip) else { break }
-            head.preSkip = Int(preSkip)
-            edited.decoderConfiguration = head.bytes
+            edited = format.settingOpusPreSkip(priming: priming, timescale: timescale)
         case .flac:
             guard var info = try? FLACStreamInfo(bytes: format.decoderConfiguration) else { break }
             (info.minimumFrameSize, info.maximumFrameSize) = (0, 0)
@@ -665,7 +662,7 @@ public enum AudioEditing {
             if repeated == 0, let sbr = spectralBandReplication(of: piece.layout, formats: formats) {
                 kept = try startingAtIndependentFrame(kept, of: piece.layout, sbr: sbr, formats: formats)
             }
-            let input = try formats.aacInput(piece.layout.path, purpose: .editing)
+            let input = try formats.aacInput(piece.layout.path, purpose: .copying)
             // A lossless stream begins and ends exactly where the range does: the frames it
             // begins and ends inside are encoded again, so no edit is needed to trim them (and
             // players that ignore one present the same samples).

@@ -17,7 +17,7 @@ extension Packaging {
                            control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
         var adjusted: Double?
         var summary = try assemble(directory, options: options) { target throws(PipelineError) in
-            options.bitrates.isEmpty
+            options.ladder.isEmpty
                 ? [try rendition(input, to: target, options: options, codecs: codecs, control: control, progress: progress)]
                 : try ladder(input, to: target, options: options, codecs: codecs, adjustedSegmentDuration: &adjusted, control: control,
                              progress: progress)
@@ -57,23 +57,93 @@ extension Packaging {
     }
 
     /// One rendition: copied when it can be, else encoded (resampled to the rate and channels
-    /// asked, or to a rate the profile takes).
+    /// asked, or to a rate the codec or profile takes).
     static func rendition(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry, control: JobControl?,
                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         if let layout = copyableLayout(of: input, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
-        let profile = try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
-                                              sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
-        let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: profile)
+        let codec = options.codec ?? .aac
+        let profile = codec == .aac
+            ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
+                                      sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
+            : try Self.noProfile(options.profile, codec: codec)
+        let lossless = try Self.checkCarried(codec, codecs: codecs)
+        // A lossless codec keeps the input's integers (a 16-bit input stays 16-bit); the rest take floats.
+        let resampler = try Self.resampler(to: options.sampleRate, channelCount: options.channelCount,
+                                           sampleFormat: lossless ? source.pcmFormat?.sampleFormat ?? .float32 : .float32,
+                                           rates: Self.sampleRates(of: codec, profile: profile, codecs: codecs))
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
-        let encoder = try encoder(profile: profile, bitrate: options.bitrate, format: format, codecs: codecs)
+        let encoder = try encoder(of: codec, profile: profile, bitrate: options.bitrate, format: format, codecs: codecs)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash,
                                         audioCodecs: codecs.descriptions)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(source.transformed(by: resampler), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
+    }
+
+    /// The encoder of `codec` (and for AAC `profile`) in `codecs` at `bitrate` (its default
+    /// when `nil`, fitted to the input; none for a lossless codec), opened for `format` when it
+    /// is known.
+    static func encoder(of codec: AudioCodecID, profile: AudioObjectType, bitrate: Int?, format: PCMFormat?,
+                        codecs: AudioCodecRegistry) throws(PipelineError) -> any AudioEncoder {
+        guard codec != .aac else { return try encoder(profile: profile, bitrate: bitrate, format: format, codecs: codecs) }
+        do {
+            return try codecs.encoder(for: codec, settings: .init(bitrate: bitrate ?? Transcode.defaultBitrate, lowersBitrateToFit: bitrate == nil,
+                                                                  format: format))
+        } catch {
+            throw .codec(error)
+        }
+    }
+
+    /// Refuses an AAC profile other than AAC-LC (or `.automatic`) for `codec`, which is not
+    /// AAC; AAC-LC, the profile that means none.
+    static func noProfile(_ profile: AACProfileChoice, codec: AudioCodecID) throws(PipelineError) -> AudioObjectType {
+        guard profile == .aacLC || profile.isAutomatic else {
+            throw .unsupported("the profile \(profile) is AAC's; \(codec) has none")
+        }
+        return .aacLC
+    }
+
+    /// Whether `codec` is lossless, once checked that fMP4 segments carry it (a codec registry
+    /// description: AAC, Opus, FLAC, ALAC) and that `codecs` encodes it.
+    ///
+    /// - Throws: ``/MediaCore/PipelineError/Code/unsupported`` naming the codecs HLS carries.
+    static func checkCarried(_ codec: AudioCodecID, codecs: AudioCodecRegistry) throws(PipelineError) -> Bool {
+        guard codecs.descriptions.matching(codec) != nil, codecs.encoders.contains(where: { $0.codec == codec }) else {
+            let carried = codecs.descriptions.map(\.codec).filter { described in codecs.encoders.contains { $0.codec == described } }
+            throw .unsupported("HLS and DASH segments (fMP4) carry \(carried.map(\.name).joined(separator: ", ")), not \(codec)")
+        }
+        return codec == .flac || codec == .alac
+    }
+
+    /// The sample rates an encoder of `codec` (AAC: of `profile`) takes; `nil` for any.
+    static func sampleRates(of codec: AudioCodecID, profile: AudioObjectType, codecs: AudioCodecRegistry) -> [Int]? {
+        codec == .aac ? AACProfiles.sampleRates(of: profile) : codecs.sampleRates(for: codec)
+    }
+
+    /// Samples per packet of an encoder of `codec` (AAC: of `profile`): 1024 (AAC-LC), 2048
+    /// (HE-AAC), 960 (Opus's 20 ms), 4096 (FLAC and ALAC, as libavcodec's encoders are
+    /// configured here: ``/AudioCodec/LibavcodecAudioEncoder/Configuration``).
+    static func framesPerPacket(of codec: AudioCodecID, profile: AudioObjectType) -> Int {
+        switch codec {
+        case .aac: AACProfiles.framesPerPacket(of: profile)
+        case .opus: 960
+        default: LibavcodecAudioEncoder.Configuration.flac.frameLength ?? 4096
+        }
+    }
+
+    /// A resampler to `sampleRate` (else the input's, or the nearest of `rates`) and
+    /// `channelCount`, giving `sampleFormat`.
+    ///
+    /// - Throws: ``/MediaCore/PipelineError/Code/codec`` for a rate asked that is not one of
+    ///   `rates`; unsupported for channels outside 1–8.
+    static func resampler(to sampleRate: Int?, channelCount: Int?, sampleFormat: PCMSampleFormat,
+                          rates: [Int]?) throws(PipelineError) -> PCMResampler {
+        if let sampleRate, let rates, !rates.contains(sampleRate) { throw .codec(.unsupportedSampleRate(sampleRate, supported: rates)) }
+        if let channelCount, !(1...8).contains(channelCount) { throw .unsupported("\(channelCount) channels: give 1 to 8") }
+        return PCMResampler(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: sampleFormat, allowedSampleRates: rates)
     }
 
     /// The segment duration of a ladder at `sampleRate` whose renditions' frames are `frames`
@@ -99,57 +169,83 @@ extension Packaging {
     }
 
     /// A ladder: the input read and decoded once, into a ``/MediaCore/Tee`` with a branch per
-    /// bitrate, each its own encoder and rendition on a thread of its own (`64k/`, …).
+    /// rendition, each its own encoder and rendition on a thread of its own (`64k/`,
+    /// `96k-opus/`, `flac/`, …).
     ///
-    /// Each rendition's profile is its own (``Options/ladderProfiles``) or the ladder's; an
-    /// `.automatic` one is chosen by the rendition's bitrate and the input's channels
+    /// Each rendition is of its own codec (``Options/LadderRendition``) or the ladder's, and an
+    /// AAC rendition of its own profile or the ladder's; an `.automatic` one is chosen by the
+    /// rendition's bitrate and the input's channels
     /// (``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``: 32k, 64k
-    /// and 128k stereo give HE-AAC v2, v1 and AAC-LC). A ladder with HE-AAC renditions (v1 or
-    /// v2) is resampled to a rate HE-AAC takes (16–48 kHz); its segments last a whole number of
-    /// HE-AAC's 2048-sample frames (`adjustedSegmentDuration` says so when that is not the
-    /// duration asked), and every rendition's priming is raised to the largest (AAC-LC's 1024
-    /// and HE-AAC's 3010 to HE-AAC v2's 3588, by silence the edit list skips), so that all start
-    /// and end their segments at the same samples.
+    /// and 128k stereo give HE-AAC v2, v1 and AAC-LC). Every rendition has the same rate, one
+    /// each codec takes (HE-AAC 16–48 kHz, Opus 48 kHz). Where their packets differ in length
+    /// (HE-AAC's 2048 samples, AAC-LC's 1024, Opus's 960, FLAC's and ALAC's 4096), segments last
+    /// a whole number of each (`adjustedSegmentDuration` says so when that is not the duration
+    /// asked), and every rendition's priming is raised to the largest (AAC-LC's 1024, HE-AAC's
+    /// 3010, Opus's 312, the lossless codecs' 0, to HE-AAC v2's 3588, by silence the edit list
+    /// skips), so that all start and end their segments at the same samples.
     static func ladder(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry,
                        adjustedSegmentDuration: inout Double?,
                        control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> [Summary] {
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
-        var profiles: [AudioObjectType] = []
-        for bitrate in options.bitrates {
-            profiles.append(try AACProfiles.resolve(options.profile(ofRendition: bitrate), channelCount: options.channelCount ?? source.channelCount,
-                                                    bitrate: bitrate, sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate,
-                                                    input: input.string))
+        let names = options.ladderDirectories
+        var renditions: [(codec: AudioCodecID, profile: AudioObjectType, bitrate: Int?)] = []
+        var rates: [Int]?
+        for rendition in options.ladder {
+            let codec = options.codec(of: rendition)
+            let lossless = try checkCarried(codec, codecs: codecs)
+            if lossless != (rendition.bitrate == nil) {
+                throw .unsupported("--bitrates: \(codec) " + (lossless ? "is lossless and takes no bitrate (lossless:\(codec))"
+                                                                        : "needs a bitrate (96k:\(codec))"))
+            }
+            let profile = codec == .aac
+                ? try AACProfiles.resolve(options.profile(of: rendition), channelCount: options.channelCount ?? source.channelCount,
+                                          bitrate: rendition.bitrate, sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate,
+                                          input: input.string)
+                : try noProfile(options.profile(of: rendition), codec: codec)
+            renditions.append((codec, profile, rendition.bitrate))
+            // The rates every rendition takes.
+            if let taken = sampleRates(of: codec, profile: profile, codecs: codecs) { rates = rates.map { $0.filter(taken.contains) } ?? taken }
         }
-        let hasHEAAC = profiles.contains { $0.usesSpectralBandReplication }
-        let resampler = try AACProfiles.resampler(to: options.sampleRate, channelCount: options.channelCount, for: hasHEAAC ? .sbr : .aacLC)
+        if let rates, rates.isEmpty {
+            throw .unsupported("--bitrates: no sample rate suits every rendition ("
+                               + renditions.map { "\($0.codec)\($0.codec == .aac ? " \($0.profile)" : "")" }.joined(separator: ", ") + ")")
+        }
+        let resampler = try resampler(to: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32, rates: rates)
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         var segmentDuration = options.segmentDuration
-        if hasHEAAC {
-            guard let format else { throw .unsupported("\(input): the input's PCM layout is not known before decoding; an HE-AAC ladder needs it") }
-            segmentDuration = ladderSegmentDuration(options.segmentDuration, frames: HEAACEncoder.framesPerPacket, sampleRate: format.sampleRate)
+        let packetLengths = Set(renditions.map { framesPerPacket(of: $0.codec, profile: $0.profile) })
+        if packetLengths.count > 1 || renditions.contains(where: { $0.profile.usesSpectralBandReplication }) {
+            guard let format else {
+                throw .unsupported("\(input): the input's PCM layout is not known before decoding; a ladder of HE-AAC or of packets "
+                                   + "of different lengths needs it")
+            }
+            let common = packetLengths.reduce(1) { lcm, length in lcm / Int(greatestCommonDivisor(UInt64(lcm), UInt64(length))) * length }
+            segmentDuration = ladderSegmentDuration(options.segmentDuration, frames: common, sampleRate: format.sampleRate)
             if abs(segmentDuration - options.segmentDuration) > 1e-9 { adjustedSegmentDuration = segmentDuration }
         }
         // Every encoder tried first: a bitrate or rate one cannot take is an error before any
         // file, and the ladder's priming is the largest of theirs (each rendition's own is
         // known once its encoder is open; a throwaway one says it before the branches are made).
         var primings: [Int] = []
-        for (bitrate, profile) in zip(options.bitrates, profiles) {
-            primings.append(try encoder(profile: profile, bitrate: bitrate, format: format, codecs: codecs).priming)
+        for rendition in renditions {
+            primings.append(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate, format: format,
+                                        codecs: codecs).priming)
         }
         let ladderPriming = primings.max() ?? 0
-        let results = RenditionResults(count: options.bitrates.count)
-        // A branch per bitrate, its encoder and output handed to its thread as they are made
+        let results = RenditionResults(count: renditions.count)
+        // A branch per rendition, its encoder and output handed to its thread as they are made
         // (nothing keeps them here); one that cannot be made (a directory that holds a package)
         // cancels the branches made before it, whose outputs remove what they made.
         var branches: [Tee<PCMBuffer>.Branch] = []
-        for (index, bitrate) in options.bitrates.enumerated() {
+        for (index, rendition) in renditions.enumerated() {
             do throws(PipelineError) {
-                let output = try HLSSegmentOutput(directory: directory.appending("\(bitrate / 1000)k"), segmentDuration: segmentDuration,
+                let output = try HLSSegmentOutput(directory: directory.appending(names[index]), segmentDuration: segmentDuration,
                                                   writesDASHHeader: options.dash, audioCodecs: codecs.descriptions)
-                let interval = randomAccessInterval(of: output, profile: profiles[index], sampleRate: format?.sampleRate)
-                let encoder = aligned(try encoder(profile: profiles[index], bitrate: bitrate, format: format, codecs: codecs), interval: interval,
-                                      leadingSilence: ladderPriming - primings[index])
-                branches.append(branch(output, encoder: encoder, name: "\(bitrate / 1000)k") { results.set(index, $0) })
+                let interval = randomAccessInterval(of: output, profile: rendition.profile, sampleRate: format?.sampleRate)
+                let encoder = aligned(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate, format: format,
+                                                  codecs: codecs),
+                                      interval: interval, leadingSilence: ladderPriming - primings[index])
+                branches.append(branch(output, encoder: encoder, name: names[index]) { results.set(index, $0) })
             } catch {
                 var made = Tee(branches)
                 made.cancel()
@@ -168,7 +264,7 @@ extension Packaging {
         } catch {
             // A branch that failed while the others finished: the finished renditions go too
             // (every one was made by this ladder), so that nothing half a ladder is left.
-            for bitrate in options.bitrates { remove(directory.appending("\(bitrate / 1000)k"), directoryToo: true) }
+            for name in names { remove(directory.appending(name), directoryToo: true) }
             throw error
         }
     }

@@ -25,9 +25,10 @@ extension SampleEntry {
                 return hex.count == 1 ? "0" + hex : hex
             }.joined()
             return "\(type).\(digits)"
-        case "Opus": return "opus"
-        case "fLaC": return "flac"
-        case "ac-3", "ec-3", "alac": return type.description
+        // The sample entry's own four characters (RFC 6381 3.3; the MP4 registration authority's
+        // codecs list): `Opus` and `fLaC` as written, which browsers' `isTypeSupported` takes
+        // lower-cased.
+        case "Opus", "fLaC", "ac-3", "ec-3", "alac": return type.description
         default: return nil
         }
     }

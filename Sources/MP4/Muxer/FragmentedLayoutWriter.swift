@@ -124,7 +124,8 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
 
     /// A `moof` (ISO/IEC 14496-12 8.8.4) of one `traf` per track: `tfhd` (default-base-is-moof),
     /// `tfdt` (version 1), `trun` with sizes and durations (flags for video, composition
-    /// offsets when any). `userData` (a whole `udta`, ISO/IEC 14496-12 8.10.1 allows one in a
+    /// offsets when any), and for audio whose codec rolls an `sbgp` that puts the run in the
+    /// `roll` group the movie describes. `userData` (a whole `udta`, ISO/IEC 14496-12 8.10.1 allows one in a
     /// `moof`) comes after the `traf`s.
     static func movieFragment(sequence: UInt32, tracks: [MuxerTrack], dataOffsets: [Int32], userData: [UInt8] = []) -> [UInt8] {
         var box = BoxWriter()
@@ -146,6 +147,14 @@ final class FragmentedLayoutWriter: MP4LayoutWriter {
                             b.u32(entry.duration); b.u32(entry.size)
                             if isVideo { b.u32(entry.flags) }
                             if hasOffsets { b.i32(entry.compositionOffset) }
+                        }
+                    }
+                    // The run's samples in the codec's `roll` group (14496-12 8.9.2, 10.1): the
+                    // movie's `sgpd` entry 1, as a fragment's own samples need mapping (Opus's 80 ms
+                    // of pre-roll; AAC's one packet).
+                    if case .audio(let audio) = track.format, let roll = track.audioCodec?.roll(audio), roll != 0 {
+                        traf.fullBox("sbgp") { b in
+                            b.fourCC("roll"); b.u32(1); b.u32(UInt32(track.fragmentEntries.count)); b.u32(1)
                         }
                     }
                 }

@@ -190,7 +190,7 @@ public struct SegmentSequenceValidation: Sendable {
             }
         }
         return TrackSummary(trackID: track.id, timescale: track.timescale, sampleEntryType: track.sampleEntry?.type ?? "none",
-                            codecs: track.sampleEntry?.codecsParameter, sampleRate: format?.sampleRate,
+                            codecs: track.sampleEntry?.codecsParameter, sampleRate: format?.sampleRate ?? track.sampleEntry?.audio?.sampleRate,
                             channelCount: format.map(\.channelCount).flatMap { $0 > 0 ? $0 : nil } ?? track.sampleEntry?.audio?.channelCount,
                             audioObjectType: asc.map { Int($0.audioObjectType.rawValue) }, frameDuration: frame,
                             priming: edit?.mediaTime ?? 0,

@@ -12,24 +12,28 @@ public enum Packaging {
     public struct Options: Sendable {
         /// The wanted segment length, in seconds.
         public var segmentDuration: Double
-        /// Encode at this bitrate (bits per second); `nil` stream-copies an AAC input and encodes
-        /// anything else at 128 kb/s.
+        /// Encode at this bitrate (bits per second); `nil` stream-copies an input of the codec
+        /// asked (AAC by default) and encodes anything else at 128 kb/s (a lossless codec takes none).
         public var bitrate: Int?
-        /// A ladder: one rendition per bitrate, each in a directory of its own (`64k/`, …),
-        /// named by `master.m3u8`; their segment boundaries are identical. Empty for one rendition.
-        public var bitrates: [Int]
+        /// The codec of one rendition, and of a ladder's renditions that name none: any the codec
+        /// registry encodes and ISO BMFF carries (AAC, Opus, FLAC, ALAC). `nil`: the input's own when
+        /// it is an MP4 of such a codec, which is then copied; else AAC.
+        public var codec: AudioCodecID?
+        /// A ladder: its renditions, each in a directory of its own
+        /// (``LadderRendition/directoryName``: `64k/`, `96k-opus/`, `flac/`), named by
+        /// `master.m3u8`; their segment boundaries are identical. Empty for one rendition.
+        public var ladder: [LadderRendition]
+        /// The ladder's bitrates, in order (a lossless rendition has none).
+        public var bitrates: [Int] { ladder.compactMap(\.bitrate) }
         /// Also write `manifest.mpd` (MPEG-DASH) over the same segments.
         public var dash: Bool
         /// The AAC profile encoded: AAC-LC (`.aacLC`, the default), HE-AAC v1 (`.sbr`), HE-AAC
         /// v2 (`.ps`, stereo only) or `.automatic` (by the output's channels and bitrate,
         /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``); for a
-        /// ladder, that of every rendition ``ladderProfiles`` does not name, each `.automatic`
-        /// rendition choosing by its own bitrate. HE-AAC encodes an AAC input too (it is copied
-        /// only with no bitrate, as AAC-LC's default, which `.automatic` is then).
+        /// ladder, that of every AAC rendition that names none, each `.automatic` rendition
+        /// choosing by its own bitrate. HE-AAC encodes an AAC input too (it is copied only with no
+        /// bitrate, as AAC-LC's default, which `.automatic` is then).
         public var profile: AACProfileChoice
-        /// A ladder's profile per rendition, by its bitrate (`--bitrates 32k:auto,48k:he-aac,128k`);
-        /// a bitrate not listed takes ``profile``.
-        public var ladderProfiles: [Int: AACProfileChoice]
         /// The rate encoded, in Hz (the input resampled to it); `nil`: the input's, or the
         /// nearest rate the profile takes. Given, an AAC input is encoded, not copied.
         public var sampleRate: Int?
@@ -42,28 +46,67 @@ public enum Packaging {
         /// `MediaFormatRegistry.standard` in KeyFrameKit, which decodes).
         public var formats: MediaFormatRegistry?
 
-        /// Options: 6-second segments, AAC copied, one rendition, no DASH, AAC-LC, the input's
-        /// rate and channels.
+        /// Options: 6-second segments, the input's codec copied (else AAC), one rendition, no
+        /// DASH, AAC-LC, the input's rate and channels. `bitrates` makes an AAC ladder, each
+        /// rendition of the profile `ladderProfiles` gives it, else `profile`; `ladder` (which
+        /// replaces `bitrates`) names each rendition's codec too.
         public init(segmentDuration: Double = 6, bitrate: Int? = nil, bitrates: [Int] = [], dash: Bool = false,
                     profile: AACProfileChoice = .aacLC, ladderProfiles: [Int: AACProfileChoice] = [:],
-                    sampleRate: Int? = nil, channelCount: Int? = nil) {
+                    sampleRate: Int? = nil, channelCount: Int? = nil, codec: AudioCodecID? = nil, ladder: [LadderRendition]? = nil) {
             self.segmentDuration = segmentDuration
             self.bitrate = bitrate
-            self.bitrates = bitrates
+            self.ladder = ladder ?? bitrates.map { LadderRendition(bitrate: $0, profile: ladderProfiles[$0]) }
             self.dash = dash
             self.profile = profile
-            self.ladderProfiles = ladderProfiles
             self.sampleRate = sampleRate
             self.channelCount = channelCount
+            self.codec = codec
         }
 
         /// The profile of the ladder's rendition at `bitrate`: its own, else ``profile``.
-        public func profile(ofRendition bitrate: Int) -> AACProfileChoice { ladderProfiles[bitrate] ?? profile }
+        public func profile(ofRendition bitrate: Int) -> AACProfileChoice {
+            ladder.first { $0.bitrate == bitrate && codec(of: $0) == .aac }?.profile ?? profile
+        }
 
-        /// Whether the options leave the AAC to the input when nothing is encoded: no bitrate,
+        /// The profile of `rendition`: its own, else ``profile``.
+        public func profile(of rendition: LadderRendition) -> AACProfileChoice { rendition.profile ?? profile }
+
+        /// The ladder's directories, in order (``LadderRendition/directoryName(ladderCodec:)``).
+        public var ladderDirectories: [String] { ladder.map { $0.directoryName(ladderCodec: codec) } }
+
+        /// The codec of `rendition`: its own, else ``codec``, else AAC.
+        public func codec(of rendition: LadderRendition) -> AudioCodecID { rendition.codec ?? codec ?? .aac }
+
+        /// Whether the options leave the codec to the input when nothing is encoded: no bitrate,
         /// rate or channels asked, and AAC-LC or `.automatic` (which is AAC-LC without a bitrate).
         var copiesProfile: Bool {
             bitrate == nil && sampleRate == nil && channelCount == nil && (profile == .aacLC || profile.isAutomatic)
+        }
+    }
+
+    /// One rendition of a ladder: its codec, its bitrate (none for a lossless codec) and, for
+    /// AAC, its profile (`--bitrates 48k:he-aac,128k,96k:opus,lossless:flac`).
+    public struct LadderRendition: Sendable, Hashable {
+        /// The bitrate encoded, in bits per second; `nil` for a lossless codec.
+        public var bitrate: Int?
+        /// The codec; `nil`: the ladder's (``Options/codec``, else AAC).
+        public var codec: AudioCodecID?
+        /// AAC's profile; `nil`: the ladder's (``Options/profile``).
+        public var profile: AACProfileChoice?
+
+        /// A rendition at `bitrate` (`nil` for a lossless codec) of `codec` and `profile`.
+        public init(bitrate: Int?, codec: AudioCodecID? = nil, profile: AACProfileChoice? = nil) {
+            self.bitrate = bitrate
+            self.codec = codec
+            self.profile = profile
+        }
+
+        /// Its directory in the ladder: the bitrate in kb/s (`64k`), followed by the codec's name
+        /// when that is not AAC (`96k-opus`); a lossless rendition's is its codec's name (`flac`).
+        public func directoryName(ladderCodec: AudioCodecID?) -> String {
+            let codec = self.codec ?? ladderCodec ?? .aac
+            guard let bitrate else { return codec.name }
+            return "\(bitrate / 1000)k" + (codec == .aac ? "" : "-\(codec.name)")
         }
     }
 
@@ -102,11 +145,12 @@ public enum Packaging {
     ///   options that ask for encoding; the errors of the input and the outputs.
     public static func hls(copying input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        guard options.copiesProfile, options.bitrates.isEmpty else {
+        guard options.copiesProfile, options.ladder.isEmpty else {
             throw .unsupported("packaging by stream copy takes no bitrate or profile: encoding is KeyFrameKit's Packaging.hls")
         }
         guard let layout = copyableLayout(of: input, options: options) else {
-            throw .unsupported("\(input): not AAC that can be copied (AAC input is \(MediaFileFormat.extensionList(holdingCodec: .aac)))")
+            throw .unsupported("\(input): not \(options.codec.map { "\($0)" } ?? "AAC") that can be copied (AAC input is "
+                               + "\(MediaFileFormat.extensionList(holdingCodec: .aac)); Opus, FLAC or ALAC input an MP4)")
         }
         return try assemble(directory, options: options) { single throws(PipelineError) in
             [try copyRendition(input, layout: layout, to: single, options: options, control: control, progress: progress)]
@@ -119,8 +163,11 @@ public enum Packaging {
     /// playlist and the MPD; on an error (or Ctrl-C) everything written goes.
     package static func assemble(_ directory: FilePath, options: Options,
                                  renditions: (FilePath) throws(PipelineError) -> [Summary]) throws(PipelineError) -> Summary {
-        guard Set(options.bitrates).count == options.bitrates.count else { throw .unsupported("--bitrates: each bitrate once") }
-        if !options.bitrates.isEmpty, FileSystemCalls.exists(directory.appending("master.m3u8")) {
+        let names = options.ladderDirectories
+        if let twice = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw .unsupported("--bitrates: each rendition once (two would be \(twice)/)")
+        }
+        if !options.ladder.isEmpty, FileSystemCalls.exists(directory.appending("master.m3u8")) {
             throw .unsupported("\(directory) already holds a package (master.m3u8); choose another directory or remove it")
         }
         // On an error (or Ctrl-C) everything written goes: the renditions finished, the
@@ -130,7 +177,7 @@ public enum Packaging {
         var manifests: [FilePath] = []
         do throws(PipelineError) {
             var summary: Summary
-            if options.bitrates.isEmpty {
+            if options.ladder.isEmpty {
                 // Listed once made: a rendition that fails removes what it wrote itself, and one
                 // refused over another package must leave that package alone.
                 guard let single = try renditions(directory).first else { throw PipelineError.unsupported("no rendition was made") }
@@ -143,12 +190,12 @@ public enum Packaging {
                 // A rendition that fails removes what it wrote itself; once all are made, they
                 // go if what follows fails.
                 let parts = try renditions(directory)
-                made += options.bitrates.map { directory.appending("\($0 / 1000)k") }
-                guard parts.count == options.bitrates.count else { throw PipelineError.unsupported("a rendition was not made") }
+                made += names.map { directory.appending($0) }
+                guard parts.count == names.count else { throw PipelineError.unsupported("a rendition was not made") }
                 var renditions: [StreamManifests.Rendition] = []
-                for (bitrate, part) in zip(options.bitrates, parts) {
+                for (name, part) in zip(names, parts) {
                     var named = part.renditions[0]
-                    named.path = "\(bitrate / 1000)k"
+                    named.path = name
                     renditions.append(named)
                 }
                 // The same boundaries in every rendition: a player switches at any segment.
@@ -186,12 +233,16 @@ public enum Packaging {
         if directoryToo { try? FileSystemCalls.removeDirectory(directory) }
     }
 
-    /// The layout of `input` when it is AAC to be copied (no bitrate asked), else `nil`.
+    /// The layout of `input` when its packets are to be copied: nothing asked that encodes, and
+    /// AAC (an MP4 or ADTS file) or an MP4 of another codec the formats describe (Opus, FLAC,
+    /// ALAC), of the codec asked when one is; else `nil`.
     package static func copyableLayout(of input: FilePath, options: Options) -> AudioTrackLayout? {
         let formats = options.formats ?? .containers
         let kind = formats.detect(input)
         guard options.copiesProfile, kind == .adts || kind == .mp4 else { return nil }
-        guard let layout = try? AudioTrackLayout(path: input, formats: formats), layout.audioFormat.codec == .aac else { return nil }
+        guard let layout = try? AudioTrackLayout(path: input, formats: formats) else { return nil }
+        let codec = layout.audioFormat.codec
+        guard codec == (options.codec ?? codec), codec == .aac || formats.audioCodecs.matching(codec) != nil else { return nil }
         return layout
     }
 
@@ -200,9 +251,9 @@ public enum Packaging {
     package static func copyRendition(_ input: FilePath, layout: AudioTrackLayout, to directory: FilePath, options: Options,
                                       control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         // The input first, so that an input that cannot be read leaves no directory.
-        let packets = try (options.formats ?? .containers).aacInput(input)
+        let packets = try (options.formats ?? .containers).aacInput(input, purpose: .copying)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                        writesDASHHeader: options.dash)
+                                        writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs)
         // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
         let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
         let report: JobReport

@@ -14,6 +14,9 @@ public enum StreamManifests {
         public var timescale: Int
         /// Channels.
         public var channelCount: Int
+        /// The codec's sample entry, the part of ``codecs`` before its first dot (`mp4a` for
+        /// every AAC profile, `Opus`, `fLaC`, `alac`).
+        public var sampleEntryCodec: String { String(codecs.prefix { $0 != "." }) }
         /// The RFC 6381 codec string: `mp4a.40.2` for AAC-LC, `mp4a.40.5` for HE-AAC,
         /// `mp4a.40.29` for HE-AAC v2 (``StreamManifests/codecs(of:describedBy:)``).
         public var codecs: String
@@ -90,8 +93,10 @@ public enum StreamManifests {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A static MPD (ISO/IEC 23009-1, `isoff-live` profile) with one audio adaptation set whose
-    /// representations are `renditions`: ``Rendition/dashInitialization`` and `segment-$Number%05d$.m4s` in each
+    /// A static MPD (ISO/IEC 23009-1, `isoff-live` profile) with an audio adaptation set per
+    /// codec (its sample entry: `mp4a` for every AAC profile, `Opus`, `fLaC`, `alac`; DASH-IF's
+    /// interoperability points switch within a set only between representations of one codec)
+    /// whose representations are `renditions`: ``Rendition/dashInitialization`` and `segment-$Number%05d$.m4s` in each
     /// rendition's directory, their times in a `SegmentTimeline`. The times are the media's
     /// presentation times, after the init's edit that skips the priming (5.3.9.6; 14496-12's
     /// presentation times): the first segment starts at 0, shortened by the priming, and the
@@ -106,47 +111,64 @@ public enum StreamManifests {
             <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" type="static" \
             mediaPresentationDuration="PT\(fixed(duration, digits: 3))S" minBufferTime="PT2S">
               <Period id="0" start="PT0S">
-                <AdaptationSet id="0" contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1" lang="und">
 
             """
-        for (index, rendition) in renditions.enumerated() {
+        // The sets in the order their codecs first appear; each representation keeps its index.
+        var codecs: [String] = []
+        for rendition in renditions where !codecs.contains(rendition.sampleEntryCodec) { codecs.append(rendition.sampleEntryCodec) }
+        for (set, codec) in codecs.enumerated() {
             xml += """
-                      <Representation id="\(index)" bandwidth="\(rendition.peakBitrate)" codecs="\(rendition.codecs)" audioSamplingRate="\(rendition.timescale)">
-                        <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="\(rendition.channelCount)"/>
-                        <SegmentTemplate timescale="\(rendition.timescale)" \
-                initialization="\(rendition.prefix)\(rendition.dashInitialization)" media="\(rendition.prefix)segment-$Number%05d$.m4s" startNumber="1">
-                          <SegmentTimeline>
+                <AdaptationSet id="\(set)" contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1" lang="und">
 
-                """
-            // Presentation times: the decode times less the priming, the first segment from 0.
-            var decodeTime: Int64 = 0
-            var runs: [(start: Int64, duration: Int64, repeats: Int)] = []
-            for segment in rendition.segments {
-                let start = max(0, decodeTime - rendition.priming)
-                let duration = max(0, decodeTime + segment.duration - rendition.priming) - start
-                if let last = runs.last, last.duration == duration {
-                    runs[runs.count - 1].repeats += 1
-                } else {
-                    runs.append((start, duration, 0))
-                }
-                decodeTime += segment.duration
-            }
-            for (number, run) in runs.enumerated() {
-                let start = number == 0 ? " t=\"\(run.start)\"" : ""
-                let repeats = run.repeats > 0 ? " r=\"\(run.repeats)\"" : ""
-                xml += "                <S\(start) d=\"\(run.duration)\"\(repeats)/>\n"
+            """
+            for (index, rendition) in renditions.enumerated() where rendition.sampleEntryCodec == codec {
+                xml += representation(rendition, id: index)
             }
             xml += """
-                          </SegmentTimeline>
-                        </SegmentTemplate>
-                      </Representation>
+                </AdaptationSet>
 
-                """
+            """
         }
         xml += """
-                </AdaptationSet>
               </Period>
             </MPD>
+
+            """
+        return xml
+    }
+
+    /// One `Representation` of ``mpd(_:)``, `id` its index among all the renditions.
+    private static func representation(_ rendition: Rendition, id index: Int) -> String {
+        var xml = """
+                  <Representation id="\(index)" bandwidth="\(rendition.peakBitrate)" codecs="\(rendition.codecs)" audioSamplingRate="\(rendition.timescale)">
+                    <AudioChannelConfiguration schemeIdUri="urn:mpeg:dash:23003:3:audio_channel_configuration:2011" value="\(rendition.channelCount)"/>
+                    <SegmentTemplate timescale="\(rendition.timescale)" \
+            initialization="\(rendition.prefix)\(rendition.dashInitialization)" media="\(rendition.prefix)segment-$Number%05d$.m4s" startNumber="1">
+                      <SegmentTimeline>
+
+            """
+        // Presentation times: the decode times less the priming, the first segment from 0.
+        var decodeTime: Int64 = 0
+        var runs: [(start: Int64, duration: Int64, repeats: Int)] = []
+        for segment in rendition.segments {
+            let start = max(0, decodeTime - rendition.priming)
+            let duration = max(0, decodeTime + segment.duration - rendition.priming) - start
+            if let last = runs.last, last.duration == duration {
+                runs[runs.count - 1].repeats += 1
+            } else {
+                runs.append((start, duration, 0))
+            }
+            decodeTime += segment.duration
+        }
+        for (number, run) in runs.enumerated() {
+            let start = number == 0 ? " t=\"\(run.start)\"" : ""
+            let repeats = run.repeats > 0 ? " r=\"\(run.repeats)\"" : ""
+            xml += "                <S\(start) d=\"\(run.duration)\"\(repeats)/>\n"
+        }
+        xml += """
+                      </SegmentTimeline>
+                    </SegmentTemplate>
+                  </Representation>
 
             """
         return xml

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 38's streaming: HLS and DASH in fMP4 with Opus, FLAC and ALAC, each codec its own
+/// variant, judged by FFmpeg and our validator. A 10-s stereo 44.1 kHz input is packaged with
+/// `package --codec` (and copied from an M4A of the codec); `validate` finds no error; the
+/// playlist's `CODECS` is the sample entry's (`Opus`, `fLaC`, `alac`); FFmpeg's decode through
+/// `index.m3u8` is the input to the byte for FLAC and ALAC, and starts at the input's first
+/// sample for Opus. A ladder of FLAC, AAC-LC, HE-AAC and Opus has segments that end at the same
+/// samples in every rendition and an MPD with an adaptation set per codec. (PlayerPageTests
+/// plays the FLAC ladder and an Opus rendition in Chromium.)
+@Suite(.blocking) struct StreamingBeyondAACTests {
+    /// `keyframe validate PATH`: its status, and its output.
+    static func validate(_ path: String) throws -> (status: Int32, output: String) {
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["validate", path])
+        return (run.status, run.standardOutput + run.standardError)
+    }
+
+    /// The `--json` output of `keyframe package ARGUMENTS --json`.
+    static func package(_ arguments: [String]) throws -> [String: Any] {
+        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["package"] + arguments + ["--json"])
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any], "\(run.standardOutput)")
+    }
+
+    @Test(arguments: [("flac", "fLaC"), ("alac", "alac"), ("opus", "Opus")])
+    func eachCodecPackagesToHLSAndDASHThatFFmpegDecodesExactly(codec: String, codecs: String) throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: wav)
+        let source = try CodecInteropTests.wavPayload(wav)
+        let m4a = directory.appendingPathComponent("in.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", m4a, "--codec", codec])
+        // Encoded from the WAV, and copied from the M4A of the codec (no --codec: the input's).
+        for (name, input, extra) in [("encoded", wav, ["--codec", codec]), ("copied", m4a, [])] {
+            let hls = directory.appendingPathComponent(name).path
+            let output = try Self.package([input, "--hls", hls, "--segment-duration", "2", "--dash"] + extra)
+            #expect(output["copied"] as? Bool == (name == "copied"), "\(output)")
+            #expect((output["codecs"] as? [String: String])?["."] == codecs, "\(output)")
+            let playlist = hls + "/index.m3u8"
+            for manifest in [playlist, hls + "/manifest.mpd"] {
+                let check = try Self.validate(manifest)
+                #expect(check.status == 0 && !check.output.contains("error:"), "\(name) \(manifest): \(check.output)")
+            }
+            let mpd = try String(contentsOfFile: hls + "/manifest.mpd", encoding: .utf8)
+            #expect(mpd.contains("codecs=\"\(codecs)\""), "\(mpd)")
+            #expect(try PeerQuirk.ffmpegWarnings(playlist).isEmpty)
+            let decoded = try CodecsBeyondAACTests.ffmpegPCM(playlist, in: directory, name: "\(name).raw")
+            if codec == "opus" {
+                // FFmpeg drops the pre-skip (dOps) but not the padding after the last sample.
+                #expect(decoded.count >= 480_000 * 4 && decoded.count < (480_000 + 960) * 4, "\(name): \(decoded.count / 4) frames")
+                try CodecsBeyondAACTests.expectAlignedAtLagZero(source: wav, decoded: decoded.prefix(480_000 * 4), in: directory)
+            } else {
+                #expect(decoded == source, "\(name): FFmpeg's decode of the \(codec) rendition is the input, byte for byte")
+            }
+        }
+    }
+
+    /// `--bitrates lossless:flac,128k,48k:he-aac,96k:opus`: four renditions in `flac/`, `128k/`,
+    /// `48k/` and `96k-opus/`, whose segments last the same (whole packets of every codec: a
+    /// multiple of 61,440 samples at 48 kHz, Opus's 960 and FLAC's 4096), a master playlist that
+    /// names each codec, an MPD with an adaptation set per codec, and `validate` finds no error.
+    /// FFmpeg ignores a fragmented FLAC track's edit list: its decode of the FLAC rendition is
+    /// the input after the ladder's priming (raised to HE-AAC's, as silence), sample for sample.
+    @Test func aLadderOfFourCodecsLinesUpAndValidates() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: wav)
+        let hls = directory.appendingPathComponent("ladder").path
+        let output = try Self.package([wav, "--hls", hls, "--segment-duration", "2", "--dash",
+                                       "--bitrates", "lossless:flac,128k,48k:he-aac,96k:opus"])
+        let codecs = try #require(output["codecs"] as? [String: String], "\(output)")
+        #expect(codecs == ["flac": "fLaC", "128k": "mp4a.40.2", "48k": "mp4a.40.5", "96k-opus": "Opus"], "\(codecs)")
+        // Opus takes 48 kHz only: every rendition is at 48 kHz, segments of 2.56 s (2 × 61,440).
+        #expect(output["adjustedSegmentDuration"] as? Double == 2.56, "\(output)")
+        let master = try String(contentsOfFile: hls + "/master.m3u8", encoding: .utf8)
+        for name in ["fLaC", "mp4a.40.2", "mp4a.40.5", "Opus"] { #expect(master.contains("CODECS=\"\(name)\""), "\(master)") }
+        var extinfs: [[String]] = []
+        for rendition in ["flac", "128k", "48k", "96k-opus"] {
+            let playlist = try String(contentsOfFile: "\(hls)/\(rendition)/index.m3u8", encoding: .utf8)
+            extinfs.append(playlist.split(separator: "\n").filter { $0.hasPrefix("#EXTINF") }.map(String.init))
+        }
+        #expect(Set(extinfs).count == 1, "every rendition's segments last the same: \(extinfs)")
+        let mpd = try String(contentsOfFile: hls + "/manifest.mpd", encoding: .utf8)
+        #expect(mpd.components(separatedBy: "<AdaptationSet").count - 1 == 3, "mp4a, fLaC and Opus each a set: \(mpd)")
+        for manifest in [hls + "/master.m3u8", hls + "/manifest.mpd"] {
+            let check = try Self.validate(manifest)
+            #expect(check.status == 0 && !check.output.contains("error:"), "\(manifest): \(check.output)")
+        }
+        // The FLAC rendition is the input resampled to 48 kHz once, behind the ladder's priming.
+        let priming = 3010
+        let decoded = try CodecsBeyondAACTests.ffmpegPCM(hls + "/flac/index.m3u8", in: directory, name: "flac.raw")
+        #expect(decoded.count == (480_000 + priming) * 4, "\(decoded.count / 4) frames")
+        #expect(decoded.prefix(priming * 4).allSatisfy { $0 == 0 }, "the priming is silence")
+        try CodecsBeyondAACTests.expectAlignedAtLagZero(source: wav, decoded: decoded.dropFirst(priming * 4), in: directory)
+    }
+
+    /// What `package` refuses, as usage errors (64) before any file: a codec fMP4 segments do
+    /// not carry here (MP3), a profile with a codec other than AAC, and in a ladder a bitrate for
+    /// a lossless codec, none for a lossy one, and a word that is neither a profile nor a codec.
+    @Test func packageRefusesWhatTheSegmentsCannotCarry() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 1, to: wav)
+        let hls = directory.appendingPathComponent("out").path
+        let cases: [([String], Int32, String)] = [
+            (["--codec", "mp3"], 64, "carry aac, opus, flac, alac"),
+            (["--codec", "opus", "--profile", "he-aac"], 64, "profiles are AAC's"),
+            (["--bitrates", "64k:foo"], 64, "neither a profile"),
+            (["--bitrates", "lossless:flac,128k:flac"], 64, "flac is lossless and takes no bitrate"),
+            (["--bitrates", "lossless:opus"], 64, "opus needs a bitrate"),
+        ]
+        for (extra, status, words) in cases {
+            let run = try ExternalTool.run(try ExternalTool.keyframe, ["package", wav, "--hls", hls] + extra)
+            #expect(run.status == status && run.standardError.contains(words), "\(extra): \(run.status) \(run.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: hls), "\(extra): nothing is left")
+        }
+    }
+}
