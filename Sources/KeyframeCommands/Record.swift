@@ -21,7 +21,10 @@ struct Record: ParsableCommand {
             up to 32k; lc above, for more channels, and without --bitrate). HE-AAC (v1 and v2) records \
             at 16000, 22050, 24000, 32000, 44100 or 48000 Hz (--sample-rate), v2 with --channels 2; \
             each --publish URL#bitrate=… is chosen for by its own bitrate; with --hls every HE-AAC \
-            segment and part starts with an SBR header.
+            segment and part starts with an SBR header. --codec opus, flac or alac records that codec \
+            into .m4a and --hls instead of AAC (Opus at --sample-rate 48000; FLAC and ALAC lossless: \
+            the captured samples exactly); .aac and --publish take AAC, and an .mp3, .opus or .flac \
+            file is a `convert` of the recording.
 
             Recording runs until --duration is reached, or until Ctrl-C (SIGINT) or SIGTERM, which \
             finish the file cleanly (so does SIGHUP, a closed terminal); a Ctrl-C while the file is being \
@@ -110,6 +113,8 @@ struct Record: ParsableCommand {
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
+    @OptionGroup(title: "Encoding") var codec: CodecOptions
+
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): fast (half the CPU, a little lower quality) or twoloop (ffmpeg's default).",
         valueName: "coder"))
@@ -159,9 +164,23 @@ struct Record: ParsableCommand {
             throw ValidationError("give an OUTPUT file, --hls DIR, --publish URL, or several of them")
         }
         try publishing.check()
+        if let asked = codec.codec?.codec, asked != .aac {
+            let carried = Keyframe.codecs.descriptions.map(\.codec)
+            guard carried.contains(asked) else {
+                throw ValidationError("--codec \(asked): a recording writes \(carried.map(\.name).joined(separator: ", ")) (.m4a and --hls)")
+            }
+            guard output.map({ RecordingOptions.container(of: FilePath($0)) == .mp4 }) ?? true else {
+                throw ValidationError("--codec \(asked): a recording writes it into .m4a (or --hls); \(output ?? "") holds AAC or PCM")
+            }
+            guard publish.isEmpty else { throw ValidationError("--codec \(asked): --publish takes AAC from a recording") }
+            guard encoder.profile == .lc || encoder.profile == .auto else {
+                throw ValidationError("--profile \(encoder.profile.rawValue): profiles are AAC's; \(asked) has none")
+            }
+        }
         if let output {
             guard let container = RecordingOptions.container(of: FilePath(output)) else {
-                throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a")
+                throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a (Opus, FLAC or ALAC: .m4a with "
+                                      + "--codec; an .mp3, .opus or .flac file: convert the recording)")
             }
             guard hls == nil || container == .adts || container == .mp4 else {
                 throw ValidationError("\(output): a file beside --hls is .aac or .m4a (the same AAC goes to both)")
@@ -216,6 +235,7 @@ struct Record: ParsableCommand {
         options.formats = Keyframe.formats
         options.lowersBitrateToFit = encoder.bitrate == nil
         options.profile = encoder.profile.choice
+        options.codec = codec.codec?.codec ?? .aac
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.
@@ -276,7 +296,11 @@ struct Record: ParsableCommand {
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
             }.joined(separator: ", ")
             let used = summary.bitrate ?? encoder.bitsPerSecond ?? 0
-            let codec = summary.container.contents.contains(.audioPackets) ? ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s" : ""
+            let codec = switch summary.codec {
+            case nil: ""
+            case .aac?: ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s"
+            case let other?: ", \(CodecArgument.displayName(other))" + (used > 0 ? " \(used) b/s" : "")
+            }
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
@@ -322,9 +346,11 @@ struct RecordReport: Encodable {
     /// Each live destination (`--publish`), in the order given.
     var destinations: [DestinationReport]
     /// The AAC profile of the file and rendition, as probe names it (`LC`, `HE-AAC`,
-    /// `HE-AACv2`), and their bitrate; `null` for PCM.
+    /// `HE-AACv2`; `null` for another codec), and their bitrate; `null` for PCM.
     var profile: String?
     var bitrate: Int?
+    /// The codec of the file and rendition (`aac`, `opus`, `flac`, `alac`); `null` for PCM.
+    var codec: String?
 
     init(_ summary: RecordingSummary) {
         output = summary.writesFile ? summary.outputPath.string : nil
@@ -346,6 +372,7 @@ struct RecordReport: Encodable {
         destinations = summary.destinations.map(DestinationReport.init)
         profile = summary.profile?.description
         bitrate = summary.bitrate
+        codec = summary.codec?.name
     }
 
     /// The container's name in the JSON: `pcm`, `wav`, `aac`, `m4a` or `hls`.

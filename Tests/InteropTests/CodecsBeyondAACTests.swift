@@ -185,20 +185,22 @@ import TestSupport
         #expect(chapters.contains("start_time=8.000000") && chapters.contains("tag:title=Tide tables"), "\(chapters)")
     }
 
-    /// `--codec` belongs to the commands that write any codec (`encode`, `convert`, `package`,
-    /// and `publish` for Icecast): `record`, which encodes AAC only so far, does not take it, and
-    /// says so as a usage error.
-    @Test func commandsThatEncodeAACOnlyDoNotTakeACodec() throws {
+    /// `--codec` is on every command that encodes (`encode`, `convert`, `record`, `package`, and
+    /// `publish` for Icecast); a codec the output cannot hold is a usage error that names both,
+    /// and nothing is written: `record` writes Opus, FLAC and ALAC into .m4a and HLS only, and
+    /// never MP3.
+    @Test func commandsRefuseACodecTheirOutputCannotHold() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("in.wav").path
         try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 0.5, to: wav)
-        for arguments in [["record", directory.appendingPathComponent("hls.m4a").path, "--duration", "1"]] {
-            let run = try ExternalTool.run(try ExternalTool.keyframe, arguments + ["--codec", "opus"])
-            #expect(run.status == 64, "\(arguments[0]): \(run.standardError)")
-            #expect(run.standardError.contains("--codec"), "\(run.standardError)")
+        for (arguments, words) in [(["record", directory.appendingPathComponent("take.aac").path, "--codec", "opus"], "into .m4a"),
+                                   (["record", directory.appendingPathComponent("take.m4a").path, "--codec", "mp3"], "a recording writes aac, opus")] {
+            let run = try ExternalTool.run(try ExternalTool.keyframe, arguments + ["--duration", "1"])
+            #expect(run.status == 64, "\(arguments): \(run.standardError)")
+            #expect(run.standardError.contains("--codec") && run.standardError.contains(words), "\(run.standardError)")
         }
-        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("hls.m4a").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["in.wav"])
         // A PCM output holds no codec: asked for one, convert says where it goes.
         let pcm = try ExternalTool.run(try ExternalTool.keyframe, ["convert", wav, "-o", directory.appendingPathComponent("x.wav").path,
                                                                    "--codec", "flac"])

@@ -263,6 +263,38 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
         #expect(decoded[0] == decoded[1], "\(what): the file and the rendition decode to the same samples (one encoder)")
     }
 
+    /// Issue 38: `record OUT.m4a --hls DIR --codec flac|alac|opus` writes the codec into the
+    /// file and the rendition from one encoder: FLAC and ALAC decode (FFmpeg) to exactly the
+    /// captured samples from both, and Opus (captured at 48 kHz) to exactly the captured length
+    /// from the file, lined up with the capture; both validate without a word.
+    @Test(.hangGuard(minutes: 15), arguments: ["flac", "alac", "opus"])
+    func otherCodecsRecordToM4AAndHLS(codec: String) throws {
+        let layout = codec == "opus" ? CaptureLayout.all[1] : CaptureLayout.all[0]
+        let scratch = try ExternalTool.scratchDirectory()
+        let hls = scratch.appendingPathComponent("live").path
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let recording = try Self.record(.m4a, layout, extra: ["--hls", hls, "--segment-duration", "0.5", "--codec", codec])
+        defer { try? FileManager.default.removeItem(at: recording.directory) }
+        let what = "record out.m4a --hls --codec \(codec)"
+        let playlist = hls + "/index.m3u8"
+        try ValidationCheck.expectSilent([recording.output, playlist], what)
+        let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name",
+                                                         "-of", "default=nw=1:nk=1", recording.output])
+        #expect(probe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == codec, "\(what): \(probe.standardOutput)")
+        let file = try CaptureCheck.ffmpegSamples(recording.output, in: recording.directory)
+        if codec == "opus" {
+            // FFmpeg drops the pre-skip and keeps the padding: the capture's length, then less than a frame.
+            #expect(file.count >= recording.expected.count && file.count < recording.expected.count + 960 * layout.channels,
+                    "\(what): \(file.count / layout.channels) frames for \(layout.frames)")
+            let snr = CaptureCheck.snrDB(reference: recording.expected, decoded: file, channels: layout.channels, frames: 960..<(layout.frames - 960))
+            #expect(snr.allSatisfy { $0 > 20 }, "\(what): lined up with the capture: \(snr) dB")
+        } else {
+            #expect(file == recording.expected, "\(what): the file decodes to the captured samples")
+            let rendition = try CaptureCheck.ffmpegSamples(playlist, in: recording.directory)
+            #expect(rendition == recording.expected, "\(what): the rendition decodes to the captured samples")
+        }
+    }
+
     /// A rendition refused (its directory holds a package) leaves an existing file at OUT as it
     /// was, though `.aac` is written in place: the rendition is made before the file.
     @Test(.hangGuard(minutes: 15))

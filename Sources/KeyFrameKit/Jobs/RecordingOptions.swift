@@ -70,6 +70,10 @@ public struct RecordingOptions: Sendable {
     /// ``/MediaFormats/AACProfileChoice/automaticObjectType(channelCount:bitrate:sampleRate:)``. With
     /// HE-AAC a live HLS rendition's every segment (and part) starts with an SBR header.
     public var profile: AACProfileChoice = .aacLC
+    /// The codec of `.m4a` and HLS: AAC (the default), or another the codec registry encodes
+    /// and ISO BMFF carries (Opus, which captures at 48 kHz; FLAC and ALAC, lossless). `.aac`
+    /// and live destinations take AAC only.
+    public var codec: AudioCodecID = .aac
     /// The ALSA PCM name.
     public var device: String
     /// Where to look ``device`` up instead of the system configuration.
@@ -177,6 +181,20 @@ extension RecordingOptions {
     /// Refuses options no recording can honour: destinations without AAC, nothing to write, an
     /// HLS rendition beside a PCM file.
     func check() throws(PipelineError) {
+        if codec != .aac {
+            guard container == .mp4 || container == .hlsPlaylist else {
+                throw .unsupported("\(outputPath): a recording writes \(codec) into .m4a or HLS (\(container) holds AAC or PCM)")
+            }
+            guard destinations.isEmpty else {
+                throw .unsupported("live destinations take AAC from a recording; \(codec) goes to the file and HLS only")
+            }
+            guard profile == .aacLC || profile.isAutomatic else { throw .unsupported("the profile \(profile) is AAC's; \(codec) has none") }
+            _ = try Packaging.checkCarried(codec, codecs: codecs)
+            if let rates = codecs.sampleRates(for: codec), !rates.contains(configuration.sampleRate) {
+                throw .unsupported("\(codec) records at \(rates.map(String.init).joined(separator: ", ")) Hz, and the capture rate is "
+                                   + "\(configuration.sampleRate) Hz; give one of those (--sample-rate)")
+            }
+        }
         guard destinations.isEmpty || container.contents.contains(.audioPackets) else {
             throw .unsupported("live destinations need AAC: record to .aac, .m4a or --hls (\(outputPath) is \(container))")
         }
@@ -223,6 +241,14 @@ extension RecordingOptions {
     /// a player joining there gets the full band at once.
     func encoder() throws(PipelineError) -> (any AudioEncoder)? {
         guard container.contents.contains(.audioPackets) else { return nil }
+        if codec != .aac {
+            do {
+                return try codecs.encoder(for: codec, settings: .init(bitrate: lowersBitrateToFit ? Transcode.defaultBitrate : bitrate,
+                                                                      lowersBitrateToFit: lowersBitrateToFit, format: configuration.pcmFormat))
+            } catch {
+                throw .codec(error)
+            }
+        }
         let profile = resolvedProfile
         let rates = AACProfiles.sampleRates(of: profile)
         if profile.usesSpectralBandReplication, !rates.contains(configuration.sampleRate) {
@@ -280,7 +306,8 @@ extension RecordingOptions {
                 if options.writesFile, options.container != .hlsPlaylist {
                     let file = try options.formats.packetOutput(options.outputPath, as: AudioPacketOutput.self, options: .init(
                         fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
-                        inPlace: true, encoderName: "KeyFrameKit (libavcodec aac)", format: options.container))
+                        inPlace: true, encoderName: "KeyFrameKit (libavcodec \(options.codec == .opus ? "libopus" : options.codec.name))",
+                        format: options.container))
                     made.packets.insert(Tee.Branch(RecordingSink(file, checkpointFrames: checkpointFrames), name: "file"), at: 0)
                 }
                 let settings = options.destinationSettings
@@ -365,8 +392,10 @@ public struct RecordingSummary: JobSummary, Sendable {
     /// The AAC profile of the file and rendition (``RecordingOptions/profile``, resolved when it is
     /// `.automatic`); `nil` for PCM.
     public var profile: AudioObjectType?
-    /// The bitrate of the file's and the rendition's encoder; `nil` for PCM.
+    /// The bitrate of the file's and the rendition's encoder; `nil` for PCM (0 for a lossless codec).
     public var bitrate: Int?
+    /// The codec of the file and rendition (``RecordingOptions/codec``); `nil` for PCM.
+    public var codec: AudioCodecID?
 
     /// Seconds of audio in the file.
     public var seconds: Double { Double(frames) / Double(max(format.sampleRate, 1)) }
@@ -385,7 +414,8 @@ extension RecordingSummary {
                   stopReason: summary.captureFailure != nil ? .device : live.job.stopReason ?? .requested, capture: summary.capture,
                   deviceFailure: summary.captureFailure, levels: summary.levels, priming: summary.priming, padding: summary.padding,
                   report: summary.report, destinations: live.destinations.map(\.snapshot), writesFile: options.writesFile,
-                  profile: encodes ? options.resolvedProfile : nil, bitrate: live.bitrate)
+                  profile: encodes && options.codec == .aac ? options.resolvedProfile : nil, bitrate: live.bitrate,
+                  codec: encodes ? options.codec : nil)
     }
 }
 
