@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "MediaFormats", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "PCMAudio", "MP4", "VideoBitstream",
                                                     .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // MPEG-2 transport stream (ISO/IEC 13818-1): AAC in PES over TS packets, what SRT carries.
-        .target(name: "MPEGTS", dependencies: ["MediaCore", "AACBitstream"], swiftSettings: strict),
+        .target(name: "MPEGTS", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams"], swiftSettings: strict),
         // RTMP's wire formats (AMF0, the handshake, chunk streams, messages, FLV audio tags) and a
         // publishing session as a state machine over bytes: pure Swift, no sockets.
         .target(name: "RTMP", dependencies: ["MediaCore"], swiftSettings: strict),
@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(name: "HLSServerTests", dependencies: ["HLSServer", "MediaStreaming", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         // A codec, a container and a destination of another package, registered through the public API alone (no @testable).
         .testTarget(name: "ExtensionTests", dependencies: ["KeyFrameKit", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
-        .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "AudioBitstreams", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),

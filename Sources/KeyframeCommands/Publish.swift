@@ -16,7 +16,9 @@ struct Publish: ParsableCommand {
             AudioSpecificConfig), then raw frames; onMetaData first
               icecast://[source[:password]@]host[:port]/mount  ADTS over HTTP PUT (SOURCE for old servers); \
             icecasts:// over TLS
-              srt://host:port?streamid=…&latency=ms&passphrase=…  MPEG-TS (PAT/PMT, PES with ADTS, PCR)
+              srt://host:port?streamid=…&latency=ms&passphrase=…  MPEG-TS (PAT/PMT, PES with ADTS, PCR; \
+            --codec mp3: stream_type 3, or 4 below 32 kHz; --codec opus: stream_type 6 with the Opus \
+            registration descriptor and a control header per packet)
 
             A URL may end with #bitrate=64k: that destination's bitrate (one encoder per distinct \
             bitrate). Give env:NAME or file:PATH instead of a URL to read it from an environment \
@@ -55,7 +57,7 @@ struct Publish: ParsableCommand {
 
     @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
 
-    @Option(help: ArgumentHelp("The codec encoded: aac, or mp3 or opus for Icecast (audio/mpeg; Opus in Ogg, audio/ogg). "
+    @Option(help: ArgumentHelp("The codec encoded: aac, or mp3 or opus for Icecast (audio/mpeg; Opus in Ogg, audio/ogg) and SRT (MPEG-TS). "
                                + "Default: aac. --profile is AAC's.", valueName: "codec"))
     var codec: CodecArgument?
 

@@ -1,9 +1,10 @@
-/// MPEG-2 transport streams (ISO/IEC 13818-1) carrying AAC: a muxer (``TransportStreamMuxer``)
+/// MPEG-2 transport streams (ISO/IEC 13818-1) carrying audio: a muxer (``TransportStreamMuxer``)
 /// and a bounded reader (``TransportStreamReader``), and the constants of the syntax they share.
 ///
-/// What the module writes is one program with one AAC elementary stream carried as ADTS
-/// (`stream_type` 0x0F), what an SRT publisher sends: 188-byte transport packets, 7 to an SRT
-/// message (1316 bytes).
+/// What the module writes is one program with one audio elementary stream, what an SRT
+/// publisher sends: AAC as ADTS (`stream_type` 0x0F), MP3 (0x03, or 0x04 below 32 kHz), or
+/// Opus (0x06 with the `Opus` registration, per the Opus-in-MPEG-TS ETSI draft that Xiph
+/// publishes, v0.1.3); 188-byte transport packets, 7 to an SRT message (1316 bytes).
 public enum MPEGTS {
     /// Bytes in a transport packet (ISO/IEC 13818-1, 2.4.3.2).
     public static let packetSize = 188
@@ -15,6 +16,16 @@ public enum MPEGTS {
     public static let nullPacketPID: UInt16 = 0x1FFF
     /// `stream_type` 0x0F: ISO/IEC 13818-7 audio with ADTS transport syntax (2.4.4.9, table 2-34).
     public static let adtsAudioStreamType: UInt8 = 0x0F
+    /// `stream_type` 0x03: ISO/IEC 11172-3 audio (MPEG-1 Layer III at 32–48 kHz; table 2-34).
+    public static let mpeg1AudioStreamType: UInt8 = 0x03
+    /// `stream_type` 0x04: ISO/IEC 13818-3 audio (the lower sampling frequencies, 16–24 kHz, and
+    /// MPEG 2.5's 8–12 kHz as FFmpeg labels them; table 2-34).
+    public static let mpeg2AudioStreamType: UInt8 = 0x04
+    /// `stream_type` 0x06: PES packets of private data (table 2-34), Opus's with a registration
+    /// descriptor.
+    public static let privateDataStreamType: UInt8 = 0x06
+    /// `stream_id` 0xBD, `private_stream_1` (table 2-22): Opus's.
+    public static let privateStream1ID: UInt8 = 0xBD
     /// `stream_id` 0xC0: the first of the ISO/IEC 13818-3, 11172-3, 13818-7 or 14496-3 audio
     /// streams (2.4.3.7, table 2-22).
     public static let firstAudioStreamID: UInt8 = 0xC0

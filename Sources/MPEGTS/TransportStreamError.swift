@@ -20,6 +20,8 @@ public enum TransportStreamError: Error, Hashable, Sendable, CustomStringConvert
     /// (an object type above 4, an escape sampling frequency, channel configuration 0) or a
     /// frame longer than `aac_frame_length` allows.
     case adts(AACBitstreamError)
+    /// A stream the muxer does not carry (a codec, or a layout of one), named with why.
+    case unsupportedStream(String)
 
     /// A sentence for people: what it is and, for errors, where.
     public var description: String {
@@ -35,6 +37,8 @@ public enum TransportStreamError: Error, Hashable, Sendable, CustomStringConvert
                 + "the bytes give 0x\(String(computed, radix: 16, uppercase: true))"
         case .adts(let error):
             "cannot carry the stream as ADTS: \(error)"
+        case .unsupportedStream(let reason):
+            "cannot carry the stream in MPEG-TS: \(reason)"
         }
     }
 
@@ -43,7 +47,7 @@ public enum TransportStreamError: Error, Hashable, Sendable, CustomStringConvert
         switch self {
         case .truncated(_, let read): read.offset
         case .lostSync(let offset, _), .invalidField(_, _, _, let offset, _), .crcMismatch(_, let offset, _, _): offset
-        case .adts: nil
+        case .adts, .unsupportedStream: nil
         }
     }
 }

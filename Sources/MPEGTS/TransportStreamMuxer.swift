@@ -1,7 +1,10 @@
 public import AACBitstream
+internal import AudioBitstreams
+public import MediaCore
 
-/// Writes an AAC elementary stream as an MPEG-2 transport stream (ISO/IEC 13818-1): one program
-/// with one audio stream carried as ADTS, what an SRT publisher sends.
+/// Writes an audio elementary stream as an MPEG-2 transport stream (ISO/IEC 13818-1): one
+/// program with one audio stream, what an SRT publisher sends — AAC carried as ADTS, MP3 frames
+/// as they are, or Opus packets each behind its control header.
 ///
 /// ## Layout
 ///
@@ -14,8 +17,15 @@ public import AACBitstream
 /// | `program_number` | 1 (``programNumber``) |
 /// | PMT PID | 0x1000 (``programMapPID``) |
 /// | audio PID, `PCR_PID` | 0x100 (``audioPID``) |
-/// | `stream_type` | 0x0F, ISO/IEC 13818-7 audio in ADTS (2.4.4.9, table 2-34) |
-/// | `stream_id` | 0xC0 (2.4.3.7, table 2-22) |
+/// | `stream_type` | AAC: 0x0F, ISO/IEC 13818-7 audio in ADTS (2.4.4.9, table 2-34); MP3: 0x03 (MPEG-1), 0x04 below 32 kHz; Opus: 0x06 |
+/// | `stream_id` | 0xC0 (2.4.3.7, table 2-22); Opus: 0xBD, `private_stream_1` |
+///
+/// Opus follows the Opus-in-MPEG-TS draft (ETSI TS, v0.1.3, published by Xiph): the PMT gives
+/// the stream a registration descriptor (tag 0x05, `Opus`) and an extension descriptor (tag
+/// 0x7F, `extension_descriptor_tag` 0x80) whose `channel_config_code` is the channel count (1 or
+/// 2, mapping family 0). Each packet in a PES packet follows an `opus_control_header`: the
+/// prefix 0x3FF, the trim flags, `au_size` in 0xFF-continued bytes, and on the first packets a
+/// `start_trim` that together drop the pre-skip.
 ///
 /// ## Timing
 ///
@@ -34,7 +44,7 @@ public import AACBitstream
 ///
 /// ## Packets
 ///
-/// Each frame gets an ADTS header (``/AACBitstream/ADTSHeader``, 13818-7, 6.2) and frames are grouped into PES
+/// Each AAC frame gets an ADTS header (``/AACBitstream/ADTSHeader``, 13818-7, 6.2) and frames are grouped into PES
 /// packets of ``framesPerPES`` frames (fewer when a packet would exceed what `PES_packet_length`
 /// counts, or when the timestamps are not contiguous). Every PES packet has a PTS and
 /// `data_alignment_indicator` (each starts with a syncword); the first TS packet of each has
@@ -69,6 +79,17 @@ public struct TransportStreamMuxer: Sendable {
     /// PCM frames in an ADTS frame with one raw data block.
     public static let samplesPerFrame: Int64 = 1024
 
+    /// How the stream's access units are carried.
+    enum Carriage: Sendable {
+        /// AAC raw data blocks, each behind an ADTS header made from this one.
+        case adts(ADTSHeader)
+        /// MP3 frames as they are (each has its header), lasting this many samples.
+        case mpegAudio(samplesPerFrame: Int64)
+        /// Opus packets, each behind an `opus_control_header`; `pendingTrim` samples of the
+        /// pre-skip are still to be trimmed from the next packets' starts.
+        case opus(pendingTrim: Int)
+    }
+
     /// The rate the timestamps of ``write(frame:sampleTime:)`` count in: the configuration's
     /// sampling frequency, the one the ADTS headers say.
     public let sampleRate: Int
@@ -79,7 +100,9 @@ public struct TransportStreamMuxer: Sendable {
     /// The PMT every ``programTables()`` writes.
     public let programMapTable: ProgramMapTable
 
-    private let adtsTemplate: ADTSHeader
+    private var carriage: Carriage
+    /// The PES packets' `stream_id`.
+    private let streamID: UInt8
     private var associationCounter: UInt8 = 0
     private var mapCounter: UInt8 = 0
     private var audioCounter: UInt8 = 0
@@ -96,11 +119,12 @@ public struct TransportStreamMuxer: Sendable {
     /// Whether ``programTables()`` was called since the last PES packet.
     private var tablesWrittenSincePES = false
 
-    /// The default ``framesPerPES`` at `sampleRate`: as many frames as last 0.1 s (the PCR and
-    /// table interval), at least 1 and at most 5 — 4 at 44.1 and 48 kHz (93 and 85 ms).
-    public static func defaultFramesPerPES(sampleRate: Int) -> Int {
-        guard sampleRate > 0 else { return 1 }
-        return min(5, max(1, sampleRate / 10 / Int(samplesPerFrame)))
+    /// The default ``framesPerPES`` at `sampleRate` for frames of `frameLength` samples: as
+    /// many frames as last 0.1 s (the PCR and table interval), at least 1 and at most 5 — 4 AAC
+    /// frames at 44.1 and 48 kHz (93 and 85 ms), 3 of MP3's 1152, 5 of Opus's 960.
+    public static func defaultFramesPerPES(sampleRate: Int, frameLength: Int = Int(samplesPerFrame)) -> Int {
+        guard sampleRate > 0, frameLength > 0 else { return 1 }
+        return min(5, max(1, sampleRate / 10 / frameLength))
     }
 
     /// A muxer for the AAC stream `audioSpecificConfig` describes.
@@ -111,19 +135,69 @@ public struct TransportStreamMuxer: Sendable {
     ///     ``defaultFramesPerPES(sampleRate:)``.
     /// - Throws: ``TransportStreamError/adts(_:)`` when ADTS cannot describe the configuration.
     public init(audioSpecificConfig: AudioSpecificConfig, framesPerPES: Int? = nil) throws(TransportStreamError) {
+        let template: ADTSHeader
         do {
-            adtsTemplate = try ADTSHeader(audioSpecificConfig: audioSpecificConfig, frameLength: 7)
+            template = try ADTSHeader(audioSpecificConfig: audioSpecificConfig, frameLength: 7)
         } catch {
             throw .adts(error)
         }
-        sampleRate = adtsTemplate.sampleRate ?? audioSpecificConfig.samplingFrequency
-        self.framesPerPES = max(1, framesPerPES ?? Self.defaultFramesPerPES(sampleRate: sampleRate))
+        try self.init(carriage: .adts(template), sampleRate: template.sampleRate ?? audioSpecificConfig.samplingFrequency,
+                      streamType: MPEGTS.adtsAudioStreamType, framesPerPES: framesPerPES)
+    }
+
+    /// A muxer for the stream `format` describes: AAC (its AudioSpecificConfig), MP3 (frames of
+    /// 1152 samples at 32–48 kHz, else 576), or Opus (its `OpusHead`: one or two channels, the
+    /// pre-skip trimmed), timed at `format`'s rate (Opus: 48 kHz).
+    ///
+    /// - Throws: ``TransportStreamError/unsupportedStream(_:)`` for another codec or Opus of more
+    ///   than two channels; ``TransportStreamError/adts(_:)`` for AAC ADTS cannot describe.
+    public init(format: EncodedAudioFormat, framesPerPES: Int? = nil) throws(TransportStreamError) {
+        switch format.codec {
+        case .aac:
+            let config: AudioSpecificConfig
+            do { config = try AudioSpecificConfig(bytes: format.decoderConfiguration) } catch {
+                throw .unsupportedStream("its AudioSpecificConfig does not parse: \(error)")
+            }
+            try self.init(audioSpecificConfig: config, framesPerPES: framesPerPES)
+        case .mp3:
+            guard format.sampleRate > 0 else { throw .unsupportedStream("MP3 without a sample rate") }
+            let lower = format.sampleRate < 32000
+            try self.init(carriage: .mpegAudio(samplesPerFrame: lower ? 576 : 1152), sampleRate: format.sampleRate,
+                          streamType: lower ? MPEGTS.mpeg2AudioStreamType : MPEGTS.mpeg1AudioStreamType, framesPerPES: framesPerPES)
+        case .opus:
+            let head: OpusHeader
+            do { head = try OpusHeader(bytes: format.decoderConfiguration) } catch {
+                throw .unsupportedStream("its OpusHead does not parse: \(error)")
+            }
+            guard (1...2).contains(head.channelCount), head.mappingFamily == 0 else {
+                throw .unsupportedStream("Opus in MPEG-TS is carried here for 1 or 2 channels (mapping family 0), not \(head.channelCount)")
+            }
+            // Registration (tag 0x05, `Opus`) and the Opus extension (tag 0x7F, 0x80, channel_config_code).
+            let descriptors: [UInt8] = [0x05, 4] + Array("Opus".utf8) + [0x7F, 2, 0x80, UInt8(head.channelCount)]
+            try self.init(carriage: .opus(pendingTrim: head.preSkip), sampleRate: 48000, streamType: MPEGTS.privateDataStreamType,
+                          descriptors: descriptors, streamID: MPEGTS.privateStream1ID, framesPerPES: framesPerPES, frameLength: 960)
+        default:
+            throw .unsupportedStream("MPEG-TS here carries AAC, MP3 and Opus, not \(format.codec)")
+        }
+    }
+
+    private init(carriage: Carriage, sampleRate: Int, streamType: UInt8, descriptors: [UInt8] = [], streamID: UInt8 = MPEGTS.firstAudioStreamID,
+                 framesPerPES: Int?, frameLength: Int? = nil) throws(TransportStreamError) {
+        self.carriage = carriage
+        self.sampleRate = sampleRate
+        self.streamID = streamID
+        let length: Int = switch carriage {
+        case .adts: Int(Self.samplesPerFrame)
+        case .mpegAudio(let samples): Int(samples)
+        case .opus: frameLength ?? 960
+        }
+        self.framesPerPES = max(1, framesPerPES ?? Self.defaultFramesPerPES(sampleRate: sampleRate, frameLength: length))
         programAssociationTable = ProgramAssociationTable(
             transportStreamID: Self.transportStreamID,
             programs: [.init(programNumber: Self.programNumber, pid: Self.programMapPID)])
         programMapTable = ProgramMapTable(
             programNumber: Self.programNumber, pcrPID: Self.audioPID,
-            streams: [.init(streamType: MPEGTS.adtsAudioStreamType, pid: Self.audioPID)])
+            streams: [.init(streamType: streamType, pid: Self.audioPID, descriptors: descriptors)])
     }
 
     /// The PAT (2.4.4.3) and PMT (2.4.4.8), one packet each, their continuity counters advanced.
@@ -139,36 +213,69 @@ public struct TransportStreamMuxer: Sendable {
         return out
     }
 
-    /// Adds one AAC access unit (a raw data block, no ADTS header) that starts at `sampleTime`
-    /// (PCM frames at ``sampleRate``); returns the packets of any PES packet it completes —
-    /// none while a PES packet is being filled.
+    /// Adds one access unit that starts at `sampleTime` (PCM frames at ``sampleRate``): an AAC
+    /// raw data block (no ADTS header), an MP3 frame, or an Opus packet; returns the packets of
+    /// any PES packet it completes — none while a PES packet is being filled.
     ///
-    /// A frame whose time does not follow the previous one (1024 samples later) first ends the
-    /// PES packet being filled: within a PES packet, times are implied by the frame count.
+    /// A frame whose time does not follow the previous one (its length later: 1024 samples for
+    /// AAC, the frame's for MP3, the packet's TOC for Opus, RFC 6716 3.1) first ends the PES
+    /// packet being filled: within a PES packet, times are implied by the frames' lengths.
     ///
-    /// - Throws: ``TransportStreamError/adts(_:)`` for a frame longer than an ADTS frame holds
-    ///   (8184 bytes); nothing is written then.
+    /// - Throws: ``TransportStreamError/adts(_:)`` for an AAC frame longer than an ADTS frame
+    ///   holds (8184 bytes); ``TransportStreamError/unsupportedStream(_:)`` for an empty Opus
+    ///   packet or one whose TOC is invalid; nothing is written then.
     public mutating func write(frame: some Collection<UInt8>, sampleTime: Int64) throws(TransportStreamError) -> [UInt8] {
-        var header = adtsTemplate
-        header.frameLength = 7 + frame.count
-        let headerBytes: [UInt8]
-        do { headerBytes = try header.serialized() } catch { throw .adts(error) }
+        var unit: [UInt8]
+        let length: Int64
+        switch carriage {
+        case .adts(var header):
+            header.frameLength = 7 + frame.count
+            do { unit = try header.serialized() } catch { throw .adts(error) }
+            unit += frame
+            length = Self.samplesPerFrame
+        case .mpegAudio(let samples):
+            unit = Array(frame)
+            length = samples
+        case .opus(let pendingTrim):
+            guard let samples = OpusPacket.sampleCount(frame), samples > 0 else {
+                throw .unsupportedStream("an Opus packet of \(frame.count) bytes without a valid TOC (RFC 6716 3.1)")
+            }
+            let trim = min(pendingTrim, samples)
+            carriage = .opus(pendingTrim: pendingTrim - trim)
+            unit = Self.opusControlHeader(size: frame.count, startTrim: trim) + frame
+            length = Int64(samples)
+        }
         var out: [UInt8] = []
         if pendingFrameCount > 0,
-           sampleTime != nextSampleTime || pendingFrames.count + header.frameLength > PESPacket.maximumPayloadLengthWithPresentationTime {
+           sampleTime != nextSampleTime || pendingFrames.count + unit.count > PESPacket.maximumPayloadLengthWithPresentationTime {
             writePending(to: &out)
         }
         if pendingFrameCount == 0 {
             pendingStart = sampleTime
         }
-        pendingFrames += headerBytes
-        pendingFrames += frame
+        pendingFrames += unit
         pendingFrameCount += 1
-        nextSampleTime = sampleTime &+ Self.samplesPerFrame
+        nextSampleTime = sampleTime &+ length
         if pendingFrameCount >= framesPerPES {
             writePending(to: &out)
         }
         return out
+    }
+
+    /// An `opus_control_header` (the Opus-in-MPEG-TS draft, 5.1): `control_header_prefix`
+    /// 0x3FF, `start_trim_flag`, `end_trim_flag` 0, `control_extension_flag` 0, two reserved
+    /// bits; `au_size` as bytes of 0xFF then the rest; with a trim, `start_trim` in 13 bits
+    /// behind 3 reserved ones.
+    static func opusControlHeader(size: Int, startTrim: Int) -> [UInt8] {
+        var header: [UInt8] = [0x7F, 0xE0 | (startTrim > 0 ? 0x10 : 0)]
+        var left = size
+        while left >= 255 {
+            header.append(0xFF)
+            left -= 255
+        }
+        header.append(UInt8(left))
+        if startTrim > 0 { header += [UInt8(startTrim >> 8 & 0x1F), UInt8(truncatingIfNeeded: startTrim)] }
+        return header
     }
 
     /// Writes the PES packet being filled, if any: the end of the stream.
@@ -221,7 +328,7 @@ public struct TransportStreamMuxer: Sendable {
         }
         tablesWrittenSincePES = false
 
-        let pes = PESPacket(streamID: MPEGTS.firstAudioStreamID, dataAlignmentIndicator: true, presentationTime: time,
+        let pes = PESPacket(streamID: streamID, dataAlignmentIndicator: true, presentationTime: time,
                             payload: pendingFrames).bytes
         pendingFrames.removeAll(keepingCapacity: true)
         pendingFrameCount = 0

@@ -297,13 +297,14 @@ public struct DestinationRegistry: Sendable {
         Self.replaceOrAppend(entry, in: &entries) { $0.scheme == entry.scheme }
     }
 
-    /// RTMP (FLV audio tags), Icecast (ADTS) and SRT (MPEG-TS), each carrying AAC.
+    /// RTMP (FLV audio tags) carrying AAC; Icecast (ADTS, MP3, Ogg Opus) and SRT (MPEG-TS:
+    /// ADTS, MP3, Opus) carrying AAC, MP3 and Opus.
     static let builtIn: [Entry] = [
         Entry(scheme: .rtmp, urlSchemes: ["rtmp", "rtmps"], codecs: [.aac]) { url throws(PublishingError) in try RTMPEndpoint(url: url) },
         Entry(scheme: .icecast, urlSchemes: ["icecast", "icecasts"], codecs: [.aac, .mp3, .opus]) { url throws(PublishingError) in
             try IcecastDestination(url: url)
         },
-        Entry(scheme: .srt, urlSchemes: ["srt"], codecs: [.aac]) { url throws(PublishingError) in try SRTEndpoint(url: url) },
+        Entry(scheme: .srt, urlSchemes: ["srt"], codecs: [.aac, .mp3, .opus]) { url throws(PublishingError) in try SRTEndpoint(url: url) },
     ]
 }
 

@@ -19,7 +19,8 @@ struct SRTEndpoint: LiveEndpoint {
     }
 }
 
-/// A caller connection to an SRT listener carrying one MPEG-TS program of AAC in ADTS.
+/// A caller connection to an SRT listener carrying one MPEG-TS program: AAC in ADTS, MP3, or
+/// Opus (``/MPEGTS/TransportStreamMuxer/init(format:framesPerPES:)``).
 ///
 /// Opening sends the PAT and PMT at once (a receiver that joins, or a reconnect, can start
 /// decoding from the first PES); the muxer repeats them every 100 ms of audio. Finishing
@@ -43,8 +44,7 @@ final class SRTSession: PublishingSession {
 
     func open(_ stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
         var muxer: TransportStreamMuxer
-        let aac = try stream.aacConfiguration(for: "\(destination)")
-        do { muxer = try TransportStreamMuxer(audioSpecificConfig: aac) } catch {
+        do { muxer = try TransportStreamMuxer(format: stream.format) } catch {
             throw PublishingError(.invalidDestination, "\(destination): the stream cannot go in MPEG-TS: \(error)")
         }
         let connection = try connect(destination, deadline)
