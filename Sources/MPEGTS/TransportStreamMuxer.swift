@@ -132,7 +132,7 @@ public struct TransportStreamMuxer: Sendable {
     /// - Parameters:
     ///   - audioSpecificConfig: the stream's configuration (ISO/IEC 14496-3 1.6.2.1).
     ///   - framesPerPES: the most frames in one PES packet (at least 1); by default
-    ///     ``defaultFramesPerPES(sampleRate:)``.
+    ///     ``defaultFramesPerPES(sampleRate:frameLength:)``.
     /// - Throws: ``TransportStreamError/adts(_:)`` when ADTS cannot describe the configuration.
     public init(audioSpecificConfig: AudioSpecificConfig, framesPerPES: Int? = nil) throws(TransportStreamError) {
         let template: ADTSHeader

@@ -2,15 +2,16 @@ internal import Synchronization
 
 extension Packaging {
     /// Packages `input` as HLS in `directory`: one rendition (`index.m3u8`, `init.mp4` and CMAF
-    /// segments), or with ``/MediaStreaming/Packaging/Options/bitrates`` a ladder (a rendition
-    /// per bitrate in `64k/`, …, and `master.m3u8`), and with
+    /// segments), or with ``/MediaStreaming/Packaging/Options/ladder`` a ladder (a rendition
+    /// each in `64k/`, `96k-opus/`, `flac/`, …, and `master.m3u8`), and with
     /// ``/MediaStreaming/Packaging/Options/dash`` a `manifest.mpd` over the same segments.
     /// Every file is written atomically, the playlists and manifests last; nothing is left on an
     /// error.
     ///
-    /// AAC input with no bitrate asked is copied
+    /// AAC input with no bitrate asked is copied, as is an MP4 of Opus, FLAC or ALAC
     /// (``/MediaStreaming/Packaging/hls(copying:to:options:control:progress:)``); anything else
-    /// is decoded (``AudioFileInput``), resampled to a rate AAC carries and encoded. A ladder
+    /// is decoded (``AudioFileInput``), resampled to a rate the codec takes and encoded (AAC, or
+    /// ``/MediaStreaming/Packaging/Options/codec``). A ladder
     /// reads and decodes its input once, into a ``/MediaCore/Tee`` with a branch per bitrate,
     /// each its own encoder and rendition on a thread of its own; the encoders come from `codecs`.
     public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), codecs: AudioCodecRegistry = .standard,

@@ -20,7 +20,7 @@ public enum Packaging {
         /// it is an MP4 of such a codec, which is then copied; else AAC.
         public var codec: AudioCodecID?
         /// A ladder: its renditions, each in a directory of its own
-        /// (``LadderRendition/directoryName``: `64k/`, `96k-opus/`, `flac/`), named by
+        /// (``LadderRendition/directoryName(ladderCodec:)``: `64k/`, `96k-opus/`, `flac/`), named by
         /// `master.m3u8`; their segment boundaries are identical. Empty for one rendition.
         public var ladder: [LadderRendition]
         /// The ladder's bitrates, in order (a lossless rendition has none).
@@ -137,7 +137,7 @@ public enum Packaging {
     /// Packages the AAC of `input` (an M4A/MP4 or ADTS file) as one HLS rendition in `directory`
     /// by stream copy (`index.m3u8`, `init.mp4` and CMAF segments; with ``Options/dash`` a
     /// `manifest.mpd` too), without any codec: the packets are not decoded. Encoding a
-    /// ``Options/bitrate`` or a ladder of ``Options/bitrates`` is KeyFrameKit's
+    /// ``Options/bitrate`` or a ladder (``Options/ladder``) is KeyFrameKit's
     /// `Packaging.hls(_:to:options:codecs:control:progress:)`. Every file is written atomically, the
     /// playlist and manifest last; nothing is left on an error.
     ///
