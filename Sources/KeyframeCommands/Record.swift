@@ -11,7 +11,7 @@ import Musl
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record from an ALSA capture device to .pcm, .wav, .aac or .m4a.",
+        abstract: "Record from an ALSA capture device to .pcm, .wav, .aac, .m4a, .mp3, .opus or .flac.",
         discussion: """
             The output's extension picks the container: .pcm is the captured 16-bit PCM as it came \
             (interleaved, little-endian), .wav the same in a WAV file, .aac AAC-LC in ADTS, .m4a AAC-LC \
@@ -23,8 +23,9 @@ struct Record: ParsableCommand {
             each --publish URL#bitrate=… is chosen for by its own bitrate; with --hls every HE-AAC \
             segment and part starts with an SBR header. --codec opus, flac or alac records that codec \
             into .m4a and --hls instead of AAC (Opus at --sample-rate 48000; FLAC and ALAC lossless: \
-            the captured samples exactly); .aac and --publish take AAC, and an .mp3, .opus or .flac \
-            file is a `convert` of the recording.
+            the captured samples exactly); .aac and --publish take AAC. .mp3 (LAME, with its gapless \
+            tag), .opus (Ogg Opus, at 48000 Hz) and .flac record their own codec, written whole under \
+            a temporary name and renamed when the recording ends (no --crash-safe, no --hls beside).
 
             Recording runs until --duration is reached, or until Ctrl-C (SIGINT) or SIGTERM, which \
             finish the file cleanly (so does SIGHUP, a closed terminal); a Ctrl-C while the file is being \
@@ -164,10 +165,24 @@ struct Record: ParsableCommand {
             throw ValidationError("give an OUTPUT file, --hls DIR, --publish URL, or several of them")
         }
         try publishing.check()
-        if let asked = codec.codec?.codec, asked != .aac {
+        let container = output.flatMap { RecordingOptions.container(of: FilePath($0)) }
+        if let container, RecordingOptions.nativeContainers.contains(container), let own = container.defaultAudioCodec {
+            // .mp3, .opus, .flac: the container's own codec, written whole.
+            if let asked = codec.codec?.codec, asked != own {
+                throw ValidationError("--codec \(asked): \(output ?? "") holds \(CodecArgument.displayName(own)); give .m4a for \(asked)")
+            }
+            if crashSafe {
+                throw ValidationError("--crash-safe: \(output ?? "") is written whole and committed when the recording ends; "
+                                      + "crash-safe recording writes .m4a, .aac, .wav or .pcm")
+            }
+            guard encoder.profile == .lc || encoder.profile == .auto else {
+                throw ValidationError("--profile \(encoder.profile.rawValue): profiles are AAC's; \(own) has none")
+            }
+        } else if let asked = codec.codec?.codec, asked != .aac {
             let carried = Keyframe.codecs.descriptions.map(\.codec)
             guard carried.contains(asked) else {
-                throw ValidationError("--codec \(asked): a recording writes \(carried.map(\.name).joined(separator: ", ")) (.m4a and --hls)")
+                throw ValidationError("--codec \(asked): a recording writes \(carried.map(\.name).joined(separator: ", ")) into .m4a and --hls "
+                                      + "(MP3 into .mp3)")
             }
             guard output.map({ RecordingOptions.container(of: FilePath($0)) == .mp4 }) ?? true else {
                 throw ValidationError("--codec \(asked): a recording writes it into .m4a (or --hls); \(output ?? "") holds AAC or PCM")
@@ -179,8 +194,7 @@ struct Record: ParsableCommand {
         }
         if let output {
             guard let container = RecordingOptions.container(of: FilePath(output)) else {
-                throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac or .m4a (Opus, FLAC or ALAC: .m4a with "
-                                      + "--codec; an .mp3, .opus or .flac file: convert the recording)")
+                throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac, .m4a, .mp3, .opus or .flac")
             }
             guard hls == nil || container == .adts || container == .mp4 else {
                 throw ValidationError("\(output): a file beside --hls is .aac or .m4a (the same AAC goes to both)")
@@ -235,7 +249,7 @@ struct Record: ParsableCommand {
         options.formats = Keyframe.formats
         options.lowersBitrateToFit = encoder.bitrate == nil
         options.profile = encoder.profile.choice
-        options.codec = codec.codec?.codec ?? .aac
+        if let asked = codec.codec?.codec { options.codec = asked }
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.
@@ -375,7 +389,7 @@ struct RecordReport: Encodable {
         codec = summary.codec?.name
     }
 
-    /// The container's name in the JSON: `pcm`, `wav`, `aac`, `m4a` or `hls`.
+    /// The container's name in the JSON: `pcm`, `wav`, `aac`, `m4a`, `hls`, `mp3`, `opus` or `flac`.
     static func name(of container: MediaFileFormat) -> String {
         switch container {
         case .rawPCM: "pcm"

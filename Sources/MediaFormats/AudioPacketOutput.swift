@@ -23,9 +23,16 @@ public struct AudioPacketOutput: PacketFileSink {
     /// The stream's gapless numbers, once told.
     public private(set) var gapless: GaplessInfo?
     /// PCM frames `packet` decodes to: its format's frames per packet (the AudioSpecificConfig's
-    /// frame length), else an AAC-LC frame's 1024 (ISO/IEC 14496-3, 4.5.1.1).
+    /// frame length), else, for packets that vary (FLAC, ALAC), its duration at the format's
+    /// rate, else an AAC-LC frame's 1024 (ISO/IEC 14496-3, 4.5.1.1).
     public static func frames(in packet: MediaSample) -> Int64 {
-        if case .audio(let audio) = packet.format, audio.framesPerPacket > 0 { return Int64(audio.framesPerPacket) }
+        if case .audio(let audio) = packet.format {
+            if audio.framesPerPacket > 0 { return Int64(audio.framesPerPacket) }
+            let duration = packet.duration
+            if audio.sampleRate > 0, duration.value > 0, duration.timescale > 0 {
+                return duration.value * Int64(audio.sampleRate) / Int64(duration.timescale)
+            }
+        }
         return 1024
     }
     /// The file written.

@@ -295,6 +295,47 @@ struct CaptureLayout: Sendable, CustomTestStringConvertible {
         }
     }
 
+    /// Issue 38: `record OUT.mp3|.opus|.flac` records the container's own codec, written whole:
+    /// FFmpeg decodes the FLAC to exactly the captured samples, and the MP3 (its LAME tag read)
+    /// and the Ogg Opus (its granule positions) to exactly the captured length, lined up with the
+    /// capture; `validate` says nothing, and the summary names the codec.
+    @Test(.hangGuard(minutes: 15), arguments: [("mp3", "mp3", 0), ("opus", "opus", 1), ("flac", "flac", 0)])
+    func nativeFilesRecordTheirOwnCodec(ext: String, codec: String, layoutIndex: Int) throws {
+        let layout = CaptureLayout.all[layoutIndex]
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = CaptureCheck.tone(frames: 3 * layout.rate, rate: layout.rate, frequencies: layout.frequencies)
+        let raw = directory.appendingPathComponent("in.raw").path
+        try CaptureCheck.bytes(input).write(to: URL(fileURLWithPath: raw))
+        let configuration = try CaptureCheck.alsaConfiguration(in: directory, input: raw)
+        let output = directory.appendingPathComponent("out.\(ext)").path
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["record", output, "--duration", "\(layout.seconds)", "--device", "kf_in",
+                                                                   "--alsa-config", configuration, "--json"] + layout.flags)
+        let what = "record out.\(ext)"
+        try #require(run.status == 0, "\(what): \(run.standardError)")
+        let summary = try CaptureCheck.json(run, what)
+        #expect(summary["codec"] as? String == codec && summary["container"] as? String == ext && summary["frames"] as? Int == layout.frames,
+                "\(what): \(summary)")
+        try ValidationCheck.expectSilent([output], what)
+        let expected = Array(input.prefix(layout.frames * layout.channels))
+        let decoded = try CaptureCheck.ffmpegSamples(output, in: directory)
+        if codec == "flac" {
+            #expect(decoded == expected, "\(what): the file decodes to the captured samples")
+        } else {
+            #expect(decoded.count == expected.count, "\(what): \(decoded.count / layout.channels) frames for \(layout.frames)")
+            let snr = CaptureCheck.snrDB(reference: expected, decoded: decoded, channels: layout.channels,
+                                         frames: 1152..<(min(decoded.count, expected.count) / layout.channels - 1152))
+            #expect(snr.allSatisfy { $0 > 20 }, "\(what): lined up with the capture: \(snr) dB")
+        }
+        // What a native file does not take: --crash-safe, and another codec.
+        for extra in [["--crash-safe"], ["--codec", codec == "flac" ? "alac" : "flac"]] {
+            let refused = try ExternalTool.run(try ExternalTool.keyframe, ["record", directory.appendingPathComponent("x.\(ext)").path,
+                                                                           "--duration", "0.1", "--device", "kf_in", "--alsa-config", configuration]
+                                               + layout.flags + extra)
+            #expect(refused.status == 64, "\(what) \(extra): \(refused.standardError)")
+        }
+    }
+
     /// A rendition refused (its directory holds a package) leaves an existing file at OUT as it
     /// was, though `.aac` is written in place: the rendition is made before the file.
     @Test(.hangGuard(minutes: 15))

@@ -38,7 +38,12 @@ public struct RecordingOptions: Sendable {
     /// ``/MediaFormats/MediaFileFormat/hlsPlaylist``: a live HLS rendition in a directory, CMAF
     /// segments each written whole and a playlist rewritten after each
     /// (``/MediaStreaming/HLSSegmentOutput``), never chosen by a name.
-    public static let containers: [MediaFileFormat] = [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist]
+    public static let containers: [MediaFileFormat] = [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist] + nativeContainers
+
+    /// The containers of one codec a recording writes whole, under a temporary name renamed when
+    /// it ends (a failure commits what was written): MP3 (`.mp3`), Ogg Opus (`.opus`, at
+    /// 48 kHz) and FLAC (`.flac`), each its own codec's.
+    public static let nativeContainers: [MediaFileFormat] = [.mp3, .oggOpus, .flac]
 
     /// The file container `path`'s name says (``/MediaFormats/MediaFileFormat/init(nameOf:)``),
     /// if it is one a recording writes: raw PCM, WAV, ADTS or MP4.
@@ -146,6 +151,8 @@ public struct RecordingOptions: Sendable {
         }
         self.outputPath = outputPath
         self.container = container
+        // A native container's codec is its own (MP3, Opus, FLAC).
+        if RecordingOptions.nativeContainers.contains(container), let own = container.defaultAudioCodec { codec = own }
         self.configuration = configuration
         self.bitrate = bitrate
         self.coder = coder
@@ -181,15 +188,26 @@ extension RecordingOptions {
     /// Refuses options no recording can honour: destinations without AAC, nothing to write, an
     /// HLS rendition beside a PCM file.
     func check() throws(PipelineError) {
+        let native = RecordingOptions.nativeContainers.contains(container)
+        if native {
+            guard let own = container.defaultAudioCodec, codec == own else {
+                throw .unsupported("\(outputPath): \(container) holds \(container.defaultAudioCodec?.name ?? "its own codec"), not \(codec)")
+            }
+            guard !crashSafe else {
+                throw .unsupported("\(outputPath): \(container) is written whole and committed when the recording ends; crash-safe "
+                                   + "recording writes .m4a (fragmented), .aac, .wav or .pcm")
+            }
+            guard hlsDirectory == nil else { throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(outputPath) is \(container))") }
+        }
         if codec != .aac {
-            guard container == .mp4 || container == .hlsPlaylist else {
+            guard container == .mp4 || container == .hlsPlaylist || native else {
                 throw .unsupported("\(outputPath): a recording writes \(codec) into .m4a or HLS (\(container) holds AAC or PCM)")
             }
             guard destinations.isEmpty else {
                 throw .unsupported("live destinations take AAC from a recording; \(codec) goes to the file and HLS only")
             }
             guard profile == .aacLC || profile.isAutomatic else { throw .unsupported("the profile \(profile) is AAC's; \(codec) has none") }
-            _ = try Packaging.checkCarried(codec, codecs: codecs)
+            if !native { _ = try Packaging.checkCarried(codec, codecs: codecs) }
             if let rates = codecs.sampleRates(for: codec), !rates.contains(configuration.sampleRate) {
                 throw .unsupported("\(codec) records at \(rates.map(String.init).joined(separator: ", ")) Hz, and the capture rate is "
                                    + "\(configuration.sampleRate) Hz; give one of those (--sample-rate)")
@@ -303,7 +321,12 @@ extension RecordingOptions {
                 } else if let directory = options.hlsDirectory {
                     made.packets.append(Tee.Branch(try makeHLS(directory), name: "hls"))
                 }
-                if options.writesFile, options.container != .hlsPlaylist {
+                if options.writesFile, RecordingOptions.nativeContainers.contains(options.container) {
+                    let file = try options.formats.packetOutput(options.outputPath, options: .init(
+                        encoderName: "KeyFrameKit (libavcodec \(options.codec == .opus ? "libopus" : options.codec == .mp3 ? "libmp3lame" : options.codec.name))",
+                        format: options.container))
+                    made.packets.insert(Tee.Branch(RecordingSink(NativeRecordingFile(file), checkpointFrames: nil), name: "file"), at: 0)
+                } else if options.writesFile, options.container != .hlsPlaylist {
                     let file = try options.formats.packetOutput(options.outputPath, as: AudioPacketOutput.self, options: .init(
                         fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
                         inPlace: true, encoderName: "KeyFrameKit (libavcodec \(options.codec == .opus ? "libopus" : options.codec.name))",
@@ -481,6 +504,27 @@ protocol RecordingOutput: MediaSink where Failure == PipelineError {
 
 /// Its ``/MediaFormats/AudioPacketOutput/frames(in:)`` counts a packet's frames.
 extension AudioPacketOutput: RecordingOutput {}
+
+/// A native file a recording writes (``RecordingOptions/nativeContainers``): under a temporary
+/// name, committed when the recording ends; a failure commits what was written, which plays
+/// (its frames or pages are whole); a recording that never started removes it.
+struct NativeRecordingFile: RecordingOutput {
+    private var file: any PacketFileSink
+
+    init(_ file: any PacketFileSink) { self.file = file }
+
+    static func frames(in element: MediaSample) -> Int64 { AudioPacketOutput.frames(in: element) }
+    mutating func write(_ element: MediaSample) throws(PipelineError) { try file.write(element) }
+    mutating func receive(_ event: StreamEvent) throws(PipelineError) { try file.receive(event) }
+    mutating func finish() throws(PipelineError) { try file.finish() }
+    mutating func cancel() { file.cancel() }
+    /// Written whole at the end: nothing to push before.
+    mutating func checkpoint() throws(PipelineError) {}
+    mutating func salvage() {
+        if (try? file.finish()) == nil { file.cancel() }
+    }
+    mutating func discard() { file.cancel() }
+}
 
 extension HLSSegmentOutput: RecordingOutput {
     /// Segments are written whole as they are cut: nothing to push.
