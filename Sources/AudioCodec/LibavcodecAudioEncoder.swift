@@ -84,7 +84,7 @@ public final class LibavcodecAudioEncoder {
         /// Apple Lossless through libavcodec's encoder: 4096-frame packets; up to 8 channels, 16
         /// or 24 bits.
         public static let alac = Configuration(
-            codec: .alac, encoderName: "alac", sampleRates: nil, channelCounts: 1...8, isLossless: true)
+            codec: .alac, encoderName: "alac", sampleRates: nil, channelCounts: 1...8, isLossless: true, frameLength: 4096)
     }
 
     /// What is encoded, and by what.

@@ -5,7 +5,7 @@ import KeyFrameKit
 struct Package: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "package",
-        abstract: "Package audio as an HLS rendition: a playlist, a CMAF init segment and fMP4 segments.",
+        abstract: "Package audio as HLS (and DASH): a rendition or a ladder of playlists, CMAF init segments and fMP4 segments.",
         discussion: """
             An AAC input (.m4a/.mp4 or ADTS) is stream-copied, as is an M4A of Opus, FLAC or ALAC; \
             anything else `convert` reads is encoded to AAC-LC (128 kb/s, or --bitrate, which also \
@@ -56,14 +56,19 @@ struct Package: ParsableCommand {
             help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path); -o and --output name it too.")
     var hls: String
 
-    @Option(help: "Seconds per segment (whole AAC frames).")
+    @Option(help: "Seconds per segment (whole packets of the codec: AAC's 1024 or 2048 samples, Opus's 960, FLAC's and ALAC's 4096).")
     var segmentDuration: Double = 6
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
     @OptionGroup(title: "Encoding") var layout: OutputLayoutOptions
 
-    @OptionGroup(title: "Encoding") var codec: CodecOptions
+    @Option(name: .customLong("codec"), help: ArgumentHelp(
+        "The codec of the segments: aac, opus, flac or alac, each its own sample entry (CODECS mp4a.40.x, Opus, fLaC, alac). "
+            + "Default: an MP4 input's own Opus, FLAC or ALAC (copied unless a bitrate, rate or channels is asked), else AAC. "
+            + "--profile is AAC's; FLAC and ALAC take no --bitrate.",
+        valueName: "codec"))
+    var codecArgument: CodecArgument?
 
     @Option(help: ArgumentHelp(
         "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "
@@ -93,19 +98,23 @@ struct Package: ParsableCommand {
 
     func validate() throws {
         try layout.checkForAAC()
-        if let asked = codec.codec?.codec {
+        if let asked = codecArgument?.codec {
             let carried = Keyframe.codecs.descriptions.map(\.codec)
             guard carried.contains(asked) else {
                 throw ValidationError("--codec \(asked): HLS and DASH segments (fMP4) carry \(carried.map(\.name).joined(separator: ", "))")
             }
-            if asked != .aac, encoder.profile != .lc, encoder.profile != .auto {
+            if asked != .aac, encoder.profile != .lc, encoder.profile != .auto, bitrates == nil {
                 throw ValidationError("--profile \(encoder.profile.rawValue): profiles are AAC's; \(asked) has none")
+            }
+            if Packaging.isLossless(asked), encoder.bitrate != nil, bitrates == nil {
+                throw ValidationError("--bitrate: \(asked) is lossless and takes none")
             }
         }
     }
 
+
     func run() throws {
-        let ladder = try Self.ladder(bitrates ?? "")
+        let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)
         // An object store's URL names where the package goes; anything else is a directory.
         var store: (any ObjectStore)?
         if Keyframe.destinations.namesStore(hls) {
@@ -116,7 +125,7 @@ struct Package: ParsableCommand {
         do {
             var options = Packaging.Options(segmentDuration: segmentDuration, bitrate: encoder.bitsPerSecond, dash: dash,
                                             profile: encoder.profile.choice, sampleRate: layout.sampleRate, channelCount: layout.channels,
-                                            codec: codec.codec?.codec, ladder: ladder)
+                                            codec: codecArgument?.codec, ladder: ladder)
             options.formats = Keyframe.formats
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
@@ -171,9 +180,15 @@ struct Package: ParsableCommand {
 
     /// `--bitrates 48k:he-aac,64k:he-aac,128k`, `32k:auto,64k:auto,128k:auto` or
     /// `48k:he-aac,96k:opus,lossless:flac`: the renditions in order, each with the profile or
-    /// codec it names.
-    static func ladder(_ text: String) throws -> [Packaging.LadderRendition] {
+    /// codec it names (a rendition that names none takes `codec`, the `--codec` given, else
+    /// AAC; `lossless` alone takes `codec` when it is lossless, else FLAC).
+    ///
+    /// - Throws: a usage error for a word that is neither a bitrate nor `lossless`, a profile or
+    ///   codec that is not one, a codec the segments do not carry, a bitrate for a lossless codec
+    ///   or none for another, a profile for a codec other than AAC, two renditions in one directory.
+    static func ladder(_ text: String, codec ladderCodec: AudioCodecID?) throws -> [Packaging.LadderRendition] {
         var renditions: [Packaging.LadderRendition] = []
+        let carried = Keyframe.codecs.descriptions.map(\.codec)
         for item in text.split(separator: ",") {
             let parts = item.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             var rendition = Packaging.LadderRendition(bitrate: nil)
@@ -187,27 +202,34 @@ struct Package: ParsableCommand {
             if parts.count == 2 {
                 if let profile = ProfileArgument(rawValue: parts[1]) {
                     rendition.profile = profile.choice
-                } else if let codec = CodecArgument(argument: parts[1]) {
+                } else if let codec = CodecArgument(argument: parts[1]), carried.contains(codec.codec) {
                     rendition.codec = codec.codec
                 } else {
                     throw CommandFailure("--bitrates \(item): \"\(parts[1])\" is neither a profile ("
-                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", ") + ") nor a codec ("
-                                         + CodecArgument.allValueStrings.joined(separator: ", ") + ")", status: .usage)
+                                         + ProfileArgument.allCases.map(\.rawValue).joined(separator: ", ") + ") nor a codec the segments carry ("
+                                         + carried.map(\.name).joined(separator: ", ") + ")", status: .usage)
                 }
             } else if rendition.bitrate == nil {
-                // `lossless` alone: FLAC.
-                rendition.codec = .flac
+                // `lossless` alone: the lossless codec asked, else FLAC.
+                rendition.codec = ladderCodec.map(Packaging.isLossless) == true ? ladderCodec : .flac
             }
-            if let codec = rendition.codec {
-                let lossless = codec == .flac || codec == .alac
-                if lossless, rendition.bitrate != nil {
-                    throw CommandFailure("--bitrates \(item): \(codec) is lossless and takes no bitrate (lossless:\(codec))", status: .usage)
-                }
-                if !lossless, rendition.bitrate == nil {
-                    throw CommandFailure("--bitrates \(item): \(codec) needs a bitrate (96k:\(codec))", status: .usage)
-                }
+            let codec = rendition.codec ?? ladderCodec ?? .aac
+            if Packaging.isLossless(codec), rendition.bitrate != nil {
+                throw CommandFailure("--bitrates \(item): \(codec) is lossless and takes no bitrate (lossless:\(codec), or name "
+                                     + "another codec: \(parts[0]):aac)", status: .usage)
+            }
+            if !Packaging.isLossless(codec), rendition.bitrate == nil {
+                throw CommandFailure("--bitrates \(item): \(codec) needs a bitrate (96k:\(codec)); lossless is lossless:flac or lossless:alac",
+                                     status: .usage)
+            }
+            if codec != .aac, rendition.profile != nil {
+                throw CommandFailure("--bitrates \(item): profiles are AAC's; \(codec) has none", status: .usage)
             }
             renditions.append(rendition)
+        }
+        let names = renditions.map { $0.directoryName(ladderCodec: ladderCodec) }
+        if let twice = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw CommandFailure("--bitrates: each rendition once (two would be \(twice)/)", status: .usage)
         }
         return renditions
     }

@@ -106,15 +106,27 @@ struct Record: ParsableCommand {
 
     @OptionGroup var audioDevice: AudioDeviceOptions
 
-    @Option(help: "Frames per second to capture (8000–96000).")
-    var sampleRate = 44100
+    @Option(name: .customLong("sample-rate"), help: ArgumentHelp("Frames per second to capture (8000–96000); default 44100, or 48000 for Opus.",
+                                                               valueName: "sample-rate"))
+    var askedSampleRate: Int?
+
+    /// The capture rate: the one asked, else 48 kHz for Opus (the only rate it takes), else 44.1 kHz.
+    var sampleRate: Int {
+        if let askedSampleRate { return askedSampleRate }
+        let opus = codecArgument?.codec == .opus || output.flatMap { RecordingOptions.container(of: FilePath($0)) } == .oggOpus
+        return opus ? 48000 : 44100
+    }
 
     @Option(help: "Channels to capture (1–8).")
     var channels = 2
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
 
-    @OptionGroup(title: "Encoding") var codec: CodecOptions
+    @Option(name: .customLong("codec"), help: ArgumentHelp(
+        "The codec of .m4a and --hls: aac, opus (at 48000 Hz), flac or alac. Default: AAC; .mp3, .opus and .flac record their "
+            + "own codec. .aac and --publish take AAC. --profile is AAC's.",
+        valueName: "codec"))
+    var codecArgument: CodecArgument?
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): fast (half the CPU, a little lower quality) or twoloop (ffmpeg's default).",
@@ -166,9 +178,12 @@ struct Record: ParsableCommand {
         }
         try publishing.check()
         let container = output.flatMap { RecordingOptions.container(of: FilePath($0)) }
+        if sampleRate != 48000, codecArgument?.codec == .opus || container == .oggOpus {
+            throw ValidationError("--sample-rate \(sampleRate): Opus records at 48000 Hz (the default with Opus)")
+        }
         if let container, RecordingOptions.nativeContainers.contains(container), let own = container.defaultAudioCodec {
             // .mp3, .opus, .flac: the container's own codec, written whole.
-            if let asked = codec.codec?.codec, asked != own {
+            if let asked = codecArgument?.codec, asked != own {
                 throw ValidationError("--codec \(asked): \(output ?? "") holds \(CodecArgument.displayName(own)); give .m4a for \(asked)")
             }
             if crashSafe {
@@ -178,7 +193,7 @@ struct Record: ParsableCommand {
             guard encoder.profile == .lc || encoder.profile == .auto else {
                 throw ValidationError("--profile \(encoder.profile.rawValue): profiles are AAC's; \(own) has none")
             }
-        } else if let asked = codec.codec?.codec, asked != .aac {
+        } else if let asked = codecArgument?.codec, asked != .aac {
             let carried = Keyframe.codecs.descriptions.map(\.codec)
             guard carried.contains(asked) else {
                 throw ValidationError("--codec \(asked): a recording writes \(carried.map(\.name).joined(separator: ", ")) into .m4a and --hls "
@@ -249,7 +264,7 @@ struct Record: ParsableCommand {
         options.formats = Keyframe.formats
         options.lowersBitrateToFit = encoder.bitrate == nil
         options.profile = encoder.profile.choice
-        if let asked = codec.codec?.codec { options.codec = asked }
+        if let asked = codecArgument?.codec { options.codec = asked }
         options.hlsWindow = hlsWindow
         options.hlsSegmentDuration = .seconds(segmentDuration)
         // Serving is low-latency: parts of 1 s unless asked otherwise.

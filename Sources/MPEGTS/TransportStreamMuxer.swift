@@ -48,7 +48,8 @@ public import MediaCore
 /// packets of ``framesPerPES`` frames (fewer when a packet would exceed what `PES_packet_length`
 /// counts, or when the timestamps are not contiguous). Every PES packet has a PTS and
 /// `data_alignment_indicator` (each starts with a syncword); the first TS packet of each has
-/// `random_access_indicator` (every AAC frame can be decoded on its own) and the PCR; the last is
+/// `random_access_indicator` (an AAC or MP3 frame, an Opus packet, decodes from there with the
+/// pre-roll a decoder tolerates losing) and the PCR; the last is
 /// filled out with adaptation-field stuffing (2.4.3.5). The PAT and PMT are written before the
 /// first PES packet and again before any PES packet that starts ``programTableInterval`` or more
 /// after the last ones (0.1 s, FFmpeg's default), and by ``programTables()`` whenever asked (on
@@ -85,13 +86,14 @@ public struct TransportStreamMuxer: Sendable {
         case adts(ADTSHeader)
         /// MP3 frames as they are (each has its header), lasting this many samples.
         case mpegAudio(samplesPerFrame: Int64)
-        /// Opus packets, each behind an `opus_control_header`; `pendingTrim` samples of the
-        /// pre-skip are still to be trimmed from the next packets' starts.
-        case opus(pendingTrim: Int)
+        /// Opus packets, each behind an `opus_control_header`; the samples of the stream before
+        /// `preSkip` (its first, from sample time 0) are trimmed from the packets that hold them,
+        /// so a muxer made again for a reconnect mid-stream trims nothing.
+        case opus(preSkip: Int)
     }
 
-    /// The rate the timestamps of ``write(frame:sampleTime:)`` count in: the configuration's
-    /// sampling frequency, the one the ADTS headers say.
+    /// The rate the timestamps of ``write(frame:sampleTime:)`` count in: AAC's sampling
+    /// frequency (the one the ADTS headers say), MP3's, or Opus's 48 kHz.
     public let sampleRate: Int
     /// The most frames in one PES packet.
     public let framesPerPES: Int
@@ -106,7 +108,7 @@ public struct TransportStreamMuxer: Sendable {
     private var associationCounter: UInt8 = 0
     private var mapCounter: UInt8 = 0
     private var audioCounter: UInt8 = 0
-    /// ADTS frames waiting to become a PES packet, and how many.
+    /// Access units (with their ADTS or control headers) waiting to become a PES packet, and how many.
     private var pendingFrames: [UInt8] = []
     private var pendingFrameCount = 0
     /// The sample time of the first pending frame, and of the frame that would follow the last.
@@ -121,7 +123,8 @@ public struct TransportStreamMuxer: Sendable {
 
     /// The default ``framesPerPES`` at `sampleRate` for frames of `frameLength` samples: as
     /// many frames as last 0.1 s (the PCR and table interval), at least 1 and at most 5 — 4 AAC
-    /// frames at 44.1 and 48 kHz (93 and 85 ms), 3 of MP3's 1152, 5 of Opus's 960.
+    /// frames at 44.1 and 48 kHz (93 and 85 ms), 3 of MP3's 1152 at 44.1 kHz (4 at 48 kHz), 5
+    /// of Opus's 960.
     public static func defaultFramesPerPES(sampleRate: Int, frameLength: Int = Int(samplesPerFrame)) -> Int {
         guard sampleRate > 0, frameLength > 0 else { return 1 }
         return min(5, max(1, sampleRate / 10 / frameLength))
@@ -150,7 +153,7 @@ public struct TransportStreamMuxer: Sendable {
     /// pre-skip trimmed), timed at `format`'s rate (Opus: 48 kHz).
     ///
     /// - Throws: ``TransportStreamError/unsupportedStream(_:)`` for another codec or Opus of more
-    ///   than two channels; ``TransportStreamError/adts(_:)`` for AAC ADTS cannot describe.
+    ///   than two channels; ``TransportStreamError/adts(_:)`` for AAC that ADTS cannot describe.
     public init(format: EncodedAudioFormat, framesPerPES: Int? = nil) throws(TransportStreamError) {
         switch format.codec {
         case .aac:
@@ -170,26 +173,27 @@ public struct TransportStreamMuxer: Sendable {
                 throw .unsupportedStream("its OpusHead does not parse: \(error)")
             }
             guard (1...2).contains(head.channelCount), head.mappingFamily == 0 else {
-                throw .unsupportedStream("Opus in MPEG-TS is carried here for 1 or 2 channels (mapping family 0), not \(head.channelCount)")
+                throw .unsupportedStream("Opus in MPEG-TS is carried here for 1 or 2 channels of mapping family 0, not \(head.channelCount) "
+                                         + "of family \(head.mappingFamily)")
             }
             // Registration (tag 0x05, `Opus`) and the Opus extension (tag 0x7F, 0x80, channel_config_code).
             let descriptors: [UInt8] = [0x05, 4] + Array("Opus".utf8) + [0x7F, 2, 0x80, UInt8(head.channelCount)]
-            try self.init(carriage: .opus(pendingTrim: head.preSkip), sampleRate: 48000, streamType: MPEGTS.privateDataStreamType,
-                          descriptors: descriptors, streamID: MPEGTS.privateStream1ID, framesPerPES: framesPerPES, frameLength: 960)
+            try self.init(carriage: .opus(preSkip: head.preSkip), sampleRate: 48000, streamType: MPEGTS.privateDataStreamType,
+                          descriptors: descriptors, streamID: MPEGTS.privateStream1ID, framesPerPES: framesPerPES)
         default:
             throw .unsupportedStream("MPEG-TS here carries AAC, MP3 and Opus, not \(format.codec)")
         }
     }
 
     private init(carriage: Carriage, sampleRate: Int, streamType: UInt8, descriptors: [UInt8] = [], streamID: UInt8 = MPEGTS.firstAudioStreamID,
-                 framesPerPES: Int?, frameLength: Int? = nil) throws(TransportStreamError) {
+                 framesPerPES: Int?) throws(TransportStreamError) {
         self.carriage = carriage
         self.sampleRate = sampleRate
         self.streamID = streamID
         let length: Int = switch carriage {
         case .adts: Int(Self.samplesPerFrame)
         case .mpegAudio(let samples): Int(samples)
-        case .opus: frameLength ?? 960
+        case .opus: 960
         }
         self.framesPerPES = max(1, framesPerPES ?? Self.defaultFramesPerPES(sampleRate: sampleRate, frameLength: length))
         programAssociationTable = ProgramAssociationTable(
@@ -236,12 +240,11 @@ public struct TransportStreamMuxer: Sendable {
         case .mpegAudio(let samples):
             unit = Array(frame)
             length = samples
-        case .opus(let pendingTrim):
+        case .opus(let preSkip):
             guard let samples = OpusPacket.sampleCount(frame), samples > 0 else {
                 throw .unsupportedStream("an Opus packet of \(frame.count) bytes without a valid TOC (RFC 6716 3.1)")
             }
-            let trim = min(pendingTrim, samples)
-            carriage = .opus(pendingTrim: pendingTrim - trim)
+            let trim = Int(max(0, min(Int64(samples), Int64(preSkip) - max(0, sampleTime))))
             unit = Self.opusControlHeader(size: frame.count, startTrim: trim) + frame
             length = Int64(samples)
         }
@@ -265,7 +268,7 @@ public struct TransportStreamMuxer: Sendable {
     /// An `opus_control_header` (the Opus-in-MPEG-TS draft, 5.1): `control_header_prefix`
     /// 0x3FF, `start_trim_flag`, `end_trim_flag` 0, `control_extension_flag` 0, two reserved
     /// bits; `au_size` as bytes of 0xFF then the rest; with a trim, `start_trim` in 13 bits
-    /// behind 3 reserved ones.
+    /// behind 3 reserved ones. Reserved bits are written 0, as FFmpeg writes them.
     static func opusControlHeader(size: Int, startTrim: Int) -> [UInt8] {
         var header: [UInt8] = [0x7F, 0xE0 | (startTrim > 0 ? 0x10 : 0)]
         var left = size

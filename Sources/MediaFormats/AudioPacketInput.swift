@@ -52,6 +52,10 @@ public struct AudioPacketInput: PacketFileSource {
         /// ``remuxing``, and an MP4 track of another codec the descriptions name (Opus, FLAC,
         /// ALAC) is read too, its packets as stored.
         case copying
+
+        /// The name ``copying`` had when only edits copied another codec's packets.
+        @available(*, deprecated, renamed: "copying")
+        public static var editing: Purpose { .copying }
     }
 
     /// Opens the AAC of `path` (and, for CMAF, its media `segments` after it) through the

@@ -115,16 +115,20 @@ struct ManifestMedia {
     }
 
     /// The renditions of a ladder (an HLS master's variants, a DASH Adaptation Set's
-    /// Representations) against each other: the same sample entry, object type, rate and
+    /// Representations) of one codec against each other: the same object type, rate and
     /// channels, so that a player switches without a glitch (a warning: CMAF's switching-set
     /// table, 23000-19 7.3.4, was not at hand to say which may differ).
     static func audioConfigurationFinding(_ a: SegmentSequenceValidation.TrackSummary, _ aName: String,
                                           _ b: SegmentSequenceValidation.TrackSummary, _ bName: String,
                                           file: String, location: String) -> ValidationFinding? {
-        guard a.sampleRate != b.sampleRate || a.channelCount != b.channelCount || a.audioObjectType != b.audioObjectType
-                || a.sampleEntryType != b.sampleEntryType else { return nil }
+        // Renditions of different codecs (AAC beside FLAC or Opus) are variants a player chooses
+        // among by CODECS, switching decoders as it would between any two streams: no glitch
+        // to warn of within one codec's configuration.
+        guard a.sampleEntryType == b.sampleEntryType else { return nil }
+        guard a.sampleRate != b.sampleRate || a.channelCount != b.channelCount || a.audioObjectType != b.audioObjectType else { return nil }
         func describe(_ track: SegmentSequenceValidation.TrackSummary) -> String {
-            "\(track.sampleEntryType) object type \(track.audioObjectType ?? 0), \(track.sampleRate ?? 0) Hz, \(track.channelCount ?? 0) channels"
+            let objectType = track.sampleEntryType == "mp4a" ? " object type \(track.audioObjectType ?? 0)," : ""
+            return "\(track.sampleEntryType)\(objectType) \(track.sampleRate ?? 0) Hz, \(track.channelCount ?? 0) channels"
         }
         return ValidationFinding(.warning, file: file, location: location, rule: "the renditions' audio configuration (a switch without a glitch)",
                                  expected: "\(describe(a)) (\(aName))", found: "\(describe(b)) (\(bName))")

@@ -48,6 +48,10 @@ import TestSupport
             #expect(try PeerQuirk.ffmpegWarnings(playlist).isEmpty)
             let decoded = try CodecsBeyondAACTests.ffmpegPCM(playlist, in: directory, name: "\(name).raw")
             if codec == "opus" {
+                // Each fragment maps its samples to the movie's roll group (Opus's 80 ms pre-roll).
+                let segment = try [UInt8](Data(contentsOf: URL(fileURLWithPath: hls + "/segment-00001.m4s")))
+                let (runCount, grouped) = try #require(Self.runAndRollGroup(segment), "\(name): a trun and an sbgp")
+                #expect(grouped == runCount && runCount > 0, "\(name): sbgp maps \(grouped) of the trun's \(runCount) samples")
                 // FFmpeg drops the pre-skip (dOps) but not the padding after the last sample.
                 #expect(decoded.count >= 480_000 * 4 && decoded.count < (480_000 + 960) * 4, "\(name): \(decoded.count / 4) frames")
                 try CodecsBeyondAACTests.expectAlignedAtLagZero(source: wav, decoded: decoded.prefix(480_000 * 4), in: directory)
@@ -55,6 +59,33 @@ import TestSupport
                 #expect(decoded == source, "\(name): FFmpeg's decode of the \(codec) rendition is the input, byte for byte")
             }
         }
+    }
+
+    /// The first `trun`'s sample_count and the samples the `roll` `sbgp` after it maps to group 1
+    /// (14496-12 8.8.8, 8.9.2), found by their four characters in a segment's `moof`.
+    static func runAndRollGroup(_ bytes: [UInt8]) -> (run: Int, grouped: Int)? {
+        func u32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+        func find(_ type: String, from: Int = 0) -> Int? {
+            let tag = Array(type.utf8)
+            return (from..<max(from, bytes.count - 4)).first { bytes[$0..<$0 + 4].elementsEqual(tag) }
+        }
+        // trun: type, then version/flags, sample_count; sbgp: type, version/flags, grouping_type,
+        // entry_count 1, sample_count, group_description_index 1.
+        guard let trun = find("trun"), let sbgp = find("sbgp", from: trun), bytes.count > sbgp + 24,
+              bytes[(sbgp + 8)..<(sbgp + 12)].elementsEqual(Array("roll".utf8)), u32(sbgp + 12) == 1, u32(sbgp + 20) == 1 else { return nil }
+        return (u32(trun + 8), u32(sbgp + 16))
+    }
+
+    /// An M4A of Opus packaged with a bitrate stays Opus (encoded again at it), not AAC.
+    @Test func anOpusInputPackagedAtABitrateStaysOpus() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 2, to: wav)
+        let m4a = directory.appendingPathComponent("in.m4a").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", m4a, "--codec", "opus"])
+        let output = try Self.package([m4a, "--hls", directory.appendingPathComponent("hls").path, "--bitrate", "64k"])
+        #expect(output["copied"] as? Bool == false && (output["codecs"] as? [String: String])?["."] == "Opus", "\(output)")
     }
 
     /// `--bitrates lossless:flac,128k,48k:he-aac,96k:opus`: four renditions in `flac/`, `128k/`,
@@ -85,9 +116,10 @@ import TestSupport
         #expect(Set(extinfs).count == 1, "every rendition's segments last the same: \(extinfs)")
         let mpd = try String(contentsOfFile: hls + "/manifest.mpd", encoding: .utf8)
         #expect(mpd.components(separatedBy: "<AdaptationSet").count - 1 == 3, "mp4a, fLaC and Opus each a set: \(mpd)")
+        // Nothing to warn of either: renditions of different codecs are not held to one configuration.
         for manifest in [hls + "/master.m3u8", hls + "/manifest.mpd"] {
             let check = try Self.validate(manifest)
-            #expect(check.status == 0 && !check.output.contains("error:"), "\(manifest): \(check.output)")
+            #expect(check.status == 0 && !check.output.contains("error:") && !check.output.contains("warning:"), "\(manifest): \(check.output)")
         }
         // The FLAC rendition is the input resampled to 48 kHz once, behind the ladder's priming.
         let priming = 3010
@@ -112,6 +144,10 @@ import TestSupport
             (["--bitrates", "64k:foo"], 64, "neither a profile"),
             (["--bitrates", "lossless:flac,128k:flac"], 64, "flac is lossless and takes no bitrate"),
             (["--bitrates", "lossless:opus"], 64, "opus needs a bitrate"),
+            (["--bitrates", "96k:mp3"], 64, "nor a codec the segments carry"),
+            (["--bitrates", "128k,64k,128k"], 64, "each rendition once (two would be 128k/)"),
+            (["--bitrates", "lossless:he-aac"], 64, "aac needs a bitrate"),
+            (["--codec", "flac", "--bitrate", "128k"], 64, "flac is lossless and takes none"),
         ]
         for (extra, status, words) in cases {
             let run = try ExternalTool.run(try ExternalTool.keyframe, ["package", wav, "--hls", hls] + extra)

@@ -114,7 +114,10 @@ import Testing
         #expect(try RecordingOptions(outputPath: "a.aac").container == .adts)
         #expect(try RecordingOptions(outputPath: "a.m4a").container == .mp4)
         #expect(RecordingOptions.container(of: "a.m3u8") == nil, "HLS is asked for, never named")
-        #expect(RecordingOptions.containers == [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist])
+        #expect(RecordingOptions.containers == [.rawPCM, .wav, .adts, .mp4, .hlsPlaylist, .mp3, .oggOpus, .flac])
+        // A native container records its own codec.
+        #expect(try RecordingOptions(outputPath: "a.mp3").codec == .mp3 && RecordingOptions(outputPath: "a.opus").codec == .opus
+                && RecordingOptions(outputPath: "a.flac").codec == .flac && RecordingOptions(outputPath: "a.m4a").codec == .aac)
         #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "a.h264") }
         #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "a.m4a", container: .h264) }
     }

@@ -286,8 +286,9 @@ import TestSupport
         #expect(Self.rmsDifference(decoded, Array(tone.prefix(decoded.count))) < 0.01)
     }
 
-    /// The containers a file's extension names (HLS is a directory).
-    static let fileContainers = RecordingOptions.containers.filter { $0 != .hlsPlaylist }
+    /// The containers a file's extension names (HLS is a directory), but the native ones (MP3,
+    /// Ogg Opus, FLAC: written whole, never crash-safe; RecordCommandTests records each).
+    static let fileContainers = RecordingOptions.containers.filter { $0 != .hlsPlaylist && !RecordingOptions.nativeContainers.contains($0) }
 
     @Test func aMissingDeviceLeavesNoFile() throws {
         let (directory, _, configuration) = try Self.fixture(frames: 10)
@@ -298,7 +299,16 @@ import TestSupport
             #expect(throws: PipelineError.self) { try recording.start() }
             #expect(!FileManager.default.fileExists(atPath: output), "\(output) left behind")
         }
-        #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "x.mp3") }
+        // The native containers too, at 48 kHz (Opus's rate).
+        let configuration48 = try AudioConfiguration(channelCount: 2, sampleRate: 48000)
+        for container in RecordingOptions.nativeContainers {
+            let output = directory.appendingPathComponent("missing.\(container.fileExtensions[0])").path
+            let recording = try LiveEncoding(recording: RecordingOptions(outputPath: FilePath(output), configuration: configuration48,
+                                                                         device: "kf_nope", alsaConfiguration: configuration))
+            #expect(throws: PipelineError.self) { try recording.start() }
+            #expect(!FileManager.default.fileExists(atPath: output), "\(output) left behind")
+        }
+        #expect(throws: PipelineError.self) { try RecordingOptions(outputPath: "x.mkv") }
     }
 
     @Test func aMissingDeviceLeavesAnExistingFileAsItWas() throws {

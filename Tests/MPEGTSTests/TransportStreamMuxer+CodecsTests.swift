@@ -55,13 +55,39 @@ import Testing
         #expect(units.count == 2 * (6 + 300))
     }
 
-    @Test func whatTheMuxerDoesNotCarryIsRefusedByName() {
-        #expect(throws: TransportStreamError.self) {
-            try TransportStreamMuxer(format: Self.opusFormat(channels: 6))
+    /// After the pre-skip, a packet's header has no trim; an `au_size` of 255 is `FF 00`; a
+    /// muxer made again for a reconnect (its first packet far into the stream) trims nothing.
+    @Test func laterPacketsAndAReconnectedStreamCarryNoTrim() throws {
+        for (start, size) in [(Int64(960), 255), (Int64(48_000 * 60), 300)] {
+            let packet = [UInt8(0xF8)] + [UInt8](repeating: 0x55, count: size - 1)
+            var muxer = try TransportStreamMuxer(format: Self.opusFormat(preSkip: 312), framesPerPES: 1)
+            _ = muxer.programTables()
+            var reader = ByteReader(try muxer.write(frame: packet, sampleTime: start))
+            var payload: [UInt8] = []
+            while !reader.isAtEnd {
+                let transport = try TransportPacket(from: &reader)
+                if transport.pid == TransportStreamMuxer.audioPID { payload += transport.payload }
+            }
+            let units = Array(payload[(9 + Int(payload[8]))...])
+            let expected: [UInt8] = size == 255 ? [0x7F, 0xE0, 0xFF, 0x00] : [0x7F, 0xE0, 0xFF, 45]
+            #expect(Array(units.prefix(4)) == expected, "a packet at \(start) of \(size) bytes: \(units.prefix(6).map { String($0, radix: 16) })")
+            #expect(units.count == 4 + size)
         }
-        #expect(throws: TransportStreamError.self) {
-            try TransportStreamMuxer(format: EncodedAudioFormat(codec: .flac, sampleRate: 44100, channelCount: 2, framesPerPacket: 0,
-                                                                decoderConfiguration: []))
+    }
+
+    @Test func whatTheMuxerDoesNotCarryIsRefusedByName() {
+        let surround = EncodedAudioFormat(codec: .opus, sampleRate: 48000, channelCount: 6, framesPerPacket: 960, decoderConfiguration: OpusHeader(
+            channelCount: 6, preSkip: 312, inputSampleRate: 48000, mappingFamily: 1, streamCount: 4, coupledCount: 2, mapping: [0, 4, 1, 2, 3, 5]).bytes)
+        for (format, words) in [(surround, "not 6 of family 1"),
+                                (EncodedAudioFormat(codec: .flac, sampleRate: 44100, channelCount: 2, framesPerPacket: 0, decoderConfiguration: []),
+                                 "not flac")] {
+            do {
+                _ = try TransportStreamMuxer(format: format)
+                Issue.record("\(format.codec) was not refused")
+            } catch {
+                guard case .unsupportedStream(let reason) = error else { Issue.record("\(error)"); continue }
+                #expect(reason.contains(words), "\(reason)")
+            }
         }
     }
 }

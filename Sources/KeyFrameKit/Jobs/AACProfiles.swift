@@ -36,10 +36,7 @@ enum AACProfiles {
     /// - Throws: ``/MediaCore/PipelineError`` for a rate the profile does not take or a channel
     ///   count outside 1–8, naming what is allowed.
     static func resampler(to sampleRate: Int?, channelCount: Int?, for profile: AudioObjectType) throws(PipelineError) -> PCMResampler {
-        let rates = sampleRates(of: profile)
-        if let sampleRate, !rates.contains(sampleRate) { throw .codec(.unsupportedSampleRate(sampleRate, supported: rates)) }
-        if let channelCount, !(1...8).contains(channelCount) { throw .unsupported("\(channelCount) channels: give 1 to 8") }
-        return PCMResampler(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: .float32, allowedSampleRates: rates)
+        try Packaging.resampler(to: sampleRate, channelCount: channelCount, sampleFormat: .float32, rates: sampleRates(of: profile))
     }
 
     /// Samples per packet of an encoder of `profile` at the output rate: 2048 for HE-AAC, 1024

@@ -65,12 +65,15 @@ extension Packaging {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
-        let codec = options.codec ?? .aac
+        // The codec asked, else an MP4 input's own (Opus, FLAC or ALAC, encoded again at the
+        // bitrate, rate or channels asked), else AAC.
+        let codec = options.codec ?? Self.describedCodec(of: input, options: options, codecs: codecs) ?? .aac
         let profile = codec == .aac
             ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
                                       sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
             : try Self.noProfile(options.profile, codec: codec)
         let lossless = try Self.checkCarried(codec, codecs: codecs)
+        if lossless, options.bitrate != nil { throw .unsupported("--bitrate: \(codec) is lossless and takes none") }
         // A lossless codec keeps the input's integers (a 16-bit input stays 16-bit); the rest take floats.
         let resampler = try Self.resampler(to: options.sampleRate, channelCount: options.channelCount,
                                            sampleFormat: lossless ? source.pcmFormat?.sampleFormat ?? .float32 : .float32,
@@ -82,6 +85,16 @@ extension Packaging {
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(source.transformed(by: resampler), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
+    }
+
+    /// The codec of an MP4 `input` when it is one other than AAC that the segments carry and
+    /// `codecs` encodes (Opus, FLAC, ALAC); else `nil`.
+    static func describedCodec(of input: FilePath, options: Options, codecs: AudioCodecRegistry) -> AudioCodecID? {
+        let formats = options.formats ?? .standard
+        guard formats.detect(input) == .mp4, let layout = try? AudioTrackLayout(path: input, formats: formats) else { return nil }
+        let codec = layout.audioFormat.codec
+        guard codec != .aac, (try? checkCarried(codec, codecs: codecs)) != nil else { return nil }
+        return codec
     }
 
     /// The encoder of `codec` (and for AAC `profile`) in `codecs` at `bitrate` (its default
@@ -116,8 +129,12 @@ extension Packaging {
             let carried = codecs.descriptions.map(\.codec).filter { described in codecs.encoders.contains { $0.codec == described } }
             throw .unsupported("HLS and DASH segments (fMP4) carry \(carried.map(\.name).joined(separator: ", ")), not \(codec)")
         }
-        return codec == .flac || codec == .alac
+        return isLossless(codec)
     }
+
+    /// Whether `codec` is lossless (FLAC, ALAC): it takes no bitrate, and its packets last what
+    /// they hold.
+    public static func isLossless(_ codec: AudioCodecID) -> Bool { codec == .flac || codec == .alac }
 
     /// The sample rates an encoder of `codec` (AAC: of `profile`) takes; `nil` for any.
     static func sampleRates(of codec: AudioCodecID, profile: AudioObjectType, codecs: AudioCodecRegistry) -> [Int]? {
@@ -131,6 +148,7 @@ extension Packaging {
         switch codec {
         case .aac: AACProfiles.framesPerPacket(of: profile)
         case .opus: 960
+        case .alac: LibavcodecAudioEncoder.Configuration.alac.frameLength ?? 4096
         default: LibavcodecAudioEncoder.Configuration.flac.frameLength ?? 4096
         }
     }
@@ -202,7 +220,7 @@ extension Packaging {
                 ? try AACProfiles.resolve(options.profile(of: rendition), channelCount: options.channelCount ?? source.channelCount,
                                           bitrate: rendition.bitrate, sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate,
                                           input: input.string)
-                : try noProfile(options.profile(of: rendition), codec: codec)
+                : try noProfile(rendition.profile ?? .aacLC, codec: codec)
             renditions.append((codec, profile, rendition.bitrate))
             // The rates every rendition takes.
             if let taken = sampleRates(of: codec, profile: profile, codecs: codecs) { rates = rates.map { $0.filter(taken.contains) } ?? taken }

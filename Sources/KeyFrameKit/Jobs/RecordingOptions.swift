@@ -209,8 +209,8 @@ extension RecordingOptions {
             guard profile == .aacLC || profile.isAutomatic else { throw .unsupported("the profile \(profile) is AAC's; \(codec) has none") }
             if !native { _ = try Packaging.checkCarried(codec, codecs: codecs) }
             if let rates = codecs.sampleRates(for: codec), !rates.contains(configuration.sampleRate) {
-                throw .unsupported("\(codec) records at \(rates.map(String.init).joined(separator: ", ")) Hz, and the capture rate is "
-                                   + "\(configuration.sampleRate) Hz; give one of those (--sample-rate)")
+                throw .unsupported("\(codec) records at \(rates.map(String.init).joined(separator: " or ")) Hz, not at the capture rate of "
+                                   + "\(configuration.sampleRate) Hz")
             }
         }
         guard destinations.isEmpty || container.contents.contains(.audioPackets) else {
