@@ -65,7 +65,8 @@ public final class AlignedEncoder<Base: AudioEncoder>: AudioEncoder {
                     MediaTime(value: Int64(leadingSilence), timescale: Int32(buffer.format.sampleRate)))
             }
         }
-        // A packet holds at least 1024 frames, and an encoder keeps fewer than a few packets.
+        // An AAC packet holds at least 1024 frames (only AAC encoders are marked), and an encoder
+        // keeps fewer than a few packets.
         mark(upTo: base.packetCount + Int64(buffer.frameCount / 1024) + 8)
         return withPriming(try base.transform(buffer))
     }

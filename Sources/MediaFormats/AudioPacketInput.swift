@@ -179,7 +179,7 @@ public struct AudioPacketInput: PacketFileSource {
         }
     }
 
-    /// The next AAC packet, `nil` at the end.
+    /// The next packet (AAC, or another codec's as ``Purpose/copying`` reads it), `nil` at the end.
     public mutating func next() throws(PipelineError) -> MediaSample? {
         do {
             switch reader {

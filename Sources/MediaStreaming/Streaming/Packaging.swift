@@ -2,11 +2,12 @@ public import SystemPackage
 
 /// Packaging audio for HTTP streaming: `keyframe package`.
 ///
-/// Composition: AAC input (M4A/MP4 or ADTS, stream-copied) → ``HLSSegmentOutput``, around the
+/// Composition: AAC input (M4A/MP4 or ADTS), or an MP4 of Opus, FLAC or ALAC, stream-copied →
+/// ``HLSSegmentOutput``, around the
 /// ``/MediaCore/Pump`` (``hls(copying:to:options:control:progress:)``, here, with no codec). Any
 /// other input is decoded, resampled and encoded by KeyFrameKit's `Packaging.hls(_:to:…)`, an
 /// extension of this type: a ladder reads its input once into a ``/MediaCore/Tee`` with an
-/// encoder and a rendition per bitrate.
+/// encoder and a rendition per ladder rendition.
 public enum Packaging {
     /// How a rendition is made.
     public struct Options: Sendable {
@@ -122,10 +123,10 @@ public enum Packaging {
         public var segmentDurations: [Double]
         /// `EXT-X-TARGETDURATION`.
         public var targetDuration: Int
-        /// Whether the AAC was copied (else encoded).
+        /// Whether the input's packets were copied (else encoded).
         public var copied: Bool
         /// What the pump did, stage by stage: the input, the encoder when there is one, the
-        /// segmenter (for a ladder, a tee with a branch per bitrate).
+        /// segmenter (for a ladder, a tee with a branch per rendition).
         public var report = JobReport()
         /// The segment duration used, in seconds, when it is not the one asked: a ladder that
         /// mixes HE-AAC (2048-sample frames) with AAC-LC (1024) has segments of a whole number
@@ -134,7 +135,8 @@ public enum Packaging {
         public var adjustedSegmentDuration: Double?
     }
 
-    /// Packages the AAC of `input` (an M4A/MP4 or ADTS file) as one HLS rendition in `directory`
+    /// Packages the packets of `input` (AAC in an M4A/MP4 or ADTS file; Opus, FLAC or ALAC in an
+    /// MP4 whose codec the formats describe) as one HLS rendition in `directory`
     /// by stream copy (`index.m3u8`, `init.mp4` and CMAF segments; with ``Options/dash`` a
     /// `manifest.mpd` too), without any codec: the packets are not decoded. Encoding a
     /// ``Options/bitrate`` or a ladder (``Options/ladder``) is KeyFrameKit's
@@ -159,7 +161,7 @@ public enum Packaging {
 
     /// The orchestration every packaging shares: checks, the directory, `renditions` (called
     /// with `directory` for one rendition, which it writes there, or for a ladder, with the
-    /// directory in which it writes one subdirectory per bitrate, `64k/`, …), then the master
+    /// directory in which it writes one subdirectory per rendition, `64k/`, …), then the master
     /// playlist and the MPD; on an error (or Ctrl-C) everything written goes.
     package static func assemble(_ directory: FilePath, options: Options,
                                  renditions: (FilePath) throws(PipelineError) -> [Summary]) throws(PipelineError) -> Summary {
