@@ -162,17 +162,13 @@ struct Package: ParsableCommand {
         try ExitStatus.finish(damage: summary.damage, in: input)
     }
 
-    /// The codecs of the renditions, as people write them (`AAC`, or `AAC, Opus, FLAC`), each once.
+    /// The codecs of the renditions, as people write them (`AAC`, or `AAC, Opus, FLAC`), each
+    /// once: the codec whose sample entry each rendition's CODECS names.
     static func codecNames(_ summary: Packaging.Summary) -> String {
         var names: [String] = []
         for rendition in summary.renditions {
-            let name = switch rendition.codecs.prefix(4) {
-            case "mp4a": "AAC"
-            case "Opus", "opus": "Opus"
-            case "fLaC", "flac": "FLAC"
-            case "alac": "ALAC"
-            default: rendition.codecs
-            }
+            let codec = Keyframe.codecs.descriptions.first { $0.sampleEntryType.description == rendition.sampleEntryCodec }?.codec
+            let name = codec.map(CodecArgument.displayName) ?? rendition.codecs
             if !names.contains(name) { names.append(name) }
         }
         return names.isEmpty ? "AAC" : names.joined(separator: ", ")

@@ -323,13 +323,13 @@ extension RecordingOptions {
                 }
                 if options.writesFile, RecordingOptions.nativeContainers.contains(options.container) {
                     let file = try options.formats.packetOutput(options.outputPath, options: .init(
-                        encoderName: "KeyFrameKit (libavcodec \(options.codec == .opus ? "libopus" : options.codec == .mp3 ? "libmp3lame" : options.codec.name))",
+                        encoderName: Transcode.encoderName(of: options.codec),
                         format: options.container))
                     made.packets.insert(Tee.Branch(RecordingSink(NativeRecordingFile(file), checkpointFrames: nil), name: "file"), at: 0)
                 } else if options.writesFile, options.container != .hlsPlaylist {
                     let file = try options.formats.packetOutput(options.outputPath, as: AudioPacketOutput.self, options: .init(
                         fragmentDuration: options.crashSafe && options.container == .mp4 ? MediaTime(value: 1, timescale: 1) : nil,
-                        inPlace: true, encoderName: "KeyFrameKit (libavcodec \(options.codec == .opus ? "libopus" : options.codec.name))",
+                        inPlace: true, encoderName: Transcode.encoderName(of: options.codec),
                         format: options.container))
                     made.packets.insert(Tee.Branch(RecordingSink(file, checkpointFrames: checkpointFrames), name: "file"), at: 0)
                 }

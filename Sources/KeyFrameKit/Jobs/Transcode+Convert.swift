@@ -450,7 +450,7 @@ extension Transcode {
         profile: AudioObjectType, named name: String,
         to output: FilePath, formats: MediaFormatRegistry, gate: LoudnessGate?, control: JobControl?, progress: ((MediaProgress) -> Void)?
     ) throws(PipelineError) -> ConvertSummary {
-        let outputOptions = MediaFormatRegistry.OutputOptions(encoderName: "KeyFrameKit (libavcodec \(codec.name))")
+        let outputOptions = MediaFormatRegistry.OutputOptions(encoderName: Transcode.encoderName(of: codec))
         let report: JobReport
         if let gain, let gate {
             let sink = try formats.packetOutput(output, as: AudioPacketOutput.self, options: outputOptions)

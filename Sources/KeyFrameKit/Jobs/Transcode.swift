@@ -8,6 +8,10 @@ public enum Transcode {
     /// input's rate and channel count (``/AudioCodec/AACEncoder/fittingBitrate(_:channels:sampleRate:)``).
     public static let defaultBitrate = 128_000
 
+    /// The encoder a file names (`©too`, the Info frame's, the vendor string) for `codec`
+    /// encoded through libavcodec: `KeyFrameKit (libavcodec opus)`.
+    static func encoderName(of codec: AudioCodecID) -> String { "KeyFrameKit (libavcodec \(codec.name))" }
+
     /// How an encode is done.
     public struct EncodeOptions: Sendable {
         /// The AAC bitrate in bits per second; `nil` for ``Transcode/defaultBitrate`` fitted to
@@ -108,7 +112,7 @@ public enum Transcode {
             throw .codec(error)
         }
         var outputOptions = MediaFormatRegistry.OutputOptions(fragmentDuration: options.fragmentDuration,
-                                                              encoderName: "KeyFrameKit (libavcodec \(options.codec.name))")
+                                                              encoderName: Transcode.encoderName(of: options.codec))
         // The container describes the codec as the registry that made the encoder does.
         outputOptions.audioCodecs = options.codecs.descriptions
         let sink = try options.formats.packetOutput(output, options: outputOptions)
