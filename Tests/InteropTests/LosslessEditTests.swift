@@ -121,14 +121,44 @@ import TestSupport
         for ext in ["flac", "m4a"] {
             let encoded = directory.appendingPathComponent("src.\(ext)").path
             try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", encoded, "--codec", "flac"])
-            // FFmpeg's FLAC encoder writes blocks of 4,608 at 44.1 kHz: 9,211 is 5 before the second's end.
+            // FLAC is encoded in blocks of 4,096: 8,187 is 5 before the second's end.
+            let durationsIn = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
+                                                                   "-of", "csv=p=0", encoded]).standardOutput.split(separator: "\n").compactMap { Int($0) }
+            #expect(durationsIn.prefix(2) == [4096, 4096], "\(ext): frames of \(durationsIn.prefix(3))")
             let cut = directory.appendingPathComponent("cut.\(ext)").path
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", cut, "--start", "9211s", "--end", "20000s"])
-            #expect(try CodecsBeyondAACTests.ffmpegPCM(cut, in: directory, name: "cut-\(ext).raw") == LosslessEditTests.slice(source, 9211..<20000))
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", cut, "--start", "8187s", "--end", "20000s"])
+            #expect(try CodecsBeyondAACTests.ffmpegPCM(cut, in: directory, name: "cut-\(ext).raw") == LosslessEditTests.slice(source, 8187..<20000))
             let durations = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
                                                                  "-of", "csv=p=0", cut]).standardOutput.split(separator: "\n").compactMap { Int($0) }
             #expect(durations.dropLast().allSatisfy { $0 >= 16 }, "\(ext): frames of \(durations)")
             if ext == "flac" { try ExternalTool.succeed("flac", ["-t", "-s", cut]) }
+        }
+    }
+
+    /// A part that ends 8 samples into a frame, joined before another: the 8 are encoded again
+    /// with samples beside them (native FLAC: the next part's first; FLAC in MP4: the frame
+    /// before), so no block but the last is shorter than 16, and `validate` (which flags one in
+    /// native FLAC) and `flac -t` pass.
+    @Test func aTailShorterThanSixteenSamplesJoinsTheNextPart() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 2, to: wav)
+        let source = try CodecInteropTests.wavPayload(wav)
+        for ext in ["flac", "m4a"] {
+            let encoded = directory.appendingPathComponent("src.\(ext)").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", encoded, "--codec", "flac"])
+            let head = directory.appendingPathComponent("head.\(ext)").path, tail = directory.appendingPathComponent("tail.\(ext)").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", head, "--end", "4104s"])
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", tail, "--start", "12288s", "--end", "20000s"])
+            let joined = directory.appendingPathComponent("joined.\(ext)").path
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["join", head, tail, "-o", joined])
+            #expect(try CodecsBeyondAACTests.ffmpegPCM(joined, in: directory, name: "joined-\(ext).raw")
+                    == LosslessEditTests.slice(source, 0..<4104) + LosslessEditTests.slice(source, 12288..<20000), "\(ext)")
+            let durations = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
+                                                                 "-of", "csv=p=0", joined]).standardOutput.split(separator: "\n").compactMap { Int($0) }
+            #expect(durations.dropLast().allSatisfy { $0 >= 16 }, "\(ext): frames of \(durations)")
+            try LosslessEditTests().expectValid(joined, native: ext == "flac", samples: 4104 + 7712)
         }
     }
 

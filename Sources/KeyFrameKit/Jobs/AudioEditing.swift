@@ -585,37 +585,44 @@ public enum AudioEditing {
     /// hold only the samples of its range, by packet index; `nil`
     /// when its packets cannot be read where they lie (a fragmented file), or a frame encoded
     /// again does not decode to the samples it was made of (a stream whose configuration our
-    /// encoder does not write): the piece then keeps its frames whole behind an edit. A FLAC
-    /// piece that would begin with a frame of fewer than 16 samples (RFC 9639 9.1.6: only a
-    /// stream's last may be shorter) begins with those and the next frame's samples as two
-    /// frames of about half each.
-    private static func reencodedEnds(of piece: Piece, kept: (packets: ClosedRange<Int>, priming: Int64),
+    /// encoder does not write): the piece then keeps its frames whole behind an edit.
+    ///
+    /// RFC 9639 9.1.6: only a FLAC stream's last frame may hold fewer than 16 samples. A FLAC
+    /// piece that would begin with fewer begins with those and the next frame's samples as two
+    /// frames of about half each; one that would end with fewer, and is not the stream's end
+    /// (`endsStream`), ends with the frame before and those as two.
+    private static func reencodedEnds(of piece: Piece, kept: (packets: ClosedRange<Int>, priming: Int64), endsStream: Bool,
                                       coder: LosslessFrameCoder) -> [Int: (bytes: [UInt8], duration: UInt32)]? {
         let layout = piece.layout
         let count = Int64(piece.range.count)
         let first = kept.packets.lowerBound
         let last = kept.packets.upperBound
         func length(_ index: Int) -> Int64 { layout.packetStart(index + 1) - layout.packetStart(index) }
+        func start(_ index: Int) -> Int64 { layout.packetStart(index) - layout.packetStart(first) }
         // Where the range starts and ends, in samples from the start of packet `first`.
         let startInFirst = kept.priming
         let end = kept.priming + count
-        var merged = 0..<0
-        if first < last, startInFirst > 0, layout.audioFormat.codec == .flac, length(first) - startInFirst < 16 {
-            // The short head and the next frame, shared between the two.
-            merged = first..<(first + 2)
-        }
+        let isFLAC = layout.audioFormat.codec == .flac
         var cuts: [(packets: Range<Int>, samples: Range<Int64>)] = []
         if first == last {
             cuts.append((first..<(first + 1), startInFirst..<end))
         } else {
-            if !merged.isEmpty {
-                cuts.append((merged, startInFirst..<min(end, length(first) + length(first + 1))))
+            var head: (packets: Range<Int>, samples: Range<Int64>)?
+            if isFLAC, startInFirst > 0, length(first) - startInFirst < 16 {
+                head = (first..<(first + 2), startInFirst..<min(end, start(first + 1) + length(first + 1)))
             } else if startInFirst > 0 {
-                cuts.append((first..<(first + 1), startInFirst..<length(first)))
+                head = (first..<(first + 1), startInFirst..<length(first))
             }
-            if merged.isEmpty || merged.upperBound <= last {
-                let lastStart = layout.packetStart(last) - layout.packetStart(first)
-                if merged.upperBound != last + 1 { cuts.append((last..<(last + 1), 0..<(end - lastStart))) }
+            var tail: (packets: Range<Int>, samples: Range<Int64>) = (last..<(last + 1), start(last)..<end)
+            if isFLAC, !endsStream, end - start(last) < 16 {
+                tail = ((last - 1)..<(last + 1), max(startInFirst, start(last - 1))..<end)
+            }
+            if let head, head.packets.upperBound > tail.packets.lowerBound {
+                // The two overlap: one run of frames from the start to the end.
+                cuts.append((head.packets.lowerBound..<tail.packets.upperBound, startInFirst..<end))
+            } else {
+                if let head { cuts.append(head) }
+                cuts.append(tail)
             }
         }
         let bytesPerFrame = coder.pcmFormat.bytesPerFrame
@@ -627,14 +634,13 @@ public enum AudioEditing {
                 guard let decoded = try? coder.decode(frame) else { return nil }
                 pcm += decoded
             }
-            let range = Int(cut.samples.lowerBound)..<Int(cut.samples.upperBound)
+            let range = Int(cut.samples.lowerBound - start(cut.packets.lowerBound))..<Int(cut.samples.upperBound - start(cut.packets.lowerBound))
             // A frame wholly kept (the stream's short last one) stays as it is.
             if cut.packets.count == 1, range.lowerBound == 0, range.count * bytesPerFrame == pcm.count { continue }
             guard range.lowerBound >= 0, range.upperBound * bytesPerFrame <= pcm.count, !range.isEmpty else { return nil }
             let wanted = Array(pcm[(range.lowerBound * bytesPerFrame)..<(range.upperBound * bytesPerFrame)])
             // As many frames as packets: a merged pair becomes two frames of about half each.
-            let largest = cut.packets.count == 1 ? max(range.count, 16) : Int(length(cut.packets.upperBound - 1))
-            guard let encoded = try? coder.encode(wanted, largest: largest), encoded.count == cut.packets.count else { return nil }
+            guard let encoded = try? coder.encode(wanted, frames: cut.packets.count), encoded.count == cut.packets.count else { return nil }
             var decoded: [UInt8] = []
             for (index, frame) in zip(cut.packets, encoded) {
                 guard let samples = try? coder.decode(frame) else { return nil }
@@ -666,7 +672,7 @@ public enum AudioEditing {
             // A lossless stream begins and ends exactly where the range does: the frames it
             // begins and ends inside are encoded again, so no edit is needed to trim them (and
             // players that ignore one present the same samples).
-            if let coder, repeated == 0, let ends = reencodedEnds(of: piece, kept: kept, coder: coder) {
+            if let coder, repeated == 0, let ends = reencodedEnds(of: piece, kept: kept, endsStream: number == pieces.count - 1, coder: coder) {
                 splice.append(PacketSpliceSource.Piece(input: input, packets: kept.packets, replacements: ends))
                 let length = Int64(piece.range.count)
                 if let last = edits.last, last.upperBound == mediaOffset {

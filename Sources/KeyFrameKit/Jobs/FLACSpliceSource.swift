@@ -39,6 +39,8 @@ struct FLACSpliceSource: MediaSource {
     private var streamCodes: (rate: UInt8, rateBytes: [UInt8], depth: UInt8)?
     private var damage: [DamageEvent] = []
     private var framesReady: [[UInt8]] = []
+    /// Samples decoded from boundary frames, waiting to be encoded again.
+    private var pending: [UInt8] = []
     private var written: Int64 = 0
     private var frames: Int64 = 0
     private var blockSizes: (least: Int, most: Int) = (Int.max, 0)
@@ -84,17 +86,23 @@ struct FLACSpliceSource: MediaSource {
     }
 
     /// Reads the current piece on until frames are ready; `false` after the last piece.
+    ///
+    /// Samples to encode again wait until there are 16 of them (RFC 9639 9.1.6: only a stream's
+    /// last block may be shorter), across a piece's end if they must: a piece that ends fewer
+    /// than 16 samples into a frame is joined to the next piece's first samples, not written
+    /// as a short block in the middle of the stream.
     private mutating func fillReady() throws(PipelineError) -> Bool {
+        let bytesPerFrame = coder.pcmFormat.bytesPerFrame
         while index < pieces.count {
             if input == nil { input = try FLACFrameInput(path: pieces[index].path) }
             let range = pieces[index].range
-            var samplesToEncode: [UInt8] = []
-            let bytesPerFrame = coder.pcmFormat.bytesPerFrame
+            var pieceEnded = false
             while var reader = input {
                 let start = reader.nextSample
                 guard let frame = try reader.next() else {
                     damage += reader.takeDamage()
                     input = reader
+                    pieceEnded = true
                     break
                 }
                 input = reader
@@ -103,29 +111,33 @@ struct FLACSpliceSource: MediaSource {
                 }
                 let end = start + frame.duration.value
                 if end <= range.lowerBound { continue }
-                if start >= range.upperBound { break }
+                if start >= range.upperBound { pieceEnded = true; break }
                 let whole = start >= range.lowerBound && end <= range.upperBound
-                if whole && samplesToEncode.isEmpty {
+                if whole && pending.isEmpty && frame.duration.value >= 16 {
                     framesReady.append(frame.data)
                     return true
                 }
-                // A frame the piece begins or ends inside, or one that follows a boundary too
-                // short to be a frame of its own: its samples join the ones to encode again.
+                // A frame the piece begins or ends inside, one that follows a boundary too short
+                // to be a frame of its own, or a short last frame of an input: its samples join
+                // the ones to encode again.
                 let pcm = try coder.decode(frame.data)
                 let from = Int(max(range.lowerBound, start) - start), to = Int(min(range.upperBound, end) - start)
                 guard pcm.count >= to * bytesPerFrame else {
                     throw .unsupported("\(pieces[index].path): the frame at sample \(start) decodes to \(pcm.count / max(bytesPerFrame, 1)) samples, not \(end - start)")
                 }
-                samplesToEncode += pcm[(from * bytesPerFrame)..<(to * bytesPerFrame)]
-                if samplesToEncode.count / bytesPerFrame >= 16 || end >= range.upperBound { break }
+                pending += pcm[(from * bytesPerFrame)..<(to * bytesPerFrame)]
+                if end >= range.upperBound { pieceEnded = true; break }
+                if pending.count / bytesPerFrame >= 16 { break }
             }
-            if !samplesToEncode.isEmpty {
-                framesReady = try coder.encode(samplesToEncode, largest: max(info.maximumBlockSize, 16))
-                if input?.nextSample ?? 0 >= range.upperBound { input = nil; index += 1 }
+            if pieceEnded || input == nil {
+                input = nil
+                index += 1
+            }
+            if !pending.isEmpty && (pending.count / bytesPerFrame >= 16 || index == pieces.count) {
+                framesReady = try coder.encode(pending, largest: max(info.maximumBlockSize, 16))
+                pending = []
                 return true
             }
-            input = nil
-            index += 1
         }
         return false
     }

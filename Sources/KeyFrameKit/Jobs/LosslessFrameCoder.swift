@@ -51,10 +51,17 @@ final class LosslessFrameCoder {
     /// (RFC 9639 9.1.6: only a stream's last block may be shorter) unless all of `pcm` is fewer.
     /// Each frame comes from an encoder of its own, so each is a short last frame where it must be.
     func encode(_ pcm: [UInt8], largest: Int) throws(PipelineError) -> [[UInt8]] {
+        let total = pcm.count / pcmFormat.bytesPerFrame
+        return try encode(pcm, frames: (total + max(largest, 16) - 1) / max(largest, 16))
+    }
+
+    /// `pcm` (interleaved, ``pcmFormat``) encoded as `count` frames of equal length (give or
+    /// take one), fewer when that would leave one with fewer than 16 samples and `pcm` has more.
+    func encode(_ pcm: [UInt8], frames count: Int) throws(PipelineError) -> [[UInt8]] {
         let frameBytes = pcmFormat.bytesPerFrame
         let total = pcm.count / frameBytes
         guard total > 0 else { return [] }
-        let count = max(1, min((total + max(largest, 16) - 1) / max(largest, 16), total / 16))
+        let count = max(1, min(count, total / 16))
         var frames: [[UInt8]] = []
         var start = 0
         for index in 0..<count {
