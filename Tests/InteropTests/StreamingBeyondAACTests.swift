@@ -129,6 +129,26 @@ import TestSupport
         try CodecsBeyondAACTests.expectAlignedAtLagZero(source: wav, decoded: decoded.dropFirst(priming * 4), in: directory)
     }
 
+    /// A ladder's lossless rendition of a 16-bit input is 16-bit, and holds the input's samples
+    /// exactly behind the ladder's priming (FFmpeg, which ignores a fragmented FLAC track's
+    /// edit list, decodes the priming as silence).
+    @Test func aLaddersLosslessRenditionKeepsTheInputsDepthAndSamples() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("in.wav").path
+        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 3, to: wav)
+        let source = try CodecInteropTests.wavPayload(wav)
+        let hls = directory.appendingPathComponent("ladder").path
+        _ = try Self.package([wav, "--hls", hls, "--bitrates", "lossless:flac,128k"])
+        let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=sample_fmt,bits_per_raw_sample",
+                                                         "-of", "default=nw=1", hls + "/flac/index.m3u8"]).standardOutput
+        #expect(probe.contains("sample_fmt=s16") && probe.contains("bits_per_raw_sample=16"), "\(probe)")
+        let decoded = try CodecsBeyondAACTests.ffmpegPCM(hls + "/flac/index.m3u8", in: directory, name: "flac.raw")
+        let priming = decoded.count - source.count
+        #expect(priming >= 0 && decoded.prefix(priming).allSatisfy { $0 == 0 }, "\(priming / 4) frames of priming")
+        #expect(decoded.dropFirst(priming) == source, "the rendition holds the input's samples")
+    }
+
     /// What `package` refuses, as usage errors (64) before any file: a codec fMP4 segments do
     /// not carry here (MP3), a profile with a codec other than AAC, and in a ladder a bitrate for
     /// a lossless codec, none for a lossy one, and a word that is neither a profile nor a codec.

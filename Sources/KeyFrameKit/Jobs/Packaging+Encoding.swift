@@ -231,6 +231,13 @@ extension Packaging {
         }
         let resampler = try resampler(to: options.sampleRate, channelCount: options.channelCount, sampleFormat: .float32, rates: rates)
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
+        // The renditions share floats; a lossless one is encoded at the input's own depth (a
+        // 16-bit input stays 16-bit: its floats are k/32768, which convert back exactly).
+        func encoderFormat(of codec: AudioCodecID) -> PCMFormat? {
+            guard isLossless(codec), var format, let depth = source.pcmFormat?.sampleFormat, depth != .float32, depth != .float64 else { return format }
+            format.sampleFormat = depth
+            return format
+        }
         var segmentDuration = options.segmentDuration
         let packetLengths = Set(renditions.map { framesPerPacket(of: $0.codec, profile: $0.profile) })
         if packetLengths.count > 1 || renditions.contains(where: { $0.profile.usesSpectralBandReplication }) {
@@ -247,8 +254,8 @@ extension Packaging {
         // known once its encoder is open; a throwaway one says it before the branches are made).
         var primings: [Int] = []
         for rendition in renditions {
-            primings.append(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate, format: format,
-                                        codecs: codecs).priming)
+            primings.append(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate,
+                                        format: encoderFormat(of: rendition.codec), codecs: codecs).priming)
         }
         let ladderPriming = primings.max() ?? 0
         let results = RenditionResults(count: renditions.count)
@@ -261,8 +268,8 @@ extension Packaging {
                 let output = try HLSSegmentOutput(directory: directory.appending(names[index]), segmentDuration: segmentDuration,
                                                   writesDASHHeader: options.dash, audioCodecs: codecs.descriptions)
                 let interval = randomAccessInterval(of: output, profile: rendition.profile, sampleRate: format?.sampleRate)
-                let encoder = aligned(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate, format: format,
-                                                  codecs: codecs),
+                let encoder = aligned(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate,
+                                                  format: encoderFormat(of: rendition.codec), codecs: codecs),
                                       interval: interval, leadingSilence: ladderPriming - primings[index])
                 branches.append(branch(output, encoder: encoder, name: names[index]) { results.set(index, $0) })
             } catch {
