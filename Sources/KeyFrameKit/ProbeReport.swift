@@ -177,3 +177,55 @@ extension ProbeReport {
         tracks[0].readableDuration = readable
     }
 }
+
+extension ProbeReport {
+    /// A native MP3, Ogg Opus or FLAC file's report: libavformat's
+    /// (``init(libavformatSummaryOf:)``), with what KeyFrameKit's own frame reader of the
+    /// format `formats` detects steps over as damage, each at its byte offset. When it reads fewer samples
+    /// than the file declares (an Info tag's frames, the last granule position, STREAMINFO's
+    /// total), ``duration`` stays the declared length and ``readableDuration`` is what the
+    /// frames hold.
+    ///
+    /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the file.
+    public init(nativeFile path: FilePath, formats: MediaFormatRegistry = .standard) throws(CodecError) {
+        self = try ProbeReport(libavformatSummaryOf: path)
+        var input: any PacketFileSource
+        do throws(PipelineError) {
+            switch formats.detect(path) {
+            case .mp3?: input = try MP3FrameInput(path: path)
+            case .oggOpus?: input = try OggOpusPacketInput(path: path)
+            case .flac?: input = try FLACFrameInput(path: path)
+            default: return
+            }
+        } catch {
+            damage = [DamageEvent(.endedEarly, message: "\(error)")]
+            damageCount = 1
+            return
+        }
+        var events: [DamageEvent] = []
+        var held = 0.0
+        var timescale: Int32?
+        do {
+            while let packet = try input.next() {
+                held += packet.duration.seconds
+                timescale = timescale ?? packet.duration.timescale
+                events += input.takeDamage()
+            }
+            events += input.takeDamage()
+        } catch {
+            events += input.takeDamage()
+            events.append(DamageEvent(.endedEarly, message: "\(error)"))
+        }
+        let readable = max(0, held - Double(input.trim.priming) / Double(max(timescale ?? 1, 1)))
+        // Frames that end early with nothing stepped over (a FLAC file cut at a frame's end).
+        if events.isEmpty, readable < duration - 0.001 {
+            events.append(DamageEvent(.endedEarly, message: "\(path): the frames end at \((readable * 1000).rounded() / 1000) s of the \((duration * 1000).rounded() / 1000) s declared"))
+        }
+        guard !events.isEmpty else { return }
+        damage = Array(events.prefix(Self.damageLimit))
+        damageCount = events.count
+        guard readable < duration, !tracks.isEmpty else { return }
+        readableDuration = readable
+        tracks[0].readableDuration = readable
+    }
+}

@@ -81,6 +81,10 @@ struct Probe: ParsableCommand {
             + "\(Terminal.fixed(loudness.truePeak, digits: 1)) dBTP true peak"
     }
 
+    /// The formats whose frames KeyFrameKit's own readers check for damage beside libavformat's
+    /// summary.
+    static let nativeFormats: Set<MediaFileFormat> = [.mp3, .oggOpus, .flac]
+
     static func report(for path: String, segments: [String] = []) throws -> ProbeReport {
         let format: MediaFileFormat?
         do { format = try readableFormat(path) }
@@ -102,8 +106,14 @@ struct Probe: ParsableCommand {
             var reason = ""
             // No reader of KeyFrameKit's own (a format it writes only, such as FLAC): libavformat's.
             let writtenOnly = format.map { !$0.audioCodecs.isEmpty && Keyframe.formats.entry(for: $0)?.packetSource == nil } ?? false
-            if format == nil || format == .wav || writtenOnly {
-                do { return format == .wav ? try ProbeReport(wavFile: FilePath(path)) : try ProbeReport(libavformatSummaryOf: FilePath(path)) } catch {
+            if format == nil || format == .wav || writtenOnly || format.map(Self.nativeFormats.contains) == true {
+                do {
+                    switch format {
+                    case .wav?: return try ProbeReport(wavFile: FilePath(path))
+                    case let native? where Self.nativeFormats.contains(native): return try ProbeReport(nativeFile: FilePath(path), formats: Keyframe.formats)
+                    default: return try ProbeReport(libavformatSummaryOf: FilePath(path))
+                    }
+                } catch {
                     reason = " (libavformat: \(error))"
                 }
             }

@@ -97,5 +97,20 @@ import TestSupport
         #expect(out.contains("bad.flac: error: STREAMINFO: MD5 of the samples against the decode"), "\(out)")
         #expect(out.contains("bad.opus: error: page 3 at byte \(start): granule position against the packets"), "\(out)")
         #expect(out.contains("untagged.mp3: warning: frame 0: Info frame (LAME tag)"), "\(out)")
+
+        // Cut to two thirds: probe names the damage where our reader meets it, and for MP3 and
+        // FLAC (whose length is declared up front) the readable length beside the declared one.
+        for name in ["ours.mp3", "ours.flac", "ours.opus"] {
+            let intact = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", path(name)]), "probe")
+            #expect((intact["damage"] as? [String]) == [] && intact["readableDuration"] == nil, "\(name): \(intact)")
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path(name)))
+            try bytes.prefix(bytes.count * 2 / 3).write(to: URL(fileURLWithPath: path("short-" + name)))
+            let short = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", path("short-" + name)]), "probe")
+            let damage = short["damage"] as? [String] ?? []
+            #expect(damage.count == 1 && damage[0].contains("short-\(name)") && damage[0].contains("byte"), "\(name): \(damage)")
+            guard name != "ours.opus" else { continue }
+            let declared = try #require(short["duration"] as? Double), readable = try #require(short["readableDuration"] as? Double)
+            #expect(abs(declared - 3) < 0.001 && readable > 1.5 && readable < 2.2, "\(name): \(declared) s declared, \(readable) s readable")
+        }
     }
 }
