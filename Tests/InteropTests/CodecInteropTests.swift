@@ -17,6 +17,33 @@ import TestSupport
             "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-ac", "\(channels)", "-c:a", "pcm_s16le", path])
     }
 
+    /// A scratch directory holding `in.wav` (``makeWAV(rate:channels:seconds:to:frequency:)``)
+    /// and its samples; ``remove()`` removes it.
+    struct ScratchWAV {
+        let directory: URL
+        let wav: String
+        let source: Data
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    static func scratchWAV(rate: Int, channels: Int, seconds: Double) throws -> ScratchWAV {
+        let directory = try ExternalTool.scratchDirectory()
+        let wav = directory.appendingPathComponent("in.wav").path
+        do {
+            try makeWAV(rate: rate, channels: channels, seconds: seconds, to: wav)
+            return ScratchWAV(directory: directory, wav: wav, source: try wavPayload(wav))
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// The durations of the first audio track's packets, as ffprobe lists them.
+    static func packetDurations(_ path: String) throws -> [Int] {
+        try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration", "-of", "csv=p=0", path])
+            .standardOutput.split(separator: "\n").compactMap { Int($0) }
+    }
+
     /// The PCM payload of a WAV (the bytes of its data chunk).
     static func wavPayload(_ path: String) throws -> Data {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))

@@ -15,10 +15,9 @@ import TestSupport
 
     @Test(arguments: ["flac", "flac.m4a", "alac.m4a"])
     func cutSplitAndJoinAreExact(kind: String) throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 10)
+        defer { scratch.remove() }
+        let (directory, wav) = (scratch.directory, scratch.wav)
         let codec = kind.hasPrefix("alac") ? "alac" : "flac"
         let ext = kind == "flac" ? "flac" : "m4a"
         let encoded = directory.appendingPathComponent("src.\(ext)").path
@@ -72,10 +71,9 @@ import TestSupport
     /// Opus in MP4, cut: 200 ms of pre-roll kept, the pre-skip in `dOps` is the edit's start (so
     /// `validate` agrees), and the decode is the cut's length and lines up with the source.
     @Test func opusInMP4CutKeepsItsPreRollBehindTheEdit() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 48000, channels: 2, seconds: 10, to: wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 48000, channels: 2, seconds: 10)
+        defer { scratch.remove() }
+        let (directory, wav) = (scratch.directory, scratch.wav)
         let encoded = directory.appendingPathComponent("src.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", encoded, "--codec", "opus"])
         let cut = directory.appendingPathComponent("cut.m4a").path
@@ -112,53 +110,35 @@ import TestSupport
 /// (FLAC frames but the last hold at least 16), 24-bit FLAC, and a FLAC file ending in an ID3v1
 /// tag; each decodes to exactly the source's samples and passes `flac -t`.
 @Suite(.blocking) struct LosslessEditCornerTests {
-    @Test func aHeadShorterThanSixteenSamplesJoinsTheNextFrame() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 2, to: wav)
-        let source = try CodecInteropTests.wavPayload(wav)
-        for ext in ["flac", "m4a"] {
-            let encoded = directory.appendingPathComponent("src.\(ext)").path
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", encoded, "--codec", "flac"])
-            // FLAC is encoded in blocks of 4,096: 8,187 is 5 before the second's end.
-            let durationsIn = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
-                                                                   "-of", "csv=p=0", encoded]).standardOutput.split(separator: "\n").compactMap { Int($0) }
-            #expect(durationsIn.prefix(2) == [4096, 4096], "\(ext): frames of \(durationsIn.prefix(3))")
-            let cut = directory.appendingPathComponent("cut.\(ext)").path
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", cut, "--start", "8187s", "--end", "20000s"])
-            #expect(try CodecsBeyondAACTests.ffmpegPCM(cut, in: directory, name: "cut-\(ext).raw") == LosslessEditTests.slice(source, 8187..<20000))
-            let durations = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
-                                                                 "-of", "csv=p=0", cut]).standardOutput.split(separator: "\n").compactMap { Int($0) }
-            #expect(durations.dropLast().allSatisfy { $0 >= 16 }, "\(ext): frames of \(durations)")
-            if ext == "flac" { try ExternalTool.succeed("flac", ["-t", "-s", cut]) }
+    /// A cut that begins 5 samples before a frame's end: those 5 are encoded again with the next
+    /// frame's samples. A part that ends 8 samples into a frame, joined before another: the 8 are
+    /// encoded again with samples beside them (native FLAC: the next part's first; FLAC in MP4:
+    /// the frame before). Either way no block but the last is shorter than 16, and `validate`
+    /// (which flags one in native FLAC) and `flac -t` pass.
+    @Test(arguments: ["flac", "m4a"])
+    func boundariesShorterThanSixteenSamplesAreEncodedWithTheirNeighbours(ext: String) throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 2)
+        defer { scratch.remove() }
+        let (directory, wav, source) = (scratch.directory, scratch.wav, scratch.source)
+        func path(_ name: String) -> String { directory.appendingPathComponent("\(name).\(ext)").path }
+        func cut(_ range: [String], to name: String) throws {
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", path("src"), "-o", path(name)] + range)
         }
-    }
-
-    /// A part that ends 8 samples into a frame, joined before another: the 8 are encoded again
-    /// with samples beside them (native FLAC: the next part's first; FLAC in MP4: the frame
-    /// before), so no block but the last is shorter than 16, and `validate` (which flags one in
-    /// native FLAC) and `flac -t` pass.
-    @Test func aTailShorterThanSixteenSamplesJoinsTheNextPart() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 2, to: wav)
-        let source = try CodecInteropTests.wavPayload(wav)
-        for ext in ["flac", "m4a"] {
-            let encoded = directory.appendingPathComponent("src.\(ext)").path
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", encoded, "--codec", "flac"])
-            let head = directory.appendingPathComponent("head.\(ext)").path, tail = directory.appendingPathComponent("tail.\(ext)").path
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", head, "--end", "4104s"])
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["cut", encoded, "-o", tail, "--start", "12288s", "--end", "20000s"])
-            let joined = directory.appendingPathComponent("joined.\(ext)").path
-            try ExternalTool.succeed(try ExternalTool.keyframe, ["join", head, tail, "-o", joined])
-            #expect(try CodecsBeyondAACTests.ffmpegPCM(joined, in: directory, name: "joined-\(ext).raw")
-                    == LosslessEditTests.slice(source, 0..<4104) + LosslessEditTests.slice(source, 12288..<20000), "\(ext)")
-            let durations = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=duration",
-                                                                 "-of", "csv=p=0", joined]).standardOutput.split(separator: "\n").compactMap { Int($0) }
-            #expect(durations.dropLast().allSatisfy { $0 >= 16 }, "\(ext): frames of \(durations)")
-            try LosslessEditTests().expectValid(joined, native: ext == "flac", samples: 4104 + 7712)
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", wav, "-o", path("src"), "--codec", "flac"])
+        // FLAC is encoded in blocks of 4,096: 8,187 is 5 before the second's end.
+        let durationsIn = try CodecInteropTests.packetDurations(path("src"))
+        #expect(durationsIn.prefix(2) == [4096, 4096], "frames of \(durationsIn.prefix(3))")
+        try cut(["--start", "8187s", "--end", "20000s"], to: "cut")
+        try cut(["--end", "4104s"], to: "head")
+        try cut(["--start", "12288s", "--end", "20000s"], to: "tail")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["join", path("head"), path("tail"), "-o", path("joined")])
+        let expected = ["cut": LosslessEditTests.slice(source, 8187..<20000),
+                        "joined": LosslessEditTests.slice(source, 0..<4104) + LosslessEditTests.slice(source, 12288..<20000)]
+        for (name, samples) in expected {
+            #expect(try CodecsBeyondAACTests.ffmpegPCM(path(name), in: directory, name: "\(name)-\(ext).raw") == samples, "\(name)")
+            let durations = try CodecInteropTests.packetDurations(path(name))
+            #expect(durations.dropLast().allSatisfy { $0 >= 16 }, "\(name): frames of \(durations)")
+            try LosslessEditTests().expectValid(path(name), native: ext == "flac", samples: samples.count / 4)
         }
     }
 

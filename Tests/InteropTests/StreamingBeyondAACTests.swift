@@ -25,11 +25,9 @@ import TestSupport
 
     @Test(arguments: [("flac", "fLaC"), ("alac", "alac"), ("opus", "Opus")])
     func eachCodecPackagesToHLSAndDASHThatFFmpegDecodesExactly(codec: String, codecs: String) throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: wav)
-        let source = try CodecInteropTests.wavPayload(wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 10)
+        defer { scratch.remove() }
+        let (directory, wav, source) = (scratch.directory, scratch.wav, scratch.source)
         let m4a = directory.appendingPathComponent("in.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", m4a, "--codec", codec])
         // Encoded from the WAV, and copied from the M4A of the codec (no --codec: the input's).
@@ -78,10 +76,9 @@ import TestSupport
 
     /// An M4A of Opus packaged with a bitrate stays Opus (encoded again at it), not AAC.
     @Test func anOpusInputPackagedAtABitrateStaysOpus() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 2, to: wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 2)
+        defer { scratch.remove() }
+        let (directory, wav) = (scratch.directory, scratch.wav)
         let m4a = directory.appendingPathComponent("in.m4a").path
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", wav, "-o", m4a, "--codec", "opus"])
         let output = try Self.package([m4a, "--hls", directory.appendingPathComponent("hls").path, "--bitrate", "64k"])
@@ -95,10 +92,9 @@ import TestSupport
     /// FFmpeg ignores a fragmented FLAC track's edit list: its decode of the FLAC rendition is
     /// the input after the ladder's priming (raised to HE-AAC's, as silence), sample for sample.
     @Test func aLadderOfFourCodecsLinesUpAndValidates() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 10, to: wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 10)
+        defer { scratch.remove() }
+        let (directory, wav) = (scratch.directory, scratch.wav)
         let hls = directory.appendingPathComponent("ladder").path
         let output = try Self.package([wav, "--hls", hls, "--segment-duration", "2", "--dash",
                                        "--bitrates", "lossless:flac,128k,48k:he-aac,96k:opus"])
@@ -133,11 +129,9 @@ import TestSupport
     /// exactly behind the ladder's priming (FFmpeg, which ignores a fragmented FLAC track's
     /// edit list, decodes the priming as silence).
     @Test func aLaddersLosslessRenditionKeepsTheInputsDepthAndSamples() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 3, to: wav)
-        let source = try CodecInteropTests.wavPayload(wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 3)
+        defer { scratch.remove() }
+        let (directory, wav, source) = (scratch.directory, scratch.wav, scratch.source)
         let hls = directory.appendingPathComponent("ladder").path
         _ = try Self.package([wav, "--hls", hls, "--bitrates", "lossless:flac,128k"])
         let probe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=sample_fmt,bits_per_raw_sample",
@@ -153,10 +147,9 @@ import TestSupport
     /// not carry here (MP3), a profile with a codec other than AAC, and in a ladder a bitrate for
     /// a lossless codec, none for a lossy one, and a word that is neither a profile nor a codec.
     @Test func packageRefusesWhatTheSegmentsCannotCarry() throws {
-        let directory = try ExternalTool.scratchDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let wav = directory.appendingPathComponent("in.wav").path
-        try CodecInteropTests.makeWAV(rate: 44100, channels: 2, seconds: 1, to: wav)
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 1)
+        defer { scratch.remove() }
+        let (directory, wav) = (scratch.directory, scratch.wav)
         let hls = directory.appendingPathComponent("out").path
         let cases: [([String], Int32, String)] = [
             (["--codec", "mp3"], 64, "carry aac, opus, flac, alac"),
