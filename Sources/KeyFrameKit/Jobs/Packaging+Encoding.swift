@@ -61,13 +61,14 @@ extension Packaging {
     /// asked, or to a rate the codec or profile takes).
     static func rendition(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry, control: JobControl?,
                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
-        if let layout = copyableLayout(of: input, options: options) {
+        let layout = trackLayout(of: input, options: options)
+        if let layout, copies(layout, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
         // The codec asked, else an MP4 input's own (Opus, FLAC or ALAC, encoded again at the
         // bitrate, rate or channels asked), else AAC.
-        let codec = options.codec ?? Self.describedCodec(of: input, options: options, codecs: codecs) ?? .aac
+        let codec = options.codec ?? layout.flatMap { Self.describedCodec(of: $0, codecs: codecs) } ?? .aac
         let profile = codec == .aac
             ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
                                       sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
@@ -87,11 +88,9 @@ extension Packaging {
                                    into: sink, control: control, progress: progress)
     }
 
-    /// The codec of an MP4 `input` when it is one other than AAC that the segments carry and
-    /// `codecs` encodes (Opus, FLAC, ALAC); else `nil`.
-    static func describedCodec(of input: FilePath, options: Options, codecs: AudioCodecRegistry) -> AudioCodecID? {
-        let formats = options.formats ?? .standard
-        guard formats.detect(input) == .mp4, let layout = try? AudioTrackLayout(path: input, formats: formats) else { return nil }
+    /// The codec of an input's track `layout` when it is one other than AAC that the segments
+    /// carry and `codecs` encodes (Opus, FLAC, ALAC); else `nil`.
+    static func describedCodec(of layout: AudioTrackLayout, codecs: AudioCodecRegistry) -> AudioCodecID? {
         let codec = layout.audioFormat.codec
         guard codec != .aac, (try? checkCarried(codec, codecs: codecs)) != nil else { return nil }
         return codec

@@ -239,13 +239,25 @@ public enum Packaging {
     /// AAC (an MP4 or ADTS file) or an MP4 of another codec the formats describe (Opus, FLAC,
     /// ALAC), of the codec asked when one is; else `nil`.
     package static func copyableLayout(of input: FilePath, options: Options) -> AudioTrackLayout? {
+        guard options.copiesProfile, let layout = trackLayout(of: input, options: options), copies(layout, options: options) else { return nil }
+        return layout
+    }
+
+    /// The track layout of an MP4 or ADTS `input`; `nil` for another file or one that does not
+    /// read.
+    package static func trackLayout(of input: FilePath, options: Options) -> AudioTrackLayout? {
         let formats = options.formats ?? .containers
         let kind = formats.detect(input)
-        guard options.copiesProfile, kind == .adts || kind == .mp4 else { return nil }
-        guard let layout = try? AudioTrackLayout(path: input, formats: formats) else { return nil }
+        guard kind == .adts || kind == .mp4 else { return nil }
+        return try? AudioTrackLayout(path: input, formats: formats)
+    }
+
+    /// Whether `layout`'s packets are copied: nothing asked that encodes, and AAC or a codec the
+    /// formats describe (Opus, FLAC, ALAC), the codec asked when one is.
+    package static func copies(_ layout: AudioTrackLayout, options: Options) -> Bool {
         let codec = layout.audioFormat.codec
-        guard codec == (options.codec ?? codec), codec == .aac || formats.audioCodecs.matching(codec) != nil else { return nil }
-        return layout
+        return options.copiesProfile && codec == (options.codec ?? codec)
+            && (codec == .aac || (options.formats ?? .containers).audioCodecs.matching(codec) != nil)
     }
 
     /// One rendition by stream copy: `input`'s AAC packets into ``HLSSegmentOutput``, its gapless
