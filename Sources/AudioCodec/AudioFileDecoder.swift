@@ -51,6 +51,12 @@ public final class AudioFileDecoder {
     private var inputEnded = false
     private var finished = false
     private var damage: [DamageEvent] = []
+    /// Whether damage was met, and a packet after it decoded: samples lost in the middle, not
+    /// at the end (``takeDamage()`` empties ``damage``).
+    private var damagedBefore = false
+    private var damagedInTheMiddle = false
+    /// Where the last packet ended, in the stream's time base, when its duration is known.
+    private var nextPacketTime: Int64?
     private var lastSeconds: Double = 0
 
     /// Opens `path` and its best audio stream.
@@ -123,6 +129,10 @@ public final class AudioFileDecoder {
             context = try CodecContext(codec: decoder)
             try CodecError.check(kf_avcodec_parameters_to_context(context.pointer, stream.pointee.codecpar), "avcodec_parameters_to_context")
             context.pointer.pointee.pkt_timebase = stream.pointee.time_base
+            // FLAC frames checked against their CRC-16: one that fails is damage, skipped and
+            // reported, not decoded to noise (AV_EF_CRCCHECK 1 << 0, and AV_EF_EXPLODE 1 << 3,
+            // without which libavcodec's FLAC decoder only logs the mismatch).
+            if codecName == "flac" { context.pointer.pointee.err_recognition |= 1 << 0 | 1 << 3 }
             try context.open()
             frame = try Frame()
             packet = try Packet()
@@ -259,17 +269,28 @@ public final class AudioFileDecoder {
             let pts = packet.pointer.pointee.pts
             if pts != kf_nopts_value() {
                 if let last = lastPacketTime { packetFrames = max(packetFrames, pts.subtractingReportingOverflow(last).partialValue) }
+                // Native FLAC's times are its frame headers' sample numbers: one past where the
+                // last frame ended means frames were lost to damage (the parser steps over a
+                // frame that fails its CRC), not that the file ends early.
+                if containerName == "flac", let nextPacketTime, pts > nextPacketTime {
+                    damage.append(DamageEvent(.skippedBytes(count: 0), at: position >= 0 ? position : nil,
+                                              message: "\(pts - nextPacketTime) samples of damaged FLAC frames before byte \(position) were skipped"))
+                }
                 lastPacketTime = pts
+                let duration = packet.pointer.pointee.duration
+                nextPacketTime = duration > 0 ? pts.addingReportingOverflow(duration).partialValue : nil
             }
             packetFrames = max(packetFrames, packet.pointer.pointee.duration)
             let sent = kf_avcodec_send_packet(context.pointer, packet.pointer)
             if sent == kf_averror_invaliddata() {
                 // A damaged packet: skipped, as ffmpeg skips it, and reported.
+                damagedBefore = true
                 damage.append(DamageEvent(.skippedBytes(count: Int64(packet.pointer.pointee.size)), at: position >= 0 ? position : nil,
                                           message: "a damaged \(codecName) packet\(position >= 0 ? " at byte \(position)" : "") was skipped (\(CodecError.message(for: sent)))"))
                 continue
             }
             try CodecError.check(sent, "decoding \(codecName)")
+            if damagedBefore || !damage.isEmpty { damagedInTheMiddle = true }
             return
         }
     }
@@ -325,6 +346,13 @@ public final class AudioFileDecoder {
             return overflow ? 0 : scaled / Int64(base.den)
         } ?? 0
         if containerName == "caf", !isPCM, longest > 0, declared - decodedFrameCount < longest { return }
+        // Packets skipped as damage explain the samples missing: a salvage, told as damage.
+        guard !damagedInTheMiddle else {
+            damage.append(DamageEvent(.truncated(declared: declared, available: decodedFrameCount),
+                                      message: "the \(codecName) stream decodes to \(decodedFrameCount) of the \(declared) samples its header declares: "
+                                          + "damaged packets were skipped"))
+            return
+        }
         throw .unsupportedInput("the \(codecName) stream ends after \(decodedFrameCount) of the \(declared) samples its header declares (a truncated file)")
     }
 }

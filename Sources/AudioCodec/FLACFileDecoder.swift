@@ -64,6 +64,8 @@ public final class FLACFileDecoder {
     private let stream: UnsafeMutablePointer<kf_flac_stream>
     private var finished = false
     private var damage: [DamageEvent] = []
+    /// Whether a frame decoded after damage: samples lost in the middle, not at the end.
+    private var damagedInTheMiddle = false
     private var damaged = false
 
     /// Opens `path`, a native FLAC file, and reads its metadata blocks.
@@ -146,7 +148,10 @@ public final class FLACFileDecoder {
                 throw .unsupportedInput("out of memory for a FLAC frame")
             }
             try FLACLibrary.check(ok, stream, "decoding FLAC")
-            if call.frame_count > 0 { return try frame(call) }
+            if call.frame_count > 0 {
+                if damaged { damagedInTheMiddle = true }
+                return try frame(call)
+            }
             if kf_flac_stream_state(stream) == FLAC__STREAM_DECODER_END_OF_STREAM {
                 finished = true
                 try finish()
@@ -210,6 +215,14 @@ public final class FLACFileDecoder {
     private func finish() throws(CodecError) {
         if streamInfo.totalSamples > 0, decodedFrameCount < streamInfo.totalSamples {
             let total = streamInfo.totalSamples
+            // Frames libFLAC stepped over as damage, with frames after them, explain the
+            // samples missing: a salvage. Damage only at the end is a truncation.
+            guard !damagedInTheMiddle else {
+                damage.append(DamageEvent(.truncated(declared: total, available: decodedFrameCount),
+                                          message: "the FLAC stream decodes to \(decodedFrameCount) of the \(total) samples its STREAMINFO declares: "
+                                              + "damaged frames were dropped"))
+                return
+            }
             throw .unsupportedInput("the flac stream ends after \(decodedFrameCount) of the \(total) samples its STREAMINFO declares "
                                     + "(a truncated file)")
         }

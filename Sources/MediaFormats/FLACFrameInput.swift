@@ -66,22 +66,59 @@ public struct FLACFrameInput: PacketFileSource {
     /// - Throws: `PipelineError.unsupported` for bytes that are no frame header where a frame
     ///   should begin, or a frame longer than ``maximumFrameBytes``, naming the offset.
     public mutating func next() throws(PipelineError) -> MediaSample? {
-        try fill(atLeast: read + 16)
-        guard read < window.count else { return nil }
-        let frameStart = windowStart + Int64(read)
-        guard let header = FLACFrameHeader(window, at: read) else {
-            throw .unsupported("\(path): no FLAC frame header at byte \(frameStart) (frame \(framesRead + 1))", path: path)
+        // A frame whose CRC-16 no later header matches is damage: it is stepped over to the first
+        // later header, and the next frame read from there.
+        while true {
+            try fill(atLeast: read + 16)
+            guard read < window.count else { return nil }
+            let frameStart = windowStart + Int64(read)
+            guard let header = FLACFrameHeader(window, at: read) else {
+                throw .unsupported("\(path): no FLAC frame header at byte \(frameStart) (frame \(framesRead + 1))", path: path)
+            }
+            switch try frameEnd(from: read, header: header) {
+            case .end(let end):
+                return frame(read..<end, header: header)
+            case .skip(to: let next):
+                let count = Int64(next - read)
+                damage.append(DamageEvent(.skippedBytes(count: count), at: frameStart,
+                                          message: "\(path): frame \(framesRead + 1), at byte \(frameStart), does not match its CRC-16; "
+                                              + "\(count) bytes skipped to the next frame header"))
+                read = next
+            case .none:
+                let rest = Int64(window.count - read)
+                damage.append(DamageEvent(.skippedBytes(count: rest), at: frameStart,
+                                          message: "\(path): the last \(rest) bytes, from byte \(frameStart), are no whole FLAC frame (frame \(framesRead + 1))"))
+                window = []
+                read = 0
+                windowStart = frameStart + rest
+                return nil
+            }
         }
-        // The frame ends at the first later header (of the same rate and depth) that its
-        // footer's CRC-16 reaches, or at the file's end.
-        var crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[read..<(read + header.byteCount)])
-        var checked = read + header.byteCount
+    }
+
+    /// Where a frame ends, or where to go on when it does not.
+    private enum FrameEnd {
+        /// The frame ends here (its CRC-16 checks).
+        case end(Int)
+        /// The frame does not check; the first later header is here.
+        case skip(to: Int)
+        /// The frame does not check, and no header follows it.
+        case none
+    }
+
+    /// Where the frame at `start` (of `header`) ends: at the first later header (of the same
+    /// rate and depth) that its footer's CRC-16 reaches, or at the file's end.
+    private mutating func frameEnd(from start: Int, header: FLACFrameHeader) throws(PipelineError) -> FrameEnd {
+        var crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[start..<(start + header.byteCount)])
+        var checked = start + header.byteCount
         var position = checked + 2
-        var end: Int?
-        while end == nil {
+        var firstLaterHeader: Int?
+        while true {
             if position + 16 > window.count, !atEndOfFile {
-                guard window.count - read < Self.maximumFrameBytes else {
-                    throw .unsupported("\(path): the frame at byte \(frameStart) runs past \(Self.maximumFrameBytes) bytes without an end", path: path)
+                guard window.count - start < Self.maximumFrameBytes else {
+                    if let firstLaterHeader { return .skip(to: firstLaterHeader) }
+                    throw .unsupported("\(path): the frame at byte \(windowStart + Int64(start)) runs past \(Self.maximumFrameBytes) bytes without an end",
+                                       path: path)
                 }
                 let before = window.count
                 try fill(atLeast: window.count + (1 << 20))
@@ -92,42 +129,37 @@ public struct FLACFrameInput: PacketFileSource {
             if position + 1 >= window.count {
                 // The last frame ends with the file, when its CRC says so, or before an ID3v1
                 // tag some taggers append (128 bytes from `TAG`).
-                let tagged = window.count - read >= 128 + header.byteCount + 2 && window[(window.count - 128)..<(window.count - 125)].elementsEqual("TAG".utf8)
+                let tagged = window.count - start >= 128 + header.byteCount + 2 && window[(window.count - 128)..<(window.count - 125)].elementsEqual("TAG".utf8)
                 for candidate in tagged ? [window.count, window.count - 128] : [window.count] where candidate - 2 >= checked {
                     let sum = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(candidate - 2)], preset: crc)
                     if sum == UInt16(window[candidate - 2]) << 8 | UInt16(window[candidate - 1]) {
-                        end = candidate
-                        break
+                        if candidate < window.count {
+                            // The tag is not audio: the stream ends with the frame.
+                            window.removeLast(window.count - candidate)
+                            streamEnd = windowStart + Int64(candidate)
+                        }
+                        return .end(candidate)
                     }
                 }
-                if let end, end < window.count {
-                    // The tag is not audio: the stream ends with the frame.
-                    window.removeLast(window.count - end)
-                    streamEnd = windowStart + Int64(end)
-                }
-                break
+                return firstLaterHeader.map { .skip(to: $0) } ?? .none
             }
             if window[position] == 0xFF, window[position + 1] & 0xFE == 0xF8,
                let next = FLACFrameHeader(window, at: position), next.sampleRateCode == header.sampleRateCode,
                next.bitDepthCode == header.bitDepthCode, next.isVariableBlockSize == header.isVariableBlockSize {
                 crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[checked..<(position - 2)], preset: crc)
                 checked = position - 2
-                if crc == UInt16(window[position - 2]) << 8 | UInt16(window[position - 1]) { end = position }
+                if crc == UInt16(window[position - 2]) << 8 | UInt16(window[position - 1]) { return .end(position) }
+                firstLaterHeader = firstLaterHeader ?? position
             }
             position += 1
         }
-        guard let end else {
-            let rest = Int64(window.count - read)
-            damage.append(DamageEvent(.skippedBytes(count: rest), at: frameStart,
-                                      message: "\(path): the last \(rest) bytes, from byte \(frameStart), are no whole FLAC frame (frame \(framesRead + 1))"))
-            window = []
-            read = 0
-            windowStart = frameStart + rest
-            return nil
-        }
-        let bytes = Array(window[read..<end])
-        read = end
-        // The bytes read go once they are a megabyte.
+    }
+
+    /// The frame `range` of the window, of `header`, counted; the bytes read go once they are a
+    /// megabyte.
+    private mutating func frame(_ range: Range<Int>, header: FLACFrameHeader) -> MediaSample {
+        let bytes = Array(window[range])
+        read = range.upperBound
         if read >= 1 << 20 {
             window.removeFirst(read)
             windowStart += Int64(read)

@@ -61,7 +61,15 @@ public struct OggOpusPacketInput: PacketFileSource {
             let start = offset
             let page: OggPage
             do { page = try OggOpusHeaders.page(headers.source, at: &offset, path: path) } catch {
-                // A page that does not read ends the stream where it is, told as damage.
+                // A page that does not read is damage: the bytes to the next page that does
+                // are stepped over (a packet it continued is dropped by the assembler), or, with
+                // none, the stream ends where it is.
+                if let resume = nextReadablePage(after: start) {
+                    damage.append(DamageEvent(.skippedBytes(count: resume - start), at: start,
+                                              message: "\(error); \(resume - start) bytes skipped to the next page, at byte \(resume)"))
+                    offset = resume
+                    continue
+                }
                 damage.append(DamageEvent(.skippedBytes(count: headers.source.byteCount - start), at: start, message: "\(error)"))
                 ended = true
                 return nil
@@ -83,6 +91,23 @@ public struct OggOpusPacketInput: PacketFileSource {
         decodedSamples += Int64(samples)
         packetsRead += 1
         return sample
+    }
+
+    /// The offset of the first page after `start` that reads (its capture pattern `OggS`, its
+    /// CRC checked), `nil` when none does (RFC 3533 6: a reader resynchronises on the pattern).
+    private func nextReadablePage(after start: Int64) -> Int64? {
+        let source = headers.source, size = source.byteCount
+        var position = start + 1
+        while position + Int64(OggPage.headerLength) <= size {
+            guard let chunk = try? source.read(at: position, count: Int(min(Int64(1 << 16), size - position))), chunk.count >= 4 else { return nil }
+            for index in 0...(chunk.count - 4) where chunk[index] == 0x4F && chunk[index + 1] == 0x67 && chunk[index + 2] == 0x67 && chunk[index + 3] == 0x53 {
+                var candidate = position + Int64(index)
+                let found = candidate
+                if (try? OggOpusHeaders.page(source, at: &candidate, path: path)) != nil { return found }
+            }
+            position += Int64(chunk.count - 3)
+        }
+        return nil
     }
 
     /// How far through the stream.

@@ -113,4 +113,32 @@ import TestSupport
             #expect(abs(declared - 3) < 0.001 && readable > 1.5 && readable < 2.2, "\(name): \(declared) s declared, \(readable) s readable")
         }
     }
+    /// 40 bytes garbled in the middle of an Ogg Opus and a FLAC file: our readers step over the
+    /// page or frame to the next that checks, so a cut keeps every sample it can and exits 3
+    /// naming the damage, probe names it, and a decode of the FLAC is a salvage (3), not a
+    /// truncation (1).
+    @Test(arguments: ["opus", "flac"])
+    func damageInTheMiddleIsSteppedOverAndNamed(ext: String) throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 48000, channels: 2, seconds: 20)
+        defer { scratch.remove() }
+        func path(_ name: String) -> String { scratch.directory.appendingPathComponent(name).path }
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", scratch.wav, "-o", path("in.\(ext)")])
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("in.\(ext)"))))
+        for index in (bytes.count / 2)..<(bytes.count / 2 + 40) { bytes[index] ^= 0x5A }
+        try Data(bytes).write(to: URL(fileURLWithPath: path("damaged.\(ext)")))
+        let cut = try ExternalTool.run(try ExternalTool.keyframe, ["cut", path("damaged.\(ext)"), "-o", path("cut.\(ext)"),
+                                                                   "--start", "1", "--end", "19", "--json"])
+        #expect(cut.status == 3, "\(cut.standardError)")
+        let report = try CaptureCheck.json(cut, "cut --json")
+        #expect((report["damage"] as? [String])?.first?.contains("skipped to the next") == true, "\(report)")
+        let ffprobe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path("cut.\(ext)")])
+        let seconds = try #require(Double(ffprobe.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
+        // A page of Opus (about 1 s) or a frame of FLAC (85 ms) is lost; the rest is kept.
+        #expect(seconds > 16.9 && seconds <= 18.001, "\(seconds) s of the 18 asked")
+        let probe = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", path("damaged.\(ext)")]), "probe")
+        #expect((probe["damage"] as? [String])?.count == 1, "\(probe)")
+        guard ext == "flac" else { return }
+        let decode = try ExternalTool.run(try ExternalTool.keyframe, ["decode", path("damaged.flac"), "-o", path("damaged.wav")])
+        #expect(decode.status == 3 && decode.standardError.contains("damaged"), "\(decode.standardError)")
+    }
 }

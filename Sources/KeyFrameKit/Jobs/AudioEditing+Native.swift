@@ -38,13 +38,13 @@ extension AudioEditing {
         guard let format = formats.detect(path), nativeFormats.contains(format) else { return nil }
         switch format {
         case .oggOpus:
+            // The packets are counted: pages lost to damage hold fewer than the last granule says.
             var input = try OggOpusPacketInput(path: path)
-            var length = input.trim.validFrameCount ?? 0
-            if input.trim.validFrameCount == nil {
-                while try input.next() != nil {}
-                length = max(0, input.decodedSamples - Int64(input.head.preSkip))
-            }
-            return NativeStream(path: path, format: .oggOpus, sampleRate: 48000, length: length, metadata: input.metadata)
+            while try input.next() != nil {}
+            let read = max(0, input.decodedSamples - Int64(input.head.preSkip))
+            let length = input.trim.validFrameCount.map { min($0, read) } ?? read
+            return NativeStream(path: path, format: .oggOpus, sampleRate: 48000, length: length, metadata: input.metadata,
+                                damage: input.takeDamage())
         case .mp3:
             // The frames are counted: a file cut short holds fewer than its Info frame says.
             var input = try MP3FrameInput(path: path)
