@@ -104,9 +104,10 @@ public struct MP3InfoTag: Sendable, Hashable {
         if tagStart + 36 <= frame.count {
             musicCRC = UInt16(frame[tagStart + 32]) << 8 | UInt16(frame[tagStart + 33])
             let stored = UInt16(frame[tagStart + 34]) << 8 | UInt16(frame[tagStart + 35])
-            // FFmpeg's CRC covers the frame's first 190 bytes; LAME's the bytes before the CRC
+            // FFmpeg's CRC covers the first 190 bytes of its buffer, zeros past a frame shorter
+            // than that (a low-bitrate mono or MPEG-2 frame); LAME's the bytes before the CRC
             // field (the same 190 for MPEG-1 stereo): either is the tag's.
-            tagCRCMatches = (frame.count >= 190 && Self.tagCRC(frame, at: tagStart + 34) == stored)
+            tagCRCMatches = Self.tagCRC(frame, at: tagStart + 34) == stored
                 || CyclicRedundancyCheck.crc16(frame[0..<(tagStart + 34)]) == stored
         } else {
             tagCRCMatches = false
@@ -148,10 +149,12 @@ public struct MP3InfoTag: Sendable, Hashable {
         return bytes
     }
 
-    /// The tag's CRC-16: of the frame's first 190 bytes, the CRC field itself read as zero
-    /// wherever it falls in them (a mono or MPEG-2 frame's tag ends before byte 190).
+    /// The tag's CRC-16: of the frame's first 190 bytes (zeros past a shorter frame's end), the
+    /// CRC field itself read as zero wherever it falls in them (a mono or MPEG-2 frame's tag ends
+    /// before byte 190).
     static func tagCRC(_ frame: [UInt8], at field: Int) -> UInt16 {
         var head = Array(frame.prefix(190))
+        head += [UInt8](repeating: 0, count: 190 - head.count)
         for index in [field, field + 1] where index < head.count { head[index] = 0 }
         return CyclicRedundancyCheck.crc16(head)
     }

@@ -199,10 +199,13 @@ public final class LibavcodecAudioEncoder {
     private func open(_ format: PCMFormat) throws(CodecError) {
         let name = configuration.encoderName
         if let rates = configuration.sampleRates, !rates.contains(format.sampleRate) {
-            throw .unsupportedSampleRate(format.sampleRate, supported: rates.sorted())
+            throw .unsupportedInput("\(configuration.codec) takes a sample rate of \(rates.sorted().map(String.init).joined(separator: ", ")) Hz, "
+                                    + "not \(format.sampleRate)")
         }
         guard configuration.channelCounts.contains(format.channelCount) else {
-            throw .unsupportedChannelCount(format.channelCount, supported: Array(configuration.channelCounts))
+            let counts = configuration.channelCounts
+            throw .unsupportedInput("\(configuration.codec) takes \(counts.lowerBound == counts.upperBound ? "\(counts.lowerBound)" : "\(counts.lowerBound) to \(counts.upperBound)") "
+                                    + "channels, not \(format.channelCount)")
         }
         if let maximum = configuration.maximumBitrate?(format.sampleRate, format.channelCount) {
             if lowersBitrateToFit { bitrate = max(configuration.minimumBitrate, min(bitrate, maximum)) }

@@ -90,7 +90,9 @@ public enum MP4Probe {
             entry.channels = config.channelCount
             entry.profile = config.profileName
         } else if let audio = sampleEntry.audio {
-            entry.sampleRate = audio.sampleRate
+            // A rate above 65,535 Hz does not fit the sample entry's 16.16 field, which FLAC and
+            // ALAC entries then set to 0: the media timescale is the rate.
+            entry.sampleRate = audio.sampleRate > 0 ? audio.sampleRate : Int(track.timescale)
             entry.channels = audio.channelCount
         }
         // Media ticks to output samples: 1 but for HE-AAC in a core-rate timescale (fdkaac's,

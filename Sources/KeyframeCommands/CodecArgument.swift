@@ -36,9 +36,26 @@ struct CodecArgument: ExpressibleByArgument, Hashable {
     }
 
     /// The codec a command writes into `container`: `asked`, checked against what the container
-    /// holds, or the container's own default; `--profile` other than `lc` only with AAC.
+    /// holds, or the container's own default; `--profile` other than `lc` only with AAC;
+    /// `--bitrate` only with a lossy codec; `sampleRate` (`--sample-rate`) one the codec takes.
     ///
-    /// - Throws: a usage error naming the codec and the container when one cannot hold the other.
+    /// - Throws: a usage error naming the codec and the container when one cannot hold the other,
+    ///   and naming the option it refuses.
+    static func resolve(_ asked: CodecArgument?, container: MediaFileFormat, output: String, encoder: EncoderOptions,
+                        sampleRate: Int? = nil) throws -> AudioCodecID {
+        let codec = try resolve(asked, container: container, output: output, profile: encoder.profile)
+        if encoder.bitrate != nil, codec == .flac || codec == .alac {
+            throw CommandFailure("--bitrate: \(displayName(codec)) is lossless and takes none", status: .usage)
+        }
+        if let sampleRate, codec != .aac, let rates = Keyframe.codecs.sampleRates(for: codec), !rates.contains(sampleRate) {
+            throw CommandFailure("--sample-rate \(sampleRate): \(displayName(codec)) takes \(rates.sorted().map(String.init).joined(separator: ", ")) Hz",
+                                 status: .usage)
+        }
+        return codec
+    }
+
+    /// The codec a command writes into `container` (``resolve(_:container:output:encoder:sampleRate:)``
+    /// without the bitrate and rate checks).
     static func resolve(_ asked: CodecArgument?, container: MediaFileFormat, output: String, profile: ProfileArgument) throws -> AudioCodecID {
         guard let codec = asked?.codec ?? container.defaultAudioCodec else {
             throw CommandFailure("\(output): \(container) holds no compressed audio", status: .usage)

@@ -111,8 +111,15 @@ struct Convert: ParsableCommand {
             return
         }
         try checkDistinct(input: input, output: output)
-        if let container = Keyframe.formats.format(nameOf: FilePath(output)), container.contents.contains(.audioPackets) {
-            _ = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, profile: encoder.profile)
+        if let container = Keyframe.formats.format(nameOf: FilePath(output)) {
+            if container.contents.contains(.audioPackets) {
+                _ = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, encoder: encoder, sampleRate: layout.sampleRate)
+            } else if let asked = codecChoice.codec {
+                let holders = Keyframe.formats.formats.filter { $0.audioCodecs.contains(asked.codec) && Keyframe.formats.entry(for: $0)?.packetSink != nil
+                    && $0.contents.contains(.audioPackets) }
+                throw CommandFailure("--codec \(asked.codec): \(output) is \(container), which holds PCM; write \(asked.codec) to "
+                                     + holders.map { ".\($0.fileExtensions[0])" }.joined(separator: " or "), status: .usage)
+            }
         }
         let options = try options(for: input)
         let line = ProgressLine(label: "converting")

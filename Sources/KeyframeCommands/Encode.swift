@@ -55,7 +55,7 @@ struct Encode: ParsableCommand {
               Keyframe.formats.entry(for: container)?.packetSink != nil else {
             throw CommandFailure("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets))")
         }
-        let codec = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, profile: encoder.profile)
+        let codec = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, encoder: encoder)
         // Before the input is opened: a FIFO's open blocks until its writer comes.
         let control = StopSignals.cancellingControl()
         let inputPath = FilePath(input)

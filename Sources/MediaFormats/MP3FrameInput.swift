@@ -88,11 +88,9 @@ public struct MP3FrameInput: PacketFileSource {
         guard let header = MPEGAudioFrameHeader(Array(head), at: 0), offset + Int64(header.frameLength) <= size else {
             ended = true
             let rest = size - offset
-            if rest == 128, Array(try Self.bytes(at: offset, count: 3, source: source, window: &window, windowStart: &windowStart)) == Array("TAG".utf8) {
-                return nil
-            }
+            if try endsWithTags(from: offset) { return nil }
             damage.append(DamageEvent(.skippedBytes(count: rest), at: offset,
-                                      message: "\(path): the last \(rest) bytes, from byte \(offset), are neither an MPEG audio frame nor an ID3v1 tag"))
+                                      message: "\(path): the last \(rest) bytes, from byte \(offset), are neither an MPEG audio frame nor an APEv2 or ID3v1 tag"))
             return nil
         }
         let frame = Array(try Self.bytes(at: offset, count: header.frameLength, source: source, window: &window, windowStart: &windowStart))
@@ -102,6 +100,24 @@ public struct MP3FrameInput: PacketFileSource {
         offset += Int64(header.frameLength)
         framesRead += 1
         return sample
+    }
+
+    /// Whether the bytes from `start` to the file's end are tags that follow the frames: an
+    /// APEv2 tag (its 32-byte footer `APETAGEX` last, its size the items and the footer, and a
+    /// header of 32 more when its flags say so), an ID3v1 tag (128 bytes from `TAG`), or the one
+    /// and then the other, as MP3Gain and foobar2000 write them.
+    private mutating func endsWithTags(from start: Int64) throws(PipelineError) -> Bool {
+        var end = size
+        if end - start >= 128, Array(try Self.bytes(at: end - 128, count: 3, source: source, window: &window, windowStart: &windowStart)) == Array("TAG".utf8) {
+            end -= 128
+        }
+        if end == start { return true }
+        guard end - start >= 32 else { return false }
+        let footer = Array(try Self.bytes(at: end - 32, count: 32, source: source, window: &window, windowStart: &windowStart))
+        guard footer.count == 32, footer.prefix(8).elementsEqual("APETAGEX".utf8) else { return false }
+        func word(_ at: Int) -> Int64 { Int64(footer[at]) | Int64(footer[at + 1]) << 8 | Int64(footer[at + 2]) << 16 | Int64(footer[at + 3]) << 24 }
+        let hasHeader = word(20) & (1 << 31) != 0
+        return end - start == word(12) + (hasHeader ? 32 : 0)
     }
 
     private static func byte(at position: Int64, source: FileByteSource, window: inout [UInt8], windowStart: inout Int64) throws(PipelineError) -> UInt8? {

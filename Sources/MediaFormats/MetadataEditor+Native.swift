@@ -125,6 +125,32 @@ struct MP3Tag {
         return .userText(description: key, value: value)
     }
 
+    /// ID3v2.3's date frames as ID3v2.4's (ID3v2.4 4.2.5, and its changes from 2.3: `TYER`,
+    /// `TDAT`, `TIME`, `TORY` and `TRDA` are gone): `TYER` with `TDAT` (DDMM) and `TIME` (HHMM)
+    /// become `TDRC` (yyyy-MM-ddTHH:mm), `TORY` becomes `TDOR`, `TRDA` is dropped.
+    static func upgradingDates(_ frames: [ID3v2Tag.Frame]) -> [ID3v2Tag.Frame] {
+        func text(_ wanted: String) -> String? {
+            for case .text(let id, let values) in frames where id == wanted { return values.first }
+            return nil
+        }
+        func digits(_ value: String?, _ count: Int) -> String? {
+            guard let value, value.count == count, value.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return value
+        }
+        let gone: Set<String> = ["TYER", "TDAT", "TIME", "TORY", "TRDA"]
+        var upgraded = frames.filter { if case .text(let id, _) = $0 { !gone.contains(id) } else { true } }
+        if text("TDRC") == nil, let year = digits(text("TYER"), 4) {
+            var date = year
+            if let dayMonth = digits(text("TDAT"), 4) {
+                date += "-\(dayMonth.suffix(2))-\(dayMonth.prefix(2))"
+                if let time = digits(text("TIME"), 4) { date += "T\(time.prefix(2)):\(time.suffix(2))" }
+            }
+            upgraded.append(.text(id: "TDRC", values: [date]))
+        }
+        if text("TDOR") == nil, let original = digits(text("TORY"), 4) { upgraded.append(.text(id: "TDOR", values: [original])) }
+        return upgraded
+    }
+
     /// The stream's length from its Info frame, for the last chapter's end.
     func duration() -> MediaTime? {
         guard let after = try? source.read(at: length, count: 8192), let first = after.firstIndex(where: { $0 != 0 }),
@@ -137,7 +163,7 @@ struct MP3Tag {
         if tag.majorVersion == 3, tag.frames.contains(where: { if case .other(_, let flags, _) = $0 { flags & 0x0C != 0 } else { false } }) {
             throw .unsupported("\(path): its ID3v2.3 tag has compressed or encrypted frames, which are not rewritten as 2.4", path: path)
         }
-        var frames = tag.frames
+        var frames = tag.majorVersion == 3 ? Self.upgradingDates(tag.frames) : tag.frames
         for key in edit.sets.map(\.key) + edit.removals { frames.removeAll { Self.frame($0, holds: key) } }
         frames += edit.sets.map { Self.frame(key: $0.key, value: $0.value) }
         if let cover = edit.cover {

@@ -228,5 +228,18 @@ import TestSupport
                                                                        "--codec", "vorbis"])
         #expect(unknown.status == 64)
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("x.m4a").path))
+        // A bitrate for a lossless codec, a rate the codec does not take, a codec for PCM: usage
+        // errors of encode and convert alike, naming the option.
+        let refused: [([String], String)] = [
+            (["convert", wav, "-o", directory.appendingPathComponent("y.flac").path, "--bitrate", "128k"], "--bitrate: FLAC is lossless"),
+            (["encode", wav, "-o", directory.appendingPathComponent("y.m4a").path, "--codec", "alac", "--bitrate", "256k"], "--bitrate: ALAC is lossless"),
+            (["convert", wav, "-o", directory.appendingPathComponent("y.opus").path, "--sample-rate", "44100"], "--sample-rate 44100: Opus takes 48000 Hz"),
+            (["convert", wav, "-o", directory.appendingPathComponent("y.wav").path, "--codec", "flac"], "holds PCM"),
+        ]
+        for (arguments, words) in refused {
+            let run = try ExternalTool.run(try ExternalTool.keyframe, arguments)
+            #expect(run.status == 64 && run.standardError.contains(words), "\(arguments): \(run.status) \(run.standardError)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["in.wav"])
     }
 }

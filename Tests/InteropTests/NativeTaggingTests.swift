@@ -99,4 +99,26 @@ import TestSupport
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: adts)) == before)
     }
+    /// An ID3v2.3 tag edited is written as 2.4, its dates with it: `TYER` (not a 2.4 frame)
+    /// becomes `TDRC`, so a date set later replaces it rather than standing beside it.
+    @Test func anID3v23DateBecomesTDRC() throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 1)
+        defer { scratch.remove() }
+        let mp3 = scratch.directory.appendingPathComponent("v23.mp3").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", scratch.wav, "-c:a", "libmp3lame", "-id3v2_version", "3",
+                                            "-metadata", "date=2019", "-metadata", "title=T", mp3])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", mp3, "--set", "artist=X"])
+        let frames = """
+            import mutagen.id3, sys
+            tag = mutagen.id3.ID3(sys.argv[1])
+            print(tag.version[1], sorted(tag.keys()), str(tag.get("TDRC", "")))
+            """
+        let upgraded = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", frames, mp3]).standardOutput
+        #expect(upgraded == "4 ['TDRC', 'TIT2', 'TPE1', 'TSSE'] 2019\n", "\(upgraded)")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", mp3, "--set", "date=2021"])
+        let dated = try ExternalTool.succeed(try MP4Check.venvPython, ["-c", frames, mp3]).standardOutput
+        #expect(dated == "4 ['TDRC', 'TIT2', 'TPE1', 'TSSE'] 2021\n", "\(dated)")
+        let ffprobe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=date", "-of", "csv=p=0", mp3]).standardOutput
+        #expect(ffprobe.trimmingCharacters(in: .whitespacesAndNewlines) == "2021")
+    }
 }

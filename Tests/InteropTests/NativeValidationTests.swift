@@ -141,4 +141,32 @@ import TestSupport
         let decode = try ExternalTool.run(try ExternalTool.keyframe, ["decode", path("damaged.flac"), "-o", path("damaged.wav")])
         #expect(decode.status == 3 && decode.standardError.contains("damaged"), "\(decode.standardError)")
     }
+    /// What ordinary files hold is not damage: FFmpeg's LAME tag in an Info frame shorter than the
+    /// 190 bytes its CRC covers (mono at 32 kb/s), and an APEv2 tag then an ID3v1 tag after the
+    /// frames (MP3Gain's, foobar2000's). And a FLAC in MP4 at 96 kHz, whose sample entry cannot
+    /// say the rate, probes at 96 kHz as ffprobe says.
+    @Test func shortInfoFramesAPETagsAndHighRatesReadRight() throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 2)
+        defer { scratch.remove() }
+        func path(_ name: String) -> String { scratch.directory.appendingPathComponent(name).path }
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", scratch.wav, "-ac", "1", "-c:a", "libmp3lame", "-b:a", "32k", path("mono.mp3")])
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path("mono.mp3"))))
+        // An APEv2 tag of one item ("Title" = "hello") with a header and a footer, then ID3v1.
+        func le(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+        let item = le(5) + le(0) + Array("Title".utf8) + [0] + Array("hello".utf8)
+        func apeBlock(flags: Int) -> [UInt8] { Array("APETAGEX".utf8) + le(2000) + le(item.count + 32) + le(1) + le(flags) + [UInt8](repeating: 0, count: 8) }
+        bytes += apeBlock(flags: 0xA000_0000) + item + apeBlock(flags: 0x8000_0000) + Array("TAG".utf8) + [UInt8](repeating: 0, count: 125)
+        try Data(bytes).write(to: URL(fileURLWithPath: path("tagged.mp3")))
+        let validate = try ExternalTool.run(try ExternalTool.keyframe, ["validate", path("mono.mp3"), path("tagged.mp3")])
+        #expect(validate.status == 0 && validate.standardOutput == "\(path("mono.mp3")): ok\n\(path("tagged.mp3")): ok\n",
+                "\(validate.standardOutput)\(validate.standardError)")
+        let cut = try ExternalTool.run(try ExternalTool.keyframe, ["cut", path("tagged.mp3"), "-o", path("cut.mp3"), "--start", "0.5"])
+        #expect(cut.status == 0, "\(cut.standardError)")
+
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=1:sample_rate=96000", path("high.wav")])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", path("high.wav"), "-o", path("high.m4a"), "--codec", "flac"])
+        let probe = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", path("high.m4a")]), "probe")
+        let track = try #require((probe["tracks"] as? [[String: Any]])?.first)
+        #expect(track["sampleRate"] as? Int == 96000, "\(track)")
+    }
 }
