@@ -37,7 +37,7 @@ struct Convert: ParsableCommand {
     @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC, or --codec), .aac (ADTS), .mp3, .opus/.ogg, .flac, .wav or .pcm; or a directory (DIR/, made if missing).")
     var output: String
 
-    @Option(help: ArgumentHelp("Into a directory: the type of each output, by extension (m4a, mp4, aac, wav, pcm).", valueName: "ext"))
+    @Option(help: ArgumentHelp("Into a directory: the type of each output, by extension (m4a, mp4, aac, mp3, opus, ogg, flac, wav, pcm).", valueName: "ext"))
     var outputType = "m4a"
 
     @Option(help: "Into a directory: how many files to convert at once; default: the number of cores.")
@@ -215,6 +215,16 @@ struct Convert: ParsableCommand {
     /// it ends (or a JSON object with `--json`), a non-zero exit if any failed.
     private func runBatch() throws {
         let directory = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
+        let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
+        let writable = Keyframe.formats.formats.filter { format in
+            format.contents.contains(.pcm) || (format.contents.contains(.audioPackets) && Keyframe.formats.entry(for: format)?.packetSink != nil)
+        }
+        guard let kind = Keyframe.formats.format(nameOf: FilePath("x.\(type)")), writable.contains(kind) else {
+            throw CommandFailure("--output-type \(outputType): use " + writable.compactMap(\.fileExtensions.first).joined(separator: ", "), status: .usage)
+        }
+        if kind.contents.contains(.audioPackets) {
+            _ = try CodecArgument.resolve(codecChoice.codec, container: kind, output: "--output-type \(type)", encoder: encoder, sampleRate: layout.sampleRate)
+        }
         // DIR/ names a directory: made when missing, as `package` and `split` make theirs.
         if output.hasSuffix("/"), !URLPath.isDirectory(directory) {
             do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
@@ -222,11 +232,6 @@ struct Convert: ParsableCommand {
             }
         }
         guard URLPath.isDirectory(directory) else { throw CommandFailure("\(output): no such directory") }
-        let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
-        let kind = Keyframe.formats.format(nameOf: FilePath("x.\(type)"))
-        guard let kind, [.adts, .mp4, .wav, .rawPCM].contains(kind) else {
-            throw CommandFailure("--output-type \(outputType): use m4a, mp4, aac, wav or pcm")
-        }
         var items: [Transcode.BatchItem] = []
         var taken: [String: String] = [:]
         for path in inputs {

@@ -87,9 +87,9 @@ public enum FileValidation {
             case .dashManifest:
                 reports.append(report { () throws(PipelineError) in try DASHValidation.findings(forManifest: path) })
             case .directory:
-                if let movies = moviesWithoutManifest(in: path) {
-                    // A folder of M4As (an album, a podcast's episodes): each file on its own.
-                    reports += self.reports(for: movies, formats: formats)
+                if let files = filesWithoutManifest(in: path, formats: formats) {
+                    // A folder of M4As, MP3s, FLACs (an album, a podcast's episodes): each file on its own.
+                    reports += self.reports(for: files, formats: formats)
                 } else {
                     reports.append(report { () throws(PipelineError) in try findings(forDirectory: path) })
                 }
@@ -111,14 +111,21 @@ public enum FileValidation {
         return reports
     }
 
-    /// The MP4/M4A/M4B files of a directory that holds no playlist and no MPD, by name (hidden
-    /// files left out); `nil` when it holds a playlist or an MPD, cannot be listed, or holds no
-    /// such file (``findings(forDirectory:)`` then says why).
-    static func moviesWithoutManifest(in directory: FilePath) -> [FilePath]? {
+    /// The files of a directory that holds no playlist and no MPD that validate checks on their
+    /// own: MP4/M4A/M4B, and those of a format with a validator in `formats` (MP3, FLAC, Ogg
+    /// Opus), by name (hidden files left out); `nil` when it holds a playlist or an MPD, cannot
+    /// be listed, or holds no such file (``findings(forDirectory:)`` then says why).
+    static func filesWithoutManifest(in directory: FilePath, formats: MediaFormatRegistry) -> [FilePath]? {
         guard let names = try? FileSystemCalls.entries(of: directory),
               !names.contains(where: { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") }) else { return nil }
-        let movies = names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appending($0) }.filter { input(at: $0) == .movie }
-        return movies.isEmpty ? nil : movies
+        let files = names.filter { !$0.hasPrefix(".") }.sorted().map { directory.appending($0) }.filter { path in
+            switch input(at: path) {
+            case .movie: true
+            case .other: formats.entry(for: formats.detect(path))?.validator != nil
+            default: false
+            }
+        }
+        return files.isEmpty ? nil : files
     }
 
     /// A directory as a packager leaves it: its master playlist (or, without one, every
@@ -138,7 +145,7 @@ public enum FileValidation {
         }
         let manifests = names.filter { $0.hasSuffix(".mpd") }
         guard !playlists.isEmpty || !manifests.isEmpty else {
-            throw .unsupported("\(directory): no .m3u8 playlist, no .mpd and no MP4/M4A/M4B file in it")
+            throw .unsupported("\(directory): no .m3u8 playlist, no .mpd and no MP4/M4A/M4B, MP3, FLAC or Ogg Opus file in it")
         }
         var found: [ValidationFinding] = []
         for name in masters.isEmpty ? playlists : masters {

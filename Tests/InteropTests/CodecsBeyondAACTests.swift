@@ -242,4 +242,25 @@ import TestSupport
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["in.wav"])
     }
+    /// A batch into a directory writes any type a single convert writes, each file its codec;
+    /// a type it cannot write is a usage error before the directory is made.
+    @Test func aBatchConvertsIntoEachNativeFormat() throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 1)
+        defer { scratch.remove() }
+        let second = scratch.directory.appendingPathComponent("second.wav").path
+        try CodecInteropTests.makeWAV(rate: 48000, channels: 1, seconds: 0.5, to: second)
+        for (type, codec) in [("flac", "flac"), ("mp3", "mp3"), ("opus", "opus")] {
+            let directory = scratch.directory.appendingPathComponent("batch-\(type)")
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", scratch.wav, second, "-o", directory.path + "/", "--output-type", type])
+            for name in ["in", "second"] {
+                let file = directory.appendingPathComponent("\(name).\(type)").path
+                let probed = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", file])
+                #expect(probed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == codec, "\(file): \(probed.standardOutput)")
+            }
+        }
+        let unknown = try ExternalTool.run(try ExternalTool.keyframe, ["convert", scratch.wav, second, "-o", scratch.directory.path + "/none/",
+                                                                       "--output-type", "xyz"])
+        #expect(unknown.status == 64 && unknown.standardError.contains("flac") && unknown.standardError.contains("mp3"), "\(unknown.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.directory.appendingPathComponent("none").path))
+    }
 }

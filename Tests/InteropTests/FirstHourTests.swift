@@ -275,7 +275,7 @@ struct FirstHourTests {
         let empty = directory.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         let none = try Self.keyframe(["validate", empty.path])
-        #expect(none.status == 2 && none.standardError.contains("no MP4/M4A/M4B file"), "\(none.standardError)")
+        #expect(none.status == 2 && none.standardError.contains("no MP4/M4A/M4B, MP3, FLAC or Ogg Opus file"), "\(none.standardError)")
     }
 
     // MARK: Signals

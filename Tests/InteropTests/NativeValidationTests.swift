@@ -168,5 +168,9 @@ import TestSupport
         let probe = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", path("high.m4a")]), "probe")
         let track = try #require((probe["tracks"] as? [[String: Any]])?.first)
         #expect(track["sampleRate"] as? Int == 96000, "\(track)")
+        // The folder, with no playlist: each MP3 and M4A on its own (the WAVs are not checked).
+        let folder = try ExternalTool.run(try ExternalTool.keyframe, ["validate", scratch.directory.path])
+        #expect(folder.status == 0 && folder.standardOutput == ["cut.mp3", "high.m4a", "mono.mp3", "tagged.mp3"].map { "\(path($0)): ok\n" }.joined(),
+                "\(folder.standardOutput)\(folder.standardError)")
     }
 }
