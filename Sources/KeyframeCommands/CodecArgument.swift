@@ -78,3 +78,22 @@ struct CodecOptions: ParsableArguments {
         valueName: "codec"))
     var codec: CodecArgument?
 }
+
+/// `--codec` of the commands that write fMP4 segments (`package`, and `record` into .m4a or
+/// `--hls`): any name ``CodecArgument`` takes, so that a codec the segments do not carry is
+/// refused by the command in its own words; `--help` lists the codecs they carry.
+struct SegmentCodecArgument: ExpressibleByArgument, Hashable {
+    /// The codec.
+    var codec: AudioCodecID
+
+    /// The codec named `argument`, if the tool encodes it.
+    init?(argument: String) {
+        guard let named = CodecArgument(argument: argument) else { return nil }
+        codec = named.codec
+    }
+
+    /// The codecs the tool encodes whose ISO BMFF sample entry is registered (aac, opus, flac, alac).
+    static var allValueStrings: [String] {
+        CodecArgument.allValueStrings.filter { Keyframe.codecs.descriptions.matching(AudioCodecID($0)) != nil }
+    }
+}

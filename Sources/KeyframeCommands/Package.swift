@@ -68,7 +68,7 @@ struct Package: ParsableCommand {
             + "Default: an MP4 input's own Opus, FLAC or ALAC (copied unless a bitrate, rate or channels is asked), else AAC. "
             + "--profile is AAC's; FLAC and ALAC take no --bitrate.",
         valueName: "codec"))
-    var codecArgument: CodecArgument?
+    var codecArgument: SegmentCodecArgument?
 
     @Option(help: ArgumentHelp(
         "Encode a ladder, one rendition per bitrate, comma-separated, each with an optional :profile "

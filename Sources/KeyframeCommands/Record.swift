@@ -126,7 +126,7 @@ struct Record: ParsableCommand {
         "The codec of .m4a and --hls: aac, opus (at 48000 Hz), flac or alac. Default: AAC; .mp3, .opus and .flac record their "
             + "own codec. .aac and --publish take AAC. --profile is AAC's.",
         valueName: "codec"))
-    var codecArgument: CodecArgument?
+    var codecArgument: SegmentCodecArgument?
 
     @Option(help: ArgumentHelp(
         "AAC scale-factor search (ffmpeg's -aac_coder): fast (half the CPU, a little lower quality) or twoloop (ffmpeg's default).",

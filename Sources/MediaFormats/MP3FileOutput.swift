@@ -12,8 +12,9 @@ internal import AudioBitstreams
 /// again then with the same length, so that the last chapter ends at the stream's end.
 ///
 /// Written under a temporary name and renamed when finished: nothing is left under the name on
-/// an error. To standard output, where nothing is rewritten, there is no Info frame, and the
-/// last chapter ends where it starts.
+/// an error. To standard output (``/MediaCore/FileByteSink/standardOutputPath``), where nothing
+/// is rewritten, there is no Info frame, and the last chapter ends where it starts; `keyframe`
+/// itself writes MP3 only to files.
 public struct MP3FileOutput: PacketFileSink {
     /// The file written.
     public let path: FilePath

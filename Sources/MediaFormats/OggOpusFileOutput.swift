@@ -11,7 +11,9 @@ internal import AudioBitstreams
 ///
 /// Pages are checksummed (RFC 3533 6). The serial number is derived from the stream's first
 /// bytes, so the same input writes the same file. Written under a temporary name and renamed
-/// when finished; nothing is rewritten, so standard output works as well.
+/// when finished; nothing is rewritten, so standard output
+/// (``/MediaCore/FileByteSink/standardOutputPath``) works as well, though `keyframe` itself
+/// writes Ogg Opus only to files.
 public struct OggOpusFileOutput: PacketFileSink {
     /// The file written.
     public let path: FilePath
