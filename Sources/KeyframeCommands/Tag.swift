@@ -85,7 +85,8 @@ struct Tag: ParsableCommand {
                 }
                 if json || !hasEdits { try printTags(path, native: native) }
             } catch {
-                Terminal.warning(CommandFailure.message(error, naming: path))
+                // Each file on its own: the rest are still tagged, and the status says one failed.
+                Terminal.error("Error: " + CommandFailure.message(error, naming: path) + "\n")
                 failed = true
             }
         }

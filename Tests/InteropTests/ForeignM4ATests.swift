@@ -339,9 +339,14 @@ import TestSupport
         #expect(abs(seconds - Double(whole.frames) / Double(foreign.sampleRate)) < 0.5 / Double(foreign.sampleRate),
                 "\(name): probe says the joined track lasts \(seconds) s (remainder \(track["remainder"] ?? "-")), its parts \(whole.frames) frames")
         // Each part keeps its own chapters (a split keeps those that fall in it): a file with
-        // chapters gets them back; without, a chapter per part.
+        // chapters gets them back; without, a chapter per part named by its file, or none when
+        // the parts share a title (the source's, as an iTunes item: FFmpeg's mdta keys are not
+        // read as one).
         let sourceChapters = try EditCommandTests.mutagenChapters(foreign.file).count
-        #expect(try EditCommandTests.mutagenChapters(joined).count == (sourceChapters > 0 ? sourceChapters : 3), "\(name): chapters")
+        let tags = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", foreign.file, "--json"]), "tag --json")
+        let titled = (tags["tags"] as? [String: Any])?["©nam"] != nil
+        #expect(try EditCommandTests.mutagenChapters(joined).count == (sourceChapters > 0 ? sourceChapters : titled ? 0 : 3),
+                "\(name): chapters")
         // The whole file joined to a part of itself: join takes the foreign file as it is. Exact
         // only where the file declares its encoder's priming (an edit from 1024 on): a part with
         // none overlaps the previous part's last frame when decoded.

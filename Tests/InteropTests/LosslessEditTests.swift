@@ -142,6 +142,34 @@ import TestSupport
         }
     }
 
+    /// Split at points that are not chapter starts, then joined: the source's chapters again (a
+    /// chapter a split cut in two is one again), its title kept; a source without chapters joins
+    /// back without any, not with a chapter per part.
+    @Test(arguments: ["flac", "flac.m4a", "alac.m4a"])
+    func splitThenJoinGivesBackTheChaptersAndTitle(kind: String) throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 2)
+        defer { scratch.remove() }
+        func path(_ name: String) -> String { scratch.directory.appendingPathComponent(name).path }
+        let ext = kind == "flac" ? "flac" : "m4a"
+        let source = path("src.\(ext)")
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["encode", scratch.wav, "-o", source, "--codec", String(kind.prefix(4))])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", source, "--set", "title=Song"])
+        try "00:00:00.000 Intro\n00:00:00.800 Verse\n".write(toFile: path("chapters.txt"), atomically: true, encoding: .utf8)
+        for chaptered in [true, false] {
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", source] + (chaptered ? ["--import", path("chapters.txt")] : ["--remove"]))
+            let parts = path("parts-\(chaptered)")
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["split", source, "--at", "0.5,1.2", "-o", parts + "/"])
+            let names = try FileManager.default.contentsOfDirectory(atPath: parts).sorted()
+            #expect(names.count == 3, "\(names)")
+            let joined = path("joined-\(chaptered).\(ext)")
+            try ExternalTool.succeed(try ExternalTool.keyframe, ["join"] + names.map { parts + "/" + $0 } + ["-o", joined])
+            let chapters = try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", joined, "--export"]).standardOutput
+            #expect(chapters == (chaptered ? "00:00:00.000 Intro\n00:00:00.800 Verse\n" : ""), "\(kind), chapters \(chaptered): \(chapters)")
+            let title = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", joined]).standardOutput
+            #expect(title.trimmingCharacters(in: .whitespacesAndNewlines) == "Song", "\(kind): \(title)")
+        }
+    }
+
     @Test func twentyFourBitFLACAndAnID3v1Tag() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -20,6 +20,9 @@ extension AudioEditing {
         /// What of the file cannot be read (a file cut short): its end, told with every edit of it.
         var damage: [DamageEvent] = []
 
+        /// The title tag.
+        var title: String? { metadata.tags.first { $0.key == "title" }?.value }
+
         /// The chapters as an MP4's, at the stream's rate.
         var chapters: [MovieChapter] {
             let scale = Int32(clamping: sampleRate)
@@ -89,7 +92,9 @@ extension AudioEditing {
                            progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
         guard let first = streams.first else { throw .unsupported("join needs at least one input") }
         var metadata = first.metadata
-        metadata.tags.removeAll { $0.key == "title" || $0.key == "track" }
+        // A title every part shares (parts split from one file) is the whole's; else each part's own.
+        let titles = Set(streams.map(\.title))
+        metadata.tags.removeAll { ($0.key == "title" && titles.count > 1) || $0.key == "track" }
         if first.format == .oggOpus {
             var pieces = [OggOpusSpliceSource.Piece(path: first.path, range: 0..<first.length)]
             for (previous, next) in zip(streams, streams.dropFirst()) {
@@ -102,8 +107,11 @@ extension AudioEditing {
                                     damage: streams.flatMap(\.damage), control: control, progress: progress)
         }
         guard first.format == .mp3 else {
+            // FLAC's frames join as they are; a part is taken to continue the one before (a
+            // split's next part) when both have the same title, as a split leaves them.
+            let continues = streams.indices.map { $0 == 0 || streams[$0].title == streams[$0 - 1].title }
             return try writeNative(output, pieces: streams.map { ($0, 0..<$0.length) }, metadata: metadata,
-                                   chapters: joinedChapters(streams), control: control, progress: progress)
+                                   chapters: joinedChapters(streams, continues: continues), control: control, progress: progress)
         }
         var pieces = [MP3SpliceSource.Piece(path: first.path, range: 0..<first.length)]
         for (previous, next) in zip(streams, streams.dropFirst()) {

@@ -352,9 +352,10 @@ public enum AudioEditing {
     /// without re-encoding, gaplessly: an edit per part skips that part's priming and
     /// padding, so the output decodes to exactly the parts' decoded audio one after another.
     ///
-    /// The output has a chapter per part, titled by the part's title tag, else its file name, and
-    /// the first part's tags, except those that describe that part only (title, track number,
-    /// iTunSMPB).
+    /// The output has a chapter per part, titled by the part's title tag, else its file name
+    /// (none when the parts continue one stream with one title and no chapters: a split file),
+    /// and the first part's tags, except those that describe that part only (track number,
+    /// iTunSMPB, and the title unless every part has the same).
     ///
     /// - Throws: `PipelineError.unsupported` naming the input and the field that differs
     ///   when the inputs cannot be joined losslessly (object type, sample rate, channel
@@ -384,7 +385,8 @@ public enum AudioEditing {
             }
         }
         var items = first.items
-        for key in ["©nam", "trkn"] { items.remove(key) }
+        // A title every part shares (parts split from one file) is the whole's; else each part's own.
+        for key in Set(layouts.map(\.title)).count > 1 ? ["©nam", "trkn"] : ["trkn"] { items.remove(key) }
         // Consecutive parts of one stream (as `split` makes them) join into the stream again:
         // the packets the later part repeats are dropped and the two edits become one.
         var pieces: [Piece] = [Piece(layout: first, range: 0..<first.validLength, repeated: 0)]
@@ -397,13 +399,16 @@ public enum AudioEditing {
 
     /// The chapters of a join: each part's own, moved to where the part starts; a part without
     /// any has one, titled by its title tag (else its file name). In a part that continues the
-    /// stream of the one before (``Piece/repeated``), a chapter at its start with the title of
-    /// the chapter before it is that chapter going on (a chapter a split cut in two) and is not
-    /// repeated.
+    /// stream of the one before (``Piece/repeated``, or any lossless part), a chapter at its start
+    /// with the title of the chapter before it is that chapter going on (a chapter a split cut in
+    /// two) and is not repeated. Parts that all continue one stream, with one title and no
+    /// chapters, have none (a titled file without chapters, split and joined again).
     static func joinedChapters(_ pieces: [Piece]) -> [MovieChapter] {
         joinedChapters(pieces.map { piece in
+            // Lossless frames join as they are, with no packets repeated: every part continues.
             JoinedPart(chapters: piece.layout.chapters, length: piece.layout.validLength, timescale: piece.layout.timescale,
-                       title: piece.layout.title ?? piece.layout.path.stem, continues: piece.repeated > 0)
+                       title: piece.layout.title ?? piece.layout.path.stem,
+                       continues: piece.repeated > 0 || [.flac, .alac].contains(piece.layout.audioFormat.codec))
         })
     }
 
@@ -416,7 +421,7 @@ public enum AudioEditing {
     static func joinedChapters(_ streams: [NativeStream], starts: [Int64]? = nil, continues: [Bool]? = nil) -> [MovieChapter] {
         joinedChapters(streams.enumerated().map { number, stream in
             JoinedPart(chapters: stream.chapters, length: stream.length, timescale: stream.sampleRate,
-                       title: stream.metadata.tags.first { $0.key == "title" }?.value ?? stream.path.stem,
+                       title: stream.title ?? stream.path.stem,
                        continues: continues?[number] ?? true, start: starts?[number])
         })
     }
@@ -438,6 +443,12 @@ public enum AudioEditing {
     /// Each part's chapters, moved to where it starts, at the first part's timescale.
     static func joinedChapters(_ parts: [JoinedPart]) -> [MovieChapter] {
         guard let first = parts.first else { return [] }
+        // Parts of one stream (split from one file) with one title and no chapters: the whole
+        // has none, as the file had. (Parts split at chapters are titled by them, and get them
+        // back; untitled parts are named by their files.)
+        if parts.allSatisfy({ $0.chapters.isEmpty && $0.title != nil && $0.title == first.title }), parts.dropFirst().allSatisfy(\.continues) {
+            return []
+        }
         let scale = Int32(clamping: first.timescale)
         var chapters: [MovieChapter] = []
         var offset: Int64 = 0
