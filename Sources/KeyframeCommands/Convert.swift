@@ -72,7 +72,7 @@ struct Convert: ParsableCommand {
     var normalize: Double?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("With --normalize: the true-peak ceiling in dBTP (ITU-R BS.1770-4, 4× oversampled); "
-                               + "AAC outputs are measured decoded, and encoded again lower while the codec's peaks pass it. Default: -1.", valueName: "dBTP"))
+                               + "lossy outputs (AAC, MP3, Opus) are measured decoded, and encoded again lower while the codec's peaks pass it. Default: -1.", valueName: "dBTP"))
     var truePeak: Double?
 
     @Flag(help: ArgumentHelp("With --normalize: no limiter; the gain stops where the true peak meets --true-peak, and a target "

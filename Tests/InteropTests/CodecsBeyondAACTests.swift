@@ -105,13 +105,22 @@ import TestSupport
         try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", alac, "--codec", "alac"])
         #expect(try Self.ffmpegPCM(alac, in: directory, name: "alac.raw") == CodecInteropTests.wavPayload(wav))
 
-        let opus = directory.appendingPathComponent("opus.m4a").path
-        let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", opus, "--codec", "opus", "--normalize", "-16"])
-        #expect(run.standardOutput.contains("Opus packets") && run.standardOutput.contains("decoded"), "\(run.standardOutput)")
-        let loudness = try ExternalTool.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", opus, "-af", "ebur128", "-f", "null", "-"])
-        let integrated = loudness.standardError.split(separator: "\n").last { $0.contains("I:") && $0.contains("LUFS") }
-            .flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
-        #expect(integrated.map { abs($0 + 16) <= 0.5 } == true, "FFmpeg measures \(integrated.map { "\($0)" } ?? "nothing") LUFS")
+        // Normalised into each lossy codec and container: the loudness reported is the decoded
+        // output's, as FFmpeg's ebur128 measures it, and within 0.5 LU of the target.
+        for (name, codec) in [("opus.m4a", ["--codec", "opus"]), ("norm.mp3", []), ("norm.opus", [])] {
+            let output = directory.appendingPathComponent(name).path
+            let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", flac, "-o", output, "--normalize", "-16"] + codec)
+            let reported = run.standardOutput.firstMatch(of: #/→ (-?[0-9.]+) LUFS, (-?[0-9.]+) dBTP decoded/#).flatMap { Double($0.output.1) }
+            let loudness = try ExternalTool.run("ffmpeg", ["-nostdin", "-hide_banner", "-i", output, "-af", "ebur128", "-f", "null", "-"])
+            let integrated = loudness.standardError.split(separator: "\n").last { $0.contains("I:") && $0.contains("LUFS") }
+                .flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
+            #expect(integrated.map { abs($0 + 16) <= 0.5 } == true, "\(name): FFmpeg measures \(integrated.map { "\($0)" } ?? "nothing") LUFS")
+            if let reported, let integrated {
+                #expect(abs(reported - integrated) <= 0.2, "\(name): reported \(reported) LUFS decoded, FFmpeg measures \(integrated)")
+            } else {
+                Issue.record("\(name): no decoded loudness reported: \(run.standardOutput)")
+            }
+        }
     }
 
     /// Native FLAC (`.flac`): `flac -t` checks every frame and the MD5, which is the reference

@@ -4,41 +4,41 @@ import MediaCore
 import MediaFormats
 internal import Synchronization
 
-/// An AAC file output that decodes what it writes, as a listener's decoder will, and measures
-/// the decoded PCM (EBU R 128 loudness; true peak per ITU-R BS.1770-4, 4× oversampled): what
-/// `convert --normalize` promises is the decoded output's, and a lossy codec adds peaks of its
-/// own.
+/// What a measured output's decode measured, read by the job once the pump has ended.
+final class DecodedLoudnessVerdict: Sendable {
+    private let state = Mutex<(loudness: Loudness?, refused: Bool)>((nil, false))
+
+    /// The decoded output's loudness, once the stream has ended.
+    var loudness: Loudness? { state.withLock { $0.loudness } }
+    /// Whether the file was cancelled for a decoded loudness that broke the promise.
+    var isRefused: Bool { state.withLock { $0.refused } }
+
+    fileprivate func set(_ loudness: Loudness?, refused: Bool) { state.withLock { $0 = (loudness, refused) } }
+}
+
+/// A lossy file output (AAC in MP4 or ADTS, MP3, Ogg Opus) that decodes what it writes, as a
+/// listener's decoder will, and measures the decoded PCM (EBU R 128 loudness; true peak per
+/// ITU-R BS.1770-4, 4× oversampled): what `convert --normalize` promises is the decoded
+/// output's, and a lossy codec adds peaks of its own and moves the loudness.
 ///
 /// With a `DecodedLoudnessPromise`, a decoded true peak over its ceiling, or an integrated
 /// loudness more than its tolerance from its target, cancels the file before it is committed, so
-/// an existing output stays as it was and the job can encode again (``Verdict/isRefused``).
-struct LoudnessGatedOutput: PacketSink {
-    /// What the decoded output measured, read by the job once the pump has ended.
-    final class Verdict: Sendable {
-        private let state = Mutex<(loudness: Loudness?, refused: Bool)>((nil, false))
-
-        /// The decoded output's loudness, once the stream has ended.
-        var loudness: Loudness? { state.withLock { $0.loudness } }
-        /// Whether the file was cancelled for a decoded loudness that broke the promise.
-        var isRefused: Bool { state.withLock { $0.refused } }
-
-        fileprivate func set(_ loudness: Loudness?, refused: Bool) { state.withLock { $0 = (loudness, refused) } }
-    }
-
-    private var output: AudioPacketOutput
+/// an existing output stays as it was and the job can encode again (``DecodedLoudnessVerdict/isRefused``).
+struct LoudnessGatedOutput<Output: PacketFileSink>: PacketSink {
+    private var output: Output
     private let promise: DecodedLoudnessPromise?
     /// Whether the ReplayGain tags are made again from the decoded output when it is committed.
     private let replayGain: Bool
     private var metadata: StreamMetadata?
-    let verdict: Verdict
+    let verdict: DecodedLoudnessVerdict
     private var decoder: LibavcodecAudioDecoder?
     private let meter = LoudnessMeter()
     private var ended = false
 
     /// `output`, committed only when its decoded loudness keeps `promise` (`nil`: measured only);
-    /// with `replayGain`, its ReplayGain tags are those of the decoded output (an MP4 whose tags
+    /// with `replayGain`, its ReplayGain tags are those of the decoded output (an MP4, whose tags
     /// are written when it is finished).
-    init(_ output: consuming AudioPacketOutput, promise: DecodedLoudnessPromise?, replayGain: Bool = false, verdict: Verdict) {
+    init(_ output: consuming Output, promise: DecodedLoudnessPromise?, replayGain: Bool = false, verdict: DecodedLoudnessVerdict) {
         self.output = output
         self.promise = promise
         self.replayGain = replayGain

@@ -237,7 +237,7 @@ extension Transcode {
         metadata.tags.removeAll { $0.key.lowercased().hasPrefix("replaygain_") }
         if options.replayGain, let measured, measured.integrated.isFinite, measured.integrated > -70 {
             // Of the output: as a limiter's trial pass measured it, else the input's moved by the
-            // gain; a normalised AAC output's are measured again decoded (LoudnessGatedOutput).
+            // gain; a normalised lossy output's are measured again decoded (LoudnessGatedOutput).
             let applied = gain?.decibels ?? 0
             let output = gain?.expected ?? Loudness(integrated: measured.integrated + applied, range: measured.range,
                                                     truePeak: measured.truePeak + applied)
@@ -249,7 +249,7 @@ extension Transcode {
         }
         let announced: [StreamEvent] = metadata == StreamMetadata() ? [] : [.metadata(metadata)]
         var tagged = AnnouncingSource(source, announcing: announced)
-        // A normalised AAC output is measured decoded, as a listener hears it. The codec adds
+        // A normalised lossy output (AAC, MP3, Opus) is measured decoded, as a listener hears it. The codec adds
         // peaks of its own and moves the loudness: an encode whose decoded true peak is over the
         // ceiling, or whose loudness is more than 0.5 LU from the target, is cancelled before it
         // replaces anything, and the input is encoded again fitted to what the decode measured
@@ -261,8 +261,8 @@ extension Transcode {
         while true {
             encodes += 1
             let promise = gain?.ceiling.map { DecodedLoudnessPromise(ceiling: $0, target: options.normalizeTo) }
-            // A lossy codec's decode is measured (its peaks are its own); MP4 and ADTS outputs.
-            let gate = isLossy && (outputKind == .mp4 || outputKind == .adts) && gain?.ceiling != nil
+            // A lossy codec's decode is measured (its peaks are its own), in any container.
+            let gate = isLossy && gain?.ceiling != nil
                 ? LoudnessGate(promise: encodes < lossyEncodeLimit ? promise : nil, replayGain: options.replayGain) : nil
             do {
                 summary = try convert(tagged, named: source.description, to: output, as: outputKind, options: options, profile: profile,
@@ -354,7 +354,7 @@ extension Transcode {
                 (key: "replaygain_track_peak", value: fixed(peak, digits: 6))]
     }
 
-    /// How many times a normalised AAC output is encoded at most: the encodes before the last
+    /// How many times a normalised lossy output is encoded at most: the encodes before the last
     /// are cancelled when, decoded, their true peak is over the ceiling or their loudness more
     /// than 0.5 LU from the target.
     public static let lossyEncodeLimit = 3
@@ -384,7 +384,7 @@ extension Transcode {
             let wanted = target - loudness.integrated
             if target - (decoded.integrated + step) > 0.5 {
                 throw .unsupported("\(input): reaching \(fixed(target, digits: 1)) LUFS needs a gain of \(fixed(wanted, digits: 1)) dB, "
-                                   + "but decoded from AAC its true peak stays under the \(fixed(ceiling, digits: 1)) dBTP ceiling only with "
+                                   + "but decoded its true peak stays under the \(fixed(ceiling, digits: 1)) dBTP ceiling only with "
                                    + "\(fixed(allowed, digits: 1)) dB (the codec adds peaks of its own); remove --no-limiter to limit "
                                    + "the peaks, or raise --true-peak or the bitrate")
             }
@@ -453,10 +453,15 @@ extension Transcode {
         let outputOptions = MediaFormatRegistry.OutputOptions(encoderName: Transcode.encoderName(of: codec))
         let report: JobReport
         if let gain, let gate {
-            let sink = try formats.packetOutput(output, as: AudioPacketOutput.self, options: outputOptions)
-            var gated = LoudnessGatedOutput(sink, promise: gate.promise, replayGain: gate.replayGain, verdict: gate.verdict)
-            var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
-            report = try Pump.run(from: &chain, into: &gated, control: control, progress: progress)
+            // The decode of any lossy container the registry writes packets to (MP4, ADTS, MP3, Ogg Opus).
+            func gated<Sink: PacketFileSink>(_ sink: Sink) throws(PipelineError) -> JobReport {
+                // ReplayGain tags made again at the end only where they are written then (MP4).
+                var gated = LoudnessGatedOutput(sink, promise: gate.promise, replayGain: gate.replayGain && sink is AudioPacketOutput,
+                                                verdict: gate.verdict)
+                var chain = source.transformed(by: resampler).transformed(by: gain).transformed(by: encoder)
+                return try Pump.run(from: &chain, into: &gated, control: control, progress: progress)
+            }
+            report = try gated(try formats.packetOutput(output, options: outputOptions))
         } else {
             // Any container the registry writes packets to (MP4, ADTS, FLAC).
             func pump<Sink: PacketFileSink>(into sink: Sink) throws(PipelineError) -> JobReport {
@@ -553,13 +558,13 @@ extension Transcode {
     }
 }
 
-/// What the output of a normalised AAC encode is held to (`nil`: measured only), and what it
+/// What the output of a normalised lossy encode (AAC, MP3, Opus) is held to (`nil`: measured only), and what it
 /// measured.
 struct LoudnessGate {
     let promise: DecodedLoudnessPromise?
     /// Whether the ReplayGain tags are made from the decoded output.
     let replayGain: Bool
-    let verdict = LoudnessGatedOutput.Verdict()
+    let verdict = DecodedLoudnessVerdict()
 }
 
 /// The level stage of `convert --normalize`: a fixed gain or the true-peak limiter, and a meter
