@@ -265,6 +265,10 @@ import TestSupport
                 let file = directory.appendingPathComponent("\(name).\(type)").path
                 let probed = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", file])
                 #expect(probed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == codec, "\(file): \(probed.standardOutput)")
+                // The encoder tag names ours, not what made the input (FFmpeg's WAV says Lavf).
+                let encoder = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=encoder:stream_tags=encoder",
+                                                                   "-of", "compact", file]).standardOutput.lowercased()
+                #expect(encoder.contains("encoder=keyframekit (libavcodec \(codec))") && !encoder.contains("lavf"), "\(file): \(encoder)")
             }
         }
         let unknown = try ExternalTool.run(try ExternalTool.keyframe, ["convert", scratch.wav, second, "-o", scratch.directory.path + "/none/",

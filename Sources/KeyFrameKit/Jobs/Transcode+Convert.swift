@@ -232,6 +232,12 @@ extension Transcode {
         // The tags travel in the stream: the input's (unless dropped), with ReplayGain added.
         var metadata = options.carriesTags ? source.metadata : StreamMetadata()
         source.announcesMetadata = false
+        // The input's encoder tag names what made the input: an encoded output names its own
+        // encoder (MP4's muxer writes it as ©too; ID3's TSSE, a Vorbis comment's ENCODER).
+        if writesPackets {
+            metadata.tags.removeAll { $0.key.lowercased() == "encoder" }
+            if outputKind != .mp4 && outputKind != .adts { metadata.tags.append((key: "encoder", value: Transcode.encoderName(of: codec))) }
+        }
         // An input's ReplayGain describes the input, not what is written (a new encode, perhaps
         // normalized): never carried; --replaygain measures the output's.
         metadata.tags.removeAll { $0.key.lowercased().hasPrefix("replaygain_") }
