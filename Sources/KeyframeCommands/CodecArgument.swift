@@ -97,3 +97,23 @@ struct SegmentCodecArgument: ExpressibleByArgument, Hashable {
         CodecArgument.allValueStrings.filter { Keyframe.codecs.descriptions.matching(AudioCodecID($0)) != nil }
     }
 }
+
+/// `--codec` of `publish`: any name ``CodecArgument`` takes, so that a codec a destination does
+/// not carry is refused naming the destination; `--help` lists the codecs some registered live
+/// destination carries (aac, mp3, opus).
+struct LiveCodecArgument: ExpressibleByArgument, Hashable {
+    /// The codec.
+    var codec: AudioCodecID
+
+    /// The codec named `argument`, if the tool encodes it.
+    init?(argument: String) {
+        guard let named = CodecArgument(argument: argument) else { return nil }
+        codec = named.codec
+    }
+
+    /// The codecs the tool encodes that a registered live destination carries.
+    static var allValueStrings: [String] {
+        let carried = Set(Keyframe.destinations.entries.flatMap(\.codecs))
+        return CodecArgument.allValueStrings.filter { carried.contains(AudioCodecID($0)) }
+    }
+}

@@ -59,7 +59,7 @@ struct Publish: ParsableCommand {
 
     @Option(help: ArgumentHelp("The codec encoded: aac, or mp3 or opus for Icecast (audio/mpeg; Opus in Ogg, audio/ogg) and SRT (MPEG-TS). "
                                + "Default: aac. --profile is AAC's.", valueName: "codec"))
-    var codec: CodecArgument?
+    var codec: LiveCodecArgument?
 
     @Option(help: "The stream's title (Icecast's stream name and song; RTMP's onMetaData title); by default the file's title tag.")
     var title: String?
