@@ -82,7 +82,7 @@ struct Convert: ParsableCommand {
     @Flag(help: "Write ReplayGain 2.0 track gain and peak (-18 LUFS reference) as iTunes tags (.m4a/.mp4).")
     var replaygain = false
 
-    @Flag(help: "Do not carry the input's tags and cover art into the .m4a/.mp4.")
+    @Flag(help: "Do not carry the input's tags and cover art into the output (.m4a/.mp4, .mp3, .opus, .flac).")
     var noTags = false
 
     @OptionGroup(title: "Raw .pcm input") var rawInput: RawInputOptions

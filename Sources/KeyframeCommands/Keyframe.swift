@@ -15,7 +15,7 @@ package struct Keyframe: ParsableCommand {
         abstract: "Capture, encode, convert, tag, package, publish and inspect audio: AAC, MP3, Opus, FLAC and ALAC.",
         discussion: """
             Records from an ALSA device; converts any audio FFmpeg reads to gapless AAC-LC, HE-AAC or \
-            HE-AAC v2 in M4A/MP4 or ADTS, or to WAV; edits M4A/M4B, MP3, Ogg Opus and FLAC files without \
+            HE-AAC v2 in M4A/MP4 or ADTS, to MP3, Opus (Ogg or MP4), FLAC or ALAC, or to WAV; edits M4A/M4B, MP3, Ogg Opus and FLAC files without \
             re-encoding (tags, chapters, cut, split, join); packages HLS and DASH and serves them over HTTP; publishes live \
             to RTMP, Icecast and SRT; probes, measures loudness and validates what it and others wrote. \
             'keyframe help COMMAND' explains each command.

@@ -69,7 +69,8 @@ struct Record: ParsableCommand {
             """
     )
 
-    @Argument(help: "The file to write: .pcm, .wav, .aac or .m4a (or --hls DIR alone; .aac or .m4a with --hls DIR writes both).")
+    @Argument(help: ArgumentHelp("The file to write: .pcm, .wav, .aac or .m4a (or --hls DIR alone; .aac or .m4a with --hls DIR writes both); "
+                                 + ".mp3, .opus or .flac, written whole when the recording ends."))
     var output: String?
 
     @Option(help: ArgumentHelp("Record a live HLS rendition into this directory.", valueName: "DIR"))
