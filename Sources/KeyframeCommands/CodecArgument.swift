@@ -79,41 +79,41 @@ struct CodecOptions: ParsableArguments {
     var codec: CodecArgument?
 }
 
-/// `--codec` of the commands that write fMP4 segments (`package`, and `record` into .m4a or
-/// `--hls`): any name ``CodecArgument`` takes, so that a codec the segments do not carry is
-/// refused by the command in its own words; `--help` lists the codecs they carry.
-struct SegmentCodecArgument: ExpressibleByArgument, Hashable {
+/// A `--codec` that takes any name ``CodecArgument`` takes, so that a codec the command cannot
+/// write is refused by the command in its own words, and whose `--help` lists the codecs it
+/// writes (``lists(_:)``).
+protocol ListedCodecArgument: ExpressibleByArgument, Hashable {
     /// The codec.
-    var codec: AudioCodecID
-
-    /// The codec named `argument`, if the tool encodes it.
-    init?(argument: String) {
-        guard let named = CodecArgument(argument: argument) else { return nil }
-        codec = named.codec
-    }
-
-    /// The codecs the tool encodes whose ISO BMFF sample entry is registered (aac, opus, flac, alac).
-    static var allValueStrings: [String] {
-        CodecArgument.allValueStrings.filter { Keyframe.codecs.descriptions.matching(AudioCodecID($0)) != nil }
-    }
+    var codec: AudioCodecID { get }
+    init(codec: AudioCodecID)
+    /// Whether `--help` lists `codec`.
+    static func lists(_ codec: AudioCodecID) -> Bool
 }
 
-/// `--codec` of `publish`: any name ``CodecArgument`` takes, so that a codec a destination does
-/// not carry is refused naming the destination; `--help` lists the codecs some registered live
-/// destination carries (aac, mp3, opus).
-struct LiveCodecArgument: ExpressibleByArgument, Hashable {
-    /// The codec.
-    var codec: AudioCodecID
-
+extension ListedCodecArgument {
     /// The codec named `argument`, if the tool encodes it.
     init?(argument: String) {
         guard let named = CodecArgument(argument: argument) else { return nil }
-        codec = named.codec
+        self.init(codec: named.codec)
     }
 
-    /// The codecs the tool encodes that a registered live destination carries.
-    static var allValueStrings: [String] {
-        let carried = Set(Keyframe.destinations.entries.flatMap(\.codecs))
-        return CodecArgument.allValueStrings.filter { carried.contains(AudioCodecID($0)) }
-    }
+    /// The codecs the tool encodes that the command writes.
+    static var allValueStrings: [String] { CodecArgument.allValueStrings.filter { lists(AudioCodecID($0)) } }
+}
+
+/// `--codec` of the commands that write fMP4 segments (`package`, and `record` into .m4a or
+/// `--hls`): `--help` lists the codecs whose ISO BMFF sample entry is registered (aac, opus,
+/// flac, alac).
+struct SegmentCodecArgument: ListedCodecArgument {
+    let codec: AudioCodecID
+    init(codec: AudioCodecID) { self.codec = codec }
+    static func lists(_ codec: AudioCodecID) -> Bool { Keyframe.codecs.descriptions.matching(codec) != nil }
+}
+
+/// `--codec` of `publish`: `--help` lists the codecs some registered live destination carries
+/// (aac, mp3, opus).
+struct LiveCodecArgument: ListedCodecArgument {
+    let codec: AudioCodecID
+    init(codec: AudioCodecID) { self.codec = codec }
+    static func lists(_ codec: AudioCodecID) -> Bool { Keyframe.destinations.entries.contains { $0.codecs.contains(codec) } }
 }
