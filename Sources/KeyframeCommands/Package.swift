@@ -7,7 +7,7 @@ struct Package: ParsableCommand {
         commandName: "package",
         abstract: "Package audio as HLS (and DASH): a rendition or a ladder of playlists, CMAF init segments and fMP4 segments.",
         discussion: """
-            An AAC input (.m4a/.mp4 or ADTS) is stream-copied, as is an M4A of Opus, FLAC or ALAC; \
+            An AAC input (.m4a/.mp4 or ADTS) is stream-copied, as is an M4A of Opus, FLAC or ALAC, or an Ogg Opus file; \
             anything else `convert` reads is encoded to AAC-LC (128 kb/s, or --bitrate, which also \
             re-encodes AAC, as do --sample-rate and --channels), or with --codec to Opus (48 kHz, \
             128k), FLAC or ALAC (lossless), each its own sample entry (CODECS Opus, fLaC, alac). \

@@ -212,7 +212,8 @@ public enum DASHValidation {
                 let duration = mpdUnits(timing.duration)
                 // The first segment from 0, shortened by the priming.
                 let clamped = start < 0 && segment.time == 0 && near(segment.duration, duration.saturatingAdding(start))
-                if skip > 0 && near(segment.time, decodeStart) && !near(segment.time, start) { decodeTimeline += 1 }
+                // (The first segment, from 0 and shortened by the priming, is on both timelines.)
+                if skip > 0 && !clamped && near(segment.time, decodeStart) && !near(segment.time, start) { decodeTimeline += 1 }
                 if !clamped && !near(segment.time, start) { startMismatches.append((index, segment, start)) }
                 if !clamped && !near(segment.duration, duration) { durationMismatches.append((index, segment, duration)) }
             }

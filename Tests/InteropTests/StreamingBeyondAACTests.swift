@@ -85,6 +85,28 @@ import TestSupport
         #expect(output["copied"] as? Bool == false && (output["codecs"] as? [String: String])?["."] == "Opus", "\(output)")
     }
 
+    /// An Ogg Opus file (opusenc's) is packaged by stream copy, not encoded again: its packets
+    /// into Opus segments, its pre-skip the edit, its tags the init segment's. FFmpeg decodes the
+    /// package to the file's own decode, sample for sample (and then the last packet's padding,
+    /// which it keeps in fragmented MP4).
+    @Test func anOggOpusInputIsCopiedIntoOpusSegments() throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 48000, channels: 2, seconds: 5)
+        defer { scratch.remove() }
+        let (directory, wav) = (scratch.directory, scratch.wav)
+        let ogg = directory.appendingPathComponent("in.opus").path
+        try ExternalTool.succeed("opusenc", ["--quiet", "--title", "Opus Tune", wav, ogg])
+        let hls = directory.appendingPathComponent("hls").path
+        let output = try Self.package([ogg, "--hls", hls, "--dash"])
+        #expect(output["copied"] as? Bool == true && (output["codecs"] as? [String: String])?["."] == "Opus", "\(output)")
+        let check = try Self.validate(hls)
+        #expect(check.status == 0 && !check.output.contains("error:"), "\(check.output)")
+        let source = try CodecsBeyondAACTests.ffmpegPCM(ogg, in: directory, name: "ogg.raw")
+        let packaged = try CodecsBeyondAACTests.ffmpegPCM(hls + "/index.m3u8", in: directory, name: "hls.raw")
+        #expect(packaged.count >= source.count && packaged.prefix(source.count) == source, "\(packaged.count) bytes against \(source.count)")
+        let title = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", hls + "/init.mp4"])
+        #expect(title.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "Opus Tune", "\(title.standardOutput)")
+    }
+
     /// `--bitrates lossless:flac,128k,48k:he-aac,96k:opus`: four renditions in `flac/`, `128k/`,
     /// `48k/` and `96k-opus/`, whose segments last the same (whole packets of every codec: a
     /// multiple of 61,440 samples at 48 kHz, Opus's 960 and FLAC's 4096), a master playlist that

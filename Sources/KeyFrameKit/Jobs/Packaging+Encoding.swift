@@ -61,6 +61,11 @@ extension Packaging {
     /// asked, or to a rate the codec or profile takes).
     static func rendition(_ input: FilePath, to directory: FilePath, options: Options, codecs: AudioCodecRegistry, control: JobControl?,
                           progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        // An Ogg Opus file's packets are copied too, into Opus segments, unless another codec or
+        // an encode is asked.
+        if options.copiesProfile, (options.codec ?? .opus) == .opus, (options.formats ?? .standard).detect(input) == .oggOpus {
+            return try copyOggOpusRendition(input, to: directory, options: options, control: control, progress: progress)
+        }
         let layout = trackLayout(of: input, options: options)
         if let layout, copies(layout, options: options) {
             return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)

@@ -80,7 +80,7 @@ public enum Packaging {
 
         /// Whether the options leave the codec to the input when nothing is encoded: no bitrate,
         /// rate or channels asked, and AAC-LC or `.automatic` (which is AAC-LC without a bitrate).
-        var copiesProfile: Bool {
+        package var copiesProfile: Bool {
             bitrate == nil && sampleRate == nil && channelCount == nil && (profile == .aacLC || profile.isAutomatic)
         }
     }
@@ -285,6 +285,23 @@ public enum Packaging {
             report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
             sink = runs.base
         }
+        var summary = summary(of: sink, copied: true)
+        summary.report = report
+        return summary
+    }
+
+    /// One rendition by stream copy of an Ogg Opus file's packets (RFC 7845) into Opus
+    /// segments: its pre-skip is the priming, its last granule position the valid length, its
+    /// tags the init segment's.
+    package static func copyOggOpusRendition(_ input: FilePath, to directory: FilePath, options: Options,
+                                             control: JobControl?, progress: ((MediaProgress) -> Void)?) throws(PipelineError) -> Summary {
+        // The input first, so that an input that cannot be read leaves no directory.
+        let packets = try OggOpusPacketInput(path: input)
+        var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
+                                        writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs)
+        let gapless = StreamEvent.gapless(GaplessInfo(priming: Int64(packets.trim.priming), validLength: packets.trim.validFrameCount))
+        var source = AnnouncingSource(packets, announcing: [.metadata(packets.metadata), gapless])
+        let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         var summary = summary(of: sink, copied: true)
         summary.report = report
         return summary
