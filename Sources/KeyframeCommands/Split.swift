@@ -25,7 +25,7 @@ struct Split: ParsableCommand {
     @Flag(help: "Split at every chapter.")
     var chapters = false
 
-    @Option(name: .shortAndLong, help: "The directory the parts go into.")
+    @Option(name: .shortAndLong, help: "The directory the parts go into (made, with its parents, when missing).")
     var output: String
 
     @Flag(help: "Print what was written as JSON.")

@@ -291,10 +291,16 @@ public enum AudioEditing {
         for path in outputs where FileSystemCalls.exists(path) {
             throw .unsupported("\(path) exists; split does not overwrite parts")
         }
-        // The directory is made when it is missing (its parent must exist).
-        if !FileSystemCalls.exists(directory) {
-            do { try FileSystemCalls.makeDirectory(directory) } catch {
-                throw .unsupported("cannot make the directory \(directory): \(error)")
+        // The directory is made when it is missing, with any parents missing (as convert makes DIR/).
+        var missing: [FilePath] = []
+        var ancestor = directory
+        while !ancestor.isEmpty, !FileSystemCalls.exists(ancestor) {
+            missing.append(ancestor)
+            ancestor.removeLastComponent()
+        }
+        for path in missing.reversed() {
+            do { try FileSystemCalls.makeDirectory(path) } catch {
+                throw .unsupported("cannot make the directory \(path): \(error)")
             }
         }
         var summaries: [Summary] = []
