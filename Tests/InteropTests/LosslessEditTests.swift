@@ -157,7 +157,8 @@ import TestSupport
         try "00:00:00.000 Intro\n00:00:00.800 Verse\n".write(toFile: path("chapters.txt"), atomically: true, encoding: .utf8)
         for chaptered in [true, false] {
             try ExternalTool.succeed(try ExternalTool.keyframe, ["chapters", source] + (chaptered ? ["--import", path("chapters.txt")] : ["--remove"]))
-            let parts = path("parts-\(chaptered)")
+            // Into a directory whose parent is missing too: split makes both.
+            let parts = path("parts/\(chaptered)")
             try ExternalTool.succeed(try ExternalTool.keyframe, ["split", source, "--at", "0.5,1.2", "-o", parts + "/"])
             let names = try FileManager.default.contentsOfDirectory(atPath: parts).sorted()
             #expect(names.count == 3, "\(names)")
