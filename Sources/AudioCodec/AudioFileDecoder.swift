@@ -51,9 +51,10 @@ public final class AudioFileDecoder {
     private var inputEnded = false
     private var finished = false
     private var damage: [DamageEvent] = []
-    /// Whether damage was met, and a packet after it decoded: samples lost in the middle, not
-    /// at the end (``takeDamage()`` empties ``damage``).
+    /// Whether a packet was skipped as damage (``takeDamage()`` empties ``damage``).
     private var damagedBefore = false
+    /// Whether a packet decoded after one skipped as damage: samples lost in the middle, not at
+    /// the end.
     private var damagedInTheMiddle = false
     /// Where the last packet ended, in the stream's time base, when its duration is known.
     private var nextPacketTime: Int64?
@@ -273,6 +274,7 @@ public final class AudioFileDecoder {
                 // last frame ended means frames were lost to damage (the parser steps over a
                 // frame that fails its CRC), not that the file ends early.
                 if containerName == "flac", let nextPacketTime, pts > nextPacketTime {
+                    damagedBefore = true
                     damage.append(DamageEvent(.skippedBytes(count: 0), at: position >= 0 ? position : nil,
                                               message: "\(pts - nextPacketTime) samples of damaged FLAC frames before byte \(position) were skipped"))
                 }
@@ -290,7 +292,7 @@ public final class AudioFileDecoder {
                 continue
             }
             try CodecError.check(sent, "decoding \(codecName)")
-            if damagedBefore || !damage.isEmpty { damagedInTheMiddle = true }
+            if damagedBefore { damagedInTheMiddle = true }
             return
         }
     }

@@ -224,6 +224,9 @@ extension ProbeReport {
         guard !events.isEmpty else { return }
         damage = Array(events.prefix(Self.damageLimit))
         damageCount = events.count
+        bytesSkipped = events.reduce(0) { total, event in
+            if case .skippedBytes(let count) = event.kind { total + count } else { total }
+        }
         guard readable < duration, !tracks.isEmpty else { return }
         readableDuration = readable
         tracks[0].readableDuration = readable

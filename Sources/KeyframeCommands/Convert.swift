@@ -105,22 +105,26 @@ struct Convert: ParsableCommand {
         }
     }
 
+    /// The codec options checked against the output's container, as usage errors: the codec it
+    /// holds (``CodecArgument/resolve(_:container:output:encoder:sampleRate:)``), and none for PCM.
+    private func checkCodecOptions(for container: MediaFileFormat, output: String) throws {
+        if container.contents.contains(.audioPackets) {
+            _ = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, encoder: encoder, sampleRate: layout.sampleRate)
+        } else if let asked = codecChoice.codec {
+            let holders = Keyframe.formats.formats.filter { $0.audioCodecs.contains(asked.codec) && Keyframe.formats.entry(for: $0)?.packetSink != nil
+                && $0.contents.contains(.audioPackets) }
+            throw CommandFailure("--codec \(asked.codec): \(output) is \(container), which holds PCM; write \(asked.codec) to "
+                                 + holders.map { ".\($0.fileExtensions[0])" }.joined(separator: " or "), status: .usage)
+        }
+    }
+
     func run() throws {
         if inputs.count > 1 || output.hasSuffix("/") || URLPath.isDirectory(output) {
             try runBatch()
             return
         }
         try checkDistinct(input: input, output: output)
-        if let container = Keyframe.formats.format(nameOf: FilePath(output)) {
-            if container.contents.contains(.audioPackets) {
-                _ = try CodecArgument.resolve(codecChoice.codec, container: container, output: output, encoder: encoder, sampleRate: layout.sampleRate)
-            } else if let asked = codecChoice.codec {
-                let holders = Keyframe.formats.formats.filter { $0.audioCodecs.contains(asked.codec) && Keyframe.formats.entry(for: $0)?.packetSink != nil
-                    && $0.contents.contains(.audioPackets) }
-                throw CommandFailure("--codec \(asked.codec): \(output) is \(container), which holds PCM; write \(asked.codec) to "
-                                     + holders.map { ".\($0.fileExtensions[0])" }.joined(separator: " or "), status: .usage)
-            }
-        }
+        if let container = Keyframe.formats.format(nameOf: FilePath(output)) { try checkCodecOptions(for: container, output: output) }
         let options = try options(for: input)
         let line = ProgressLine(label: "converting")
         let summary = try convert(options: options, progress: line.update)
@@ -222,9 +226,7 @@ struct Convert: ParsableCommand {
         guard let kind = Keyframe.formats.format(nameOf: FilePath("x.\(type)")), writable.contains(kind) else {
             throw CommandFailure("--output-type \(outputType): use " + writable.compactMap(\.fileExtensions.first).joined(separator: ", "), status: .usage)
         }
-        if kind.contents.contains(.audioPackets) {
-            _ = try CodecArgument.resolve(codecChoice.codec, container: kind, output: "--output-type \(type)", encoder: encoder, sampleRate: layout.sampleRate)
-        }
+        try checkCodecOptions(for: kind, output: "--output-type \(type)")
         // DIR/ names a directory: made when missing, as `package` and `split` make theirs.
         if output.hasSuffix("/"), !URLPath.isDirectory(directory) {
             do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {

@@ -12,7 +12,7 @@ struct EncoderOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "Bitrate of a lossy codec: 128000, 128k or 0.128M. Default: 128k for AAC-LC (lowered to the most AAC carries at the output's "
             + "rate and channels), MP3 and Opus; HE-AAC 64k stereo, 32k mono; HE-AAC v2 32k; FLAC and ALAC take none. "
-            + "package copies an AAC input (and an M4A of Opus, FLAC or ALAC), publish an AAC input, "
+            + "package copies an AAC input (and an M4A of Opus, FLAC or ALAC, or an Ogg Opus file), publish an AAC input, "
             + "unless a bitrate or an HE-AAC profile is given.",
         valueName: "bitrate"))
     var bitrate: Bitrate?

@@ -65,7 +65,7 @@ struct Package: ParsableCommand {
 
     @Option(name: .customLong("codec"), help: ArgumentHelp(
         "The codec of the segments: aac, opus, flac or alac, each its own sample entry (CODECS mp4a.40.x, Opus, fLaC, alac). "
-            + "Default: an MP4 input's own Opus, FLAC or ALAC (copied unless a bitrate, rate or channels is asked), else AAC. "
+            + "Default: an MP4 input's own Opus, FLAC or ALAC, or an Ogg Opus file's Opus (copied unless a bitrate, rate or channels is asked), else AAC. "
             + "--profile is AAC's; FLAC and ALAC take no --bitrate.",
         valueName: "codec"))
     var codecArgument: SegmentCodecArgument?

@@ -81,9 +81,10 @@ public struct FLACFrameInput: PacketFileSource {
             case .skip(to: let next):
                 let count = Int64(next - read)
                 damage.append(DamageEvent(.skippedBytes(count: count), at: frameStart,
-                                          message: "\(path): frame \(framesRead + 1), at byte \(frameStart), does not match its CRC-16; "
+                                          message: "\(path): the frame at byte \(frameStart) (after frame \(framesRead)) does not match its CRC-16; "
                                               + "\(count) bytes skipped to the next frame header"))
                 read = next
+                discardRead()
             case .none:
                 let rest = Int64(window.count - read)
                 damage.append(DamageEvent(.skippedBytes(count: rest), at: frameStart,
@@ -107,12 +108,17 @@ public struct FLACFrameInput: PacketFileSource {
     }
 
     /// Where the frame at `start` (of `header`) ends: at the first later header (of the same
-    /// rate and depth) that its footer's CRC-16 reaches, or at the file's end.
+    /// rate and depth) that its footer's CRC-16 reaches, or at the file's end; no further than
+    /// the longest frame its block can make (every subframe verbatim, RFC 9639 9.2.5, the side
+    /// channel a bit wider), so that a damaged frame costs a bounded scan and a CRC-16 that
+    /// happens to match far away is not taken for its end.
     private mutating func frameEnd(from start: Int, header: FLACFrameHeader) throws(PipelineError) -> FrameEnd {
         var crc = CyclicRedundancyCheck.crc16MostSignificantFirst(window[start..<(start + header.byteCount)])
         var checked = start + header.byteCount
         var position = checked + 2
         var firstLaterHeader: Int?
+        let channels = max(streamInfo.channelCount, 1), bits = max(streamInfo.bitsPerSample, 4) + 1
+        let limit = start + header.byteCount + (header.blockSize * channels * bits + 7) / 8 + 8 * channels + 2
         while true {
             if position + 16 > window.count, !atEndOfFile {
                 guard window.count - start < Self.maximumFrameBytes else {
@@ -124,6 +130,18 @@ public struct FLACFrameInput: PacketFileSource {
                 try fill(atLeast: window.count + (1 << 20))
                 // A file that stopped growing (or shrank) ends here.
                 if window.count == before { atEndOfFile = true }
+                continue
+            }
+            if position > limit {
+                // Longer than any frame of the block: damage, to the next header.
+                if let firstLaterHeader { return .skip(to: firstLaterHeader) }
+                if position + 1 < window.count, window[position] == 0xFF, window[position + 1] & 0xFE == 0xF8,
+                   let next = FLACFrameHeader(window, at: position), next.sampleRateCode == header.sampleRateCode,
+                   next.bitDepthCode == header.bitDepthCode {
+                    return .skip(to: position)
+                }
+                if position + 1 >= window.count { return .none }
+                position += 1
                 continue
             }
             if position + 1 >= window.count {
@@ -160,17 +178,21 @@ public struct FLACFrameInput: PacketFileSource {
     private mutating func frame(_ range: Range<Int>, header: FLACFrameHeader) -> MediaSample {
         let bytes = Array(window[range])
         read = range.upperBound
-        if read >= 1 << 20 {
-            window.removeFirst(read)
-            windowStart += Int64(read)
-            read = 0
-        }
+        discardRead()
         let first = nextSample
         nextSample += Int64(header.blockSize)
         framesRead += 1
         let rate = Int32(clamping: streamInfo.sampleRate)
         return MediaSample(data: bytes, presentationTime: MediaTime(value: first, timescale: rate),
                            duration: MediaTime(value: Int64(header.blockSize), timescale: rate), format: .audio(stream))
+    }
+
+    /// Lets the bytes read go once they are a megabyte.
+    private mutating func discardRead() {
+        guard read >= 1 << 20 else { return }
+        window.removeFirst(read)
+        windowStart += Int64(read)
+        read = 0
     }
 
     /// Reads on until the window holds `count` bytes or the file ends.

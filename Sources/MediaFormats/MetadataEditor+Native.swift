@@ -127,7 +127,8 @@ struct MP3Tag {
 
     /// ID3v2.3's date frames as ID3v2.4's (ID3v2.4 4.2.5, and its changes from 2.3: `TYER`,
     /// `TDAT`, `TIME`, `TORY` and `TRDA` are gone): `TYER` with `TDAT` (DDMM) and `TIME` (HHMM)
-    /// become `TDRC` (yyyy-MM-ddTHH:mm), `TORY` becomes `TDOR`, `TRDA` is dropped.
+    /// become `TDRC` (yyyy-MM-ddTHH:mm), `TORY` becomes `TDOR`, `TRDA` is dropped. A `TYER` or
+    /// `TORY` whose value is no date stays as it is, rather than be lost.
     static func upgradingDates(_ frames: [ID3v2Tag.Frame]) -> [ID3v2Tag.Frame] {
         func text(_ wanted: String) -> String? {
             for case .text(let id, let values) in frames where id == wanted { return values.first }
@@ -137,17 +138,36 @@ struct MP3Tag {
             guard let value, value.count == count, value.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
             return value
         }
-        let gone: Set<String> = ["TYER", "TDAT", "TIME", "TORY", "TRDA"]
-        var upgraded = frames.filter { if case .text(let id, _) = $0 { !gone.contains(id) } else { true } }
-        if text("TDRC") == nil, let year = digits(text("TYER"), 4) {
+        // A value kept as it is when it is not what 2.3 says (a year of four digits): a date
+        // already in 2.4's form (yyyy-MM-dd…) moves to TDRC, anything else stays in TYER.
+        func isTimestamp(_ value: String) -> Bool { value.wholeMatch(of: #/[0-9]{4}(-[0-9]{2}(-[0-9]{2}(T[0-9]{2}(:[0-9]{2}(:[0-9]{2})?)?)?)?)?/#) != nil }
+        let year = text("TYER")?.trimmingSpaces
+        var gone: Set<String> = ["TRDA"]
+        if text("TDRC") == nil, let year, isTimestamp(year) {
             var date = year
-            if let dayMonth = digits(text("TDAT"), 4) {
+            if year.count == 4, let dayMonth = digits(text("TDAT"), 4) {
                 date += "-\(dayMonth.suffix(2))-\(dayMonth.prefix(2))"
                 if let time = digits(text("TIME"), 4) { date += "T\(time.prefix(2)):\(time.suffix(2))" }
             }
+            gone.formUnion(["TYER", "TDAT", "TIME"])
+            var upgraded = frames.filter { if case .text(let id, _) = $0 { !gone.contains(id) } else { true } }
             upgraded.append(.text(id: "TDRC", values: [date]))
+            return Self.upgradingOriginalYear(upgraded)
         }
-        if text("TDOR") == nil, let original = digits(text("TORY"), 4) { upgraded.append(.text(id: "TDOR", values: [original])) }
+        return Self.upgradingOriginalYear(frames.filter { if case .text(let id, _) = $0 { !gone.contains(id) } else { true } })
+    }
+
+    /// 2.3's `TORY` (a year) as 2.4's `TDOR`; one that is not a year stays.
+    static func upgradingOriginalYear(_ frames: [ID3v2Tag.Frame]) -> [ID3v2Tag.Frame] {
+        var original: String?
+        var hasTDOR = false
+        for case .text(let id, let values) in frames {
+            if id == "TORY" { original = values.first?.trimmingSpaces }
+            if id == "TDOR" { hasTDOR = true }
+        }
+        guard let original, original.count == 4, original.allSatisfy({ $0.isASCII && $0.isNumber }) else { return frames }
+        var upgraded = frames.filter { if case .text("TORY", _) = $0 { false } else { true } }
+        if !hasTDOR { upgraded.append(.text(id: "TDOR", values: [original])) }
         return upgraded
     }
 

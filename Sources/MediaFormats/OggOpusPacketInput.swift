@@ -61,13 +61,15 @@ public struct OggOpusPacketInput: PacketFileSource {
             let start = offset
             let page: OggPage
             do { page = try OggOpusHeaders.page(headers.source, at: &offset, path: path) } catch {
-                // A page that does not read is damage: the bytes to the next page that does
-                // are stepped over (a packet it continued is dropped by the assembler), or, with
-                // none, the stream ends where it is.
+                // A page that does not read is damage: the bytes to the next page of the stream
+                // that does are stepped over, with the packet the lost page held a part of (the
+                // assembler starts again, so the part before is not joined to the part after),
+                // or, with none, the stream ends where it is.
                 if let resume = nextReadablePage(after: start) {
                     damage.append(DamageEvent(.skippedBytes(count: resume - start), at: start,
                                               message: "\(error); \(resume - start) bytes skipped to the next page, at byte \(resume)"))
                     offset = resume
+                    assembler = OggPacketAssembler(maximumPacketBytes: assembler.maximumPacketBytes)
                     continue
                 }
                 damage.append(DamageEvent(.skippedBytes(count: headers.source.byteCount - start), at: start, message: "\(error)"))
@@ -93,14 +95,24 @@ public struct OggOpusPacketInput: PacketFileSource {
         return sample
     }
 
-    /// The offset of the first page after `start` that reads (its capture pattern `OggS`, its
-    /// CRC checked), `nil` when none does (RFC 3533 6: a reader resynchronises on the pattern).
+    /// The offset of the first page of this stream after `start` that reads (its capture
+    /// pattern `OggS`, version 0 and the stream's serial number, then its CRC checked), `nil`
+    /// when none does (RFC 3533 6: a reader resynchronises on the pattern). Only a candidate
+    /// whose header is the stream's has its body read.
     private func nextReadablePage(after start: Int64) -> Int64? {
         let source = headers.source, size = source.byteCount
+        let serial = headers.serialNumber
         var position = start + 1
         while position + Int64(OggPage.headerLength) <= size {
-            guard let chunk = try? source.read(at: position, count: Int(min(Int64(1 << 16), size - position))), chunk.count >= 4 else { return nil }
+            guard let chunk = try? source.read(at: position, count: Int(min(Int64(1 << 16), size - position))), chunk.count >= OggPage.headerLength else {
+                return nil
+            }
             for index in 0...(chunk.count - 4) where chunk[index] == 0x4F && chunk[index + 1] == 0x67 && chunk[index + 2] == 0x67 && chunk[index + 3] == 0x53 {
+                // Version 0, and the serial number (bytes 14–17, little-endian) of this stream.
+                if index + 18 <= chunk.count {
+                    let found = (14..<18).reduce(UInt32(0)) { $0 | UInt32(chunk[index + $1]) << (8 * UInt32($1 - 14)) }
+                    guard chunk[index + 4] == 0, found == serial else { continue }
+                }
                 var candidate = position + Int64(index)
                 let found = candidate
                 if (try? OggOpusHeaders.page(source, at: &candidate, path: path)) != nil { return found }

@@ -120,5 +120,20 @@ import TestSupport
         #expect(dated == "4 ['TDRC', 'TIT2', 'TPE1', 'TSSE'] 2021\n", "\(dated)")
         let ffprobe = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=date", "-of", "csv=p=0", mp3]).standardOutput
         #expect(ffprobe.trimmingCharacters(in: .whitespacesAndNewlines) == "2021")
+        // The frames as written (mutagen reads TYER as TDRC whatever the file holds).
+        let head = try Data(contentsOf: URL(fileURLWithPath: mp3)).prefix(4096)
+        #expect(head.range(of: Data("TDRC".utf8)) != nil && head.range(of: Data("TYER".utf8)) == nil)
+        // A TYER that is no year stays as it is rather than be lost.
+        let odd = scratch.directory.appendingPathComponent("odd.mp3").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", scratch.wav, "-c:a", "libmp3lame", odd])
+        try ExternalTool.succeed(try MP4Check.venvPython, ["-c", """
+            import mutagen.id3, sys
+            tag = mutagen.id3.ID3()
+            tag.add(mutagen.id3.TYER(encoding=1, text="circa 1990"))
+            tag.save(sys.argv[1], v2_version=3)
+            """, odd])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["tag", odd, "--set", "artist=X"])
+        let oddHead = try Data(contentsOf: URL(fileURLWithPath: odd)).prefix(4096)
+        #expect(oddHead.range(of: Data("TYER".utf8)) != nil && oddHead.range(of: Data("TDRC".utf8)) == nil)
     }
 }

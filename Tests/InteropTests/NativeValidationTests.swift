@@ -173,4 +173,27 @@ import TestSupport
         #expect(folder.status == 0 && folder.standardOutput == ["cut.mp3", "high.m4a", "mono.mp3", "tagged.mp3"].map { "\(path($0)): ok\n" }.joined(),
                 "\(folder.standardOutput)\(folder.standardError)")
     }
+    /// A FLAC file whose every frame fails its CRC-16: each frame is stepped over on its own (a
+    /// frame is looked for no further than the longest its block can be, so no CRC that happens
+    /// to match far away glues frames together), and probe names one damage event per frame.
+    @Test func everyFrameDamagedIsSteppedOverFrameByFrame() throws {
+        let scratch = try CodecInteropTests.scratchWAV(rate: 44100, channels: 2, seconds: 3)
+        defer { scratch.remove() }
+        let flac = scratch.directory.appendingPathComponent("in.flac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", scratch.wav, "-o", flac])
+        let packets = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pos,size",
+                                                           "-of", "csv=p=0", flac]).standardOutput.split(separator: "\n")
+            .map { $0.split(separator: ",").compactMap { Int($0) } }.filter { $0.count == 2 }
+        #expect(packets.count == 33, "\(packets.count) frames")
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: flac)))
+        // The last byte of each frame is the low byte of its CRC-16.
+        for packet in packets { bytes[packet[0] + packet[1] - 1] ^= 0x01 }
+        let damaged = scratch.directory.appendingPathComponent("damaged.flac").path
+        try Data(bytes).write(to: URL(fileURLWithPath: damaged))
+        let probe = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", damaged]), "probe")
+        #expect(probe["damageCount"] as? Int == packets.count, "\(probe["damageCount"] ?? "-") events for \(packets.count) frames")
+        #expect(probe["readableDuration"] as? Double == 0, "\(probe)")
+        let validate = try ExternalTool.run(try ExternalTool.keyframe, ["validate", damaged])
+        #expect(validate.status == 1, "\(validate.standardOutput)")
+    }
 }

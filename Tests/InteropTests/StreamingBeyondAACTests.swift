@@ -105,6 +105,9 @@ import TestSupport
         #expect(packaged.count >= source.count && packaged.prefix(source.count) == source, "\(packaged.count) bytes against \(source.count)")
         let title = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", hls + "/init.mp4"])
         #expect(title.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "Opus Tune", "\(title.standardOutput)")
+        // At a bitrate it is encoded again, as Opus.
+        let again = try Self.package([ogg, "--hls", directory.appendingPathComponent("again").path, "--bitrate", "64k"])
+        #expect(again["copied"] as? Bool == false && (again["codecs"] as? [String: String])?["."] == "Opus", "\(again)")
     }
 
     /// `--bitrates lossless:flac,128k,48k:he-aac,96k:opus`: four renditions in `flac/`, `128k/`,

@@ -413,7 +413,7 @@ public enum AudioEditing {
         joinedChapters(pieces.map { piece in
             // Lossless frames join as they are, with no packets repeated: every part continues.
             JoinedPart(chapters: piece.layout.chapters, length: piece.layout.validLength, timescale: piece.layout.timescale,
-                       title: piece.layout.title ?? piece.layout.path.stem,
+                       title: piece.layout.title ?? piece.layout.path.stem, titleTag: piece.layout.title,
                        continues: piece.repeated > 0 || [.flac, .alac].contains(piece.layout.audioFormat.codec))
         })
     }
@@ -427,7 +427,7 @@ public enum AudioEditing {
     static func joinedChapters(_ streams: [NativeStream], starts: [Int64]? = nil, continues: [Bool]? = nil) -> [MovieChapter] {
         joinedChapters(streams.enumerated().map { number, stream in
             JoinedPart(chapters: stream.chapters, length: stream.length, timescale: stream.sampleRate,
-                       title: stream.title ?? stream.path.stem,
+                       title: stream.title ?? stream.path.stem, titleTag: stream.title,
                        continues: continues?[number] ?? true, start: starts?[number])
         })
     }
@@ -440,6 +440,8 @@ public enum AudioEditing {
         var timescale: Int
         /// What a part without chapters is called.
         var title: String?
+        /// Its title tag, when it has one.
+        var titleTag: String?
         /// Whether it continues the stream of the part before.
         var continues: Bool
         /// Where it starts in the output, when not where the parts before end.
@@ -452,7 +454,7 @@ public enum AudioEditing {
         // Parts of one stream (split from one file) with one title and no chapters: the whole
         // has none, as the file had. (Parts split at chapters are titled by them, and get them
         // back; untitled parts are named by their files.)
-        if parts.allSatisfy({ $0.chapters.isEmpty && $0.title != nil && $0.title == first.title }), parts.dropFirst().allSatisfy(\.continues) {
+        if parts.allSatisfy({ $0.chapters.isEmpty && $0.titleTag != nil && $0.titleTag == first.titleTag }), parts.dropFirst().allSatisfy(\.continues) {
             return []
         }
         let scale = Int32(clamping: first.timescale)

@@ -64,6 +64,7 @@ extension Packaging {
         // An Ogg Opus file's packets are copied too, into Opus segments, unless another codec or
         // an encode is asked.
         if options.copiesProfile, (options.codec ?? .opus) == .opus, (options.formats ?? .standard).detect(input) == .oggOpus {
+            // (Asked for a bitrate, rate or channels, it is encoded again as Opus, below.)
             return try copyOggOpusRendition(input, to: directory, options: options, control: control, progress: progress)
         }
         let layout = trackLayout(of: input, options: options)
@@ -72,8 +73,9 @@ extension Packaging {
         }
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
         // The codec asked, else an MP4 input's own (Opus, FLAC or ALAC, encoded again at the
-        // bitrate, rate or channels asked), else AAC.
-        let codec = options.codec ?? layout.flatMap { Self.describedCodec(of: $0, codecs: codecs) } ?? .aac
+        // bitrate, rate or channels asked) or an Ogg Opus file's, else AAC.
+        let isOggOpus = (options.formats ?? .standard).detect(input) == .oggOpus
+        let codec = options.codec ?? layout.flatMap { Self.describedCodec(of: $0, codecs: codecs) } ?? (isOggOpus ? .opus : .aac)
         let profile = codec == .aac
             ? try AACProfiles.resolve(options.profile, channelCount: options.channelCount ?? source.channelCount, bitrate: options.bitrate,
                                       sampleRate: options.sampleRate ?? source.pcmFormat?.sampleRate, input: input.string)
