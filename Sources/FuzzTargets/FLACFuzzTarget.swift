@@ -6,6 +6,8 @@ import MediaCore
 
 extension FuzzTarget {
     static func flac(_ data: [UInt8]) {
+        // The file reader over the same bytes, as a file.
+        NativeFileFuzzTarget.read(data, as: .flac)
         // Metadata blocks after `fLaC`: each reads within its bytes and writes back to them.
         var reader = ByteReader(data)
         if data.starts(with: Array("fLaC".utf8)) {

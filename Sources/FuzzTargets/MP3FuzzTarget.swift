@@ -6,6 +6,8 @@ import MediaCore
 
 extension FuzzTarget {
     static func mp3(_ data: [UInt8]) {
+        // The file reader over the same bytes, as a file.
+        NativeFileFuzzTarget.read(data, as: .mp3)
         var start = 0
         if let tag = try? ID3v2Tag(bytes: data) {
             // Written as 2.4 (frames re-encoded as UTF-8), it reads back to the same frames, and

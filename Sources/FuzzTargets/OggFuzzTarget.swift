@@ -6,6 +6,8 @@ import MediaCore
 
 extension FuzzTarget {
     static func ogg(_ data: [UInt8]) {
+        // The file reader over the same bytes, as a file.
+        NativeFileFuzzTarget.read(data, as: .oggOpus)
         var reader = ByteReader(data)
         var pages: [OggPage] = []
         while !reader.isAtEnd, pages.count < 512 {

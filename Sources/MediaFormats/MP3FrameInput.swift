@@ -36,6 +36,7 @@ public struct MP3FrameInput: PacketFileSource {
     public private(set) var offset: Int64
     /// Audio frames read so far.
     public private(set) var framesRead = 0
+    private var samplesRead: Int64 = 0
 
     private let source: FileByteSource
     private let size: Int64
@@ -94,11 +95,14 @@ public struct MP3FrameInput: PacketFileSource {
             return nil
         }
         let frame = Array(try Self.bytes(at: offset, count: header.frameLength, source: source, window: &window, windowStart: &windowStart))
-        let rate = Int32(clamping: header.sampleRate)
-        let sample = MediaSample(data: frame, presentationTime: MediaTime(value: Int64(framesRead) * Int64(header.samplesPerFrame), timescale: rate),
-                                 duration: MediaTime(value: Int64(header.samplesPerFrame), timescale: rate), format: .audio(stream))
+        // Times on the stream's first rate, each frame after the last: a frame of another rate or
+        // length (a damaged or spliced file) does not take the time back.
+        let rate = Int32(clamping: firstHeader.sampleRate)
+        let sample = MediaSample(data: frame, presentationTime: MediaTime(value: samplesRead, timescale: rate),
+                                 duration: MediaTime(value: Int64(firstHeader.samplesPerFrame), timescale: rate), format: .audio(stream))
         offset += Int64(header.frameLength)
         framesRead += 1
+        samplesRead += Int64(firstHeader.samplesPerFrame)
         return sample
     }
 
