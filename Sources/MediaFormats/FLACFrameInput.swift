@@ -118,7 +118,9 @@ public struct FLACFrameInput: PacketFileSource {
         var position = checked + 2
         var firstLaterHeader: Int?
         let channels = max(streamInfo.channelCount, 1), bits = max(streamInfo.bitsPerSample, 4) + 1
-        let limit = start + header.byteCount + (header.blockSize * channels * bits + 7) / 8 + 8 * channels + 2
+        // (Past the longest frame, 130 bytes more: an ID3v1 tag after the last frame, and its own
+        // check at the file's end below, are still reached.)
+        let limit = start + header.byteCount + (header.blockSize * channels * bits + 7) / 8 + 8 * channels + 2 + 130
         while true {
             if position + 16 > window.count, !atEndOfFile {
                 guard window.count - start < Self.maximumFrameBytes else {

@@ -195,5 +195,15 @@ import TestSupport
         #expect(probe["readableDuration"] as? Double == 0, "\(probe)")
         let validate = try ExternalTool.run(try ExternalTool.keyframe, ["validate", damaged])
         #expect(validate.status == 1, "\(validate.standardOutput)")
+        // A last frame of 20 samples, then an ID3v1 tag: the frame's end is still found past
+        // the tag, within the bound, and nothing is damage.
+        let short = scratch.directory.appendingPathComponent("short.wav").path
+        try ExternalTool.succeed("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", scratch.wav, "-af", "atrim=end_sample=4116", short])
+        let tagged = scratch.directory.appendingPathComponent("tagged.flac").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["convert", short, "-o", tagged])
+        #expect(try CodecInteropTests.packetDurations(tagged) == [4096, 20])
+        try (Data(contentsOf: URL(fileURLWithPath: tagged)) + Data("TAG".utf8) + Data(count: 125)).write(to: URL(fileURLWithPath: tagged))
+        let clean = try CaptureCheck.json(try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", "--json", tagged]), "probe")
+        #expect(clean["damageCount"] as? Int == 0, "\(clean)")
     }
 }
