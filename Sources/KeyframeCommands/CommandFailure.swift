@@ -89,10 +89,14 @@ extension ExitStatus {
 
 extension ExitStatus {
     /// Ends a job that salvaged what it could: warns of each event of `damage` (after
-    /// `input: `, when given), then exits with ``damaged`` when one lost media
-    /// (``/MediaCore/DamageEvent/losesData``). Call last in `run()`, after the summary.
+    /// `input: `, when given and the event does not name it already), then exits with
+    /// ``damaged`` when one lost media (``/MediaCore/DamageEvent/losesData``). Call last in
+    /// `run()`, after the summary.
     static func finish(damage: [DamageEvent], in input: String? = nil) throws {
-        for event in damage { Terminal.warning(input.map { "\($0): \(event)" } ?? event.description) }
+        for event in damage {
+            let text = event.description
+            Terminal.warning(input.map { text.hasPrefix("\($0): ") ? text : "\($0): \(text)" } ?? text)
+        }
         if damage.contains(where: \.losesData) { throw ExitStatus.damaged.exitCode }
     }
 }
