@@ -97,12 +97,15 @@ struct Convert: ParsableCommand {
         try layout.check(sampleRates: 1000...768_000, described: "a rate from 1000 to 768000 Hz (AAC: 8000 to 96000)")
         // One output file: its type is the command line's to get right.
         if inputs.count == 1, !output.hasSuffix("/"), !URLPath.isDirectory(output),
-           Keyframe.formats.format(nameOf: FilePath(output)).map({ format in
-               [.wav, .rawPCM].contains(format) || Keyframe.formats.entry(for: format)?.packetSink != nil
-           }) != true {
+           Keyframe.formats.format(nameOf: FilePath(output)).map(Self.writes) != true {
             throw ValidationError("\(output): unknown output type; use \(Keyframe.formats.extensionList(holding: .audioPackets)) or "
                                   + Keyframe.formats.extensionList(holding: .pcm))
         }
+    }
+
+    /// Whether convert writes `format`: PCM (WAV, raw), or packets its registry entry writes.
+    static func writes(_ format: MediaFileFormat) -> Bool {
+        format.contents.contains(.pcm) || (format.contents.contains(.audioPackets) && Keyframe.formats.entry(for: format)?.packetSink != nil)
     }
 
     /// The codec options checked against the output's container, as usage errors: the codec it
@@ -220,9 +223,7 @@ struct Convert: ParsableCommand {
     private func runBatch() throws {
         let directory = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType
-        let writable = Keyframe.formats.formats.filter { format in
-            format.contents.contains(.pcm) || (format.contents.contains(.audioPackets) && Keyframe.formats.entry(for: format)?.packetSink != nil)
-        }
+        let writable = Keyframe.formats.formats.filter(Self.writes)
         guard let kind = Keyframe.formats.format(nameOf: FilePath("x.\(type)")), writable.contains(kind) else {
             throw CommandFailure("--output-type \(outputType): use " + writable.compactMap(\.fileExtensions.first).joined(separator: ", "), status: .usage)
         }
