@@ -64,8 +64,10 @@ APT_PACKAGES += nodejs
 APT_PACKAGES += mpg123 opus-tools
 VENV := .venv
 # mutagen and m3u8: the tests' peer readers (tags and chapters; HLS playlists). websocket-client:
-# the DevTools protocol client that drives Chromium in the browser tests.
-PIP_PACKAGES := mutagen m3u8 websocket-client
+# the DevTools protocol client that drives Chromium in the browser tests. threefive: SCTE-35
+# sections parsed and their CRC checked; pymp4: an ISO BMFF box walker independent of ours
+# (timed metadata, issue 39).
+PIP_PACKAGES := mutagen m3u8 websocket-client threefive pymp4
 # The perceptual metrics of `make quality` (scripts/quality.py), installed by that target only:
 # they add ~220 MB to the venv and CI's `make test` does not need them. visqol-python builds
 # libsvm-official from source.

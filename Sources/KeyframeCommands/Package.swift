@@ -43,7 +43,13 @@ struct Package: ParsableCommand {
             reader parses the init segment again for every segment); the HLS files are the same \
             with or without --dash. The input's tags and cover go into every init.mp4 (a player \
             names the stream from them; init-dash.mp4 has the tags only). Ctrl-C or an error \
-            leaves nothing. DIR may be an object store's URL instead (file:///absolute/path): the \
+            leaves nothing. --ad-breaks FILE adds ad breaks, one JSON object a line \
+            ({"start": SECONDS, "duration": SECONDS, "id", "uri"}; title changes {"at", "title", …} \
+            too): each becomes an EXT-X-DATERANGE with SCTE35-OUT and SCTE35-IN (splice_insert \
+            sections, CRC-32), EXT-X-CUE-OUT/-OUT-CONT/-IN tags and, with a uri, an interstitial \
+            (CLASS com.apple.hls.interstitial); the input's chapters become EXT-X-DATERANGE tags of \
+            CLASS com.keyframekit.chapter with X-TITLE. A playlist with a date range has \
+            EXT-X-PROGRAM-DATE-TIME from the time of packaging (RFC 8216 4.3.2.7). DIR may be an object store's URL instead (file:///absolute/path): the \
             package is made in a private staging directory, then put into the store, the media \
             before the playlists and manifests that name it.
             """
@@ -81,6 +87,11 @@ struct Package: ParsableCommand {
     @Flag(help: "Also write an MPEG-DASH manifest (manifest.mpd) over the same segments.")
     var dash = false
 
+    @Option(help: ArgumentHelp(
+        "Ad breaks (and title changes) as JSON lines, the schema of record --metadata-from, each with its time: {\"start\": S, \"duration\": S, \"id\", \"uri\"}.",
+        valueName: "FILE"))
+    var adBreaks: String?
+
     @Flag(help: "Print what was written as JSON.")
     var json = false
 
@@ -113,6 +124,24 @@ struct Package: ParsableCommand {
     }
 
 
+    /// The stream events of a sidecar of JSON lines (``StreamEventLine``): each needs its time,
+    /// in seconds from the first sample (a package has no wall clock and no "now").
+    static func events(fromSidecar path: String) throws -> [StreamEvent] {
+        let text: String
+        do { text = try ManifestText.read(FilePath(path), what: "an ad-break file") } catch {
+            throw CommandFailure(error, naming: path)
+        }
+        var events: [StreamEvent] = []
+        for (index, line) in try StreamEventLine.lines(of: text, source: path).enumerated() {
+            guard case .seconds(let seconds) = line.when else {
+                throw CommandFailure("\(path): event \(index + 1) has no time in seconds (\"at\" or \"start\"); a package places each by its time",
+                                     status: .usage)
+            }
+            events += try line.events(at: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), number: index + 1)
+        }
+        return events
+    }
+
     func run() throws {
         let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)
         // An object store's URL names where the package goes; anything else is a directory.
@@ -127,6 +156,7 @@ struct Package: ParsableCommand {
                                             profile: encoder.profile.choice, sampleRate: layout.sampleRate, channelCount: layout.channels,
                                             codec: codecArgument?.codec, ladder: ladder)
             options.formats = Keyframe.formats
+            if let adBreaks { options.events = try Self.events(fromSidecar: adBreaks) }
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
                                             progress: line.update)

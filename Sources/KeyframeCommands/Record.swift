@@ -66,6 +66,18 @@ struct Record: ParsableCommand {
             frames past it, reconnects by itself after a passing failure, and stops alone when refused \
             for good; the file stays frame-exact whatever the network does. Ctrl-C ends every \
             destination cleanly (RTMP deleteStream, the end of Icecast's request, SRT's flush).
+
+            --metadata-from PATH|- reads timed metadata as JSON lines, one event a line: a title \
+            change {"at": SECONDS or "wallclock": ISO-8601, "title", "artist", "album", "url"} and an \
+            ad break {"start": SECONDS, "duration": SECONDS, "id", "uri"}, seconds counting from the \
+            first sample (without a time, when the line is read). The file's lines are read before \
+            capture starts and lines added later as they come (- follows standard input). In --hls, a \
+            title change is an ID3 tag (TIT2, TPE1, TALB, WXXX) in an emsg box (version 1, scheme \
+            https://aomedia.org/emsg/ID3) in the segment or part its time falls in, with the aid3 \
+            brand; an ad break is an EXT-X-DATERANGE with SCTE35-OUT and SCTE35-IN (splice_insert \
+            sections, CRC-32), the EXT-X-CUE-OUT/-OUT-CONT/-IN tags, an interstitial \
+            (com.apple.hls.interstitial) when it has a uri, and its SCTE-35 sections as emsg boxes \
+            (urn:scte:scte35:2013:bin). A line that does not read is a warning naming it, and skipped.
             """
     )
 
@@ -82,6 +94,11 @@ struct Record: ParsableCommand {
 
     @Option(help: "The title live destinations announce (Icecast's stream name and song; RTMP's onMetaData title).")
     var title: String?
+
+    @Option(help: ArgumentHelp(
+        "Timed metadata as JSON lines (a title change, an ad break; see `keyframe help record`), from a file followed as it grows, or - for standard input.",
+        valueName: "PATH|-"))
+    var metadataFrom: String?
 
     @OptionGroup(title: "Publishing (with --publish)")
     var publishing: PublishingOptions
@@ -284,8 +301,15 @@ struct Record: ParsableCommand {
             clock_gettime(CLOCK_REALTIME, &now)
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
+        options.hlsTimedMetadata = metadataFrom != nil
         let recording: LiveEncoding
         do { recording = try LiveEncoding(recording: options) } catch { throw CommandFailure("\(error)") }
+        // The file's lines so far are told before the first sample; later ones as they come.
+        let follower = try metadataFrom.map { source in
+            try StreamEventFollower(source: source, announce: { recording.announce($0) }, streamTime: { recording.streamTime },
+                                    wallClock: { recording.streamTime(ofWallClock: $0) })
+        }
+        defer { follower?.stop() }
         // Before start: opening a device can take a second (PulseAudio), and a Ctrl-C then must
         // not leave an empty file behind. A stop asked for by then ends the recording at once.
         let signals = StopSignals { recording.requestStop() }
@@ -293,6 +317,7 @@ struct Record: ParsableCommand {
             // Device errors name the device, file errors the file.
             throw CommandFailure("\(error)")
         }
+        follower?.start()
         let meter = LevelMeterLine(channelCount: channels)
         let overruns = {
             let statistics = recording.statistics

@@ -35,12 +35,98 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         public var programDateTime: Double?
         /// Its parts (low-latency HLS), listed before it.
         public var parts: [Part] = []
+        /// The date ranges listed before it (`EXT-X-DATERANGE`): those that start in it, and
+        /// for a playlist's first segment those still running.
+        public var dateRanges: [DateRange] = []
+        /// The ad-break cue tag before it, if any.
+        public var cue: Cue?
 
         /// A segment.
         public init(uri: String, duration: Double, programDateTime: Double? = nil) {
             self.uri = uri
             self.duration = duration
             self.programDateTime = programDateTime
+        }
+    }
+
+    /// An `EXT-X-DATERANGE` (RFC 8216 4.3.2.7): a range of dates with attributes, such as an ad
+    /// break (`SCTE35-OUT`, `SCTE35-IN`, 4.3.2.7.1), a chapter, or an interstitial
+    /// (`CLASS="com.apple.hls.interstitial"`, rfc8216bis Appendix D).
+    public struct DateRange: Sendable, Hashable {
+        /// `ID`: the range's name; tags of one ID describe one range.
+        public var id: String
+        /// `CLASS`, when given.
+        public var rangeClass: String?
+        /// `START-DATE`, seconds since 1970 (UTC).
+        public var start: Double
+        /// `DURATION`, seconds, once known.
+        public var duration: Double?
+        /// `PLANNED-DURATION`, seconds, before the duration is known.
+        public var plannedDuration: Double?
+        /// More attributes in order: `SCTE35-OUT=0x…` (unquoted, `quoted` false), `X-…` client
+        /// attributes (quoted strings, or numbers unquoted).
+        public var attributes: [Attribute]
+
+        /// An attribute beyond the standard ones.
+        public struct Attribute: Sendable, Hashable {
+            /// Its name (`SCTE35-OUT`, `X-ASSET-URI`).
+            public var name: String
+            /// Its value, without quotes.
+            public var value: String
+            /// Whether the value is written as a quoted-string (RFC 8216 4.2).
+            public var quoted: Bool
+
+            /// An attribute.
+            public init(_ name: String, _ value: String, quoted: Bool = true) {
+                self.name = name
+                self.value = value
+                self.quoted = quoted
+            }
+        }
+
+        /// A date range.
+        public init(id: String, rangeClass: String? = nil, start: Double, duration: Double? = nil, plannedDuration: Double? = nil,
+                    attributes: [Attribute] = []) {
+            self.id = id
+            self.rangeClass = rangeClass
+            self.start = start
+            self.duration = duration
+            self.plannedDuration = plannedDuration
+            self.attributes = attributes
+        }
+
+        /// The tag's line. A quoted-string may not hold `"`, CR or LF (RFC 8216 4.2): they become
+        /// `'` and spaces.
+        var line: String {
+            func quoted(_ text: String) -> String {
+                "\"" + text.replacing("\"", with: "'").replacing("\r", with: " ").replacing("\n", with: " ") + "\""
+            }
+            var parts = ["ID=" + quoted(id)]
+            if let rangeClass { parts.append("CLASS=" + quoted(rangeClass)) }
+            parts.append("START-DATE=" + quoted(HLSMediaPlaylist.iso8601(start)))
+            if let duration { parts.append("DURATION=\(fixed(duration, digits: 3))") }
+            if let plannedDuration { parts.append("PLANNED-DURATION=\(fixed(plannedDuration, digits: 3))") }
+            for attribute in attributes { parts.append(attribute.name + "=" + (attribute.quoted ? quoted(attribute.value) : attribute.value)) }
+            return "#EXT-X-DATERANGE:" + parts.joined(separator: ",")
+        }
+    }
+
+    /// The ad-break cue tags players and ad servers read besides `EXT-X-DATERANGE` (from Adobe's
+    /// and SCTE 67's practice; not in RFC 8216).
+    public enum Cue: Sendable, Hashable {
+        /// `#EXT-X-CUE-OUT:DURATION=`: the break starts with this segment.
+        case out(duration: Double)
+        /// `#EXT-X-CUE-OUT-CONT:ElapsedTime=,Duration=`: a segment inside the break.
+        case continuing(elapsed: Double, duration: Double)
+        /// `#EXT-X-CUE-IN`: the programme returns with this segment.
+        case back
+
+        var line: String {
+            switch self {
+            case .out(let duration): "#EXT-X-CUE-OUT:DURATION=\(fixed(duration, digits: 3))"
+            case .continuing(let elapsed, let duration): "#EXT-X-CUE-OUT-CONT:ElapsedTime=\(fixed(elapsed, digits: 3)),Duration=\(fixed(duration, digits: 3))"
+            case .back: "#EXT-X-CUE-IN"
+            }
         }
     }
 
@@ -100,6 +186,8 @@ public struct HLSMediaPlaylist: Sendable, Hashable {
         if let mapURI { lines.append("#EXT-X-MAP:URI=\"\(mapURI)\"") }
         for (index, segment) in segments.enumerated() {
             if let time = segment.programDateTime { lines.append("#EXT-X-PROGRAM-DATE-TIME:\(Self.iso8601(time))") }
+            lines += segment.dateRanges.map(\.line)
+            if let cue = segment.cue { lines.append(cue.line) }
             if partTarget != nil, index >= segments.count - Self.segmentsWithParts { lines += segment.parts.map(\.line) }
             lines.append("#EXTINF:\(fixed(segment.duration, digits: 6)),")
             lines.append(segment.uri)

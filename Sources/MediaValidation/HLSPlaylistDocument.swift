@@ -754,7 +754,7 @@ extension HLSPlaylistDocument {
 
     /// An RFC 3339 date-time (`2025-11-25T05:31:02.500Z`, `…+01:00`), the profile of ISO 8601
     /// that RFC 8216 4.3.2.6 asks for in practice, as seconds since 1970 (UTC).
-    static func dateTimeSeconds(_ text: String) -> Double? {
+    package static func dateTimeSeconds(_ text: String) -> Double? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 20, bytes.count <= 64 else { return nil }
         func digits(_ start: Int, _ count: Int) -> Int? {

@@ -181,6 +181,8 @@ public final class LiveEncoding: Sendable {
     public let progress: Progress
     /// The lifecycle: the same as every live job's.
     public let job = LiveCaptureJob()
+    /// Where ``announce(_:)`` posts events for the sinks.
+    private let inlet = StreamEventInlet()
     private let capture: AudioCapture
     /// The graph until ``start()`` takes it.
     private let pending: Mutex<Transfer<Pending>?>
@@ -189,7 +191,7 @@ public final class LiveEncoding: Sendable {
 
     /// The graph before it runs.
     private struct Pending {
-        var source: ObservedSource<AudioCaptureSource>
+        var source: AnnouncingSource<ObservedSource<AudioCaptureSource>>
         var encoder: (any AudioEncoder)?
         /// The sinks given at `init`, or
         var sinks: Sinks?
@@ -272,10 +274,10 @@ public final class LiveEncoding: Sendable {
             })
         self.capture = source.capture
         job.attach(source.capture)
-        let observed = ObservedSource(source) { buffer in
+        let observed = AnnouncingSource(ObservedSource(source) { buffer in
             progress.measure(buffer)
             onPCM?(buffer)
-        }
+        }, announcing: [], inlet: inlet)
         let failed = job.failureHandler
         let stop: @Sendable (PipelineError) -> Void = { error in
             failed(error)
@@ -293,7 +295,7 @@ public final class LiveEncoding: Sendable {
     }
 
     private static func encoded<Encoder: AudioEncoder>(
-        _ source: ObservedSource<AudioCaptureSource>, encoder: Encoder, sinks: Sinks, tally: StreamTally,
+        _ source: AnnouncingSource<ObservedSource<AudioCaptureSource>>, encoder: Encoder, sinks: Sinks, tally: StreamTally,
         onFailure: @escaping @Sendable (PipelineError) -> Void
     ) -> PumpThread {
         let packets = TalliedSink(Tee(sinks.packets), tally: tally)
@@ -369,6 +371,29 @@ public final class LiveEncoding: Sendable {
             }
             return Self.pump(pending, sinks: made, tally: tally)
         }
+    }
+
+    /// Tells the sinks `events` from the next captured period on, in order with the audio
+    /// (safe from any thread): a title change (``/MediaCore/TimedMetadata/nowPlaying(_:at:)``),
+    /// an ad break (``/MediaCore/StreamMarker/adBreak(start:duration:id:uri:)``). Their times
+    /// are on the presentation timeline, from the first captured frame; a sink holds an event
+    /// whose time has not come (an HLS rendition writes it in the segment its time falls in),
+    /// and writes one whose time has passed as soon as it can.
+    public func announce(_ events: [StreamEvent]) {
+        inlet.post(events)
+    }
+
+    /// The time on the stream's presentation timeline of the wall-clock time `date` (seconds
+    /// since 1970, UTC), once the first frame was captured: how a caller places a
+    /// ``announce(_:)`` it knows by the clock.
+    public func streamTime(ofWallClock date: Double) -> MediaTime? {
+        guard let start = progress.captureStart else { return nil }
+        return MediaTime(value: Int64(((date - start) * 1000).rounded()), timescale: 1000)
+    }
+
+    /// The stream's presentation time now: the frames captured so far.
+    public var streamTime: MediaTime {
+        MediaTime(value: progress.frames, timescale: Int32(configuration.audio.sampleRate))
     }
 
     /// Asks the job to stop (safe from any thread and a signal handler's thread); ``finish()``

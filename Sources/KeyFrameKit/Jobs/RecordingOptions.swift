@@ -105,6 +105,9 @@ public struct RecordingOptions: Sendable {
     public var hlsPartDuration: Duration?
     /// HLS: where each playlist is published for a server (``/MediaStreaming/LiveHLSPublication``).
     public var hlsPublication: LiveHLSPublication?
+    /// HLS: the recording carries timed metadata (``LiveEncoding/announce(_:)``): the init
+    /// segment lists the `aid3` brand. Events announced are written either way.
+    public var hlsTimedMetadata = false
     /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
     /// capture and the same encoder (a ``/MediaCore/Tee``); `nil` for the file alone. The
     /// `hls` options above apply to it.
@@ -310,7 +313,7 @@ extension RecordingOptions {
                     live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
                                                 partDuration: options.hlsPartDuration.map(\.inSeconds),
                                                 publication: options.hlsPublication, clock: { progress.captureStart }),
-                    audioCodecs: options.codecs.descriptions), checkpointFrames: nil)
+                    audioCodecs: options.codecs.descriptions, timedMetadata: options.hlsTimedMetadata), checkpointFrames: nil)
             }
             // The rendition first: a directory that holds a package is refused before the file,
             // which an in-place output would truncate, is opened.

@@ -33,7 +33,9 @@ public struct CMAFSegment: Sendable {
 public final class CMAFSegmenter {
     private let track: MuxerTrack
     private var sequence: UInt32 = 0
-    private var nextDecodeTime: Int64 = 0
+    /// The decode time, in media units, of the fragment being built: the previous fragment's
+    /// plus its duration.
+    public private(set) var nextDecodeTime: Int64 = 0
     private var data: [UInt8] = []
     /// Packets appended since the last cut.
     public var pendingSampleCount: Int { track.fragmentEntries.count }
@@ -45,6 +47,9 @@ public final class CMAFSegmenter {
     /// encoder's `©too`; the cover after iTunSMPB, and not in a header without it); empty by
     /// default.
     public var metadata = ITunesMetadata()
+    /// Whether the header's `ftyp` lists the `aid3` brand (AOM, Carriage of ID3 Timed Metadata
+    /// in CMAF, 3: the track's segments may carry ID3 in `emsg` boxes); `false` by default.
+    public var carriesTimedMetadata = false
 
     /// A segmenter for packets of `format` whose first `priming` decoded samples are the
     /// encoder's, its codec described by the first of `audioCodecs` that describes it (by
@@ -83,6 +88,7 @@ public final class CMAFSegmenter {
         box.box("ftyp") { b in
             b.fourCC("cmfc"); b.u32(0)
             for brand: FourCharacterCode in ["cmfc", "iso6", "isom", "mp41"] { b.fourCC(brand) }
+            if carriesTimedMetadata { b.fourCC("aid3") }
         }
         return box.bytes + writer.movie()
     }
@@ -140,24 +146,26 @@ public final class CMAFSegmenter {
         return MovieBoxWriter.gaplessUserData(info)
     }
 
-    /// The packets appended since the last cut, as a segment (`styp` and one fragment, whose
-    /// `moof` ends with `userData` when given); `nil` when there are none.
-    public func cutSegment(userData: [UInt8] = []) -> CMAFSegment? {
-        guard var chunk = cutChunk(userData: userData) else { return nil }
+    /// The packets appended since the last cut, as a segment (`styp`, `messages`, and one
+    /// fragment, whose `moof` ends with `userData` when given); `nil` when there are none.
+    public func cutSegment(userData: [UInt8] = [], messages: [EventMessage] = []) -> CMAFSegment? {
+        guard var chunk = cutChunk(userData: userData, messages: messages) else { return nil }
         chunk.bytes = Self.segmentType + chunk.bytes
         return chunk
     }
 
     /// The packets appended since the last cut as one CMAF chunk (a fragment, `moof` + `mdat`,
     /// without `styp`): a low-latency HLS part, several of which, after a `styp`, make a segment.
-    /// `userData`, a whole `udta` box, ends the `moof`.
-    public func cutChunk(userData: [UInt8] = []) -> CMAFSegment? {
+    /// `userData`, a whole `udta` box, ends the `moof`; `messages` (`emsg` boxes) precede it
+    /// (ISO/IEC 23000-19 7.4.5: an event message comes before the `moof` of the fragment its
+    /// time falls in).
+    public func cutChunk(userData: [UInt8] = [], messages: [EventMessage] = []) -> CMAFSegment? {
         guard !track.fragmentEntries.isEmpty else { return nil }
         sequence += 1
         let headerSize = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [0], userData: userData).count
         let moof = FragmentedLayoutWriter.movieFragment(sequence: sequence, tracks: [track], dataOffsets: [Int32(clamping: headerSize + 8)],
                                                         userData: userData)
-        let bytes = moof + BoxWriterBytes.u32(UInt32(clamping: 8 + data.count)) + Array("mdat".utf8) + data
+        let bytes = messages.flatMap(\.bytes) + moof + BoxWriterBytes.u32(UInt32(clamping: 8 + data.count)) + Array("mdat".utf8) + data
         let segment = CMAFSegment(bytes: bytes, sequenceNumber: sequence, baseDecodeTime: nextDecodeTime, duration: pendingDuration,
                                   sampleCount: track.fragmentEntries.count, timescale: track.timescale)
         nextDecodeTime += pendingDuration

@@ -84,13 +84,54 @@ public struct StreamMarker: Sendable, Hashable {
     public var id: String?
     /// A title, for people.
     public var title: String?
+    /// What plays in its place, when something does: an ad break's asset (an HLS
+    /// interstitial's `X-ASSET-URI`, rfc8216bis Appendix D).
+    public var uri: String?
 
     /// A marker of `kind` at `time`.
-    public init(kind: Kind, time: MediaTime, duration: MediaTime? = nil, id: String? = nil, title: String? = nil) {
+    public init(kind: Kind, time: MediaTime, duration: MediaTime? = nil, id: String? = nil, title: String? = nil, uri: String? = nil) {
         self.kind = kind
         self.time = time
         self.duration = duration
         self.id = id
         self.title = title
+        self.uri = uri
+    }
+
+    /// An ad break of `duration` from `start`: its start (``Kind/adBreakStart``, with the
+    /// planned duration and `uri`) and its end (``Kind/adBreakEnd``), both named `id`.
+    ///
+    /// - Throws: ``MediaTimeError`` when the end does not fit a time.
+    public static func adBreak(start: MediaTime, duration: MediaTime, id: String, uri: String? = nil) throws(MediaTimeError) -> [StreamMarker] {
+        [StreamMarker(kind: .adBreakStart, time: start, duration: duration, id: id, uri: uri),
+         StreamMarker(kind: .adBreakEnd, time: try start.adding(duration), id: id)]
+    }
+}
+
+/// What is playing now: a radio stream's song, a podcast's segment. A live job tells it as
+/// ``TimedMetadata`` of kind ``TimedMetadata/Kind/id3`` (an ID3v2.4 tag of `TIT2`, `TPE1`,
+/// `TALB` and `WXXX`), which each sink carries in its own terms: an `emsg` in CMAF, an ID3 tag
+/// in packed audio, a metadata PES in a transport stream.
+public struct NowPlaying: Sendable, Hashable {
+    /// The title.
+    public var title: String?
+    /// The artist.
+    public var artist: String?
+    /// The album.
+    public var album: String?
+    /// A link: the song's or the show's page.
+    public var url: String?
+
+    /// What is playing.
+    public init(title: String? = nil, artist: String? = nil, album: String? = nil, url: String? = nil) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.url = url
+    }
+
+    /// `Artist - Title` (Icecast's `StreamTitle` convention), or whichever of them is given.
+    public var streamTitle: String {
+        [artist, title].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: " - ")
     }
 }

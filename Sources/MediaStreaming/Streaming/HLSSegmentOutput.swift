@@ -1,4 +1,6 @@
 public import SystemPackage
+public import MP4
+internal import MPEGTS
 
 /// An HLS rendition on disk (RFC 8216) as a ``/MediaCore/PacketSink``: AAC packets in; CMAF
 /// segments of whole packets (`segment-00001.m4s`, …), the init segment (`init.mp4`) and the
@@ -103,8 +105,19 @@ public struct HLSSegmentOutput: PacketSink {
     ///
     /// The segments describe the packets' codec by the first of `audioCodecs` that does (by
     /// default AAC's; a codec registry's descriptions, `AudioCodecRegistry.descriptions`, for others).
+    ///
+    /// Timed metadata (``/MediaCore/StreamEvent/timedMetadata(_:)``: ID3 tags, SCTE-35
+    /// sections, event messages) goes in the segment (low-latency: the part) whose presentation
+    /// time range holds its time, as an `emsg` version 1 before that fragment's `moof` (AOM's
+    /// "Carriage of ID3 Timed Metadata in CMAF"; an event told late goes in the next fragment, at
+    /// its start). With `timedMetadata`, the init segment lists the `aid3` brand. Ad breaks
+    /// (``/MediaCore/StreamEvent/marker(_:)``) and chapters become `EXT-X-DATERANGE` tags
+    /// (``HLSMediaPlaylist/DateRange``) and cue tags, and an ad break's SCTE-35 cues also travel
+    /// as `emsg` boxes (`urn:scte:scte35:2013:bin`). A VOD playlist with date ranges dates its
+    /// segments from `dateOrigin` (seconds since 1970; the time of packaging by default).
     public init(directory: FilePath, segmentDuration: Double = 6, playlistName: String = "index.m3u8",
-                live: Live? = nil, writesDASHHeader: Bool = false, audioCodecs: [AudioCodecDescription] = [.aac]) throws(PipelineError) {
+                live: Live? = nil, writesDASHHeader: Bool = false, audioCodecs: [AudioCodecDescription] = [.aac],
+                timedMetadata: Bool = false, dateOrigin: Double? = nil) throws(PipelineError) {
         try HLSSegmentingPolicy.checkSegmentDuration(segmentDuration)
         guard live == nil || !writesDASHHeader else { throw .unsupported("a DASH header is written for a packaged (VOD) rendition only") }
         if let partDuration = live?.partDuration { try HLSSegmentingPolicy.checkPartDuration(partDuration, segmentDuration: segmentDuration) }
@@ -119,7 +132,22 @@ public struct HLSSegmentOutput: PacketSink {
         self.live = live
         self.writesDASHHeader = writesDASHHeader
         self.audioCodecs = audioCodecs
+        self.timedMetadata = timedMetadata
+        self.dateOrigin = dateOrigin ?? WallClock.now()
     }
+
+    /// Whether the init segment lists the `aid3` brand.
+    public let timedMetadata: Bool
+    /// A VOD playlist's date of its first presented sample, when it has date ranges.
+    private let dateOrigin: Double
+    /// Timed metadata told and not yet written, in the order of their times.
+    private var pendingMessages: [TimedMetadata] = []
+    /// The `emsg` IDs given so far.
+    private var messageCount: UInt32 = 0
+    /// The ad breaks told, as the playlist writes them.
+    private var adBreaks: [HLSProgrammeMarks.AdBreak] = []
+    /// The messages and marks written into the segments, for a caller that lists them.
+    public private(set) var writtenMessages: [EventMessage] = []
 
     /// The codecs the segments can describe, the first of a codec taken.
     public let audioCodecs: [AudioCodecDescription]
@@ -160,6 +188,19 @@ public struct HLSSegmentOutput: PacketSink {
             chapters = metadata.chapters
             tags = ITunesMetadata(metadata)
             segmenter?.metadata = tags
+        }
+        if case .timedMetadata(let timed) = event { hold(timed) }
+        if case .marker(let marker) = event, let section = SpliceInfoSection(marker: marker) {
+            hold(TimedMetadata(kind: .scte35, time: marker.time, payload: section.bytes))
+            let id = marker.id ?? "ad-\(adBreaks.count + 1)"
+            if marker.kind == .adBreakStart {
+                adBreaks.append(HLSProgrammeMarks.AdBreak(id: id, start: max(0, marker.time.seconds), duration: max(0, marker.duration?.seconds ?? 0),
+                                                          uri: marker.uri, out: section.hexadecimal))
+            } else if let index = adBreaks.lastIndex(where: { $0.id == id && $0.back == nil }) {
+                adBreaks[index].back = section.hexadecimal
+                // The break lasts until its return, whatever was planned.
+                adBreaks[index].duration = max(0, marker.time.seconds - adBreaks[index].start)
+            }
         }
         guard case .gapless(let info) = event else { return }
         if segmenter != nil, info.priming != gapless.priming {
@@ -295,6 +336,7 @@ public struct HLSSegmentOutput: PacketSink {
         let segmenter: CMAFSegmenter
         do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming), audioCodecs: audioCodecs) } catch { throw .container(error) }
         segmenter.metadata = tags
+        segmenter.carriesTimedMetadata = timedMetadata
         self.segmenter = segmenter
         if case .audio(let audio) = packet.format { format = audio }
         policy = try HLSSegmentingPolicy(segmentDuration: segmentDuration, mode: live?.segmentingMode ?? .onDemand, timescale: segmenter.timescale)
@@ -309,21 +351,69 @@ public struct HLSSegmentOutput: PacketSink {
         case .segment(let count):
             for packet in queue[..<count] { segmenter.append(packet) }
             queue.removeFirst(count)
-            if let segment = segmenter.cutSegment(userData: store.nextSegmentUserData) { try store.write(segment) }
+            if let segment = segmenter.cutSegment(userData: store.nextSegmentUserData, messages: takeMessages()) { try store.write(segment) }
         case .part(let count):
             for packet in queue[..<count] { segmenter.append(packet) }
             queue.removeFirst(count)
-            if let chunk = segmenter.cutChunk() { try store.writePart(chunk) }
+            if let chunk = segmenter.cutChunk(messages: takeMessages()) { try store.writePart(chunk) }
         case .closeSegment:
             try store.closeSegment()
         }
+    }
+
+    /// Keeps `timed` until the fragment its time falls in is cut, in the order of the times.
+    private mutating func hold(_ timed: TimedMetadata) {
+        let index = pendingMessages.lastIndex { $0.time <= timed.time }.map { $0 + 1 } ?? 0
+        pendingMessages.insert(timed, at: index)
+    }
+
+    /// The `emsg` boxes of the fragment appended and not yet cut: the timed metadata whose time
+    /// falls before its end, each at its time or, told late, at the fragment's start.
+    private mutating func takeMessages() -> [EventMessage] {
+        guard let segmenter, !pendingMessages.isEmpty else { return [] }
+        let timescale = segmenter.timescale
+        let start = max(0, segmenter.nextDecodeTime - gapless.priming)
+        let end = segmenter.nextDecodeTime + segmenter.pendingDuration - gapless.priming
+        var messages: [EventMessage] = []
+        while let first = pendingMessages.first {
+            let time = (try? first.time.converted(to: timescale, rounding: .down).value) ?? Int64.max
+            guard time < end else { break }
+            pendingMessages.removeFirst()
+            messageCount += 1
+            let scheme: String
+            switch first.kind {
+            case .id3: scheme = EventMessage.id3Scheme
+            case .scte35: scheme = EventMessage.scte35Scheme
+            case .emsg: scheme = first.scheme ?? ""
+            default: continue
+            }
+            let duration = first.duration.flatMap { try? $0.converted(to: timescale).value }.map { UInt32(clamping: $0) } ?? EventMessage.unknownDuration
+            messages.append(EventMessage(scheme: scheme, value: first.value ?? "", timescale: UInt32(timescale),
+                                         presentationTime: UInt64(max(time, start)), duration: duration, id: messageCount, data: first.payload))
+        }
+        writtenMessages += messages
+        return messages
+    }
+
+    /// The chapters and ad breaks, as the playlist marks them.
+    private var marks: HLSProgrammeMarks {
+        var marks = HLSProgrammeMarks(adBreaks: adBreaks)
+        let sorted = chapters.sorted { $0.start < $1.start }
+        for (index, chapter) in sorted.enumerated() {
+            // The last lasts to the end, once the stream has ended.
+            let ending = validLength > 0 ? Double(validLength) / Double(max(segmenter?.timescale ?? 1, 1)) : nil
+            let end = (chapter.end ?? (index + 1 < sorted.count ? sorted[index + 1].start : nil))?.seconds ?? ending
+            marks.chapters.append(.init(start: max(0, chapter.start.seconds), end: end, title: chapter.title))
+        }
+        return marks
     }
 
     /// Builds the playlist of the segments written, removes the files of segments that left
     /// the window long enough ago, writes it, and publishes it.
     private mutating func writePlaylist(ended: Bool) throws(PipelineError) {
         let list = playlists.playlist(segments: store.segments, openParts: store.openParts.map(\.playlistPart),
-                                      preloadHint: store.nextPartName, priming: gapless.priming, ended: ended)
+                                      preloadHint: store.nextPartName, priming: gapless.priming, ended: ended, marks: marks,
+                                      dateOrigin: dateOrigin)
         store.removeSegments(before: playlists.expiredSegments(in: list))
         try store.writePlaylist(list, name: playlistName)
         playlist = list

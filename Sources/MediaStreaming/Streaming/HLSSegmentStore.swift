@@ -159,7 +159,14 @@ struct HLSSegmentStore {
     /// placeholder, the `moof`'s last box; nothing when none is held.
     mutating func writeHeldFirstSegment(userData tag: [UInt8]) throws(PipelineError) {
         guard var first = heldFirstSegment, let name = segments.first?.name else { return }
-        let moofStart = CMAFSegmenter.segmentType.count
+        // The moof follows the styp and the segment's event messages.
+        var moofStart = CMAFSegmenter.segmentType.count
+        while moofStart + 8 <= first.count, Array(first[(moofStart + 4)..<(moofStart + 8)]) == Array("emsg".utf8) {
+            let size = first[moofStart..<(moofStart + 4)].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8 else { break }
+            moofStart += size
+        }
+        guard moofStart + 8 <= first.count else { throw .unsupported("the first segment has no moof after its styp") }
         let moofEnd = moofStart + first[moofStart..<(moofStart + 4)].reduce(0) { $0 << 8 | Int($1) }
         let start = moofEnd - tag.count
         // The placeholder is the moof's last box, and the tag has its size.

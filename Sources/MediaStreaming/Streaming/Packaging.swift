@@ -47,6 +47,11 @@ public enum Packaging {
         /// `MediaFormatRegistry.standard` in KeyFrameKit, which decodes).
         public var formats: MediaFormatRegistry?
 
+        /// Stream events told before the first packet, beside the input's own: ad breaks
+        /// (``/MediaCore/StreamMarker/adBreak(start:duration:id:uri:)``) and timed metadata
+        /// from a sidecar, which each rendition writes as it writes a live stream's.
+        public var events: [StreamEvent] = []
+
         /// Options: 6-second segments, the input's codec copied (else AAC), one rendition, no
         /// DASH, AAC-LC, the input's rate and channels. `bitrates` makes an AAC ladder, each
         /// rendition of the profile `ladderProfiles` gives it, else `profile`; `ladder` (which
@@ -272,7 +277,7 @@ public enum Packaging {
         let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
         let report: JobReport
         if layout.hasRegularTimeTable || layout.packetCount == 0 {
-            var source = AnnouncingSource(packets, announcing: [gapless])
+            var source = AnnouncingSource(packets, announcing: [gapless] + options.events)
             report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         } else {
             // A table that jitters or skips (a muxer writing timestamps): a decoder gives every
@@ -280,7 +285,7 @@ public enum Packaging {
             // runs, EXTINF and iTunSMPB tell one timeline (as a cut does, AudioEditing).
             var source = AnnouncingSource(PacketSpliceSource(pieces: [PacketSpliceSource.Piece(
                 input: packets, packets: 0...(layout.packetCount - 1), packetDuration: UInt32(clamping: layout.packetDuration))]),
-                                          announcing: [gapless])
+                                          announcing: [gapless] + options.events)
             var runs = SampleRunSink(sink)
             report = try Pump.run(from: &source, into: &runs, control: control, progress: progress)
             sink = runs.base
@@ -300,7 +305,7 @@ public enum Packaging {
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs)
         let gapless = StreamEvent.gapless(GaplessInfo(priming: Int64(packets.trim.priming), validLength: packets.trim.validFrameCount))
-        var source = AnnouncingSource(packets, announcing: [.metadata(packets.metadata), gapless])
+        var source = AnnouncingSource(packets, announcing: [.metadata(packets.metadata), gapless] + options.events)
         let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
         var summary = summary(of: sink, copied: true)
         summary.report = report
