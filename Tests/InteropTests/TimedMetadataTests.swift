@@ -1,0 +1,252 @@
+import Foundation
+import KeyFrameKit
+import Testing
+import TestSupport
+
+/// Issue 39: metadata as stream events. A 60-s live recording from PulseAudio with a title, two
+/// title changes and a 15-s ad break given as JSON lines (`record --metadata-from`, part of the
+/// file written while it records); and a package with chapters and an ad break from a sidecar
+/// (`package --ad-breaks`). Each `emsg` is found by our reader and by pymp4's box walker at its
+/// time, in the segment whose presentation range holds it, and mutagen reads its ID3 tag; each
+/// SCTE-35 section in a DATERANGE is parsed by threefive, CRC checked.
+@Suite(.serialized) struct TimedMetadataTests {
+    /// What pymp4 (an ISO BMFF parser of its own) finds in each segment, in order: the top-level
+    /// boxes, and each `emsg`'s fields (version 1: timescale, presentation_time, event_duration,
+    /// id, scheme, value) with its message written beside for mutagen, whose ID3 frames are given.
+    static let walker = """
+        import sys, json, struct, io
+        from pymp4.parser import Box
+        import mutagen.id3
+        out = []
+        for path in sys.argv[1:]:
+            data = open(path, 'rb').read()
+            stream = io.BytesIO(data)
+            boxes, messages = [], []
+            while stream.tell() < len(data):
+                box = Box.parse_stream(stream)
+                kind = box.type.decode() if isinstance(box.type, bytes) else str(box.type)
+                boxes.append(kind)
+                if kind == 'emsg':
+                    raw = bytes(box.data)
+                    version = raw[0]
+                    timescale, time, duration, ident = struct.unpack('>IQII', raw[4:24])
+                    rest = raw[24:]
+                    scheme, rest = rest.split(b'\\0', 1)
+                    value, message = rest.split(b'\\0', 1)
+                    entry = dict(version=version, timescale=timescale, time=time, duration=duration, id=ident,
+                                 scheme=scheme.decode(), value=value.decode(), size=len(message))
+                    if scheme.decode() == 'https://aomedia.org/emsg/ID3':
+                        tag = mutagen.id3.ID3(io.BytesIO(message))
+                        entry['frames'] = {key: str(tag[key]) for key in tag.keys()}
+                        entry['id3version'] = list(tag.version)
+                    messages.append(entry)
+            out.append(dict(path=path, boxes=boxes, messages=messages))
+        print(json.dumps(out))
+        """
+
+    /// threefive's reading of each `0x…` SCTE-35 section, with the CRC it computes over the
+    /// section against the one stored.
+    static let spliceReader = """
+        import sys, json
+        import threefive
+        from threefive.crc import crc32
+        out = []
+        for text in sys.argv[1:]:
+            cue = threefive.Cue(text)
+            cue.decode()
+            raw = bytes.fromhex(text[2:])
+            stored = int.from_bytes(raw[-4:], 'big')
+            out.append(dict(command=cue.command.get(), section=cue.info_section.get(), crc_ok=crc32(raw[:-4]) == stored))
+        print(json.dumps(out))
+        """
+
+    /// Runs `script` with the venv's python on `arguments`; its JSON.
+    static func python(_ script: String, _ arguments: [String]) throws -> Any {
+        let run = try ExternalTool.succeed("python3", ["-c", script] + arguments)
+        return try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8))
+    }
+
+    /// The segments of a media playlist in order, with each one's presentation range in seconds
+    /// (EXTINF added up, less the priming `priming` seconds; the first from 0).
+    static func segments(_ playlist: String, priming: Double) throws -> [(uri: String, start: Double, end: Double)] {
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        var result: [(String, Double, Double)] = []
+        var elapsed = 0.0
+        var pending: Double?
+        for line in text.split(separator: "\n") {
+            if line.hasPrefix("#EXTINF:") { pending = Double(line.dropFirst(8).prefix { $0 != "," }) }
+            else if !line.hasPrefix("#"), let duration = pending {
+                result.append((String(line), max(0, elapsed - priming), elapsed + duration - priming))
+                elapsed += duration
+                pending = nil
+            }
+        }
+        return result
+    }
+
+    /// The `SCTE35-OUT`/`-IN` values of a playlist's date ranges, by ID.
+    static func spliceValues(_ text: String, attribute: String) -> [String] {
+        text.split(separator: "\n").filter { $0.hasPrefix("#EXT-X-DATERANGE:") }.compactMap { line in
+            line.split(separator: ",").first { $0.hasPrefix(attribute + "=") }.map { String($0.dropFirst(attribute.count + 1)) }
+        }
+    }
+
+    /// Checks that the ID3 messages `walked` (pymp4's) of a rendition are those `expected`
+    /// (title, seconds), each in the segment whose range holds it, and that our reader finds the
+    /// same boxes.
+    static func expectMessages(_ walked: [[String: Any]], in ranges: [(uri: String, start: Double, end: Double)], directory: String,
+                               expected: [(title: String, artist: String, seconds: Double)], scte35: [Double], _ what: String) throws {
+        var id3: [(title: String, artist: String, seconds: Double, segment: Int)] = []
+        var splices: [(seconds: Double, segment: Int)] = []
+        for (index, segment) in walked.enumerated() {
+            let boxes = segment["boxes"] as? [String] ?? []
+            let messages = segment["messages"] as? [[String: Any]] ?? []
+            // Every emsg precedes the moof (ISO/IEC 23000-19 7.4.5).
+            if let moof = boxes.firstIndex(of: "moof") {
+                #expect(!boxes[moof...].contains("emsg"), "\(what): \(boxes)")
+            }
+            // Our reader finds the same messages in the same order.
+            let ours = try EventMessage.messages(inSegment: [UInt8](try Data(contentsOf: URL(fileURLWithPath: directory + "/" + ranges[index].uri))))
+            #expect(ours.map(\.scheme) == messages.map { $0["scheme"] as? String ?? "" }, "\(what): ours and pymp4's in \(ranges[index].uri)")
+            #expect(ours.map(\.presentationTime) == messages.map { UInt64($0["time"] as? Int ?? -1) }, "\(what): times in \(ranges[index].uri)")
+            for message in messages {
+                let seconds = Double(message["time"] as? Int ?? 0) / Double(message["timescale"] as? Int ?? 1)
+                #expect(message["version"] as? Int == 1, "\(what): emsg version 1 only")
+                if message["scheme"] as? String == EventMessage.id3Scheme {
+                    #expect(message["duration"] as? Int == 0xFFFF_FFFF && message["value"] as? String == "", "\(what): \(message)")
+                    let frames = message["frames"] as? [String: String] ?? [:]
+                    #expect((message["id3version"] as? [Int])?.prefix(2) == [2, 4], "\(what): ID3v2.4")
+                    id3.append((frames["TIT2"] ?? "", frames["TPE1"] ?? "", seconds, index))
+                } else {
+                    #expect(message["scheme"] as? String == EventMessage.scte35Scheme, "\(what): \(message)")
+                    splices.append((seconds, index))
+                }
+            }
+        }
+        #expect(id3.map(\.title) == expected.map(\.title) && id3.map(\.artist) == expected.map(\.artist), "\(what): \(id3)")
+        for (found, wanted) in zip(id3, expected) {
+            #expect(abs(found.seconds - wanted.seconds) < 0.001, "\(what): \(found.title) at \(found.seconds) s, wanted \(wanted.seconds)")
+            let range = ranges[found.segment]
+            #expect(range.start - 0.001 <= found.seconds && found.seconds < range.end, "\(what): \(found.title) at \(found.seconds) s in \(range)")
+        }
+        #expect(splices.map(\.seconds).map { ($0 * 1000).rounded() } == scte35.map { ($0 * 1000).rounded() }, "\(what): SCTE-35 at \(splices)")
+        for splice in splices {
+            let range = ranges[splice.segment]
+            #expect(range.start - 0.001 <= splice.seconds && splice.seconds < range.end, "\(what): SCTE-35 at \(splice.seconds) s in \(range)")
+        }
+    }
+
+    /// The ad break's DATERANGE pair, read by threefive: a splice_insert out at `start` with a
+    /// `duration` break, and its return at `start + duration`, one event ID, CRCs right.
+    static func expectAdBreak(_ playlist: String, start: Double, duration: Double, _ what: String) throws {
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        let outs = spliceValues(text, attribute: "SCTE35-OUT")
+        let ins = spliceValues(text, attribute: "SCTE35-IN")
+        try #require(outs.count == 1 && ins.count == 1, "\(what): \(outs) \(ins)")
+        let read = try python(spliceReader, outs + ins) as? [[String: Any]] ?? []
+        try #require(read.count == 2, "\(what): \(read)")
+        for (index, cue) in read.enumerated() {
+            let command = cue["command"] as? [String: Any] ?? [:]
+            #expect(cue["crc_ok"] as? Bool == true, "\(what): threefive's CRC of \(index == 0 ? outs[0] : ins[0])")
+            #expect(command["command_type"] as? Int == 5 && command["out_of_network_indicator"] as? Bool == (index == 0), "\(what): \(command)")
+            let pts = command["pts_time"] as? Double ?? -1
+            #expect(abs(pts - (index == 0 ? start : start + duration)) < 0.001, "\(what): pts_time \(pts)")
+            if index == 0 { #expect(abs((command["break_duration"] as? Double ?? 0) - duration) < 0.001, "\(what): \(command)") }
+        }
+        let ids = read.map { ($0["command"] as? [String: Any])?["splice_event_id"] as? Int }
+        #expect(ids[0] != nil && ids[0] == ids[1], "\(what): one splice_event_id: \(ids)")
+        // RFC 8216 4.3.2.7: a playlist with a date range has program date-times.
+        #expect(text.contains("#EXT-X-PROGRAM-DATE-TIME:") && text.contains("#EXT-X-CUE-OUT:DURATION=") && text.contains("#EXT-X-CUE-IN"),
+                "\(what): \(text)")
+    }
+
+    /// The `done when` of issue 39's live part, for fMP4 HLS: `record --hls --metadata-from` for
+    /// 60 s of PulseAudio (real time), the file's first lines there at the start and the rest
+    /// appended while it records.
+    @Test(.hangGuard(minutes: 6))
+    func aLiveRecordingCarriesTitlesAndAnAdBreak() throws {
+        let pulse = try PulseTone()
+        defer { pulse.close() }
+        let hls = pulse.directory.appendingPathComponent("live").path
+        let metadata = pulse.directory.appendingPathComponent("now-playing.jsonl").path
+        try Data("""
+            {"at": 0, "title": "Morning Show", "artist": "KeyFrame Radio"}
+            {"start": 30, "duration": 15, "id": "break-1", "uri": "https://ads.example/break-1.m3u8"}
+
+            """.utf8).write(to: URL(fileURLWithPath: metadata))
+        let recording = try pulse.startRecording(["--hls", hls, "--segment-duration", "2", "--duration", "60", "--device", "pulse",
+                                                  "--sample-rate", "48000", "--metadata-from", metadata, "--json"])
+        try pulse.server.waitForStreams("source-outputs", while: recording)
+        Subprocess.sleep(.seconds(3))
+        // Lines added while it records are followed.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: metadata))
+        handle.seekToEndOfFile()
+        handle.write(Data("""
+            {"at": 20.5, "title": "Second Song", "artist": "The Band", "album": "The LP", "url": "https://example.com/second"}
+            not json: a warning, and skipped
+            {"at": 47.25, "title": "Third Song", "artist": "Another Band"}
+
+            """.utf8))
+        try handle.close()
+        let finished = try recording.wait(timeout: .seconds(120))
+        #expect(finished.result.status == 0, "\(finished.result.standardError)")
+        #expect(finished.result.standardError.contains("line 4") && finished.result.standardError.contains("skipped"),
+                "a bad line is named: \(finished.result.standardError)")
+        let playlist = hls + "/index.m3u8"
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: hls + "/init.mp4")))
+        #expect(String(decoding: header.prefix(64), as: UTF8.self).contains("aid3"), "the aid3 brand")
+        // The priming: the init segment's edit (AAC-LC: 1024).
+        let ranges = try Self.segments(playlist, priming: 1024.0 / 48000)
+        let walked = try Self.python(Self.walker, ranges.map { hls + "/" + $0.uri }) as? [[String: Any]] ?? []
+        try #require(walked.count == ranges.count)
+        try Self.expectMessages(walked, in: ranges, directory: hls,
+                                expected: [("Morning Show", "KeyFrame Radio", 0), ("Second Song", "The Band", 20.5), ("Third Song", "Another Band", 47.25)],
+                                scte35: [30, 45], "record --hls --metadata-from")
+        try Self.expectAdBreak(playlist, start: 30, duration: 15, "record --hls --metadata-from")
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        #expect(text.contains("CLASS=\"com.apple.hls.interstitial\"") && text.contains("X-ASSET-URI=\"https://ads.example/break-1.m3u8\""), "\(text)")
+        // FFmpeg plays it through, the messages and tags beside the media.
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+        try ValidationCheck.expectSilent([hls, playlist], "record --hls --metadata-from")
+    }
+
+    /// `package --ad-breaks` over an M4A with chapters: the chapters as DATERANGE tags, the ad
+    /// break as a SCTE-35 pair and cue tags, its sections as `emsg` boxes; VOD with program
+    /// date-times; a bad sidecar line a usage error naming it.
+    @Test func aPackageCarriesChaptersAndAnAdBreak() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("episode.m4a").path
+        let chapters = directory.appendingPathComponent("chapters.txt").path
+        try Data(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=12000\ntitle=Intro\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=12000\nEND=40000\ntitle=Main\n"
+            .utf8).write(to: URL(fileURLWithPath: chapters))
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=40:r=48000", "-i", chapters, "-map", "0", "-map_chapters", "1", "-ac", "2",
+                             "-c:a", "aac", "-b:a", "128k", input])
+        let sidecar = directory.appendingPathComponent("ads.jsonl").path
+        try Data("{\"start\": 20, \"duration\": 8, \"id\": \"42\"}\n{\"at\": 3, \"title\": \"Sponsor\"}\n".utf8).write(to: URL(fileURLWithPath: sidecar))
+        let out = directory.appendingPathComponent("pkg").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", input, "--hls", out, "--ad-breaks", sidecar])
+        let playlist = out + "/index.m3u8"
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        #expect(text.contains("#EXT-X-PLAYLIST-TYPE:VOD") && text.contains("ID=\"chapter-1\",CLASS=\"com.keyframekit.chapter\"")
+                && text.contains("X-TITLE=\"Main\""), "\(text)")
+        try Self.expectAdBreak(playlist, start: 20, duration: 8, "package --ad-breaks")
+        let ranges = try Self.segments(playlist, priming: 1024.0 / 48000)
+        let walked = try Self.python(Self.walker, ranges.map { out + "/" + $0.uri }) as? [[String: Any]] ?? []
+        try Self.expectMessages(walked, in: ranges, directory: out, expected: [("Sponsor", "", 3)], scte35: [20, 28], "package --ad-breaks")
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+        try ValidationCheck.expectSilent([out, playlist], "package --ad-breaks")
+
+        // A line without a time, or not of the schema: a usage error (64) naming the line.
+        for (line, words) in [("{\"duration\": 5}", "no time"), ("{\"start\": 1, \"duration\": 5, \"title\": \"x\"}", "line 1"),
+                              ("{\"start\": -1, \"duration\": 5}", "line 1"), ("{\"colour\": \"red\"}", "\"colour\" is not a field")] {
+            try Data((line + "\n").utf8).write(to: URL(fileURLWithPath: sidecar))
+            let refused = try ExternalTool.run(try ExternalTool.keyframe, ["package", input, "--hls", directory.appendingPathComponent("bad").path,
+                                                                          "--ad-breaks", sidecar])
+            #expect(refused.status == 64 && refused.standardError.contains(words), "\(line): \(refused.status) \(refused.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("bad").path), "\(line): nothing made")
+        }
+    }
+}
