@@ -88,6 +88,11 @@ struct Package: ParsableCommand {
     var dash = false
 
     @Option(help: ArgumentHelp(
+        "What the segments are: CMAF (fMP4, any codec; with DASH) or packed-audio (AAC in ADTS with ID3 timestamps, .aac; HLS only).",
+        valueName: "cmaf|packed-audio"))
+    var segments: HLSSegmentFormat = .cmaf
+
+    @Option(help: ArgumentHelp(
         "Ad breaks (and title changes) as JSON lines, the schema of record --metadata-from, each with its time: {\"start\": S, \"duration\": S, \"id\", \"uri\"}.",
         valueName: "FILE"))
     var adBreaks: String?
@@ -109,6 +114,12 @@ struct Package: ParsableCommand {
 
     func validate() throws {
         try layout.checkForAAC()
+        if segments == .packedAudio {
+            if dash { throw ValidationError("--segments packed-audio: DASH reads CMAF segments; give --dash without it") }
+            if let asked = codecArgument?.codec, asked != .aac {
+                throw ValidationError("--segments packed-audio carries AAC (ADTS); --codec \(asked) needs CMAF segments")
+            }
+        }
         if let asked = codecArgument?.codec {
             let carried = Keyframe.codecs.descriptions.map(\.codec)
             guard carried.contains(asked) else {
@@ -157,6 +168,7 @@ struct Package: ParsableCommand {
                                             codec: codecArgument?.codec, ladder: ladder)
             options.formats = Keyframe.formats
             if let adBreaks { options.events = try Self.events(fromSidecar: adBreaks) }
+            options.segmentFormat = segments
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
                                             progress: line.update)

@@ -106,6 +106,10 @@ struct Record: ParsableCommand {
     @Option(help: "HLS: segments the playlist lists; 0 keeps them all (an event playlist).")
     var hlsWindow = 0
 
+    @Option(help: ArgumentHelp("HLS: what the segments are: CMAF (fMP4) or packed-audio (AAC in ADTS with ID3 timestamps, .aac; no parts).",
+                               valueName: "cmaf|packed-audio"))
+    var segments: HLSSegmentFormat = .cmaf
+
     @Option(help: "HLS: seconds per segment (whole AAC frames).")
     var segmentDuration: Double = 6
 
@@ -244,6 +248,15 @@ struct Record: ParsableCommand {
                 throw ValidationError("--part-duration goes with --hls: 0.1 s up to the segment duration")
             }
         }
+        if segments == .packedAudio {
+            guard hls != nil else { throw ValidationError("--segments goes with --hls") }
+            guard partDuration == nil, serve == nil else {
+                throw ValidationError("--segments packed-audio: low-latency parts (--part-duration, --serve) are CMAF chunks; packed audio has none")
+            }
+            if let asked = codecArgument?.codec, asked != .aac {
+                throw ValidationError("--segments packed-audio carries AAC (ADTS); --codec \(asked) needs CMAF segments")
+            }
+        }
         if let serve {
             guard hls != nil, Self.address(serve) != nil else { throw ValidationError("--serve HOST:PORT goes with --hls (e.g. 127.0.0.1:8080)") }
         }
@@ -302,6 +315,7 @@ struct Record: ParsableCommand {
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
         options.hlsTimedMetadata = metadataFrom != nil
+        options.hlsSegmentFormat = segments
         let recording: LiveEncoding
         do { recording = try LiveEncoding(recording: options) } catch { throw CommandFailure("\(error)") }
         // The file's lines so far are told before the first sample; later ones as they come.

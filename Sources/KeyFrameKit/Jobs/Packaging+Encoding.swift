@@ -89,7 +89,7 @@ extension Packaging {
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         let encoder = try encoder(of: codec, profile: profile, bitrate: options.bitrate, format: format, codecs: codecs)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash,
-                                        audioCodecs: codecs.descriptions)
+                                        audioCodecs: codecs.descriptions, segmentFormat: options.segmentFormat)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
@@ -272,7 +272,8 @@ extension Packaging {
         for (index, rendition) in renditions.enumerated() {
             do throws(PipelineError) {
                 let output = try HLSSegmentOutput(directory: directory.appending(names[index]), segmentDuration: segmentDuration,
-                                                  writesDASHHeader: options.dash, audioCodecs: codecs.descriptions)
+                                                  writesDASHHeader: options.dash, audioCodecs: codecs.descriptions,
+                                                  segmentFormat: options.segmentFormat)
                 let interval = randomAccessInterval(of: output, profile: rendition.profile, sampleRate: format?.sampleRate)
                 let encoder = aligned(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate,
                                                   format: encoderFormat(of: rendition.codec), codecs: codecs),

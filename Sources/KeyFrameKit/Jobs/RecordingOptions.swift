@@ -108,6 +108,8 @@ public struct RecordingOptions: Sendable {
     /// HLS: the recording carries timed metadata (``LiveEncoding/announce(_:)``): the init
     /// segment lists the `aid3` brand. Events announced are written either way.
     public var hlsTimedMetadata = false
+    /// HLS: what the segments are made of (packed audio: AAC in ADTS, no parts).
+    public var hlsSegmentFormat: HLSSegmentFormat = .cmaf
     /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
     /// capture and the same encoder (a ``/MediaCore/Tee``); `nil` for the file alone. The
     /// `hls` options above apply to it.
@@ -313,7 +315,8 @@ extension RecordingOptions {
                     live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
                                                 partDuration: options.hlsPartDuration.map(\.inSeconds),
                                                 publication: options.hlsPublication, clock: { progress.captureStart }),
-                    audioCodecs: options.codecs.descriptions, timedMetadata: options.hlsTimedMetadata), checkpointFrames: nil)
+                    audioCodecs: options.codecs.descriptions, timedMetadata: options.hlsTimedMetadata,
+                    segmentFormat: options.hlsSegmentFormat), checkpointFrames: nil)
             }
             // The rendition first: a directory that holds a package is refused before the file,
             // which an in-place output would truncate, is opened.

@@ -19,6 +19,16 @@ public struct CMAFSegment: Sendable {
 
     /// The duration in seconds.
     public var seconds: Double { Double(duration) / Double(max(timescale, 1)) }
+
+    /// A segment of `bytes`: another format's (a packed-audio segment) kept in the same terms.
+    public init(bytes: [UInt8], sequenceNumber: UInt32, baseDecodeTime: Int64, duration: Int64, sampleCount: Int, timescale: Int32) {
+        self.bytes = bytes
+        self.sequenceNumber = sequenceNumber
+        self.baseDecodeTime = baseDecodeTime
+        self.duration = duration
+        self.sampleCount = sampleCount
+        self.timescale = timescale
+    }
 }
 
 /// Writes one audio track as CMAF (ISO/IEC 23000-19): a header (the init segment: `ftyp` and a

@@ -117,13 +117,19 @@ public struct HLSSegmentOutput: PacketSink {
     /// segments from `dateOrigin` (seconds since 1970; the time of packaging by default).
     public init(directory: FilePath, segmentDuration: Double = 6, playlistName: String = "index.m3u8",
                 live: Live? = nil, writesDASHHeader: Bool = false, audioCodecs: [AudioCodecDescription] = [.aac],
-                timedMetadata: Bool = false, dateOrigin: Double? = nil) throws(PipelineError) {
+                timedMetadata: Bool = false, dateOrigin: Double? = nil, segmentFormat: HLSSegmentFormat = .cmaf) throws(PipelineError) {
         try HLSSegmentingPolicy.checkSegmentDuration(segmentDuration)
         guard live == nil || !writesDASHHeader else { throw .unsupported("a DASH header is written for a packaged (VOD) rendition only") }
+        if segmentFormat == .packedAudio {
+            guard !writesDASHHeader else { throw .unsupported("DASH reads CMAF segments; packed audio (RFC 8216 3.4) is HLS's alone") }
+            guard live?.partDuration == nil else { throw .unsupported("low-latency parts are CMAF chunks; packed audio has none") }
+        }
+        self.segmentFormat = segmentFormat
         if let partDuration = live?.partDuration { try HLSSegmentingPolicy.checkPartDuration(partDuration, segmentDuration: segmentDuration) }
         // Never over another package: its playlist would name segments this one overwrites.
         store = try HLSSegmentStore(directory: directory, playlistName: playlistName, writesDASHHeader: writesDASHHeader,
-                                   tagsFirstSegment: live == nil, syncsSegments: live != nil)
+                                   tagsFirstSegment: live == nil && segmentFormat == .cmaf, syncsSegments: live != nil,
+                                   segmentExtension: segmentFormat == .cmaf ? "m4s" : "aac")
         publisher = HLSPlaylistPublisher(publication: live?.publication)
         playlists = HLSPlaylistBuilder(segmentDuration: segmentDuration, live: live, canBlockReload: publisher.canBlockReload)
         self.directory = directory
@@ -138,6 +144,12 @@ public struct HLSSegmentOutput: PacketSink {
 
     /// Whether the init segment lists the `aid3` brand.
     public let timedMetadata: Bool
+    /// What the segments are made of: CMAF, or packed audio (no init segment).
+    public let segmentFormat: HLSSegmentFormat
+    /// Packed audio: the segments' maker; made with the first packet.
+    private var packed: PackedAudioSegmenter?
+    /// The segments' maker, whatever the format.
+    private var maker: (any HLSSegmentMaker)? { segmenter ?? packed }
     /// A VOD playlist's date of its first presented sample, when it has date ranges.
     private let dateOrigin: Double
     /// Timed metadata told and not yet written, in the order of their times.
@@ -203,7 +215,7 @@ public struct HLSSegmentOutput: PacketSink {
             }
         }
         guard case .gapless(let info) = event else { return }
-        if segmenter != nil, info.priming != gapless.priming {
+        if maker != nil, info.priming != gapless.priming {
             throw .unsupported("the priming changed from \(gapless.priming) to \(info.priming) after the first packet")
         }
         gapless = info
@@ -212,7 +224,7 @@ public struct HLSSegmentOutput: PacketSink {
     /// Queues a packet and writes what the policy cuts: VOD, a segment once one and a half are
     /// waiting; live, a segment (or a part) as soon as it is long enough, then the playlist.
     public mutating func write(_ packet: MediaSample) throws(PipelineError) {
-        if segmenter == nil { try start(with: packet) }
+        if maker == nil { try start(with: packet) }
         // Live: the packet before this one goes to the policy; this one waits for the next.
         var packet = packet
         if live != nil {
@@ -234,7 +246,7 @@ public struct HLSSegmentOutput: PacketSink {
     /// and shortening the one that holds it), the init segment with the gapless numbers, then
     /// the playlist.
     public mutating func finish() throws(PipelineError) {
-        guard let segmenter, policy != nil else {
+        guard let maker, policy != nil else {
             throw .unsupported("nothing to package: the input holds no audio")
         }
         if let held {
@@ -248,18 +260,22 @@ public struct HLSSegmentOutput: PacketSink {
         queue.removeLast(policy?.dropPacketsPastEnd(priming: priming, validLength: valid) ?? 0)
         shortenLastPacket(toEndAt: priming + valid)
         for cut in policy?.finalCuts() ?? [] { try carryOut(cut) }
-        try store.writeHeldFirstSegment(userData: segmenter.gaplessUserData(validFrameCount: valid, mediaDuration: store.mediaDuration))
+        if let segmenter {
+            try store.writeHeldFirstSegment(userData: segmenter.gaplessUserData(validFrameCount: valid, mediaDuration: store.mediaDuration))
+        }
         // VOD: the segments reach the disk before anything names them.
         if live == nil { try store.syncFileSystem() }
-        // The header with the valid length (live: rewritten over the first one, atomically).
-        try store.writeInitSegment(segmenter.header(validFrameCount: valid, mediaDuration: store.mediaDuration))
-        if writesDASHHeader {
-            try store.writeDASHHeader(segmenter.header(validFrameCount: valid, mediaDuration: store.mediaDuration, gaplessTag: false))
+        if let segmenter {
+            // The header with the valid length (live: rewritten over the first one, atomically).
+            try store.writeInitSegment(segmenter.header(validFrameCount: valid, mediaDuration: store.mediaDuration))
+            if writesDASHHeader {
+                try store.writeDASHHeader(segmenter.header(validFrameCount: valid, mediaDuration: store.mediaDuration, gaplessTag: false))
+            }
         }
         self.priming = priming
         validLength = valid
         if !chapters.isEmpty {
-            try store.writeChapters(Self.webVTT(chapters, ending: MediaTime(value: valid, timescale: Int32(segmenter.timescale))))
+            try store.writeChapters(Self.webVTT(chapters, ending: MediaTime(value: valid, timescale: Int32(maker.timescale))))
         }
         try writePlaylist(ended: true)
         store.keepAll()
@@ -309,7 +325,7 @@ public struct HLSSegmentOutput: PacketSink {
 
     /// A packet's duration in the segmenter's timescale, as the segmenter counts it.
     private func duration(of packet: MediaSample) -> Int64 {
-        let timescale = Int32(segmenter?.timescale ?? 1)
+        let timescale = Int32(maker?.timescale ?? 1)
         return max(0, (try? packet.duration.converted(to: timescale, rounding: .nearest).value) ?? 0)
     }
 
@@ -323,22 +339,28 @@ public struct HLSSegmentOutput: PacketSink {
     /// the frame being padding no reader should present. Nothing when the end falls in a packet
     /// already written, or at or after the last packet's end.
     private mutating func shortenLastPacket(toEndAt end: Int64) {
-        guard let segmenter, let waiting = policy?.waiting, let last = waiting.last, !queue.isEmpty else { return }
+        guard let maker, let waiting = policy?.waiting, let last = waiting.last, !queue.isEmpty else { return }
         let tail = end - (writtenDuration + waiting.dropLast().reduce(0, +))
         guard tail > 0, tail < last else { return }
         policy?.shortenLast(to: tail)
-        queue[queue.count - 1].duration = MediaTime(value: tail, timescale: segmenter.timescale)
+        queue[queue.count - 1].duration = MediaTime(value: tail, timescale: maker.timescale)
     }
 
     /// With the first packet: the segmenter and the policy (in its timescale); live, the init
     /// segment, without the valid length (rewritten at the end).
     private mutating func start(with packet: MediaSample) throws(PipelineError) {
+        if case .audio(let audio) = packet.format { format = audio }
+        guard segmentFormat == .cmaf else {
+            let packed = try PackedAudioSegmenter(format: packet.format)
+            self.packed = packed
+            policy = try HLSSegmentingPolicy(segmentDuration: segmentDuration, mode: live?.segmentingMode ?? .onDemand, timescale: packed.timescale)
+            return
+        }
         let segmenter: CMAFSegmenter
         do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming), audioCodecs: audioCodecs) } catch { throw .container(error) }
         segmenter.metadata = tags
         segmenter.carriesTimedMetadata = timedMetadata
         self.segmenter = segmenter
-        if case .audio(let audio) = packet.format { format = audio }
         policy = try HLSSegmentingPolicy(segmentDuration: segmentDuration, mode: live?.segmentingMode ?? .onDemand, timescale: segmenter.timescale)
         if live != nil { try store.writeInitSegment(segmenter.header()) }
     }
@@ -346,6 +368,15 @@ public struct HLSSegmentOutput: PacketSink {
     /// Writes what `cut` says of the queued packets from the front: a segment, a part, or the
     /// parts recorded as a segment.
     private mutating func carryOut(_ cut: HLSSegmentingPolicy.Cut) throws(PipelineError) {
+        if let packed, case .segment(let count) = cut {
+            for packet in queue[..<count] { packed.append(packet) }
+            queue.removeFirst(count)
+            if let failure = packed.failure { throw failure }
+            // ID3 tags between the frames; an ad break is the playlist's alone.
+            let tags = takeTimedMetadata().filter { $0.metadata.kind == .id3 }.map { ($0.metadata.payload, $0.time + gapless.priming) }
+            if let segment = packed.cutSegment(metadata: tags) { try store.write(segment) }
+            return
+        }
         guard let segmenter else { return }
         switch cut {
         case .segment(let count):
@@ -367,29 +398,42 @@ public struct HLSSegmentOutput: PacketSink {
         pendingMessages.insert(timed, at: index)
     }
 
-    /// The `emsg` boxes of the fragment appended and not yet cut: the timed metadata whose time
-    /// falls before its end, each at its time or, told late, at the fragment's start.
-    private mutating func takeMessages() -> [EventMessage] {
-        guard let segmenter, !pendingMessages.isEmpty else { return [] }
-        let timescale = segmenter.timescale
-        let start = max(0, segmenter.nextDecodeTime - gapless.priming)
-        let end = segmenter.nextDecodeTime + segmenter.pendingDuration - gapless.priming
-        var messages: [EventMessage] = []
+    /// The timed metadata of the fragment appended and not yet cut, in the order of their
+    /// times: each whose time falls before the fragment's end, at its time (on the presentation
+    /// timeline, in media units) or, told late, at the fragment's start.
+    private mutating func takeTimedMetadata() -> [(metadata: TimedMetadata, time: Int64)] {
+        guard let maker, !pendingMessages.isEmpty else { return [] }
+        let start = max(0, maker.nextDecodeTime - gapless.priming)
+        let end = maker.nextDecodeTime + maker.pendingDuration - gapless.priming
+        var taken: [(TimedMetadata, Int64)] = []
         while let first = pendingMessages.first {
-            let time = (try? first.time.converted(to: timescale, rounding: .down).value) ?? Int64.max
+            let time = (try? first.time.converted(to: maker.timescale, rounding: .down).value) ?? Int64.max
             guard time < end else { break }
             pendingMessages.removeFirst()
-            messageCount += 1
+            taken.append((first, max(time, start)))
+        }
+        return taken
+    }
+
+    /// The `emsg` boxes of the fragment appended and not yet cut (``takeTimedMetadata()``):
+    /// ID3 under AOM's scheme, SCTE-35 under `urn:scte:scte35:2013:bin`, event messages under
+    /// their own; other kinds have no `emsg`.
+    private mutating func takeMessages() -> [EventMessage] {
+        guard let maker else { return [] }
+        let timescale = maker.timescale
+        var messages: [EventMessage] = []
+        for (timed, time) in takeTimedMetadata() {
             let scheme: String
-            switch first.kind {
+            switch timed.kind {
             case .id3: scheme = EventMessage.id3Scheme
             case .scte35: scheme = EventMessage.scte35Scheme
-            case .emsg: scheme = first.scheme ?? ""
+            case .emsg: scheme = timed.scheme ?? ""
             default: continue
             }
-            let duration = first.duration.flatMap { try? $0.converted(to: timescale).value }.map { UInt32(clamping: $0) } ?? EventMessage.unknownDuration
-            messages.append(EventMessage(scheme: scheme, value: first.value ?? "", timescale: UInt32(timescale),
-                                         presentationTime: UInt64(max(time, start)), duration: duration, id: messageCount, data: first.payload))
+            messageCount += 1
+            let duration = timed.duration.flatMap { try? $0.converted(to: timescale).value }.map { UInt32(clamping: $0) } ?? EventMessage.unknownDuration
+            messages.append(EventMessage(scheme: scheme, value: timed.value ?? "", timescale: UInt32(timescale),
+                                         presentationTime: UInt64(time), duration: duration, id: messageCount, data: timed.payload))
         }
         writtenMessages += messages
         return messages
@@ -401,7 +445,7 @@ public struct HLSSegmentOutput: PacketSink {
         let sorted = chapters.sorted { $0.start < $1.start }
         for (index, chapter) in sorted.enumerated() {
             // The last lasts to the end, once the stream has ended.
-            let ending = validLength > 0 ? Double(validLength) / Double(max(segmenter?.timescale ?? 1, 1)) : nil
+            let ending = validLength > 0 ? Double(validLength) / Double(max(maker?.timescale ?? 1, 1)) : nil
             let end = (chapter.end ?? (index + 1 < sorted.count ? sorted[index + 1].start : nil))?.seconds ?? ending
             marks.chapters.append(.init(start: max(0, chapter.start.seconds), end: end, title: chapter.title))
         }
@@ -411,9 +455,11 @@ public struct HLSSegmentOutput: PacketSink {
     /// Builds the playlist of the segments written, removes the files of segments that left
     /// the window long enough ago, writes it, and publishes it.
     private mutating func writePlaylist(ended: Bool) throws(PipelineError) {
-        let list = playlists.playlist(segments: store.segments, openParts: store.openParts.map(\.playlistPart),
+        var list = playlists.playlist(segments: store.segments, openParts: store.openParts.map(\.playlistPart),
                                       preloadHint: store.nextPartName, priming: gapless.priming, ended: ended, marks: marks,
                                       dateOrigin: dateOrigin)
+        // Packed audio has no init segment.
+        if segmentFormat == .packedAudio { list.mapURI = nil }
         store.removeSegments(before: playlists.expiredSegments(in: list))
         try store.writePlaylist(list, name: playlistName)
         playlist = list

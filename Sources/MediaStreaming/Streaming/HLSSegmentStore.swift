@@ -59,8 +59,10 @@ struct HLSSegmentStore {
     /// - Throws: ``/MediaCore/PipelineError`` when `directory` already holds a package (its playlist
     ///   `playlistName`, an init segment, a first segment or a master playlist: that playlist
     ///   would name files this one overwrites), or when it cannot be made.
-    init(directory: FilePath, playlistName: String, writesDASHHeader: Bool, tagsFirstSegment: Bool, syncsSegments: Bool) throws(PipelineError) {
-        let names = [playlistName, Self.initSegmentName, HLSSegmentOutput.dashHeaderName, Self.segmentName(1), "master.m3u8"]
+    init(directory: FilePath, playlistName: String, writesDASHHeader: Bool, tagsFirstSegment: Bool, syncsSegments: Bool,
+         segmentExtension: String = "m4s") throws(PipelineError) {
+        let names = [playlistName, Self.initSegmentName, HLSSegmentOutput.dashHeaderName, Self.segmentName(1), Self.segmentName(1, extension: "aac"),
+                     "master.m3u8"]
         for name in names where FileSystemCalls.exists(directory.appending(name)) {
             throw .unsupported("\(directory) already holds a package (\(name)); choose another directory or remove it")
         }
@@ -72,12 +74,16 @@ struct HLSSegmentStore {
         self.writesDASHHeader = writesDASHHeader
         self.tagsFirstSegment = tagsFirstSegment
         self.syncsSegments = syncsSegments
+        self.segmentExtension = segmentExtension
     }
 
-    /// `segment-00001.m4s`.
-    static func segmentName(_ number: UInt32) -> String {
+    /// The segments' extension: `m4s` (CMAF) or `aac` (packed audio).
+    let segmentExtension: String
+
+    /// `segment-00001.m4s` (or another extension).
+    static func segmentName(_ number: UInt32, extension ext: String = "m4s") -> String {
         let digits = String(number)
-        return "segment-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + ".m4s"
+        return "segment-" + String(repeating: "0", count: max(0, 5 - digits.count)) + digits + "." + ext
     }
 
     /// `segment-00001.2.m4s`: part 2 of segment 1.
@@ -125,7 +131,7 @@ struct HLSSegmentStore {
     /// Writes `segment` as the next segment (held back instead when it carries the gapless
     /// placeholder).
     mutating func write(_ segment: CMAFSegment) throws(PipelineError) {
-        let name = Self.segmentName(UInt32(segments.count + 1))
+        let name = Self.segmentName(UInt32(segments.count + 1), extension: segmentExtension)
         if holdsNextSegment { heldFirstSegment = segment.bytes } else { try writeFile(name, segment.bytes, syncing: syncsSegments) }
         segments.append(HLSSegmentOutput.WrittenSegment(name: name, byteCount: segment.bytes.count, duration: segment.duration,
                                                         timescale: segment.timescale))

@@ -52,6 +52,10 @@ public enum Packaging {
         /// from a sidecar, which each rendition writes as it writes a live stream's.
         public var events: [StreamEvent] = []
 
+        /// What the segments are made of: CMAF by default, or packed audio (AAC in ADTS, RFC
+        /// 8216 3.4; no DASH).
+        public var segmentFormat: HLSSegmentFormat = .cmaf
+
         /// Options: 6-second segments, the input's codec copied (else AAC), one rendition, no
         /// DASH, AAC-LC, the input's rate and channels. `bitrates` makes an AAC ladder, each
         /// rendition of the profile `ladderProfiles` gives it, else `profile`; `ladder` (which
@@ -272,7 +276,8 @@ public enum Packaging {
         // The input first, so that an input that cannot be read leaves no directory.
         let packets = try (options.formats ?? .containers).aacInput(input, purpose: .copying)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                        writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs)
+                                        writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs,
+                                        segmentFormat: options.segmentFormat)
         // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
         let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
         let report: JobReport
@@ -303,7 +308,8 @@ public enum Packaging {
         // The input first, so that an input that cannot be read leaves no directory.
         let packets = try OggOpusPacketInput(path: input)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
-                                        writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs)
+                                        writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs,
+                                        segmentFormat: options.segmentFormat)
         let gapless = StreamEvent.gapless(GaplessInfo(priming: Int64(packets.trim.priming), validLength: packets.trim.validFrameCount))
         var source = AnnouncingSource(packets, announcing: [.metadata(packets.metadata), gapless] + options.events)
         let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)
