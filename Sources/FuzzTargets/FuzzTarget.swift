@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import AACBitstream
+import AudioBitstreams
 import MediaCore
 import MediaStreaming
 import MediaValidation
@@ -182,6 +183,19 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                      "ADTS reader accounts for more bytes than it was given")
         adtsRunsMatchSinglePackets(data, runBytes: Int(data.last ?? 0) * 7 + 1, chunkSize: small)
         adtsRunsMatchSinglePackets(data, runBytes: 256 * 1024, chunkSize: 64 * 1024)
+        packedAudio(data)
+    }
+
+    /// The bytes as a packed audio segment (RFC 8216 3.4), and again behind a timestamp tag:
+    /// a segment or an error, never a trap; the frames and tags it counts fit the input.
+    private static func packedAudio(_ data: [UInt8]) {
+        let tag = ID3v2Tag(frames: [.other(id: "PRIV", flags: 0, body: Array(PackedAudioSegment.timestampOwner.utf8) + [0] + Array(data.prefix(8)))]).bytes()
+        for bytes in [data, tag + data] {
+            guard let segment = try? PackedAudioSegment(bytes: bytes) else { continue }
+            precondition(segment.frameCount * 7 + segment.timedMetadata.count * 10 <= bytes.count, "more frames and tags than the bytes hold")
+            precondition(segment.timestamp.map { $0 < 1 << 33 } ?? true, "a timestamp beyond 33 bits")
+            precondition(segment.timedMetadata.allSatisfy { $0.afterFrames <= segment.frameCount }, "a tag after more frames than there are")
+        }
     }
 
     /// Runs (frames in step taken in one pass) deliver the packets, damage and statistics that
@@ -356,6 +370,11 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
 extension FuzzTarget {
     fileprivate static func mp4(_ data: [UInt8]) {
+        // Top-level event messages (ISO/IEC 23009-1 5.10.3.3), as a segment's: each one's
+        // message no longer than the input.
+        if let messages = try? EventMessage.messages(inSegment: data) {
+            precondition(messages.allSatisfy { $0.data.count + $0.scheme.utf8.count <= data.count }, "an emsg longer than the input")
+        }
         let source = ArrayRandomAccessSource(data)
         _ = try? BoxTree.nodes(of: source)
         // The tag editor's header scan: boxes back to back from 0, inside the file; with a

@@ -15,6 +15,25 @@ extension FuzzTarget {
     static func transportStream(_ data: [UInt8]) {
         readTransportStream(data)
         muxAndReadBack(data)
+        spliceInfo(data)
+    }
+
+    /// The bytes as a SCTE-35 section, and again with their CRC made right: a section or an
+    /// error, never a trap; a section read writes back to bytes that read to the same section.
+    private static func spliceInfo(_ data: [UInt8]) {
+        var fixed = Array(data.dropLast(min(4, data.count)))
+        if fixed.count >= 3 {
+            let length = fixed.count + 4 - 3
+            fixed[1] = fixed[1] & 0xF0 | UInt8(truncatingIfNeeded: length >> 8) & 0x0F
+            fixed[2] = UInt8(truncatingIfNeeded: length)
+        }
+        let crc = MPEGCRC32.checksum(fixed)
+        fixed += [UInt8(crc >> 24), UInt8(truncatingIfNeeded: crc >> 16), UInt8(truncatingIfNeeded: crc >> 8), UInt8(truncatingIfNeeded: crc)]
+        for bytes in [data, fixed] {
+            guard let section = try? SpliceInfoSection(parsing: bytes) else { continue }
+            let again = try? SpliceInfoSection(parsing: section.bytes)
+            precondition(again == section, "a SCTE-35 section does not write back to itself")
+        }
     }
 
     private static func readTransportStream(_ data: [UInt8]) {

@@ -191,8 +191,12 @@ public enum HLSValidation {
             let name = path.string
             guard let first = document.segments.first ?? nil else { return }
             guard let map = first.map else {
-                add(.warning, "line \(first.line)", "segments checked: fMP4 with EXT-X-MAP", expected: "an EXT-X-MAP (fMP4 segments)",
-                    found: "none: MPEG-TS or packed audio segments, whose media is not checked", file: name)
+                if first.uri.hasSuffix(".aac") {
+                    checkPackedAudio(path: path)
+                } else {
+                    add(.warning, "line \(first.line)", "segments checked: fMP4 with EXT-X-MAP or packed audio (.aac)",
+                        expected: "an EXT-X-MAP (fMP4 segments) or .aac segments", found: "none: MPEG-TS segments, whose media is not checked", file: name)
+                }
                 return
             }
             if document.segments.contains(where: { $0.map != map }) {
@@ -241,6 +245,50 @@ public enum HLSValidation {
                 }
             }
             checkPartMedia(path: path, map: map, mapPath: mapPath)
+        }
+
+        /// Packed audio segments (RFC 8216 3.4): each starts with an ID3 tag whose `PRIV`
+        /// `com.apple.streaming.transportStreamTimestamp` gives its first frame's timestamp, then
+        /// ADTS frames and ID3 tags; its frames last its `EXTINF` (the last may list less, down to
+        /// a frame less: the end of the presented samples); each timestamp continues the one
+        /// before by its frames.
+        private mutating func checkPackedAudio(path: FilePath) {
+            let name = path.string
+            var expectedTimestamp: UInt64?
+            for (index, segment) in document.segments.prefix(HLSValidation.segmentBudget).enumerated() {
+                guard let file = ManifestMedia.resolve(segment.uri, against: path) else {
+                    add(.warning, "line \(segment.line)", "segments checked: files beside the playlist", expected: "a relative URI",
+                        found: "\(segment.uri): a URL, not fetched", file: name)
+                    return
+                }
+                let packed: PackedAudioSegment
+                do { packed = try PackedAudioSegment(path: file) } catch {
+                    add(.error, "line \(segment.line)", "a packed audio segment (RFC 8216 3.4)", expected: "an ID3 timestamp, then ADTS frames",
+                        found: "\(file): \(error)", file: name)
+                    expectedTimestamp = nil
+                    continue
+                }
+                guard let timestamp = packed.timestamp else {
+                    add(.error, "line \(segment.line)", "a packed audio segment's timestamp (RFC 8216 3.4)",
+                        expected: "an ID3 PRIV \(PackedAudioSegment.timestampOwner) of 8 bytes", found: "none in \(file)", file: name)
+                    expectedTimestamp = nil
+                    continue
+                }
+                let isLast = index == document.segments.count - 1 && document.endList
+                let frame = 1024.0 / Double(max(packed.sampleRate, 1))
+                if segment.duration > packed.seconds + HLSValidation.durationTolerance
+                    || segment.duration < packed.seconds - (isLast ? frame : 0) - HLSValidation.durationTolerance {
+                    add(.error, "line \(segment.extinfLine) EXTINF", "EXTINF against the ADTS frames",
+                        expected: "\(fixed(packed.seconds, digits: 6)) s (\(packed.frameCount) frames at \(packed.sampleRate) Hz in \(file))",
+                        found: "\(segment.duration) s", file: name)
+                }
+                if let expected = expectedTimestamp, !document.segments[index].discontinuity,
+                   abs(Int64(timestamp) - Int64(expected)) > 1 {
+                    add(.warning, "line \(segment.line)", "a packed audio segment's timestamp continues the one before (RFC 8216 3.4)",
+                        expected: "\(expected) (90 kHz)", found: "\(timestamp) in \(file)", file: name)
+                }
+                expectedTimestamp = (timestamp + UInt64(packed.sampleCount) * 90_000 / UInt64(max(packed.sampleRate, 1))) & ((1 << 33) - 1)
+            }
         }
 
         /// Each part's file against its `DURATION`, the parts read in order as one sequence.
