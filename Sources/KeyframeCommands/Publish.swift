@@ -70,6 +70,11 @@ struct Publish: ParsableCommand {
     @Option(help: ArgumentHelp("Stop after this many seconds of audio.", valueName: "seconds"))
     var duration: Double?
 
+    @Option(help: ArgumentHelp(
+        "Title changes as JSON lines ({\"at\": SECONDS or \"wallclock\": ISO-8601, \"title\", \"artist\", \"album\", \"url\"}), from a file followed as it grows, or - for standard input.",
+        valueName: "PATH|-"))
+    var metadataFrom: String?
+
     @OptionGroup(title: "Publishing")
     var publishing: PublishingOptions
 
@@ -100,6 +105,22 @@ struct Publish: ParsableCommand {
         }
         options.sampleRate = layout.sampleRate
         options.channelCount = layout.channels
+        // Title changes: the file's lines so far are told before the first packet, later ones as
+        // they come, at the media time played (a line without a time: when it is read).
+        let played = Mutex(0.0)
+        let started = WallClock.now()
+        var follower: StreamEventFollower?
+        if let metadataFrom {
+            let inlet = StreamEventInlet()
+            options.inlet = inlet
+            options.timedMetadata = true
+            follower = try StreamEventFollower(
+                source: metadataFrom, announce: { inlet.post($0) },
+                streamTime: { MediaTime(value: Int64((played.withLock { $0 } * 1000).rounded()), timescale: 1000) },
+                wallClock: { MediaTime(value: Int64((($0 - started) * 1000).rounded()), timescale: 1000) })
+        }
+        defer { follower?.stop() }
+        follower?.start()
         let publication: LivePublication
         do { publication = try LivePublication(options: options) } catch { throw CommandFailure(error, naming: input) }
         let control = JobControl()
@@ -112,7 +133,10 @@ struct Publish: ParsableCommand {
         let status = DestinationStatusLine(statistics: publication.statistics)
         let summary: LivePublication.Summary
         do {
-            summary = try publication.run(control: control, progress: status.update)
+            summary = try publication.run(control: control) { progress in
+                played.withLock { $0 = progress.mediaSeconds }
+                status.update(progress)
+            }
         } catch {
             status.finish()
             DestinationReport.warnings(publication.statistics.map(\.snapshot))

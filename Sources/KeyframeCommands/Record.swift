@@ -314,7 +314,7 @@ struct Record: ParsableCommand {
             clock_gettime(CLOCK_REALTIME, &now)
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
-        options.hlsTimedMetadata = metadataFrom != nil
+        options.timedMetadata = metadataFrom != nil
         options.hlsSegmentFormat = segments
         let recording: LiveEncoding
         do { recording = try LiveEncoding(recording: options) } catch { throw CommandFailure("\(error)") }

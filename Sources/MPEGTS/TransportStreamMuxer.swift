@@ -100,7 +100,14 @@ public struct TransportStreamMuxer: Sendable {
     /// The PAT every ``programTables()`` writes.
     public let programAssociationTable: ProgramAssociationTable
     /// The PMT every ``programTables()`` writes.
-    public let programMapTable: ProgramMapTable
+    public private(set) var programMapTable: ProgramMapTable
+    /// The PID of the timed ID3 stream, once ``carryTimedMetadata()`` added it.
+    public static let metadataPID: UInt16 = 0x102
+    /// `stream_type` 0x15: metadata carried in PES packets (ISO/IEC 13818-1 2.4.4.9, table 2-34).
+    public static let metadataStreamType: UInt8 = 0x15
+    private var metadataCounter: UInt8 = 0
+    /// Whether the PMT lists the timed ID3 stream.
+    public private(set) var carriesTimedMetadata = false
 
     private var carriage: Carriage
     /// The PES packets' `stream_id`.
@@ -202,6 +209,47 @@ public struct TransportStreamMuxer: Sendable {
         programMapTable = ProgramMapTable(
             programNumber: Self.programNumber, pcrPID: Self.audioPID,
             streams: [.init(streamType: streamType, pid: Self.audioPID, descriptors: descriptors)])
+    }
+
+    /// Adds a timed ID3 stream to the program, as Apple's "Timed Metadata for HTTP Live
+    /// Streaming" 2 describes (ISO/IEC 13818-1 2.6.58–2.6.61): in the PMT's program info a
+    /// `metadata_pointer_descriptor` (tag 0x25) and, for the stream (PID ``metadataPID``,
+    /// `stream_type` 0x15), a `metadata_descriptor` (tag 0x26), both of format `ID3 `
+    /// (`metadata_application_format` and `metadata_format` 0xFFFF/0xFF with the identifier
+    /// `ID3 `). Call before the first ``programTables()``; ``write(timedMetadata:sampleTime:)``
+    /// then carries tags.
+    public mutating func carryTimedMetadata() {
+        guard !carriesTimedMetadata else { return }
+        carriesTimedMetadata = true
+        let id3: [UInt8] = Array("ID3 ".utf8)
+        let format = [0xFF, 0xFF] + id3 + [0xFF] + id3 + [0x00]
+        // metadata_locator_record_flag 0, MPEG_carriage_flags 0 (the same transport stream), reserved 11111.
+        let pointer: [UInt8] = [0x25, UInt8(format.count + 3)] + format + [0x1F, UInt8(Self.programNumber >> 8), UInt8(Self.programNumber & 0xFF)]
+        // decoder_config_flags 000, DSM-CC_flag 0, reserved 1111.
+        let descriptor: [UInt8] = [0x26, UInt8(format.count + 1)] + format + [0x0F]
+        programMapTable = ProgramMapTable(
+            programNumber: programMapTable.programNumber, versionNumber: programMapTable.versionNumber, pcrPID: programMapTable.pcrPID,
+            programDescriptors: programMapTable.programDescriptors + pointer,
+            streams: programMapTable.streams + [.init(streamType: Self.metadataStreamType, pid: Self.metadataPID, descriptors: descriptor)])
+    }
+
+    /// One ID3 tag at `sampleTime` as a PES packet of its own on the timed ID3 stream
+    /// (`stream_id` 0xBD, private_stream_1; its PTS the audio's at that time; data aligned).
+    /// Nothing unless ``carryTimedMetadata()`` was called.
+    public mutating func write(timedMetadata tag: [UInt8], sampleTime: Int64) -> [UInt8] {
+        guard carriesTimedMetadata, !tag.isEmpty, tag.count <= PESPacket.maximumPayloadLengthWithPresentationTime else { return [] }
+        let pes = PESPacket(streamID: MPEGTS.privateStream1ID, dataAlignmentIndicator: true, presentationTime: presentationTime(sampleTime: sampleTime),
+                            payload: tag).bytes
+        var out: [UInt8] = []
+        var position = 0
+        while position < pes.count {
+            let end = min(pes.count, position + TransportPacket.payloadCapacity(adaptationFieldBytes: 0))
+            TransportPacket(pid: Self.metadataPID, payloadUnitStartIndicator: position == 0, continuityCounter: metadataCounter,
+                            payload: pes[position..<end]).append(to: &out)
+            metadataCounter = (metadataCounter &+ 1) & 0x0F
+            position = end
+        }
+        return out
     }
 
     /// The PAT (2.4.4.3) and PMT (2.4.4.8), one packet each, their continuity counters advanced.

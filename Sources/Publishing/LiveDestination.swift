@@ -1,5 +1,6 @@
 public import MediaCore
 internal import AACBitstream
+internal import AudioBitstreams
 internal import Dispatch
 internal import Synchronization
 
@@ -37,6 +38,12 @@ public struct LiveDestination: PacketSink {
     private var announcedBitrate: Int?
     private var framesPerPacket = 1024
     private let fixedTitle: Bool
+    private let timedMetadata: Bool
+    /// The encoder's priming: a presentation time is this many samples into the sample clock.
+    private var priming: Int64 = 0
+    /// Timed metadata told before its time, in the order of their times: sent once the sample
+    /// clock reaches it.
+    private var pendingMetadata: [TimedMetadata] = []
 
     /// A sink publishing to `destination`, queueing at most `queueDuration` of audio.
     ///
@@ -48,9 +55,13 @@ public struct LiveDestination: PacketSink {
     ///     (the system's when `nil`).
     ///   - title: the stream's title; when given, titles in the stream's metadata are ignored.
     ///   - statistics: where the figures go (a new one when `nil`), for a caller that shows them.
+    ///   - timedMetadata: the stream carries timed metadata (``/MediaCore/StreamEvent/timedMetadata(_:)``
+    ///     ID3 tags): SRT lists a timed ID3 stream in its PMT and sends each tag at its time.
+    ///     Titles in ID3 tags update the title either way (Icecast, RTMP).
     public init(_ destination: PublishingDestination, queueDuration: Duration = .seconds(5), policy: ReconnectPolicy = .init(),
-                trustRoots: String? = nil, title: String? = nil, statistics: DestinationStatistics? = nil) {
+                trustRoots: String? = nil, title: String? = nil, statistics: DestinationStatistics? = nil, timedMetadata: Bool = false) {
         self.destination = destination
+        self.timedMetadata = timedMetadata
         self.title = title
         fixedTitle = title != nil
         self.queueDuration = queueDuration
@@ -82,11 +93,34 @@ public struct LiveDestination: PacketSink {
         }
         worker.queue.push(.frame(QueuedFrame(data: sample.data, timestamp: nextTimestamp)))
         nextTimestamp += max(frames, 1)
+        releaseMetadata(worker: worker)
+    }
+
+    /// Sends the timed metadata whose time the sample clock has reached: its tag (SRT), and
+    /// the title it says as a title update (unless the title is fixed).
+    private mutating func releaseMetadata(worker: DestinationWorker) {
+        let rate = Double(stream?.sampleRate ?? 48_000)
+        while let first = pendingMetadata.first {
+            let sample = Int64((first.time.seconds * rate).rounded()) + priming
+            guard sample <= nextTimestamp else { return }
+            pendingMetadata.removeFirst()
+            if timedMetadata { worker.queue.push(.timedMetadata(first.payload, max(0, sample))) }
+            if !fixedTitle, let playing = NowPlaying(id3: first.payload), !playing.streamTitle.isEmpty, playing.streamTitle != title {
+                title = playing.streamTitle
+                worker.queue.push(.title(playing.streamTitle))
+            }
+        }
     }
 
     /// Takes a title from the stream's metadata (its `title` tag) and sends it as a title update
     /// while live (unless a title was given at creation).
     public mutating func receive(_ event: StreamEvent) throws(PipelineError) {
+        if case .gapless(let info) = event { priming = info.priming }
+        if case .timedMetadata(let timed) = event, timed.kind == .id3 {
+            let index = pendingMetadata.lastIndex { $0.time <= timed.time }.map { $0 + 1 } ?? 0
+            pendingMetadata.insert(timed, at: index)
+            return
+        }
         guard !fixedTitle, case .metadata(let metadata) = event, let title = metadata["title"], title != self.title else { return }
         self.title = title
         if let worker { worker.queue.push(.title(title)) }
@@ -124,10 +158,11 @@ public struct LiveDestination: PacketSink {
             throw .unsupported("\(destination.maskedURL): \(destination.scheme) carries \(carried), not \(format.codec)")
         }
         let bitrate = destination.bitrate ?? announcedBitrate ?? 0
-        let stream: PublishedStream
+        var stream: PublishedStream
         do { stream = try PublishedStream(format: format, bitrate: bitrate, title: title) } catch {
             throw .unsupported("\(destination.maskedURL): \(error.message)")
         }
+        stream.carriesTimedMetadata = timedMetadata
         self.stream = stream
         statistics.update { $0.bitrate = bitrate }
         // A codec whose packets vary in length (0) sizes the queue as AAC's would be.
@@ -154,6 +189,7 @@ final class DestinationWorker: Sendable {
     enum Item: Sendable {
         case frame(QueuedFrame)
         case title(String)
+        case timedMetadata([UInt8], Int64)
         case end
     }
 
@@ -274,6 +310,10 @@ final class DestinationWorker: Sendable {
             case .title(let new):
                 title = new
                 do { try session.update(title: new, deadline: .now + policy.sendTimeout) } catch {
+                    statistics.update { $0.lastError = error.message }
+                }
+            case .timedMetadata(let tag, let timestamp):
+                do { try session.send(timedMetadata: tag, timestamp: timestamp, deadline: .now + policy.sendTimeout) } catch {
                     statistics.update { $0.lastError = error.message }
                 }
             case .end:

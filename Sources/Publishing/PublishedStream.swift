@@ -22,6 +22,9 @@ public struct PublishedStream: Sendable, Hashable {
     public var description: String?
     /// A genre (Icecast's `ice-genre`).
     public var genre: String?
+    /// Whether the stream carries timed metadata (ID3 tags): SRT's transport stream lists a
+    /// timed ID3 stream in its PMT. `false` by default.
+    public var carriesTimedMetadata = false
 
     /// A stream of `format`, its AudioSpecificConfig parsed from the configuration bytes for AAC.
     ///
@@ -87,6 +90,9 @@ public protocol PublishingSession: AnyObject, Sendable {
     func send(frames: [QueuedFrame], deadline: ContinuousClock.Instant) throws(PublishingError)
     /// A new title while live (Icecast's metadata update, RTMP's `onMetaData`); by default ignored.
     func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError)
+    /// An ID3 tag of timed metadata at `timestamp` on the sample clock (SRT: a PES packet of the
+    /// timed ID3 stream); by default ignored.
+    func send(timedMetadata tag: [UInt8], timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError)
     /// Ends the stream in the protocol's way (RTMP `FCUnpublish`/`deleteStream`, Icecast's end
     /// of the PUT body, SRT's flush) and closes the connection.
     func finish(deadline: ContinuousClock.Instant) throws(PublishingError)
@@ -116,4 +122,7 @@ extension PublishingSession {
 
     /// Ignores the title.
     public func update(title: String, deadline: ContinuousClock.Instant) throws(PublishingError) {}
+
+    /// Ignores the tag.
+    public func send(timedMetadata tag: [UInt8], timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError) {}
 }

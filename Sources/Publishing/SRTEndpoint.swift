@@ -47,6 +47,7 @@ final class SRTSession: PublishingSession {
         do { muxer = try TransportStreamMuxer(format: stream.format) } catch {
             throw PublishingError(.invalidDestination, "\(destination): the stream cannot go in MPEG-TS: \(error)")
         }
+        if stream.carriesTimedMetadata { muxer.carryTimedMetadata() }
         let connection = try connect(destination, deadline)
         do {
             try connection.send(muxer.programTables(), deadline: deadline)
@@ -81,6 +82,17 @@ final class SRTSession: PublishingSession {
                 }
             }
             return (state.connection, bytes)
+        }
+        guard let connection else { throw PublishingError(.connectionLost, "\(destination): not connected") }
+        if !bytes.isEmpty { try connection.send(bytes, deadline: deadline) }
+    }
+
+    /// Sends `tag` as a PES packet of the timed ID3 stream at `timestamp`.
+    func send(timedMetadata tag: [UInt8], timestamp: Int64, deadline: ContinuousClock.Instant) throws(PublishingError) {
+        let (connection, bytes) = state.withLock { state -> ((any ServerConnection)?, [UInt8]) in
+            guard var muxer = state.muxer else { return (nil, []) }
+            defer { state.muxer = muxer }
+            return (state.connection, muxer.write(timedMetadata: tag, sampleTime: timestamp))
         }
         guard let connection else { throw PublishingError(.connectionLost, "\(destination): not connected") }
         if !bytes.isEmpty { try connection.send(bytes, deadline: deadline) }

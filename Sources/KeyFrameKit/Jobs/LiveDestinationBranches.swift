@@ -16,11 +16,13 @@ struct LiveDestinationSettings: Sendable {
     var trustRoots: String?
     /// The stream's title, when fixed.
     var title: String?
+    /// The stream carries timed metadata (SRT: a timed ID3 stream).
+    var timedMetadata = false
 
     /// A sink for `destination`, reporting into `statistics`, announcing `bitrate`.
     func sink(_ destination: PublishingDestination, statistics: DestinationStatistics, bitrate: Int?) -> LiveDestination {
         var sink = LiveDestination(destination, queueDuration: queueDuration, policy: policy, trustRoots: trustRoots, title: title,
-                                   statistics: statistics)
+                                   statistics: statistics, timedMetadata: timedMetadata)
         if let bitrate { sink.announce(bitrate: bitrate) }
         return sink
     }

@@ -63,6 +63,15 @@ public struct LivePublication: Sendable {
         /// Given, an AAC input is encoded, not sent as it is.
         public var channelCount: Int?
 
+        /// Where a program hands the stream events while it plays (``/MediaCore/StreamEventInlet``):
+        /// title changes (``/MediaCore/TimedMetadata/nowPlaying(_:at:)``, times from the
+        /// stream's first sample, a looped input's passes counted on). Each destination takes
+        /// one when its sample clock reaches it: Icecast and RTMP as a title update, SRT as a
+        /// tag of its timed ID3 stream (with ``timedMetadata``).
+        public var inlet: StreamEventInlet?
+        /// The stream carries timed metadata: an SRT destination's PMT lists a timed ID3 stream.
+        public var timedMetadata = false
+
         /// The codecs the job's encoder comes from (``/AudioCodec/AudioCodecRegistry/standard``
         /// unless a program registers its own in a copy).
         public var codecs: AudioCodecRegistry = .standard
@@ -166,7 +175,7 @@ public struct LivePublication: Sendable {
 
     private var settings: LiveDestinationSettings {
         LiveDestinationSettings(codecs: options.codecs, queueDuration: options.queueDuration, policy: options.reconnectPolicy, trustRoots: options.trustRoots,
-                                title: options.title)
+                                title: options.title, timedMetadata: options.timedMetadata)
     }
 
     /// Packets sent as they are.
@@ -178,7 +187,8 @@ public struct LivePublication: Sendable {
         var tee = Tee(settings.packetBranches(Array(zip(options.destinations, statistics)), bitrate: Self.averageBitrate(of: input.base)))
         let limit = options.duration.map(\.inSeconds)
         let realTime = options.realTime
-        var paced = RealTimeSource(PlayingTimeLimit(WatchedInput(input, control: control), limit: limit, duration: { $0.duration.seconds })) { sample in
+        let told = AnnouncingSource(input, announcing: [], inlet: options.inlet)
+        var paced = RealTimeSource(PlayingTimeLimit(WatchedInput(told, control: control), limit: limit, duration: { $0.duration.seconds })) { sample in
             realTime ? .nanoseconds(Int64(sample.duration.seconds * 1e9)) : .zero
         }
         let report = try Pump.run(from: &paced, into: &tee, control: control, progress: progress)
@@ -240,12 +250,14 @@ public struct LivePublication: Sendable {
             let looping = LoopingSource(WatchedInput(first, control: control)) { () throws(PipelineError) in
                 WatchedInput(try AudioFileInput(path: path, registry: options.formats), control: control)
             }
-            var source = RealTimeSource(PlayingTimeLimit(looping.transformed(by: resampler), limit: limit, duration: \.seconds), duration: pace)
+            var source = RealTimeSource(PlayingTimeLimit(AnnouncingSource(looping, announcing: [], inlet: options.inlet).transformed(by: resampler),
+                                                         limit: limit, duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
-            passes = source.base.base.upstream.passCount
+            passes = source.base.base.upstream.upstream.passCount
             seconds = source.base.played
         } else {
-            var source = RealTimeSource(PlayingTimeLimit(WatchedInput(first, control: control).transformed(by: resampler), limit: limit,
+            var source = RealTimeSource(PlayingTimeLimit(AnnouncingSource(WatchedInput(first, control: control), announcing: [], inlet: options.inlet)
+                                                            .transformed(by: resampler), limit: limit,
                                                          duration: \.seconds), duration: pace)
             report = try Pump.run(from: &source, into: &tee, control: control, progress: progress)
             seconds = source.base.played

@@ -105,9 +105,10 @@ public struct RecordingOptions: Sendable {
     public var hlsPartDuration: Duration?
     /// HLS: where each playlist is published for a server (``/MediaStreaming/LiveHLSPublication``).
     public var hlsPublication: LiveHLSPublication?
-    /// HLS: the recording carries timed metadata (``LiveEncoding/announce(_:)``): the init
-    /// segment lists the `aid3` brand. Events announced are written either way.
-    public var hlsTimedMetadata = false
+    /// The recording carries timed metadata (``LiveEncoding/announce(_:)``): an HLS init
+    /// segment lists the `aid3` brand, an SRT destination's PMT a timed ID3 stream. Events
+    /// announced are written either way where a format has no such signal.
+    public var timedMetadata = false
     /// HLS: what the segments are made of (packed audio: AAC in ADTS, no parts).
     public var hlsSegmentFormat: HLSSegmentFormat = .cmaf
     /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
@@ -243,7 +244,7 @@ extension RecordingOptions {
     /// The settings the live destinations share.
     var destinationSettings: LiveDestinationSettings {
         LiveDestinationSettings(codecs: codecs, queueDuration: publishQueueDuration, policy: reconnectPolicy, trustRoots: trustRoots,
-                                title: publishTitle)
+                                title: publishTitle, timedMetadata: timedMetadata)
     }
 
     /// An encoder for each destination bitrate of its own (``otherBitrates``), opened, so that
@@ -315,7 +316,7 @@ extension RecordingOptions {
                     live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
                                                 partDuration: options.hlsPartDuration.map(\.inSeconds),
                                                 publication: options.hlsPublication, clock: { progress.captureStart }),
-                    audioCodecs: options.codecs.descriptions, timedMetadata: options.hlsTimedMetadata,
+                    audioCodecs: options.codecs.descriptions, timedMetadata: options.timedMetadata,
                     segmentFormat: options.hlsSegmentFormat), checkpointFrames: nil)
             }
             // The rendition first: a directory that holds a package is refused before the file,
