@@ -1,5 +1,6 @@
 import Foundation
 import KeyFrameKit
+import SystemPackage
 import Testing
 import TestSupport
 
@@ -9,7 +10,7 @@ import TestSupport
 /// (`package --ad-breaks`). Each `emsg` is found by our reader and by pymp4's box walker at its
 /// time, in the segment whose presentation range holds it, and mutagen reads its ID3 tag; each
 /// SCTE-35 section in a DATERANGE is parsed by threefive, CRC checked.
-@Suite(.serialized) struct TimedMetadataTests {
+@Suite(.blocking, .serialized) struct TimedMetadataTests {
     /// What pymp4 (an ISO BMFF parser of its own) finds in each segment, in order: the top-level
     /// boxes, and each `emsg`'s fields (version 1: timescale, presentation_time, event_duration,
     /// id, scheme, value) with its message written beside for mutagen, whose ID3 frames are given.
@@ -209,6 +210,158 @@ import TestSupport
         let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
         #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
         try ValidationCheck.expectSilent([hls, playlist], "record --hls --metadata-from")
+    }
+
+    /// What mutagen reads of each ID3 tag in `bytes` (tags back to back, as FFmpeg copies a
+    /// timed ID3 stream's packets), or of the tag a segment starts with: its `TIT2`, and a
+    /// `PRIV` timestamp's eight bytes as a number.
+    static let id3Reader = """
+        import sys, json, io
+        import mutagen.id3
+        out = []
+        for path in sys.argv[1:]:
+            data = open(path, 'rb').read()
+            tags = []
+            position = 0
+            while position + 10 <= len(data) and data[position:position + 3] == b'ID3':
+                size = 0
+                for byte in data[position + 6:position + 10]:
+                    size = size << 7 | byte
+                tag = mutagen.id3.ID3(io.BytesIO(data[position:position + 10 + size]))
+                entry = {'title': str(tag['TIT2']) if 'TIT2' in tag else None}
+                for frame in tag.getall('PRIV'):
+                    if frame.owner == 'com.apple.streaming.transportStreamTimestamp':
+                        entry['timestamp'] = int.from_bytes(frame.data, 'big')
+                tags.append(entry)
+                position += 10 + size
+                if path.endswith('.aac'):
+                    break
+            out.append(tags)
+        print(json.dumps(out))
+        """
+
+    /// The PES payloads of one PID of a transport stream (argv: the file, the PID, the output),
+    /// back to back: a walker of ISO/IEC 13818-1 2.4.3 of its own.
+    static let pesPayloads = """
+        import sys
+        data = open(sys.argv[1], 'rb').read()
+        pid = int(sys.argv[2])
+        pes, out = bytearray(), bytearray()
+        def finish():
+            if len(pes) >= 9 and pes[:3] == b'\\x00\\x00\\x01':
+                out.extend(pes[9 + pes[8]:])
+        for offset in range(0, len(data) - 187, 188):
+            packet = data[offset:offset + 188]
+            if packet[0] != 0x47 or ((packet[1] & 0x1F) << 8 | packet[2]) != pid:
+                continue
+            start = 4 + (1 + packet[4] if packet[3] & 0x20 else 0)
+            if packet[1] & 0x40:
+                finish()
+                pes = bytearray()
+            if packet[3] & 0x10:
+                pes.extend(packet[start:])
+        finish()
+        open(sys.argv[3], 'wb').write(out)
+        """
+
+    /// The same 60-s recording as packed audio (`--segments packed-audio`), published over SRT
+    /// at once: FFmpeg and GStreamer play the variant without a warning, each segment's PRIV
+    /// timestamp (mutagen) continues the one before by its EXTINF, the title tags sit before
+    /// the frame of their time; the transport stream carries a timed ID3 stream ffprobe lists
+    /// as `timed_id3`, whose tags mutagen reads, each at its PTS.
+    @Test(.hangGuard(minutes: 6))
+    func packedAudioAndSRTCarryTheTitles() throws {
+        let pulse = try PulseTone()
+        defer { pulse.close() }
+        let hls = pulse.directory.appendingPathComponent("packed").path
+        let metadata = pulse.directory.appendingPathComponent("now-playing.jsonl").path
+        try Data("""
+            {"at": 0, "title": "Morning Show", "artist": "KeyFrame Radio"}
+            {"start": 30, "duration": 15, "id": "break-1"}
+            {"at": 20.5, "title": "Second Song", "artist": "The Band"}
+            {"at": 47.25, "title": "Third Song", "artist": "Another Band"}
+
+            """.utf8).write(to: URL(fileURLWithPath: metadata))
+        let port = try LocalPort.freeUDP()
+        let listener = try SRTListener.start(port: port)
+        defer { listener.stop(grace: .zero) }
+        let recording = try pulse.startRecording(["--hls", hls, "--segments", "packed-audio", "--segment-duration", "2", "--duration", "60",
+                                                  "--device", "pulse", "--sample-rate", "48000", "--metadata-from", metadata,
+                                                  "--publish", "srt://127.0.0.1:\(port)"])
+        let finished = try recording.wait(timeout: .seconds(150))
+        #expect(finished.result.status == 0, "\(finished.result.standardError)")
+        let playlist = hls + "/index.m3u8"
+        let text = try String(contentsOfFile: playlist, encoding: .utf8)
+        #expect(!text.contains("#EXT-X-MAP") && text.contains("segment-00001.aac"), "\(text)")
+        try Self.expectAdBreak(playlist, start: 30, duration: 15, "record --segments packed-audio")
+        // FFmpeg and GStreamer play it through, every frame.
+        let ranges = try Self.segments(playlist, priming: 0)
+        let frames = try ranges.reduce(0) { $0 + (try PackedAudioSegment(path: FilePath(hls + "/" + $1.uri))).frameCount }
+        let raw = pulse.directory.appendingPathComponent("ffmpeg.s16").path
+        let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "s16le", raw])
+        #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
+        // Packed audio signals no priming and no end: FFmpeg plays every frame, the encoder's
+        // 1024 samples of priming first and the last frame whole; GStreamer drops the first frame.
+        let decoded = ((try? Data(contentsOf: URL(fileURLWithPath: raw)))?.count ?? 0) / 4
+        #expect(decoded == frames * 1024, "FFmpeg decoded \(decoded) samples of \(frames) frames")
+        let wav = pulse.directory.appendingPathComponent("gstreamer.wav").path
+        let gstreamer = try ExternalTool.run("gst-launch-1.0", ["-q", "uridecodebin", "uri=file://\(playlist)", "!", "audioconvert", "!",
+                                                                "audio/x-raw,format=S16LE", "!", "wavenc", "!", "filesink", "location=\(wav)"])
+        #expect(gstreamer.status == 0 && !gstreamer.standardError.contains("WARN"), "GStreamer: \(gstreamer.standardError)")
+        let played = Int(try ExternalTool.succeed("python3", ["-c", "import sys, wave; print(wave.open(sys.argv[1]).getnframes())", wav])
+            .standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(played >= frames * 1024 - 1024 && played <= frames * 1024, "GStreamer played \(played) samples of \(frames) frames")
+        // Each segment's PRIV timestamp (mutagen) continues the one before by its frames.
+        let segmentTags = try Self.python(Self.id3Reader, ranges.map { hls + "/" + $0.uri }) as? [[[String: Any]]] ?? []
+        var expected = 0.0
+        for (index, tags) in segmentTags.enumerated() {
+            let timestamp = tags.first?["timestamp"] as? Int
+            #expect(timestamp.map { abs(Double($0) / 90_000 - expected) < 0.0001 } == true,
+                    "segment \(index + 1): PRIV timestamp \(String(describing: timestamp)), expected \(expected * 90_000)")
+            let segment = try PackedAudioSegment(path: FilePath(hls + "/" + ranges[index].uri))
+            expected += segment.seconds
+        }
+        // The title tags between the frames: each before the frame whose time holds it (the
+        // priming, 1024 samples, first).
+        var titles: [(String, Double)] = []
+        var elapsed = 0.0
+        for range in ranges {
+            let segment = try PackedAudioSegment(path: FilePath(hls + "/" + range.uri))
+            for tag in segment.timedMetadata {
+                let title = NowPlaying(id3: tag.tag)?.title ?? ""
+                titles.append((title, elapsed + Double(tag.afterFrames * 1024 - 1024) / 48000))
+            }
+            elapsed += segment.seconds
+        }
+        #expect(titles.map(\.0) == ["Morning Show", "Second Song", "Third Song"], "\(titles)")
+        for ((_, at), wanted) in zip(titles, [0, 20.5, 47.25]) {
+            #expect(at >= wanted - 0.0001 && at < wanted + 1024.0 / 48000, "a title tag before the frame at \(at) s for \(wanted) s")
+        }
+
+        // SRT: the timed ID3 stream.
+        _ = try listener.wait(timeout: .seconds(10))
+        let received = pulse.directory.appendingPathComponent("received.ts").path
+        try listener.standardOutputSoFar.write(to: URL(fileURLWithPath: received))
+        let streams = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", received])
+        #expect(Set(streams.standardOutput.split(whereSeparator: \.isNewline).map(String.init)) == ["aac", "timed_id3"], "\(streams.standardOutput)")
+        let packets = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "d:0", "-show_entries", "packet=pts_time",
+                                                           "-of", "csv=p=0", received])
+        // (A packet's side data adds a comma to the line.)
+        let times = packets.standardOutput.split(whereSeparator: \.isNewline).compactMap { Double($0.split(separator: ",").first ?? "") }
+        let audio = try ExternalTool.succeed("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=pts_time",
+                                                         "-read_intervals", "%+#1", "-of", "csv=p=0", received])
+        let first = Double(audio.standardOutput.split(whereSeparator: \.isNewline).first?.split(separator: ",").first ?? "") ?? -1
+        // Each tag's PTS: the audio's first PTS, the priming, then the title's time.
+        #expect(times.count == 3 && zip(times, [0, 20.5, 47.25]).allSatisfy { abs($0 - (first + 1024.0 / 48000 + $1)) < 0.002 },
+                "timed_id3 PTS \(times), audio from \(first)")
+        // The tags as the PES packets carry them (FFmpeg 5.1's demuxer drops the first 5 bytes of
+        // a stream_type 0x15 PES, taking them for ISO/IEC 13818-1 2.12.4's metadata access unit
+        // wrapper, which Apple's timed metadata and hls.js do not have).
+        let tags = pulse.directory.appendingPathComponent("tags.bin").path
+        try ExternalTool.succeed("python3", ["-c", Self.pesPayloads, received, String(0x102), tags])
+        let read = try Self.python(Self.id3Reader, [tags]) as? [[[String: Any]]] ?? []
+        #expect(read.first?.compactMap { $0["title"] as? String } == ["Morning Show", "Second Song", "Third Song"], "\(read)")
+        try ValidationCheck.expectSilent([hls, playlist], "record --segments packed-audio")
     }
 
     /// `package --ad-breaks` over an M4A with chapters: the chapters as DATERANGE tags, the ad

@@ -80,22 +80,31 @@ final class PackedAudioSegmenter: HLSSegmentMaker {
         pendingDuration += duration
     }
 
-    /// The `PRIV` timestamp tag of a segment whose first frame decodes at `decodeTime`.
-    static func timestampTag(decodeTime: Int64, timescale: Int32) -> [UInt8] {
+    /// The `PRIV` timestamp tag of a segment whose first frame decodes at `decodeTime`, with
+    /// `frames` after it (the timed metadata of the segment's start).
+    static func timestampTag(decodeTime: Int64, timescale: Int32, frames: [ID3v2Tag.Frame] = []) -> [UInt8] {
         let pts = UInt64(max(0, decodeTime)) * 90_000 / UInt64(max(timescale, 1)) & ((1 << 33) - 1)
         var body = Array(timestampOwner.utf8) + [0]
         for shift in stride(from: 56, through: 0, by: -8) { body.append(UInt8(truncatingIfNeeded: pts >> UInt64(shift))) }
-        return ID3v2Tag(frames: [.other(id: "PRIV", flags: 0, body: body)]).bytes()
+        return ID3v2Tag(frames: [.other(id: "PRIV", flags: 0, body: body)] + frames).bytes()
     }
 
     /// The frames appended since the last cut as a segment: the timestamp tag, then the frames,
     /// each of `metadata` (ID3 tags, with decode times) before the first frame that decodes at
     /// or after its time (after the last frame when none does); `nil` when nothing was appended.
+    /// The frames of a tag whose time is the segment's start go in the timestamp tag: a segment
+    /// starts with one ID3 tag, then ADTS (GStreamer's HLS demuxer finds no stream type behind
+    /// a second tag there).
     func cutSegment(metadata: [(tag: [UInt8], decodeTime: Int64)]) -> CMAFSegment? {
         guard !frames.isEmpty else { return nil }
         sequence += 1
-        var bytes = Self.timestampTag(decodeTime: nextDecodeTime, timescale: timescale)
         var pending = metadata[...]
+        var leading: [ID3v2Tag.Frame] = []
+        while let first = pending.first, first.decodeTime <= nextDecodeTime, let tag = try? ID3v2Tag(bytes: first.tag) {
+            leading += tag.frames
+            pending = pending.dropFirst()
+        }
+        var bytes = Self.timestampTag(decodeTime: nextDecodeTime, timescale: timescale, frames: leading)
         for frame in frames {
             while let first = pending.first, first.decodeTime <= frame.decodeTime {
                 bytes += first.tag
