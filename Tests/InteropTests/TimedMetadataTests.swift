@@ -379,7 +379,7 @@ import TestSupport
         let sidecar = directory.appendingPathComponent("ads.jsonl").path
         try Data("{\"start\": 20, \"duration\": 8, \"id\": \"42\"}\n{\"at\": 3, \"title\": \"Sponsor\"}\n".utf8).write(to: URL(fileURLWithPath: sidecar))
         let out = directory.appendingPathComponent("pkg").path
-        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", input, "--hls", out, "--ad-breaks", sidecar])
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", input, "--hls", out, "--ad-breaks", sidecar, "--dash"])
         let playlist = out + "/index.m3u8"
         let text = try String(contentsOfFile: playlist, encoding: .utf8)
         #expect(text.contains("#EXT-X-PLAYLIST-TYPE:VOD") && text.contains("ID=\"chapter-1\",CLASS=\"com.keyframekit.chapter\"")
@@ -390,7 +390,18 @@ import TestSupport
         try Self.expectMessages(walked, in: ranges, directory: out, expected: [("Sponsor", "", 3)], scte35: [20, 28], "package --ad-breaks")
         let check = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", playlist, "-f", "null", "-"])
         #expect(check.status == 0 && check.standardError.isEmpty, "\(check.standardError)")
-        try ValidationCheck.expectSilent([out, playlist], "package --ad-breaks")
+        // DASH: the segments' schemes as InbandEventStreams, and the period's EventStream of the
+        // same SCTE-35 sections (SCTE 214-1 xml+bin), which threefive reads.
+        let mpd = try String(contentsOfFile: out + "/manifest.mpd", encoding: .utf8)
+        #expect(mpd.contains("<InbandEventStream schemeIdUri=\"https://aomedia.org/emsg/ID3\"")
+                && mpd.contains("<InbandEventStream schemeIdUri=\"urn:scte:scte35:2013:bin\""), "\(mpd)")
+        let binaries = mpd.components(separatedBy: "<Binary>").dropFirst().map { String($0.prefix { $0 != "<" }) }
+        let sections = binaries.compactMap { Data(base64Encoded: $0) }.map { "0x" + $0.map { String(format: "%02X", $0) }.joined() }
+        #expect(sections == Self.spliceValues(text, attribute: "SCTE35-OUT") + Self.spliceValues(text, attribute: "SCTE35-IN"),
+                "the MPD's cues are the playlist's: \(sections)")
+        let dash = try ExternalTool.run("ffmpeg", ["-nostdin", "-v", "warning", "-i", out + "/manifest.mpd", "-f", "null", "-"])
+        #expect(dash.status == 0 && dash.standardError.isEmpty, "\(dash.standardError)")
+        try ValidationCheck.expectSilent([out, playlist, out + "/manifest.mpd"], "package --ad-breaks --dash")
 
         // A line without a time, or not of the schema: a usage error (64) naming the line.
         for (line, words) in [("{\"duration\": 5}", "no time"), ("{\"start\": 1, \"duration\": 5, \"title\": \"x\"}", "line 1"),

@@ -326,6 +326,7 @@ public enum Packaging {
         var presented = rendition
         presented.validLength = sink.validLength
         if sink.writesDASHHeader { presented.dashInitialization = HLSSegmentOutput.dashHeaderName }
+        presented.messages = sink.writtenMessages
         return Summary(playlist: sink.directory.appending(sink.playlistName), renditions: [presented], segmentDurations: sink.segments.map(\.seconds),
                        targetDuration: sink.playlist?.targetDuration ?? 0, copied: copied)
     }

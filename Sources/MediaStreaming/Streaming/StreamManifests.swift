@@ -1,3 +1,4 @@
+public import MP4
 /// The manifests that name several renditions or describe them for DASH: an HLS master playlist
 /// (RFC 8216 4.3.4.2, `EXT-X-STREAM-INF`) and a static MPEG-DASH MPD (ISO/IEC 23009-1, with a
 /// `SegmentTemplate` and `SegmentTimeline` over the same CMAF segments).
@@ -28,6 +29,10 @@ public enum StreamManifests {
         /// The init segment the MPD names: `init.mp4`, or the DASH header
         /// (``HLSSegmentOutput/dashHeaderName``) when the rendition has one.
         public var dashInitialization = "init.mp4"
+        /// The event messages its segments carry (``HLSSegmentOutput/writtenMessages``): the MPD
+        /// declares their schemes as `InbandEventStream`s, and gives its SCTE-35 cues as an
+        /// `EventStream` of the period too.
+        public var messages: [EventMessage] = []
 
         /// A rendition.
         public init(path: String, playlist: String = "index.m3u8", segments: [(bytes: Int, duration: Int64)], timescale: Int, channelCount: Int,
@@ -116,11 +121,21 @@ public enum StreamManifests {
         // The sets in the order their codecs first appear; each representation keeps its index.
         var codecs: [String] = []
         for rendition in renditions where !codecs.contains(rendition.sampleEntryCodec) { codecs.append(rendition.sampleEntryCodec) }
+        xml += eventStream(renditions.first?.messages ?? [])
         for (set, codec) in codecs.enumerated() {
             xml += """
                 <AdaptationSet id="\(set)" contentType="audio" mimeType="audio/mp4" segmentAlignment="true" startWithSAP="1" lang="und">
 
             """
+            // The schemes of the event messages in the segments (ISO/IEC 23009-1 5.10.3.2).
+            var schemes: [String] = []
+            let carried = renditions.first(where: { $0.sampleEntryCodec == codec })?.messages ?? []
+            for message in carried where !schemes.contains(message.scheme) {
+                schemes.append(message.scheme)
+            }
+            for scheme in schemes {
+                xml += "      <InbandEventStream schemeIdUri=\"\(escaped(scheme))\" value=\"\"/>\n"
+            }
             for (index, rendition) in renditions.enumerated() where rendition.sampleEntryCodec == codec {
                 xml += representation(rendition, id: index)
             }
@@ -135,6 +150,26 @@ public enum StreamManifests {
 
             """
         return xml
+    }
+
+    /// The period's `EventStream` of the SCTE-35 cues among `messages` (SCTE 214-1 6.7.2:
+    /// scheme `urn:scte:scte35:2014:xml+bin`, each cue's section in base64 in a `Signal`'s
+    /// `Binary`), at their presentation times; nothing without one.
+    static func eventStream(_ messages: [EventMessage]) -> String {
+        let cues = messages.filter { $0.scheme == EventMessage.scte35Scheme }
+        guard let timescale = cues.first?.timescale else { return "" }
+        var xml = "    <EventStream schemeIdUri=\"urn:scte:scte35:2014:xml+bin\" timescale=\"\(timescale)\">\n"
+        for cue in cues {
+            xml += "      <Event presentationTime=\"\(cue.presentationTime)\" id=\"\(cue.id)\">"
+                + "<Signal xmlns=\"http://www.scte.org/schemas/35/2016\"><Binary>\(Base64.encode(cue.data))</Binary></Signal></Event>\n"
+        }
+        return xml + "    </EventStream>\n"
+    }
+
+    /// `text` with XML's five special characters escaped.
+    static func escaped(_ text: String) -> String {
+        text.replacing("&", with: "&amp;").replacing("<", with: "&lt;").replacing(">", with: "&gt;").replacing("\"", with: "&quot;")
+            .replacing("'", with: "&apos;")
     }
 
     /// One `Representation` of ``mpd(_:)``, `id` its index among all the renditions.
