@@ -144,7 +144,7 @@ let package = Package(
         // `keyframe` hands over to it.
         .target(
             name: "KeyframeCommands",
-            dependencies: ["KeyFrameKit", "MediaCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KeyFrameKit", "MediaCore", "XMLReader", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(name: "keyframe", dependencies: ["KeyframeCommands"], swiftSettings: strict),

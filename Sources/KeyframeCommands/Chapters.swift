@@ -6,36 +6,59 @@ import Foundation
 #endif
 import KeyFrameKit
 
-/// `keyframe chapters FILE [--import FILE | --remove] [--export] [--json]`.
+/// `keyframe chapters FILE [--import FILE | --remove | --from-silence S] [--export [--format F]] [--json]`.
 struct Chapters: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chapters",
-        abstract: "List, import or remove the chapters of an M4A/MP4/M4B, MP3, FLAC or Ogg Opus file, without re-encoding.",
+        abstract: "List, import, export or remove the chapters of an M4A/MP4/M4B, MP3, FLAC or Ogg Opus file, without re-encoding.",
         discussion: """
             Chapters are read from the QuickTime chapter track (a text track the audio track \
             references with tref/chap), else from the Nero chpl. --import writes both, as FFmpeg \
-            does, so Apple's players and everything else see them: from text lines \
-            `HH:MM:SS.mmm Title` (or `MM:SS.mmm`, or seconds), or from JSON (an array of \
-            {"start": SECONDS or "HH:MM:SS.mmm", "title": …}, or --json's output). Chapters are \
-            sorted, the first starts at 0, and those past the end are dropped. The edit is written \
-            in place when it fits in the movie's padding, else by a streamed rewrite committed with \
-            one rename; every other box is kept. MP3: ID3v2 CHAP frames under a top-level CTOC \
-            (in place in the tag's padding when they fit); FLAC and Ogg Opus: CHAPTERxxx and \
-            CHAPTERxxxNAME Vorbis comments.
+            does, so Apple's players and everything else see them. The edit is written in place \
+            when it fits in the movie's padding, else by a streamed rewrite committed with one \
+            rename; every other box is kept. MP3: ID3v2 CHAP frames under a top-level CTOC (in \
+            place in the tag's padding when they fit); FLAC and Ogg Opus: CHAPTERxxx and \
+            CHAPTERxxxNAME Vorbis comments. Chapters are sorted, the first starts at 0, and those \
+            past the end are dropped.
+
+            --import reads any of these, by the file's extension or its first bytes: text lines \
+            `HH:MM:SS.mmm Title` (or `MM:SS.mmm`, or seconds); JSON, an array of {"start": SECONDS \
+            or "HH:MM:SS.mmm", "title": …} (--json's output); Podlove Simple Chapters (XML, \
+            start, title, href, image); Podcasting 2.0 JSON chapters ({"version", "chapters": \
+            [{"startTime", "endTime", "title", "img", "url"}]}); FFmpeg's FFMETADATA ([CHAPTER] \
+            TIMEBASE, START, END, title); a CUE sheet (TRACK, TITLE, INDEX 01 MM:SS:FF); WebVTT \
+            (a cue a chapter). --export prints the chapters in --format (text, json, podlove, \
+            podcast-json, ffmetadata, cue, webvtt). FILE may itself be a chapter file: --export \
+            then converts it. A file's chapters hold a start and a title; a field the target \
+            cannot hold (an end, a URL, an image) is named on stderr as dropped.
+
+            --from-silence MIN_SECONDS proposes chapters where the sound comes back after a silence \
+            of at least that long (RMS under --silence-threshold, -50 dBFS by default, over 20 ms), \
+            printed in --format: save them and --import them.
             """
     )
 
-    @Argument(help: "The .m4a/.m4b/.mp4, .mp3, .flac or .opus/.ogg file.")
+    @Argument(help: "The .m4a/.m4b/.mp4, .mp3, .flac or .opus/.ogg file (or, with --export, a chapter file to convert).")
     var file: String
 
-    @Option(name: .customLong("import"), help: ArgumentHelp("Replace the chapters by those of a text or JSON file.", valueName: "FILE"))
+    @Option(name: .customLong("import"), help: ArgumentHelp("Replace the chapters by those of a chapter file (any format --format names).",
+                                                            valueName: "FILE"))
     var importFile: String?
 
     @Flag(help: "Remove every chapter.")
     var remove = false
 
-    @Flag(help: "Print the chapters as `HH:MM:SS.mmm Title` lines, the form --import reads.")
+    @Flag(help: "Print the chapters in --format (by default `HH:MM:SS.mmm Title` lines, the form --import reads).")
     var export = false
+
+    @Option(help: ArgumentHelp("The format --export and --from-silence print.", valueName: "text|json|podlove|podcast-json|ffmetadata|cue|webvtt"))
+    var format: ChapterFile.Format = .text
+
+    @Option(help: ArgumentHelp("Propose chapters after silences of at least this many seconds.", valueName: "MIN_SECONDS"))
+    var fromSilence: Double?
+
+    @Option(help: ArgumentHelp("What --from-silence takes for silence: RMS below this, in dBFS.", valueName: "dBFS"))
+    var silenceThreshold = -50.0
 
     @Flag(help: "Print the chapters as JSON.")
     var json = false
@@ -43,13 +66,44 @@ struct Chapters: ParsableCommand {
     func validate() throws {
         if importFile != nil && remove { throw ValidationError("give --import or --remove, not both") }
         if export && json { throw ValidationError("give --export or --json, not both") }
+        if let fromSilence {
+            guard fromSilence > 0, fromSilence < 1e6 else { throw ValidationError("--from-silence takes seconds above 0") }
+            guard importFile == nil, !remove else { throw ValidationError("--from-silence proposes chapters; give it without --import or --remove") }
+        }
+        guard (-120.0 ... 0).contains(silenceThreshold) else { throw ValidationError("--silence-threshold is -120 to 0 dBFS") }
+    }
+
+    /// Whether `path` names a chapter file rather than audio, by its extension.
+    static func isChapterFile(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return [".txt", ".json", ".xml", ".psc", ".cue", ".vtt", ".ffmeta", ".ffmetadata", ".chapters"].contains { lower.hasSuffix($0) }
     }
 
     func run() throws {
         let path = FilePath(file)
+        if let fromSilence {
+            let silences = try SilenceChapters.silences(in: path, minimumSeconds: fromSilence, thresholdDBFS: silenceThreshold,
+                                                        formats: Keyframe.formats)
+            let duration = (try? ProbeReport(libavformatSummaryOf: path))?.duration ?? .infinity
+            let starts = SilenceChapters.chapterStarts(silences, duration: duration)
+            print(ChapterFile.render(starts.enumerated().map { ChapterFile.Entry(start: $1, title: "Chapter \($0 + 1)") }, format: json ? .json : format).text,
+                  terminator: "")
+            return
+        }
+        if Self.isChapterFile(file), !json || export {
+            // A chapter file converted to --format.
+            guard importFile == nil, !remove else { throw CommandFailure("\(file) is a chapter file: --import and --remove edit audio files", status: .usage) }
+            let entries = try Self.entries(fromFile: file)
+            output(entries)
+            return
+        }
         if let importFile {
-            let chapters = try Self.chapters(fromFile: importFile)
-            let summary = try Tagging.writeChapters(chapters, to: path, formats: Keyframe.formats)
+            let entries = try Self.entries(fromFile: importFile)
+            let dropped = ChapterFile.dropped(entries, holds: [])
+            if !dropped.isEmpty {
+                Terminal.warning("\(importFile): \(ChapterFile.describe(dropped)) dropped: \(file)'s chapters hold a start and a title")
+            }
+            let summary = try Tagging.writeChapters(entries.map { MovieChapter(seconds: $0.start, title: $0.title) }, to: path, formats: Keyframe.formats)
             let written = try Tagging.readChapters(path, formats: Keyframe.formats).count
             if !json && !export { print("\(file): \(written) chapters written \(summary.inPlace ? "in place" : "by a rewrite")") }
         } else if remove {
@@ -61,8 +115,30 @@ struct Chapters: ParsableCommand {
         if json {
             try JSONOutput.print(chapters.map { ChapterLine(start: ($0.seconds * 1000).rounded() / 1000, title: $0.title) })
         } else {
-            for chapter in chapters { print("\(Self.clock(chapter.seconds)) \(chapter.title)") }
+            // The last chapter lasts to the end of the audio.
+            var entries = chapters.map { ChapterFile.Entry(start: $0.seconds, title: $0.title) }
+            if !entries.isEmpty, let duration = (try? ProbeReport(libavformatSummaryOf: path))?.duration, duration > entries[entries.count - 1].start {
+                entries[entries.count - 1].end = duration
+            }
+            output(entries)
         }
+    }
+
+    /// Prints `entries` in --format (JSON with --json), naming what it drops on stderr.
+    private func output(_ entries: [ChapterFile.Entry]) {
+        let rendered = ChapterFile.render(entries, format: json ? .json : format)
+        if !rendered.dropped.isEmpty {
+            let held = (["start", "title"] + format.holds.sorted().map(\.rawValue)).joined(separator: ", ")
+            Terminal.warning("\(ChapterFile.describe(rendered.dropped)) dropped: \(format.rawValue) holds a chapter's \(held)")
+        }
+        print(rendered.text, terminator: "")
+    }
+
+    /// The chapters of a chapter file, in the format its name or first bytes say.
+    static func entries(fromFile path: String) throws -> [ChapterFile.Entry] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("\(path): cannot be read", status: .unreadableInput) }
+        let text = String(decoding: data, as: UTF8.self)
+        return try ChapterFile.parse(text, format: ChapterFile.Format.detect(path: path, text: text), source: path)
     }
 
     /// One chapter in `--json` and in a JSON import.
@@ -88,31 +164,6 @@ struct Chapters: ParsableCommand {
                 start = seconds
             }
         }
-    }
-
-    /// The chapters of a JSON or text file.
-    static func chapters(fromFile path: String) throws -> [MovieChapter] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw CommandFailure("\(path): cannot be read") }
-        let text = String(decoding: data, as: UTF8.self)
-        if text.drop(while: \.isWhitespace).first == "[" {
-            do {
-                return try JSONDecoder().decode([ChapterLine].self, from: data).map { MovieChapter(seconds: $0.start, title: $0.title) }
-            } catch {
-                throw CommandFailure("\(path): not a JSON array of {\"start\", \"title\"} (\(error))")
-            }
-        }
-        var chapters: [MovieChapter] = []
-        for (number, line) in text.split(whereSeparator: \.isNewline).enumerated() {
-            let trimmed = line.drop(while: \.isWhitespace)
-            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
-            let time = trimmed.prefix { !$0.isWhitespace }
-            guard let seconds = seconds(String(time)) else {
-                throw CommandFailure("\(path), line \(number + 1): \(time) is not a time; write `HH:MM:SS.mmm Title`")
-            }
-            let title = trimmed.dropFirst(time.count).drop(while: \.isWhitespace)
-            chapters.append(MovieChapter(seconds: seconds, title: String(title)))
-        }
-        return chapters
     }
 
     /// Seconds of `12.5`, `02:03.5` or `1:02:03.500`.
