@@ -173,3 +173,55 @@ public struct PCMGain: MediaTransform, Sendable {
     /// Nothing held.
     public func finish() throws(CodecError) -> [PCMBuffer] { [] }
 }
+
+/// A transform that passes PCM on unchanged and measures it (``LoudnessMeter``, ITU-R
+/// BS.1770-4): once the stream has ended it tells the measurement down the stream
+/// (``/MediaCore/StreamEvent/loudness(_:)``), for a sink whose header carries it (an HLS init
+/// segment's `ludt`). PCM other than interleaved 32-bit float is measured through a float copy.
+///
+/// Not `Sendable`: the meter is a class one thread at a time feeds.
+public struct LoudnessTap: MediaTransform {
+    private let meter = LoudnessMeter()
+    private var converter: PCMResampler?
+    private var told = false
+    private var finished = false
+    private var failed = false
+
+    /// A tap.
+    public init() {}
+
+    /// Measures `buffer` (a layout the meter cannot take stops the measuring, not the stream)
+    /// and passes it on.
+    public mutating func transform(_ buffer: PCMBuffer) -> [PCMBuffer] {
+        guard !failed else { return [buffer] }
+        do {
+            if buffer.format.sampleFormat == .float32, buffer.format.isInterleaved {
+                try meter.add(buffer)
+            } else {
+                if converter == nil { converter = PCMResampler(sampleFormat: .float32) }
+                for converted in try converter!.transform(buffer) { try meter.add(converted) }
+            }
+        } catch {
+            failed = true
+        }
+        return [buffer]
+    }
+
+    /// Nothing is held back.
+    public mutating func finish() -> [PCMBuffer] {
+        finished = true
+        return []
+    }
+
+    /// The measurement, once, after the end.
+    public mutating func takeEvents() -> [StreamEvent] {
+        guard finished, !told, !failed else { return [] }
+        told = true
+        guard let measured = try? meter.measurement(), measured.integrated.isFinite else { return [] }
+        return [.loudness(StreamLoudness(integrated: measured.integrated, truePeak: measured.truePeak.isFinite ? measured.truePeak : nil,
+                                         range: measured.range.isFinite ? measured.range : nil))]
+    }
+}
+
+@available(*, unavailable)
+extension LoudnessTap: Sendable {}

@@ -31,8 +31,16 @@ struct Validate: ParsableCommand {
             CODECS against the sample entry, renditions alike) and low-latency HLS (part \
             targets, PART-HOLD-BACK, preload hints, blocking reload). Each finding names the \
             file, the box path, line or element, the rule, what was expected and what was \
-            found, as an error or a warning. Exit status 0 without errors, 1 with errors, 2 when \
-            a path cannot be read at all.
+            found, as an error or a warning. --rules apple also checks an HLS stream (a playlist, \
+            or a directory's master.m3u8 or index.m3u8) against the audio rules of Apple's HLS \
+            Authoring Specification for Apple Devices, each named by its number: CODECS (9.1) \
+            and AVERAGE-BANDWIDTH (9.14) on every variant, declared bit rates within 10 % of \
+            those measured (1.26, 1.27), EXT-X-INDEPENDENT-SEGMENTS (9.11, SHOULD), a variant at \
+            or below 192 kb/s (9.21), HE-AAC at most 64 kb/s (2.4), one target duration (8.2) of \
+            6 s (7.5, SHOULD), EXTINF at most 0.5 s past it (7.7), PLAYLIST-TYPE VOD (8.6), live \
+            windows of six segments (8.11) with program date-times (8.4), EXT-X-MAP (8.20) and a \
+            ludt loudness box (2.19, SHOULD); a MUST broken is an error, a SHOULD a warning. \
+            Exit status 0 without errors, 1 with errors, 2 when a path cannot be read at all.
             """
     )
 
@@ -41,6 +49,16 @@ struct Validate: ParsableCommand {
 
     @Flag(help: "Print one JSON object per finding (severity, file, location, rule, expected, found), a line each.")
     var json = false
+
+    /// Rules beyond the specifications'.
+    enum Rules: String, ExpressibleByArgument, CaseIterable {
+        /// Apple's HLS Authoring Specification for Apple Devices (``/MediaValidation/AppleHLSRules``).
+        case apple
+    }
+
+    @Option(help: ArgumentHelp("Also check an HLS stream against Apple's HLS Authoring Specification (its audio rules, by number).",
+                               valueName: "apple"))
+    var rules: Rules?
 
     func validate() throws {
         guard !paths.isEmpty else { throw ValidationError("give at least one path to check") }
@@ -55,6 +73,13 @@ struct Validate: ParsableCommand {
                 unreadable += 1
                 continue
             }
+            var report = report
+            if rules == .apple, let playlist = Self.playlist(of: report.path) {
+                do { report.findings += try AppleHLSRules.findings(for: playlist) } catch {
+                    Terminal.warning("\(error)")
+                    unreadable += 1
+                }
+            }
             for finding in report.findings {
                 print(json ? JSONOutput.line(finding) : finding.description)
             }
@@ -63,5 +88,15 @@ struct Validate: ParsableCommand {
         }
         if unreadable > 0 { throw ExitCode(2) }
         if errors > 0 { throw ExitCode(1) }
+    }
+
+    /// The HLS playlist a path names: itself (`.m3u8`), or a directory's master or index
+    /// playlist; `nil` for anything else.
+    static func playlist(of path: String) -> FilePath? {
+        if path.hasSuffix(".m3u8") { return FilePath(path) }
+        for name in ["master.m3u8", "index.m3u8"] where FileManager.default.fileExists(atPath: path + "/" + name) {
+            return FilePath(path).appending(name)
+        }
+        return nil
     }
 }

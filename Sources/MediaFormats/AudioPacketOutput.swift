@@ -110,7 +110,7 @@ public struct AudioPacketOutput: PacketFileSink {
             if !muxer.configuration.isFragmented {
                 do { try muxer.setChapters(told.movieChapters) } catch { throw .container(error) }
             }
-        case .timedMetadata, .marker:
+        case .timedMetadata, .marker, .loudness:
             // Not carried in an MP4 or ADTS file yet.
             break
         case .codecConfiguration:

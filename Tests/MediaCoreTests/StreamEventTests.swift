@@ -20,6 +20,7 @@ func entry(_ event: StreamEvent) -> String {
     case .timedMetadata(let timed): "t:\(timed.kind)@\(timed.time.value)"
     case .marker(let marker): "m:\(marker.kind)@\(marker.time.value)"
     case .codecConfiguration(let format): "c:\(format.codec)"
+    case .loudness(let measured): "l:\(measured.integrated)"
     }
 }
 

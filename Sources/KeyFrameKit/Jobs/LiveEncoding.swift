@@ -299,10 +299,12 @@ public final class LiveEncoding: Sendable {
         onFailure: @escaping @Sendable (PipelineError) -> Void
     ) -> PumpThread {
         let packets = TalliedSink(Tee(sinks.packets), tally: tally)
+        // The loudness measured on the way to the encoder ends the stream (an HLS init segment's ludt).
         guard !sinks.pcm.isEmpty else {
-            return PumpThread(source: source.transformed(by: encoder), sink: packets, onFailure: onFailure)
+            return PumpThread(source: source.transformed(by: LoudnessTap()).transformed(by: encoder), sink: packets, onFailure: onFailure)
         }
-        let tee = Tee<PCMBuffer>([Tee.Branch(packets.transforming(by: encoder), name: "\(encoder.bitrate / 1000)k")] + sinks.pcm)
+        let tee = Tee<PCMBuffer>([Tee.Branch(packets.transforming(by: encoder).transforming(by: LoudnessTap()), name: "\(encoder.bitrate / 1000)k")]
+                                 + sinks.pcm)
         return PumpThread(source: source, sink: tee, onFailure: onFailure)
     }
 

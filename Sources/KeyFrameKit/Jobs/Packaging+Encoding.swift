@@ -91,7 +91,7 @@ extension Packaging {
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash,
                                         audioCodecs: codecs.descriptions, segmentFormat: options.segmentFormat)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
-        return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler), encoder: aligned(encoder, interval: interval),
+        return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap()), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
     }
 
@@ -286,7 +286,7 @@ extension Packaging {
             }
         }
         var tee = Tee(branches)
-        var chain = AnnouncingSource(source, announcing: options.events).transformed(by: resampler)
+        var chain = AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap())
         do throws(PipelineError) {
             let report = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
             // One pump made every rendition: its report (the tee's branches, a rendition each)

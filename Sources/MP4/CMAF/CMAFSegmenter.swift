@@ -60,6 +60,9 @@ public final class CMAFSegmenter {
     /// Whether the header's `ftyp` lists the `aid3` brand (AOM, Carriage of ID3 Timed Metadata
     /// in CMAF, 3: the track's segments may carry ID3 in `emsg` boxes); `false` by default.
     public var carriesTimedMetadata = false
+    /// The track's measured loudness, written in the header as `trak/udta/ludt` (ISO/IEC
+    /// 14496-12 12.2.7; ``LoudnessBox``); none by default.
+    public var loudness: StreamLoudness?
 
     /// A segmenter for packets of `format` whose first `priming` decoded samples are the
     /// encoder's, its codec described by the first of `audioCodecs` that describes it (by
@@ -93,6 +96,7 @@ public final class CMAFSegmenter {
         var items = metadata
         if !gaplessTag { items.artwork = nil }
         writer.metadata = items
+        if let loudness { writer.loudness = [track.id: loudness] }
         if let mediaDuration { writer.fragmentedMediaDurations = [track.id: mediaDuration] }
         var box = BoxWriter()
         box.box("ftyp") { b in

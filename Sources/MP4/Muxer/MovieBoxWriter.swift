@@ -25,6 +25,9 @@ struct MovieBoxWriter {
     var omitsGaplessTag = false
     /// The tags written into `ilst` after the encoder tag.
     var metadata = ITunesMetadata()
+    /// Each track's measured loudness, written in its `udta` as a `ludt` (ISO/IEC 14496-12
+    /// 12.2.7).
+    var loudness: [UInt32: StreamLoudness] = [:]
     /// Chapters: a `chpl` in `udta` and a chapter track whose samples are at ``chapterDataOffset``.
     var chapters: [MovieChapter] = []
     /// Where the chapter track's samples lie (before ``chunkOffsetShift``).
@@ -234,6 +237,9 @@ struct MovieBoxWriter {
                     }
                     writeSampleTable(track, into: &minf, largeOffsets: largeOffsets)
                 }
+            }
+            if let measured = loudness[track.id] {
+                trak.box("udta") { udta in udta.raw(LoudnessBox.bytes(measured)) }
             }
         }
     }

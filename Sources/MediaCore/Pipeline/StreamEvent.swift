@@ -10,6 +10,7 @@
 /// - ``timedMetadata(_:)``: metadata of one moment (an ID3 frame, an `emsg`, a SCTE-35 section,
 ///   a now-playing title), of a kind KeyFrameKit names or one a program adds;
 /// - ``marker(_:)``: a named point (an ad break's start or return, a chapter mark, a cue);
+/// - ``loudness(_:)``: the loudness measured, once the stream has ended;
 /// - ``codecConfiguration(_:)``: the codec's configuration as the encoder left it once flushed
 ///   (FLAC's STREAMINFO with the stream's length and MD5), for a sink that rewrites its header.
 ///
@@ -40,10 +41,30 @@ public enum StreamEvent: Sendable, Hashable {
     case timedMetadata(TimedMetadata)
     /// A named point of the stream.
     case marker(StreamMarker)
+    /// The stream's loudness as measured (ITU-R BS.1770), once it has ended: a sink whose
+    /// header carries it writes it (an init segment's `ludt`), the others ignore it.
+    case loudness(StreamLoudness)
     /// The packets' format with the decoder configuration as it stands at the stream's end
     /// (FLAC's STREAMINFO, RFC 9639 8.2, whose length and MD5 an encoder knows only once
     /// flushed); a sink whose header holds the configuration rewrites it, the others ignore it.
     case codecConfiguration(EncodedAudioFormat)
+}
+
+/// A stream's measured loudness (ITU-R BS.1770-4, EBU R 128).
+public struct StreamLoudness: Sendable, Hashable {
+    /// Integrated loudness, LUFS.
+    public var integrated: Double
+    /// True peak, dBTP, when measured.
+    public var truePeak: Double?
+    /// Loudness range, LU, when measured.
+    public var range: Double?
+
+    /// A measurement.
+    public init(integrated: Double, truePeak: Double? = nil, range: Double? = nil) {
+        self.integrated = integrated
+        self.truePeak = truePeak
+        self.range = range
+    }
 }
 
 /// The gapless numbers of a stream, in frames at its output sample rate (ISO/IEC 14496-12,

@@ -37,7 +37,7 @@ public final class StreamTally: Sendable {
             case .metadata(let metadata): snapshot.metadata = metadata
             case .timedMetadata(let timed): snapshot.timedMetadata.append(timed)
             case .marker(let marker): snapshot.markers.append(marker)
-            case .codecConfiguration: break
+            case .codecConfiguration, .loudness: break
             }
         }
     }

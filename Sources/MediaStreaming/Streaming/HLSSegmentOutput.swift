@@ -202,6 +202,10 @@ public struct HLSSegmentOutput: PacketSink {
             segmenter?.metadata = tags
         }
         if case .timedMetadata(let timed) = event { hold(timed) }
+        if case .loudness(let measured) = event {
+            loudness = measured
+            segmenter?.loudness = measured
+        }
         if case .marker(let marker) = event, let section = SpliceInfoSection(marker: marker) {
             hold(TimedMetadata(kind: .scte35, time: marker.time, payload: section.bytes))
             let id = marker.id ?? "ad-\(adBreaks.count + 1)"
@@ -281,6 +285,8 @@ public struct HLSSegmentOutput: PacketSink {
         store.keepAll()
     }
 
+    /// The stream's loudness, once told: the init segment written at the end carries it.
+    private var loudness: StreamLoudness?
     /// The stream's chapters, once told.
     private var chapters: [StreamMetadata.Chapter] = []
     /// The stream's tags and cover as the init segment writes them, once told.
@@ -360,6 +366,7 @@ public struct HLSSegmentOutput: PacketSink {
         do { segmenter = try CMAFSegmenter(format: packet.format, priming: Int(gapless.priming), audioCodecs: audioCodecs) } catch { throw .container(error) }
         segmenter.metadata = tags
         segmenter.carriesTimedMetadata = timedMetadata
+        segmenter.loudness = loudness
         self.segmenter = segmenter
         policy = try HLSSegmentingPolicy(segmentDuration: segmentDuration, mode: live?.segmentingMode ?? .onDemand, timescale: segmenter.timescale)
         if live != nil { try store.writeInitSegment(segmenter.header()) }
