@@ -27,7 +27,9 @@ part). Prints one JSON object:
   crossings).
 - "latency": `keyframePlayer.latency` and the #latency line's text after playing, whether the
   line is shown, its aria-live, and the samples taken while playing ({t, latency, text,
-  currentTime, appended}).
+  currentTime, appended, nowPlaying}: the title the page shows).
+- "nowPlaying": the #now-playing line's text after playing, and the #timeline's marks (their
+  class and left edge).
 - "page": browser-page.py's facts (title, status, chapters: the #chapters buttons' text, ...),
   and chapterSeeks: the element's currentTime after clicking each chapter button in turn.
 - "screenshot": with --screenshot, the PNG written after playing.
@@ -71,7 +73,8 @@ LISTEN = """
   while (!ended && performance.now() - started < %(milliseconds)d) {
     await sleep(250);
     samples.push({t: (performance.now() - started) / 1000, latency: player.latency === undefined ? null : player.latency,
-                  text: line ? line.textContent : null, currentTime: audio.currentTime, appended: player.appended});
+                  text: line ? line.textContent : null, currentTime: audio.currentTime, appended: player.appended,
+                  nowPlaying: player.nowPlaying ? player.nowPlaying.title : null});
   }
   Object.assign(played, {seconds: (performance.now() - started) / 1000, appendedAfter: player.appended,
                          currentTimeAfter: audio.currentTime, ended, paused: audio.paused,
@@ -132,6 +135,13 @@ LISTEN = """
 })()
 """
 
+NOW_PLAYING = """
+({text: document.getElementById('now-playing').hidden ? null : document.getElementById('now-playing').textContent,
+  live: document.getElementById('now-playing').getAttribute('aria-live'),
+  timeline: [...document.querySelectorAll('#timeline span')].map(span => ({kind: span.className, left: span.style.left})),
+  adBreaks: [...document.querySelectorAll('#marks li')].map(item => item.textContent)})
+"""
+
 CHAPTER_SEEKS = """
 [...document.querySelectorAll('#chapters button')].map(button => { button.click(); return document.getElementById('player').currentTime; })
 """
@@ -172,6 +182,7 @@ def main():
             report.update(listened)
             report["playerAfter"] = browser.evaluate("JSON.parse(JSON.stringify(window.keyframePlayer))")
         report["page"] = browser.evaluate(page.FACTS)
+        report["nowPlaying"] = browser.evaluate(NOW_PLAYING)
         # Each chapter button, clicked in turn: where the element was sent.
         report["page"]["chapterSeeks"] = browser.evaluate(CHAPTER_SEEKS)
         if arguments.screenshot:

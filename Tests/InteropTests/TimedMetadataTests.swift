@@ -2,6 +2,7 @@ import Foundation
 import KeyFrameKit
 import SystemPackage
 import Testing
+import Glibc
 import TestSupport
 
 /// Issue 39: metadata as stream events. A 60-s live recording from PulseAudio with a title, two
@@ -362,6 +363,84 @@ import TestSupport
         let read = try Self.python(Self.id3Reader, [tags]) as? [[[String: Any]]] ?? []
         #expect(read.first?.compactMap { $0["title"] as? String } == ["Morning Show", "Second Song", "Third Song"], "\(read)")
         try ValidationCheck.expectSilent([hls, playlist], "record --segments packed-audio")
+    }
+
+    /// The player page of a live recording served low-latency (`record --hls --serve`, parts of
+    /// 0.5 s) in headless Chromium: each title the `emsg` boxes carry is shown within one part of
+    /// its time (the playhead when the page showed it, read through the DevTools protocol), and
+    /// the ad break is marked on its timeline at its time.
+    @Test(.hangGuard(minutes: 6))
+    func thePlayerPageShowsEachTitleAtItsTime() throws {
+        let pulse = try PulseTone()
+        defer { pulse.close() }
+        let hls = pulse.directory.appendingPathComponent("live").path
+        let metadata = pulse.directory.appendingPathComponent("now-playing.jsonl").path
+        let titles: [(String, Double)] = [("Opening", 0), ("First Song", 6), ("Second Song", 9), ("Third Song", 12)]
+        try Data((titles.map { "{\"at\": \($0.1), \"title\": \"\($0.0)\", \"artist\": \"KeyFrame Radio\"}" }
+                  + ["{\"start\": 10, \"duration\": 2, \"id\": \"break-1\"}"]).joined(separator: "\n").utf8 + [0x0A])
+            .write(to: URL(fileURLWithPath: metadata))
+        let port = try HTTPProbe.freePort()
+        let base = "http://127.0.0.1:\(port)"
+        let recording = try pulse.startRecording(["--hls", hls, "--serve", "127.0.0.1:\(port)", "--segment-duration", "1", "--part-duration", "0.5",
+                                                  "--device", "pulse", "--sample-rate", "48000", "--duration", "30", "--metadata-from", metadata])
+        defer { _ = recording.send(SIGINT) }
+        try pulse.server.waitForStreams("source-outputs", while: recording)
+        for msn in 0...2 {
+            var playlist = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn)")
+            for _ in 0..<60 where playlist.status != 200 {
+                Subprocess.sleep(.milliseconds(100))
+                playlist = HTTPProbe.get(base + "/index.m3u8?_HLS_msn=\(msn)")
+            }
+            try #require(playlist.status == 200, "_HLS_msn=\(msn): \(playlist.status) \(playlist.body)")
+        }
+        let report = try PlayerPageLive.listen(base + "/", ["--live", "--play", "14"])
+        let after = PlayerPageLive.object(report, "playerAfter")
+        let log = after["nowPlayingLog"] as? [[String: Any]] ?? []
+        let part = 0.5
+        for (title, time) in titles.dropFirst() {
+            let shown = log.first { $0["title"] as? String == title }
+            let at = (shown?["shownAt"] as? NSNumber)?.doubleValue ?? -1
+            #expect(shown != nil && abs(at - time) <= part, "\(title) at \(time) s shown at \(at) s: \(log)")
+        }
+        let line = PlayerPageLive.object(report, "nowPlaying")
+        #expect((line["text"] as? String)?.hasPrefix("Now playing: ") == true && line["live"] as? String == "polite", "\(line)")
+        let marks = after["marks"] as? [[String: Any]] ?? []
+        let adBreak = marks.first { $0["kind"] as? String == "ad" }
+        let start = (adBreak?["start"] as? NSNumber)?.doubleValue ?? -1
+        #expect(adBreak?["id"] as? String == "break-1" && abs(start - 10) < 0.05 && (adBreak?["duration"] as? NSNumber)?.doubleValue == 2,
+                "the ad break on the timeline: \(marks)")
+        #expect((line["timeline"] as? [[String: Any]] ?? []).contains { $0["kind"] as? String == "ad" }, "\(line)")
+    }
+
+    /// On demand too: a package's page marks its ad break and chapters on the timeline and shows
+    /// the title of the moment.
+    @Test(.hangGuard(minutes: 6))
+    func thePlayerPageMarksAPackagesAdBreakAndChapters() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let chapters = directory.appendingPathComponent("chapters.txt").path
+        try Data(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=3000\ntitle=Intro\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=3000\nEND=12000\ntitle=Main\n"
+            .utf8).write(to: URL(fileURLWithPath: chapters))
+        let input = directory.appendingPathComponent("episode.m4a").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=12:r=48000", "-i", chapters, "-map", "0", "-map_chapters", "1", "-ac", "2",
+                             "-c:a", "aac", input])
+        let sidecar = directory.appendingPathComponent("ads.jsonl").path
+        try Data("{\"start\": 2, \"duration\": 1.5, \"id\": \"mid\"}\n{\"at\": 1, \"title\": \"Sponsor\"}\n".utf8).write(to: URL(fileURLWithPath: sidecar))
+        let package = directory.appendingPathComponent("pkg").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", input, "--hls", package, "--segment-duration", "1", "--ad-breaks", sidecar])
+        let port = try HTTPProbe.freePort()
+        let server = try RunningProcess(try ExternalTool.keyframe, ["serve", package, "--address", "127.0.0.1:\(port)"])
+        defer { server.stop() }
+        try CDNCacheTests.waitUntilServed("http://127.0.0.1:\(port)/")
+        let report = try PlayerPageLive.listen("http://127.0.0.1:\(port)/", ["--play", "3"])
+        let after = PlayerPageLive.object(report, "playerAfter")
+        let marks = (after["marks"] as? [[String: Any]] ?? []).map { ($0["kind"] as? String ?? "", ($0["start"] as? NSNumber)?.doubleValue ?? -1) }
+        #expect(marks.count == 3 && marks.contains { $0.0 == "ad" && abs($0.1 - 2) < 0.01 } && marks.contains { $0.0 == "chapter" && abs($0.1 - 3) < 0.01 }
+                && marks.contains { $0.0 == "chapter" && abs($0.1) < 0.01 }, "\(marks)")
+        let shown = (after["nowPlayingLog"] as? [[String: Any]] ?? []).first
+        #expect(shown?["title"] as? String == "Sponsor" && abs(((shown?["shownAt"] as? NSNumber)?.doubleValue ?? -1) - 1) <= 0.25, "\(after)")
+        let page = PlayerPageLive.object(report, "nowPlaying")
+        #expect((page["adBreaks"] as? [String]) == ["Ad break at 0:02 for 2 s"] && (page["timeline"] as? [Any])?.count == 4, "\(page)")
     }
 
     /// `package --ad-breaks` over an M4A with chapters: the chapters as DATERANGE tags, the ad
