@@ -86,7 +86,7 @@ let package = Package(
         // (MP4 is listed though no file imports it: DocC resolves a symbol link, ``/MP4/MP4Muxer``,
         // only into a direct dependency.)
         // The origin's player page is a resource embedded in the code: an installed binary carries it.
-        .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "MP4", "MPEGTS", "AudioBitstreams", .product(name: "SystemPackage", package: "swift-system")],
+        .target(name: "MediaStreaming", dependencies: ["MediaFormats", "MediaCore", "MP4", "MPEGTS", "AudioBitstreams", "AACBitstream", .product(name: "SystemPackage", package: "swift-system")],
                 resources: [.embedInCode("Resources/player.html")], swiftSettings: strict),
         // A bounded XML 1.0 reader of our own (an MPD's), fuzzed by the `mpd` target (tree, text, read back).
         .target(name: "XMLReader", dependencies: ["MediaCore"], swiftSettings: strict),
@@ -144,7 +144,7 @@ let package = Package(
         // `keyframe` hands over to it.
         .target(
             name: "KeyframeCommands",
-            dependencies: ["KeyFrameKit", "MediaCore", "XMLReader", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["KeyFrameKit", "MediaCore", "XMLReader", "MediaValidation", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .executableTarget(name: "keyframe", dependencies: ["KeyframeCommands"], swiftSettings: strict),
