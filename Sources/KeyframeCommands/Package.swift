@@ -180,6 +180,10 @@ struct Package: ParsableCommand {
             throw CommandFailure(error, naming: input)
         }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
+        // Apple's HLS authoring rule 9.21 (iOS, cellular): a variant at or below 192 kb/s.
+        if summary.renditions.count > 1, !summary.renditions.contains(where: { $0.peakBitrate <= 192_000 }) {
+            Terminal.warning("no variant at or below 192 kb/s: Apple's HLS authoring rule 9.21 asks for one on cellular networks; add a bitrate to --bitrates")
+        }
         let renditions = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.peakBitrate) }, uniquingKeysWith: { a, _ in a })
         let codecs = Dictionary(summary.renditions.map { ($0.path.isEmpty ? "." : $0.path, $0.codecs) }, uniquingKeysWith: { a, _ in a })
         // In a store, a path is the object's name: shown after the store, as the user named it.

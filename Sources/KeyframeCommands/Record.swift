@@ -315,6 +315,9 @@ struct Record: ParsableCommand {
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
         }
         options.timedMetadata = metadataFrom != nil
+        if (1..<6).contains(hlsWindow) {
+            Terminal.warning("--hls-window \(hlsWindow): Apple's HLS authoring rule 8.11 asks a live playlist for at least 6 segments")
+        }
         options.hlsSegmentFormat = segments
         let recording: LiveEncoding
         do { recording = try LiveEncoding(recording: options) } catch { throw CommandFailure("\(error)") }
