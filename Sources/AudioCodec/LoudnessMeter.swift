@@ -61,8 +61,15 @@ public final class LoudnessMeter {
     /// Frames measured.
     public private(set) var frameCount: Int64 = 0
 
-    /// A meter; it opens on the first buffer.
-    public init() {}
+    /// Whether the true peak (4× oversampled, the costly part) and the loudness range are
+    /// measured besides the integrated loudness; else the sample peak only.
+    public let measuresTruePeak: Bool
+
+    /// A meter; it opens on the first buffer. Without `truePeak` it measures the integrated
+    /// loudness and the sample peak alone, at a small part of the cost.
+    public init(truePeak: Bool = true) {
+        measuresTruePeak = truePeak
+    }
 
     deinit {
         if state != nil { ebur128_destroy(&state) }
@@ -74,7 +81,8 @@ public final class LoudnessMeter {
             throw .unsupportedInput("the loudness meter takes interleaved 32-bit float PCM, not \(buffer.format.sampleFormat.rawValue)")
         }
         if state == nil {
-            let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+            let mode = measuresTruePeak ? Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+                : Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_SAMPLE_PEAK.rawValue)
             guard let opened = ebur128_init(UInt32(buffer.format.channelCount), UInt(buffer.format.sampleRate), mode) else {
                 throw .unsupportedInput("libebur128 cannot measure \(buffer.format.channelCount) channels at \(buffer.format.sampleRate) Hz")
             }
@@ -113,18 +121,20 @@ public final class LoudnessMeter {
         }
     }
 
-    /// The measurement of everything added; `nil` before any audio.
+    /// The measurement of everything added; `nil` before any audio. Without the true peak
+    /// measured, ``Loudness/truePeak`` is the sample peak and the range 0.
     public func measurement() throws(CodecError) -> Loudness? {
         guard let state, let format else { return nil }
         var integrated = 0.0, range = 0.0
         guard ebur128_loudness_global(state, &integrated) == Int32(EBUR128_SUCCESS.rawValue),
-              ebur128_loudness_range(state, &range) == Int32(EBUR128_SUCCESS.rawValue) else {
+              !measuresTruePeak || ebur128_loudness_range(state, &range) == Int32(EBUR128_SUCCESS.rawValue) else {
             throw .unsupportedInput("libebur128 could not compute the loudness")
         }
         var peak = 0.0
         for channel in 0..<format.channelCount {
             var value = 0.0
-            if ebur128_true_peak(state, UInt32(channel), &value) == Int32(EBUR128_SUCCESS.rawValue) { peak = max(peak, value) }
+            let found = measuresTruePeak ? ebur128_true_peak(state, UInt32(channel), &value) : ebur128_sample_peak(state, UInt32(channel), &value)
+            if found == Int32(EBUR128_SUCCESS.rawValue) { peak = max(peak, value) }
         }
         let truePeak = peak > 0 ? 20 * Double.log10(peak) : -Double.infinity
         return Loudness(integrated: integrated, range: range, truePeak: truePeak)
@@ -174,14 +184,14 @@ public struct PCMGain: MediaTransform, Sendable {
     public func finish() throws(CodecError) -> [PCMBuffer] { [] }
 }
 
-/// A transform that passes PCM on unchanged and measures it (``LoudnessMeter``, ITU-R
-/// BS.1770-4): once the stream has ended it tells the measurement down the stream
+/// A transform that passes PCM on unchanged and measures its integrated loudness and sample
+/// peak (``LoudnessMeter`` without the true peak, ITU-R BS.1770-4): once the stream has ended it tells the measurement down the stream
 /// (``/MediaCore/StreamEvent/loudness(_:)``), for a sink whose header carries it (an HLS init
 /// segment's `ludt`). PCM other than interleaved 32-bit float is measured through a float copy.
 ///
 /// Not `Sendable`: the meter is a class one thread at a time feeds.
 public struct LoudnessTap: MediaTransform {
-    private let meter = LoudnessMeter()
+    private let meter = LoudnessMeter(truePeak: false)
     private var converter: PCMResampler?
     private var told = false
     private var finished = false
@@ -218,8 +228,8 @@ public struct LoudnessTap: MediaTransform {
         guard finished, !told, !failed else { return [] }
         told = true
         guard let measured = try? meter.measurement(), measured.integrated.isFinite else { return [] }
-        return [.loudness(StreamLoudness(integrated: measured.integrated, truePeak: measured.truePeak.isFinite ? measured.truePeak : nil,
-                                         range: measured.range.isFinite ? measured.range : nil))]
+        // The meter measured the sample peak (the true peak costs 4× oversampling).
+        return [.loudness(StreamLoudness(integrated: measured.integrated, samplePeak: measured.truePeak.isFinite ? measured.truePeak : nil))]
     }
 }
 

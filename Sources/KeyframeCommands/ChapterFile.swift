@@ -86,11 +86,13 @@ enum ChapterFile {
     }
 
     /// The fields of `entries` a holder of `holds` drops, each with how many chapters have it
-    /// (an end that is the next chapter's start is no field of its own).
+    /// (an end that is the next chapter's start, or the last chapter's, which a reader takes
+    /// for the end of the audio, is no field of its own).
     static func dropped(_ entries: [Entry], holds: Set<Field>) -> [(field: Field, count: Int)] {
         Field.allCases.filter { !holds.contains($0) }.compactMap { field in
             let count = entries.enumerated().filter { index, entry in
                 guard field.isSet(in: entry) else { return false }
+                if field == .end, index + 1 == entries.count { return false }
                 if field == .end, let end = entry.end, index + 1 < entries.count, abs(end - entries[index + 1].start) < 0.0005 { return false }
                 return true
             }.count

@@ -57,7 +57,7 @@ struct Chapters: ParsableCommand {
     @Option(help: ArgumentHelp("Propose chapters after silences of at least this many seconds.", valueName: "MIN_SECONDS"))
     var fromSilence: Double?
 
-    @Option(help: ArgumentHelp("What --from-silence takes for silence: RMS below this, in dBFS.", valueName: "dBFS"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("What --from-silence takes for silence: RMS below this, in dBFS.", valueName: "dBFS"))
     var silenceThreshold = -50.0
 
     @Flag(help: "Print the chapters as JSON.")
@@ -66,6 +66,7 @@ struct Chapters: ParsableCommand {
     func validate() throws {
         if importFile != nil && remove { throw ValidationError("give --import or --remove, not both") }
         if export && json { throw ValidationError("give --export or --json, not both") }
+        if (export || json) && remove { throw ValidationError("--remove leaves no chapters to print; give it without --export or --json") }
         if let fromSilence {
             guard fromSilence > 0, fromSilence < 1e6 else { throw ValidationError("--from-silence takes seconds above 0") }
             guard importFile == nil, !remove else { throw ValidationError("--from-silence proposes chapters; give it without --import or --remove") }
@@ -86,11 +87,13 @@ struct Chapters: ParsableCommand {
                                                         formats: Keyframe.formats)
             let duration = (try? ProbeReport(libavformatSummaryOf: path))?.duration ?? .infinity
             let starts = SilenceChapters.chapterStarts(silences, duration: duration)
-            print(ChapterFile.render(starts.enumerated().map { ChapterFile.Entry(start: $1, title: "Chapter \($0 + 1)") }, format: json ? .json : format).text,
-                  terminator: "")
+            var entries = starts.enumerated().map { ChapterFile.Entry(start: $1, title: "Chapter \($0 + 1)") }
+            // The last lasts to the end.
+            if duration.isFinite, !entries.isEmpty { entries[entries.count - 1].end = duration }
+            print(ChapterFile.render(entries, format: json ? .json : format).text, terminator: "")
             return
         }
-        if Self.isChapterFile(file), !json || export {
+        if Self.isChapterFile(file) {
             // A chapter file converted to --format.
             guard importFile == nil, !remove else { throw CommandFailure("\(file) is a chapter file: --import and --remove edit audio files", status: .usage) }
             let entries = try Self.entries(fromFile: file)
@@ -103,15 +106,20 @@ struct Chapters: ParsableCommand {
             if !dropped.isEmpty {
                 Terminal.warning("\(importFile): \(ChapterFile.describe(dropped)) dropped: \(file)'s chapters hold a start and a title")
             }
-            let summary = try Tagging.writeChapters(entries.map { MovieChapter(seconds: $0.start, title: $0.title) }, to: path, formats: Keyframe.formats)
+            let summary: Tagging.WriteSummary
+            do { summary = try Tagging.writeChapters(entries.map { MovieChapter(seconds: $0.start, title: $0.title) }, to: path, formats: Keyframe.formats) } catch {
+                throw CommandFailure(error, naming: file)
+            }
             let written = try Tagging.readChapters(path, formats: Keyframe.formats).count
             if !json && !export { print("\(file): \(written) chapters written \(summary.inPlace ? "in place" : "by a rewrite")") }
         } else if remove {
-            let summary = try Tagging.writeChapters([], to: path, formats: Keyframe.formats)
+            let summary: Tagging.WriteSummary
+            do { summary = try Tagging.writeChapters([], to: path, formats: Keyframe.formats) } catch { throw CommandFailure(error, naming: file) }
             if !json && !export { print("\(file): chapters removed \(summary.inPlace ? "in place" : "by a rewrite")") }
         }
         guard importFile == nil && !remove || json || export else { return }
-        let chapters = try Tagging.readChapters(path, formats: Keyframe.formats)
+        let chapters: [MovieChapter]
+        do { chapters = try Tagging.readChapters(path, formats: Keyframe.formats) } catch { throw CommandFailure(error, naming: file) }
         if json {
             try JSONOutput.print(chapters.map { ChapterLine(start: ($0.seconds * 1000).rounded() / 1000, title: $0.title) })
         } else {

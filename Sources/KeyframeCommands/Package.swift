@@ -116,6 +116,11 @@ struct Package: ParsableCommand {
         try layout.checkForAAC()
         if segments == .packedAudio {
             if dash { throw ValidationError("--segments packed-audio: DASH reads CMAF segments; give --dash without it") }
+            if let other = bitrates?.split(separator: ",").first(where: { $0.contains(":") && !$0.lowercased().hasSuffix(":aac")
+                                                                         && !$0.lowercased().contains(":he-aac") && !$0.lowercased().hasSuffix(":lc")
+                                                                         && !$0.lowercased().hasSuffix(":auto") }) {
+                throw ValidationError("--segments packed-audio carries AAC (ADTS); the rendition \(other) needs CMAF segments")
+            }
             if let asked = codecArgument?.codec, asked != .aac {
                 throw ValidationError("--segments packed-audio carries AAC (ADTS); --codec \(asked) needs CMAF segments")
             }
@@ -143,10 +148,21 @@ struct Package: ParsableCommand {
             throw CommandFailure(error, naming: path)
         }
         var events: [StreamEvent] = []
+        var breaks: [(id: String, start: Double, end: Double)] = []
         for (index, line) in try StreamEventLine.lines(of: text, source: path).enumerated() {
             guard case .seconds(let seconds) = line.when else {
                 throw CommandFailure("\(path): event \(index + 1) has no time in seconds (\"at\" or \"start\"); a package places each by its time",
                                      status: .usage)
+            }
+            if case .adBreak(_, let duration, let id, _) = line {
+                let name = id ?? "ad-\(index + 1)"
+                // RFC 8216 4.3.2.7: one ID is one range; and one break at a time.
+                if let other = breaks.first(where: { $0.id == name || ($0.start < seconds + duration && seconds < $0.end) }) {
+                    throw CommandFailure("\(path): event \(index + 1), the ad break \"\(name)\" at \(seconds) s, "
+                                         + (other.id == name ? "has the ID of another" : "overlaps \"\(other.id)\" (\(other.start)–\(other.end) s)"),
+                                         status: .usage)
+                }
+                breaks.append((name, seconds, seconds + duration))
             }
             events += try line.events(at: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), number: index + 1)
         }
@@ -154,6 +170,8 @@ struct Package: ParsableCommand {
     }
 
     func run() throws {
+        // The sidecar first: its errors name it, not the input.
+        let sidecarEvents = try adBreaks.map { try Self.events(fromSidecar: $0) } ?? []
         let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)
         // An object store's URL names where the package goes; anything else is a directory.
         var store: (any ObjectStore)?
@@ -167,7 +185,7 @@ struct Package: ParsableCommand {
                                             profile: encoder.profile.choice, sampleRate: layout.sampleRate, channelCount: layout.channels,
                                             codec: codecArgument?.codec, ladder: ladder)
             options.formats = Keyframe.formats
-            if let adBreaks { options.events = try Self.events(fromSidecar: adBreaks) }
+            options.events = sidecarEvents
             options.segmentFormat = segments
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
@@ -180,6 +198,19 @@ struct Package: ParsableCommand {
             throw CommandFailure(error, naming: input)
         }
         line.finish(mediaSeconds: 0, totalSeconds: nil)
+        // Events at or past the end have no segment to go in.
+        if let duration = summary.renditions.first.flatMap({ rendition in rendition.validLength.map { Double($0) / Double(max(rendition.timescale, 1)) } }) {
+            let late = sidecarEvents.compactMap { event -> Double? in
+                switch event {
+                case .timedMetadata(let timed): timed.time.seconds
+                case .marker(let marker) where marker.kind == .adBreakStart: marker.time.seconds + (marker.duration?.seconds ?? 0)
+                default: nil
+                }
+            }.filter { $0 > duration + 0.001 }
+            if !late.isEmpty {
+                Terminal.warning("\(adBreaks ?? ""): \(late.count) event\(late.count == 1 ? "" : "s") reaching past the end (\(Terminal.fixed(duration, digits: 3)) s): dropped or cut")
+            }
+        }
         // Apple's HLS authoring rule 9.21 (iOS, cellular): a variant at or below 192 kb/s.
         if summary.renditions.count > 1, !summary.renditions.contains(where: { $0.peakBitrate <= 192_000 }) {
             Terminal.warning("no variant at or below 192 kb/s: Apple's HLS authoring rule 9.21 asks for one on cellular networks; add a bitrate to --bitrates")

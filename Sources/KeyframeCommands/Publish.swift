@@ -115,7 +115,7 @@ struct Publish: ParsableCommand {
             options.inlet = inlet
             options.timedMetadata = true
             follower = try StreamEventFollower(
-                source: metadataFrom, announce: { inlet.post($0) },
+                source: metadataFrom, acceptsAdBreaks: false, announce: { inlet.post($0) },
                 streamTime: { MediaTime(value: Int64((played.withLock { $0 } * 1000).rounded()), timescale: 1000) },
                 wallClock: { MediaTime(value: Int64((($0 - started) * 1000).rounded()), timescale: 1000) })
         }

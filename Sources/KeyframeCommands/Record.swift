@@ -248,6 +248,9 @@ struct Record: ParsableCommand {
                 throw ValidationError("--part-duration goes with --hls: 0.1 s up to the segment duration")
             }
         }
+        if metadataFrom != nil, hls == nil, publish.isEmpty {
+            throw ValidationError("--metadata-from: a file holds no timed metadata; give --hls or --publish to carry it")
+        }
         if segments == .packedAudio {
             guard hls != nil else { throw ValidationError("--segments goes with --hls") }
             guard partDuration == nil, serve == nil else {

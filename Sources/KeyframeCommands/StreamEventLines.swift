@@ -61,7 +61,7 @@ enum StreamEventLine: Equatable {
         func seconds(_ key: String) throws -> Double? {
             guard let value = object[key] else { return nil }
             guard case .number(let number) = value, number.isFinite, number >= 0, number < 1e9 else {
-                throw CommandFailure("\"\(key)\" must be a number of seconds, 0 or more", status: .usage)
+                throw CommandFailure("\"\(key)\" must be a number of seconds" + (key == "duration" ? " above 0" : ", 0 or more"), status: .usage)
             }
             return number
         }
@@ -163,20 +163,28 @@ final class StreamEventFollower: Sendable {
         /// Lines by the wall clock told before the first frame was captured.
         var waiting: [(line: StreamEventLine, number: Int, date: Double)] = []
         var partial: [UInt8] = []
+        /// The ad-break IDs told, so that a second break of one ID is refused.
+        var adBreakIDs: Set<String> = []
     }
+
+    /// The longest line read: a longer one is dropped whole.
+    static let maximumLineLength = 64 << 10
 
     private let source: String
     private let descriptor: Int32
     private let announce: @Sendable ([StreamEvent]) -> Void
     private let streamTime: @Sendable () -> MediaTime
     private let wallClock: @Sendable (Double) -> MediaTime?
+    private let acceptsAdBreaks: Bool
     private let state = Mutex(State())
 
     /// A follower of `source` (a path, or `-` for standard input); a file's lines so far are
-    /// read now.
-    init(source: String, announce: @escaping @Sendable ([StreamEvent]) -> Void, streamTime: @escaping @Sendable () -> MediaTime,
-         wallClock: @escaping @Sendable (Double) -> MediaTime?) throws {
+    /// read now. Without `acceptsAdBreaks`, an ad break is a warning and skipped (a job that
+    /// carries none: `publish`).
+    init(source: String, acceptsAdBreaks: Bool = true, announce: @escaping @Sendable ([StreamEvent]) -> Void,
+         streamTime: @escaping @Sendable () -> MediaTime, wallClock: @escaping @Sendable (Double) -> MediaTime?) throws {
         self.source = source
+        self.acceptsAdBreaks = acceptsAdBreaks
         self.announce = announce
         self.streamTime = streamTime
         self.wallClock = wallClock
@@ -187,8 +195,9 @@ final class StreamEventFollower: Sendable {
             guard descriptor >= 0 else {
                 throw CommandFailure("--metadata-from \(source): cannot be opened (\(String(cString: strerror(errno))))", status: .unreadableInput)
             }
-            // What the file holds now, before the first sample.
+            // What the file holds now, before the first sample (a last line without its newline too).
             while let chunk = readChunk(), !chunk.isEmpty { take(chunk) }
+            takeUnendedLine()
         }
     }
 
@@ -221,8 +230,11 @@ final class StreamEventFollower: Sendable {
         while !isStopped {
             guard let chunk = readChunk() else { return }
             if chunk.isEmpty {
-                // Standard input ended; a file may grow.
-                if source == "-" { return }
+                // Standard input ended (its last line told, newline or not); a file may grow.
+                if source == "-" {
+                    takeUnendedLine()
+                    return
+                }
                 usleep(100_000)
             } else {
                 take(chunk)
@@ -231,9 +243,26 @@ final class StreamEventFollower: Sendable {
         }
     }
 
+    /// Tells what follows the last newline when it reads as a whole line (a file or input that
+    /// does not end with a newline); a line cut mid-way waits for the rest.
+    private func takeUnendedLine() {
+        let line = state.withLock { state -> (String, Int)? in
+            let text = String(decoding: state.partial, as: UTF8.self)
+            guard !state.partial.isEmpty, (try? StreamEventLine.parse(text)) != nil else { return nil }
+            state.partial = []
+            state.lineNumber += 1
+            return (text, state.lineNumber)
+        }
+        if let (text, number) = line { tell(text, lineNumber: number) }
+    }
+
     private func take(_ bytes: [UInt8]) {
         let lines = state.withLock { state -> [(String, Int)] in
             state.partial += bytes
+            if state.partial.count > Self.maximumLineLength, !state.partial.contains(UInt8(ascii: "\n")) {
+                // A line that long is no event: dropped, and the next line read whole.
+                state.partial = []
+            }
             var lines: [(String, Int)] = []
             while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
                 state.lineNumber += 1
@@ -253,6 +282,16 @@ final class StreamEventFollower: Sendable {
         } catch {
             Terminal.warning("--metadata-from \(source), line \(lineNumber): \(error); skipped")
             return
+        }
+        if case .adBreak(_, _, let id, _) = parsed {
+            guard acceptsAdBreaks else {
+                Terminal.warning("--metadata-from \(source), line \(lineNumber): an ad break; this job carries title changes only; skipped")
+                return
+            }
+            if let id, !state.withLock({ $0.adBreakIDs.insert(id).inserted }) {
+                Terminal.warning("--metadata-from \(source), line \(lineNumber): a second ad break \"\(id)\"; each needs an ID of its own; skipped")
+                return
+            }
         }
         let number = state.withLock { state -> Int in
             state.eventNumber += 1

@@ -226,7 +226,8 @@ public struct SpliceInfoSection: Sendable, Hashable {
             writer.writeFlag(true)  // delivery_not_restricted_flag
             writer.write(UInt8(0x1F), bits: 5)
             if let duration = segmentation.duration { writer.write(duration & ((1 << 40) - 1), bits: 40) }
-            let upid = segmentation.upid.prefix(255)
+            // The descriptor's length is one byte: the UPID is cut to what fits beside the other fields.
+            let upid = segmentation.upid.prefix(255 - 24)
             writer.write(segmentation.upidType, bits: 8)
             writer.write(UInt8(upid.count), bits: 8)
             for byte in upid { writer.write(byte, bits: 8) }

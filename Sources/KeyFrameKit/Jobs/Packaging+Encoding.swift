@@ -16,6 +16,8 @@ extension Packaging {
     /// each its own encoder and rendition on a thread of its own; the encoders come from `codecs`.
     public static func hls(_ input: FilePath, to directory: FilePath, options: Options = Options(), codecs: AudioCodecRegistry = .standard,
                            control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        // One wall-clock origin for every rendition's program date-times.
+        let options = options.dated
         var adjusted: Double?
         var summary = try assemble(directory, options: options) { target throws(PipelineError) in
             options.ladder.isEmpty
@@ -89,7 +91,8 @@ extension Packaging {
         let format = source.pcmFormat.map(resampler.outputFormat(for:))
         let encoder = try encoder(of: codec, profile: profile, bitrate: options.bitrate, format: format, codecs: codecs)
         let sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration, writesDASHHeader: options.dash,
-                                        audioCodecs: codecs.descriptions, segmentFormat: options.segmentFormat)
+                                        audioCodecs: codecs.descriptions, timedMetadata: options.carriesTimedMetadata, dateOrigin: options.dateOrigin,
+                                        segmentFormat: options.segmentFormat)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap()), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
@@ -273,6 +276,7 @@ extension Packaging {
             do throws(PipelineError) {
                 let output = try HLSSegmentOutput(directory: directory.appending(names[index]), segmentDuration: segmentDuration,
                                                   writesDASHHeader: options.dash, audioCodecs: codecs.descriptions,
+                                                  timedMetadata: options.carriesTimedMetadata, dateOrigin: options.dateOrigin,
                                                   segmentFormat: options.segmentFormat)
                 let interval = randomAccessInterval(of: output, profile: rendition.profile, sampleRate: format?.sampleRate)
                 let encoder = aligned(try encoder(of: rendition.codec, profile: rendition.profile, bitrate: rendition.bitrate,

@@ -4,9 +4,10 @@ public import MediaCore
 /// 0): the track's loudness as ISO/IEC 23003-4 codes it, which Apple's HLS authoring rule 2.19
 /// asks an fMP4 init segment to carry (in `trak/udta`, where MPEG's reference software writes it).
 ///
-/// The `tlou` says: no downmix and no DRC set (IDs 0); the true peak
-/// (`bs_true_peak_level` = 32 × (20 − dBTP), 0 when not measured) by ITU-R BS.1770-4
-/// (`measurement_system` 2, `reliability` 3, accurate); one measurement, the programme
+/// The `tlou` says: no downmix and no DRC set (IDs 0); the sample peak and true peak
+/// (`bs_sample_peak_level`, `bs_true_peak_level` = 32 × (20 − dB), 0 when not measured), the
+/// true peak by ITU-R BS.1770-4 (`measurement_system` 2, `reliability` 3, accurate); one
+/// measurement, the programme
 /// loudness (`method_definition` 1, `method_value` = 4 × (LUFS + 57.75)), as Apple's rule 2.21
 /// asks of in-stream loudness (method 1 or 2, system 2).
 public enum LoudnessBox {
@@ -18,9 +19,10 @@ public enum LoudnessBox {
                 // reserved(3) downmix_ID(7) DRC_set_ID(6)
                 b.u16(0)
                 let truePeak = loudness.truePeak.map { peakCode($0) } ?? 0
-                // bs_sample_peak_level(12) = 0 (not given), bs_true_peak_level(12)
-                b.u8(0)
-                b.u8(UInt8(truePeak >> 8 & 0x0F))
+                let samplePeak = loudness.samplePeak.map { peakCode($0) } ?? 0
+                // bs_sample_peak_level(12), bs_true_peak_level(12)
+                b.u8(UInt8(samplePeak >> 4 & 0xFF))
+                b.u8(UInt8(samplePeak & 0x0F) << 4 | UInt8(truePeak >> 8 & 0x0F))
                 b.u8(UInt8(truePeak & 0xFF))
                 // measurement_system_for_TP(4) reliability_for_TP(4)
                 b.u8(loudness.truePeak == nil ? 0 : 0x23)
@@ -52,6 +54,7 @@ public enum LoudnessBox {
             guard box.header.type == "tlou" else { continue }
             var reader = box.payload
             guard let bytes = try? reader.readBytes(reader.remaining), bytes.count >= 12, bytes[0] == 0 else { return nil }
+            let samplePeakCode = Int(bytes[6]) << 4 | Int(bytes[7] >> 4)
             let truePeakCode = Int(bytes[7] & 0x0F) << 8 | Int(bytes[8])
             let count = Int(bytes[10])
             var integrated: Double?
@@ -60,7 +63,8 @@ public enum LoudnessBox {
                 if bytes[entry] == 1 || bytes[entry] == 2 { integrated = Double(bytes[entry + 1]) / 4 - 57.75 }
             }
             guard let integrated else { return nil }
-            return StreamLoudness(integrated: integrated, truePeak: truePeakCode == 0 ? nil : 20 - Double(truePeakCode) / 32)
+            return StreamLoudness(integrated: integrated, truePeak: truePeakCode == 0 ? nil : 20 - Double(truePeakCode) / 32,
+                                  samplePeak: samplePeakCode == 0 ? nil : 20 - Double(samplePeakCode) / 32)
         }
         return nil
     }

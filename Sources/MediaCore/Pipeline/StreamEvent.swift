@@ -56,13 +56,16 @@ public struct StreamLoudness: Sendable, Hashable {
     public var integrated: Double
     /// True peak, dBTP, when measured.
     public var truePeak: Double?
+    /// Sample peak, dBFS, when measured.
+    public var samplePeak: Double?
     /// Loudness range, LU, when measured.
     public var range: Double?
 
     /// A measurement.
-    public init(integrated: Double, truePeak: Double? = nil, range: Double? = nil) {
+    public init(integrated: Double, truePeak: Double? = nil, samplePeak: Double? = nil, range: Double? = nil) {
         self.integrated = integrated
         self.truePeak = truePeak
+        self.samplePeak = samplePeak
         self.range = range
     }
 }

@@ -125,12 +125,6 @@ struct HLSProgrammeMarks: Sendable, Hashable {
     func annotate(_ segments: inout [HLSMediaPlaylist.Segment], starts: [Double], written: Double, origin: Double) {
         guard !segments.isEmpty else { return }
         func index(of time: Double) -> Int { max(0, (starts.lastIndex { $0 <= time + 1e-9 }) ?? 0) }
-        func nearest(_ time: Double) -> Int? {
-            guard time < written else { return nil }
-            let at = index(of: time)
-            let end = at + 1 < starts.count ? starts[at + 1] : written
-            return at + 1 < starts.count && end - time < time - starts[at] ? at + 1 : at
-        }
         for (number, chapter) in chapters.enumerated() where chapter.start < written {
             segments[index(of: chapter.start)].dateRanges.append(HLSMediaPlaylist.DateRange(
                 id: "chapter-\(number + 1)", rangeClass: Self.chapterClass, start: origin + chapter.start,
@@ -155,17 +149,17 @@ struct HLSProgrammeMarks: Sendable, Hashable {
                     attributes: [.init("X-ASSET-URI", uri), .init("X-RESUME-OFFSET", fixed(adBreak.duration, digits: 3), quoted: false),
                                  .init("X-RESTRICT", "SKIP,JUMP")]))
             }
-            // The cue tags on whole segments: out on the one nearest the start, in on the one
-            // nearest the end, continuing between.
-            guard let first = nearest(adBreak.start) else { continue }
-            let back = nearest(adBreak.start + adBreak.duration) ?? segments.count
+            // The cue tags on whole segments: out on the one the break starts in, in on the first
+            // that starts at or after its end (once written), continuing between.
+            let first = at
+            let back = starts.firstIndex { $0 >= end - 1e-9 && $0 > starts[first] } ?? segments.count
             segments[first].cue = .out(duration: adBreak.duration)
             if first + 1 < min(back, segments.count) {
                 for index in (first + 1)..<min(back, segments.count) {
                     segments[index].cue = .continuing(elapsed: starts[index] - starts[first], duration: adBreak.duration)
                 }
             }
-            if back > first, back < segments.count { segments[back].cue = .back }
+            if back < segments.count { segments[back].cue = .back }
         }
     }
 }

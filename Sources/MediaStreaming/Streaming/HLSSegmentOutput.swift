@@ -208,7 +208,8 @@ public struct HLSSegmentOutput: PacketSink {
         }
         if case .marker(let marker) = event, let section = SpliceInfoSection(marker: marker) {
             hold(TimedMetadata(kind: .scte35, time: marker.time, payload: section.bytes))
-            let id = marker.id ?? "ad-\(adBreaks.count + 1)"
+            // An end without an ID closes the latest break still open.
+            let id = marker.id ?? (marker.kind == .adBreakEnd ? adBreaks.last { $0.back == nil }?.id : nil) ?? "ad-\(adBreaks.count + 1)"
             if marker.kind == .adBreakStart {
                 adBreaks.append(HLSProgrammeMarks.AdBreak(id: id, start: max(0, marker.time.seconds), duration: max(0, marker.duration?.seconds ?? 0),
                                                           uri: marker.uri, out: section.hexadecimal))

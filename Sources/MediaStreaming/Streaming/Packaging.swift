@@ -56,6 +56,23 @@ public enum Packaging {
         /// 8216 3.4; no DASH).
         public var segmentFormat: HLSSegmentFormat = .cmaf
 
+        /// The wall-clock time of the first presented sample, seconds since 1970, for the
+        /// program date-times a playlist with date ranges has; `nil`: when the job starts. Every
+        /// rendition of a ladder dates from it, so a date range is the same in each.
+        public var dateOrigin: Double?
+
+        /// These options with a ``dateOrigin``: now, when none was given.
+        package var dated: Options {
+            var dated = self
+            if dated.dateOrigin == nil { dated.dateOrigin = WallClock.now() }
+            return dated
+        }
+
+        /// Whether ``events`` hold timed metadata (the init segments list `aid3`).
+        public var carriesTimedMetadata: Bool {
+            events.contains { if case .timedMetadata = $0 { true } else { false } }
+        }
+
         /// Options: 6-second segments, the input's codec copied (else AAC), one rendition, no
         /// DASH, AAC-LC, the input's rate and channels. `bitrates` makes an AAC ladder, each
         /// rendition of the profile `ladderProfiles` gives it, else `profile`; `ladder` (which
@@ -156,6 +173,7 @@ public enum Packaging {
     ///   options that ask for encoding; the errors of the input and the outputs.
     public static func hls(copying input: FilePath, to directory: FilePath, options: Options = Options(), control: JobControl? = nil,
                            progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
+        let options = options.dated
         guard options.copiesProfile, options.ladder.isEmpty else {
             throw .unsupported("packaging by stream copy takes no bitrate or profile: encoding is KeyFrameKit's Packaging.hls")
         }
@@ -174,6 +192,7 @@ public enum Packaging {
     /// playlist and the MPD; on an error (or Ctrl-C) everything written goes.
     package static func assemble(_ directory: FilePath, options: Options,
                                  renditions: (FilePath) throws(PipelineError) -> [Summary]) throws(PipelineError) -> Summary {
+
         let names = options.ladderDirectories
         if let twice = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
             throw .unsupported("--bitrates: each rendition once (two would be \(twice)/)")
@@ -277,7 +296,7 @@ public enum Packaging {
         let packets = try (options.formats ?? .containers).aacInput(input, purpose: .copying)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs,
-                                        segmentFormat: options.segmentFormat)
+                                        timedMetadata: options.carriesTimedMetadata, dateOrigin: options.dateOrigin, segmentFormat: options.segmentFormat)
         // The file's gapless numbers, from its edit list or iTunSMPB, go down the stream.
         let gapless = StreamEvent.gapless(GaplessInfo(priming: layout.priming, validLength: layout.validLength))
         let report: JobReport
@@ -309,7 +328,7 @@ public enum Packaging {
         let packets = try OggOpusPacketInput(path: input)
         var sink = try HLSSegmentOutput(directory: directory, segmentDuration: options.segmentDuration,
                                         writesDASHHeader: options.dash, audioCodecs: (options.formats ?? .containers).audioCodecs,
-                                        segmentFormat: options.segmentFormat)
+                                        timedMetadata: options.carriesTimedMetadata, dateOrigin: options.dateOrigin, segmentFormat: options.segmentFormat)
         let gapless = StreamEvent.gapless(GaplessInfo(priming: Int64(packets.trim.priming), validLength: packets.trim.validFrameCount))
         var source = AnnouncingSource(packets, announcing: [.metadata(packets.metadata), gapless] + options.events)
         let report = try Pump.run(from: &source, into: &sink, control: control, progress: progress)

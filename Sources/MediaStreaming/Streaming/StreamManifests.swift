@@ -30,8 +30,8 @@ public enum StreamManifests {
         /// (``HLSSegmentOutput/dashHeaderName``) when the rendition has one.
         public var dashInitialization = "init.mp4"
         /// The event messages its segments carry (``HLSSegmentOutput/writtenMessages``): the MPD
-        /// declares their schemes as `InbandEventStream`s, and gives its SCTE-35 cues as an
-        /// `EventStream` of the period too.
+        /// declares their schemes as `InbandEventStream`s but SCTE-35's, whose cues it gives as
+        /// an `EventStream` of the period instead.
         public var messages: [EventMessage] = []
 
         /// A rendition.
@@ -130,7 +130,9 @@ public enum StreamManifests {
             // The schemes of the event messages in the segments (ISO/IEC 23009-1 5.10.3.2).
             var schemes: [String] = []
             let carried = renditions.first(where: { $0.sampleEntryCodec == codec })?.messages ?? []
-            for message in carried where !schemes.contains(message.scheme) {
+            // SCTE-35 cues go in the period's EventStream alone: a client that dispatched both
+            // would take each break twice.
+            for message in carried where !schemes.contains(message.scheme) && message.scheme != EventMessage.scte35Scheme {
                 schemes.append(message.scheme)
             }
             for scheme in schemes {
