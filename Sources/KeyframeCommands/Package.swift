@@ -164,7 +164,7 @@ struct Package: ParsableCommand {
                 }
                 breaks.append((name, seconds, seconds + duration))
             }
-            events += try line.events(at: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), number: index + 1)
+            events += try line.events(at: StreamEventLine.time(seconds), number: index + 1)
         }
         return events
     }

@@ -104,9 +104,14 @@ enum StreamEventLine: Equatable {
         case .titleChange(let playing, _):
             return [.timedMetadata(.nowPlaying(playing, at: time))]
         case .adBreak(_, let duration, let id, let uri):
-            let length = MediaTime(value: Int64((duration * 1000).rounded()), timescale: 1000)
+            let length = Self.time(duration)
             return try StreamMarker.adBreak(start: time, duration: length, id: id ?? "ad-\(number)", uri: uri).map(StreamEvent.marker)
         }
+    }
+
+    /// A line's seconds as a time, to the millisecond.
+    static func time(_ seconds: Double) -> MediaTime {
+        MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
     }
 
     /// Where the line puts its event.
@@ -298,7 +303,7 @@ final class StreamEventFollower: Sendable {
             return state.eventNumber
         }
         switch parsed.when {
-        case .seconds(let seconds): post(parsed, at: MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000), number: number)
+        case .seconds(let seconds): post(parsed, at: StreamEventLine.time(seconds), number: number)
         case .now: post(parsed, at: streamTime(), number: number)
         case .wallClock(let date):
             if let time = wallClock(date) {
