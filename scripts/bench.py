@@ -647,9 +647,24 @@ JOBS: dict[str, Job] = {j.name: j for j in [
     Job(
         name="package-hls",
         input="m4a-hour",
-        what="1-hour M4A → HLS rendition: CMAF init segment, fMP4 segments of about 6 s and a VOD playlist "
-             "(stream copy), against ffmpeg's HLS muxer with fMP4 segments",
+        what="1-hour M4A → HLS rendition: CMAF init segment with the measured loudness (`ludt`, Apple's rule 2.19), "
+             "fMP4 segments of about 6 s and a VOD playlist (stream copy; the copied packets decoded to measure their "
+             "loudness, `package`'s default), against the same job in FFmpeg: its HLS muxer with fMP4 segments, then "
+             "its ebur128 filter over the input (FFmpeg's muxer cannot write a `ludt`)",
         ours=["{keyframe}", "package", "{in}", "--hls", "{out}"],
+        ffmpeg=["sh", "-c", "ffmpeg -nostdin -v error -y -i {in} -c copy -f hls -hls_time 6 -hls_playlist_type vod "
+                "-hls_segment_type fmp4 -hls_fmp4_init_filename init.mp4 -hls_segment_filename {out}/segment-%05d.m4s "
+                "{out}/index.m3u8 && ffmpeg -nostdin -v error -i {in} -af ebur128=peak=sample -f null -"],
+        out_ext="",
+        target=1.0,
+        output_directory=True,
+    ),
+    Job(
+        name="package-hls-copy",
+        input="m4a-hour",
+        what="1-hour M4A → HLS rendition by stream copy alone (`--no-loudness`: nothing decoded, no `ludt`), "
+             "against ffmpeg's HLS muxer with fMP4 segments",
+        ours=["{keyframe}", "package", "{in}", "--hls", "{out}", "--no-loudness"],
         ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c", "copy", "-f", "hls", "-hls_time", "6",
                 "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4", "-hls_fmp4_init_filename", "init.mp4",
                 "-hls_segment_filename", "{out}/segment-%05d.m4s", "{out}/index.m3u8"],
@@ -661,8 +676,9 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         name="package-dash",
         input="m4a-hour",
         what="1-hour M4A → HLS rendition plus a DASH MPD over the same CMAF segments (and the DASH init "
-             "segment), against ffmpeg's DASH muxer (SegmentTemplate with a SegmentTimeline)",
-        ours=["{keyframe}", "package", "{in}", "--hls", "{out}", "--dash"],
+             "segment) by stream copy alone (`--no-loudness`, as package-hls-copy), against ffmpeg's DASH muxer "
+             "(SegmentTemplate with a SegmentTimeline)",
+        ours=["{keyframe}", "package", "{in}", "--hls", "{out}", "--dash", "--no-loudness"],
         ffmpeg=["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", "{in}", "-c", "copy", "-f", "dash", "-seg_duration", "6",
                 "-use_template", "1", "-use_timeline", "1", "{out}/manifest.mpd"],
         out_ext="",

@@ -141,6 +141,35 @@ public final class LoudnessMeter {
     }
 }
 
+extension LoudnessMeter {
+    /// The measurement of one programme measured in consecutive parts, one meter each (a
+    /// measurement split across threads): integrated loudness and range gated over the blocks
+    /// of every part together (libebur128's `ebur128_loudness_global_multiple` and
+    /// `ebur128_loudness_range_multiple`), the highest peak of any part. The 400 ms blocks that
+    /// would straddle two parts are not measured. `nil` when no part has audio.
+    ///
+    /// - Throws: ``CodecError/unsupportedInput(_:)`` when the parts were measured in different
+    ///   layouts or with different modes.
+    public static func measurement(combining meters: [LoudnessMeter]) throws(CodecError) -> Loudness? {
+        let measured = meters.filter { $0.state != nil }
+        guard let first = measured.first, let format = first.format else { return nil }
+        guard measured.count > 1 else { return try first.measurement() }
+        guard measured.allSatisfy({ $0.format == format && $0.measuresTruePeak == first.measuresTruePeak }) else {
+            throw .unsupportedInput("the parts of one measurement were measured in different layouts")
+        }
+        var states = measured.map(\.state)
+        var integrated = 0.0, range = 0.0
+        guard ebur128_loudness_global_multiple(&states, states.count, &integrated) == Int32(EBUR128_SUCCESS.rawValue),
+              !first.measuresTruePeak
+                || ebur128_loudness_range_multiple(&states, states.count, &range) == Int32(EBUR128_SUCCESS.rawValue) else {
+            throw .unsupportedInput("libebur128 could not compute the loudness")
+        }
+        var peak = -Double.infinity
+        for meter in measured { if let part = try meter.measurement() { peak = max(peak, part.truePeak) } }
+        return Loudness(integrated: integrated, range: range, truePeak: peak)
+    }
+}
+
 extension LoudnessMeter: PCMSink {
     /// ``add(_:)``.
     public func write(_ buffer: PCMBuffer) throws(CodecError) { try add(buffer) }

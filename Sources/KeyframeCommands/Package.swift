@@ -97,6 +97,12 @@ struct Package: ParsableCommand {
         valueName: "FILE"))
     var adBreaks: String?
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+        "Measure the loudness (integrated, ITU-R BS.1770-4) for each init segment's ludt box, Apple's rule 2.19. "
+            + "An encode measures what it encodes; a stream copy decodes its input to measure it, on every free core. "
+            + "--no-loudness copies without decoding, and without the box."))
+    var loudness = true
+
     @Flag(help: "Print what was written as JSON.")
     var json = false
 
@@ -187,6 +193,7 @@ struct Package: ParsableCommand {
             options.formats = Keyframe.formats
             options.events = sidecarEvents
             options.segmentFormat = segments
+            options.measuresLoudness = loudness
             if let store {
                 summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
                                             progress: line.update)

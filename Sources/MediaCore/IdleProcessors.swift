@@ -36,6 +36,14 @@ public enum IdleProcessors {
         return free(from: before, to: after, usable: usable)
     }
 
+    /// The processors this process may run on (its affinity, `Cpus_allowed_list` of
+    /// `/proc/self/status`); those online (`sysconf(_SC_NPROCESSORS_ONLN)`) where that is not
+    /// known.
+    public static var usable: Int {
+        if let allowed = allowedProcessors(), !allowed.isEmpty { return allowed.count }
+        return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
     /// The machine's CPU time in clock ticks: all of it, the idle and waiting-for-I/O part, and
     /// the processors counted.
     typealias Totals = (total: UInt64, idle: UInt64, processors: Int)

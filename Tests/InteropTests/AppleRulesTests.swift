@@ -27,14 +27,9 @@ import TestSupport
         let ours = try Self.validate(ladder)
         #expect(ours.status == 0 && ours.findings.isEmpty, "our ladder: \(ours.findings)")
         // The ludt: its programme loudness is the input's (FFmpeg's ebur128 within 0.5 LU).
-        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: ladder + "/64k/init.mp4")))
-        let at = try #require((0..<(header.count - 4)).first { header[$0..<($0 + 4)] == ArraySlice("ludt".utf8) })
-        // ludt type, tlou header (8) and version/flags (4), then IDs (2), peaks (3), TP system (1),
-        // count (1), method_definition (1): method_value.
-        let code = header[at + 4 + 12 + 8]
-        let measured = try ExternalTool.run("ffmpeg", ["-nostdin", "-i", wav, "-af", "ebur128", "-f", "null", "-"]).standardError
-        let integrated = measured.components(separatedBy: "I:").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " }) } ?? 0
-        #expect(abs(Double(code) / 4 - 57.75 - integrated) <= 0.5, "ludt says \(Double(code) / 4 - 57.75) LUFS, ebur128 \(integrated)")
+        let ludt = try #require(try Self.ludtLoudness(ladder + "/64k/init.mp4"))
+        let integrated = try Self.ffmpegLoudness(wav)
+        #expect(abs(ludt - integrated) <= 0.5, "ludt says \(ludt) LUFS, ebur128 \(integrated)")
 
         // Broken by hand: the master without CODECS, AVERAGE-BANDWIDTH and INDEPENDENT-SEGMENTS
         // and with a BANDWIDTH twice the peak; a rendition of another target duration and no
@@ -52,8 +47,8 @@ import TestSupport
         media = media.replacingOccurrences(of: "#EXT-X-PLAYLIST-TYPE:VOD\n", with: "")
         try Data(media.utf8).write(to: URL(fileURLWithPath: broken + "/64k/index.m3u8"))
         var initSegment = [UInt8](try Data(contentsOf: URL(fileURLWithPath: broken + "/128k/init.mp4")))
-        let ludt = try #require((0..<(initSegment.count - 4)).first { initSegment[$0..<($0 + 4)] == ArraySlice("ludt".utf8) })
-        initSegment.replaceSubrange(ludt..<(ludt + 4), with: Array("free".utf8))
+        let box = try #require((0..<(initSegment.count - 4)).first { initSegment[$0..<($0 + 4)] == ArraySlice("ludt".utf8) })
+        initSegment.replaceSubrange(box..<(box + 4), with: Array("free".utf8))
         try Data(initSegment).write(to: URL(fileURLWithPath: broken + "/128k/init.mp4"))
         let found = try Self.validate(broken)
         let named = Self.rules(found.findings).joined(separator: "\n")
@@ -61,6 +56,48 @@ import TestSupport
         for rule in ["9.1 (MUST)", "9.14 (MUST)", "9.11 (SHOULD)", "9.21 (MUST", "1.27 (MUST)", "8.2 (MUST)", "8.6 (MUST)", "7.5 (SHOULD)", "2.19 (SHOULD)"] {
             #expect(named.contains("Apple HLS authoring " + rule), "\(rule) is named: \(named)")
         }
+    }
+
+    /// The programme loudness an init segment's `ludt` codes, in LUFS: its first `tlou`'s
+    /// first method_value (4 × (LUFS + 57.75), ISO/IEC 23003-4).
+    static func ludtLoudness(_ path: String) throws -> Double? {
+        let header = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        guard let at = (0..<(header.count - 4)).first(where: { header[$0..<($0 + 4)] == ArraySlice("ludt".utf8) }) else { return nil }
+        // ludt type, tlou header (8) and version/flags (4), then IDs (2), peaks (3), TP system (1),
+        // count (1), method_definition (1): method_value.
+        return Double(header[at + 4 + 12 + 8]) / 4 - 57.75
+    }
+
+    /// FFmpeg's integrated loudness (its ebur128 filter) of what `path` decodes to.
+    static func ffmpegLoudness(_ path: String) throws -> Double {
+        let measured = try ExternalTool.run("ffmpeg", ["-nostdin", "-i", path, "-af", "ebur128", "-f", "null", "-"]).standardError
+        return try #require(measured.components(separatedBy: "I:").last.flatMap { Double($0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " }) })
+    }
+
+    /// A package made by stream copy of FFmpeg's M4A decodes the copied packets to measure them:
+    /// its init segment's ludt says FFmpeg's loudness of that M4A, and Apple's rules pass; with
+    /// `--no-loudness` nothing is decoded and rule 2.19 is named.
+    @Test func aCopiedPackageCarriesTheLoudnessOfItsPackets() throws {
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let m4a = directory.appendingPathComponent("in.m4a").path
+        // 150 s: long enough to be measured in parts.
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=330:d=150:r=44100", "-f", "lavfi", "-i", "anoisesrc=c=pink:d=150:r=44100:a=0.2",
+                             "-filter_complex", "[0][1]amix=inputs=2,volume='if(lt(mod(t,20),10),1,0.3)':eval=frame", "-ac", "2",
+                             "-c:a", "aac", "-b:a", "128k", m4a])
+        let copied = directory.appendingPathComponent("copied").path
+        let run = try ExternalTool.run(try ExternalTool.keyframe, ["package", m4a, "--hls", copied, "--json"])
+        #expect(run.status == 0 && run.standardOutput.contains(#""copied" : true"#), "\(run.standardOutput) \(run.standardError)")
+        let ours = try Self.validate(copied)
+        #expect(ours.status == 0 && Self.rules(ours.findings).allSatisfy { !$0.contains("2.19") }, "\(ours.findings)")
+        let ludt = try #require(try Self.ludtLoudness(copied + "/init.mp4"))
+        let reference = try Self.ffmpegLoudness(m4a)
+        #expect(abs(ludt - reference) <= 0.3, "ludt says \(ludt) LUFS, FFmpeg's ebur128 \(reference)")
+
+        let bare = directory.appendingPathComponent("bare").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", bare, "--no-loudness"])
+        #expect(try Self.ludtLoudness(bare + "/init.mp4") == nil)
+        #expect(Self.rules(try Self.validate(bare).findings).contains { $0.contains("2.19 (SHOULD)") })
     }
 
     @Test func ffmpegsAudioLadderLacksAverageBandwidthAndIndependentSegments() throws {

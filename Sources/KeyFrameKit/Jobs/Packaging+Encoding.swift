@@ -67,11 +67,21 @@ extension Packaging {
         // an encode is asked.
         if options.copiesProfile, (options.codec ?? .opus) == .opus, (options.formats ?? .standard).detect(input) == .oggOpus {
             // (Asked for a bitrate, rate or channels, it is encoded again as Opus, below.)
-            return try copyOggOpusRendition(input, to: directory, options: options, control: control, progress: progress)
+            var copying = options
+            if options.measuresLoudness, let measured = try TrackLoudness.measure(decoding: input, control: control) {
+                copying.events.insert(.loudness(measured), at: 0)
+            }
+            return try copyOggOpusRendition(input, to: directory, options: copying, control: control, progress: progress)
         }
         let layout = trackLayout(of: input, options: options)
         if let layout, copies(layout, options: options) {
-            return try copyRendition(input, layout: layout, to: directory, options: options, control: control, progress: progress)
+            var copying = options
+            // The init segment's ludt, from the copied packets decoded (packed audio has none).
+            if options.measuresLoudness, options.segmentFormat == .cmaf,
+               let measured = try TrackLoudness.measure(layout, formats: options.formats ?? .containers, control: control) {
+                copying.events.insert(.loudness(measured), at: 0)
+            }
+            return try copyRendition(input, layout: layout, to: directory, options: copying, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
         // The codec asked, else an MP4 input's own (Opus, FLAC or ALAC, encoded again at the

@@ -56,6 +56,13 @@ public enum Packaging {
         /// 8216 3.4; no DASH).
         public var segmentFormat: HLSSegmentFormat = .cmaf
 
+        /// Whether a rendition made by stream copy has its loudness measured, for its init
+        /// segment's `ludt` (ISO/IEC 14496-12 12.2.7; Apple's HLS authoring rule 2.19): KeyFrameKit's
+        /// `Packaging.hls(_:to:…)` decodes the copied packets to measure them (an encoded
+        /// rendition is measured as it is encoded, always). ``hls(copying:to:options:control:progress:)``
+        /// decodes nothing and measures nothing.
+        public var measuresLoudness: Bool = true
+
         /// The wall-clock time of the first presented sample, seconds since 1970, for the
         /// program date-times a playlist with date ranges has; `nil`: when the job starts. Every
         /// rendition of a ladder dates from it, so a date range is the same in each.
