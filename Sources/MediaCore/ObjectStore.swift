@@ -21,13 +21,40 @@ public protocol ObjectStore: Sendable {
     /// - Throws: ``PipelineError`` when it cannot be stored; nothing of it is then visible.
     func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError)
 
+    /// Stores `bytes` as the object `name` with `attributes` (what an HTTP store serves it
+    /// with), whole, replacing one of that name. By default the attributes are not kept:
+    /// ``put(_:_:)``.
+    ///
+    /// - Throws: ``PipelineError`` when it cannot be stored; nothing of it is then visible.
+    func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError)
+
     /// Removes the object `name`; one that does not exist is not an error.
     ///
     /// - Throws: ``PipelineError`` when it exists and cannot be removed.
     func remove(_ name: String) throws(PipelineError)
 }
 
+/// What a store that serves its objects over HTTP serves an object with: an S3 bucket keeps
+/// them with the object, so that a CDN in front of it caches it as the origin would say.
+public struct ObjectAttributes: Sendable, Hashable {
+    /// The `Content-Type` (`application/vnd.apple.mpegurl`); `nil`: the store's default.
+    public var contentType: String?
+    /// The `Cache-Control` (RFC 9111 5.2: `public, max-age=31536000, immutable`); `nil`: none.
+    public var cacheControl: String?
+
+    /// Attributes.
+    public init(contentType: String? = nil, cacheControl: String? = nil) {
+        self.contentType = contentType
+        self.cacheControl = cacheControl
+    }
+}
+
 extension ObjectStore {
+    /// ``put(_:_:)``: a store that keeps no attributes.
+    public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError) {
+        try put(name, bytes)
+    }
+
     /// `name` when it is a relative, `/`-separated path without an empty, `.` or `..` component.
     ///
     /// - Throws: ``PipelineError/Code/unsupported`` naming the store and the name.

@@ -1,4 +1,5 @@
 public import MediaCore
+internal import ObjectStorage
 internal import SystemPackage
 
 /// A live destination as the user names it: the URL (RTMP, Icecast or SRT), with its secrets,
@@ -265,7 +266,29 @@ public struct DestinationRegistry: Sendable {
     /// `localhost`; the path percent-decoded into UTF-8, without NUL or an encoded `/`).
     static let builtInStores: [StoreEntry] = [
         StoreEntry(name: "file", urlSchemes: ["file"]) { url throws(PublishingError) in try directoryStore(url) },
+        s3(),
     ]
+
+    /// S3 and the stores that speak its API (``/ObjectStorage/S3Store``): `s3://bucket/prefix`,
+    /// reached at `endpoint` (path-style; `nil`: the environment's `AWS_ENDPOINT_URL_S3` or
+    /// `AWS_ENDPOINT_URL`, else Amazon S3), signed with the credentials of `profile` found in
+    /// `environment` and the AWS shared files read by `readFile`
+    /// (``/ObjectStorage/S3Credentials/resolve(profile:environment:readFile:)``), looked up when
+    /// a URL is parsed. By default the process environment and its files.
+    public static func s3(endpoint: String? = nil, profile: String? = nil,
+                          environment: @escaping @Sendable (String) -> String? = ProcessEnvironment.value(of:),
+                          readFile: @escaping @Sendable (String) -> String? = ProcessEnvironment.text(ofFile:)) -> StoreEntry {
+        StoreEntry(name: "s3", urlSchemes: ["s3"]) { url throws(PublishingError) in
+            do throws(S3Error) {
+                let found = try S3Credentials.resolve(profile: profile, environment: environment, readFile: readFile)
+                let endpoint = endpoint ?? environment("AWS_ENDPOINT_URL_S3") ?? environment("AWS_ENDPOINT_URL")
+                return try S3Store(url: url, endpoint: endpoint.flatMap { $0.isEmpty ? nil : $0 }, credentials: found.credentials,
+                                   region: found.region)
+            } catch {
+                throw PublishingError(.invalidDestination, "\(error)")
+            }
+        }
+    }
 
     /// The ``/MediaCore/DirectoryStore`` a `file://` URL names; each refusal says what is wrong.
     static func directoryStore(_ url: String) throws(PublishingError) -> DirectoryStore {

@@ -7,6 +7,7 @@ internal import NIOCore
 internal import NIOPosix
 internal import NIOSSL
 internal import NIOTLS
+internal import ObjectStorage
 internal import Synchronization
 
 /// A TCP connection to a server, optionally over TLS (`rtmps://`, `icecasts://`), on SwiftNIO:
@@ -148,10 +149,7 @@ package final class TCPConnection: ServerConnection {
 
     /// The words for a socket error: the system's for an `errno` (`Connection refused`), as
     /// `strerror(3)` gives them; the error's own otherwise.
-    private static func reason(_ error: any Error) -> String {
-        if let error = error as? IOError { return systemErrorWords(error.errnoCode) }
-        return "\(error)"
-    }
+    private static func reason(_ error: any Error) -> String { socketErrorWords(error) }
 
     /// The reason for a failed connect: a name that did not resolve, a refusal, a timeout.
     private static func classify(_ error: any Error, name: String) -> PublishingError {

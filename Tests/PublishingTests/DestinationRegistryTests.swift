@@ -62,7 +62,7 @@ import Testing
                            ("file:///a?x=1", "a query or a fragment"), ("file:///a#x", "a query or a fragment"),
                            ("file:///a%00b", "NUL or a '/'"), ("file:///a%2Fb", "NUL or a '/'"), ("file:///a%zz", "escapes nothing"),
                            ("file:///a%FF", "does not decode to UTF-8"), ("file:///", "no absolute path"),
-                           ("file://u@/a", "a user or a port"), ("s3://bucket/x", "no object store is registered")] {
+                           ("file://u@/a", "a user or a port"), ("webdav://host/x", "no object store is registered")] {
             #expect(registry.namesStore(url), "\(url)")
             do {
                 _ = try registry.store(for: url)

@@ -39,7 +39,9 @@ extension Packaging {
     /// Puts every regular file under `directory` into `store`, named by its path below the
     /// directory, in the order a reader needs: media (segments, init segments, DASH headers)
     /// first, then each rendition's playlist, then the top-level playlists and manifests, so that
-    /// no playlist is ever visible before what it names. Nothing is put over an object that
+    /// no playlist is ever visible before what it names; each with the `Content-Type` and
+    /// `Cache-Control` the origin serves it with (``/MediaStreaming/HLSOrigin/objectAttributes(ofName:contents:)``),
+    /// which a store that serves over HTTP keeps. Nothing is put over an object that
     /// exists: every name is asked first. Returns the bytes put.
     ///
     /// - Throws: ``/MediaCore/PipelineError/Code/unsupported`` naming an object that exists;
@@ -68,7 +70,7 @@ extension Packaging {
                 do { source = try FileByteSource(regularFileAt: directory.appending(name)) } catch { throw .stream(error) }
                 let contents: [UInt8]
                 do { contents = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
-                try store.put(name, contents)
+                try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
                 put.append(name)
                 bytes += Int64(contents.count)
             }

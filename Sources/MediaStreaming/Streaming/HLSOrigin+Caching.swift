@@ -1,4 +1,5 @@
-internal import MediaCore
+public import MediaCore
+internal import MediaFormats
 
 /// How long caches and CDNs keep what the origin serves (RFC 9111 5.2, `Cache-Control`), and
 /// the validators that let them ask again cheaply (RFC 9110 8.8: `ETag`, `Last-Modified`;
@@ -33,14 +34,39 @@ extension HLSOrigin {
     /// - a live init segment: revalidated every time (it is rewritten when the stream ends);
     /// - 404 and 400: one second (a part that does not exist yet will); 503: not stored.
     func cacheControl(_ resource: Resource) -> String {
+        Self.cacheControl(resource, targetDuration: publication?.targetDuration)
+    }
+
+    /// The `Cache-Control` of `resource` (``cacheControl(_:)``) for a stream of
+    /// `targetDuration` seconds.
+    static func cacheControl(_ resource: Resource, targetDuration: Int?) -> String {
         switch resource {
         case .media: "public, max-age=31536000, immutable"
         case .manifestFile(complete: true): "public, max-age=86400"
         case .manifestFile(complete: false), .livePlaylist: "public, max-age=1"
-        case .blockingPlaylist: "public, max-age=\(6 * max(1, publication?.targetDuration ?? 1))"
+        case .blockingPlaylist: "public, max-age=\(6 * max(1, targetDuration ?? 1))"
         case .liveInitSegment, .page: "no-cache"
         case .transientError: "max-age=1"
         case .overload: "no-store"
+        }
+    }
+
+    /// What a store that serves over HTTP (an S3 bucket behind a CDN) keeps the file `name` of a
+    /// package with, `contents` its bytes: the `Content-Type` and `Cache-Control` this origin
+    /// serves it with (a playlist or MPD complete or not, as ``manifestResource(kind:text:live:)``
+    /// says; a player page revalidated; anything else media, kept a year).
+    public static func objectAttributes(ofName name: String, contents: [UInt8], live: Bool = false) -> ObjectAttributes {
+        let file = name.split(separator: "/").last ?? ""
+        let fileExtension = file.contains(".") ? String(file.split(separator: ".").last ?? "").lowercased() : ""
+        switch fileExtension {
+        case "m3u8", "mpd":
+            let resource = manifestResource(kind: fileExtension, text: String(decoding: contents, as: UTF8.self), live: live)
+            return ObjectAttributes(contentType: contentType(ofFileExtension: fileExtension), cacheControl: cacheControl(resource, targetDuration: nil))
+        case "html":
+            return ObjectAttributes(contentType: "text/html; charset=utf-8", cacheControl: cacheControl(.page, targetDuration: nil))
+        default:
+            return ObjectAttributes(contentType: MediaFileFormat.mimeType(ofFileExtension: fileExtension),
+                                    cacheControl: cacheControl(.media, targetDuration: nil))
         }
     }
 

@@ -266,18 +266,24 @@ public struct HLSOrigin: Sendable {
         switch kind {
         case "m3u8":
             let tail = (try? source.read(at: max(0, size - 65536), count: 65536)) ?? []
-            let text = String(decoding: tail, as: UTF8.self)
-            // A master playlist of a package (it lists renditions, never segments) changes no more
-            // than its renditions do; live, it is served from a rendition being recorded.
-            let master = text.contains("#EXT-X-STREAM-INF") && !text.contains("#EXTINF")
-            return .manifestFile(complete: text.contains("#EXT-X-ENDLIST") || (master && publication == nil))
+            return Self.manifestResource(kind: kind, text: String(decoding: tail, as: UTF8.self), live: publication != nil)
         case "mpd":
             let head = (try? source.read(at: 0, count: 65536)) ?? []
-            let text = String(decoding: head, as: UTF8.self)
-            return .manifestFile(complete: text.contains("type=\"static\"") || text.contains("type='static'"))
+            return Self.manifestResource(kind: kind, text: String(decoding: head, as: UTF8.self), live: publication != nil)
         default:
             return publication != nil && kind == "mp4" ? .liveInitSegment : .media
         }
+    }
+
+    /// What a manifest of `kind` (`m3u8`, `mpd`) whose `text` (a playlist's end, an MPD's head)
+    /// is, for its cache lifetime: complete when it says so (`#EXT-X-ENDLIST`, `type="static"`),
+    /// or when it is the master playlist of a package (it lists renditions, never segments, and
+    /// changes no more than they do); not when `live` (a master served beside a rendition being
+    /// recorded).
+    static func manifestResource(kind: String, text: String, live: Bool) -> Resource {
+        if kind == "mpd" { return .manifestFile(complete: text.contains("type=\"static\"") || text.contains("type='static'")) }
+        let master = text.contains("#EXT-X-STREAM-INF") && !text.contains("#EXTINF")
+        return .manifestFile(complete: text.contains("#EXT-X-ENDLIST") || (master && !live))
     }
 
     /// What a `Range` header asks of a file of `size` bytes.

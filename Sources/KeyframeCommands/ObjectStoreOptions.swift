@@ -1,0 +1,28 @@
+import ArgumentParser
+import KeyFrameKit
+
+/// Where an object store's URL leads: the options of every command that takes one
+/// (`s3://bucket/prefix`), over the registry's stores (``Keyframe/destinations``).
+struct ObjectStoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The S3 endpoint of a store other than Amazon S3 (SeaweedFS, MinIO, Ceph), addressed path-style. "
+            + "Default: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else Amazon S3 in the region (AWS_REGION, or the profile's).",
+        valueName: "http[s]://host[:port]"))
+    var s3Endpoint: String?
+
+    @Option(help: ArgumentHelp(
+        "The profile of ~/.aws/credentials and ~/.aws/config whose keys and region sign S3 requests, when "
+            + "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set. Default: AWS_PROFILE, else default.",
+        valueName: "name"))
+    var s3Profile: String?
+
+    init() {}
+
+    /// The destinations, their S3 store reached at ``s3Endpoint`` with ``s3Profile``'s keys.
+    var destinations: DestinationRegistry {
+        guard s3Endpoint != nil || s3Profile != nil else { return Keyframe.destinations }
+        var registry = Keyframe.destinations
+        registry.register(DestinationRegistry.s3(endpoint: s3Endpoint, profile: s3Profile))
+        return registry
+    }
+}

@@ -1,0 +1,62 @@
+public import MediaCore
+internal import AsyncHTTPClient
+internal import NIOCore
+internal import NIOPosix
+
+/// Why an S3 store could not be reached or refused a request, in words that name the store,
+/// the object and what the server said (its `Code` and `Message`); never a secret.
+public struct S3Error: Error, Sendable, CustomStringConvertible, PipelineErrorConvertible {
+    /// What kind of failure.
+    public enum Kind: Sendable, Hashable {
+        /// No credentials were found, or the URL or endpoint does not name a store.
+        case credentials
+        /// The URL or the endpoint is not one an S3 store has.
+        case address
+        /// The server answered with an error status.
+        case refused
+        /// The server could not be reached, or did not answer in time, every time it was tried.
+        case unreachable
+    }
+
+    /// What kind of failure.
+    public let kind: Kind
+    /// The HTTP status, when the server answered.
+    public let status: Int?
+    /// S3's error code (`SignatureDoesNotMatch`, `NoSuchBucket`), when the server said one.
+    public let code: String?
+    private let message: String
+
+    /// An error of `kind` said in `message`.
+    public init(_ kind: Kind, _ message: String, status: Int? = nil, code: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.code = code
+    }
+
+    /// The sentence.
+    public var description: String { message }
+
+    /// A network error in a pipeline.
+    public static var pipelineErrorCode: PipelineError.Code { .network }
+}
+
+/// The words for a failed connection or exchange: the system's for an `errno` (`Connection
+/// refused`, as strerror(3) gives them), each attempt's for a connect that tried several
+/// addresses, the client's timeouts said plainly; the error's own otherwise.
+package func socketErrorWords(_ error: any Error) -> String {
+    if let error = error as? IOError { return systemErrorWords(error.errnoCode) }
+    if let error = error as? NIOConnectionError {
+        let causes = Set(error.connectionErrors.map { socketErrorWords($0.error) }).sorted()
+        if causes.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the host name \(error.host) does not resolve" }
+        return causes.isEmpty ? "\(error)" : causes.joined(separator: "; ")
+    }
+    if let error = error as? HTTPClientError {
+        switch error {
+        case .connectTimeout: return "no connection within the connect timeout"
+        case .deadlineExceeded, .readTimeout: return "no answer in time"
+        default: return "\(error)"
+        }
+    }
+    return "\(error)"
+}

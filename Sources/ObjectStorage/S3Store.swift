@@ -1,0 +1,203 @@
+internal import AsyncHTTPClient
+internal import Dispatch
+#if canImport(Glibc)
+internal import Glibc
+#endif
+public import MediaCore
+internal import NIOCore
+internal import NIOHTTP1
+
+/// The HTTP client every store's requests go through, for the life of the process (never shut
+/// down): connections are kept per host; one that cannot be made within 2 s fails the try (a
+/// refused connection is tried again by ``S3Store/send(_:_:query:headers:body:expecting:about:)``).
+private let storeClient: HTTPClient = {
+    var configuration = HTTPClient.Configuration()
+    configuration.timeout = .init(connect: .seconds(2), read: .seconds(30))
+    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+}()
+
+/// An S3 bucket, or a prefix in one, as an ``/MediaCore/ObjectStore``: `s3://bucket/prefix`.
+/// Each object is one signed request (``SignatureV4``): `PUT` with its `Content-Type` and
+/// `Cache-Control` (``/MediaCore/ObjectAttributes``), a ranged `GET` to ask for it, `DELETE` to
+/// remove it. Amazon S3 is addressed virtual-hosted (`https://bucket.s3.REGION.amazonaws.com/key`); any
+/// other store, given its endpoint (SeaweedFS, MinIO, Ceph), path-style
+/// (`http://127.0.0.1:8333/bucket/key`).
+///
+/// A request the server could not take now — no connection, a 5xx, 408 or 429 — is tried again
+/// after 0.25, 0.5, 1 and 2 s; any other refusal (403 `SignatureDoesNotMatch`, 404
+/// `NoSuchBucket`) is an ``S3Error`` at once, with the server's code and message.
+public struct S3Store: ObjectStore {
+    /// The bucket.
+    public let bucket: String
+    /// The prefix every object's name is put under (`shows/2026`), without a trailing `/`;
+    /// empty for the bucket's root.
+    public let prefix: String
+    /// Where the requests go: `scheme://host[:port]`.
+    public let endpoint: String
+    /// Whether the bucket is the first path segment (`endpoint/bucket/key`) rather than part of
+    /// the host name.
+    public let pathStyle: Bool
+    let signer: SignatureV4
+    /// How long one request may take.
+    public var timeout: Duration = .seconds(30)
+
+    /// The store `url` (`s3://bucket[/prefix]`) names, reached at `endpoint`
+    /// (`http://127.0.0.1:8333`, path-style) or, without one, at Amazon S3 in `region`
+    /// (virtual-hosted), signed with `credentials`.
+    ///
+    /// - Throws: ``S3Error/Kind/address`` for a URL or endpoint that is not one.
+    public init(url: String, endpoint: String? = nil, credentials: S3Credentials, region: String?) throws(S3Error) {
+        let parts: URLReference
+        do { parts = try URLReference(url) } catch { throw S3Error(.address, "\(url): not a URL of the form s3://bucket/prefix") }
+        guard parts.scheme == "s3", !parts.host.isEmpty, parts.userInfo == nil, parts.port == nil, parts.query == nil else {
+            throw S3Error(.address, "\(url): an S3 URL is s3://bucket/prefix (no user, port or query; the endpoint is --s3-endpoint)")
+        }
+        bucket = String(parts.host)
+        guard bucket.utf8.count >= 3, bucket.utf8.count <= 63,
+              bucket.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E }) else {
+            throw S3Error(.address, "\(url): '\(bucket)' is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.')")
+        }
+        var components: [String] = []
+        for segment in parts.path.split(separator: "/") {
+            guard let bytes = PercentEncoding.decodedBytes(segment, invalid: .refused), !bytes.contains(0),
+                  let name = String(validating: bytes, as: UTF8.self), name != ".", name != ".." else {
+                throw S3Error(.address, "\(url): '\(segment)' is not a prefix component")
+            }
+            components.append(name)
+        }
+        prefix = components.joined(separator: "/")
+        let region = region ?? "us-east-1"
+        if let endpoint {
+            guard let parsed = try? URLReference(endpoint), parsed.scheme == "http" || parsed.scheme == "https", !parsed.host.isEmpty,
+                  parsed.userInfo == nil, parsed.path.isEmpty || parsed.path == "/", parsed.query == nil else {
+                throw S3Error(.address, "--s3-endpoint \(endpoint): not an endpoint of the form http[s]://host[:port]")
+            }
+            self.endpoint = "\(parsed.scheme)://\(parsed.authority)"
+            pathStyle = true
+        } else {
+            self.endpoint = "https://\(bucket).s3.\(region).amazonaws.com"
+            pathStyle = false
+        }
+        signer = SignatureV4(credentials: credentials, region: region)
+    }
+
+    /// `s3://bucket/prefix` and the endpoint; no credential.
+    public var description: String { "s3://\(bucket)\(prefix.isEmpty ? "" : "/" + prefix) (\(endpoint))" }
+
+    /// The request path of the object `name`, not yet encoded.
+    func path(of name: String) -> String {
+        let key = prefix.isEmpty ? name : prefix + "/" + name
+        return pathStyle ? "/\(bucket)/\(key)" : "/\(key)"
+    }
+
+    /// Whether the object `name` exists: a `GET` of its first byte (200 or 206, or 416 for an
+    /// empty object: yes; 404 `NoSuchKey`: no). Unlike a `HEAD`, a refusal carries S3's reason
+    /// (`SignatureDoesNotMatch`, `NoSuchBucket`), which is an error.
+    public func contains(_ name: String) throws(PipelineError) -> Bool {
+        let answer = try send("GET", path(of: try checkedName(name)), headers: [("Range", "bytes=0-0")], expecting: [200, 206, 404, 416],
+                              about: name)
+        guard answer.status == 404 else { return true }
+        let refusal = Self.refusal(answer, method: "GET", object: name, store: description)
+        guard refusal.code == nil || refusal.code == "NoSuchKey" else { throw PipelineError(.network, underlying: refusal) }
+        return false
+    }
+
+    /// Puts `bytes` as the object `name`, without attributes.
+    public func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError) {
+        try put(name, bytes, attributes: ObjectAttributes())
+    }
+
+    /// Puts `bytes` as the object `name` (`PUT`, the payload's SHA-256 signed), with its
+    /// `Content-Type` and `Cache-Control`.
+    public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError) {
+        var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
+        if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        _ = try send("PUT", path(of: try checkedName(name)), headers: headers, body: bytes, expecting: [200], about: name)
+    }
+
+    /// Removes the object `name` (`DELETE`; one that does not exist answers 204 too).
+    public func remove(_ name: String) throws(PipelineError) {
+        _ = try send("DELETE", path(of: try checkedName(name)), expecting: [200, 204, 404], about: name)
+    }
+
+    /// What the server answered.
+    struct Answer {
+        var status: Int
+        var body: [UInt8]
+    }
+
+    /// The delays before the second and later tries of a request the server could not take now.
+    static let retryDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2)]
+
+    /// Sends one signed request, tried again after ``retryDelays`` while the failure is transient.
+    func send(_ method: String, _ path: String, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
+              body: [UInt8] = [], expecting: Set<Int>, about name: String) throws(PipelineError) -> Answer {
+        var failure: S3Error?
+        for attempt in 0...Self.retryDelays.count {
+            if attempt > 0 { Self.sleep(Self.retryDelays[attempt - 1]) }
+            let answer: Answer
+            do throws(S3Error) {
+                answer = try sendOnce(method, path, query: query, headers: headers, body: body)
+            } catch {
+                failure = error
+                continue
+            }
+            if expecting.contains(answer.status) { return answer }
+            let error = Self.refusal(answer, method: method, object: name, store: description)
+            guard Self.isTransient(status: answer.status) else { throw PipelineError(.network, underlying: error) }
+            failure = error
+        }
+        throw PipelineError(.network, underlying: failure ?? S3Error(.unreachable, "\(description): \(name): no answer"))
+    }
+
+    /// Whether a status says "try again": 408, 429 and the 5xx.
+    static func isTransient(status: Int) -> Bool { status == 408 || status == 429 || status >= 500 }
+
+    /// The error a refusal is: the method, the object, the status, and S3's `Code` and `Message`.
+    static func refusal(_ answer: Answer, method: String, object: String, store: String) -> S3Error {
+        let text = Array(answer.body.prefix(4096))
+        // The first <name>…</name> of S3's error document (its Code and Message hold no markup).
+        func element(_ name: String) -> String? {
+            let open = Array("<\(name)>".utf8), close = Array("</\(name)>".utf8)
+            func find(_ needle: [UInt8], from start: Int) -> Int? {
+                guard text.count >= needle.count, start <= text.count - needle.count else { return nil }
+                return (start...(text.count - needle.count)).first { text[$0..<($0 + needle.count)].elementsEqual(needle) }
+            }
+            guard let start = find(open, from: 0), let end = find(close, from: start + open.count) else { return nil }
+            return String(decoding: text[(start + open.count)..<end], as: UTF8.self)
+        }
+        let code = element("Code")
+        let said = [code, element("Message")].compactMap { $0 }.joined(separator: ": ")
+        return S3Error(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(said.isEmpty ? "" : " (\(said))")",
+                       status: answer.status, code: code)
+    }
+
+    /// One signed request, its answer read whole.
+    func sendOnce(_ method: String, _ path: String, query: [(name: String, value: String)], headers: [(name: String, value: String)],
+                  body: [UInt8]) throws(S3Error) -> Answer {
+        let authority = endpoint.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+        let request = SignatureV4.Request(method: method, path: path, query: query, headers: [("Host", authority)] + headers,
+                                          payloadHash: SignatureV4.payloadHash(body))
+        let signed = signer.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: Int64(time(nil))))
+        let queryText = query.isEmpty ? "" : "?" + SignatureV4.canonicalQuery(query)
+        let url = endpoint + SignatureV4.uriEncoded(path, keepingSlash: true) + queryText
+        do {
+            var outgoing = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: HTTPHeaders(signed),
+                                                  body: body.isEmpty ? nil : .bytes(body))
+            outgoing.headers.replaceOrAdd(name: "Host", value: authority)
+            let (seconds, attoseconds) = timeout.components
+            let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
+            let bytes = response.body.map { Array($0.readableBytesView) } ?? []
+            return Answer(status: Int(response.status.code), body: bytes)
+        } catch {
+            throw S3Error(.unreachable, "\(description): \(method) \(path): \(socketErrorWords(error))")
+        }
+    }
+
+    /// Waits `duration` on this thread (a pipeline's, never the cooperative pool's).
+    static func sleep(_ duration: Duration) {
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(Int(duration.components.seconds * 1000
+                                                                                  + duration.components.attoseconds / 1_000_000_000_000_000)))
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 40 (first part): packages into S3. `package --hls s3://bucket/prefix` against
+/// SeaweedFS's S3 gateway (a real object store, started here on loopback): every object lands
+/// with the Content-Type and Cache-Control our origin serves it with (read back by boto3), the
+/// package downloaded again validates and plays in FFmpeg; a wrong secret is S3's
+/// `SignatureDoesNotMatch` in words, without the secret, and nothing is written; a missing bucket
+/// names itself; an existing package is not overwritten.
+@Suite(.serialized) struct ObjectStoreTests {
+    @Test(.hangGuard(minutes: 10)) func aLadderGoesIntoS3WithTheOriginsHeaders() throws {
+        let server = try SeaweedFSServer()
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try server.boto3("s3.create_bucket(Bucket='shows')")
+        let wav = directory.appendingPathComponent("in.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=330:d=20:r=44100", "-ac", "2", wav])
+        let keyframe = try ExternalTool.keyframe
+
+        let made = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://shows/ep 1", "--s3-endpoint", server.endpoint,
+                                                     "--bitrates", "64k,128k", "--dash", "--json"], environment: server.environment())
+        #expect(made.status == 0, "\(made.standardError)")
+        let listed = try server.boto3("""
+            for o in s3.list_objects_v2(Bucket='shows', Prefix='ep 1/')['Contents']:
+                h = s3.head_object(Bucket='shows', Key=o['Key'])
+                print(json.dumps([o['Key'], h['ContentType'], h.get('CacheControl')]))
+            """)
+        let objects = listed.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String] }
+        let byName = Dictionary(uniqueKeysWithValues: objects.map { ($0[0], ($0[1], $0[2])) })
+        #expect(byName["ep 1/master.m3u8"]?.0 == "application/vnd.apple.mpegurl" && byName["ep 1/master.m3u8"]?.1 == "public, max-age=86400",
+                "\(listed)")
+        #expect(byName["ep 1/64k/index.m3u8"]?.1 == "public, max-age=86400" && byName["ep 1/manifest.mpd"]?.0 == "application/dash+xml")
+        #expect(byName["ep 1/64k/init.mp4"]?.0 == "video/mp4" && byName["ep 1/128k/segment-00001.m4s"]?.0 == "video/iso.segment")
+        #expect(byName["ep 1/128k/segment-00001.m4s"]?.1 == "public, max-age=31536000, immutable")
+        #expect(objects.count == 14, "master, MPD, and per rendition a playlist, two init segments and three segments: \(listed)")
+
+        // Downloaded again, the package validates and FFmpeg decodes every rendition's 20 s.
+        let copy = directory.appendingPathComponent("copy")
+        _ = try server.boto3("""
+            import os
+            for o in s3.list_objects_v2(Bucket='shows', Prefix='ep 1/')['Contents']:
+                path = os.path.join('\(copy.path)', o['Key'][len('ep 1/'):])
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                s3.download_file('shows', o['Key'], path)
+            """)
+        try ExternalTool.succeed(keyframe, ["validate", copy.path])
+        let decoded = try ExternalTool.succeed("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0",
+                                                           copy.appendingPathComponent("master.m3u8").path])
+        #expect(abs((Double(decoded.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 20) < 0.1, "\(decoded.standardOutput)")
+
+        // The same place again: refused, nothing overwritten.
+        let again = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://shows/ep 1"], environment: server.environment())
+        #expect(again.status == 1 && again.standardError.contains("already holds a package"), "\(again.standardError)")
+    }
+
+    @Test(.hangGuard(minutes: 10)) func refusalsAreSaidInS3sWordsWithoutTheSecret() throws {
+        let server = try SeaweedFSServer()
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try server.boto3("s3.create_bucket(Bucket='shows')")
+        let wav = directory.appendingPathComponent("in.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=330:d=5:r=44100", wav])
+        let keyframe = try ExternalTool.keyframe
+
+        let wrongSecret = "not-the-secret-0123456789"
+        let refused = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://shows/wrong"], environment: server.environment(secret: wrongSecret))
+        #expect(refused.status == 1 && refused.standardError.contains("HTTP 403 (SignatureDoesNotMatch"), "\(refused.standardError)")
+        #expect(!(refused.standardError + refused.standardOutput).contains(wrongSecret))
+        #expect(try server.boto3("print(s3.list_objects_v2(Bucket='shows').get('KeyCount', 0))").hasPrefix("0"))
+
+        let missing = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://no-such-bucket/x"], environment: server.environment())
+        #expect(missing.status == 1 && missing.standardError.contains("NoSuchBucket"), "\(missing.standardError)")
+
+        var unset = server.environment()
+        unset["AWS_ACCESS_KEY_ID"] = nil
+        unset["AWS_SECRET_ACCESS_KEY"] = nil
+        unset["HOME"] = directory.path
+        let anonymous = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://shows/x"], environment: unset)
+        #expect(anonymous.status == 1 && anonymous.standardError.contains("no S3 credentials"), "\(anonymous.standardError)")
+    }
+}
