@@ -244,7 +244,7 @@ enum ChapterFile {
             } else if inTrack, words.hasPrefix("TITLE ") {
                 title = unquoted(words.dropFirst(6))
             } else if inTrack, words.hasPrefix("INDEX 01 ") {
-                let parts = words.dropFirst(9).trimmedOfSpaces.split(separator: ":").compactMap { Int($0) }
+                let parts = words.dropFirst(9).trimmingSpaces.split(separator: ":").compactMap { Int($0) }
                 guard parts.count == 3, parts[1] < 60, parts[2] < 75 else {
                     throw CommandFailure("\(source), line \(number + 1): INDEX 01 is MM:SS:FF (75 frames a second)")
                 }
@@ -267,8 +267,8 @@ enum ChapterFile {
             let line = lines[index]
             let halves = line.split(separator: "-->", maxSplits: 1, omittingEmptySubsequences: false)
             if halves.count == 2 {
-                let from = halves[0].trimmedOfSpaces
-                let to = halves[1].trimmedOfSpaces.split(separator: " ").first.map(String.init) ?? ""
+                let from = halves[0].trimmingSpaces
+                let to = halves[1].trimmingSpaces.split(separator: " ").first.map(String.init) ?? ""
                 guard let start = Chapters.seconds(from), let end = Chapters.seconds(to) else {
                     throw CommandFailure("\(source), line \(index + 1): a cue's times are HH:MM:SS.mmm --> HH:MM:SS.mmm")
                 }
@@ -282,7 +282,7 @@ enum ChapterFile {
     }
 
     private static func unquoted(_ text: Substring) -> String {
-        let trimmed = text.trimmedOfSpaces
+        let trimmed = text.trimmingSpaces
         guard trimmed.hasPrefix("\""), trimmed.hasSuffix("\""), trimmed.count >= 2 else { return trimmed }
         return String(trimmed.dropFirst().dropLast())
     }
@@ -360,12 +360,5 @@ enum ChapterFile {
             }.joined()
         }
         return (text, dropped)
-    }
-}
-
-extension StringProtocol {
-    /// The text without spaces and tabs at either end.
-    var trimmedOfSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" || $0 == "\r" }.reversed())
     }
 }

@@ -333,25 +333,6 @@ struct PlaylistLines {
     }
 }
 
-extension String {
-    /// The string without spaces and tabs at either end.
-    /// (A carriage return is dropped at the end too, for a playlist with CRLF line ends.)
-    package var trimmingSpaces: String {
-        let bytes = utf8
-        var start = bytes.startIndex
-        var end = bytes.endIndex
-        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") {
-            start = bytes.index(after: start)
-        }
-        while start < end {
-            let last = bytes[bytes.index(before: end)]
-            guard last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") || last == UInt8(ascii: "\r") else { break }
-            end = bytes.index(before: end)
-        }
-        return start == bytes.startIndex && end == bytes.endIndex ? self : String(decoding: bytes[start..<end], as: UTF8.self)
-    }
-}
-
 extension HLSMediaPlaylist {
     /// The init segment and segments of the media playlist at `path`, as paths beside it (URIs
     /// are taken relative to the playlist's directory; absolute URLs are refused).

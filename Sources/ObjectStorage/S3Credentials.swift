@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// The keys an S3 request is signed with, and the region it goes to, found as the AWS command
 /// line and SDKs find them: the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 /// `AWS_SESSION_TOKEN`, `AWS_REGION` or `AWS_DEFAULT_REGION`), then the shared files
@@ -67,12 +69,5 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
             }
         }
         return sections
-    }
-}
-
-extension StringProtocol {
-    /// The text without the spaces and tabs around it.
-    fileprivate var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }
