@@ -122,7 +122,7 @@ let package = Package(
         // Publishing live to servers: RTMP (FLV audio, AMF0), Icecast (HTTP PUT), SRT (MPEG-TS);
         // each destination a sink with its own queue, thread and reconnects.
         // Object stores reached over HTTP: S3 and the stores that speak its API.
-        .target(name: "ObjectStorage", dependencies: ["MediaCore", .product(name: "Crypto", package: "swift-crypto"),
+        .target(name: "ObjectStorage", dependencies: ["MediaCore", "XMLReader", .product(name: "Crypto", package: "swift-crypto"),
                                                      .product(name: "AsyncHTTPClient", package: "async-http-client"),
                                                      .product(name: "NIOCore", package: "swift-nio"),
                                                      .product(name: "NIOPosix", package: "swift-nio"),

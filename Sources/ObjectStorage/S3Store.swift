@@ -6,6 +6,7 @@ internal import Glibc
 public import MediaCore
 internal import NIOCore
 internal import NIOHTTP1
+internal import XMLReader
 
 /// The HTTP client every store's requests go through, for the life of the process (never shut
 /// down): connections are kept per host; one that cannot be made within 2 s fails the try (a
@@ -107,12 +108,48 @@ public struct S3Store: ObjectStore {
         try put(name, bytes, attributes: ObjectAttributes())
     }
 
+    /// The size above which an object is put in parts (S3's multipart upload), and the size of
+    /// each part but the last: 8 MiB (S3 takes parts of 5 MiB to 5 GiB).
+    public static let multipartThreshold = 8 << 20
+
     /// Puts `bytes` as the object `name` (`PUT`, the payload's SHA-256 signed), with its
-    /// `Content-Type` and `Cache-Control`.
+    /// `Content-Type` and `Cache-Control`; above ``multipartThreshold``, in parts of that size
+    /// (CreateMultipartUpload, UploadPart, CompleteMultipartUpload; an upload that fails is
+    /// aborted, so that no part is left stored).
     public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError) {
         var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
         if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
-        _ = try send("PUT", path(of: try checkedName(name)), headers: headers, body: bytes, expecting: [200], about: name)
+        let path = path(of: try checkedName(name))
+        guard bytes.count > Self.multipartThreshold else {
+            _ = try send("PUT", path, headers: headers, body: bytes, expecting: [200], about: name)
+            return
+        }
+        let created = try send("POST", path, query: [("uploads", "")], headers: headers, expecting: [200], about: name)
+        guard let uploadID = Self.element("UploadId", in: created.body) else {
+            throw PipelineError(.network, underlying: S3Error(.refused, "\(description): POST \(name)?uploads: no UploadId in the answer"))
+        }
+        do throws(PipelineError) {
+            var completion = "<CompleteMultipartUpload>"
+            for (index, start) in stride(from: 0, to: bytes.count, by: Self.multipartThreshold).enumerated() {
+                let part = Array(bytes[start..<min(bytes.count, start + Self.multipartThreshold)])
+                let answer = try send("PUT", path, query: [("partNumber", "\(index + 1)"), ("uploadId", uploadID)], body: part,
+                                      expecting: [200], about: name)
+                guard let tag = answer.entityTag else {
+                    throw PipelineError(.network, underlying: S3Error(.refused, "\(description): PUT \(name) part \(index + 1): no ETag in the answer"))
+                }
+                completion += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLElementTree.escapedText(tag))</ETag></Part>"
+            }
+            completion += "</CompleteMultipartUpload>"
+            let completed = try send("POST", path, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
+                                     body: Array(completion.utf8), expecting: [200], about: name)
+            // S3 may answer 200 and then fail the completion in the body.
+            if Self.element("Code", in: completed.body) != nil {
+                throw PipelineError(.network, underlying: Self.refusal(completed, method: "POST", object: name, store: description))
+            }
+        } catch {
+            _ = try? send("DELETE", path, query: [("uploadId", uploadID)], expecting: [200, 204, 404], about: name)
+            throw error
+        }
     }
 
     /// Removes the object `name` (`DELETE`; one that does not exist answers 204 too).
@@ -124,6 +161,8 @@ public struct S3Store: ObjectStore {
     struct Answer {
         var status: Int
         var body: [UInt8]
+        /// The response's `ETag`, when it has one.
+        var entityTag: String? = nil
     }
 
     /// The delays before the second and later tries of a request the server could not take now.
@@ -155,21 +194,17 @@ public struct S3Store: ObjectStore {
 
     /// The error a refusal is: the method, the object, the status, and S3's `Code` and `Message`.
     static func refusal(_ answer: Answer, method: String, object: String, store: String) -> S3Error {
-        let text = Array(answer.body.prefix(4096))
-        // The first <name>…</name> of S3's error document (its Code and Message hold no markup).
-        func element(_ name: String) -> String? {
-            let open = Array("<\(name)>".utf8), close = Array("</\(name)>".utf8)
-            func find(_ needle: [UInt8], from start: Int) -> Int? {
-                guard text.count >= needle.count, start <= text.count - needle.count else { return nil }
-                return (start...(text.count - needle.count)).first { text[$0..<($0 + needle.count)].elementsEqual(needle) }
-            }
-            guard let start = find(open, from: 0), let end = find(close, from: start + open.count) else { return nil }
-            return String(decoding: text[(start + open.count)..<end], as: UTF8.self)
-        }
-        let code = element("Code")
-        let said = [code, element("Message")].compactMap { $0 }.joined(separator: ": ")
+        let code = element("Code", in: answer.body)
+        let said = [code, element("Message", in: answer.body)].compactMap { $0 }.joined(separator: ": ")
         return S3Error(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(said.isEmpty ? "" : " (\(said))")",
                        status: answer.status, code: code)
+    }
+
+    /// The text of the first element `name` of an S3 answer's XML document (an error's `Code`
+    /// and `Message`, an `UploadId`); `nil` when the body is not XML or has none.
+    static func element(_ name: String, in body: [UInt8]) -> String? {
+        guard !body.isEmpty, let document = try? XMLElementTree(bytes: body) else { return nil }
+        return document.firstElement(named: name)?.text
     }
 
     /// One signed request, its answer read whole.
@@ -189,7 +224,7 @@ public struct S3Store: ObjectStore {
             let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
             let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
             let bytes = response.body.map { Array($0.readableBytesView) } ?? []
-            return Answer(status: Int(response.status.code), body: bytes)
+            return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"))
         } catch {
             throw S3Error(.unreachable, "\(description): \(method) \(path): \(socketErrorWords(error))")
         }

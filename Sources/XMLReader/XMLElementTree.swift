@@ -213,6 +213,23 @@ package struct XMLElementTree: Sendable, Hashable {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// `text` as element content: `&`, `<`, `>` and a carriage return written as references.
+    package static func escapedText(_ text: String) -> String {
+        var out: [UInt8] = []
+        escape(text, into: &out, attribute: false)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The first element named `localName` in document order, the root included.
+    package func firstElement(named localName: String) -> Element? {
+        var stack = [root]
+        while let element = stack.popLast() {
+            if element.localName == localName { return element }
+            stack += element.children.reversed()
+        }
+        return nil
+    }
+
     private static func escape(_ text: String, into out: inout [UInt8], attribute: Bool) {
         for byte in text.utf8 {
             switch byte {
