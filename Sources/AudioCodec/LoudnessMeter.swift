@@ -226,8 +226,11 @@ public struct LoudnessTap: MediaTransform {
     private var finished = false
     private var failed = false
 
-    /// A tap.
-    public init() {}
+    /// A tap; with `measuring` false it passes the stream on and measures nothing (a package
+    /// made without a `ludt`).
+    public init(measuring: Bool = true) {
+        failed = !measuring
+    }
 
     /// Measures `buffer` (a layout the meter cannot take stops the measuring, not the stream)
     /// and passes it on.
@@ -256,11 +259,19 @@ public struct LoudnessTap: MediaTransform {
     public mutating func takeEvents() -> [StreamEvent] {
         guard finished, !told, !failed else { return [] }
         told = true
-        guard let measured = try? meter.measurement(), measured.integrated.isFinite else { return [] }
-        // The meter measured the sample peak (the true peak costs 4× oversampling).
-        return [.loudness(StreamLoudness(integrated: measured.integrated, samplePeak: measured.truePeak.isFinite ? measured.truePeak : nil))]
+        guard let measured = try? meter.measurement().flatMap(StreamLoudness.init(samplePeakMeasurement:)) else { return [] }
+        return [.loudness(measured)]
     }
 }
 
 @available(*, unavailable)
 extension LoudnessTap: Sendable {}
+
+extension StreamLoudness {
+    /// What a ``LoudnessMeter`` without the true peak measured (its ``Loudness/truePeak`` is the
+    /// sample peak): the integrated loudness and the sample peak; `nil` for silence (−∞).
+    public init?(samplePeakMeasurement measured: Loudness) {
+        guard measured.integrated.isFinite else { return nil }
+        self.init(integrated: measured.integrated, samplePeak: measured.truePeak.isFinite ? measured.truePeak : nil)
+    }
+}

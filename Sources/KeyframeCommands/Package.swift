@@ -53,8 +53,10 @@ struct Package: ParsableCommand {
             --s3-endpoint for a store other than Amazon S3): the package is made in a private staging directory, \
             then put into the store, the media before the playlists and manifests that name it, each object with \
             the Content-Type and Cache-Control the origin serves it with. S3 keys come from AWS_ACCESS_KEY_ID and \
-            AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN), else ~/.aws/credentials (--s3-profile); a request S3 cannot take now \
-            (no connection, 5xx, 408, 429) is tried four more times within 4 s, any other refusal is an error at once.
+            AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN), else ~/.aws/credentials (--s3-profile, which wins over the environment's keys); \
+            the region from AWS_REGION, AWS_DEFAULT_REGION or the profile, else us-east-1. A request that finds no connection is tried \
+            four more times over about 4 s, and so is one answered 5xx, 408 or 429 or not in time (POSTs excepted); any other refusal \
+            is an error at once, in S3's words. Asking whether an object exists needs s3:ListBucket.
             """
     )
 
@@ -103,9 +105,9 @@ struct Package: ParsableCommand {
     var adBreaks: String?
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Measure the loudness (integrated, ITU-R BS.1770-4) for each init segment's ludt box, Apple's rule 2.19. "
-            + "An encode measures what it encodes; a stream copy decodes its input to measure it, on every free core. "
-            + "--no-loudness copies without decoding, and without the box."))
+        "Write each init segment's ludt box (Apple's rule 2.19) with the loudness measured (integrated, ITU-R BS.1770-4): "
+            + "an encode measures what it encodes; a stream copy decodes its packets to measure them, in parts on the free cores. "
+            + "--no-loudness writes no box, and a copy then decodes nothing."))
     var loudness = true
 
     @Flag(help: "Print what was written as JSON.")
@@ -125,6 +127,12 @@ struct Package: ParsableCommand {
 
     func validate() throws {
         try layout.checkForAAC()
+        // A store's URL that does not read is a usage error (64); missing keys are not.
+        if objectStore.destinations.namesStore(hls) {
+            do { _ = try objectStore.destinations.store(for: hls) } catch where error.reason == .invalidDestination {
+                throw ValidationError("--hls \(hls): \(error)")
+            } catch {}
+        }
         if segments == .packedAudio {
             if dash { throw ValidationError("--segments packed-audio: DASH reads CMAF segments; give --dash without it") }
             if let other = bitrates?.split(separator: ",").first(where: { $0.contains(":") && !$0.lowercased().hasSuffix(":aac")
@@ -201,7 +209,7 @@ struct Package: ParsableCommand {
             options.segmentFormat = segments
             options.measuresLoudness = loudness
             if let store {
-                summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(),
+                summary = try Packaging.hls(FilePath(input), to: store, options: options, control: StopSignals.cancellingControl(whileReadBlocks: true),
                                             progress: line.update)
             } else {
                 summary = try Packaging.hls(FilePath(input), to: FilePath(hls), options: options, control: StopSignals.cancellingControl(),
@@ -243,7 +251,7 @@ struct Package: ParsableCommand {
                       + "whole packets of every rendition, the same boundaries in all")
             }
             let total = summary.segmentDurations.reduce(0, +)
-            print("\(output.playlist): \(output.segments) segments, \(Terminal.fixed(total, digits: 3)) s, "
+            print("\(output.playlist): \(output.segments) segment\(output.segments == 1 ? "" : "s"), \(Terminal.fixed(total, digits: 3)) s, "
                   + "target duration \(output.targetDuration) s, \(Self.codecNames(summary)) \(summary.copied ? "copied" : "encoded")"
                   + (summary.renditions.count > 1 ? ", \(summary.renditions.count) renditions" : "")
                   + (output.mpd.map { ", \($0)" } ?? ""))

@@ -66,9 +66,15 @@ extension StopSignals {
     /// A control for a file job that SIGINT, SIGTERM and SIGHUP cancel: the pump stops at the
     /// next packet and removes the half-written output, so a Ctrl-C leaves nothing behind. A job
     /// blocked on a read ends 0.3 s after the signal all the same (``init(secondEndsProcess:deadline:onStop:)``).
-    static func cancellingControl() -> JobControl {
+    ///
+    /// With `whileReadBlocks`, only a job inside the same read of its input at the signal and
+    /// 0.3 s later is ended so: one that uploads (an object store's request in flight) ends by
+    /// itself after that request, removing what it put.
+    static func cancellingControl(whileReadBlocks: Bool = false) -> JobControl {
         let control = JobControl()
-        installed = StopSignals(deadline: .milliseconds(300)) { control.cancel() }
+        let watched: @Sendable () -> UInt64? = { control.inputReadInProgress }
+        let readInProgress = whileReadBlocks ? watched : nil
+        installed = StopSignals(deadline: .milliseconds(300), readInProgress: readInProgress) { control.cancel() }
         return control
     }
 

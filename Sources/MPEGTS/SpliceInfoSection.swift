@@ -164,12 +164,7 @@ public struct SpliceInfoSection: Sendable, Hashable {
 
     /// `0x` and the section's bytes in upper-case hex: the attribute value of RFC 8216bis
     /// 4.4.5.1.1's `SCTE35-OUT`, `SCTE35-IN` and `SCTE35-CMD`.
-    public var hexadecimal: String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var text: [UInt8] = Array("0x".utf8)
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: text, as: UTF8.self)
-    }
+    public var hexadecimal: String { "0x" + bytes.hexDigits(uppercase: true) }
 
     private static func spliceTime(_ pts: UInt64?, into writer: inout BitWriter) {
         if let pts {

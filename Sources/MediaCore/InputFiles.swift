@@ -57,15 +57,28 @@ package enum InputFiles {
 /// network) removes first, so that ending early leaves nothing behind, as a cancelled job does.
 package enum UncommittedFiles {
     private static let paths = Mutex<Set<FilePath>>([])
+    private static let trees = Mutex<Set<FilePath>>([])
 
     static func insert(_ path: FilePath) { _ = paths.withLock { $0.insert(path) } }
     static func remove(_ path: FilePath) { _ = paths.withLock { $0.remove(path) } }
 
-    /// Unlinks every temporary file still uncommitted. A sink whose file is removed here fails
-    /// its next write or its commit; the caller is about to end the process.
+    /// A private directory whose whole tree goes with the uncommitted files (a package staged
+    /// before it is put into an object store), until ``removeTree(_:)``.
+    package static func insertTree(_ path: FilePath) { _ = trees.withLock { $0.insert(path) } }
+    /// The tree at `path` removed, and no longer listed.
+    package static func removeTree(_ path: FilePath) {
+        _ = trees.withLock { $0.remove(path) }
+        FileSystemCalls.removeTree(path)
+    }
+
+    /// Unlinks every temporary file still uncommitted, and every staging tree. A sink whose file
+    /// is removed here fails its next write or its commit; the caller is about to end the process.
     package static func removeAll() {
         for path in paths.withLock({ paths in defer { paths.removeAll() }; return paths }) {
             try? FileSystemCalls.unlink(path)
+        }
+        for path in trees.withLock({ trees in defer { trees.removeAll() }; return trees }) {
+            FileSystemCalls.removeTree(path)
         }
     }
 }

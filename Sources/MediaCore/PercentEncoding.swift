@@ -47,4 +47,25 @@ public enum PercentEncoding {
         default: nil
         }
     }
+
+    /// `text` with every byte but RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`, 2.3)
+    /// written `%XX` in upper-case hex (2.1), and with `keepingSlashes` the `/` kept: a path, a
+    /// query value, an S3 canonical URI.
+    public static func encoded(_ text: String, keepingSlashes: Bool = false) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.append(byte)
+            case UInt8(ascii: "/") where keepingSlashes:
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
 }

@@ -24,7 +24,8 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
     public var description: String { "\(accessKeyID):****" }
 
     /// The credentials and region found for `profile` (`nil`: `AWS_PROFILE`, else `default`):
-    /// the environment's keys when it has both, else the profile's in the credentials file; the
+    /// a `profile` given with keys in the credentials file, its keys; else the environment's
+    /// keys when it has both, else the profile's in the credentials file; the
     /// environment's region, else the profile's in the config file (`[profile NAME]`, or
     /// `[default]`), else the credentials file's.
     ///
@@ -35,6 +36,7 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
     public static func resolve(profile: String? = nil, environment lookUp: (String) -> String?,
                                readFile: (String) -> String?) throws(S3Error) -> (credentials: S3Credentials, region: String?) {
         func environment(_ name: String) -> String? { lookUp(name).flatMap { $0.isEmpty ? nil : $0 } }
+        let explicitProfile = profile != nil
         let profile = profile ?? environment("AWS_PROFILE") ?? "default"
         let home = environment("HOME") ?? "/root"
         let credentialsPath = environment("AWS_SHARED_CREDENTIALS_FILE") ?? home + "/.aws/credentials"
@@ -43,6 +45,12 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
         let configured = readFile(configPath).map { sections(of: $0) } ?? [:]
         let configSection = profile == "default" ? configured["default"] : configured["profile \(profile)"] ?? configured[profile]
         let region = environment("AWS_REGION") ?? environment("AWS_DEFAULT_REGION") ?? configSection?["region"] ?? stored[profile]?["region"]
+        // A profile named by the caller wins over the environment's keys, as the AWS CLI's
+        // --profile does.
+        if explicitProfile, let section = stored[profile], let key = section["aws_access_key_id"],
+           let secret = section["aws_secret_access_key"] {
+            return (S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: section["aws_session_token"]), region)
+        }
         if let key = environment("AWS_ACCESS_KEY_ID"), let secret = environment("AWS_SECRET_ACCESS_KEY") {
             return (S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: environment("AWS_SESSION_TOKEN")), region)
         }

@@ -2,20 +2,25 @@ public import MediaCore
 internal import AsyncHTTPClient
 internal import NIOCore
 internal import NIOPosix
+internal import NIOSSL
 
 /// Why an S3 store could not be reached or refused a request, in words that name the store,
 /// the object and what the server said (its `Code` and `Message`); never a secret.
 public struct S3Error: Error, Sendable, CustomStringConvertible, PipelineErrorConvertible {
     /// What kind of failure.
     public enum Kind: Sendable, Hashable {
-        /// No credentials were found, or the URL or endpoint does not name a store.
+        /// No credentials were found.
         case credentials
         /// The URL or the endpoint is not one an S3 store has.
         case address
         /// The server answered with an error status.
         case refused
-        /// The server could not be reached, or did not answer in time, every time it was tried.
+        /// No connection could be made to the server, every time it was tried.
         case unreachable
+        /// The server did not answer in time.
+        case timedOut
+        /// The exchange failed otherwise (a TLS handshake, a connection closed mid-answer).
+        case failed
     }
 
     /// What kind of failure.
@@ -51,6 +56,9 @@ package func socketErrorWords(_ error: any Error) -> String {
         if causes.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the host name \(error.host) does not resolve" }
         return causes.isEmpty ? "\(error)" : causes.joined(separator: "; ")
     }
+    if let error = error as? NIOSSLError, case .handshakeFailed = error {
+        return "the TLS handshake failed (does the endpoint speak https?)"
+    }
     if let error = error as? HTTPClientError {
         switch error {
         case .connectTimeout: return "no connection within the connect timeout"
@@ -59,4 +67,19 @@ package func socketErrorWords(_ error: any Error) -> String {
         }
     }
     return "\(error)"
+}
+
+/// Whether `error` says no connection was made (refused, unreachable, not resolved, not made in
+/// time): nothing of the request was sent, so it may be sent again.
+func isConnectionFailure(_ error: any Error) -> Bool {
+    if error is NIOConnectionError || error is IOError { return true }
+    if let error = error as? ChannelError, case .connectTimeout = error { return true }
+    if let error = error as? HTTPClientError, error == .connectTimeout { return true }
+    return false
+}
+
+/// Whether `error` says the server did not answer in time.
+func isTimeout(_ error: any Error) -> Bool {
+    guard let error = error as? HTTPClientError else { return false }
+    return error == .deadlineExceeded || error == .readTimeout
 }

@@ -6,27 +6,36 @@ internal import Glibc
 public import MediaCore
 internal import NIOCore
 internal import NIOHTTP1
+internal import NIOPosix
 internal import XMLReader
 
 /// The HTTP client every store's requests go through, for the life of the process (never shut
-/// down): connections are kept per host; one that cannot be made within 2 s fails the try (a
-/// refused connection is tried again by ``S3Store/send(_:_:query:headers:body:expecting:about:)``).
+/// down), on an event loop of its own (a request waited for from a thread of another loop group
+/// never runs on that loop): connections are kept per host; a connection that cannot be made at
+/// once, or within 2 s, fails the try, which
+/// ``S3Store/send(_:_:query:headers:body:expecting:about:)`` repeats.
 private let storeClient: HTTPClient = {
     var configuration = HTTPClient.Configuration()
     configuration.timeout = .init(connect: .seconds(2), read: .seconds(30))
-    return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    configuration.connectionPool.retryConnectionEstablishment = false
+    return HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup(numberOfThreads: 1)), configuration: configuration)
 }()
 
 /// An S3 bucket, or a prefix in one, as an ``/MediaCore/ObjectStore``: `s3://bucket/prefix`.
 /// Each object is one signed request (``SignatureV4``): `PUT` with its `Content-Type` and
 /// `Cache-Control` (``/MediaCore/ObjectAttributes``), a ranged `GET` to ask for it, `DELETE` to
-/// remove it. Amazon S3 is addressed virtual-hosted (`https://bucket.s3.REGION.amazonaws.com/key`); any
-/// other store, given its endpoint (SeaweedFS, MinIO, Ceph), path-style
-/// (`http://127.0.0.1:8333/bucket/key`).
+/// remove it. Amazon S3 is addressed virtual-hosted (`https://bucket.s3.REGION.amazonaws.com/key`;
+/// a bucket with a `.` path-style, which AWS's certificate does not cover); any other store,
+/// given its endpoint (SeaweedFS, MinIO, Ceph), path-style (`http://127.0.0.1:8333/bucket/key`).
+/// Asking for a missing object needs the `s3:ListBucket` permission (without it, AWS answers
+/// 403 `AccessDenied` where it would answer 404).
 ///
-/// A request the server could not take now — no connection, a 5xx, 408 or 429 — is tried again
-/// after 0.25, 0.5, 1 and 2 s; any other refusal (403 `SignatureDoesNotMatch`, 404
-/// `NoSuchBucket`) is an ``S3Error`` at once, with the server's code and message.
+/// A request that found no connection is tried again after 0.25, 0.5, 1 and 2 s (about 4 s in
+/// all), and so is a `PUT`, `GET` or `DELETE` the server answered 5xx, 408 or 429, or did not
+/// answer in time (30 s, and a second more for every 128 KiB sent); a `POST` (a multipart
+/// upload's start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`,
+/// 404 `NoSuchBucket`) or failure (a TLS handshake) is an ``S3Error`` at once, with the
+/// server's code and message.
 public struct S3Store: ObjectStore {
     /// The bucket.
     public let bucket: String
@@ -54,9 +63,13 @@ public struct S3Store: ObjectStore {
             throw S3Error(.address, "\(url): an S3 URL is s3://bucket/prefix (no user, port or query; the endpoint is --s3-endpoint)")
         }
         bucket = String(parts.host)
+        let isIPAddress = bucket.split(separator: ".").count == 4 && bucket.split(separator: ".").allSatisfy { UInt8($0) != nil }
         guard bucket.utf8.count >= 3, bucket.utf8.count <= 63,
-              bucket.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E }) else {
-            throw S3Error(.address, "\(url): '\(bucket)' is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.')")
+              bucket.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E }),
+              let first = bucket.utf8.first, let last = bucket.utf8.last, first != 0x2D, first != 0x2E, last != 0x2D, last != 0x2E,
+              !bucket.contains(".."), !isIPAddress else {
+            throw S3Error(.address, "\(url): '\(bucket)' is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.', "
+                          + "beginning and ending with a letter or digit, not an IP address)")
         }
         var components: [String] = []
         for segment in parts.path.split(separator: "/") {
@@ -75,6 +88,9 @@ public struct S3Store: ObjectStore {
             }
             self.endpoint = "\(parsed.scheme)://\(parsed.authority)"
             pathStyle = true
+        } else if bucket.contains(".") {
+            self.endpoint = "https://s3.\(region).amazonaws.com"
+            pathStyle = true
         } else {
             self.endpoint = "https://\(bucket).s3.\(region).amazonaws.com"
             pathStyle = false
@@ -82,8 +98,8 @@ public struct S3Store: ObjectStore {
         signer = SignatureV4(credentials: credentials, region: region)
     }
 
-    /// `s3://bucket/prefix` and the endpoint; no credential.
-    public var description: String { "s3://\(bucket)\(prefix.isEmpty ? "" : "/" + prefix) (\(endpoint))" }
+    /// `s3://bucket/prefix`; no credential.
+    public var description: String { "s3://\(bucket)\(prefix.isEmpty ? "" : "/" + prefix)" }
 
     /// The request path of the object `name`, not yet encoded.
     func path(of name: String) -> String {
@@ -168,25 +184,29 @@ public struct S3Store: ObjectStore {
     /// The delays before the second and later tries of a request the server could not take now.
     static let retryDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2)]
 
-    /// Sends one signed request, tried again after ``retryDelays`` while the failure is transient.
+    /// Sends one signed request, tried again after ``retryDelays`` while it found no connection,
+    /// or, when it is not a `POST`, while the failure is transient (a 5xx, 408 or 429, no answer
+    /// in time).
     func send(_ method: String, _ path: String, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
               body: [UInt8] = [], expecting: Set<Int>, about name: String) throws(PipelineError) -> Answer {
+        let repeatable = method != "POST"
         var failure: S3Error?
         for attempt in 0...Self.retryDelays.count {
             if attempt > 0 { Self.sleep(Self.retryDelays[attempt - 1]) }
             let answer: Answer
             do throws(S3Error) {
-                answer = try sendOnce(method, path, query: query, headers: headers, body: body)
+                answer = try sendOnce(method, path, query: query, headers: headers, body: body, about: name)
             } catch {
+                guard error.kind == .unreachable || (repeatable && error.kind == .timedOut) else { throw PipelineError(.network, underlying: error) }
                 failure = error
                 continue
             }
             if expecting.contains(answer.status) { return answer }
-            let error = Self.refusal(answer, method: method, object: name, store: description)
-            guard Self.isTransient(status: answer.status) else { throw PipelineError(.network, underlying: error) }
+            let error = Self.refusal(answer, method: method, object: name, store: "\(description) at \(endpoint)")
+            guard repeatable, Self.isTransient(status: answer.status) else { throw PipelineError(.network, underlying: error) }
             failure = error
         }
-        throw PipelineError(.network, underlying: failure ?? S3Error(.unreachable, "\(description): \(name): no answer"))
+        throw PipelineError(.network, underlying: failure ?? S3Error(.unreachable, "\(description) at \(endpoint): \(name): no answer"))
     }
 
     /// Whether a status says "try again": 408, 429 and the 5xx.
@@ -209,7 +229,7 @@ public struct S3Store: ObjectStore {
 
     /// One signed request, its answer read whole.
     func sendOnce(_ method: String, _ path: String, query: [(name: String, value: String)], headers: [(name: String, value: String)],
-                  body: [UInt8]) throws(S3Error) -> Answer {
+                  body: [UInt8], about name: String) throws(S3Error) -> Answer {
         let authority = endpoint.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
         let request = SignatureV4.Request(method: method, path: path, query: query, headers: [("Host", authority)] + headers,
                                           payloadHash: SignatureV4.payloadHash(body))
@@ -222,11 +242,13 @@ public struct S3Store: ObjectStore {
             outgoing.headers.replaceOrAdd(name: "Host", value: authority)
             let (seconds, attoseconds) = timeout.components
             let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                + .seconds(Int64(body.count / (128 * 1024)))
             let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
             let bytes = response.body.map { Array($0.readableBytesView) } ?? []
             return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"))
         } catch {
-            throw S3Error(.unreachable, "\(description): \(method) \(path): \(socketErrorWords(error))")
+            let kind: S3Error.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
+            throw S3Error(kind, "\(description) at \(endpoint): \(method) \(name): \(socketErrorWords(error))")
         }
     }
 

@@ -51,26 +51,14 @@ public struct SignatureV4: Sendable {
 
     /// The hex SHA-256 of `payload`, lower case.
     public static func payloadHash(_ payload: some Sequence<UInt8>) -> String {
-        hex(SHA256.hash(data: Array(payload)))
+        Array(SHA256.hash(data: Array(payload))).hexDigits()
     }
 
-    /// `text` with every byte but RFC 3986's unreserved characters (`A–Z a–z 0–9 - . _ ~`)
-    /// written `%XX` (upper-case hex), and with `keepingSlash` the `/` kept.
+    /// `text` encoded as a canonical request encodes it: every byte but RFC 3986's unreserved
+    /// characters `%XX` (``/MediaCore/PercentEncoding/encoded(_:keepingSlashes:)``), with
+    /// `keepingSlash` the `/` kept.
     public static func uriEncoded(_ text: String, keepingSlash: Bool = false) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: "/") where keepingSlash:
-                encoded.append("/")
-            default:
-                let digits = Array("0123456789ABCDEF".utf8)
-                encoded += "%" + String(decoding: [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]], as: UTF8.self)
-            }
-        }
-        return encoded
+        PercentEncoding.encoded(text, keepingSlashes: keepingSlash)
     }
 
     /// The canonical query string: each name and value encoded, the pairs sorted by name, then
@@ -105,7 +93,7 @@ public struct SignatureV4: Sendable {
     /// The string to sign for `request` at `timestamp` (ISO 8601 basic, `20130524T000000Z`).
     public func stringToSign(_ request: Request, timestamp: String) -> String {
         ["AWS4-HMAC-SHA256", timestamp, scope(day: String(timestamp.prefix(8))),
-         Self.hex(SHA256.hash(data: Array(canonicalRequest(request).utf8)))].joined(separator: "\n")
+         Array(SHA256.hash(data: Array(canonicalRequest(request).utf8))).hexDigits()].joined(separator: "\n")
     }
 
     /// The hex signature of `request` at `timestamp`.
@@ -115,7 +103,7 @@ public struct SignatureV4: Sendable {
         }
         var key = SymmetricKey(data: Array(("AWS4" + credentials.secretAccessKey).utf8))
         for part in [String(timestamp.prefix(8)), region, service, "aws4_request"] { key = mac(key, part) }
-        return Self.hex(HMAC<SHA256>.authenticationCode(for: Array(stringToSign(request, timestamp: timestamp).utf8), using: key))
+        return Array(HMAC<SHA256>.authenticationCode(for: Array(stringToSign(request, timestamp: timestamp).utf8), using: key)).hexDigits()
     }
 
     /// `request`'s header fields with what signs it added: `x-amz-date`, `x-amz-content-sha256`,
@@ -137,12 +125,5 @@ public struct SignatureV4: Sendable {
         let time = seconds - days * 86400
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(date.year)\(two(date.month))\(two(date.day))T\(two(time / 3600))\(two(time / 60 % 60))\(two(time % 60))Z"
-    }
-
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes { text += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
-        return String(decoding: text, as: UTF8.self)
     }
 }

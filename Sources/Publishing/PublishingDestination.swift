@@ -279,13 +279,18 @@ public struct DestinationRegistry: Sendable {
                           environment: @escaping @Sendable (String) -> String? = ProcessEnvironment.value(of:),
                           readFile: @escaping @Sendable (String) -> String? = ProcessEnvironment.text(ofFile:)) -> StoreEntry {
         StoreEntry(name: "s3", urlSchemes: ["s3"]) { url throws(PublishingError) in
+            let endpoint = (endpoint ?? environment("AWS_ENDPOINT_URL_S3") ?? environment("AWS_ENDPOINT_URL")).flatMap { $0.isEmpty ? nil : $0 }
             do throws(S3Error) {
-                let found = try S3Credentials.resolve(profile: profile, environment: environment, readFile: readFile)
-                let endpoint = endpoint ?? environment("AWS_ENDPOINT_URL_S3") ?? environment("AWS_ENDPOINT_URL")
-                return try S3Store(url: url, endpoint: endpoint.flatMap { $0.isEmpty ? nil : $0 }, credentials: found.credentials,
-                                   region: found.region)
+                // The URL and endpoint first: a mistake in them is said before any key is looked for.
+                _ = try S3Store(url: url, endpoint: endpoint, credentials: S3Credentials(accessKeyID: "", secretAccessKey: ""), region: nil)
             } catch {
                 throw PublishingError(.invalidDestination, "\(error)")
+            }
+            do throws(S3Error) {
+                let found = try S3Credentials.resolve(profile: profile, environment: environment, readFile: readFile)
+                return try S3Store(url: url, endpoint: endpoint, credentials: found.credentials, region: found.region)
+            } catch {
+                throw PublishingError(.refused, "\(error)")
             }
         }
     }

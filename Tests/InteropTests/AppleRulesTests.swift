@@ -98,6 +98,10 @@ import TestSupport
         try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", bare, "--no-loudness"])
         #expect(try Self.ludtLoudness(bare + "/init.mp4") == nil)
         #expect(Self.rules(try Self.validate(bare).findings).contains { $0.contains("2.19 (SHOULD)") })
+        // An encode writes none either.
+        let encoded = directory.appendingPathComponent("encoded").path
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["package", m4a, "--hls", encoded, "--bitrate", "96k", "--no-loudness"])
+        #expect(try Self.ludtLoudness(encoded + "/init.mp4") == nil)
     }
 
     @Test func ffmpegsAudioLadderLacksAverageBandwidthAndIndependentSegments() throws {

@@ -1,3 +1,4 @@
+import AudioCodec
 import Foundation
 @testable import KeyFrameKit
 import MediaFormats
@@ -42,6 +43,15 @@ import Testing
         #expect(abs(whole.integrated - reference.integrated) < 0.01, "one part \(whole.integrated), a decode \(reference.integrated)")
         #expect(abs(split.integrated - whole.integrated) < 0.02, "two parts \(split.integrated), one \(whole.integrated)")
         #expect(split.samplePeak == whole.samplePeak && whole.samplePeak != nil)
+        // The two-part path itself (measure falls back to one part when a part fails): each half
+        // measured from its pre-roll, the halves' blocks judged together.
+        let half = layout.packetCount / 2
+        let parts = [try TrackLoudness.measurePart(layout, packets: 0..<half, formats: .containers, control: nil),
+                     try TrackLoudness.measurePart(layout, packets: half..<layout.packetCount, formats: .containers, control: nil)]
+        #expect(parts.allSatisfy { $0.frameCount > 0 })
+        #expect(parts[0].frameCount + parts[1].frameCount == 130 * 22050, "every presented sample, once")
+        let combined = try #require(try LoudnessMeter.measurement(combining: parts))
+        #expect(abs(combined.integrated - whole.integrated) < 0.02, "combined \(combined.integrated), one part \(whole.integrated)")
         // A cancelled job measures nothing.
         let control = JobControl()
         control.cancel()

@@ -45,6 +45,16 @@ public final class SeaweedFSServer {
             guard self.process?.isRunning == true else { throw Subprocess.Failure(description: "weed ended: \(self.process?.standardErrorSoFar ?? "")") }
             return LocalPort.accepts(ports[3])
         }
+        // The gateway accepts before its filer and volumes serve: ready once a bucket can be
+        // made, written to and removed.
+        try RunningProcess.waitUntil("SeaweedFS to store an object", timeout: .seconds(60)) {
+            (try? self.boto3("""
+                s3.create_bucket(Bucket='keyframe-ready')
+                s3.put_object(Bucket='keyframe-ready', Key='probe', Body=b'1')
+                s3.delete_object(Bucket='keyframe-ready', Key='probe')
+                s3.delete_bucket(Bucket='keyframe-ready')
+                """)) != nil
+        }
     }
 
     /// The environment of a client signed as the identity (or with `secret`), for boto3 and
@@ -55,7 +65,9 @@ public final class SeaweedFSServer {
         environment["AWS_SECRET_ACCESS_KEY"] = secret
         environment["AWS_REGION"] = "us-east-1"
         environment["AWS_ENDPOINT_URL"] = endpoint
-        for name in ["AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3"] { environment[name] = nil }
+        for name in ["AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_S3", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE"] {
+            environment[name] = nil
+        }
         return environment
     }
 

@@ -519,13 +519,13 @@ public enum AudioEditing {
             if a.channelCount != b.channelCount { return "channels (\(a.channelCount) vs \(b.channelCount))" }
             if base.timescale != other.timescale { return "media timescale (\(base.timescale) vs \(other.timescale))" }
             if base.packetDuration != other.packetDuration { return "packet duration (\(base.packetDuration) vs \(other.packetDuration))" }
-            return joinableConfiguration(a) == joinableConfiguration(b) ? nil : "\(a.codec) configuration (\(hex(joinableConfiguration(a))) vs \(hex(joinableConfiguration(b))))"
+            return joinableConfiguration(a) == joinableConfiguration(b) ? nil : "\(a.codec) configuration (\(joinableConfiguration(a).hexDigits()) vs \(joinableConfiguration(b).hexDigits()))"
         }
         if a.decoderConfiguration == b.decoderConfiguration, base.timescale == other.timescale, base.packetDuration == other.packetDuration {
             return nil
         }
         guard let x = try? AudioSpecificConfig(bytes: a.decoderConfiguration), let y = try? AudioSpecificConfig(bytes: b.decoderConfiguration) else {
-            return "AudioSpecificConfig (\(hex(a.decoderConfiguration)) vs \(hex(b.decoderConfiguration)))"
+            return "AudioSpecificConfig (\(a.decoderConfiguration.hexDigits()) vs \(b.decoderConfiguration.hexDigits()))"
         }
         if x.profileName != y.profileName || x.audioObjectType != y.audioObjectType {
             return "audio object type (\(x.profileName) vs \(y.profileName))"
@@ -778,8 +778,5 @@ public enum AudioEditing {
         fixed(Double(units) / Double(max(layout.timescale, 1)), digits: 3)
     }
 
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef")
-        return String(bytes.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0xF)]] })
-    }
+
 }

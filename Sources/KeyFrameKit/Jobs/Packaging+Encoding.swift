@@ -104,7 +104,7 @@ extension Packaging {
                                         audioCodecs: codecs.descriptions, timedMetadata: options.carriesTimedMetadata, dateOrigin: options.dateOrigin,
                                         segmentFormat: options.segmentFormat)
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
-        return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap()), encoder: aligned(encoder, interval: interval),
+        return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap(measuring: options.measuresLoudness)), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
     }
 
@@ -300,7 +300,7 @@ extension Packaging {
             }
         }
         var tee = Tee(branches)
-        var chain = AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap())
+        var chain = AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap(measuring: options.measuresLoudness))
         do throws(PipelineError) {
             let report = try Pump.run(from: &chain, into: &tee, control: control, progress: progress)
             // One pump made every rendition: its report (the tee's branches, a rendition each)

@@ -23,7 +23,8 @@ extension Packaging {
         do { staging = try FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-package-") } catch {
             throw .stream(.system(operation: "make a staging directory", path: FileSystemCalls.temporaryDirectory, errno: error))
         }
-        defer { FileSystemCalls.removeTree(staging) }
+        UncommittedFiles.insertTree(staging)
+        defer { UncommittedFiles.removeTree(staging) }
         let package = staging.appending("package")
         var summary = try hls(input, to: package, options: options, codecs: codecs, control: control, progress: progress)
         try put(package, into: store, control: control)

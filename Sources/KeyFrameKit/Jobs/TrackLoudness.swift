@@ -52,8 +52,7 @@ enum TrackLoudness {
             guard count > 1 else { return nil }
             return try measure(layout, formats: formats, parts: 1, control: control)
         }
-        guard let loudness, loudness.integrated.isFinite else { return nil }
-        return StreamLoudness(integrated: loudness.integrated, samplePeak: loudness.truePeak.isFinite ? loudness.truePeak : nil)
+        return loudness.flatMap(StreamLoudness.init(samplePeakMeasurement:))
     }
 
     /// The loudness of what `input` decodes to (``AudioFileInput``), in one pass: a file without
@@ -70,8 +69,8 @@ enum TrackLoudness {
             if error.code == .cancelled { throw error }
             return nil
         }
-        guard let loudness = try? meter.measurement(), loudness.integrated.isFinite else { return nil }
-        return StreamLoudness(integrated: loudness.integrated, samplePeak: loudness.truePeak.isFinite ? loudness.truePeak : nil)
+        if control?.isStopRequested == true { throw .cancelled }
+        return (try? meter.measurement()).flatMap { $0.flatMap(StreamLoudness.init(samplePeakMeasurement:)) }
     }
 
     /// Whether `layout`'s track can be measured in parts: not an AAC track that signals SBR
@@ -80,12 +79,6 @@ enum TrackLoudness {
         guard layout.audioFormat.codec == .aac else { return true }
         guard let config = try? AudioSpecificConfig(bytes: layout.audioFormat.decoderConfiguration) else { return false }
         return config.audioObjectType == .aacLC && config.explicitExtension == nil && config.syncExtension?.sbrPresent != true
-    }
-
-    /// Where packet `index` starts on the track's timeline, in media units.
-    static func start(of index: Int, in layout: AudioTrackLayout) -> Int64 {
-        if let starts = layout.packetStarts, index < starts.count { return starts[index] }
-        return Int64(index) * layout.packetDuration
     }
 
     /// A meter of the presented samples of `packets`, decoded from the pre-roll before them.
@@ -110,8 +103,15 @@ enum TrackLoudness {
                 do throws(CodecError) {
                     let pcm = try decoder.decode(packet: run.data[offset..<(offset + entry.size)])
                     guard index >= packets.lowerBound, let format = decoder.outputFormat, !pcm.isEmpty else { continue }
-                    let kept = keptBytes(of: pcm, format: format, startingAt: start(of: index, in: layout), timescale: layout.timescale,
-                                         presented: presented)
+                    var start = layout.packetStart(index)
+                    if index == 0 {
+                        // A decoder that drops the priming itself (libavcodec's Opus, its
+                        // pre-skip) gives the first packet short: its samples are the last ones.
+                        let rate = Int64(format.sampleRate), scale = Int64(layout.timescale)
+                        let expected = (layout.packetStart(1) - start) * rate / scale, frames = Int64(pcm.count / format.bytesPerFrame)
+                        if frames < expected { start += (expected - frames) * scale / rate }
+                    }
+                    let kept = keptBytes(of: pcm, format: format, startingAt: start, timescale: layout.timescale, presented: presented)
                     if !kept.isEmpty { try meter.add(PCMBuffer(format: format, bytes: Array(kept))) }
                 } catch {
                     throw .codec(error)

@@ -56,10 +56,10 @@ public enum Packaging {
         /// 8216 3.4; no DASH).
         public var segmentFormat: HLSSegmentFormat = .cmaf
 
-        /// Whether a rendition made by stream copy has its loudness measured, for its init
-        /// segment's `ludt` (ISO/IEC 14496-12 12.2.7; Apple's HLS authoring rule 2.19): KeyFrameKit's
-        /// `Packaging.hls(_:to:…)` decodes the copied packets to measure them (an encoded
-        /// rendition is measured as it is encoded, always). ``hls(copying:to:options:control:progress:)``
+        /// Whether each rendition's loudness is measured, for its init segment's `ludt`
+        /// (ISO/IEC 14496-12 12.2.7; Apple's HLS authoring rule 2.19): an encoded rendition as it
+        /// is encoded; one made by stream copy by KeyFrameKit's `Packaging.hls(_:to:…)`, which
+        /// decodes the copied packets to measure them. ``hls(copying:to:options:control:progress:)``
         /// decodes nothing and measures nothing.
         public var measuresLoudness: Bool = true
 

@@ -161,7 +161,7 @@ package final class IcecastSession: PublishingSession {
             try send(bytes: end + oggHeaders(title: title), deadline: deadline)
             return
         }
-        let query = "mode=updinfo&mount=\(Self.percentEncoded(destination.mount))&song=\(Self.percentEncoded(title))&charset=UTF-8"
+        let query = "mode=updinfo&mount=\(PercentEncoding.encoded(destination.mount))&song=\(PercentEncoding.encoded(title))&charset=UTF-8"
         let admin = try connect(destination.host, destination.port, destination.usesTLS, deadline)
         defer { admin.close(graceful: false) }
         try admin.send(Array(("GET /admin/metadata?\(query) HTTP/1.0\r\n" + commonHeaders + "\r\n").utf8), deadline: deadline)
@@ -200,7 +200,7 @@ package final class IcecastSession: PublishingSession {
 
     private func start(method: String, version: String, stream: PublishedStream, deadline: ContinuousClock.Instant) throws(PublishingError) {
         let connection = try connect(destination.host, destination.port, destination.usesTLS, deadline)
-        var head = "\(method) \(Self.percentEncoded(destination.mount, keepingSlashes: true)) \(version)\r\n" + commonHeaders
+        var head = "\(method) \(PercentEncoding.encoded(destination.mount, keepingSlashes: true)) \(version)\r\n" + commonHeaders
         head += "Content-Type: \(contentType)\r\n"
         head += "Ice-Public: 0\r\n"
         head += "Ice-Audio-Info: ice-samplerate=\(stream.sampleRate);ice-channels=\(stream.channelCount);ice-bitrate=\(stream.bitrate / 1000)\r\n"
@@ -265,24 +265,6 @@ package final class IcecastSession: PublishingSession {
     /// A header value on one line: control characters become spaces.
     private static func headerValue(_ text: String) -> String {
         String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
-    }
-
-    /// RFC 3986 percent-encoding of everything but the unreserved characters (and `/`).
-    static func percentEncoded(_ text: String, keepingSlashes: Bool = false) -> String {
-        var encoded = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                encoded.unicodeScalars.append(Unicode.Scalar(byte))
-            case UInt8(ascii: "/") where keepingSlashes:
-                encoded.append("/")
-            default:
-                let hex = String(byte, radix: 16, uppercase: true)
-                encoded += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return encoded
     }
 }
 
