@@ -14,6 +14,8 @@ extension StringProtocol where UTF8View: BidirectionalCollection {
             guard last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") || last == UInt8(ascii: "\r") else { break }
             end = bytes.index(before: end)
         }
+        // Nothing to trim from a String: itself, not a copy (a playlist's lines mostly).
+        if start == bytes.startIndex, end == bytes.endIndex, let whole = self as? String { return whole }
         return String(decoding: bytes[start..<end], as: UTF8.self)
     }
 }
