@@ -130,14 +130,19 @@ public final class LoudnessMeter {
               !measuresTruePeak || ebur128_loudness_range(state, &range) == Int32(EBUR128_SUCCESS.rawValue) else {
             throw .unsupportedInput("libebur128 could not compute the loudness")
         }
+        return Loudness(integrated: integrated, range: range, truePeak: peakDecibels(state, channelCount: format.channelCount))
+    }
+
+    /// The highest peak of any channel measured in `state`, in dB (the true peak when measured,
+    /// else the sample peak); −∞ for silence.
+    private func peakDecibels(_ state: UnsafeMutablePointer<ebur128_state>, channelCount: Int) -> Double {
         var peak = 0.0
-        for channel in 0..<format.channelCount {
+        for channel in 0..<channelCount {
             var value = 0.0
             let found = measuresTruePeak ? ebur128_true_peak(state, UInt32(channel), &value) : ebur128_sample_peak(state, UInt32(channel), &value)
             if found == Int32(EBUR128_SUCCESS.rawValue) { peak = max(peak, value) }
         }
-        let truePeak = peak > 0 ? 20 * Double.log10(peak) : -Double.infinity
-        return Loudness(integrated: integrated, range: range, truePeak: truePeak)
+        return peak > 0 ? 20 * Double.log10(peak) : -Double.infinity
     }
 }
 
@@ -164,8 +169,7 @@ extension LoudnessMeter {
                 || ebur128_loudness_range_multiple(&states, states.count, &range) == Int32(EBUR128_SUCCESS.rawValue) else {
             throw .unsupportedInput("libebur128 could not compute the loudness")
         }
-        var peak = -Double.infinity
-        for meter in measured { if let part = try meter.measurement() { peak = max(peak, part.truePeak) } }
+        let peak = measured.map { $0.peakDecibels($0.state!, channelCount: format.channelCount) }.max() ?? -Double.infinity
         return Loudness(integrated: integrated, range: range, truePeak: peak)
     }
 }

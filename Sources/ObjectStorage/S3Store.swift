@@ -48,6 +48,8 @@ public struct S3Store: ObjectStore {
     /// the host name.
     public let pathStyle: Bool
     let signer: SignatureV4
+    /// The endpoint's `host[:port]`: the `Host` each request is signed with and sent with.
+    let authority: String
     /// How long one request may take.
     public var timeout: Duration = .seconds(30)
 
@@ -96,6 +98,7 @@ public struct S3Store: ObjectStore {
             pathStyle = false
         }
         signer = SignatureV4(credentials: credentials, region: region)
+        authority = self.endpoint.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
     }
 
     /// `s3://bucket/prefix`; no credential.
@@ -190,12 +193,14 @@ public struct S3Store: ObjectStore {
     func send(_ method: String, _ path: String, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
               body: [UInt8] = [], expecting: Set<Int>, about name: String) throws(PipelineError) -> Answer {
         let repeatable = method != "POST"
+        let payloadHash = SignatureV4.payloadHash(body)
         var failure: S3Error?
         for attempt in 0...Self.retryDelays.count {
-            if attempt > 0 { Self.sleep(Self.retryDelays[attempt - 1]) }
+            // A pipeline's thread waits (never the cooperative pool's).
+            if attempt > 0 { _ = DispatchSemaphore(value: 0).wait(for: Self.retryDelays[attempt - 1]) }
             let answer: Answer
             do throws(S3Error) {
-                answer = try sendOnce(method, path, query: query, headers: headers, body: body, about: name)
+                answer = try sendOnce(method, path, query: query, headers: headers, body: body, payloadHash: payloadHash, about: name)
             } catch {
                 guard error.kind == .unreachable || (repeatable && error.kind == .timedOut) else { throw PipelineError(.network, underlying: error) }
                 failure = error
@@ -227,12 +232,11 @@ public struct S3Store: ObjectStore {
         return document.firstElement(named: name)?.text
     }
 
-    /// One signed request, its answer read whole.
+    /// One signed request (`payloadHash` the SHA-256 of `body`), its answer read whole.
     func sendOnce(_ method: String, _ path: String, query: [(name: String, value: String)], headers: [(name: String, value: String)],
-                  body: [UInt8], about name: String) throws(S3Error) -> Answer {
-        let authority = endpoint.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+                  body: [UInt8], payloadHash: String, about name: String) throws(S3Error) -> Answer {
         let request = SignatureV4.Request(method: method, path: path, query: query, headers: [("Host", authority)] + headers,
-                                          payloadHash: SignatureV4.payloadHash(body))
+                                          payloadHash: payloadHash)
         let signed = signer.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: Int64(time(nil))))
         let queryText = query.isEmpty ? "" : "?" + SignatureV4.canonicalQuery(query)
         let url = endpoint + SignatureV4.uriEncoded(path, keepingSlash: true) + queryText
@@ -240,9 +244,7 @@ public struct S3Store: ObjectStore {
             var outgoing = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: HTTPHeaders(signed),
                                                   body: body.isEmpty ? nil : .bytes(body))
             outgoing.headers.replaceOrAdd(name: "Host", value: authority)
-            let (seconds, attoseconds) = timeout.components
-            let deadline = NIODeadline.now() + .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-                + .seconds(Int64(body.count / (128 * 1024)))
+            let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds) + .seconds(Int64(body.count / (128 * 1024)))
             let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
             let bytes = response.body.map { Array($0.readableBytesView) } ?? []
             return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"))
@@ -250,11 +252,5 @@ public struct S3Store: ObjectStore {
             let kind: S3Error.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
             throw S3Error(kind, "\(description) at \(endpoint): \(method) \(name): \(socketErrorWords(error))")
         }
-    }
-
-    /// Waits `duration` on this thread (a pipeline's, never the cooperative pool's).
-    static func sleep(_ duration: Duration) {
-        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(Int(duration.components.seconds * 1000
-                                                                                  + duration.components.attoseconds / 1_000_000_000_000_000)))
     }
 }

@@ -67,20 +67,14 @@ extension Packaging {
         // an encode is asked.
         if options.copiesProfile, (options.codec ?? .opus) == .opus, (options.formats ?? .standard).detect(input) == .oggOpus {
             // (Asked for a bitrate, rate or channels, it is encoded again as Opus, below.)
-            var copying = options
-            if options.measuresLoudness, let measured = try TrackLoudness.measure(decoding: input, control: control) {
-                copying.events.insert(.loudness(measured), at: 0)
-            }
+            let copying = options.measuresLoudness ? telling(try TrackLoudness.measure(decoding: input, control: control), in: options) : options
             return try copyOggOpusRendition(input, to: directory, options: copying, control: control, progress: progress)
         }
         let layout = trackLayout(of: input, options: options)
         if let layout, copies(layout, options: options) {
-            var copying = options
             // The init segment's ludt, from the copied packets decoded (packed audio has none).
-            if options.measuresLoudness, options.segmentFormat == .cmaf,
-               let measured = try TrackLoudness.measure(layout, formats: options.formats ?? .containers, control: control) {
-                copying.events.insert(.loudness(measured), at: 0)
-            }
+            let copying = options.measuresLoudness && options.segmentFormat == .cmaf
+                ? telling(try TrackLoudness.measure(layout, formats: options.formats ?? .containers, control: control), in: options) : options
             return try copyRendition(input, layout: layout, to: directory, options: copying, control: control, progress: progress)
         }
         let source = try AudioFileInput(path: input, registry: options.formats ?? .standard)
@@ -106,6 +100,14 @@ extension Packaging {
         let interval = randomAccessInterval(of: sink, profile: profile, sampleRate: format?.sampleRate)
         return try encodeRendition(AnnouncingSource(source, announcing: options.events).transformed(by: resampler).transformed(by: LoudnessTap(measuring: options.measuresLoudness)), encoder: aligned(encoder, interval: interval),
                                    into: sink, control: control, progress: progress)
+    }
+
+    /// `options` with `loudness`, when measured, told before everything else: a copy's `ludt`.
+    static func telling(_ loudness: StreamLoudness?, in options: Options) -> Options {
+        guard let loudness else { return options }
+        var told = options
+        told.events.insert(.loudness(loudness), at: 0)
+        return told
     }
 
     /// The codec of an input's track `layout` when it is one other than AAC that the segments

@@ -112,7 +112,8 @@ enum TrackLoudness {
                         if frames < expected { start += (expected - frames) * scale / rate }
                     }
                     let kept = keptBytes(of: pcm, format: format, startingAt: start, timescale: layout.timescale, presented: presented)
-                    if !kept.isEmpty { try meter.add(PCMBuffer(format: format, bytes: Array(kept))) }
+                    // Most packets are kept whole: their PCM as it is, not a copy.
+                    if !kept.isEmpty { try meter.add(PCMBuffer(format: format, bytes: kept.count == pcm.count ? pcm : Array(kept))) }
                 } catch {
                     throw .codec(error)
                 }
