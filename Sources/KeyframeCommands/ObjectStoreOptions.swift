@@ -2,7 +2,7 @@ import ArgumentParser
 import KeyFrameKit
 
 /// Where an object store's URL leads: the options of every command that takes one
-/// (`s3://bucket/prefix`), over the registry's stores (``Keyframe/destinations``).
+/// (`s3://bucket/prefix`, `https://host/path`), over the registry's stores (``Keyframe/destinations``).
 struct ObjectStoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The S3 endpoint of a store other than Amazon S3 (SeaweedFS, MinIO, Ceph), addressed path-style. "
@@ -17,6 +17,29 @@ struct ObjectStoreOptions: ParsableArguments {
     var s3Profile: String?
 
     init() {}
+
+    /// The store `text` names: an object store's URL (`s3://bucket/prefix`,
+    /// `https://user:password@host/path`), or `env:NAME`, the environment variable that holds
+    /// one (a password kept off the command line); `nil` for a directory.
+    ///
+    /// - Throws: ``PublishingError/Reason/invalidDestination`` for a URL that does not read or a
+    ///   variable not set; ``PublishingError/Reason/refused`` for missing keys.
+    func store(named text: String) throws(PublishingError) -> (any ObjectStore)? {
+        var url = text
+        if text.hasPrefix("env:") {
+            let name = String(text.dropFirst(4))
+            guard let value = ProcessEnvironment.value(of: name), !value.isEmpty else {
+                throw PublishingError(.invalidDestination, "env:\(name): the environment variable \(name) is not set")
+            }
+            url = value.trimmingSpaces
+        }
+        let registry = destinations
+        guard registry.namesStore(url) else {
+            if url != text { throw PublishingError(.invalidDestination, "env:\(text.dropFirst(4)): holds no object store's URL") }
+            return nil
+        }
+        return try registry.store(for: url)
+    }
 
     /// The destinations, their S3 store reached at ``s3Endpoint`` with ``s3Profile``'s keys.
     var destinations: DestinationRegistry {

@@ -49,14 +49,17 @@ struct Package: ParsableCommand {
             sections, CRC-32), EXT-X-CUE-OUT/-OUT-CONT/-IN tags and, with a uri, an interstitial \
             (CLASS com.apple.hls.interstitial); the input's chapters become EXT-X-DATERANGE tags of \
             CLASS com.keyframekit.chapter with X-TITLE. A playlist with a date range has \
-            EXT-X-PROGRAM-DATE-TIME from the time of packaging (RFC 8216 4.3.2.7). DIR may be an object store's URL instead (file:///absolute/path, or s3://bucket/prefix with \
-            --s3-endpoint for a store other than Amazon S3): the package is made in a private staging directory, \
+            EXT-X-PROGRAM-DATE-TIME from the time of packaging (RFC 8216 4.3.2.7). DIR may be an object store's URL instead (file:///absolute/path; s3://bucket/prefix with \
+            --s3-endpoint for a store other than Amazon S3; an HTTP ingest point, https://[user:password@]host/path, \
+            each object PUT below the path; a WebDAV share, davs://… or dav://…, its collections made by MKCOL \
+            first), or env:NAME, a variable that holds one (a password kept off the command line): the package is made in a private staging directory, \
             then put into the store, the media before the playlists and manifests that name it, each object with \
             the Content-Type and Cache-Control the origin serves it with. S3 keys come from AWS_ACCESS_KEY_ID and \
             AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN), else ~/.aws/credentials (--s3-profile, which wins over the environment's keys); \
             the region from AWS_REGION, AWS_DEFAULT_REGION or the profile, else us-east-1. A request that finds no connection is tried \
             four more times over about 4 s, and so is one answered 5xx, 408 or 429 or not in time (POSTs excepted); any other refusal \
-            is an error at once, in S3's words. Asking whether an object exists needs s3:ListBucket.
+            is an error at once, in S3's words. Asking whether an object exists needs s3:ListBucket. A password goes as HTTP \
+            Basic, over https (or http to this machine), and every message masks it.
             """
     )
 
@@ -64,7 +67,7 @@ struct Package: ParsableCommand {
     var input: String
 
     @Option(name: [.customLong("hls"), .customShort("o"), .customLong("output")],
-            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path, s3://bucket/prefix); -o and --output name it too.")
+            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path, s3://bucket/prefix, https://host/path, davs://host/path) or env:NAME holding one; -o and --output name it too.")
     var hls: String
 
     @OptionGroup(title: "Object stores") var objectStore: ObjectStoreOptions
@@ -128,11 +131,9 @@ struct Package: ParsableCommand {
     func validate() throws {
         try layout.checkForAAC()
         // A store's URL that does not read is a usage error (64); missing keys are not.
-        if objectStore.destinations.namesStore(hls) {
-            do { _ = try objectStore.destinations.store(for: hls) } catch where error.reason == .invalidDestination {
-                throw ValidationError("--hls \(hls): \(error)")
-            } catch {}
-        }
+        do { _ = try objectStore.store(named: hls) } catch where error.reason == .invalidDestination {
+            throw ValidationError("--hls: \(error)")
+        } catch {}
         if segments == .packedAudio {
             if dash { throw ValidationError("--segments packed-audio: DASH reads CMAF segments; give --dash without it") }
             if let other = bitrates?.split(separator: ",").first(where: { $0.contains(":") && !$0.lowercased().hasSuffix(":aac")
@@ -193,11 +194,8 @@ struct Package: ParsableCommand {
         let sidecarEvents = try adBreaks.map { try Self.events(fromSidecar: $0) } ?? []
         let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)
         // An object store's URL names where the package goes; anything else is a directory.
-        var store: (any ObjectStore)?
-        let destinations = objectStore.destinations
-        if destinations.namesStore(hls) {
-            do { store = try destinations.store(for: hls) } catch { throw CommandFailure("\(error)") }
-        }
+        let store: (any ObjectStore)?
+        do { store = try objectStore.store(named: hls) } catch { throw CommandFailure("\(error)") }
         let line = ProgressLine(label: "packaging")
         let summary: Packaging.Summary
         do {

@@ -32,9 +32,9 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - environment: looks up an environment variable (an empty one counts as unset).
     ///   - readFile: reads a file's text, `nil` when it cannot be read.
-    /// - Throws: ``S3Error`` saying where credentials were looked for, when none were found.
+    /// - Throws: ``ObjectStoreError`` saying where credentials were looked for, when none were found.
     public static func resolve(profile: String? = nil, environment lookUp: (String) -> String?,
-                               readFile: (String) -> String?) throws(S3Error) -> (credentials: S3Credentials, region: String?) {
+                               readFile: (String) -> String?) throws(ObjectStoreError) -> (credentials: S3Credentials, region: String?) {
         func environment(_ name: String) -> String? { lookUp(name).flatMap { $0.isEmpty ? nil : $0 } }
         let explicitProfile = profile != nil
         let profile = profile ?? environment("AWS_PROFILE") ?? "default"
@@ -57,7 +57,7 @@ public struct S3Credentials: Sendable, CustomStringConvertible {
         if let section = stored[profile], let key = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] {
             return (S3Credentials(accessKeyID: key, secretAccessKey: secret, sessionToken: section["aws_session_token"]), region)
         }
-        throw S3Error(.credentials, "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give the profile "
+        throw ObjectStoreError(.credentials, "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give the profile "
                       + "'\(profile)' aws_access_key_id and aws_secret_access_key in \(credentialsPath)")
     }
 

@@ -1,25 +1,8 @@
-internal import AsyncHTTPClient
-internal import Dispatch
 #if canImport(Glibc)
 internal import Glibc
 #endif
 public import MediaCore
-internal import NIOCore
-internal import NIOHTTP1
-internal import NIOPosix
 internal import XMLReader
-
-/// The HTTP client every store's requests go through, for the life of the process (never shut
-/// down), on an event loop of its own (a request waited for from a thread of another loop group
-/// never runs on that loop): connections are kept per host; a connection that cannot be made at
-/// once, or within 2 s, fails the try, which
-/// ``S3Store/send(_:_:query:headers:body:expecting:about:)`` repeats.
-private let storeClient: HTTPClient = {
-    var configuration = HTTPClient.Configuration()
-    configuration.timeout = .init(connect: .seconds(2), read: .seconds(30))
-    configuration.connectionPool.retryConnectionEstablishment = false
-    return HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup(numberOfThreads: 1)), configuration: configuration)
-}()
 
 /// An S3 bucket, or a prefix in one, as an ``/MediaCore/ObjectStore``: `s3://bucket/prefix`.
 /// Each object is one signed request (``SignatureV4``): `PUT` with its `Content-Type` and
@@ -34,7 +17,7 @@ private let storeClient: HTTPClient = {
 /// all), and so is a `PUT`, `GET` or `DELETE` the server answered 5xx, 408 or 429, or did not
 /// answer in time (30 s, and a second more for every 128 KiB sent); a `POST` (a multipart
 /// upload's start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`,
-/// 404 `NoSuchBucket`) or failure (a TLS handshake) is an ``S3Error`` at once, with the
+/// 404 `NoSuchBucket`) or failure (a TLS handshake) is an ``ObjectStoreError`` at once, with the
 /// server's code and message.
 public struct S3Store: ObjectStore {
     /// The bucket.
@@ -57,12 +40,12 @@ public struct S3Store: ObjectStore {
     /// (`http://127.0.0.1:8333`, path-style) or, without one, at Amazon S3 in `region`
     /// (virtual-hosted), signed with `credentials`.
     ///
-    /// - Throws: ``S3Error/Kind/address`` for a URL or endpoint that is not one.
-    public init(url: String, endpoint: String? = nil, credentials: S3Credentials, region: String?) throws(S3Error) {
+    /// - Throws: ``ObjectStoreError/Kind/address`` for a URL or endpoint that is not one.
+    public init(url: String, endpoint: String? = nil, credentials: S3Credentials, region: String?) throws(ObjectStoreError) {
         let parts: URLReference
-        do { parts = try URLReference(url) } catch { throw S3Error(.address, "\(url): not a URL of the form s3://bucket/prefix") }
+        do { parts = try URLReference(url) } catch { throw ObjectStoreError(.address, "\(url): not a URL of the form s3://bucket/prefix") }
         guard parts.scheme == "s3", !parts.host.isEmpty, parts.userInfo == nil, parts.port == nil, parts.query == nil else {
-            throw S3Error(.address, "\(url): an S3 URL is s3://bucket/prefix (no user, port or query; the endpoint is --s3-endpoint)")
+            throw ObjectStoreError(.address, "\(url): an S3 URL is s3://bucket/prefix (no user, port or query; the endpoint is --s3-endpoint)")
         }
         bucket = String(parts.host)
         let isIPAddress = bucket.split(separator: ".").count == 4 && bucket.split(separator: ".").allSatisfy { UInt8($0) != nil }
@@ -70,14 +53,14 @@ public struct S3Store: ObjectStore {
               bucket.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E }),
               let first = bucket.utf8.first, let last = bucket.utf8.last, first != 0x2D, first != 0x2E, last != 0x2D, last != 0x2E,
               !bucket.contains(".."), !isIPAddress else {
-            throw S3Error(.address, "\(url): '\(bucket)' is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.', "
+            throw ObjectStoreError(.address, "\(url): '\(bucket)' is not a bucket name (3 to 63 lower-case letters, digits, '-' and '.', "
                           + "beginning and ending with a letter or digit, not an IP address)")
         }
         var components: [String] = []
         for segment in parts.path.split(separator: "/") {
             guard let bytes = PercentEncoding.decodedBytes(segment, invalid: .refused), !bytes.contains(0),
                   let name = String(validating: bytes, as: UTF8.self), name != ".", name != ".." else {
-                throw S3Error(.address, "\(url): '\(segment)' is not a prefix component")
+                throw ObjectStoreError(.address, "\(url): '\(segment)' is not a prefix component")
             }
             components.append(name)
         }
@@ -86,7 +69,7 @@ public struct S3Store: ObjectStore {
         if let endpoint {
             guard let parsed = try? URLReference(endpoint), parsed.scheme == "http" || parsed.scheme == "https", !parsed.host.isEmpty,
                   parsed.userInfo == nil, parsed.path.isEmpty || parsed.path == "/", parsed.query == nil else {
-                throw S3Error(.address, "--s3-endpoint \(endpoint): not an endpoint of the form http[s]://host[:port]")
+                throw ObjectStoreError(.address, "--s3-endpoint \(endpoint): not an endpoint of the form http[s]://host[:port]")
             }
             self.endpoint = "\(parsed.scheme)://\(parsed.authority)"
             pathStyle = true
@@ -145,7 +128,7 @@ public struct S3Store: ObjectStore {
         }
         let created = try send("POST", path, query: [("uploads", "")], headers: headers, expecting: [200], about: name)
         guard let uploadID = Self.element("UploadId", in: created.body) else {
-            throw PipelineError(.network, underlying: S3Error(.refused, "\(description): POST \(name)?uploads: no UploadId in the answer"))
+            throw PipelineError(.network, underlying: ObjectStoreError(.refused, "\(description): POST \(name)?uploads: no UploadId in the answer"))
         }
         do throws(PipelineError) {
             var completion = "<CompleteMultipartUpload>"
@@ -154,7 +137,7 @@ public struct S3Store: ObjectStore {
                 let answer = try send("PUT", path, query: [("partNumber", "\(index + 1)"), ("uploadId", uploadID)], body: part,
                                       expecting: [200], about: name)
                 guard let tag = answer.entityTag else {
-                    throw PipelineError(.network, underlying: S3Error(.refused, "\(description): PUT \(name) part \(index + 1): no ETag in the answer"))
+                    throw PipelineError(.network, underlying: ObjectStoreError(.refused, "\(description): PUT \(name) part \(index + 1): no ETag in the answer"))
                 }
                 completion += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLElementTree.escapedText(tag))</ETag></Part>"
             }
@@ -176,52 +159,24 @@ public struct S3Store: ObjectStore {
         _ = try send("DELETE", path(of: try checkedName(name)), expecting: [200, 204, 404], about: name)
     }
 
-    /// What the server answered.
-    struct Answer {
-        var status: Int
-        var body: [UInt8]
-        /// The response's `ETag`, when it has one.
-        var entityTag: String? = nil
-    }
+    typealias Answer = HTTPObjectExchange.Answer
 
-    /// The delays before the second and later tries of a request the server could not take now.
-    static let retryDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2)]
-
-    /// Sends one signed request, tried again after ``retryDelays`` while it found no connection,
-    /// or, when it is not a `POST`, while the failure is transient (a 5xx, 408 or 429, no answer
-    /// in time).
+    /// Sends one signed request by the store's rules (``HTTPObjectExchange/send(_:expecting:refusal:once:)``).
     func send(_ method: String, _ path: String, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
               body: [UInt8] = [], expecting: Set<Int>, about name: String) throws(PipelineError) -> Answer {
-        let repeatable = method != "POST"
         let payloadHash = SignatureV4.payloadHash(body)
-        var failure: S3Error?
-        for attempt in 0...Self.retryDelays.count {
-            // A pipeline's thread waits (never the cooperative pool's).
-            if attempt > 0 { _ = DispatchSemaphore(value: 0).wait(for: Self.retryDelays[attempt - 1]) }
-            let answer: Answer
-            do throws(S3Error) {
-                answer = try sendOnce(method, path, query: query, headers: headers, body: body, payloadHash: payloadHash, about: name)
-            } catch {
-                guard error.kind == .unreachable || (repeatable && error.kind == .timedOut) else { throw PipelineError(.network, underlying: error) }
-                failure = error
-                continue
-            }
-            if expecting.contains(answer.status) { return answer }
-            let error = Self.refusal(answer, method: method, object: name, store: "\(description) at \(endpoint)")
-            guard repeatable, Self.isTransient(status: answer.status) else { throw PipelineError(.network, underlying: error) }
-            failure = error
-        }
-        throw PipelineError(.network, underlying: failure ?? S3Error(.unreachable, "\(description) at \(endpoint): \(name): no answer"))
+        return try HTTPObjectExchange.send(method, expecting: expecting, refusal: { answer in
+            Self.refusal(answer, method: method, object: name, store: "\(description) at \(endpoint)")
+        }, once: { () throws(ObjectStoreError) in
+            try sendOnce(method, path, query: query, headers: headers, body: body, payloadHash: payloadHash, about: name)
+        })
     }
 
-    /// Whether a status says "try again": 408, 429 and the 5xx.
-    static func isTransient(status: Int) -> Bool { status == 408 || status == 429 || status >= 500 }
-
     /// The error a refusal is: the method, the object, the status, and S3's `Code` and `Message`.
-    static func refusal(_ answer: Answer, method: String, object: String, store: String) -> S3Error {
+    static func refusal(_ answer: Answer, method: String, object: String, store: String) -> ObjectStoreError {
         let code = element("Code", in: answer.body)
         let said = [code, element("Message", in: answer.body)].compactMap { $0 }.joined(separator: ": ")
-        return S3Error(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(said.isEmpty ? "" : " (\(said))")",
+        return ObjectStoreError(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(said.isEmpty ? "" : " (\(said))")",
                        status: answer.status, code: code)
     }
 
@@ -234,23 +189,13 @@ public struct S3Store: ObjectStore {
 
     /// One signed request (`payloadHash` the SHA-256 of `body`), its answer read whole.
     func sendOnce(_ method: String, _ path: String, query: [(name: String, value: String)], headers: [(name: String, value: String)],
-                  body: [UInt8], payloadHash: String, about name: String) throws(S3Error) -> Answer {
+                  body: [UInt8], payloadHash: String, about name: String) throws(ObjectStoreError) -> Answer {
         let request = SignatureV4.Request(method: method, path: path, query: query, headers: [("Host", authority)] + headers,
                                           payloadHash: payloadHash)
         let signed = signer.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: Int64(time(nil))))
         let queryText = query.isEmpty ? "" : "?" + SignatureV4.canonicalQuery(query)
         let url = endpoint + SignatureV4.uriEncoded(path, keepingSlash: true) + queryText
-        do {
-            var outgoing = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: HTTPHeaders(signed),
-                                                  body: body.isEmpty ? nil : .bytes(body))
-            outgoing.headers.replaceOrAdd(name: "Host", value: authority)
-            let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds) + .seconds(Int64(body.count / (128 * 1024)))
-            let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
-            let bytes = response.body.map { Array($0.readableBytesView) } ?? []
-            return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"))
-        } catch {
-            let kind: S3Error.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
-            throw S3Error(kind, "\(description) at \(endpoint): \(method) \(name): \(socketErrorWords(error))")
-        }
+        return try HTTPObjectExchange.exchange(method, url: url, headers: signed, host: authority, body: body, timeout: timeout,
+                                               prefix: "\(description) at \(endpoint)", name: name)
     }
 }

@@ -205,16 +205,16 @@ public struct DestinationRegistry: Sendable {
     /// An empty registry.
     public init() {}
 
-    /// KeyFrameKit's destinations: RTMP, Icecast and SRT, and directories as `file://` stores
-    /// (``registerAll()``).
+    /// KeyFrameKit's destinations: RTMP, Icecast and SRT; directories (`file://`), S3 (`s3://`)
+    /// and HTTP ingest points (`http://`, `https://`; WebDAV `dav://`, `davs://`) as stores (``registerAll()``).
     public static let standard: DestinationRegistry = {
         var registry = DestinationRegistry()
         registry.registerAll()
         return registry
     }()
 
-    /// Registers KeyFrameKit's protocols, each carrying AAC, and its object store (`file://`):
-    /// the one place that lists them. One already registered is not registered twice.
+    /// Registers KeyFrameKit's protocols, each carrying AAC, and its object stores (`file://`,
+    /// `s3://`, `http[s]://`, `dav[s]://`): the one place that lists them. One already registered is not registered twice.
     public mutating func registerAll() {
         for entry in Self.builtIn where !entries.contains(where: { $0.scheme == entry.scheme }) { register(entry) }
         for entry in Self.builtInStores where !stores.contains(where: { $0.name == entry.name }) { register(entry) }
@@ -263,10 +263,16 @@ public struct DestinationRegistry: Sendable {
     }
 
     /// The directory store: `file:///absolute/path` (RFC 8089 2: the host empty or
-    /// `localhost`; the path percent-decoded into UTF-8, without NUL or an encoded `/`).
+    /// `localhost`; the path percent-decoded into UTF-8, without NUL or an encoded `/`); S3
+    /// (``s3(endpoint:profile:environment:readFile:)``); HTTP ingest and WebDAV
+    /// (``/ObjectStorage/HTTPIngestStore``: `https://user:password@host/path`; WebDAV, making
+    /// its collections, `davs://…`).
     static let builtInStores: [StoreEntry] = [
         StoreEntry(name: "file", urlSchemes: ["file"]) { url throws(PublishingError) in try directoryStore(url) },
         s3(),
+        StoreEntry(name: "http", urlSchemes: ["http", "https", "dav", "davs"]) { url throws(PublishingError) in
+            do { return try HTTPIngestStore(url: url) } catch { throw PublishingError(.invalidDestination, "\(error)") }
+        },
     ]
 
     /// S3 and the stores that speak its API (``/ObjectStorage/S3Store``): `s3://bucket/prefix`,
@@ -280,13 +286,13 @@ public struct DestinationRegistry: Sendable {
                           readFile: @escaping @Sendable (String) -> String? = ProcessEnvironment.text(ofFile:)) -> StoreEntry {
         StoreEntry(name: "s3", urlSchemes: ["s3"]) { url throws(PublishingError) in
             let endpoint = (endpoint ?? environment("AWS_ENDPOINT_URL_S3") ?? environment("AWS_ENDPOINT_URL")).flatMap { $0.isEmpty ? nil : $0 }
-            do throws(S3Error) {
+            do throws(ObjectStoreError) {
                 // The URL and endpoint first: a mistake in them is said before any key is looked for.
                 _ = try S3Store(url: url, endpoint: endpoint, credentials: S3Credentials(accessKeyID: "", secretAccessKey: ""), region: nil)
             } catch {
                 throw PublishingError(.invalidDestination, "\(error)")
             }
-            do throws(S3Error) {
+            do throws(ObjectStoreError) {
                 let found = try S3Credentials.resolve(profile: profile, environment: environment, readFile: readFile)
                 return try S3Store(url: url, endpoint: endpoint, credentials: found.credentials, region: found.region)
             } catch {

@@ -91,7 +91,7 @@ import Testing
         found = try S3Credentials.resolve(environment: { environment[$0] }, readFile: read)
         #expect(found.credentials.accessKeyID == "AKIDENV" && found.region == "us-west-2")
         #expect("\(found.credentials)" == "AKIDENV:****")
-        let error = #expect(throws: S3Error.self) { try S3Credentials.resolve(environment: { _ in nil }, readFile: { _ in nil }) }
+        let error = #expect(throws: ObjectStoreError.self) { try S3Credentials.resolve(environment: { _ in nil }, readFile: { _ in nil }) }
         #expect(error?.kind == .credentials)
     }
 
@@ -102,8 +102,8 @@ import Testing
         let aws = try S3Store(url: "s3://shows", credentials: Self.documented, region: "eu-west-1")
         #expect(!aws.pathStyle && aws.endpoint == "https://shows.s3.eu-west-1.amazonaws.com" && aws.prefix.isEmpty)
         for bad in ["s3://UPPER/x", "s3://ab", "s3://user@bucket/x", "s3://bucket:9000/x", "s3://bucket/x?y=1", "s3://bucket/../x", "http://bucket/x"] {
-            #expect(throws: S3Error.self, "\(bad)") { try S3Store(url: bad, credentials: Self.documented, region: nil) }
+            #expect(throws: ObjectStoreError.self, "\(bad)") { try S3Store(url: bad, credentials: Self.documented, region: nil) }
         }
-        #expect(throws: S3Error.self) { try S3Store(url: "s3://shows", endpoint: "ftp://host", credentials: Self.documented, region: nil) }
+        #expect(throws: ObjectStoreError.self) { try S3Store(url: "s3://shows", endpoint: "ftp://host", credentials: Self.documented, region: nil) }
     }
 }

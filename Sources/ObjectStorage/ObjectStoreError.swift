@@ -4,14 +4,15 @@ internal import NIOCore
 internal import NIOPosix
 internal import NIOSSL
 
-/// Why an S3 store could not be reached or refused a request, in words that name the store,
-/// the object and what the server said (its `Code` and `Message`); never a secret.
-public struct S3Error: Error, Sendable, CustomStringConvertible, PipelineErrorConvertible {
+/// Why an object store over HTTP (S3, an HTTP ingest point) could not be reached or refused a
+/// request, in words that name the store, the object and what the server said (S3's `Code` and
+/// `Message`); never a secret.
+public struct ObjectStoreError: Error, Sendable, CustomStringConvertible, PipelineErrorConvertible {
     /// What kind of failure.
     public enum Kind: Sendable, Hashable {
         /// No credentials were found.
         case credentials
-        /// The URL or the endpoint is not one an S3 store has.
+        /// The URL or the endpoint is not one such a store has.
         case address
         /// The server answered with an error status.
         case refused

@@ -1,0 +1,82 @@
+internal import AsyncHTTPClient
+internal import Dispatch
+internal import MediaCore
+internal import NIOCore
+internal import NIOHTTP1
+internal import NIOPosix
+
+/// The HTTP client every store's requests go through, for the life of the process (never shut
+/// down), on an event loop of its own (a request waited for from a thread of another loop group
+/// never runs on that loop): connections are kept per host, and so reused request after
+/// request (HTTP/1.1 persistent connections); a connection that cannot be made at once, or
+/// within 2 s, fails the try, which ``HTTPObjectExchange/send(_:expecting:refusal:once:)``
+/// repeats.
+private let storeClient: HTTPClient = {
+    var configuration = HTTPClient.Configuration()
+    configuration.timeout = .init(connect: .seconds(2), read: .seconds(30))
+    configuration.connectionPool.retryConnectionEstablishment = false
+    return HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup(numberOfThreads: 1)), configuration: configuration)
+}()
+
+/// One request to an object store over HTTP, and the rules by which it is tried again: what
+/// ``S3Store`` and ``HTTPIngestStore`` share.
+enum HTTPObjectExchange {
+    /// What the server answered.
+    struct Answer {
+        var status: Int
+        var body: [UInt8]
+        /// The response's `ETag`, when it has one.
+        var entityTag: String? = nil
+    }
+
+    /// The delays before the second and later tries of a request the server could not take now
+    /// (about 4 s in all).
+    static let retryDelays: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2)]
+
+    /// Whether a status says "try again": 408, 429 and the 5xx.
+    static func isTransient(status: Int) -> Bool { status == 408 || status == 429 || status >= 500 }
+
+    /// Sends a request by `once` (one try), tried again after ``retryDelays`` while it found no
+    /// connection, or, when `method` is repeatable (not `POST`), while the failure is transient
+    /// (a 5xx, 408 or 429, no answer in time). An answer outside `expecting` that is not
+    /// transient is `refusal`'s error at once.
+    static func send(_ method: String, expecting: Set<Int>, refusal: (Answer) -> ObjectStoreError,
+                     once: () throws(ObjectStoreError) -> Answer) throws(PipelineError) -> Answer {
+        let repeatable = method != "POST"
+        var failure: ObjectStoreError?
+        for attempt in 0...retryDelays.count {
+            // A pipeline's thread waits (never the cooperative pool's).
+            if attempt > 0 { _ = DispatchSemaphore(value: 0).wait(for: retryDelays[attempt - 1]) }
+            let answer: Answer
+            do throws(ObjectStoreError) { answer = try once() } catch {
+                guard error.kind == .unreachable || (repeatable && error.kind == .timedOut) else { throw PipelineError(.network, underlying: error) }
+                failure = error
+                continue
+            }
+            if expecting.contains(answer.status) { return answer }
+            let error = refusal(answer)
+            guard repeatable, isTransient(status: answer.status) else { throw PipelineError(.network, underlying: error) }
+            failure = error
+        }
+        throw PipelineError(.network, underlying: failure ?? ObjectStoreError(.unreachable, "no answer"))
+    }
+
+    /// One request to `url`, its answer read whole, within `timeout` and a second more for every
+    /// 128 KiB sent; `host`, when given, is the `Host` header sent (the one a signature covers).
+    /// A failure is said as "`prefix`: `METHOD` `name`: what happened".
+    static func exchange(_ method: String, url: String, headers: [(name: String, value: String)], host: String? = nil, body: [UInt8],
+                         timeout: Duration, prefix: String, name: String) throws(ObjectStoreError) -> Answer {
+        do {
+            var outgoing = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: HTTPHeaders(headers),
+                                                  body: body.isEmpty ? nil : .bytes(body))
+            if let host { outgoing.headers.replaceOrAdd(name: "Host", value: host) }
+            let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds) + .seconds(Int64(body.count / (128 * 1024)))
+            let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
+            let bytes = response.body.map { Array($0.readableBytesView) } ?? []
+            return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"))
+        } catch {
+            let kind: ObjectStoreError.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
+            throw ObjectStoreError(kind, "\(prefix): \(method) \(name): \(socketErrorWords(error))")
+        }
+    }
+}
