@@ -85,8 +85,16 @@ struct Record: ParsableCommand {
                                  + ".mp3, .opus or .flac, written whole when the recording ends."))
     var output: String?
 
-    @Option(help: ArgumentHelp("Record a live HLS rendition into this directory.", valueName: "DIR"))
-    var hls: String?
+    @Option(help: ArgumentHelp("Record a live HLS rendition into this directory, or copy it as it is written into this object store "
+                               + "(s3://bucket/prefix, https://host/path, davs://host/path, env:NAME holding one); repeatable: one directory, any stores.",
+                               valueName: "DIR|URL"))
+    var hls: [String] = []
+
+    @OptionGroup(title: "Object stores (with --hls URL)") var objectStore: ObjectStoreOptions
+
+    @Option(help: ArgumentHelp("HLS: the most each object store's queue holds while it is slow or down, in memory and on disk "
+                               + "(e.g. 500M, 2G); a segment past it is not kept, and marked as a gap.", valueName: "bytes"))
+    var spoolSize = "1G"
 
     @Option(help: ArgumentHelp("Publish live to this RTMP, Icecast or SRT URL (repeatable; env:NAME or file:PATH read one).",
                                valueName: "URL"))
@@ -195,7 +203,7 @@ struct Record: ParsableCommand {
         guard (1...1000).contains(periodMilliseconds) else {
             throw ValidationError("--period-ms must be 1–1000")
         }
-        guard output != nil || hls != nil || !publish.isEmpty else {
+        guard output != nil || !hls.isEmpty || !publish.isEmpty else {
             throw ValidationError("give an OUTPUT file, --hls DIR, --publish URL, or several of them")
         }
         try publishing.check()
@@ -233,7 +241,7 @@ struct Record: ParsableCommand {
             guard let container = RecordingOptions.container(of: FilePath(output)) else {
                 throw ValidationError("\(output): unknown output type; use .pcm, .wav, .aac, .m4a, .mp3, .opus or .flac")
             }
-            guard hls == nil || container == .adts || container == .mp4 else {
+            guard hls.isEmpty || container == .adts || container == .mp4 else {
                 throw ValidationError("\(output): a file beside --hls is .aac or .m4a (the same AAC goes to both)")
             }
             guard publish.isEmpty || container == .adts || container == .mp4 else {
@@ -244,15 +252,15 @@ struct Record: ParsableCommand {
             throw ValidationError("--hls-window must be 0 (all) or at least 3 segments, and --segment-duration 0.5–60 s")
         }
         if let partDuration {
-            guard hls != nil, (0.1...segmentDuration).contains(partDuration) else {
+            guard !hls.isEmpty, (0.1...segmentDuration).contains(partDuration) else {
                 throw ValidationError("--part-duration goes with --hls: 0.1 s up to the segment duration")
             }
         }
-        if metadataFrom != nil, hls == nil, publish.isEmpty {
+        if metadataFrom != nil, hls.isEmpty, publish.isEmpty {
             throw ValidationError("--metadata-from: a file holds no timed metadata; give --hls or --publish to carry it")
         }
         if segments == .packedAudio {
-            guard hls != nil else { throw ValidationError("--segments goes with --hls") }
+            guard !hls.isEmpty else { throw ValidationError("--segments goes with --hls") }
             guard partDuration == nil, serve == nil else {
                 throw ValidationError("--segments packed-audio: low-latency parts (--part-duration, --serve) are CMAF chunks; packed audio has none")
             }
@@ -260,8 +268,18 @@ struct Record: ParsableCommand {
                 throw ValidationError("--segments packed-audio carries AAC (ADTS); --codec \(asked) needs CMAF segments")
             }
         }
+        var directories = 0
+        for target in hls {
+            do {
+                if try objectStore.store(named: target) == nil { directories += 1 }
+            } catch where error.reason == .invalidDestination {
+                throw ValidationError("--hls: \(error)")
+            } catch {}
+        }
+        guard directories <= 1 else { throw ValidationError("--hls: one directory at most (the local copy); the others are object stores' URLs") }
+        guard Self.byteCount(spoolSize) != nil else { throw ValidationError("--spool-size \(spoolSize): a size in bytes, e.g. 500M or 2G") }
         if let serve {
-            guard hls != nil, Self.address(serve) != nil else { throw ValidationError("--serve HOST:PORT goes with --hls (e.g. 127.0.0.1:8080)") }
+            guard !hls.isEmpty, Self.address(serve) != nil else { throw ValidationError("--serve HOST:PORT goes with --hls (e.g. 127.0.0.1:8080)") }
         }
     }
 
@@ -272,8 +290,14 @@ struct Record: ParsableCommand {
         return (host.isEmpty ? "127.0.0.1" : host, port)
     }
 
-    /// The file or the HLS directory written (or, publishing only, the first destination).
-    private var destination: String { output ?? hls ?? "live" }
+    /// `1G`, `500M`, `64k` or a plain number of bytes (decimal multiples).
+    static func byteCount(_ text: String) -> Int64? {
+        let multipliers: [Character: Int64] = ["k": 1000, "K": 1000, "m": 1_000_000, "M": 1_000_000, "g": 1_000_000_000, "G": 1_000_000_000]
+        let multiplier = text.last.flatMap { multipliers[$0] }
+        guard let value = Double(multiplier == nil ? text : String(text.dropLast())), value >= 0 else { return nil }
+        return Int64(value * Double(multiplier ?? 1))
+    }
+
 
     func run() throws {
         // Serving lives in keyframe-serve: run there, before anything is opened.
@@ -282,14 +306,23 @@ struct Record: ParsableCommand {
         let destinations = try PublishingOptions.destinations(publish)
         let configuration = try AudioConfiguration(channelCount: channels, sampleRate: sampleRate)
         let frameLimit = duration.map { Int(($0 * Double(sampleRate)).rounded()) }
+        // The stores are asked before capture: a wrong key, a missing bucket or a package there
+        // already stops here, one request each.
+        let replicas = try StoreReplicas(hls, objectStore: objectStore, spoolLimit: Self.byteCount(spoolSize) ?? 1_000_000_000,
+                                         gapAfter: .seconds(segmentDuration))
+        defer { replicas.discardStaging() }
+        let hlsDirectory = replicas.directory
+        // The file or the HLS directory written (or the first store, its secrets masked; publishing only, "live").
+        let destination = output ?? replicas.shownName ?? "live"
         var options = try RecordingOptions(
-            outputPath: FilePath(destination), configuration: configuration, bitrate: encoder.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
+            outputPath: FilePath(output ?? hlsDirectory ?? "live"), configuration: configuration, bitrate: encoder.bitsPerSecond ?? Transcode.defaultBitrate, coder: coder.coder, device: audioDevice.device,
             alsaConfiguration: try audioDevice.configuration(), frameLimit: frameLimit, crashSafe: crashSafe,
             periodFrames: max(1, sampleRate * periodMilliseconds / 1000),
             queueCapacity: max(4, 5000 / periodMilliseconds),
-            container: output == nil ? (hls != nil ? .hlsPlaylist : .adts) : nil)
-        if output != nil, let hls { options.hlsDirectory = FilePath(hls) }
-        options.writesFile = output != nil || hls != nil
+            container: output == nil ? (hlsDirectory != nil ? .hlsPlaylist : .adts) : nil)
+        if output != nil, let hlsDirectory { options.hlsDirectory = FilePath(hlsDirectory) }
+        options.writesFile = output != nil || hlsDirectory != nil
+        options.hlsReplicas = replicas.replicas
         options.destinations = destinations
         options.publishQueueDuration = publishing.queueDuration
         options.reconnectPolicy = publishing.policy
@@ -304,7 +337,7 @@ struct Record: ParsableCommand {
         // Serving is low-latency: parts of 1 s unless asked otherwise.
         options.hlsPartDuration = (partDuration ?? (serve != nil ? min(1, segmentDuration) : nil)).map { .seconds($0) }
         var server: (any Serving.Running)?
-        if let serve, let hls, let (host, port) = Self.address(serve) {
+        if let serve, let hls = hlsDirectory, let (host, port) = Self.address(serve) {
             // Bound before capture starts: a port in use stops here, before anything is written.
             let publication = LiveHLSPublication()
             options.hlsPublication = publication
@@ -312,7 +345,7 @@ struct Record: ParsableCommand {
             Terminal.error("serving \(serving.scheme)://\(host):\(port)/index.m3u8 (a player page at /)\n")
         }
         defer { server?.stop() }
-        if hls != nil {
+        if hlsDirectory != nil {
             var now = timespec()
             clock_gettime(CLOCK_REALTIME, &now)
             options.hlsStartDate = .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
@@ -355,17 +388,23 @@ struct Record: ParsableCommand {
         do { summary = RecordingSummary(options, of: recording, summary: try recording.finish()) } catch {
             throw CommandFailure("\(destination): \(error)")
         }
-        report(summary)
+        // The stores catch up after the local copy is complete.
+        let stores = replicas.finish()
+        report(summary, stores: stores, destination: destination, staged: replicas.staging != nil)
         DestinationReport.warnings(summary.destinations)
+        try StoreReplicas.check(stores)
         if let failure = summary.deviceFailure {
             throw CommandFailure("recording stopped early: \(failure); \(destination) holds the \(Terminal.fixed(summary.seconds, digits: 3)) s recorded before")
         }
     }
 
-    private func report(_ summary: RecordingSummary) {
+    private func report(_ summary: RecordingSummary, stores: [StoreReplicaReport], destination: String, staged: Bool) {
         let statistics = summary.capture
         if json {
-            try? JSONOutput.print(RecordReport(summary))
+            var report = RecordReport(summary)
+            report.stores = stores
+            if staged { report.hls = nil }
+            try? JSONOutput.print(report)
         } else {
             let levels = zip(summary.levels.peakDBFS, summary.levels.rmsDBFS).map { peak, rms in
                 "\(Self.decibels(peak))/\(Self.decibels(rms))"
@@ -380,6 +419,7 @@ struct Record: ParsableCommand {
                   + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
             for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
+            for store in stores { print("  " + store.line) }
         }
         if statistics.deviceXruns > 0 || statistics.lostFrames > 0 {
             let lost = Double(statistics.lostFrames) / Double(summary.format.sampleRate)
@@ -420,6 +460,8 @@ struct RecordReport: Encodable {
     var deviceFailure: String?
     /// Each live destination (`--publish`), in the order given.
     var destinations: [DestinationReport]
+    /// Each object store the rendition was copied into (`--hls URL`), in the order given.
+    var stores: [StoreReplicaReport] = []
     /// The AAC profile of the file and rendition, as probe names it (`LC`, `HE-AAC`,
     /// `HE-AACv2`; `null` for another codec), and their bitrate; `null` for PCM.
     var profile: String?

@@ -7,7 +7,7 @@ internal import NIOSSL
 /// Why an object store over HTTP (S3, an HTTP ingest point) could not be reached or refused a
 /// request, in words that name the store, the object and what the server said (S3's `Code` and
 /// `Message`); never a secret.
-public struct ObjectStoreError: Error, Sendable, CustomStringConvertible, PipelineErrorConvertible {
+public struct ObjectStoreError: Error, Sendable, CustomStringConvertible, PipelineErrorConvertible, TransientError {
     /// What kind of failure.
     public enum Kind: Sendable, Hashable {
         /// No credentials were found.
@@ -42,6 +42,19 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible, Pipeli
 
     /// The sentence.
     public var description: String { message }
+
+    /// Whether trying again later may succeed: no connection, no answer in time, an exchange
+    /// cut short, or a refusal with a status that says so (5xx, 408, 429) or an S3 code that
+    /// a later request can cure (`RequestTimeTooSkewed`, `ExpiredToken`, `SlowDown`).
+    public var isTransient: Bool {
+        switch kind {
+        case .unreachable, .timedOut, .failed: true
+        case .credentials, .address: false
+        case .refused:
+            status.map(HTTPObjectExchange.isTransient(status:)) == true
+                || ["RequestTimeTooSkewed", "ExpiredToken", "SlowDown", "RequestTimeout"].contains(code ?? "")
+        }
+    }
 
     /// A network error in a pipeline.
     public static var pipelineErrorCode: PipelineError.Code { .network }

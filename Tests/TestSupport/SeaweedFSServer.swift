@@ -14,6 +14,10 @@ public final class SeaweedFSServer {
     /// The working directory (data, configuration, log).
     public let directory: URL
     private var process: RunningProcess?
+    /// `weed` and its arguments.
+    private let command: [String]
+    /// The S3 gateway's port.
+    private let port: Int
 
     /// Starts the server and waits until its S3 gateway answers.
     public init() throws {
@@ -39,11 +43,21 @@ public final class SeaweedFSServer {
             "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.autoCreateBucket=false",
             "-master.volumeSizeLimitMB=64", "-volume.max=50", "-volume.preStopSeconds=0", "-master.telemetry=false",
         ]
+        command = [weed] + arguments
+        port = ports[3]
+        try start()
+    }
+
+    /// Starts the server (again, after ``halt()``, on the same ports and data) and waits until
+    /// it stores objects.
+    public func start() throws {
+        guard process == nil else { return }
         // weed reads master.toml from its working directory (the test process's is shared).
-        process = try RunningProcess("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", directory.path, weed] + arguments)
+        process = try RunningProcess("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", directory.path] + command)
+        let port = self.port
         try RunningProcess.waitUntil("SeaweedFS's S3 gateway on \(endpoint)", timeout: .seconds(60)) {
             guard self.process?.isRunning == true else { throw Subprocess.Failure(description: "weed ended: \(self.process?.standardErrorSoFar ?? "")") }
-            return LocalPort.accepts(ports[3])
+            return LocalPort.accepts(port)
         }
         // The gateway accepts before its filer and volumes serve: ready once a bucket can be
         // made, written to and removed.
@@ -83,6 +97,12 @@ public final class SeaweedFSServer {
         let run = try Subprocess.run("python3", ["-c", prelude + script], environment: environment())
         guard run.status == 0 else { throw Subprocess.Failure(description: "boto3: \(run.standardError)") }
         return run.standardOutput
+    }
+
+    /// Stops the server, keeping its data: clients' connections are refused until ``start()``.
+    public func halt() {
+        process?.stop(grace: .seconds(2))
+        process = nil
     }
 
     /// Stops the server and removes its directory.

@@ -109,6 +109,11 @@ public struct RecordingOptions: Sendable {
     /// segment lists the `aid3` brand, an SRT destination's PMT a timed ID3 stream. Events
     /// announced are written either way where a format has no such signal.
     public var timedMetadata = false
+    /// HLS: remote stores the rendition is copied into as it is written (S3, an HTTP ingest
+    /// point), each a ``/MediaStreaming/ObjectStoreReplica`` that never slows the local copy;
+    /// the caller finishes them (``/MediaStreaming/ObjectStoreReplica/finish(within:)``) once
+    /// the recording has.
+    public var hlsReplicas: [ObjectStoreReplica] = []
     /// HLS: what the segments are made of (packed audio: AAC in ADTS, no parts).
     public var hlsSegmentFormat: HLSSegmentFormat = .cmaf
     /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
@@ -311,11 +316,13 @@ extension RecordingOptions {
             }
             // Program date-times from the capture clock: the first frame's wall-clock time.
             let makeHLS = { (directory: FilePath) throws(PipelineError) -> RecordingSink<HLSSegmentOutput> in
-                RecordingSink(try HLSSegmentOutput(
+                var live = HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
+                                                 partDuration: options.hlsPartDuration.map(\.inSeconds),
+                                                 publication: options.hlsPublication, clock: { progress.captureStart })
+                live.replicas = options.hlsReplicas
+                return RecordingSink(try HLSSegmentOutput(
                     directory: directory, segmentDuration: options.hlsSegmentDuration.inSeconds,
-                    live: HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
-                                                partDuration: options.hlsPartDuration.map(\.inSeconds),
-                                                publication: options.hlsPublication, clock: { progress.captureStart }),
+                    live: live,
                     audioCodecs: options.codecs.descriptions, timedMetadata: options.timedMetadata,
                     segmentFormat: options.hlsSegmentFormat), checkpointFrames: nil)
             }

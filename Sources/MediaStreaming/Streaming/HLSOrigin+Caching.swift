@@ -54,7 +54,8 @@ extension HLSOrigin {
     /// What a store that serves over HTTP (an S3 bucket behind a CDN) keeps the file `name` of a
     /// package with, `contents` its bytes: the `Content-Type` and `Cache-Control` this origin
     /// serves it with (a playlist or MPD complete or not, as ``manifestResource(kind:text:live:)``
-    /// says; a player page revalidated; anything else media, kept a year).
+    /// says; a player page revalidated; a live init segment, written again at the end,
+    /// revalidated; anything else media, kept a year).
     public static func objectAttributes(ofName name: String, contents: [UInt8], live: Bool = false) -> ObjectAttributes {
         let file = name.split(separator: "/").last ?? ""
         let fileExtension = file.contains(".") ? String(file.split(separator: ".").last ?? "").lowercased() : ""
@@ -65,8 +66,10 @@ extension HLSOrigin {
         case "html":
             return ObjectAttributes(contentType: "text/html; charset=utf-8", cacheControl: cacheControl(.page, targetDuration: nil))
         default:
+            // A live init segment is written again at the end (its gapless numbers).
+            let resource: Resource = live && file == Substring(HLSSegmentStore.initSegmentName) ? .liveInitSegment : .media
             return ObjectAttributes(contentType: MediaFileFormat.mimeType(ofFileExtension: fileExtension),
-                                    cacheControl: cacheControl(.media, targetDuration: nil))
+                                    cacheControl: cacheControl(resource, targetDuration: nil))
         }
     }
 

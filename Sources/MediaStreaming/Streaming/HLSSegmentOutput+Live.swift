@@ -17,6 +17,13 @@ extension HLSSegmentOutput {
         /// The capture clock: the wall-clock time of the first frame, once known; it wins over
         /// ``startDate``.
         public var clock: (@Sendable () -> Double?)?
+        /// Remote stores every file is also copied into as it is written, and removed from when
+        /// it leaves the window (``ObjectStoreReplica``), each file named ``replicaPrefix`` and
+        /// its name (`64k/segment-00001.m4s`).
+        public var replicas: [ObjectStoreReplica] = []
+        /// What the files' names in ``replicas`` start with: empty, or a rendition's directory
+        /// in a ladder (`64k/`).
+        public var replicaPrefix = ""
 
         /// A live rendition.
         public init(window: Int = 0, startDate: Double? = nil, partDuration: Double? = nil, publication: LiveHLSPublication? = nil,
@@ -28,9 +35,10 @@ extension HLSSegmentOutput {
             self.clock = clock
         }
 
-        /// Live settings are equal when their values and publication (by identity) are.
+        /// Live settings are equal when their values, publication and replicas (by identity) are.
         public static func == (lhs: Live, rhs: Live) -> Bool {
             lhs.window == rhs.window && lhs.startDate == rhs.startDate && lhs.partDuration == rhs.partDuration && lhs.publication === rhs.publication
+                && lhs.replicas.map(ObjectIdentifier.init) == rhs.replicas.map(ObjectIdentifier.init) && lhs.replicaPrefix == rhs.replicaPrefix
         }
 
         /// Hashes the window and part duration.

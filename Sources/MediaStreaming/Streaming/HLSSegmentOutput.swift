@@ -130,6 +130,8 @@ public struct HLSSegmentOutput: PacketSink {
         store = try HLSSegmentStore(directory: directory, playlistName: playlistName, writesDASHHeader: writesDASHHeader,
                                    tagsFirstSegment: live == nil && segmentFormat == .cmaf, syncsSegments: live != nil,
                                    segmentExtension: segmentFormat == .cmaf ? "m4s" : "aac")
+        store.replicas = live?.replicas ?? []
+        store.replicaPrefix = live?.replicaPrefix ?? ""
         publisher = HLSPlaylistPublisher(publication: live?.publication)
         playlists = HLSPlaylistBuilder(segmentDuration: segmentDuration, live: live, canBlockReload: publisher.canBlockReload)
         self.directory = directory

@@ -5,6 +5,9 @@ internal import SystemPackage
 /// the playlist, each written atomically (under a temporary name, renamed when complete: a
 /// reader sees whole files only).
 ///
+/// A live rendition's files are also copied into its remote replicas (``ObjectStoreReplica``)
+/// as they are written, and removed from them when they leave the window.
+///
 /// It remembers what it wrote, so that ``removeAll()`` (a cancel or an error) takes it away and
 /// ``keepAll()`` keeps it; removes the files of segments that left a live window; and, for a
 /// packaged (VOD) rendition, holds the first segment back until its iTunSMPB's numbers are known
@@ -38,6 +41,10 @@ struct HLSSegmentStore {
     let tagsFirstSegment: Bool
     /// Whether each segment is synced as it is written (live: the playlist names it at once).
     let syncsSegments: Bool
+    /// Remote stores each file written is copied into, and each file removed is removed from.
+    var replicas: [ObjectStoreReplica] = []
+    /// What a file's name in ``replicas`` starts with (`64k/`).
+    var replicaPrefix = ""
 
     /// The segments written so far (a held first segment among them), in order.
     private(set) var segments: [HLSSegmentOutput.WrittenSegment] = []
@@ -201,6 +208,7 @@ struct HLSSegmentStore {
                 let path = directory.appending(name)
                 try? FileSystemCalls.unlink(path)
                 written.removeAll { $0 == path }
+                for replica in replicas { replica.remove(replicaPrefix + name) }
             }
             removedSegments += 1
         }
@@ -214,7 +222,10 @@ struct HLSSegmentStore {
     /// Removes every file written and not kept, and the directory if it was made here (and is
     /// empty).
     mutating func removeAll() {
-        for path in written { try? FileSystemCalls.unlink(path) }
+        for path in written {
+            try? FileSystemCalls.unlink(path)
+            if let name = path.lastComponent?.string { for replica in replicas { replica.remove(replicaPrefix + name) } }
+        }
         written.removeAll()
         if createdDirectory { try? FileSystemCalls.removeDirectory(directory) }
     }
@@ -226,5 +237,9 @@ struct HLSSegmentStore {
         let path = directory.appending(name)
         try FileByteSink.write(bytes, to: path, syncing: syncing)
         if !written.contains(path) { written.append(path) }
+        if !replicas.isEmpty {
+            let attributes = HLSOrigin.objectAttributes(ofName: name, contents: bytes, live: true)
+            for replica in replicas { replica.put(replicaPrefix + name, bytes, attributes: attributes) }
+        }
     }
 }
