@@ -52,6 +52,20 @@ struct Record: ParsableCommand {
             EXT-X-PART as soon as it is recorded, with EXT-X-PART-INF, EXT-X-SERVER-CONTROL \
             (PART-HOLD-BACK three part targets) and EXT-X-PRELOAD-HINT; a segment is its parts.
 
+            --hls URL (repeatable, beside one DIR or without any) copies the rendition as it is written \
+            into an object store: S3 (s3://bucket/prefix, keys and --s3-endpoint as for package), an \
+            HTTP ingest point (https://user:password@host/path: PUT and DELETE) or a WebDAV share \
+            (davs://…, MKCOL first); env:NAME reads the URL from the environment. Each store is asked \
+            first whether it holds a package (a wrong key stops here, in one request), then takes the \
+            objects on a thread of its own, never slowing the local copy: in order, every object a \
+            playlist names before that playlist; segments that leave the --hls-window deleted a window \
+            later; a refused connection, a 5xx, 408 or 429 retried without end while the queue waits \
+            in memory and then on disk up to --spool-size; a segment failing alone for a segment \
+            duration marked EXT-X-GAP; any other refusal stops that store alone. When the recording \
+            ends, the stores catch up (the ENDLIST playlist last) and --json lists each one's \
+            state, objects, failures, gaps and losses; a store that stopped or lost an object makes \
+            the exit status 1.
+
             OUTPUT.aac or OUTPUT.m4a with --hls DIR writes both from one capture and one encoder: the \
             same AAC packets go to the file and to the rendition (a tee), so the two hold the same \
             frames. A failure of either ends the recording, and both keep what they have.

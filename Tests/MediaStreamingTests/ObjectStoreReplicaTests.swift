@@ -1,0 +1,158 @@
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import MediaCore
+@testable import MediaStreaming
+import Synchronization
+import Testing
+
+/// The rules an ``ObjectStoreReplica`` keeps, against a store in memory that can be held, made
+/// to fail for a while, or to refuse: order, a newer playlist replacing a waiting one, a removal
+/// dropping a waiting put, a segment that fails alone becoming a gap, a full spool losing a
+/// segment (and marking it), the spool on disk, a permanent refusal stopping the replica.
+@Suite struct ObjectStoreReplicaTests {
+    /// A failure that says whether it is transient.
+    struct Failure: TransientError, Sendable {
+        var isTransient: Bool
+    }
+
+    /// A store in memory: what each request did, in order; `hold` blocks requests until
+    /// released; `fails` answers a name with an error.
+    final class MemoryStore: ObjectStore, Sendable {
+        let requests = Mutex<[String]>([])
+        let objects = Mutex<[String: [UInt8]]>([:])
+        let gate = DispatchSemaphore(value: 0)
+        let held = Mutex(false)
+        let failing: @Sendable (String) -> Failure?
+
+        init(holding: Bool = false, failing: @escaping @Sendable (String) -> Failure? = { _ in nil }) {
+            held.withLock { $0 = holding }
+            self.failing = failing
+        }
+
+        var description: String { "memory" }
+
+        func release() {
+            held.withLock { $0 = false }
+            gate.signal()
+        }
+
+        private func waitWhileHeld() {
+            while held.withLock({ $0 }) { _ = gate.wait(timeout: .now() + .milliseconds(10)) }
+        }
+
+        func contains(_ name: String) throws(PipelineError) -> Bool { objects.withLock { $0[name] != nil } }
+
+        func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError) {
+            waitWhileHeld()
+            if let failure = failing(name) {
+                requests.withLock { $0.append("failed PUT \(name)") }
+                throw PipelineError(.network, underlying: failure)
+            }
+            requests.withLock { $0.append("PUT \(name)") }
+            objects.withLock { $0[name] = bytes }
+        }
+
+        func remove(_ name: String) throws(PipelineError) {
+            waitWhileHeld()
+            requests.withLock { $0.append("DELETE \(name)") }
+            _ = objects.withLock { $0.removeValue(forKey: name) }
+        }
+
+        var sent: [String] { requests.withLock { $0 }.filter { !$0.hasPrefix("failed") } }
+    }
+
+    static let media = ObjectAttributes(contentType: "video/iso.segment")
+
+    /// Waits until the store has been asked `count` requests or more (5 s at most).
+    static func waitForRequests(_ store: MemoryStore, count: Int) {
+        for _ in 0..<500 where store.requests.withLock({ $0.count }) < count { usleep(10_000) }
+    }
+
+    @Test func objectsGoInOrderAndTheNewestPlaylistReplacesAWaitingOne() {
+        let store = MemoryStore(holding: true)
+        let replica = ObjectStoreReplica(store: store)
+        replica.put("segment-00001.m4s", [1], attributes: Self.media)
+        usleep(50_000)  // The first is being sent (held).
+        replica.put("index.m3u8", Array("one".utf8), attributes: ObjectAttributes())
+        replica.put("segment-00002.m4s", [2], attributes: Self.media)
+        replica.put("index.m3u8", Array("two".utf8), attributes: ObjectAttributes())
+        #expect(replica.status.backlogObjects == 3 && replica.status.state == .uploading)
+        store.release()
+        let status = replica.finish(within: .seconds(10))
+        #expect(store.sent == ["PUT segment-00001.m4s", "PUT segment-00002.m4s", "PUT index.m3u8"])
+        #expect(store.objects.withLock { $0["index.m3u8"] } == Array("two".utf8))
+        #expect(status.state == .current && status.uploadedObjects == 3 && status.backlogObjects == 0 && status.backlogBytes == 0)
+    }
+
+    @Test func aRemovalDropsAWaitingPutOfItsName() {
+        let store = MemoryStore(holding: true)
+        let replica = ObjectStoreReplica(store: store)
+        replica.put("segment-00001.m4s", [1], attributes: Self.media)
+        usleep(50_000)
+        replica.put("segment-00002.m4s", [2], attributes: Self.media)
+        replica.remove("segment-00002.m4s")
+        store.release()
+        let status = replica.finish(within: .seconds(10))
+        #expect(store.sent == ["PUT segment-00001.m4s", "DELETE segment-00002.m4s"])
+        #expect(status.removedObjects == 1 && status.uploadedObjects == 1)
+    }
+
+    @Test func aSegmentFailingAloneBecomesAGapInTheNextPlaylists() {
+        let store = MemoryStore(failing: { $0 == "64k/segment-00002.m4s" ? Failure(isTransient: true) : nil })
+        let replica = ObjectStoreReplica(store: store, gapAfter: .milliseconds(300))
+        let playlist = "#EXTM3U\n#EXT-X-VERSION:7\n#EXTINF:1.0,\nsegment-00001.m4s\n#EXTINF:1.0,\nsegment-00002.m4s\n"
+            + "#EXT-X-PART:DURATION=0.5,URI=\"segment-00002.1.m4s\"\n#EXTINF:1.0,\nsegment-00003.m4s\n"
+        replica.put("64k/segment-00001.m4s", [1], attributes: Self.media)
+        replica.put("64k/segment-00002.m4s", [2], attributes: Self.media)
+        replica.put("64k/segment-00003.m4s", [3], attributes: Self.media)
+        replica.put("64k/index.m3u8", Array(playlist.utf8), attributes: ObjectAttributes())
+        let status = replica.finish(within: .seconds(20))
+        #expect(status.gaps == ["64k/segment-00002.m4s"] && status.lost.isEmpty && status.failures >= 2, "\(status)")
+        #expect(store.sent == ["PUT 64k/segment-00001.m4s", "PUT 64k/segment-00003.m4s", "PUT 64k/index.m3u8"])
+        let sent = String(decoding: store.objects.withLock { $0["64k/index.m3u8"] } ?? [], as: UTF8.self)
+        #expect(sent.contains("#EXT-X-VERSION:8\n") && sent.contains("#EXTINF:1.0,\n#EXT-X-GAP\nsegment-00002.m4s\n"), "\(sent)")
+        #expect(!sent.contains("#EXT-X-GAP\nsegment-00001.m4s") && !sent.contains("#EXT-X-GAP\nsegment-00003.m4s"))
+    }
+
+    @Test func aFullSpoolLosesTheSegmentAndMarksIt() {
+        let store = MemoryStore(holding: true)
+        let replica = ObjectStoreReplica(store: store, spoolLimit: 100)
+        replica.put("segment-00001.m4s", [UInt8](repeating: 1, count: 60), attributes: Self.media)
+        replica.put("segment-00002.m4s", [UInt8](repeating: 2, count: 60), attributes: Self.media)
+        replica.put("index.m3u8", Array("#EXTM3U\n#EXTINF:1.0,\nsegment-00001.m4s\n#EXTINF:1.0,\nsegment-00002.m4s\n".utf8), attributes: ObjectAttributes())
+        #expect(replica.status.lost == ["segment-00002.m4s"])
+        store.release()
+        let status = replica.finish(within: .seconds(10))
+        #expect(store.sent == ["PUT segment-00001.m4s", "PUT index.m3u8"] && status.lost == ["segment-00002.m4s"])
+        let sent = String(decoding: store.objects.withLock { $0["index.m3u8"] } ?? [], as: UTF8.self)
+        #expect(sent.contains("#EXT-X-GAP\nsegment-00002.m4s"), "no playlist names an object never sent: \(sent)")
+    }
+
+    @Test func theQueuePastItsMemoryGoesToDiskAndComesBackWhole() {
+        let store = MemoryStore(holding: true)
+        let replica = ObjectStoreReplica(store: store, memoryLimit: 1000)
+        let objects = (1...5).map { index in (name: "segment-0000\(index).m4s", bytes: (0..<700).map { UInt8(truncatingIfNeeded: $0 * index) }) }
+        for object in objects { replica.put(object.name, object.bytes, attributes: Self.media) }
+        #expect(replica.status.spooledBytes == 4 * 700 && replica.status.backlogBytes == 5 * 700, "\(replica.status)")
+        store.release()
+        let status = replica.finish(within: .seconds(10))
+        #expect(status.spooledBytes == 0 && status.uploadedBytes == 5 * 700)
+        for object in objects { #expect(store.objects.withLock { $0[object.name] } == object.bytes, "\(object.name)") }
+    }
+
+    @Test func aPermanentRefusalStopsTheReplicaAtOnce() {
+        let store = MemoryStore(holding: true, failing: { _ in Failure(isTransient: false) })
+        let replica = ObjectStoreReplica(store: store)
+        replica.put("segment-00001.m4s", [1], attributes: Self.media)
+        replica.put("segment-00002.m4s", [2], attributes: Self.media)
+        store.release()
+        Self.waitForRequests(store, count: 1)
+        let status = replica.finish(within: .seconds(10))
+        #expect(status.state == .failed && status.failures == 1 && status.lost.count == 2 && status.lastError != nil, "\(status)")
+        #expect(store.requests.withLock { $0 } == ["failed PUT segment-00001.m4s"], "one request, no retries")
+        replica.put("segment-00003.m4s", [3], attributes: Self.media)
+        #expect(replica.status.backlogObjects == 0)
+    }
+}
