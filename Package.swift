@@ -197,7 +197,7 @@ let package = Package(
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO", "MediaCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "KeyFrameKitTests", dependencies: ["KeyFrameKit", "AudioCodec", "MediaFormats", "MediaStreaming", "MediaValidation", "XMLReader", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MediaFormatsTests", dependencies: ["MediaFormats", "AudioBitstreams", "MediaCore"], swiftSettings: strict),
-        .testTarget(name: "MediaStreamingTests", dependencies: ["MediaStreaming", "MediaFormats", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "MediaStreamingTests", dependencies: ["MediaCore", "MediaStreaming", "MediaFormats", "TestSupport"], swiftSettings: strict),
         // XMLReader's own tests: pure Swift, no C library.
         .testTarget(name: "XMLReaderTests", dependencies: ["XMLReader", "MediaCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "MediaValidationTests", dependencies: ["MediaValidation", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
