@@ -104,6 +104,11 @@ struct Record: ParsableCommand {
                                valueName: "DIR|URL"))
     var hls: [String] = []
 
+    @Option(help: ArgumentHelp("HLS: a live ladder, an AAC rendition per bitrate from the one capture (e.g. 32k:auto,64k:auto,128k; "
+                               + ":auto, :lc, :he-aac or :he-aac-v2 choose the profile), each in a directory of its own with master.m3u8 naming them.",
+                               valueName: "list"))
+    var bitrates: String?
+
     @OptionGroup(title: "Object stores (with --hls URL)") var objectStore: ObjectStoreOptions
 
     @Option(help: ArgumentHelp("HLS: the most each object store's queue holds while it is slow or down, in memory and on disk "
@@ -290,6 +295,17 @@ struct Record: ParsableCommand {
                 throw ValidationError("--hls: \(error)")
             } catch {}
         }
+        if let bitrates {
+            guard !hls.isEmpty, output == nil, publish.isEmpty else {
+                throw ValidationError("--bitrates \(bitrates): a live ladder records --hls alone (no OUTPUT file, no --publish)")
+            }
+            guard codecArgument == nil || codecArgument?.codec == .aac, segments == .cmaf else {
+                throw ValidationError("--bitrates: a live ladder is AAC in CMAF segments")
+            }
+            let ladder: [Packaging.LadderRendition]
+            do { ladder = try Package.ladder(bitrates, codec: .aac) } catch { throw ValidationError("\(error)") }
+            guard ladder.count >= 2 else { throw ValidationError("--bitrates \(bitrates): a ladder has two renditions or more") }
+        }
         guard directories <= 1 else { throw ValidationError("--hls: one directory at most (the local copy); the others are object stores' URLs") }
         guard Self.byteCount(spoolSize) != nil else { throw ValidationError("--spool-size \(spoolSize): a size in bytes, e.g. 500M or 2G") }
         if let serve {
@@ -337,6 +353,7 @@ struct Record: ParsableCommand {
         if output != nil, let hlsDirectory { options.hlsDirectory = FilePath(hlsDirectory) }
         options.writesFile = output != nil || hlsDirectory != nil
         options.hlsReplicas = replicas.replicas
+        if let bitrates { options.hlsLadder = try Package.ladder(bitrates, codec: .aac) }
         options.destinations = destinations
         options.publishQueueDuration = publishing.queueDuration
         options.reconnectPolicy = publishing.policy
@@ -417,6 +434,7 @@ struct Record: ParsableCommand {
         if json {
             var report = RecordReport(summary)
             report.stores = stores
+            report.ladder = try? bitrates.map { try Package.ladder($0, codec: .aac).map { $0.directoryName(ladderCodec: .aac) } }
             if staged { report.hls = nil }
             try? JSONOutput.print(report)
         } else {
@@ -429,8 +447,9 @@ struct Record: ParsableCommand {
             case .aac?: ", \(ProfileArgument.name(of: summary.profile ?? .aacLC)) \(used) b/s"
             case let other?: ", \(CodecArgument.displayName(other))" + (used > 0 ? " \(used) b/s" : "")
             }
+            let ladder = bitrates.map { ", a ladder of \($0) (the first: \(codec.dropFirst(2)))" }
             print("\(destination): \(Terminal.fixed(summary.seconds, digits: 3)) s, \(summary.format.sampleRate) Hz, "
-                  + "\(summary.format.channelCount) ch\(codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
+                  + "\(summary.format.channelCount) ch\(ladder ?? codec), from '\(summary.device)', stopped by \(RecordReport.stoppedBy(summary.stopReason)); "
                   + "peak/RMS dBFS \(levels); overruns: \(summary.hasOverruns ? "see below" : "none")")
             for snapshot in summary.destinations { print("  " + DestinationReport.line(snapshot)) }
             for store in stores { print("  " + store.line) }
@@ -474,6 +493,9 @@ struct RecordReport: Encodable {
     var deviceFailure: String?
     /// Each live destination (`--publish`), in the order given.
     var destinations: [DestinationReport]
+    /// A live ladder's renditions' directories (`--bitrates`), the first encoded as ``profile`` and
+    /// ``bitrate`` say; `null` for one rendition.
+    var ladder: [String]?
     /// Each object store the rendition was copied into (`--hls URL`), in the order given.
     var stores: [StoreReplicaReport] = []
     /// The AAC profile of the file and rendition, as probe names it (`LC`, `HE-AAC`,

@@ -7,6 +7,7 @@ import TestSupport
 /// and nginx's WebDAV at once: each store ends holding exactly what the local directory holds
 /// (a sliding window's old segments deleted there too), with the origin's headers on S3; and a
 /// store stopped for 20 s mid-stream loses nothing while the local copy goes on.
+extension RealTimeTests {
 @Suite(.serialized) struct LiveUploadTests {
     /// The objects under `prefix/` in `bucket`: name → (Content-Type, Cache-Control).
     static func objects(in server: SeaweedFSServer, bucket: String, prefix: String) throws -> [String: (String, String?)] {
@@ -147,4 +148,78 @@ import TestSupport
         }
         try ExternalTool.succeed(try ExternalTool.keyframe, ["validate", copy.appendingPathComponent("index.m3u8").path])
     }
+
+    /// The issue's bar: a 60-s live ladder of three renditions (HE-AAC v2, HE-AAC, AAC-LC) into
+    /// SeaweedFS and nginx's WebDAV at once, each behind an nginx `proxy_cache`: FFmpeg decodes
+    /// the whole minute through the cache in front of S3, Chromium plays the player page through
+    /// the cache in front of WebDAV to its end, and every S3 object has the origin's headers.
+    @Test(.hangGuard(minutes: 15)) func aLiveLadderPlaysThroughACacheInFrontOfEachStore() throws {
+        let seaweed = try SeaweedFSServer()
+        defer { seaweed.stop() }
+        let dav = try NginxWebDAVServer()
+        defer { dav.stop() }
+        _ = try seaweed.boto3("s3.create_bucket(Bucket='\(SeaweedFSServer.publicBucket)')")
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pulse = try PulseTone()
+        defer { pulse.close() }
+        let local = directory.appendingPathComponent("local")
+        let davURL = dav.url("ladder").replacingOccurrences(of: "http:", with: "dav:")
+
+        let recording = try Self.record(["--hls", local.path, "--hls", "s3://\(SeaweedFSServer.publicBucket)/ladder", "--hls", davURL,
+                                         "--bitrates", "32k:auto,64k:auto,128k", "--segment-duration", "2", "--duration", "60"],
+                                        pulse: pulse, seaweed: seaweed)
+        let run = try recording.wait(timeout: .seconds(240)).result
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+        #expect(report["ladder"] as? [String] == ["32k", "64k", "128k"] && report["profile"] as? String == "HE-AACv2", "\(report)")
+        for store in report["stores"] as? [[String: Any]] ?? [] {
+            #expect(store["state"] as? String == "current" && (store["lost"] as? [String]) == [], "\(store)")
+        }
+
+        // Each store holds the local ladder and the player page beside its master playlist.
+        let held = Self.files(under: local)
+        #expect(held.isSuperset(of: ["master.m3u8", "32k/index.m3u8", "64k/init.mp4", "128k/segment-00030.m4s"]), "\(held.sorted())")
+        let s3 = try Self.objects(in: seaweed, bucket: SeaweedFSServer.publicBucket, prefix: "ladder")
+        #expect(Set(s3.keys) == held.union(["index.html"]), "S3 \(s3.keys.sorted())")
+        #expect(Self.files(under: dav.root.appendingPathComponent("ladder")) == held.union(["index.html"]))
+        #expect(s3["index.html"]?.0 == "text/html; charset=utf-8" && s3["index.html"]?.1 == "no-cache", "\(s3["index.html"] ?? ("", nil))")
+        #expect(s3["master.m3u8"]?.0 == "application/vnd.apple.mpegurl" && s3["64k/index.m3u8"]?.1 == "public, max-age=86400")
+        #expect(s3.filter { $0.key.hasSuffix("init.mp4") }.allSatisfy { $0.value == ("video/mp4", "no-cache") })
+        #expect(s3.filter { $0.key.hasSuffix(".m4s") }.allSatisfy { $0.value == ("video/iso.segment", "public, max-age=31536000, immutable") })
+        try ExternalTool.succeed(try ExternalTool.keyframe, ["validate", local.appendingPathComponent("master.m3u8").path])
+
+        // A cache in front of each store.
+        let cacheS3 = directory.appendingPathComponent("cache-s3"), cacheDAV = directory.appendingPathComponent("cache-dav")
+        for cache in [cacheS3, cacheDAV] { try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true) }
+        let s3Edge = try HTTPProbe.freePort(), davEdge = try HTTPProbe.freePort()
+        let s3Port = Int(seaweed.endpoint.split(separator: ":").last ?? "") ?? 0
+        let edges = [try CDNCacheTests.startNginx(in: cacheS3, port: s3Edge, origin: s3Port),
+                     try CDNCacheTests.startNginx(in: cacheDAV, port: davEdge, origin: dav.port)]
+        defer { for edge in edges { edge.stop() } }
+        let s3Master = "http://127.0.0.1:\(s3Edge)/\(SeaweedFSServer.publicBucket)/ladder/master.m3u8"
+        try CDNCacheTests.waitUntilServed(s3Master)
+
+        // FFmpeg decodes the highest rendition's whole minute through the cache in front of S3.
+        let decoded = directory.appendingPathComponent("decoded.wav").path
+        try MP4Check.ffmpeg(["-i", s3Master, "-map", "0:a:0", "-c:a", "pcm_s16le", decoded])
+        let frames = try CaptureCheck.ffprobeStream(decoded)
+        #expect(abs((frames.duration ?? 0) - 60) < 0.05, "FFmpeg decoded \(frames.duration ?? 0) s")
+
+        // Chromium plays the page the store serves, through the cache in front of WebDAV.
+        let script = MP4Check.repositoryRoot.appendingPathComponent("scripts/browser-page.py").path
+        let page = try ExternalTool.succeed(try MP4Check.venvPython, [script, "http://127.0.0.1:\(davEdge)/ingest/ladder/index.html",
+                                                                    pulse.directory.appendingPathComponent("tone.wav").path,
+                                                                    "--screenshot", directory.appendingPathComponent("page.png").path])
+        let played = try #require(try JSONSerialization.jsonObject(with: Data(page.standardOutput.utf8)) as? [String: Any],
+                                  "\(page.standardOutput.prefix(2000)) \(page.standardError.suffix(2000))")
+        let player = played["player"] as? [String: Any] ?? [:]
+        let heard = played["heard"] as? [String: Any] ?? [:]
+        #expect((player["playlist"] as? String)?.hasSuffix("/128k/index.m3u8") == true && player["error"] is NSNull, "\(player)")
+        #expect(abs(((heard["duration"] as? NSNumber)?.doubleValue ?? 0) - 60) < 0.05, "\(heard)")
+        #expect(((heard["captured"] as? NSNumber)?.intValue ?? 0) >= 59 * 48000, "Chromium played the minute to its end: \(heard)")
+    }
 }
+}
+
+typealias LiveUploadTests = RealTimeTests.LiveUploadTests

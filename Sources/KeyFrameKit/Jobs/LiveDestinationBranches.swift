@@ -66,8 +66,10 @@ struct LiveDestinationSettings: Sendable {
         return Self.threadedBranch(encoder: encoder, into: tee, name: "\(actual / 1000)k")
     }
 
-    private static func threadedBranch<Encoder: AudioEncoder>(encoder: sending Encoder, into tee: sending Tee<MediaSample>,
-                                                                name: String) -> Tee<PCMBuffer>.Branch {
-        Tee.Branch(threaded: tee.transforming(by: encoder), name: name, policy: .expendable, queueCapacity: 32)
+    /// A branch of PCM that encodes with `encoder` on a thread of its own into `tee` (of
+    /// `policy`: expendable for destinations; required for a ladder's renditions).
+    static func threadedBranch<Encoder: AudioEncoder>(encoder: sending Encoder, into tee: sending Tee<MediaSample>,
+                                                      name: String, policy: Tee<PCMBuffer>.Branch.Policy = .expendable) -> Tee<PCMBuffer>.Branch {
+        Tee.Branch(threaded: tee.transforming(by: encoder), name: name, policy: policy, queueCapacity: 32)
     }
 }

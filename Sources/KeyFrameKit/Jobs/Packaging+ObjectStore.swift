@@ -6,7 +6,8 @@ extension Packaging {
     /// Packages `input` as `hls(_:to:options:codecs:control:progress:)` with a directory does, into an object
     /// store (a directory, or a store a program registers: ``/Publishing/DestinationRegistry/store(for:)``):
     /// the package is made in a private staging directory, then put into the store by
-    /// `put(_:into:control:)`, the media before the playlists that name it. The summary's
+    /// `put(_:into:control:)`, the media before the playlists that name it, and the player page
+    /// (``/MediaStreaming/HLSOrigin/playerPage(playing:)``, `index.html`) last. The summary's
     /// paths (``/MediaStreaming/Packaging/Summary/playlist``, ``/MediaStreaming/Packaging/Summary/mpd``)
     /// are the objects' names in the store (`master.m3u8`).
     ///
@@ -16,7 +17,7 @@ extension Packaging {
     ///   put); the store's errors, after which what was put is removed.
     public static func hls(_ input: FilePath, to store: any ObjectStore, options: Options = Options(), codecs: AudioCodecRegistry = .standard,
                            control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        for name in ["index.m3u8", "master.m3u8", "manifest.mpd"] where try store.contains(name) {
+        for name in ["index.m3u8", "master.m3u8", "manifest.mpd", "index.html"] where try store.contains(name) {
             throw .unsupported("\(store.description) already holds a package (\(name)); choose another place or remove it")
         }
         let staging: FilePath
@@ -27,6 +28,10 @@ extension Packaging {
         defer { UncommittedFiles.removeTree(staging) }
         let package = staging.appending("package")
         var summary = try hls(input, to: package, options: options, codecs: codecs, control: control, progress: progress)
+        // The player page beside the top playlist, so that a CDN in front of the store serves it.
+        var top = summary.playlist
+        _ = top.removePrefix(package)
+        try FileByteSink.write(Array(HLSOrigin.playerPage(playing: top.string).utf8), to: package.appending("index.html"))
         try put(package, into: store, control: control)
         func rebased(_ path: FilePath) -> FilePath {
             var relative = path
@@ -39,8 +44,8 @@ extension Packaging {
 
     /// Puts every regular file under `directory` into `store`, named by its path below the
     /// directory, in the order a reader needs: media (segments, init segments, DASH headers)
-    /// first, then each rendition's playlist, then the top-level playlists and manifests, so that
-    /// no playlist is ever visible before what it names; each with the `Content-Type` and
+    /// first, then each rendition's playlist, then the top-level playlists and manifests, then
+    /// pages (`.html`), so that no playlist or page is ever visible before what it names; each with the `Content-Type` and
     /// `Cache-Control` the origin serves it with (``/MediaStreaming/HLSOrigin/objectAttributes(ofName:contents:)``),
     /// which a store that serves over HTTP keeps. Nothing is put over an object that
     /// exists: every name is asked first. Returns the bytes put.
@@ -55,6 +60,7 @@ extension Packaging {
             throw .stream(.system(operation: "list", path: directory, errno: error))
         }
         func rank(_ name: String) -> Int {
+            if name.hasSuffix(".html") { return 3 }
             let isManifest = name.hasSuffix(".m3u8") || name.hasSuffix(".mpd")
             return !isManifest ? 0 : name.contains("/") ? 1 : 2
         }

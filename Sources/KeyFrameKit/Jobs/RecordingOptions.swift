@@ -114,6 +114,16 @@ public struct RecordingOptions: Sendable {
     /// the caller finishes them (``/MediaStreaming/ObjectStoreReplica/finish(within:)``) once
     /// the recording has.
     public var hlsReplicas: [ObjectStoreReplica] = []
+    /// HLS: a ladder of AAC renditions encoded from the one capture, each by an encoder of its
+    /// own on a thread of its own (the first by the recording's), each in a directory of its own
+    /// below the HLS directory (``/MediaStreaming/Packaging/LadderRendition/directoryName(ladderCodec:)``:
+    /// `64k`), with `master.m3u8` naming them (``LiveLadderMaster``). Empty: one rendition in
+    /// the HLS directory itself. A ladder records HLS alone (no file beside).
+    public var hlsLadder: [Packaging.LadderRendition] = []
+    /// Silence before each ladder rendition's first sample (its encoder's priming short of the
+    /// ladder's largest), so that every rendition's segments start and end at the same times
+    /// (``alignedForLadder()``).
+    var ladderLeadingSilence: [Int] = []
     /// HLS: what the segments are made of (packed audio: AAC in ADTS, no parts).
     public var hlsSegmentFormat: HLSSegmentFormat = .cmaf
     /// A live HLS rendition written beside an `.aac` or `.m4a` ``outputPath``, from the same
@@ -233,6 +243,52 @@ extension RecordingOptions {
         guard hlsDirectory == nil || container == .adts || container == .mp4 else {
             throw .unsupported("an HLS rendition beside the file needs an .aac or .m4a file (\(outputPath) is \(container))")
         }
+        if !hlsLadder.isEmpty {
+            guard container == .hlsPlaylist, hlsDirectory == nil else { throw .unsupported("a live ladder records HLS alone, without a file beside") }
+            guard codec == .aac, hlsLadder.allSatisfy({ ($0.codec ?? .aac) == .aac && $0.bitrate != nil }) else {
+                throw .unsupported("a live ladder is AAC's: each rendition a bitrate, with an optional profile (32k:auto, 64k:he-aac)")
+            }
+            let names = hlsLadder.map { $0.directoryName(ladderCodec: .aac) }
+            guard Set(names).count == names.count else { throw .unsupported("a live ladder names each bitrate once (\(names.joined(separator: ",")))") }
+        }
+    }
+
+    /// The AAC profile a ladder rendition takes: its own, else the recording's, resolved for its
+    /// bitrate (`auto`: HE-AAC v2, v1 or AAC-LC by the bitrate, as ``/AudioCodec/AACProfiles`` chooses).
+    func profile(of rendition: Packaging.LadderRendition) -> AudioObjectType {
+        (rendition.profile ?? profile).resolved(channelCount: configuration.channelCount, bitrate: rendition.bitrate,
+                                                sampleRate: configuration.sampleRate)
+    }
+
+    /// The options a ladder records with: the segment duration a whole number of every
+    /// rendition's packets (HE-AAC's 2048 frames beside AAC-LC's 1024), and each rendition's
+    /// leading silence (``ladderLeadingSilence``), found from throwaway encoders (which also
+    /// says a bitrate or rate one refuses before anything is opened). As a VOD ladder is cut
+    /// (``/MediaStreaming/Packaging``).
+    func alignedForLadder() throws(PipelineError) -> RecordingOptions {
+        guard !hlsLadder.isEmpty else { return self }
+        var options = self
+        let profiles = hlsLadder.map(profile(of:))
+        let lengths = Set(profiles.map { AACProfiles.framesPerPacket(of: $0) })
+        let common = lengths.reduce(1) { lcm, length in lcm / Int(greatestCommonDivisor(UInt64(lcm), UInt64(length))) * length }
+        options.hlsSegmentDuration = .seconds(Packaging.ladderSegmentDuration(hlsSegmentDuration.inSeconds, frames: common,
+                                                                              sampleRate: configuration.sampleRate))
+        var primings: [Int] = []
+        for (rendition, profile) in zip(hlsLadder, profiles) {
+            primings.append(try options.aacEncoder(bitrate: rendition.bitrate ?? bitrate, profile: profile, lowersBitrateToFit: false).priming)
+        }
+        let largest = primings.max() ?? 0
+        options.ladderLeadingSilence = primings.map { largest - $0 }
+        return options
+    }
+
+    /// An encoder for each ladder rendition after the first, opened, so that one the codec
+    /// refuses is an error before the device or a file is touched.
+    func ladderEncoders() throws(PipelineError) -> [any AudioEncoder] {
+        try hlsLadder.indices.dropFirst().map { index throws(PipelineError) in
+            try aacEncoder(bitrate: hlsLadder[index].bitrate ?? bitrate, profile: profile(of: hlsLadder[index]), lowersBitrateToFit: false,
+                           leadingSilence: ladderLeadingSilence.indices.contains(index) ? ladderLeadingSilence[index] : 0)
+        }
     }
 
     /// The bitrates destinations ask for other than ``bitrate``: each gets an encoder of its own.
@@ -278,7 +334,17 @@ extension RecordingOptions {
                 throw .codec(error)
             }
         }
-        let profile = resolvedProfile
+        if let first = hlsLadder.first {
+            return try aacEncoder(bitrate: first.bitrate ?? bitrate, profile: profile(of: first), lowersBitrateToFit: false,
+                                  leadingSilence: ladderLeadingSilence.first ?? 0)
+        }
+        return try aacEncoder(bitrate: bitrate, profile: resolvedProfile, lowersBitrateToFit: lowersBitrateToFit)
+    }
+
+    /// An AAC encoder of `profile` at `bitrate`, opened; with HE-AAC and a live rendition, its
+    /// segments' (and parts') first packets carry an SBR header; `leadingSilence` frames of
+    /// silence go before the first sample.
+    func aacEncoder(bitrate: Int, profile: AudioObjectType, lowersBitrateToFit: Bool, leadingSilence: Int = 0) throws(PipelineError) -> any AudioEncoder {
         let rates = AACProfiles.sampleRates(of: profile)
         if profile.usesSpectralBandReplication, !rates.contains(configuration.sampleRate) {
             throw .unsupported("HE-AAC records at \(rates.map(String.init).joined(separator: ", ")) Hz; "
@@ -292,11 +358,13 @@ extension RecordingOptions {
         } catch {
             throw .codec(error)
         }
-        guard profile.usesSpectralBandReplication, container == .hlsPlaylist || hlsDirectory != nil else { return encoder }
+        guard profile.usesSpectralBandReplication, container == .hlsPlaylist || hlsDirectory != nil else {
+            return Packaging.aligned(encoder, interval: nil, leadingSilence: leadingSilence)
+        }
         let interval = HLSSegmentOutput.randomAccessInterval(
             segmentDuration: hlsSegmentDuration.inSeconds, live: true, partDuration: hlsPartDuration.map(\.inSeconds),
             packetFrames: AACProfiles.framesPerPacket(of: profile), sampleRate: configuration.sampleRate)
-        return Packaging.aligned(encoder, interval: interval)
+        return Packaging.aligned(encoder, interval: interval, leadingSilence: leadingSilence)
     }
 
     /// What makes the outputs once the device is open: the file and the rendition (required),
@@ -304,9 +372,10 @@ extension RecordingOptions {
     /// per other bitrate beside it. Each output removes what it made when a later one cannot
     /// be made.
     func sinks(encoderBitrate: Int?, statistics: [DestinationStatistics],
-               destinationEncoders: consuming [any AudioEncoder]) -> LiveEncoding.SinkFactory {
+               destinationEncoders: consuming [any AudioEncoder], ladderEncoders: consuming [any AudioEncoder] = []) -> LiveEncoding.SinkFactory {
         let options = self
         let encoders = destinationEncoders.map { Transfer($0) }
+        let ladder = ladderEncoders.map { Transfer($0) }
         return { (progress: LiveEncoding.Progress) throws(PipelineError) -> LiveEncoding.Sinks in
             let checkpointFrames = options.crashSafe ? Int64(options.configuration.sampleRate) : nil
             guard options.container.contents.contains(.audioPackets) else {
@@ -315,22 +384,54 @@ extension RecordingOptions {
                 return LiveEncoding.Sinks(pcm: [Tee.Branch(RecordingSink(output, checkpointFrames: checkpointFrames), name: "file")])
             }
             // Program date-times from the capture clock: the first frame's wall-clock time.
-            let makeHLS = { (directory: FilePath) throws(PipelineError) -> RecordingSink<HLSSegmentOutput> in
+            let makeRendition = { (directory: FilePath, prefix: String) throws(PipelineError) -> HLSSegmentOutput in
                 var live = HLSSegmentOutput.Live(window: options.hlsWindow, startDate: options.hlsStartDate.map(\.inSeconds),
                                                  partDuration: options.hlsPartDuration.map(\.inSeconds),
                                                  publication: options.hlsPublication, clock: { progress.captureStart })
                 live.replicas = options.hlsReplicas
-                return RecordingSink(try HLSSegmentOutput(
+                live.replicaPrefix = prefix
+                return try HLSSegmentOutput(
                     directory: directory, segmentDuration: options.hlsSegmentDuration.inSeconds,
                     live: live,
                     audioCodecs: options.codecs.descriptions, timedMetadata: options.timedMetadata,
-                    segmentFormat: options.hlsSegmentFormat), checkpointFrames: nil)
+                    segmentFormat: options.hlsSegmentFormat)
+            }
+            let makeHLS = { (directory: FilePath) throws(PipelineError) -> RecordingSink<HLSSegmentOutput> in
+                RecordingSink(try makeRendition(directory, ""), checkpointFrames: nil)
             }
             // The rendition first: a directory that holds a package is refused before the file,
             // which an in-place output would truncate, is opened.
             var made = LiveEncoding.Sinks()
             do throws(PipelineError) {
-                if options.container == .hlsPlaylist {
+                if !options.hlsLadder.isEmpty {
+                    // The ladder: the recording's encoder feeds the first rendition, an encoder
+                    // of its own each other one; master.m3u8 names them.
+                    let directory = options.outputPath
+                    if !FileSystemCalls.exists(directory) {
+                        do throws(Errno) { try FileSystemCalls.makeDirectory(directory) } catch {
+                            throw PipelineError.stream(.system(operation: "make the directory", path: directory, errno: error))
+                        }
+                    }
+                    guard !FileSystemCalls.exists(directory.appending("master.m3u8")) else {
+                        throw PipelineError.unsupported("\(directory) already holds a package (master.m3u8); choose another directory or remove it")
+                    }
+                    let names = options.hlsLadder.map { $0.directoryName(ladderCodec: .aac) }
+                    let rungs = zip(options.hlsLadder, names).map { rendition, name in
+                        LiveLadderMaster.Rung(directory: name, bitrate: rendition.bitrate ?? options.bitrate,
+                                              codecs: "mp4a.40.\(options.profile(of: rendition).rawValue)",
+                                              channelCount: options.configuration.channelCount, timescale: options.configuration.sampleRate)
+                    }
+                    let master = LiveLadderMaster(directory: directory, rungs: rungs, replicas: options.hlsReplicas)
+                    let first = LiveLadderRendition(try makeRendition(directory.appending(names[0]), names[0] + "/"), index: 0, master: master)
+                    made.packets.append(Tee.Branch(RecordingSink(first, checkpointFrames: nil), name: names[0]))
+                    for (index, encoder) in ladder.enumerated() {
+                        let name = names[index + 1]
+                        let rendition = LiveLadderRendition(try makeRendition(directory.appending(name), name + "/"), index: index + 1, master: master)
+                        made.pcm.append(LiveDestinationSettings.threadedBranch(
+                            encoder: encoder.take(), into: Tee([Tee.Branch(RecordingSink(rendition, checkpointFrames: nil), name: name)]),
+                            name: name, policy: .required))
+                    }
+                } else if options.container == .hlsPlaylist {
                     made.packets.append(Tee.Branch(try makeHLS(options.outputPath), name: "hls"))
                 } else if let directory = options.hlsDirectory {
                     made.packets.append(Tee.Branch(try makeHLS(directory), name: "hls"))
@@ -378,14 +479,17 @@ extension LiveEncoding {
     ///
     /// - Throws: `PipelineError.unsupported` for options no recording can honour;
     ///   `PipelineError.codec` when the encoder refuses the format or bitrate.
-    public convenience init(recording options: RecordingOptions) throws(PipelineError) {
-        try options.check()
+    public convenience init(recording asked: RecordingOptions) throws(PipelineError) {
+        try asked.check()
+        let options = try asked.alignedForLadder()
         let statistics = options.destinationStatistics()
         let encoder = try options.encoder()
         let destinationEncoders = try options.destinationEncoders()
+        let ladderEncoders = try options.ladderEncoders()
         let bitrate = encoder?.bitrate
         try self.init(capture: options.capture, encoder: encoder,
-                      makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics, destinationEncoders: destinationEncoders),
+                      makeSinks: options.sinks(encoderBitrate: bitrate, statistics: statistics, destinationEncoders: destinationEncoders,
+                                               ladderEncoders: ladderEncoders),
                       destinations: statistics)
     }
 }
@@ -451,7 +555,8 @@ extension RecordingSummary {
                   stopReason: summary.captureFailure != nil ? .device : live.job.stopReason ?? .requested, capture: summary.capture,
                   deviceFailure: summary.captureFailure, levels: summary.levels, priming: summary.priming, padding: summary.padding,
                   report: summary.report, destinations: live.destinations.map(\.snapshot), writesFile: options.writesFile,
-                  profile: encodes && options.codec == .aac ? options.resolvedProfile : nil, bitrate: live.bitrate,
+                  profile: encodes && options.codec == .aac ? options.hlsLadder.first.map(options.profile(of:)) ?? options.resolvedProfile : nil,
+                  bitrate: live.bitrate,
                   codec: encodes ? options.codec : nil)
     }
 }

@@ -35,10 +35,16 @@ extension HLSOrigin {
 
     /// The page's HTML, playing `playlist` (a path relative to the page).
     public func playerPage(playing playlist: String? = nil) -> String {
+        Self.playerPage(playing: playlist ?? pagePlaylist)
+    }
+
+    /// The page's HTML, playing `playlist` (a path relative to the page): what a store that
+    /// serves a package over HTTP keeps beside its playlist as `index.html`.
+    public static func playerPage(playing playlist: String) -> String {
         // A JavaScript string literal: quotes, backslashes and line terminators escaped, and `<`
         // so that no `</script>` ends the script.
         var source = ""
-        for scalar in (playlist ?? pagePlaylist).unicodeScalars {
+        for scalar in playlist.unicodeScalars {
             switch scalar {
             case "\\": source += "\\\\"
             case "\"": source += "\\\""
@@ -50,7 +56,7 @@ extension HLSOrigin {
             default: source.unicodeScalars.append(scalar)
             }
         }
-        return Self.pageTemplate.replacing("__PLAYLIST__", with: source)
+        return pageTemplate.replacing("__PLAYLIST__", with: source)
     }
 
     /// `GET /`: the player page.

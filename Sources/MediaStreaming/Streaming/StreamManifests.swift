@@ -58,9 +58,26 @@ public enum StreamManifests {
             hasher.combine(playlist)
         }
 
-        /// `BANDWIDTH`: the peak segment bit rate, bits per second (RFC 8216 4.3.4.2).
+        /// `BANDWIDTH`: the peak segment bit rate, bits per second (RFC 8216 4.3.4.2): the
+        /// largest bit rate of any run of consecutive segments lasting 0.5 to 1.5 target
+        /// durations (4.1), so that a short last segment, whose boxes weigh on few samples,
+        /// counts with the one before it; a single segment when no run lasts that long.
         public var peakBitrate: Int {
-            segments.map { Int((Double($0.bytes * 8) * Double(timescale) / Double(max($0.duration, 1))).rounded(.up)) }.max() ?? 0
+            func rate(bytes: Int, duration: Int64) -> Int { Int((Double(bytes * 8) * Double(timescale) / Double(max(duration, 1))).rounded(.up)) }
+            let longest = segments.map(\.duration).max() ?? 0
+            let target = max(1, Int64((Double(longest) / Double(max(timescale, 1))).rounded())) * Int64(max(timescale, 1))
+            var peak: Int?
+            for start in segments.indices {
+                var bytes = 0
+                var duration: Int64 = 0
+                for segment in segments[start...] {
+                    bytes += segment.bytes
+                    duration += segment.duration
+                    if 2 * duration > 3 * target { break }
+                    if 2 * duration >= target { peak = max(peak ?? 0, rate(bytes: bytes, duration: duration)) }
+                }
+            }
+            return peak ?? segments.map { rate(bytes: $0.bytes, duration: $0.duration) }.max() ?? 0
         }
 
         /// `AVERAGE-BANDWIDTH`: all the segments' bits over their duration.
