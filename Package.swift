@@ -206,7 +206,7 @@ let package = Package(
         .testTarget(name: "ExtensionTests", dependencies: ["KeyFrameKit", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
         .testTarget(name: "MPEGTSTests", dependencies: ["MPEGTS", "AACBitstream", "AudioBitstreams", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "RTMPTests", dependencies: ["RTMP", "AACBitstream", "MediaCore", "FuzzTargets", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "ObjectStorageTests", dependencies: ["ObjectStorage"], swiftSettings: strict),
+        .testTarget(name: "ObjectStorageTests", dependencies: ["MediaCore", "ObjectStorage"], swiftSettings: strict),
         .testTarget(name: "PublishingTests", dependencies: ["Publishing", "RTMP", "MediaFormats", "MediaCore", "AACBitstream", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "InteropTests", dependencies: ["KeyFrameKit", "AACBitstream", "MediaCore", "TestSupport", .product(name: "SystemPackage", package: "swift-system")], swiftSettings: strict),
     ]

@@ -31,10 +31,12 @@ struct Convert: ParsableCommand {
             """
     )
 
-    @Argument(help: "The file(s) to convert; several need OUTPUT to be a directory.")
+    @Argument(help: "The file(s) to convert; several need OUTPUT to be a directory. One may be an object's URL (s3://bucket/key, https://host/path/file, env:NAME).")
     var inputs: [String]
 
-    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC, or --codec), .aac (ADTS), .mp3, .opus/.ogg, .flac, .wav or .pcm; or a directory (DIR/, made if missing).")
+    @OptionGroup(title: "Object stores (an input's or output's URL)") var objectStore: ObjectStoreOptions
+
+    @Option(name: .shortAndLong, help: "The output file: .m4a/.mp4 (gapless AAC, or --codec), .aac (ADTS), .mp3, .opus/.ogg, .flac, .wav or .pcm; or a directory (DIR/, made if missing); or an object's URL (s3://bucket/key.m4a).")
     var output: String
 
     @Option(help: ArgumentHelp("Into a directory: the type of each output, by extension (m4a, mp4, aac, mp3, opus, ogg, flac, wav, pcm).", valueName: "ext"))
@@ -122,6 +124,10 @@ struct Convert: ParsableCommand {
     }
 
     func run() throws {
+        if inputs.contains(where: { RemoteObjects.isRemote($0, objectStore: objectStore) }) || RemoteObjects.isRemote(output, objectStore: objectStore) {
+            try runThroughStaging()
+            return
+        }
         if inputs.count > 1 || output.hasSuffix("/") || URLPath.isDirectory(output) {
             try runBatch()
             return
@@ -220,6 +226,35 @@ struct Convert: ParsableCommand {
 
     /// Several inputs into a directory, `--jobs` at a time: one progress line, a line per file as
     /// it ends (or a JSON object with `--json`), a non-zero exit if any failed.
+    /// An input or output in an object store: the input copied into a private staging
+    /// directory (ranged reads), converted there, and the output put into its store (with the
+    /// `Content-Type` its extension says); the staging directory removed at the end.
+    private func runThroughStaging() throws {
+        guard inputs.count == 1, !output.hasSuffix("/") else {
+            throw CommandFailure("an object store's URL converts one file into one file (\(inputs.count) inputs, output \(output))", status: .usage)
+        }
+        let staging = try RemoteObjects.stagingDirectory()
+        defer { RemoteObjects.discard(staging) }
+        var local = self
+        if RemoteObjects.isRemote(input, objectStore: objectStore) {
+            let source = try RemoteObjects.source(input, objectStore: objectStore)
+            let directory = staging.appending("in")
+            do { try FileSystemCalls.makeDirectory(directory) } catch { throw CommandFailure("\(directory): \(error)") }
+            let path = directory.appending(source.name.split(separator: "/").last.map(String.init) ?? "input")
+            try RemoteObjects.download(source, to: path)
+            local.inputs = [path.string]
+        }
+        let remoteOutput = RemoteObjects.isRemote(output, objectStore: objectStore)
+        if remoteOutput {
+            _ = try RemoteObjects.object(output, objectStore: objectStore)
+            let directory = staging.appending("out")
+            do { try FileSystemCalls.makeDirectory(directory) } catch { throw CommandFailure("\(directory): \(error)") }
+            local.output = directory.appending(output.split(separator: "/").last.map(String.init) ?? "output").string
+        }
+        try local.run()
+        if remoteOutput { try RemoteObjects.upload(FilePath(local.output), as: output, objectStore: objectStore) }
+    }
+
     private func runBatch() throws {
         let directory = output.count > 1 && output.hasSuffix("/") ? String(output.dropLast()) : output
         let type = outputType.hasPrefix(".") ? String(outputType.dropFirst()) : outputType

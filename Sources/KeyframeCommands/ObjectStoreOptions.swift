@@ -29,7 +29,7 @@ struct ObjectStoreOptions: ParsableArguments {
         if text.hasPrefix("env:") {
             let name = String(text.dropFirst(4))
             guard let value = ProcessEnvironment.value(of: name), !value.isEmpty else {
-                throw PublishingError(.invalidDestination, "env:\(name): the environment variable \(name) is not set")
+                throw PublishingError(.invalidDestination, "env:\(name): the environment variable \(name) is not set, or empty")
             }
             url = value.trimmingSpaces
         }

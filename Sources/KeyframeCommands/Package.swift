@@ -67,7 +67,7 @@ struct Package: ParsableCommand {
     var input: String
 
     @Option(name: [.customLong("hls"), .customShort("o"), .customLong("output")],
-            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path, s3://bucket/prefix, https://host/path, davs://host/path) or env:NAME holding one; -o and --output name it too.")
+            help: "The directory for the HLS rendition (made if missing), or an object store's URL (file:///path; s3://bucket/prefix; https://host/path, or http:// to this machine; WebDAV davs:// or dav://) or env:NAME holding one; -o and --output name it too.")
     var hls: String
 
     @OptionGroup(title: "Object stores") var objectStore: ObjectStoreOptions

@@ -24,8 +24,10 @@ struct Probe: ParsableCommand {
             """
     )
 
-    @Argument(help: "The file to describe.")
+    @Argument(help: "The file to describe, or an object's URL (s3://bucket/key, https://host/path/file, env:NAME): an MP4 is read in ranges, its boxes without its media.")
     var input: String
+
+    @OptionGroup(title: "Object stores (an input's URL)") var objectStore: ObjectStoreOptions
 
     @Flag(help: "Print one JSON object (format, duration, tracks, damage) instead of text.")
     var json = false
@@ -48,12 +50,29 @@ struct Probe: ParsableCommand {
             try printLoudness()
             return
         }
-        let report = try Self.report(for: input, segments: segments)
+        let report = RemoteObjects.isRemote(input, objectStore: objectStore) ? try remoteReport() : try Self.report(for: input, segments: segments)
         if json {
             try JSONOutput.print(report)
         } else {
             print(Self.text(of: report, path: input), terminator: "")
         }
+    }
+
+    /// The report of an object in a store: an MP4 probed in ranges (its boxes, not its media);
+    /// anything else copied into a staging directory and probed there.
+    private func remoteReport() throws -> ProbeReport {
+        guard segments.isEmpty else { throw CommandFailure("--segment goes with a local file", status: .usage) }
+        let source = try RemoteObjects.source(input, objectStore: objectStore)
+        let head: [UInt8]
+        do { head = try source.read(at: 0, count: 12) } catch { throw CommandFailure("\(error)", status: .unreadableInput) }
+        if head.count >= 8, ["ftyp", "styp", "moov", "free", "skip", "wide"].contains(String(decoding: head[4..<8], as: UTF8.self)) {
+            do { return try MP4Probe.probe(source) } catch { throw CommandFailure("\(input): \(error)", status: .unreadableInput) }
+        }
+        let staging = try RemoteObjects.stagingDirectory()
+        defer { RemoteObjects.discard(staging) }
+        let local = staging.appending(source.name.split(separator: "/").last.map(String.init) ?? "input")
+        try RemoteObjects.download(source, to: local)
+        return try Self.report(for: local.string)
     }
 
     /// `--loudness`: the usual report with the measurement for AAC files; for other audio, the

@@ -100,7 +100,8 @@ struct Record: ParsableCommand {
     var output: String?
 
     @Option(help: ArgumentHelp("Record a live HLS rendition into this directory, or copy it as it is written into this object store "
-                               + "(s3://bucket/prefix, https://host/path, davs://host/path, env:NAME holding one); repeatable: one directory, any stores.",
+                               + "(s3://bucket/prefix; https://host/path, or http:// to this machine; WebDAV davs:// or dav://; env:NAME holding one); "
+                               + "repeatable: one directory, any stores.",
                                valueName: "DIR|URL"))
     var hls: [String] = []
 
@@ -114,6 +115,10 @@ struct Record: ParsableCommand {
     @Option(help: ArgumentHelp("HLS: the most each object store's queue holds while it is slow or down, in memory and on disk "
                                + "(e.g. 500M, 2G); a segment past it is not kept, and marked as a gap.", valueName: "bytes"))
     var spoolSize = "1G"
+
+    @Option(help: ArgumentHelp("HLS: how long the object stores may take, once the recording has ended, to catch up with what is queued; "
+                               + "what is left then is reported lost.", valueName: "seconds"))
+    var storeTimeout: Double = 300
 
     @Option(help: ArgumentHelp("Publish live to this RTMP, Icecast or SRT URL (repeatable; env:NAME or file:PATH read one).",
                                valueName: "URL"))
@@ -307,7 +312,10 @@ struct Record: ParsableCommand {
             guard ladder.count >= 2 else { throw ValidationError("--bitrates \(bitrates): a ladder has two renditions or more") }
         }
         guard directories <= 1 else { throw ValidationError("--hls: one directory at most (the local copy); the others are object stores' URLs") }
-        guard Self.byteCount(spoolSize) != nil else { throw ValidationError("--spool-size \(spoolSize): a size in bytes, e.g. 500M or 2G") }
+        guard storeTimeout >= 0, storeTimeout.isFinite else { throw ValidationError("--store-timeout: seconds, 0 or more") }
+        guard let spool = Self.byteCount(spoolSize), spool >= 1_000_000 else {
+            throw ValidationError("--spool-size \(spoolSize): a size of at least 1M, e.g. 500M or 2G")
+        }
         if let serve {
             guard !hls.isEmpty, Self.address(serve) != nil else { throw ValidationError("--serve HOST:PORT goes with --hls (e.g. 127.0.0.1:8080)") }
         }
@@ -324,7 +332,8 @@ struct Record: ParsableCommand {
     static func byteCount(_ text: String) -> Int64? {
         let multipliers: [Character: Int64] = ["k": 1000, "K": 1000, "m": 1_000_000, "M": 1_000_000, "g": 1_000_000_000, "G": 1_000_000_000]
         let multiplier = text.last.flatMap { multipliers[$0] }
-        guard let value = Double(multiplier == nil ? text : String(text.dropLast())), value >= 0 else { return nil }
+        guard let value = Double(multiplier == nil ? text : String(text.dropLast())), value >= 0,
+              value * Double(multiplier ?? 1) < 1e18 else { return nil }
         return Int64(value * Double(multiplier ?? 1))
     }
 
@@ -340,7 +349,7 @@ struct Record: ParsableCommand {
         // already stops here, one request each.
         let replicas = try StoreReplicas(hls, objectStore: objectStore, spoolLimit: Self.byteCount(spoolSize) ?? 1_000_000_000,
                                          gapAfter: .seconds(segmentDuration))
-        defer { replicas.discardStaging() }
+        defer { replicas.discard() }
         let hlsDirectory = replicas.directory
         // The file or the HLS directory written (or the first store, its secrets masked; publishing only, "live").
         let destination = output ?? replicas.shownName ?? "live"
@@ -420,7 +429,11 @@ struct Record: ParsableCommand {
             throw CommandFailure("\(destination): \(error)")
         }
         // The stores catch up after the local copy is complete.
-        let stores = replicas.finish()
+        // A Ctrl-C while the stores catch up gives them up (what is left is reported lost);
+        // a second one ends the process.
+        let catchingUp = StopSignals(secondEndsProcess: true) { replicas.giveUp() }
+        let stores = replicas.finish(within: .seconds(storeTimeout))
+        catchingUp.finishing()
         report(summary, stores: stores, destination: destination, staged: replicas.staging != nil)
         DestinationReport.warnings(summary.destinations)
         try StoreReplicas.check(stores)

@@ -21,6 +21,9 @@ struct StoreReplicas {
     init(_ targets: [String], objectStore: ObjectStoreOptions, spoolLimit: Int64, gapAfter: Duration) throws {
         var directory: String?
         var replicas: [ObjectStoreReplica] = []
+        // A store refused after others were started leaves none of them running.
+        var started = false
+        defer { if !started { for replica in replicas { replica.abandon() } } }
         for target in targets {
             let store: (any ObjectStore)?
             do { store = try objectStore.store(named: target) } catch { throw CommandFailure("\(error)") }
@@ -32,6 +35,9 @@ struct StoreReplicas {
                 for name in ["index.m3u8", "master.m3u8"] where try store.contains(name) {
                     throw CommandFailure("\(store.description) already holds a package (\(name)); choose another place or remove it")
                 }
+            } catch let error as PipelineError where error.isTransient {
+                // Down now: its objects wait in the spool until it answers, as in an outage later.
+                Terminal.warning("\(store.description) does not answer (\(error)); recording anyway, its objects queued until it does")
             } catch let error as PipelineError {
                 throw CommandFailure("\(error)")
             }
@@ -50,17 +56,29 @@ struct StoreReplicas {
         }
         self.directory = directory
         self.replicas = replicas
+        started = true
     }
 
-    /// Removes the staging directory, if there is one.
-    func discardStaging() {
+    /// Gives every store up now: what is queued is counted lost (a Ctrl-C while they catch up).
+    func giveUp() {
+        for replica in replicas { replica.giveUp(because: "given up by a signal") }
+    }
+
+    /// Drops what the stores still hold queued (a recording that failed; nothing once they
+    /// have finished) and removes the staging directory, if there is one.
+    func discard() {
+        for replica in replicas { replica.abandon() }
         if let staging { UncommittedFiles.removeTree(staging) }
     }
 
-    /// Waits for each store to take what is queued (the final playlist last), a line on the
-    /// terminal saying what is left, and returns what each did.
-    func finish() -> [StoreReplicaReport] {
+    /// Waits for each store to take what is queued (the final playlist last), at most
+    /// `timeout`, a line on the terminal saying what is left, and returns what each did.
+    func finish(within timeout: Duration) -> [StoreReplicaReport] {
         guard !replicas.isEmpty else { return [] }
+        if replicas.contains(where: { $0.status.backlogObjects > 0 }) {
+            Terminal.error("waiting up to \(Int(timeout.inSeconds)) s (--store-timeout) for the stores to take what is queued; "
+                           + "a second Ctrl-C gives up\n")
+        }
         let watching = replicas
         let done = DispatchSemaphore(value: 0)
         let watched = DispatchSemaphore(value: 0)
@@ -77,7 +95,10 @@ struct StoreReplicas {
             if drew { Terminal.error("\n") }
             watched.signal()
         }
-        let reports = replicas.map { StoreReplicaReport(store: $0.description, status: $0.finish()) }
+        // Every store against the one deadline, at once; each status is final once finished.
+        let replicas = self.replicas
+        DispatchQueue.concurrentPerform(iterations: replicas.count) { index in _ = replicas[index].finish(within: timeout) }
+        let reports = replicas.map { StoreReplicaReport(store: $0.description, status: $0.status) }
         done.signal()
         watched.wait()
         return reports
@@ -90,7 +111,9 @@ struct StoreReplicas {
                              + "(EXT-X-GAP): \(report.gaps.prefix(5).joined(separator: ", "))")
         }
         if let failed = reports.first(where: { $0.state == "failed" || !$0.lost.isEmpty }) {
-            throw CommandFailure("\(failed.store): \(failed.lastError ?? "stopped"); \(failed.lost.count) object\(failed.lost.count == 1 ? "" : "s") not stored"
+            // The store's errors name it already.
+            let reason = failed.lastError.map { $0.hasPrefix(failed.store) ? $0 : "\(failed.store): \($0)" } ?? "\(failed.store): stopped"
+            throw CommandFailure("\(reason); \(failed.lost.count) object\(failed.lost.count == 1 ? "" : "s") not stored"
                                  + (failed.lost.isEmpty ? "" : " (\(failed.lost.prefix(5).joined(separator: ", ")))"))
         }
     }

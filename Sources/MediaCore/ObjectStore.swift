@@ -34,6 +34,21 @@ public protocol ObjectStore: Sendable {
     func remove(_ name: String) throws(PipelineError)
 }
 
+/// A store whose objects can be read in ranges, so that an object is an input as much as an
+/// output: ``ObjectRangeSource`` reads one as a ``RandomAccessByteSource`` (a probe reads an
+/// MP4's boxes without fetching its media).
+public protocol ReadableObjectStore: ObjectStore {
+    /// The size of the object `name`, in bytes.
+    ///
+    /// - Throws: ``PipelineError`` when it does not exist or the store cannot be asked.
+    func byteCount(of name: String) throws(PipelineError) -> Int64
+
+    /// Up to `count` bytes of the object `name` from `offset`; fewer only at its end.
+    ///
+    /// - Throws: ``PipelineError`` when it cannot be read.
+    func read(_ name: String, at offset: Int64, count: Int) throws(PipelineError) -> [UInt8]
+}
+
 /// What a store that serves its objects over HTTP serves an object with: an S3 bucket keeps
 /// them with the object, so that a CDN in front of it caches it as the origin would say.
 public struct ObjectAttributes: Sendable, Hashable {
@@ -69,7 +84,7 @@ extension ObjectStore {
 
 /// A directory as an ``ObjectStore``: an object is a file under it (subdirectories made as
 /// needed), put under a temporary name, synced and renamed, so that a reader never sees a part.
-public struct DirectoryStore: ObjectStore {
+public struct DirectoryStore: ReadableObjectStore {
     /// The directory.
     public let directory: FilePath
 
@@ -106,6 +121,18 @@ public struct DirectoryStore: ObjectStore {
         while parent != directory, parent.starts(with: directory), (try? FileSystemCalls.removeDirectory(parent)) != nil {
             parent = parent.removingLastComponent()
         }
+    }
+
+    /// The size of the file `name`.
+    public func byteCount(of name: String) throws(PipelineError) -> Int64 {
+        let path = directory.appending(try checkedName(name))
+        do throws(ByteStreamError) { return try FileByteSource(regularFileAt: path).byteCount } catch { throw .stream(error) }
+    }
+
+    /// Up to `count` bytes of the file `name` from `offset`.
+    public func read(_ name: String, at offset: Int64, count: Int) throws(PipelineError) -> [UInt8] {
+        let path = directory.appending(try checkedName(name))
+        do throws(ByteStreamError) { return try FileByteSource(regularFileAt: path).read(at: offset, count: count) } catch { throw .stream(error) }
     }
 
     /// Makes `path` and the directories above it that are missing.

@@ -8,21 +8,23 @@ internal import Synchronization
 /// `ffmpeg -method PUT` speak).
 ///
 /// A WebDAV share needs a directory made before a file goes in it. Named `dav://` or `davs://`
-/// (`http` and `https` in WebDAV mode, as GVfs and KDE name them), the store makes each
-/// collection above an object before its first `PUT` there, from the top down (`MKCOL`, RFC
-/// 4918 9.3; 405 says one exists), remembering what it made: nginx's `dav_methods` without
+/// (`http` and `https` in WebDAV mode, as GVfs and KDE name them), the store makes the
+/// collections above an object before its first `PUT` there (`MKCOL`, RFC 4918 9.3: the
+/// deepest first, up a level at each 409, then down; 405 says one exists), remembering what it
+/// made: nginx's `dav_methods` without
 /// `create_full_put_path` answers such a `PUT` 500, not RFC 4918's 409. Named `http` or
 /// `https`, it makes them only after a `PUT` answered 409 Conflict (RFC 4918 9.7.1), then puts
 /// again.
 ///
 /// Credentials in the URL go as HTTP Basic (RFC 7617) on every request: over `https`, or over
 /// `http` to this machine only (`localhost`, `127.0.0.0/8`, `::1`), since elsewhere anyone on the
-/// way reads them. ``description`` masks the password.
+/// way reads them. ``description`` masks the password (the whole user part when it has no
+/// colon: a token). Redirects are not followed: a 3xx is a refusal.
 ///
 /// Requests are tried again as ``S3Store``'s are: a connection not made, and a `PUT`, `HEAD`,
 /// `DELETE` or `MKCOL` answered 5xx, 408 or 429 or not answered in time, after 0.25, 0.5, 1 and
 /// 2 s; any other refusal (401, 403, 404 of the share) is an ``ObjectStoreError`` at once.
-public struct HTTPIngestStore: ObjectStore {
+public struct HTTPIngestStore: ReadableObjectStore {
     /// `scheme://host[:port]`.
     public let origin: String
     /// The path every object's name is put under, without a trailing `/` (empty for the root),
@@ -72,7 +74,9 @@ public struct HTTPIngestStore: ObjectStore {
             guard scheme == "https" || Self.isThisMachine(String(parts.host)) else {
                 throw ObjectStoreError(.address, "\(masked): a password goes over https only (http sends it in the clear to \(parts.host))")
             }
-            let decoded = PercentEncoding.decodedBytes(userInfo, invalid: .kept) ?? Array(userInfo.utf8)
+            // RFC 7617 2: user-id ":" password, the colon there without a password too.
+            var decoded = PercentEncoding.decodedBytes(userInfo, invalid: .kept) ?? Array(userInfo.utf8)
+            if !userInfo.contains(":") { decoded.append(UInt8(ascii: ":")) }
             authorization = "Basic " + Base64.encode(decoded)
         } else {
             authorization = nil
@@ -82,15 +86,17 @@ public struct HTTPIngestStore: ObjectStore {
         description = masked.hasSuffix("/") ? String(masked.dropLast()) : masked
     }
 
-    /// `user:****` (the user alone when there is no password).
+    /// `user:****`; `****` when there is no colon (a token given as the user).
     static func maskedUserInfo(_ userInfo: Substring) -> String {
-        guard let colon = userInfo.firstIndex(of: ":") else { return String(userInfo) }
+        guard let colon = userInfo.firstIndex(of: ":") else { return "****" }
         return userInfo[..<colon] + ":****"
     }
 
     /// Whether `host` names this machine.
     static func isThisMachine(_ host: String) -> Bool {
-        host.lowercased() == "localhost" || host == "::1" || (host.hasPrefix("127.") && host.split(separator: ".").count == 4)
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return host.lowercased() == "localhost" || host == "::1"
+            || (octets.count == 4 && octets[0] == "127" && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil })
     }
 
     /// The request path of the object `name`: the base path, then each component
@@ -117,12 +123,30 @@ public struct HTTPIngestStore: ObjectStore {
         if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
         let path = path(of: try checkedName(name))
         if makesCollections { try makeCollections(above: path, about: name) }
-        let answer = try send("PUT", path, headers: headers, body: bytes, expecting: [200, 201, 204, 409], about: name)
+        let answer = try send("PUT", path, headers: headers, body: bytes, expecting: Set(200...299).union([409]), about: name)
         guard answer.status == 409 else { return }
         // A conflict with no collection above to make is the server's own.
         guard path.split(separator: "/").count > 1 else { throw refusal(answer, method: "PUT", name: name) }
+        // What was made may have gone since.
+        collections.known.withLock { known in known = known.filter { !path.hasPrefix($0 + "/") } }
         try makeCollections(above: path, about: name)
-        _ = try send("PUT", path, headers: headers, body: bytes, expecting: [200, 201, 204], about: name)
+        _ = try send("PUT", path, headers: headers, body: bytes, expecting: Set(200...299), about: name)
+    }
+
+    /// The size of the object `name` (a `GET` of its first byte).
+    public func byteCount(of name: String) throws(PipelineError) -> Int64 {
+        let path = path(of: try checkedName(name))
+        return try HTTPObjectExchange.byteCount(get: { headers throws(PipelineError) in
+            try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
+        }, describing: "\(description)/\(name)")
+    }
+
+    /// Up to `count` bytes of the object `name` from `offset` (a ranged `GET`, RFC 9110 14.2).
+    public func read(_ name: String, at offset: Int64, count: Int) throws(PipelineError) -> [UInt8] {
+        let path = path(of: try checkedName(name))
+        return try HTTPObjectExchange.read(at: offset, count: count, get: { headers throws(PipelineError) in
+            try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
+        })
     }
 
     /// Removes the object `name` (`DELETE`; one that does not exist is not an error).
@@ -130,16 +154,32 @@ public struct HTTPIngestStore: ObjectStore {
         _ = try send("DELETE", path(of: try checkedName(name)), expecting: [200, 202, 204, 404, 410], about: name)
     }
 
-    /// Makes each collection above `path` not known to exist, from the top (`MKCOL`: 201 made,
-    /// 405 there already).
+    /// Makes the collections above `path` not known to exist: the deepest first, going up a
+    /// level at each 409 (its parent is missing) until one is made or found (405: it exists),
+    /// then down again (RFC 4918 9.3.1); so a share mounted below a path that is not WebDAV
+    /// (`/remote.php/dav/…`) is never asked above what it needs.
     private func makeCollections(above path: String, about name: String) throws(PipelineError) {
-        let components = path.split(separator: "/").dropLast()
+        var collections: [String] = []
         var collection = ""
-        for component in components {
+        for component in path.split(separator: "/").dropLast() {
             collection += "/" + component
-            if collections.known.withLock({ $0.contains(collection) }) { continue }
-            _ = try send("MKCOL", collection + "/", expecting: [201, 405], about: name)
-            collections.known.withLock { _ = $0.insert(collection) }
+            collections.append(collection)
+        }
+        var made = collections.count
+        while made > 0, !self.collections.known.withLock({ $0.contains(collections[made - 1]) }) {
+            let answer = try send("MKCOL", collections[made - 1] + "/", expecting: [201, 405, 409], about: name)
+            guard answer.status == 409 else {
+                self.collections.known.withLock { _ = $0.insert(collections[made - 1]) }
+                break
+            }
+            made -= 1
+        }
+        guard made > 0 || collections.isEmpty || self.collections.known.withLock({ $0.contains(collections[0]) }) else {
+            throw PipelineError(.network, underlying: ObjectStoreError(.refused, "\(description): MKCOL \(collections[0])/: HTTP 409 (no collection above it)", status: 409))
+        }
+        for index in made..<collections.count {
+            _ = try send("MKCOL", collections[index] + "/", expecting: [201, 405], about: name)
+            self.collections.known.withLock { _ = $0.insert(collections[index]) }
         }
     }
 
@@ -153,7 +193,8 @@ public struct HTTPIngestStore: ObjectStore {
     static func refusal(_ answer: HTTPObjectExchange.Answer, method: String, object: String, store: String) -> ObjectStoreError {
         let text = String(decoding: answer.body.prefix(200), as: UTF8.self)
         let said = answer.body.count <= 200 && !text.contains("<") ? text.trimmingSpaces : ""
-        let words = answer.status == 401 ? " (the user or password is wrong)" : said.isEmpty ? "" : " (\(said))"
+        let words = answer.status == 401 ? (store.contains("@") ? " (the user or password is wrong)" : " (credentials are needed: https://user:password@…)")
+            : said.isEmpty ? "" : " (\(said))"
         return ObjectStoreError(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(words)", status: answer.status)
     }
 

@@ -8,13 +8,15 @@ internal import NIOPosix
 /// The HTTP client every store's requests go through, for the life of the process (never shut
 /// down), on an event loop of its own (a request waited for from a thread of another loop group
 /// never runs on that loop): connections are kept per host, and so reused request after
-/// request (HTTP/1.1 persistent connections); a connection that cannot be made at once, or
+/// request (HTTP/1.1 persistent connections); redirects are not followed; a connection that cannot be made at once, or
 /// within 2 s, fails the try, which ``HTTPObjectExchange/send(_:expecting:refusal:once:)``
 /// repeats.
 private let storeClient: HTTPClient = {
     var configuration = HTTPClient.Configuration()
     configuration.timeout = .init(connect: .seconds(2), read: .seconds(30))
     configuration.connectionPool.retryConnectionEstablishment = false
+    // A PUT redirected would be sent again as a GET, whose 200 is no acknowledgement.
+    configuration.redirectConfiguration = .disallow
     return HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup(numberOfThreads: 1)), configuration: configuration)
 }()
 
@@ -27,6 +29,35 @@ enum HTTPObjectExchange {
         var body: [UInt8]
         /// The response's `ETag`, when it has one.
         var entityTag: String? = nil
+        /// The response's `Content-Range` (RFC 9110 14.4), when it has one.
+        var contentRange: String? = nil
+    }
+
+    /// The size of an object, from a `GET` of its first byte by `get` (a ranged request's
+    /// headers in, the answer out, 200, 206 or 416 expected): the total of `Content-Range`
+    /// (`bytes 0-0/12345`; 416's `bytes */0` for an empty object), or a whole answer's length.
+    static func byteCount(get: ([(name: String, value: String)]) throws(PipelineError) -> Answer, describing: String) throws(PipelineError) -> Int64 {
+        let answer = try get([("Range", "bytes=0-0")])
+        if answer.status == 200 { return Int64(answer.body.count) }
+        guard let range = answer.contentRange, let slash = range.lastIndex(of: "/"), let total = Int64(range[range.index(after: slash)...]) else {
+            throw PipelineError(.network, underlying: ObjectStoreError(.failed, "\(describing): HTTP \(answer.status) without the object's size (Content-Range)"))
+        }
+        return total
+    }
+
+    /// Up to `count` bytes of an object from `offset`, by `get` (a ranged `GET`; a server that
+    /// ignores the range answers 200 with the whole object, of which the range is taken; 416:
+    /// nothing there).
+    static func read(at offset: Int64, count: Int, get: ([(name: String, value: String)]) throws(PipelineError) -> Answer) throws(PipelineError) -> [UInt8] {
+        guard count > 0 else { return [] }
+        let answer = try get([("Range", "bytes=\(offset)-\(offset + Int64(count) - 1)")])
+        switch answer.status {
+        case 206: return Array(answer.body.prefix(count))
+        case 200:
+            guard offset < Int64(answer.body.count) else { return [] }
+            return Array(answer.body[Int(offset)..<min(answer.body.count, Int(offset) + count)])
+        default: return []
+        }
     }
 
     /// The delays before the second and later tries of a request the server could not take now
@@ -73,7 +104,8 @@ enum HTTPObjectExchange {
             let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds) + .seconds(Int64(body.count / (128 * 1024)))
             let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
             let bytes = response.body.map { Array($0.readableBytesView) } ?? []
-            return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"))
+            return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"),
+                          contentRange: response.headers.first(name: "Content-Range"))
         } catch {
             let kind: ObjectStoreError.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
             throw ObjectStoreError(kind, "\(prefix): \(method) \(name): \(socketErrorWords(error))")

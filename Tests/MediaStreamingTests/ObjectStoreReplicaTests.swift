@@ -155,4 +155,69 @@ import Testing
         replica.put("segment-00003.m4s", [3], attributes: Self.media)
         #expect(replica.status.backlogObjects == 0)
     }
+
+    /// A rendition playlist replaced while waiting takes the master playlist and page queued
+    /// after it behind the new one: the master never goes up before a playlist it names.
+    @Test func aMasterNeverGoesUpBeforeTheRenditionPlaylistsItNames() {
+        let store = MemoryStore(holding: true)
+        let replica = ObjectStoreReplica(store: store)
+        replica.put("a/segment-00001.m4s", [1], attributes: Self.media)
+        usleep(50_000)
+        replica.put("a/index.m3u8", Array("a1".utf8), attributes: ObjectAttributes())
+        replica.put("b/segment-00001.m4s", [2], attributes: Self.media)
+        replica.put("b/index.m3u8", Array("b1".utf8), attributes: ObjectAttributes())
+        replica.put("master.m3u8", Array("m".utf8), attributes: ObjectAttributes())
+        replica.put("index.html", Array("p".utf8), attributes: ObjectAttributes())
+        replica.put("a/segment-00002.m4s", [3], attributes: Self.media)
+        replica.put("a/index.m3u8", Array("a2".utf8), attributes: ObjectAttributes())
+        store.release()
+        replica.finish(within: .seconds(10))
+        let sent = store.sent
+        let master = sent.firstIndex(of: "PUT master.m3u8") ?? -1
+        #expect(master > (sent.firstIndex(of: "PUT a/index.m3u8") ?? .max) && master > (sent.firstIndex(of: "PUT b/index.m3u8") ?? .max), "\(sent)")
+        #expect(sent.last == "PUT index.html" && sent.filter { $0 == "PUT a/index.m3u8" }.count == 1, "\(sent)")
+    }
+
+    /// A store still down when the time to finish is up: the replica has failed, and what is
+    /// left is counted lost (the ENDLIST playlist never went up), so a recording says so.
+    @Test func aStoreDownPastTheDeadlineLeavesTheReplicaFailedWithItsLosses() {
+        let store = MemoryStore(failing: { _ in Failure(isTransient: true) })
+        let replica = ObjectStoreReplica(store: store, gapAfter: .seconds(60))
+        replica.put("segment-00001.m4s", [1], attributes: Self.media)
+        replica.put("index.m3u8", Array("#EXTM3U\n".utf8), attributes: ObjectAttributes())
+        let status = replica.finish(within: .milliseconds(300))
+        #expect(status.state == .failed && status.lost == ["segment-00001.m4s"] && status.lastError?.contains("gave up") == true, "\(status)")
+        replica.put("segment-00002.m4s", [2], attributes: Self.media)
+        #expect(replica.status.backlogObjects <= 2)
+    }
+
+    /// A removal that keeps failing is dropped after the gap time, and the queue goes on.
+    @Test func aRemovalThatKeepsFailingIsDropped() {
+        let store = MemoryStore(failing: { $0 == "never" ? Failure(isTransient: true) : nil })
+        final class FailingRemovals: ObjectStore, Sendable {
+            let inner: MemoryStore
+            init(_ inner: MemoryStore) { self.inner = inner }
+            var description: String { "failing removals" }
+            func contains(_ name: String) throws(PipelineError) -> Bool { false }
+            func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError) { try inner.put(name, bytes) }
+            func remove(_ name: String) throws(PipelineError) { throw PipelineError(.network, underlying: Failure(isTransient: true)) }
+        }
+        let replica = ObjectStoreReplica(store: FailingRemovals(store), gapAfter: .milliseconds(200))
+        replica.remove("segment-00001.m4s")
+        replica.put("segment-00002.m4s", [2], attributes: Self.media)
+        let status = replica.finish(within: .seconds(10))
+        #expect(store.sent == ["PUT segment-00002.m4s"] && status.state == .current && status.failures >= 1, "\(status)")
+    }
+
+    /// An init segment always fits: a full spool loses segments, never what every segment needs.
+    @Test func anInitSegmentAlwaysFits() {
+        let store = MemoryStore(holding: true)
+        let replica = ObjectStoreReplica(store: store, spoolLimit: 100)
+        replica.put("segment-00001.m4s", [UInt8](repeating: 1, count: 90), attributes: Self.media)
+        replica.put("init.mp4", [UInt8](repeating: 2, count: 90), attributes: ObjectAttributes())
+        #expect(replica.status.lost.isEmpty && replica.status.backlogObjects == 2)
+        store.release()
+        replica.finish(within: .seconds(10))
+        #expect(store.sent == ["PUT segment-00001.m4s", "PUT init.mp4"])
+    }
 }

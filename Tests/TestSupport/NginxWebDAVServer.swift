@@ -7,7 +7,7 @@ public import Foundation
 /// an htpasswd file in nginx's `{PLAIN}` scheme).
 ///
 /// nginx runs in the foreground in one process, its access log (``accessLog``) one line per
-/// request: `METHOD URI STATUS`.
+/// request: `METHOD URI STATUS`; what it sent is counted too (``bytesSent``).
 public final class NginxWebDAVServer {
     /// Where its configuration and logs are (removed when the server is released).
     public let directory: URL
@@ -37,7 +37,9 @@ public final class NginxWebDAVServer {
             events {}
             http {
                 log_format ingest '$request_method $uri $status';
+                log_format bytes '$body_bytes_sent';
                 access_log \(path)/access.log ingest;
+                access_log \(path)/bytes.log bytes;
                 client_body_temp_path \(path)/body;
                 proxy_temp_path \(path)/proxy;
                 fastcgi_temp_path \(path)/fastcgi;
@@ -75,6 +77,11 @@ public final class NginxWebDAVServer {
     /// The requests it logged, one `METHOD URI STATUS` each.
     public var accessLog: [String] {
         ((try? String(contentsOfFile: directory.path + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// The bytes of response bodies it has sent, all requests together.
+    public var bytesSent: Int {
+        ((try? String(contentsOfFile: directory.path + "/bytes.log", encoding: .utf8)) ?? "").split(separator: "\n").reduce(0) { $0 + (Int($1) ?? 0) }
     }
 
     /// Stops nginx and removes its directory.

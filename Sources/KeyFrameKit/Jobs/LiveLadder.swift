@@ -22,6 +22,7 @@ final class LiveLadderMaster: Sendable {
 
     private struct State: Sendable {
         var started: Set<Int> = []
+        var written = false
         var finished: [Int: [(bytes: Int, duration: Int64)]] = [:]
     }
 
@@ -65,6 +66,19 @@ final class LiveLadderMaster: Sendable {
         try write(all)
     }
 
+    /// A recording cancelled: the master playlist and page written go, here and in the stores.
+    func cancel() {
+        guard state.withLock({ state in
+            defer { state.written = false }
+            return state.written
+        }) else { return }
+        try? FileSystemCalls.unlink(directory.appending("master.m3u8"))
+        for replica in replicas {
+            replica.remove("master.m3u8")
+            replica.remove("index.html")
+        }
+    }
+
     /// Writes `master.m3u8` naming each rung with `segments` as its measure, locally and into
     /// the replicas.
     private func write(_ segments: [[(bytes: Int, duration: Int64)]]) throws(PipelineError) {
@@ -75,6 +89,7 @@ final class LiveLadderMaster: Sendable {
         let text = StreamManifests.masterPlaylist(renditions)
         let bytes = Array(text.utf8)
         try FileByteSink.write(bytes, to: directory.appending("master.m3u8"))
+        state.withLock { $0.written = true }
         let attributes = HLSOrigin.objectAttributes(ofName: "master.m3u8", contents: bytes, live: true)
         for replica in replicas { replica.put("master.m3u8", bytes, attributes: attributes) }
     }
@@ -115,8 +130,16 @@ struct LiveLadderRendition: RecordingOutput {
         try master.finished(index, segments: output.segments)
     }
 
-    mutating func cancel() { output.cancel() }
+    mutating func cancel() {
+        output.cancel()
+        master.cancel()
+    }
+
     mutating func checkpoint() throws(PipelineError) {}
     mutating func salvage() { output.salvage() }
-    mutating func discard() { output.cancel() }
+
+    mutating func discard() {
+        output.cancel()
+        master.cancel()
+    }
 }

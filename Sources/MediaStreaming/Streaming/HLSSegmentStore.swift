@@ -130,10 +130,20 @@ struct HLSSegmentStore {
         try writeFile(Self.chaptersName, Array(text.utf8))
     }
 
-    /// Writes `playlist` as `name`.
+    /// Writes `playlist` as `name`; the first time, a rendition of its own (not a ladder's)
+    /// also puts the player page playing it beside it in its replicas.
     mutating func writePlaylist(_ playlist: HLSMediaPlaylist, name: String) throws(PipelineError) {
         try writeFile(name, Array(playlist.text.utf8))
+        if !pagePut, !replicas.isEmpty, replicaPrefix.isEmpty {
+            pagePut = true
+            let page = Array(HLSOrigin.playerPage(playing: name).utf8)
+            let attributes = HLSOrigin.objectAttributes(ofName: "index.html", contents: page)
+            for replica in replicas { replica.put("index.html", page, attributes: attributes) }
+        }
     }
+
+    /// Whether the player page went to the replicas.
+    private var pagePut = false
 
     /// Writes `segment` as the next segment (held back instead when it carries the gapless
     /// placeholder).

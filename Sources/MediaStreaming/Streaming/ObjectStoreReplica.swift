@@ -4,32 +4,40 @@ internal import Synchronization
 internal import SystemPackage
 
 /// A live stream's objects copied into a remote ``/MediaCore/ObjectStore`` (S3, an HTTP ingest
-/// point, a WebDAV share) as they are written, on a thread of its own: the local rendition
-/// hands each object over and goes on, so that a slow or absent destination never slows it.
+/// point, a WebDAV share) as they are written, on a dispatch queue of its own: the local
+/// rendition hands each object over and goes on, so that a slow or absent destination never
+/// slows it.
 ///
 /// The rules, after Akamai's Media Services Live HTTP ingest recommendations:
 /// - **Order.** Objects go up one after another in the order they were written, so every
 ///   segment, part and init segment a playlist names is acknowledged before that playlist is
-///   sent. A playlist waiting behind another of its name replaces it (only the newest is sent).
+///   sent. A playlist waiting behind another of its name replaces it (only the newest is sent),
+///   and the playlists and pages queued after the one replaced move behind the new one, so
+///   that a master playlist never goes up before a rendition playlist it names.
 /// - **Transient failures** (no connection, 5xx, 408, 429: ``/MediaCore/TransientError``) are
 ///   retried without end, 0.5 s after the first and up to every 5 s, the store resolving the
 ///   host again each time. Meanwhile objects queue: in memory up to 8 MiB, then in a spool
 ///   directory on disk, up to ``spoolLimit`` in all.
-/// - **One object failing while others go up** is given up after ``gapAfter`` (a target
-///   duration): the next objects are tried past it, and once one succeeds it is a gap, marked
-///   `EXT-X-GAP` (RFC 8216bis 4.4.4.7; a part `GAP=YES`) in every playlist sent from then on.
+/// - **One segment failing while others go up** is given up once it has failed for ``gapAfter``
+///   (a target duration; at least one whole try, the store's own retries included): the next
+///   segments are tried past it, and once one succeeds it is a gap, marked `EXT-X-GAP` (RFC
+///   8216bis 4.4.4.7; a part `GAP=YES`) in every playlist sent from then on. A removal failing
+///   that long is dropped (an object left in the store harms no one). Init segments, playlists
+///   and pages are never given up.
 /// - **A full spool.** A segment that does not fit is not kept, reported in ``Status/lost``, and
 ///   marked as a gap, so that no playlist names an object that was never sent. For a sliding
 ///   window nothing is lost this way while the window fits: a segment queued and then removed
-///   (it left the window) is dropped from the queue unsent. Playlists always fit.
+///   (it left the window) is dropped from the queue unsent. Init segments, playlists and pages
+///   always fit.
 /// - **Permanent failures** (any other refusal: 401, 403, 404 of a bucket) stop the replica
 ///   with the reason in ``Status/lastError``; the local rendition goes on.
 /// - **The end.** ``finish(within:)`` waits until everything queued, the final (`ENDLIST`)
-///   playlist last, has gone up.
+///   playlist last, has gone up; what is left when the time is up is lost, and the replica
+///   failed. ``abandon()`` drops the queue at once (a recording that failed).
 ///
-/// Departures from Akamai's recommendations: objects go up one at a time per replica, not
-/// several in parallel (a replica per rendition uploads renditions in parallel); a playlist is
-/// retried like any other object rather than at a fixed interval.
+/// Departures from Akamai's recommendations: objects go up one at a time per replica, the
+/// renditions of a ladder in series, not several in parallel; a playlist is retried like any
+/// other object rather than at a fixed interval.
 ///
 /// `Sendable` because it is synchronized: its state is behind a mutex, and only its own thread
 /// sends requests.
@@ -98,6 +106,8 @@ public final class ObjectStoreReplica: Sendable {
         var failingSince: ContinuousClock.Instant?
 
         var isManifest: Bool { ObjectStoreReplica.isManifest(name) }
+        /// A segment or part: what may be given up or lost, and marked as a gap.
+        var isMedia: Bool { payload != nil && ObjectStoreReplica.isMedia(name) }
     }
 
     private struct State: Sendable {
@@ -113,6 +123,9 @@ public final class ObjectStoreReplica: Sendable {
         var finishing = false
         var stopped = false
         var finished = false
+        /// Given up by ``finish(within:)``'s deadline or ``abandon()``: what is left is already
+        /// counted lost, and what the thread still does is not counted.
+        var abandoned = false
     }
 
     private let state = Mutex(State())
@@ -142,23 +155,30 @@ public final class ObjectStoreReplica: Sendable {
     /// playlist waiting under the same name is replaced. Returns at once. A segment the spool
     /// cannot hold is not kept (``Status/lost``).
     public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) {
-        state.withLock { state in
-            guard !state.stopped, !state.finishing else { return }
-            let manifest = Self.isManifest(name)
-            if manifest { drop(name, from: &state, removals: false) }
-            guard manifest || state.status.backlogBytes + Int64(bytes.count) <= spoolLimit else {
+        let media = Self.isMedia(name)
+        // Decided under the lock, written outside it: the caller's thread writes the spool file.
+        let spools: Bool? = state.withLock { state in
+            guard !state.stopped, !state.finishing else { return nil }
+            guard !media || state.status.backlogBytes + Int64(bytes.count) <= spoolLimit else {
                 state.status.lost.append(name)
                 state.gapNames.insert(name)
+                return nil
+            }
+            return state.memoryBytes + bytes.count > memoryLimit
+        }
+        guard let spools else { return }
+        var payload = Pending.Payload.memory(bytes)
+        if spools, let file = spool(bytes) { payload = .spooled(file) }
+        state.withLock { state in
+            guard !state.stopped else {
+                if case .spooled(let file) = payload { try? FileSystemCalls.unlink(file) }
                 return
             }
-            var payload = Pending.Payload.memory(bytes)
-            if state.memoryBytes + bytes.count > memoryLimit, let file = spool(bytes, in: &state) {
-                payload = .spooled(file)
-                state.status.spooledBytes += Int64(bytes.count)
-            } else {
-                state.memoryBytes += bytes.count
-            }
+            var following: [Pending] = []
+            if Self.isManifest(name) { following = replace(name, in: &state) }
+            if case .spooled = payload { state.status.spooledBytes += Int64(bytes.count) } else { state.memoryBytes += bytes.count }
             state.queue.append(Pending(name: name, payload: payload, byteCount: bytes.count, attributes: attributes))
+            state.queue += following
             state.status.backlogObjects += 1
             state.status.backlogBytes += Int64(bytes.count)
             if state.status.state == .current { state.status.state = .uploading }
@@ -187,22 +207,72 @@ public final class ObjectStoreReplica: Sendable {
         state.withLock { $0.finishing = true }
         wake.signal()
         if ended.wait(for: timeout) == .timedOut {
-            state.withLock { state in
-                state.stopped = true
-                state.status.lastError = (state.status.lastError.map { $0 + "; " } ?? "") + "gave up with \(state.status.backlogObjects) objects unsent"
-            }
-            wake.signal()
-            _ = ended.wait(for: .seconds(60))
+            give(up: "gave up after \(timeout) with \(status.backlogObjects) objects unsent")
+            _ = ended.wait(for: .seconds(1))
         }
         return status
+    }
+
+    /// Drops what is queued at once, counted lost, and removes the spool: a recording that
+    /// failed, or a store that must not be waited for. Nothing can be queued after.
+    public func abandon() {
+        give(up: nil)
+    }
+
+    /// Stops now as ``finish(within:)`` does when its time is up: failed, for `reason`, what
+    /// is queued counted lost.
+    public func giveUp(because reason: String) {
+        give(up: reason)
+    }
+
+    /// Stops the replica now: the queue is counted lost, the state failed when `reason` is
+    /// given, the spool removed; the thread ends after what it is sending.
+    private func give(up reason: String?) {
+        state.withLock { state in
+            guard !state.finished, !state.abandoned else { return }
+            state.abandoned = true
+            state.stopped = true
+            state.finishing = true
+            if let reason {
+                state.status.state = .failed
+                state.status.lastError = (state.status.lastError.map { $0 + "; " } ?? "") + reason
+            }
+            state.status.lost += state.queue.filter(\.isMedia).map(\.name)
+            if let directory = state.spoolDirectory {
+                UncommittedFiles.removeTree(directory)
+                state.spoolDirectory = nil
+            }
+        }
+        wake.signal()
     }
 
     /// Whether `name` is a playlist or manifest: the newest replaces one waiting, and it may
     /// name gaps.
     static func isManifest(_ name: String) -> Bool { name.hasSuffix(".m3u8") || name.hasSuffix(".mpd") }
 
+    /// Whether `name` is a segment or a part (`.m4s`, packed audio's `.aac`): what a playlist
+    /// can mark as a gap. An init segment, a playlist or a page is not.
+    static func isMedia(_ name: String) -> Bool { name.hasSuffix(".m4s") || name.hasSuffix(".aac") }
+
+    /// Drops the waiting playlist `name` (not the one being sent), if there is one, and takes
+    /// out the playlists and pages queued after it, to go behind the new one in their order.
+    private func replace(_ name: String, in state: inout State) -> [Pending] {
+        let first = state.sending ? 1 : 0
+        guard first < state.queue.count, let index = state.queue[first...].firstIndex(where: { $0.name == name && $0.payload != nil }) else {
+            return []
+        }
+        release(state.queue.remove(at: index), in: &state)
+        var following: [Pending] = []
+        var kept = Array(state.queue[..<index])
+        for pending in state.queue[index...] {
+            if pending.payload != nil, pending.isManifest || pending.name.hasSuffix(".html") { following.append(pending) } else { kept.append(pending) }
+        }
+        state.queue = kept
+        return following
+    }
+
     /// Drops the waiting puts of `name` (not the one being sent), and with `removals` its waiting
-    /// removals too.
+    /// removals too (a playlist's replacement is ``replace(_:in:)``).
     private func drop(_ name: String, from state: inout State, removals: Bool) {
         let first = state.sending ? 1 : 0
         guard first < state.queue.count else { return }
@@ -232,15 +302,17 @@ public final class ObjectStoreReplica: Sendable {
 
     /// Writes `bytes` into the spool directory (made at the first), or `nil` when it cannot be
     /// written (the bytes are then kept in memory).
-    private func spool(_ bytes: [UInt8], in state: inout State) -> FilePath? {
-        if state.spoolDirectory == nil {
-            state.spoolDirectory = try? FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-spool-")
-            if let directory = state.spoolDirectory { UncommittedFiles.insertTree(directory) }
+    private func spool(_ bytes: [UInt8]) -> FilePath? {
+        let file: FilePath? = state.withLock { state in
+            if state.spoolDirectory == nil, !state.abandoned {
+                state.spoolDirectory = try? FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-spool-")
+                if let directory = state.spoolDirectory { UncommittedFiles.insertTree(directory) }
+            }
+            guard let directory = state.spoolDirectory else { return nil }
+            state.spoolFiles += 1
+            return directory.appending("\(state.spoolFiles)")
         }
-        guard let directory = state.spoolDirectory else { return nil }
-        state.spoolFiles += 1
-        let file = directory.appending("\(state.spoolFiles)")
-        guard (try? FileByteSink.write(bytes, to: file, syncing: false)) != nil else { return nil }
+        guard let file, (try? FileByteSink.write(bytes, to: file, syncing: false)) != nil else { return nil }
         return file
     }
 
@@ -265,82 +337,112 @@ public final class ObjectStoreReplica: Sendable {
                 wake.wait()
                 continue
             }
+            let attempted = ContinuousClock.now
             let gaps = state.withLock { $0.gapNames }
             do throws(PipelineError) {
                 try send(head, gaps: gaps)
                 state.withLock { state in
                     state.sending = false
+                    guard !state.abandoned else { return }
                     state.queue.removeFirst()
-                    release(head, in: &state)
-                    if head.payload == nil { state.status.removedObjects += 1 } else {
-                        state.status.uploadedObjects += 1
-                        state.status.uploadedBytes += Int64(head.byteCount)
-                    }
-                    if state.queue.isEmpty, state.status.state != .failed { state.status.state = .current } else { state.status.state = .uploading }
+                    sent(head, in: &state)
                 }
                 delay = .milliseconds(500)
             } catch {
-                let transient = error.isTransient
-                let givenUp: Bool = state.withLock { state in
+                let givesUp: Bool = state.withLock { state in
                     state.sending = false
-                    state.status.failures += 1
-                    state.status.lastError = "\(error)"
-                    guard transient else {
-                        state.status.state = .failed
-                        state.stopped = true
-                        return false
-                    }
-                    state.status.state = .retrying
-                    let since = state.queue[0].failingSince ?? .now
+                    guard !state.abandoned, failed(with: error, in: &state) else { return false }
+                    let since = state.queue[0].failingSince ?? attempted
                     state.queue[0].failingSince = since
-                    return head.payload != nil && !head.isManifest && since.duration(to: .now) >= gapAfter
+                    guard since.duration(to: .now) >= gapAfter else { return false }
+                    if head.payload == nil {
+                        // A removal failing that long is dropped.
+                        release(state.queue.removeFirst(), in: &state)
+                        return true
+                    }
+                    return head.isMedia
                 }
-                if !transient { continue }
-                if givenUp, sendsPast(head) {
+                if givesUp, head.payload == nil || sendsPast(head) {
                     delay = .milliseconds(500)
                     continue
                 }
+                if state.withLock({ $0.stopped }) { continue }
                 _ = DispatchSemaphore(value: 0).wait(for: delay)
                 delay = min(delay * 2, .seconds(5))
             }
         }
     }
 
-    /// Tries the next object put after `head`; when it goes up, `head` is given up as a gap and
-    /// both leave the queue. Returns whether it went up.
+    /// Counts `pending`, taken off the queue, as gone up (or removed).
+    private func sent(_ pending: Pending, in state: inout State) {
+        release(pending, in: &state)
+        if pending.payload == nil { state.status.removedObjects += 1 } else {
+            state.status.uploadedObjects += 1
+            state.status.uploadedBytes += Int64(pending.byteCount)
+        }
+        if state.status.state != .failed { state.status.state = state.queue.isEmpty ? .current : .uploading }
+    }
+
+    /// Counts a failed try; a permanent one stops the replica. Returns whether it was
+    /// transient (the object may be tried again).
+    private func failed(with error: PipelineError, in state: inout State) -> Bool {
+        state.status.failures += 1
+        state.status.lastError = "\(error)"
+        guard error.isTransient else {
+            state.status.state = .failed
+            state.stopped = true
+            return false
+        }
+        state.status.state = .retrying
+        return true
+    }
+
+    /// Tries the next segment put after `head`; when it goes up, `head` is tried once more, and
+    /// given up as a gap when it fails again; both leave the queue. Returns whether the next
+    /// went up.
     private func sendsPast(_ head: Pending) -> Bool {
         let next: Pending? = state.withLock { state in
-            guard let index = state.queue.dropFirst().firstIndex(where: { $0.payload != nil && !$0.isManifest }) else { return nil }
-            let next = state.queue[index]
-            state.queue.remove(at: index)
+            guard let index = state.queue.dropFirst().firstIndex(where: \.isMedia) else { return nil }
+            let next = state.queue.remove(at: index)
             state.queue.insert(next, at: 0)
             state.sending = true
             return next
         }
         guard let next else { return false }
         let gaps = state.withLock { $0.gapNames }
-        let sent = (try? send(next, gaps: gaps)) != nil
-        state.withLock { state in
-            state.sending = false
-            guard sent else {
-                // Back behind the head, in its place.
-                state.queue.removeFirst()
-                let index = state.queue.firstIndex(where: { $0.name == head.name }).map { $0 + 1 } ?? 0
-                state.queue.insert(next, at: index)
-                return
-            }
-            state.queue.removeFirst()
-            release(next, in: &state)
-            state.status.uploadedObjects += 1
-            state.status.uploadedBytes += Int64(next.byteCount)
-            if let index = state.queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }) {
-                release(state.queue.remove(at: index), in: &state)
-            }
-            state.status.gaps.append(head.name)
-            state.gapNames.insert(head.name)
-            state.status.state = state.queue.isEmpty ? .current : .uploading
+        var failure: PipelineError?
+        do throws(PipelineError) { try send(next, gaps: gaps) } catch { failure = error }
+        // The store answers again: the head once more, so that a store that was down as a
+        // whole and is back leaves no gap.
+        var headSent = false
+        if failure == nil {
+            do throws(PipelineError) {
+                try send(head, gaps: gaps)
+                headSent = true
+            } catch {}
         }
-        return sent
+        return state.withLock { state in
+            state.sending = false
+            guard !state.abandoned else { return false }
+            state.queue.removeFirst()
+            if let failure {
+                // Back behind the head.
+                let index = state.queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }).map { $0 + 1 } ?? 0
+                state.queue.insert(next, at: index)
+                _ = failed(with: failure, in: &state)
+                return false
+            }
+            if let index = state.queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }) {
+                let removed = state.queue.remove(at: index)
+                if headSent { sent(removed, in: &state) } else { release(removed, in: &state) }
+            }
+            if !headSent {
+                state.status.gaps.append(head.name)
+                state.gapNames.insert(head.name)
+            }
+            sent(next, in: &state)
+            return true
+        }
     }
 
     /// Sends `pending`: a removal, or a put whose bytes (a playlist's with `gaps` marked) are
@@ -365,9 +467,10 @@ public final class ObjectStoreReplica: Sendable {
         try store.put(pending.name, bytes, attributes: pending.attributes)
     }
 
-    /// The end of the thread: what is left is lost; the spool directory goes.
+    /// The end of the thread: what is left is lost (counted already when the replica was given
+    /// up); the spool directory goes.
     private func finishUp(_ state: inout State) {
-        for pending in state.queue where pending.payload != nil { state.status.lost.append(pending.name) }
+        if !state.abandoned { state.status.lost += state.queue.filter(\.isMedia).map(\.name) }
         while let pending = state.queue.first {
             state.queue.removeFirst()
             release(pending, in: &state)

@@ -1,0 +1,94 @@
+import KeyFrameKit
+
+/// Inputs and outputs named by an object store's URL (`s3://bucket/key`,
+/// `https://host/path/file`, `env:NAME`): what `probe` reads in ranges, and what `convert`
+/// reads and writes through a private staging directory, so that a worker in a job system can
+/// run `keyframe convert s3://in/… s3://out/…` with no state of its own.
+enum RemoteObjects {
+    /// Whether `text` names an object in a store rather than a local path.
+    static func isRemote(_ text: String, objectStore: ObjectStoreOptions) -> Bool {
+        text.hasPrefix("env:") || (objectStore.destinations.namesStore(text) && URLReference.scheme(of: text) != "file")
+    }
+
+    /// The store and name of the object `text` names: the URL up to its last `/` is the store,
+    /// the rest the object's name.
+    static func object(_ text: String, objectStore: ObjectStoreOptions) throws -> (store: any ReadableObjectStore, name: String) {
+        var url = text
+        if text.hasPrefix("env:") {
+            let name = String(text.dropFirst(4))
+            guard let value = ProcessEnvironment.value(of: name), !value.isEmpty else {
+                throw CommandFailure("env:\(name): the environment variable \(name) is not set", status: .usage)
+            }
+            url = value.trimmingSpaces
+        }
+        guard let slash = url.lastIndex(of: "/"), url[..<slash].contains("://"), url.index(after: slash) < url.endIndex,
+              !url[..<slash].hasSuffix("/") else {
+            throw CommandFailure("\(text): an object's URL names the object after the store (s3://bucket/key, https://host/path/file)", status: .usage)
+        }
+        let name = String(url[url.index(after: slash)...])
+        let store: (any ObjectStore)?
+        do { store = try objectStore.store(named: String(url[..<slash])) } catch { throw CommandFailure("\(error)", status: .usage) }
+        guard let readable = store as? any ReadableObjectStore else {
+            throw CommandFailure("\(store?.description ?? text): objects cannot be read from this store", status: .usage)
+        }
+        return (readable, name)
+    }
+
+    /// The object `text` names as a source read in ranges.
+    static func source(_ text: String, objectStore: ObjectStoreOptions) throws -> ObjectRangeSource {
+        let (store, name) = try object(text, objectStore: objectStore)
+        do { return try ObjectRangeSource(store: store, name: name) } catch {
+            throw CommandFailure("\(error)", status: .unreadableInput)
+        }
+    }
+
+    /// A private staging directory, removed by ``discard(_:)`` (or when the process ends by a
+    /// signal).
+    static func stagingDirectory() throws -> FilePath {
+        do {
+            let directory = try FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-remote-")
+            UncommittedFiles.insertTree(directory)
+            return directory
+        } catch {
+            throw CommandFailure("cannot make a staging directory in \(FileSystemCalls.temporaryDirectory): \(error)")
+        }
+    }
+
+    /// Removes a staging directory.
+    static func discard(_ directory: FilePath) {
+        UncommittedFiles.removeTree(directory)
+    }
+
+    /// Copies the object `source` into the file `path`, 8 MiB at a time (ranged reads).
+    static func download(_ source: ObjectRangeSource, to path: FilePath) throws {
+        do throws(ByteStreamError) {
+            let file = try FileByteSink(path: path)
+            var offset: Int64 = 0
+            while offset < source.byteCount {
+                let bytes = try source.read(at: offset, count: 8 << 20)
+                guard !bytes.isEmpty else { break }
+                try file.write(bytes)
+                offset += Int64(bytes.count)
+            }
+            try file.commit()
+        } catch {
+            throw CommandFailure("\(source.description): \(error)", status: .unreadableInput)
+        }
+    }
+
+    /// Puts the file `path` into the store as the object `text` names, with the type its
+    /// extension says (`audio/mp4` for `.m4a`) and no caching rule.
+    static func upload(_ path: FilePath, as text: String, objectStore: ObjectStoreOptions) throws {
+        let (store, name) = try object(text, objectStore: objectStore)
+        do {
+            let source = try FileByteSource(regularFileAt: path)
+            let bytes = try source.read(at: 0, count: Int(source.byteCount))
+            let type = name.split(separator: ".").last.flatMap { MediaFileFormat.mimeType(ofFileExtension: String($0).lowercased()) }
+            try store.put(name, bytes, attributes: ObjectAttributes(contentType: type))
+        } catch let error as ByteStreamError {
+            throw CommandFailure("\(path): \(error)")
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 40: inputs in stores. `probe https://…/1h.m4a` reads the boxes of an hour of AAC by
+/// ranged GETs, under 1 MB of its 58 MB (nginx counts what it sent); `convert s3://…/in.flac
+/// s3://…/out.m4a` leaves no state behind: the FLAC read from SeaweedFS, the M4A put there with
+/// its type, decoding to the same length.
+@Suite(.serialized) struct RemoteInputTests {
+    @Test(.hangGuard(minutes: 10)) func probingAnHourOverHTTPReadsItsBoxesNotItsMedia() throws {
+        let server = try NginxWebDAVServer()
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ten = directory.appendingPathComponent("ten.m4a").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=10:r=44100", "-ac", "2", "-c:a", "aac", "-b:a", "128k", ten])
+        let hour = server.root.appendingPathComponent("1h.m4a").path
+        try MP4Check.ffmpeg(["-stream_loop", "359", "-i", ten, "-c", "copy", hour])
+        let size = try FileManager.default.attributesOfItem(atPath: hour)[.size] as? Int ?? 0
+
+        let probed = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", server.url("1h.m4a"), "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(probed.standardOutput.utf8)) as? [String: Any] ?? [:]
+        #expect(abs((report["duration"] as? Double ?? 0) - 3602.8) < 0.1, "\(report)")
+        let local = try ExternalTool.succeed(try ExternalTool.keyframe, ["probe", hour, "--json"])
+        #expect(probed.standardOutput == local.standardOutput, "the same report as the file's")
+        #expect(size > 50_000_000 && server.bytesSent < 1_000_000, "sent \(server.bytesSent) bytes of \(size)")
+        #expect(server.accessLog.allSatisfy { $0.hasPrefix("GET /ingest/1h.m4a 206") }, "ranged GETs only: \(server.accessLog)")
+    }
+
+    @Test(.hangGuard(minutes: 10)) func aConvertFromS3IntoS3LeavesNothingBehind() throws {
+        let server = try SeaweedFSServer()
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let flac = directory.appendingPathComponent("in.flac").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=550:d=20:r=48000", "-ac", "2", flac])
+        _ = try server.boto3("""
+            s3.create_bucket(Bucket='media')
+            s3.upload_file('\(flac)', 'media', 'inbox/in.flac')
+            """)
+        var environment = server.environment()
+        environment["TMPDIR"] = directory.appendingPathComponent("tmp").path
+        try FileManager.default.createDirectory(atPath: environment["TMPDIR"]!, withIntermediateDirectories: true)
+        let run = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/in.flac", "-o", "s3://media/outbox/out.m4a"],
+                                     environment: environment)
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: environment["TMPDIR"]!).isEmpty, "no staging left behind")
+        let copy = directory.appendingPathComponent("out.m4a").path
+        let type = try server.boto3("""
+            s3.download_file('media', 'outbox/out.m4a', '\(copy)')
+            print(s3.head_object(Bucket='media', Key='outbox/out.m4a')['ContentType'])
+            """)
+        #expect(type.trimmingCharacters(in: .whitespacesAndNewlines) == "audio/mp4")
+        let stream = try CaptureCheck.ffprobeStream(copy)
+        #expect(stream.sampleRate == 48000 && abs((stream.duration ?? 0) - 20) < 0.01, "\(stream)")
+
+        // A missing object is said before anything is written.
+        let missing = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/none.flac", "-o", "s3://media/outbox/x.m4a"],
+                                         environment: environment)
+        #expect(missing.status == 2 && missing.standardError.contains("NoSuchKey"), "\(missing.status) \(missing.standardError)")
+    }
+}
