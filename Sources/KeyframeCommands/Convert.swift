@@ -236,14 +236,6 @@ struct Convert: ParsableCommand {
         let staging = try RemoteObjects.stagingDirectory()
         defer { RemoteObjects.discard(staging) }
         var local = self
-        if RemoteObjects.isRemote(input, objectStore: objectStore) {
-            let source = try RemoteObjects.source(input, objectStore: objectStore)
-            let directory = staging.appending("in")
-            do { try FileSystemCalls.makeDirectory(directory) } catch { throw CommandFailure("\(directory): \(error)") }
-            let path = directory.appending(source.name.split(separator: "/").last.map(String.init) ?? "input")
-            try RemoteObjects.download(source, to: path)
-            local.inputs = [path.string]
-        }
         let remoteOutput = RemoteObjects.isRemote(output, objectStore: objectStore)
         if remoteOutput {
             _ = try RemoteObjects.object(output, objectStore: objectStore)
@@ -251,7 +243,10 @@ struct Convert: ParsableCommand {
             do { try FileSystemCalls.makeDirectory(directory) } catch { throw CommandFailure("\(directory): \(error)") }
             local.output = directory.appending(output.split(separator: "/").last.map(String.init) ?? "output").string
         }
-        try local.run()
+        try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
+            local.inputs = [path]
+            try local.run()
+        }
         if remoteOutput { try RemoteObjects.upload(FilePath(local.output), as: output, objectStore: objectStore) }
     }
 

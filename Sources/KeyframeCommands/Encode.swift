@@ -21,8 +21,10 @@ struct Encode: ParsableCommand {
             """
     )
 
-    @Argument(help: "The .wav or .pcm file to encode.")
+    @Argument(help: "The .wav or .pcm file to encode, or an object's URL (s3://bucket/key, https://host/path/file, env:NAME), copied in first.")
     var input: String
+
+    @OptionGroup(title: "Object stores (an input's URL)") var objectStore: ObjectStoreOptions
 
     @Option(name: .shortAndLong, help: "The output file: .aac (ADTS), .m4a (MP4; AAC, or Opus, FLAC or ALAC with --codec), .mp3, .opus/.ogg or .flac.")
     var output: String
@@ -50,6 +52,15 @@ struct Encode: ParsableCommand {
     @Option(name: .customLong("format"), help: .hidden) var olderFormat: RawSampleFormat?
 
     func run() throws {
+        if RemoteObjects.isRemote(input, objectStore: objectStore) {
+            // An input in a store: copied into a staging directory, then as a file.
+            try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
+                var local = self
+                local.input = path
+                try local.run()
+            }
+            return
+        }
         try checkDistinct(input: input, output: output)
         guard let container = Keyframe.formats.format(nameOf: FilePath(output)), container.contents.contains(.audioPackets),
               Keyframe.formats.entry(for: container)?.packetSink != nil else {

@@ -63,7 +63,7 @@ struct Package: ParsableCommand {
             """
     )
 
-    @Argument(help: "The audio file to package.")
+    @Argument(help: "The audio file to package, or an object's URL (s3://bucket/key, https://host/path/file, env:NAME), copied in first.")
     var input: String
 
     @Option(name: [.customLong("hls"), .customShort("o"), .customLong("output")],
@@ -190,6 +190,15 @@ struct Package: ParsableCommand {
     }
 
     func run() throws {
+        if RemoteObjects.isRemote(input, objectStore: objectStore) {
+            // An input in a store: copied into a staging directory, then as a file.
+            try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
+                var local = self
+                local.input = path
+                try local.run()
+            }
+            return
+        }
         // The sidecar first: its errors name it, not the input.
         let sidecarEvents = try adBreaks.map { try Self.events(fromSidecar: $0) } ?? []
         let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)

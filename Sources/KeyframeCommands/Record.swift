@@ -319,6 +319,9 @@ struct Record: ParsableCommand {
         if let serve {
             guard !hls.isEmpty, Self.address(serve) != nil else { throw ValidationError("--serve HOST:PORT goes with --hls (e.g. 127.0.0.1:8080)") }
         }
+        if serve != nil, bitrates != nil {
+            throw ValidationError("--serve serves one rendition; a live ladder (--bitrates) goes to its directory and stores, served by keyframe serve DIR")
+        }
     }
 
     /// `HOST:PORT` (a port of 1–65535).

@@ -76,6 +76,18 @@ enum RemoteObjects {
         }
     }
 
+    /// Runs `body` with the path of `input`: the file itself, or, when `input` names an object
+    /// in a store, a copy of it in a private staging directory (ranged reads), removed after.
+    static func withLocalInput<Result>(_ input: String, objectStore: ObjectStoreOptions, _ body: (String) throws -> Result) throws -> Result {
+        guard isRemote(input, objectStore: objectStore) else { return try body(input) }
+        let source = try self.source(input, objectStore: objectStore)
+        let staging = try stagingDirectory()
+        defer { discard(staging) }
+        let path = staging.appending(source.name.split(separator: "/").last.map(String.init) ?? "input")
+        try download(source, to: path)
+        return try body(path.string)
+    }
+
     /// Puts the file `path` into the store as the object `text` names, with the type its
     /// extension says (`audio/mp4` for `.m4a`) and no caching rule.
     static func upload(_ path: FilePath, as text: String, objectStore: ObjectStoreOptions) throws {

@@ -24,7 +24,7 @@ internal import Synchronization
 /// Requests are tried again as ``S3Store``'s are: a connection not made, and a `PUT`, `HEAD`,
 /// `DELETE` or `MKCOL` answered 5xx, 408 or 429 or not answered in time, after 0.25, 0.5, 1 and
 /// 2 s; any other refusal (401, 403, 404 of the share) is an ``ObjectStoreError`` at once.
-public struct HTTPIngestStore: ReadableObjectStore {
+public struct HTTPIngestStore: RangedHTTPObjects {
     /// `scheme://host[:port]`.
     public let origin: String
     /// The path every object's name is put under, without a trailing `/` (empty for the root),
@@ -133,20 +133,9 @@ public struct HTTPIngestStore: ReadableObjectStore {
         _ = try send("PUT", path, headers: headers, body: bytes, expecting: Set(200...299), about: name)
     }
 
-    /// The size of the object `name` (a `GET` of its first byte).
-    public func byteCount(of name: String) throws(PipelineError) -> Int64 {
-        let path = path(of: try checkedName(name))
-        return try HTTPObjectExchange.byteCount(get: { headers throws(PipelineError) in
-            try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
-        }, describing: "\(description)/\(name)")
-    }
-
-    /// Up to `count` bytes of the object `name` from `offset` (a ranged `GET`, RFC 9110 14.2).
-    public func read(_ name: String, at offset: Int64, count: Int) throws(PipelineError) -> [UInt8] {
-        let path = path(of: try checkedName(name))
-        return try HTTPObjectExchange.read(at: offset, count: count, get: { headers throws(PipelineError) in
-            try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
-        })
+    /// A `GET` of the object at `path` with `headers` (a range), 200, 206 or 416 expected.
+    func rangedGet(_ path: String, headers: [(name: String, value: String)], about name: String) throws(PipelineError) -> HTTPObjectExchange.Answer {
+        try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
     }
 
     /// Removes the object `name` (`DELETE`; one that does not exist is not an error).

@@ -112,3 +112,31 @@ enum HTTPObjectExchange {
         }
     }
 }
+
+/// A store over HTTP whose objects are read by ranged `GET`s (RFC 9110 14.2): its size from the
+/// first byte's `Content-Range`, its bytes a range at a time. ``S3Store`` and
+/// ``HTTPIngestStore`` are; each says how its `GET` is sent.
+protocol RangedHTTPObjects: ReadableObjectStore {
+    /// The request path of the object `name`.
+    func path(of name: String) -> String
+    /// A `GET` of the object at `path` with `headers` (a range), 200, 206 or 416 expected.
+    func rangedGet(_ path: String, headers: [(name: String, value: String)], about name: String) throws(PipelineError) -> HTTPObjectExchange.Answer
+}
+
+extension RangedHTTPObjects {
+    /// The size of the object `name` (a `GET` of its first byte).
+    public func byteCount(of name: String) throws(PipelineError) -> Int64 {
+        let path = path(of: try checkedName(name))
+        return try HTTPObjectExchange.byteCount(get: { headers throws(PipelineError) in
+            try rangedGet(path, headers: headers, about: name)
+        }, describing: "\(description): \(name)")
+    }
+
+    /// Up to `count` bytes of the object `name` from `offset` (a ranged `GET`).
+    public func read(_ name: String, at offset: Int64, count: Int) throws(PipelineError) -> [UInt8] {
+        let path = path(of: try checkedName(name))
+        return try HTTPObjectExchange.read(at: offset, count: count, get: { headers throws(PipelineError) in
+            try rangedGet(path, headers: headers, about: name)
+        })
+    }
+}

@@ -19,7 +19,7 @@ internal import XMLReader
 /// upload's start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`,
 /// 404 `NoSuchBucket`) or failure (a TLS handshake) is an ``ObjectStoreError`` at once, with the
 /// server's code and message.
-public struct S3Store: ReadableObjectStore {
+public struct S3Store: RangedHTTPObjects {
     /// The bucket.
     public let bucket: String
     /// The prefix every object's name is put under (`shows/2026`), without a trailing `/`;
@@ -154,20 +154,9 @@ public struct S3Store: ReadableObjectStore {
         }
     }
 
-    /// The size of the object `name` (a signed `GET` of its first byte).
-    public func byteCount(of name: String) throws(PipelineError) -> Int64 {
-        let path = path(of: try checkedName(name))
-        return try HTTPObjectExchange.byteCount(get: { headers throws(PipelineError) in
-            try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
-        }, describing: "\(description): \(name)")
-    }
-
-    /// Up to `count` bytes of the object `name` from `offset` (a signed ranged `GET`).
-    public func read(_ name: String, at offset: Int64, count: Int) throws(PipelineError) -> [UInt8] {
-        let path = path(of: try checkedName(name))
-        return try HTTPObjectExchange.read(at: offset, count: count, get: { headers throws(PipelineError) in
-            try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
-        })
+    /// A `GET` of the object at `path` with `headers` (a range), 200, 206 or 416 expected.
+    func rangedGet(_ path: String, headers: [(name: String, value: String)], about name: String) throws(PipelineError) -> HTTPObjectExchange.Answer {
+        try send("GET", path, headers: headers, expecting: [200, 206, 416], about: name)
     }
 
     /// Removes the object `name` (`DELETE`; one that does not exist answers 204 too).

@@ -171,7 +171,7 @@ import Glibc
 
     /// `--hls file:///…`: the same package, put into the directory as an object store (made in
     /// a staging directory, then put media first): the same bytes as packaging into the directory,
-    /// and FFmpeg plays it without a warning.
+    /// the player page beside them, and FFmpeg plays it without a warning.
     @Test func aFileURLStoreHoldsTheSamePackageAsTheDirectory() throws {
         let directory = try ExternalTool.scratchDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -185,7 +185,7 @@ import Glibc
         let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]
         #expect(summary?["playlist"] as? String == stored + "/master.m3u8")
         let names = try FileManager.default.subpathsOfDirectory(atPath: direct).sorted()
-        #expect(try FileManager.default.subpathsOfDirectory(atPath: stored).sorted() == names)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: stored).sorted() == (names + ["index.html"]).sorted(), "and the player page")
         for name in names where !name.hasSuffix("k") {
             #expect(FileManager.default.contentsEqual(atPath: direct + "/" + name, andPath: stored + "/" + name), "\(name)")
         }

@@ -1,4 +1,6 @@
 public import MediaCore
+internal import Synchronization
+internal import Dispatch
 public import MediaStreaming
 public import SystemPackage
 
@@ -44,7 +46,7 @@ extension Packaging {
 
     /// Puts every regular file under `directory` into `store`, named by its path below the
     /// directory, in the order a reader needs: media (segments, init segments, DASH headers)
-    /// first, then each rendition's playlist, then the top-level playlists and manifests, then
+    /// first, four at once, then each rendition's playlist, then the top-level playlists and manifests, then
     /// pages (`.html`), so that no playlist or page is ever visible before what it names; each with the `Content-Type` and
     /// `Cache-Control` the origin serves it with (``/MediaStreaming/HLSOrigin/objectAttributes(ofName:contents:)``),
     /// which a store that serves over HTTP keeps. Nothing is put over an object that
@@ -55,6 +57,11 @@ extension Packaging {
     ///   cancelled; what was put is then removed.
     @discardableResult
     public static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl? = nil) throws(PipelineError) -> Int64 {
+        try put(directory, into: store, control: control, concurrentUploads: 4)
+    }
+
+    /// ``put(_:into:control:)`` with `concurrentUploads` media objects going up at once.
+    static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl?, concurrentUploads: Int) throws(PipelineError) -> Int64 {
         let names: [String]
         do { names = try FileSystemCalls.regularFiles(under: directory) } catch {
             throw .stream(.system(operation: "list", path: directory, errno: error))
@@ -68,23 +75,38 @@ extension Packaging {
         for name in ordered where try store.contains(name) {
             throw .unsupported("\(store.description) already holds \(name); choose another place or remove it")
         }
-        var put: [String] = []
-        var bytes: Int64 = 0
-        do throws(PipelineError) {
-            for name in ordered {
-                if control?.isCancelled == true { throw .cancelled }
-                let source: FileByteSource
-                do { source = try FileByteSource(regularFileAt: directory.appending(name)) } catch { throw .stream(error) }
-                let contents: [UInt8]
-                do { contents = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
-                try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
-                put.append(name)
-                bytes += Int64(contents.count)
+        // The media go up several at once (they name nothing); the playlists, manifests and
+        // pages after them, one at a time in their order.
+        let put = Mutex<(names: [String], bytes: Int64)>(([], 0))
+        let failure = Mutex<PipelineError?>(nil)
+        @Sendable func putOne(_ name: String) throws(PipelineError) {
+            if control?.isCancelled == true { throw .cancelled }
+            let source: FileByteSource
+            do { source = try FileByteSource(regularFileAt: directory.appending(name)) } catch { throw .stream(error) }
+            let contents: [UInt8]
+            do { contents = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
+            try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
+            put.withLock { put in
+                put.names.append(name)
+                put.bytes += Int64(contents.count)
             }
+        }
+        let media = ordered.filter { rank($0) == 0 }
+        let lanes = min(concurrentUploads, max(1, media.count))
+        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+            for name in stride(from: lane, to: media.count, by: lanes).map({ media[$0] }) {
+                guard failure.withLock({ $0 == nil }) else { return }
+                do throws(PipelineError) { try putOne(name) } catch { failure.withLock { $0 = $0 ?? error } }
+            }
+        }
+        do throws(PipelineError) {
+            if let error = failure.withLock({ $0 }) { throw error }
+            for name in ordered where rank(name) > 0 { try putOne(name) }
         } catch {
-            for name in put.reversed() { try? store.remove(name) }
+            for name in put.withLock({ $0.names }).reversed() { try? store.remove(name) }
             throw error
         }
+        let bytes = put.withLock { $0.bytes }
         return bytes
     }
 }
