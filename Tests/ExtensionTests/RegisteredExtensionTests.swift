@@ -212,7 +212,7 @@ import Testing
         }
     }
 
-    @Test("a registered object store takes a package: media first, the playlists last, the key masked")
+    @Test("a registered object store takes a package: media first, then the playlists and the page, the key masked")
     func packageIntoARegisteredStore() throws {
         try inDirectory { directory in
             let wav = directory.appending("in.wav")
@@ -225,12 +225,13 @@ import Testing
             #expect(summary.playlist == "master.m3u8")
             let held = MemoryBuckets.shared.bucket(bucket)
             #expect(Set(held.objects.keys).isSuperset(of: ["master.m3u8", "64k/index.m3u8", "128k/index.m3u8", "64k/init.mp4", "128k/segment-00001.m4s"]))
-            // No playlist is put before what it names, and the master playlist comes last.
+            // No playlist is put before what it names; the master playlist comes after the
+            // renditions', and the player page that plays it last.
             let puts = held.log.map { String($0.dropFirst("put ".count)) }
             #expect(held.log.allSatisfy { $0.hasPrefix("put ") })
             let firstPlaylist = try #require(puts.firstIndex { $0.hasSuffix(".m3u8") })
-            #expect(puts[firstPlaylist...].allSatisfy { $0.hasSuffix(".m3u8") })
-            #expect(puts.last == "master.m3u8")
+            #expect(puts[firstPlaylist...].dropLast().allSatisfy { $0.hasSuffix(".m3u8") })
+            #expect(puts.suffix(2) == ["master.m3u8", "index.html"], "\(puts)")
             // What the store holds is a package: the master playlist names both renditions.
             let master = String(decoding: held.objects["master.m3u8"] ?? [], as: UTF8.self)
             #expect(master.contains("64k/index.m3u8") && master.contains("128k/index.m3u8"))
