@@ -5,7 +5,7 @@ import TestSupport
 /// Issue 40: inputs in stores. `probe https://…/1h.m4a` reads the boxes of an hour of AAC by
 /// ranged GETs, under 1 MB of its 58 MB (nginx counts what it sent); `convert s3://…/in.flac
 /// s3://…/out.m4a` leaves no state behind: the FLAC read from SeaweedFS, the M4A put there with
-/// its type, decoding to the same length.
+/// its type, decoding to the same length, then packaged from the bucket into the bucket.
 @Suite(.serialized) struct RemoteInputTests {
     @Test(.hangGuard(minutes: 10)) func probingAnHourOverHTTPReadsItsBoxesNotItsMedia() throws {
         let server = try NginxWebDAVServer()
@@ -53,6 +53,14 @@ import TestSupport
         #expect(type.trimmingCharacters(in: .whitespacesAndNewlines) == "audio/mp4")
         let stream = try CaptureCheck.ffprobeStream(copy)
         #expect(stream.sampleRate == 48000 && abs((stream.duration ?? 0) - 20) < 0.01, "\(stream)")
+
+        // The converted object packaged from the bucket into the bucket, nothing left behind.
+        let packaged = try Subprocess.run(try ExternalTool.keyframe, ["package", "s3://media/outbox/out.m4a", "--hls", "s3://media/show"],
+                                          environment: environment)
+        #expect(packaged.status == 0, "\(packaged.standardError)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: environment["TMPDIR"]!).isEmpty, "no staging left behind")
+        let keys = try server.boto3("print(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='media', Prefix='show/')['Contents']))")
+        #expect(keys.contains("'show/index.m3u8'") && keys.contains("'show/init.mp4'") && keys.contains("'show/index.html'"), "\(keys)")
 
         // A missing object is said before anything is written.
         let missing = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/none.flac", "-o", "s3://media/outbox/x.m4a"],
