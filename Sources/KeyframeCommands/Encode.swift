@@ -52,15 +52,8 @@ struct Encode: ParsableCommand {
     @Option(name: .customLong("format"), help: .hidden) var olderFormat: RawSampleFormat?
 
     func run() throws {
-        if RemoteObjects.isRemote(input, objectStore: objectStore) {
-            // An input in a store: copied into a staging directory, then as a file.
-            try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
-                var local = self
-                local.input = path
-                try local.run()
-            }
-            return
-        }
+        // An input in a store: copied into a staging directory, then as a file.
+        if try RemoteObjects.ranWithLocalInput(self, input: \.input, objectStore: objectStore) { return }
         try checkDistinct(input: input, output: output)
         guard let container = Keyframe.formats.format(nameOf: FilePath(output)), container.contents.contains(.audioPackets),
               Keyframe.formats.entry(for: container)?.packetSink != nil else {

@@ -25,20 +25,25 @@ struct ObjectStoreOptions: ParsableArguments {
     /// - Throws: ``PublishingError/Reason/invalidDestination`` for a URL that does not read or a
     ///   variable not set; ``PublishingError/Reason/refused`` for missing keys.
     func store(named text: String) throws(PublishingError) -> (any ObjectStore)? {
-        var url = text
-        if text.hasPrefix("env:") {
-            let name = String(text.dropFirst(4))
-            guard let value = ProcessEnvironment.value(of: name), !value.isEmpty else {
-                throw PublishingError(.invalidDestination, "env:\(name): the environment variable \(name) is not set, or empty")
-            }
-            url = value.trimmingSpaces
-        }
+        let url = try Self.url(named: text)
         let registry = destinations
         guard registry.namesStore(url) else {
             if url != text { throw PublishingError(.invalidDestination, "env:\(text.dropFirst(4)): holds no object store's URL") }
             return nil
         }
         return try registry.store(for: url)
+    }
+
+    /// `text`, or with `env:NAME` the value of the environment variable `NAME`, trimmed.
+    ///
+    /// - Throws: ``PublishingError/Reason/invalidDestination`` for a variable not set or empty.
+    static func url(named text: String) throws(PublishingError) -> String {
+        guard text.hasPrefix("env:") else { return text }
+        let name = String(text.dropFirst(4))
+        guard let value = ProcessEnvironment.value(of: name), !value.isEmpty else {
+            throw PublishingError(.invalidDestination, "env:\(name): the environment variable \(name) is not set, or empty")
+        }
+        return value.trimmingSpaces
     }
 
     /// The destinations, their S3 store reached at ``s3Endpoint`` with ``s3Profile``'s keys.

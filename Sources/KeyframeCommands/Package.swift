@@ -190,15 +190,8 @@ struct Package: ParsableCommand {
     }
 
     func run() throws {
-        if RemoteObjects.isRemote(input, objectStore: objectStore) {
-            // An input in a store: copied into a staging directory, then as a file.
-            try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
-                var local = self
-                local.input = path
-                try local.run()
-            }
-            return
-        }
+        // An input in a store: copied into a staging directory, then as a file.
+        if try RemoteObjects.ranWithLocalInput(self, input: \.input, objectStore: objectStore) { return }
         // The sidecar first: its errors name it, not the input.
         let sidecarEvents = try adBreaks.map { try Self.events(fromSidecar: $0) } ?? []
         let ladder = try Self.ladder(bitrates ?? "", codec: codecArgument?.codec)

@@ -1,3 +1,4 @@
+import ArgumentParser
 import KeyFrameKit
 
 /// Inputs and outputs named by an object store's URL (`s3://bucket/key`,
@@ -13,14 +14,8 @@ enum RemoteObjects {
     /// The store and name of the object `text` names: the URL up to its last `/` is the store,
     /// the rest the object's name.
     static func object(_ text: String, objectStore: ObjectStoreOptions) throws -> (store: any ReadableObjectStore, name: String) {
-        var url = text
-        if text.hasPrefix("env:") {
-            let name = String(text.dropFirst(4))
-            guard let value = ProcessEnvironment.value(of: name), !value.isEmpty else {
-                throw CommandFailure("env:\(name): the environment variable \(name) is not set", status: .usage)
-            }
-            url = value.trimmingSpaces
-        }
+        let url: String
+        do { url = try ObjectStoreOptions.url(named: text) } catch { throw CommandFailure("\(error)", status: .usage) }
         guard let slash = url.lastIndex(of: "/"), url[..<slash].contains("://"), url.index(after: slash) < url.endIndex,
               !url[..<slash].hasSuffix("/") else {
             throw CommandFailure("\(text): an object's URL names the object after the store (s3://bucket/key, https://host/path/file)", status: .usage)
@@ -74,6 +69,19 @@ enum RemoteObjects {
         } catch {
             throw CommandFailure("\(source.description): \(error)", status: .unreadableInput)
         }
+    }
+
+    /// Runs `command` again with its input (at `input`) copied from its store into a staging
+    /// directory, when that input names an object; returns whether it did (`encode`, `package`).
+    static func ranWithLocalInput<Command: ParsableCommand>(_ command: Command, input: WritableKeyPath<Command, String>,
+                                                            objectStore: ObjectStoreOptions) throws -> Bool {
+        guard isRemote(command[keyPath: input], objectStore: objectStore) else { return false }
+        try withLocalInput(command[keyPath: input], objectStore: objectStore) { path in
+            var local = command
+            local[keyPath: input] = path
+            try local.run()
+        }
+        return true
     }
 
     /// Runs `body` with the path of `input`: the file itself, or, when `input` names an object

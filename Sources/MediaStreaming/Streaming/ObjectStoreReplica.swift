@@ -191,7 +191,7 @@ public final class ObjectStoreReplica: Sendable {
     public func remove(_ name: String) {
         state.withLock { state in
             guard !state.stopped, !state.finishing else { return }
-            drop(name, from: &state, removals: true)
+            drop(name, from: &state)
             state.queue.append(Pending(name: name, payload: nil, byteCount: 0, attributes: ObjectAttributes()))
             state.status.backlogObjects += 1
             if state.status.state == .current { state.status.state = .uploading }
@@ -271,18 +271,14 @@ public final class ObjectStoreReplica: Sendable {
         return following
     }
 
-    /// Drops the waiting puts of `name` (not the one being sent), and with `removals` its waiting
-    /// removals too (a playlist's replacement is ``replace(_:in:)``).
-    private func drop(_ name: String, from state: inout State, removals: Bool) {
+    /// Drops the waiting puts and removals of `name` (not the one being sent): a removal queued
+    /// after them does their work (a playlist's replacement is ``replace(_:in:)``).
+    private func drop(_ name: String, from state: inout State) {
         let first = state.sending ? 1 : 0
         guard first < state.queue.count else { return }
         var kept: [Pending] = Array(state.queue[..<first])
         for pending in state.queue[first...] {
-            guard pending.name == name, pending.payload != nil || removals else {
-                kept.append(pending)
-                continue
-            }
-            release(pending, in: &state)
+            if pending.name == name { release(pending, in: &state) } else { kept.append(pending) }
         }
         state.queue = kept
     }
