@@ -17,8 +17,9 @@ final class LevelMeterLine {
 
     /// Draws `levels` (measured since the last draw) after `seconds` of audio, then the live
     /// destinations' states, when there are any (`rtmp ●` connected, `icecast ↻` reconnecting,
-    /// `srt ✕` stopped).
-    func draw(seconds: Double, levels: AudioLevels, overruns: Int, destinations: [DestinationStatistics.Snapshot] = []) {
+    /// `srt ✕` stopped), and the stores' (`s3 ● 2 queued`, `dav ↻ 14 queued 3.1 MB, 5 failed`).
+    func draw(seconds: Double, levels: AudioLevels, overruns: Int, destinations: [DestinationStatistics.Snapshot] = [],
+              stores: [ObjectStoreReplica] = []) {
         guard enabled else { return }
         var text = "\r\u{1B}[1;31m●\u{1B}[0m rec \(Self.clock(seconds))"
         let names = levels.channelCount == 2 ? ["L", "R"] : (1...max(levels.channelCount, 1)).map(String.init)
@@ -36,6 +37,22 @@ final class LevelMeterLine {
             case .finished, .abandoned: "·"
             }
             text += "  \(destination.scheme) \(mark)" + (destination.framesDropped > 0 ? " \(destination.framesDropped) dropped" : "")
+        }
+        for store in stores {
+            let status = store.status
+            let mark = switch status.state {
+            case .current, .uploading: "\u{1B}[32m●\u{1B}[0m"
+            case .retrying: "\u{1B}[33m↻\u{1B}[0m"
+            case .failed: "\u{1B}[31m✕\u{1B}[0m"
+            }
+            let scheme = store.description.firstRange(of: "://").map { String(store.description[..<$0.lowerBound]) } ?? "store"
+            text += "  \(scheme) \(mark)"
+            if status.backlogObjects > 0 {
+                text += " \(status.backlogObjects) queued"
+                if status.backlogBytes >= 1_000_000 { text += " \(Terminal.fixed(Double(status.backlogBytes) / 1e6, digits: 1)) MB" }
+            }
+            let failures = status.gaps.count + status.lost.count
+            if failures > 0 { text += ", \(failures) failed" }
         }
         Terminal.error(text + "\u{1B}[K")
         drew = true

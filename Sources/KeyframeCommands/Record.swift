@@ -36,7 +36,8 @@ struct Record: ParsableCommand {
             killed recording leaves that temporary file behind.
 
             On a terminal a live line shows the time recorded and, per channel, the RMS level (bar) and \
-            peak in dBFS. The capture thread never waits on the encoder or the disk; if they fall behind \
+            peak in dBFS, then each publishing destination's and each store's state (● going, ↻ \
+            retrying, ✕ stopped), with a store's queue and its failed segments. The capture thread never waits on the encoder or the disk; if they fall behind \
             by more than the queue (5 s), periods are dropped, and every overrun is reported at the end.
 
             Without a sound card, record from PulseAudio (--device pulse, with a null sink's monitor as \
@@ -422,7 +423,7 @@ struct Record: ParsableCommand {
         while !recording.job.wait(timeout: .milliseconds(200)) {
             let levels = recording.progress.takeLevels()
             meter.draw(seconds: Double(recording.progress.frames) / Double(sampleRate), levels: levels, overruns: overruns(),
-                       destinations: recording.destinations.map(\.snapshot))
+                       destinations: recording.destinations.map(\.snapshot), stores: replicas.replicas)
         }
         meter.draw(seconds: Double(recording.progress.frames) / Double(sampleRate), levels: recording.progress.takeLevels(), overruns: overruns())
         meter.finish()

@@ -187,7 +187,7 @@ public struct HTTPIngestStore: RangedHTTPObjects {
         return ObjectStoreError(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(words)", status: answer.status)
     }
 
-    /// Sends one request by the store's rules (``HTTPObjectExchange/send(_:expecting:refusal:once:)``).
+    /// Sends one request by the store's rules (``HTTPObjectExchange/send(_:expecting:refusal:refused:once:)``).
     func send(_ method: String, _ path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
               expecting: Set<Int>, about name: String) throws(PipelineError) -> HTTPObjectExchange.Answer {
         var all = headers

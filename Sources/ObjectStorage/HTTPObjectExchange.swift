@@ -9,7 +9,7 @@ internal import NIOPosix
 /// down), on an event loop of its own (a request waited for from a thread of another loop group
 /// never runs on that loop): connections are kept per host, and so reused request after
 /// request (HTTP/1.1 persistent connections); redirects are not followed; a connection that cannot be made at once, or
-/// within 2 s, fails the try, which ``HTTPObjectExchange/send(_:expecting:refusal:once:)``
+/// within 2 s, fails the try, which ``HTTPObjectExchange/send(_:expecting:refusal:refused:once:)``
 /// repeats.
 private let storeClient: HTTPClient = {
     var configuration = HTTPClient.Configuration()
@@ -69,9 +69,12 @@ enum HTTPObjectExchange {
 
     /// Sends a request by `once` (one try), tried again after ``retryDelays`` while it found no
     /// connection, or, when `method` is repeatable (not `POST`), while the failure is transient
-    /// (a 5xx, 408 or 429, no answer in time). An answer outside `expecting` that is not
-    /// transient is `refusal`'s error at once.
+    /// (``ObjectStoreError/isTransient``: a 5xx, 408 or 429, S3's `ExpiredToken` or
+    /// `RequestTimeTooSkewed`, no answer in time); `refused` hears each transient refusal before
+    /// the next try (an S3 store reads fresh credentials after `ExpiredToken`). An answer
+    /// outside `expecting` that is not transient is `refusal`'s error at once.
     static func send(_ method: String, expecting: Set<Int>, refusal: (Answer) -> ObjectStoreError,
+                     refused: (ObjectStoreError) -> Void = { _ in },
                      once: () throws(ObjectStoreError) -> Answer) throws(PipelineError) -> Answer {
         let repeatable = method != "POST"
         var failure: ObjectStoreError?
@@ -86,7 +89,8 @@ enum HTTPObjectExchange {
             }
             if expecting.contains(answer.status) { return answer }
             let error = refusal(answer)
-            guard repeatable, isTransient(status: answer.status) else { throw PipelineError(.network, underlying: error) }
+            guard repeatable, error.isTransient else { throw PipelineError(.network, underlying: error) }
+            refused(error)
             failure = error
         }
         throw PipelineError(.network, underlying: failure ?? ObjectStoreError(.unreachable, "no answer"))

@@ -2,6 +2,7 @@
 internal import Glibc
 #endif
 public import MediaCore
+internal import Synchronization
 internal import XMLReader
 
 /// An S3 bucket, or a prefix in one, as an ``/MediaCore/ObjectStore``: `s3://bucket/prefix`.
@@ -18,7 +19,10 @@ internal import XMLReader
 /// answer in time (30 s, and a second more for every 128 KiB sent); a `POST` (a multipart
 /// upload's start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`,
 /// 404 `NoSuchBucket`) or failure (a TLS handshake) is an ``ObjectStoreError`` at once, with the
-/// server's code and message.
+/// server's code and message. So are S3's retryable 403s, `RequestTimeTooSkewed` and
+/// `ExpiredToken`; after `ExpiredToken` the credentials are read again by ``credentialSource``
+/// (a temporary session's keys renewed in the shared credentials file), and the next try is
+/// signed with them.
 public struct S3Store: RangedHTTPObjects {
     /// The bucket.
     public let bucket: String
@@ -30,7 +34,12 @@ public struct S3Store: RangedHTTPObjects {
     /// Whether the bucket is the first path segment (`endpoint/bucket/key`) rather than part of
     /// the host name.
     public let pathStyle: Bool
-    let signer: SignatureV4
+    /// The signer, shared by the store's copies: ``credentialSource``'s fresh keys replace its
+    /// own for every request after.
+    let signing: SigningKeys
+    /// Where fresh credentials are read after S3 answers `ExpiredToken`; `nil`: nowhere (the
+    /// keys given are the only ones).
+    public var credentialSource: (@Sendable () throws(ObjectStoreError) -> S3Credentials)?
     /// The endpoint's `host[:port]`: the `Host` each request is signed with and sent with.
     let authority: String
     /// How long one request may take.
@@ -80,7 +89,7 @@ public struct S3Store: RangedHTTPObjects {
             self.endpoint = "https://\(bucket).s3.\(region).amazonaws.com"
             pathStyle = false
         }
-        signer = SignatureV4(credentials: credentials, region: region)
+        signing = SigningKeys(SignatureV4(credentials: credentials, region: region))
         authority = self.endpoint.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
     }
 
@@ -166,12 +175,15 @@ public struct S3Store: RangedHTTPObjects {
 
     typealias Answer = HTTPObjectExchange.Answer
 
-    /// Sends one signed request by the store's rules (``HTTPObjectExchange/send(_:expecting:refusal:once:)``).
+    /// Sends one signed request by the store's rules (``HTTPObjectExchange/send(_:expecting:refusal:refused:once:)``).
     func send(_ method: String, _ path: String, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
               body: [UInt8] = [], expecting: Set<Int>, about name: String) throws(PipelineError) -> Answer {
         let payloadHash = SignatureV4.payloadHash(body)
         return try HTTPObjectExchange.send(method, expecting: expecting, refusal: { answer in
             Self.refusal(answer, method: method, object: name, store: "\(description) at \(endpoint)")
+        }, refused: { error in
+            guard error.code == "ExpiredToken", let fresh = try? credentialSource?() else { return }
+            signing.signer.withLock { $0.credentials = fresh }
         }, once: { () throws(ObjectStoreError) in
             try sendOnce(method, path, query: query, headers: headers, body: body, payloadHash: payloadHash, about: name)
         })
@@ -197,10 +209,19 @@ public struct S3Store: RangedHTTPObjects {
                   body: [UInt8], payloadHash: String, about name: String) throws(ObjectStoreError) -> Answer {
         let request = SignatureV4.Request(method: method, path: path, query: query, headers: [("Host", authority)] + headers,
                                           payloadHash: payloadHash)
-        let signed = signer.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: Int64(time(nil))))
+        let signed = signing.signer.withLock { $0 }.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: Int64(time(nil))))
         let queryText = query.isEmpty ? "" : "?" + SignatureV4.canonicalQuery(query)
         let url = endpoint + SignatureV4.uriEncoded(path, keepingSlash: true) + queryText
         return try HTTPObjectExchange.exchange(method, url: url, headers: signed, host: authority, body: body, timeout: timeout,
                                                prefix: "\(description) at \(endpoint)", name: name)
+    }
+}
+
+/// The signer an ``S3Store`` and its copies share, its keys replaced when they expire.
+final class SigningKeys: Sendable {
+    let signer: Mutex<SignatureV4>
+
+    init(_ signer: SignatureV4) {
+        self.signer = Mutex(signer)
     }
 }

@@ -280,7 +280,8 @@ public struct DestinationRegistry: Sendable {
     /// `AWS_ENDPOINT_URL`, else Amazon S3), signed with the credentials of `profile` found in
     /// `environment` and the AWS shared files read by `readFile`
     /// (``/ObjectStorage/S3Credentials/resolve(profile:environment:readFile:)``), looked up when
-    /// a URL is parsed. By default the process environment and its files.
+    /// a URL is parsed, and again when S3 says they expired (`ExpiredToken`). By default the
+    /// process environment and its files.
     public static func s3(endpoint: String? = nil, profile: String? = nil,
                           environment: @escaping @Sendable (String) -> String? = ProcessEnvironment.value(of:),
                           readFile: @escaping @Sendable (String) -> String? = ProcessEnvironment.text(ofFile:)) -> StoreEntry {
@@ -294,7 +295,12 @@ public struct DestinationRegistry: Sendable {
             }
             do throws(ObjectStoreError) {
                 let found = try S3Credentials.resolve(profile: profile, environment: environment, readFile: readFile)
-                return try S3Store(url: url, endpoint: endpoint, credentials: found.credentials, region: found.region)
+                var store = try S3Store(url: url, endpoint: endpoint, credentials: found.credentials, region: found.region)
+                // Keys that expire are read again where they were found.
+                store.credentialSource = { () throws(ObjectStoreError) in
+                    try S3Credentials.resolve(profile: profile, environment: environment, readFile: readFile).credentials
+                }
+                return store
             } catch {
                 throw PublishingError(.refused, "\(error)")
             }

@@ -43,6 +43,17 @@ extension RealTimeTests {
                                   environment: environment)
     }
 
+    /// `keyframe record` as ``record(_:pulse:seaweed:)`` starts it, on a terminal (util-linux's
+    /// `script` gives it one), so that it draws its live line: the process's output is that
+    /// terminal's, and the JSON report goes to `report`.
+    static func recordOnATerminal(_ arguments: [String], pulse: PulseTone, seaweed: SeaweedFSServer, report: URL) throws -> RunningProcess {
+        var environment = pulse.server.environment
+        for (name, value) in seaweed.environment() where name.hasPrefix("AWS_") { environment[name] = value }
+        let words = [try ExternalTool.keyframe, "record"] + arguments + ["--device", "pulse", "--sample-rate", "48000", "--json"]
+        let line = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ") + " > '\(report.path)'"
+        return try RunningProcess("/usr/bin/script", ["-qfec", line, "/dev/null"], environment: environment)
+    }
+
     /// The regular files under `directory`, by relative name.
     static func files(under directory: URL) -> Set<String> {
         let names = (FileManager.default.enumerator(atPath: directory.path)?.allObjects as? [String]) ?? []
@@ -118,8 +129,9 @@ extension RealTimeTests {
         defer { pulse.close() }
         let local = directory.appendingPathComponent("local")
 
-        let recording = try Self.record(["--hls", local.path, "--hls", "s3://live/event", "--segment-duration", "1", "--duration", "40"],
-                                        pulse: pulse, seaweed: seaweed)
+        let reportFile = directory.appendingPathComponent("report.json")
+        let recording = try Self.recordOnATerminal(["--hls", local.path, "--hls", "s3://live/event", "--segment-duration", "1", "--duration", "40"],
+                                                   pulse: pulse, seaweed: seaweed, report: reportFile)
         func localSegments() -> Int { Self.files(under: local).filter { $0.hasSuffix(".m4s") }.count }
         try RunningProcess.waitUntil("5 segments recorded", timeout: .seconds(30)) { localSegments() >= 5 }
         seaweed.halt()
@@ -128,12 +140,16 @@ extension RealTimeTests {
         let atRestart = localSegments()
         try seaweed.start()
         let finished = try recording.wait(timeout: .seconds(180))
-        #expect(finished.result.status == 0, "\(finished.result.standardError)")
+        #expect(finished.result.status == 0, "\(finished.result.standardOutput.suffix(2000))")
         #expect(atRestart - atHalt >= 18, "the local copy went on: \(atHalt) segments at the halt, \(atRestart) 20 s later")
 
-        let report = try JSONSerialization.jsonObject(with: Data(finished.result.standardOutput.utf8)) as? [String: Any] ?? [:]
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: reportFile)) as? [String: Any] ?? [:]
         let store = (report["stores"] as? [[String: Any]])?.first ?? [:]
         #expect(store["state"] as? String == "current" && (store["failures"] as? Int ?? 0) > 0, "\(store)")
+        // The live line said so meanwhile: the store retrying with its queue, then going again.
+        let line = finished.result.standardOutput
+        #expect(line.contains("s3 \u{1B}[33m↻\u{1B}[0m") && line.contains(" queued") && line.contains("s3 \u{1B}[32m●\u{1B}[0m"),
+                "\(line.suffix(600))")
         #expect((store["lost"] as? [String]) == [] && (store["gaps"] as? [String]) == [], "\(store)")
 
         // SeaweedFS's gateway may serve a key overwritten just after its restart from its cache

@@ -86,6 +86,31 @@ import Testing
         #expect(status.state == .current && status.uploadedObjects == 3 && status.backlogObjects == 0 && status.backlogBytes == 0)
     }
 
+    /// Renditions in directories of their own go up side by side: one whose store keeps failing
+    /// does not hold the other back, and the master queued after both waits for the failing
+    /// one's playlist.
+    @Test func renditionsGoUpInParallelAndTheMasterWaitsForThem() {
+        let slow = Mutex(true)
+        let store = MemoryStore(failing: { name in
+            name.hasPrefix("128k/") && slow.withLock { $0 } ? Failure(isTransient: true) : nil
+        })
+        let replica = ObjectStoreReplica(store: store, gapAfter: .seconds(60))
+        replica.put("128k/segment-00001.m4s", [1], attributes: Self.media)
+        replica.put("128k/index.m3u8", Array("128".utf8), attributes: ObjectAttributes())
+        replica.put("64k/segment-00001.m4s", [2], attributes: Self.media)
+        replica.put("64k/index.m3u8", Array("64".utf8), attributes: ObjectAttributes())
+        replica.put("master.m3u8", Array("master".utf8), attributes: ObjectAttributes())
+        for _ in 0..<500 where !store.sent.contains("PUT 64k/index.m3u8") { usleep(10_000) }
+        usleep(200_000)
+        // The 64k lane is through while 128k fails; the master waits.
+        #expect(store.sent == ["PUT 64k/segment-00001.m4s", "PUT 64k/index.m3u8"])
+        #expect(replica.status.state == .retrying && replica.status.backlogObjects == 3)
+        slow.withLock { $0 = false }
+        let status = replica.finish(within: .seconds(10))
+        #expect(store.sent.suffix(3) == ["PUT 128k/segment-00001.m4s", "PUT 128k/index.m3u8", "PUT master.m3u8"])
+        #expect(status.state == .current && status.uploadedObjects == 5 && status.gaps.isEmpty && status.backlogBytes == 0)
+    }
+
     @Test func aRemovalDropsAWaitingPutOfItsName() {
         let store = MemoryStore(holding: true)
         let replica = ObjectStoreReplica(store: store)

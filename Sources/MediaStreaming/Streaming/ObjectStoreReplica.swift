@@ -35,12 +35,17 @@ internal import SystemPackage
 ///   playlist last, has gone up; what is left when the time is up is lost, and the replica
 ///   failed. ``abandon()`` drops the queue at once (a recording that failed).
 ///
-/// Departures from Akamai's recommendations: objects go up one at a time per replica, the
-/// renditions of a ladder in series, not several in parallel; a playlist is retried like any
-/// other object rather than at a fixed interval.
+/// - **Renditions in parallel.** Objects in a directory of their own (a ladder's `64k/…`) go up
+///   in a lane of that directory, on a thread and a kept-alive connection of its own, so that
+///   the renditions go up side by side, each in its order. An object at the top (a master
+///   playlist, the player page) waits until everything queued before it in every lane has gone
+///   up, so that a master never precedes the rendition playlists it names.
 ///
-/// `Sendable` because it is synchronized: its state is behind a mutex, and only its own thread
-/// sends requests.
+/// Departure from Akamai's recommendations: a playlist is retried like any other object (with
+/// the same growing delay) rather than at a fixed interval.
+///
+/// `Sendable` because it is synchronized: its state is behind a mutex, and only its lanes'
+/// threads send requests.
 public final class ObjectStoreReplica: Sendable {
     /// Where a replica stands.
     public struct Status: Sendable, Hashable {
@@ -98,6 +103,8 @@ public final class ObjectStoreReplica: Sendable {
         }
 
         var name: String
+        /// When it was queued, among every lane's objects.
+        var sequence = 0
         /// `nil`: a removal.
         var payload: Payload?
         var byteCount: Int
@@ -110,10 +117,23 @@ public final class ObjectStoreReplica: Sendable {
         var isMedia: Bool { payload != nil && ObjectStoreReplica.isMedia(name) }
     }
 
-    private struct State: Sendable {
+    /// The objects of one directory (``lane(of:)``), sent one after another by a thread of its
+    /// own.
+    private struct Lane: Sendable {
         var queue: [Pending] = []
         /// Whether the first of ``queue`` is being sent (it is not dropped or replaced then).
         var sending = false
+        /// Signalled when an object is queued in the lane, another lane sent one (the top lane
+        /// may wait for it), or the replica is told to finish.
+        let wake = DispatchSemaphore(value: 0)
+    }
+
+    private struct State: Sendable {
+        var lanes: [String: Lane] = [:]
+        /// The lanes whose threads run.
+        var running = 0
+        /// The ``Pending/sequence`` of the next object queued.
+        var nextSequence = 0
         var status = Status()
         var memoryBytes = 0
         var spoolDirectory: FilePath?
@@ -129,20 +149,37 @@ public final class ObjectStoreReplica: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Signalled when an object is queued or the replica is told to finish.
-    private let wake = DispatchSemaphore(value: 0)
-    /// Signalled once when the thread ends.
+    /// Signalled once when the last lane's thread ends.
     private let ended = DispatchSemaphore(value: 0)
 
-    /// A replica into `store`, its thread started: at most `spoolLimit` bytes queued (1 GB by
-    /// default), an object failing alone given up after `gapAfter` (6 s by default: set it to
-    /// the target duration).
+    /// A replica into `store`, the thread of its top lane started: at most `spoolLimit` bytes
+    /// queued in all its lanes (1 GB by default), an object failing alone given up after
+    /// `gapAfter` (6 s by default: set it to the target duration).
     public init(store: any ObjectStore, spoolLimit: Int64 = 1_000_000_000, gapAfter: Duration = .seconds(6), memoryLimit: Int = 8 << 20) {
         self.store = store
         self.spoolLimit = spoolLimit
         self.gapAfter = gapAfter
         self.memoryLimit = memoryLimit
-        DispatchQueue(label: "KeyFrameKit.ObjectStoreReplica \(store.description)").async { self.run() }
+        state.withLock { startLane("", in: &$0) }
+    }
+
+    /// The lane an object goes up in: its name's first directory (`64k` of `64k/segment-1.m4s`),
+    /// or `""` (the top lane) for a name without one.
+    static func lane(of name: String) -> String {
+        name.firstIndex(of: "/").map { String(name[..<$0]) } ?? ""
+    }
+
+    /// Makes the lane `key` and starts its thread, unless it is there.
+    private func startLane(_ key: String, in state: inout State) {
+        guard state.lanes[key] == nil else { return }
+        state.lanes[key] = Lane()
+        state.running += 1
+        DispatchQueue(label: "KeyFrameKit.ObjectStoreReplica \(store.description) \(key)").async { self.run(lane: key) }
+    }
+
+    /// Wakes every lane's thread.
+    private func wakeAll() {
+        for lane in state.withLock({ Array($0.lanes.values) }) { lane.wake.signal() }
     }
 
     /// The store, as messages name it (secrets masked).
@@ -169,34 +206,46 @@ public final class ObjectStoreReplica: Sendable {
         guard let spools else { return }
         var payload = Pending.Payload.memory(bytes)
         if spools, let file = spool(bytes) { payload = .spooled(file) }
-        state.withLock { state in
+        let key = Self.lane(of: name)
+        let wake: DispatchSemaphore? = state.withLock { state in
             guard !state.stopped else {
                 if case .spooled(let file) = payload { try? FileSystemCalls.unlink(file) }
-                return
+                return nil
             }
+            startLane(key, in: &state)
+            var lane = state.lanes[key]!
             var following: [Pending] = []
-            if Self.isManifest(name) { following = replace(name, in: &state) }
+            if Self.isManifest(name) { following = replace(name, in: &lane, state: &state) }
             if case .spooled = payload { state.status.spooledBytes += Int64(bytes.count) } else { state.memoryBytes += bytes.count }
-            state.queue.append(Pending(name: name, payload: payload, byteCount: bytes.count, attributes: attributes))
-            state.queue += following
+            lane.queue.append(Pending(name: name, sequence: state.nextSequence, payload: payload, byteCount: bytes.count, attributes: attributes))
+            lane.queue += following
+            state.lanes[key] = lane
+            state.nextSequence += 1
             state.status.backlogObjects += 1
             state.status.backlogBytes += Int64(bytes.count)
             if state.status.state == .current { state.status.state = .uploading }
+            return lane.wake
         }
-        wake.signal()
+        wake?.signal()
     }
 
     /// Queues the removal of the object `name`, after everything queued before; a put of it
     /// still waiting is dropped unsent. Returns at once.
     public func remove(_ name: String) {
-        state.withLock { state in
-            guard !state.stopped, !state.finishing else { return }
-            drop(name, from: &state)
-            state.queue.append(Pending(name: name, payload: nil, byteCount: 0, attributes: ObjectAttributes()))
+        let key = Self.lane(of: name)
+        let wake: DispatchSemaphore? = state.withLock { state in
+            guard !state.stopped, !state.finishing else { return nil }
+            startLane(key, in: &state)
+            var lane = state.lanes[key]!
+            drop(name, from: &lane, state: &state)
+            lane.queue.append(Pending(name: name, sequence: state.nextSequence, payload: nil, byteCount: 0, attributes: ObjectAttributes()))
+            state.lanes[key] = lane
+            state.nextSequence += 1
             state.status.backlogObjects += 1
             if state.status.state == .current { state.status.state = .uploading }
+            return state.lanes[key]!.wake
         }
-        wake.signal()
+        wake?.signal()
     }
 
     /// Waits until everything queued has gone up, or the store refused for good, or `timeout`
@@ -205,7 +254,7 @@ public final class ObjectStoreReplica: Sendable {
     @discardableResult
     public func finish(within timeout: Duration = .seconds(300)) -> Status {
         state.withLock { $0.finishing = true }
-        wake.signal()
+        wakeAll()
         if ended.wait(for: timeout) == .timedOut {
             give(up: "gave up after \(timeout) with \(status.backlogObjects) objects unsent")
             _ = ended.wait(for: .seconds(1))
@@ -237,13 +286,13 @@ public final class ObjectStoreReplica: Sendable {
                 state.status.state = .failed
                 state.status.lastError = (state.status.lastError.map { $0 + "; " } ?? "") + reason
             }
-            state.status.lost += state.queue.filter(\.isMedia).map(\.name)
+            state.status.lost += state.lanes.values.flatMap(\.queue).filter(\.isMedia).map(\.name)
             if let directory = state.spoolDirectory {
                 UncommittedFiles.removeTree(directory)
                 state.spoolDirectory = nil
             }
         }
-        wake.signal()
+        wakeAll()
     }
 
     /// Whether `name` is a playlist or manifest: the newest replaces one waiting, and it may
@@ -256,31 +305,31 @@ public final class ObjectStoreReplica: Sendable {
 
     /// Drops the waiting playlist `name` (not the one being sent), if there is one, and takes
     /// out the playlists and pages queued after it, to go behind the new one in their order.
-    private func replace(_ name: String, in state: inout State) -> [Pending] {
-        let first = state.sending ? 1 : 0
-        guard first < state.queue.count, let index = state.queue[first...].firstIndex(where: { $0.name == name && $0.payload != nil }) else {
+    private func replace(_ name: String, in lane: inout Lane, state: inout State) -> [Pending] {
+        let first = lane.sending ? 1 : 0
+        guard first < lane.queue.count, let index = lane.queue[first...].firstIndex(where: { $0.name == name && $0.payload != nil }) else {
             return []
         }
-        release(state.queue.remove(at: index), in: &state)
+        release(lane.queue.remove(at: index), in: &state)
         var following: [Pending] = []
-        var kept = Array(state.queue[..<index])
-        for pending in state.queue[index...] {
+        var kept = Array(lane.queue[..<index])
+        for pending in lane.queue[index...] {
             if pending.payload != nil, pending.isManifest || pending.name.hasSuffix(".html") { following.append(pending) } else { kept.append(pending) }
         }
-        state.queue = kept
+        lane.queue = kept
         return following
     }
 
     /// Drops the waiting puts and removals of `name` (not the one being sent): a removal queued
     /// after them does their work (a playlist's replacement is ``replace(_:in:)``).
-    private func drop(_ name: String, from state: inout State) {
-        let first = state.sending ? 1 : 0
-        guard first < state.queue.count else { return }
-        var kept: [Pending] = Array(state.queue[..<first])
-        for pending in state.queue[first...] {
+    private func drop(_ name: String, from lane: inout Lane, state: inout State) {
+        let first = lane.sending ? 1 : 0
+        guard first < lane.queue.count else { return }
+        var kept: [Pending] = Array(lane.queue[..<first])
+        for pending in lane.queue[first...] {
             if pending.name == name { release(pending, in: &state) } else { kept.append(pending) }
         }
-        state.queue = kept
+        lane.queue = kept
     }
 
     /// Forgets `pending`'s bytes (and its spool file) and takes it off the backlog.
@@ -312,53 +361,67 @@ public final class ObjectStoreReplica: Sendable {
         return file
     }
 
-    /// The thread: sends the first of the queue until it goes up (or is given up), then the next.
-    private func run() {
+    /// A lane's thread: sends the first of the lane's queue until it goes up (or is given up),
+    /// then the next; the top lane's first waits while another lane holds an object queued
+    /// before it. The last thread to end finishes the replica up.
+    private func run(lane key: String) {
         var delay = Duration.milliseconds(500)
         while true {
-            let next: Pending? = state.withLock { state in
-                if state.stopped || (state.queue.isEmpty && state.finishing) {
-                    finishUp(&state)
-                    return nil
+            enum Next { case send(Pending), wait(DispatchSemaphore, Duration?), end }
+            let next: Next = state.withLock { state in
+                let lane = state.lanes[key]!
+                if state.stopped || (lane.queue.isEmpty && state.finishing) {
+                    state.running -= 1
+                    if state.running == 0 { finishUp(&state) }
+                    return .end
                 }
-                guard let first = state.queue.first else { return nil }
-                state.sending = true
-                return first
+                guard let first = lane.queue.first else { return .wait(lane.wake, nil) }
+                if key.isEmpty, state.lanes.contains(where: { $0.key != key && $0.value.queue.contains { $0.sequence < first.sequence } }) {
+                    // Woken when another lane sends; the timeout is a safeguard.
+                    return .wait(lane.wake, .milliseconds(100))
+                }
+                state.lanes[key]!.sending = true
+                return .send(first)
             }
-            guard let head = next else {
-                if state.withLock({ $0.finished }) {
-                    ended.signal()
-                    return
-                }
-                wake.wait()
+            let head: Pending
+            switch next {
+            case .end:
+                if state.withLock({ $0.finished }) { ended.signal() }
+                return
+            case .wait(let wake, let timeout):
+                if let timeout { _ = wake.wait(for: timeout) } else { wake.wait() }
                 continue
+            case .send(let pending):
+                head = pending
             }
             let attempted = ContinuousClock.now
             let gaps = state.withLock { $0.gapNames }
             do throws(PipelineError) {
                 try send(head, gaps: gaps)
-                state.withLock { state in
-                    state.sending = false
-                    guard !state.abandoned else { return }
-                    state.queue.removeFirst()
+                let top: DispatchSemaphore? = state.withLock { state in
+                    state.lanes[key]!.sending = false
+                    guard !state.abandoned else { return nil }
+                    state.lanes[key]!.queue.removeFirst()
                     sent(head, in: &state)
+                    return key.isEmpty ? nil : state.lanes[""]?.wake
                 }
+                top?.signal()
                 delay = .milliseconds(500)
             } catch {
                 let givesUp: Bool = state.withLock { state in
-                    state.sending = false
+                    state.lanes[key]!.sending = false
                     guard !state.abandoned, failed(with: error, in: &state) else { return false }
-                    let since = state.queue[0].failingSince ?? attempted
-                    state.queue[0].failingSince = since
+                    let since = state.lanes[key]!.queue[0].failingSince ?? attempted
+                    state.lanes[key]!.queue[0].failingSince = since
                     guard since.duration(to: .now) >= gapAfter else { return false }
                     if head.payload == nil {
                         // A removal failing that long is dropped.
-                        release(state.queue.removeFirst(), in: &state)
+                        release(state.lanes[key]!.queue.removeFirst(), in: &state)
                         return true
                     }
                     return head.isMedia
                 }
-                if givesUp, head.payload == nil || sendsPast(head) {
+                if givesUp, head.payload == nil || sendsPast(head, in: key) {
                     delay = .milliseconds(500)
                     continue
                 }
@@ -369,14 +432,14 @@ public final class ObjectStoreReplica: Sendable {
         }
     }
 
-    /// Counts `pending`, taken off the queue, as gone up (or removed).
+    /// Counts `pending`, taken off its lane's queue, as gone up (or removed).
     private func sent(_ pending: Pending, in state: inout State) {
         release(pending, in: &state)
         if pending.payload == nil { state.status.removedObjects += 1 } else {
             state.status.uploadedObjects += 1
             state.status.uploadedBytes += Int64(pending.byteCount)
         }
-        if state.status.state != .failed { state.status.state = state.queue.isEmpty ? .current : .uploading }
+        if state.status.state != .failed { state.status.state = state.status.backlogObjects == 0 ? .current : .uploading }
     }
 
     /// Counts a failed try; a permanent one stops the replica. Returns whether it was
@@ -393,15 +456,15 @@ public final class ObjectStoreReplica: Sendable {
         return true
     }
 
-    /// Tries the next segment put after `head`; when it goes up, `head` is tried once more, and
-    /// given up as a gap when it fails again; both leave the queue. Returns whether the next
-    /// went up.
-    private func sendsPast(_ head: Pending) -> Bool {
+    /// Tries the next segment put after `head` in the lane `key`; when it goes up, `head` is
+    /// tried once more, and given up as a gap when it fails again; both leave the queue.
+    /// Returns whether the next went up.
+    private func sendsPast(_ head: Pending, in key: String) -> Bool {
         let next: Pending? = state.withLock { state in
-            guard let index = state.queue.dropFirst().firstIndex(where: \.isMedia) else { return nil }
-            let next = state.queue.remove(at: index)
-            state.queue.insert(next, at: 0)
-            state.sending = true
+            guard let index = state.lanes[key]!.queue.dropFirst().firstIndex(where: \.isMedia) else { return nil }
+            let next = state.lanes[key]!.queue.remove(at: index)
+            state.lanes[key]!.queue.insert(next, at: 0)
+            state.lanes[key]!.sending = true
             return next
         }
         guard let next else { return false }
@@ -418,18 +481,20 @@ public final class ObjectStoreReplica: Sendable {
             } catch {}
         }
         return state.withLock { state in
-            state.sending = false
+            state.lanes[key]!.sending = false
             guard !state.abandoned else { return false }
-            state.queue.removeFirst()
+            var queue = state.lanes[key]!.queue
+            defer { state.lanes[key]!.queue = queue }
+            queue.removeFirst()
             if let failure {
                 // Back behind the head.
-                let index = state.queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }).map { $0 + 1 } ?? 0
-                state.queue.insert(next, at: index)
+                let index = queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }).map { $0 + 1 } ?? 0
+                queue.insert(next, at: index)
                 _ = failed(with: failure, in: &state)
                 return false
             }
-            if let index = state.queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }) {
-                let removed = state.queue.remove(at: index)
+            if let index = queue.firstIndex(where: { $0.name == head.name && $0.payload != nil }) {
+                let removed = queue.remove(at: index)
                 if headSent { sent(removed, in: &state) } else { release(removed, in: &state) }
             }
             if !headSent {
@@ -463,14 +528,13 @@ public final class ObjectStoreReplica: Sendable {
         try store.put(pending.name, bytes, attributes: pending.attributes)
     }
 
-    /// The end of the thread: what is left is lost (counted already when the replica was given
-    /// up); the spool directory goes.
+    /// The end of the last thread: what is left is lost (counted already when the replica was
+    /// given up); the spool directory goes.
     private func finishUp(_ state: inout State) {
-        if !state.abandoned { state.status.lost += state.queue.filter(\.isMedia).map(\.name) }
-        while let pending = state.queue.first {
-            state.queue.removeFirst()
-            release(pending, in: &state)
-        }
+        let left = state.lanes.values.flatMap(\.queue)
+        if !state.abandoned { state.status.lost += left.filter(\.isMedia).map(\.name) }
+        for pending in left { release(pending, in: &state) }
+        for key in state.lanes.keys { state.lanes[key]!.queue = [] }
         if let directory = state.spoolDirectory {
             UncommittedFiles.removeTree(directory)
             state.spoolDirectory = nil
