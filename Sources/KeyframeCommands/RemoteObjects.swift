@@ -111,4 +111,92 @@ enum RemoteObjects {
             throw CommandFailure("\(error)")
         }
     }
+
+    /// What `validate` reads of an object in a store, copied into `staging` under the same
+    /// relative names: the object itself, and for an HLS playlist every object it names
+    /// (segments, parts, init segments, and the playlists a master names with theirs), ranged
+    /// reads each. URIs with a scheme of their own, and names leading out of the store, are not
+    /// followed; an object that cannot be read is left out, for validate to report missing.
+    /// Returns the copy of the object, and the prefix that names the copies as the store does.
+    static func mirror(_ text: String, into staging: FilePath, objectStore: ObjectStoreOptions) throws -> (path: FilePath, shownAs: String) {
+        let (store, name) = try object(text, objectStore: objectStore)
+        guard !name.hasSuffix(".mpd") else {
+            throw CommandFailure("\(text): validate reads an HLS playlist or a single file from a store; a DASH MPD from a store is not yet "
+                                 + "read (copy the package here first)", status: .unreadableInput)
+        }
+        do { try FileSystemCalls.makeDirectory(staging) } catch { throw CommandFailure("cannot make \(staging): \(error)") }
+        let url = try ObjectStoreOptions.url(named: text)
+        let shownAs = String(url[..<url.lastIndex(of: "/")!]) + "/"
+        var queue = [name]
+        var seen: Set<String> = [name]
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            let path = staging.appending(next)
+            do {
+                var parent = staging
+                for component in next.split(separator: "/").dropLast() {
+                    parent.append(String(component))
+                    try FileSystemCalls.makeDirectory(parent)
+                }
+                let source = try ObjectRangeSource(store: store, name: next)
+                try download(source, to: path)
+            } catch let error as CommandFailure where next == name {
+                throw error
+            } catch where next == name {
+                throw CommandFailure("\(text): \(error)", status: .unreadableInput)
+            } catch {
+                continue
+            }
+            guard next.hasSuffix(".m3u8"), let bytes = try? FileByteSource(regularFileAt: path).read(at: 0, count: 16 << 20) else { continue }
+            let directory = next.contains("/") ? String(next[..<next.lastIndex(of: "/")!]) + "/" : ""
+            for uri in playlistReferences(String(decoding: bytes, as: UTF8.self)) {
+                guard let resolved = resolve(uri, against: directory), seen.insert(resolved).inserted else { continue }
+                queue.append(resolved)
+            }
+        }
+        return (staging.appending(name), shownAs)
+    }
+
+    /// The URIs an HLS playlist names (RFC 8216 4.1): each line that is not a tag or a comment,
+    /// and each tag's `URI` attribute (`EXT-X-MAP`, `EXT-X-MEDIA`, `EXT-X-PART`,
+    /// `EXT-X-I-FRAME-STREAM-INF`); a preload hint's and a rendition report's are left out
+    /// (the one not yet written, the other a playlist already named).
+    static func playlistReferences(_ text: String) -> [String] {
+        var uris: [String] = []
+        for raw in text.split(whereSeparator: \.isNewline) {
+            var line = Substring(raw)
+            while let last = line.last, last == " " || last == "\t" { line.removeLast() }
+            while let first = line.first, first == " " || first == "\t" { line.removeFirst() }
+            if line.isEmpty { continue }
+            guard line.hasPrefix("#") else {
+                uris.append(String(line))
+                continue
+            }
+            guard !line.hasPrefix("#EXT-X-PRELOAD-HINT"), !line.hasPrefix("#EXT-X-RENDITION-REPORT"),
+                  let start = line.firstRange(of: "URI=\"") else { continue }
+            let rest = line[start.upperBound...]
+            if let end = rest.firstIndex(of: "\"") { uris.append(String(rest[..<end])) }
+        }
+        return uris
+    }
+
+    /// The name in the store a playlist's relative `uri` names from `directory` (`""` or
+    /// `dir/`): its query dropped, `.` and `..` resolved; `nil` for a URI with a scheme or a
+    /// host of its own, an absolute path, or one leading out of the store.
+    static func resolve(_ uri: String, against directory: String) -> String? {
+        let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? uri
+        guard !path.isEmpty, !path.contains("://"), !path.hasPrefix("/"), !path.contains(":") else { return nil }
+        var components: [Substring] = directory.split(separator: "/")
+        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
+            switch component {
+            case ".", "": continue
+            case "..":
+                guard !components.isEmpty else { return nil }
+                components.removeLast()
+            default: components.append(component)
+            }
+        }
+        return components.isEmpty ? nil : components.joined(separator: "/")
+    }
 }
+

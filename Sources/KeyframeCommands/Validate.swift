@@ -40,12 +40,18 @@ struct Validate: ParsableCommand {
             6 s (7.5, SHOULD), EXTINF at most 0.5 s past it (7.7), PLAYLIST-TYPE VOD (8.6), live \
             windows of six segments (8.11) with program date-times (8.4), EXT-X-MAP (8.20) and a \
             ludt loudness box (2.19, SHOULD); a MUST broken is an error, a SHOULD a warning. \
-            Exit status 0 without errors, 1 with errors, 2 when a path cannot be read at all.
+            A PATH may also name an object in a store (s3://bucket/key, https://host/path, \
+            env:NAME): a single file, or an HLS playlist with every object it names, read with \
+            ranged GETs into a private staging directory first; findings name the objects as \
+            the store does. Exit status 0 without errors, 1 with errors, 2 when a path cannot be \
+            read at all.
             """
     )
 
     @Argument(help: "The files, segment sequences (init first), playlists, MPDs or directories to check.")
     var paths: [String]
+
+    @OptionGroup(title: "Object stores (a PATH's URL)") var objectStore: ObjectStoreOptions
 
     @Flag(help: "Print one JSON object per finding (severity, file, location, rule, expected, found), a line each.")
     var json = false
@@ -65,17 +71,51 @@ struct Validate: ParsableCommand {
     }
 
     func run() throws {
-        var errors = 0
+        // Objects in stores are read into a staging directory first, and named as the store
+        // names them.
+        var local: [FilePath] = []
+        var shownAs: [(staged: String, remote: String)] = []
+        var staging: FilePath?
+        defer { if let staging { RemoteObjects.discard(staging) } }
         var unreadable = 0
-        for report in FileValidation.reports(for: paths.map { FilePath($0) }, formats: Keyframe.formats) {
+        for (index, path) in paths.enumerated() {
+            guard RemoteObjects.isRemote(path, objectStore: objectStore) else {
+                local.append(FilePath(path))
+                continue
+            }
+            let directory = try staging ?? RemoteObjects.stagingDirectory()
+            staging = directory
+            do {
+                let mirrored = try RemoteObjects.mirror(path, into: directory.appending("\(index)"), objectStore: objectStore)
+                local.append(mirrored.path)
+                shownAs.append((directory.appending("\(index)").string + "/", mirrored.shownAs))
+            } catch let failure as CommandFailure where failure.status != .usage {
+                Terminal.warning("\(failure)")
+                unreadable += 1
+            }
+        }
+        func named(_ text: String) -> String {
+            shownAs.reduce(text) { $0.replacing($1.staged, with: $1.remote) }
+        }
+        func named(_ finding: ValidationFinding) -> ValidationFinding {
+            var finding = finding
+            finding.file = named(finding.file)
+            finding.expected = named(finding.expected)
+            finding.found = named(finding.found)
+            return finding
+        }
+        var errors = 0
+        for var report in FileValidation.reports(for: local, formats: Keyframe.formats) {
+            let stagedPath = report.path
+            report.path = named(report.path)
+            report.findings = report.findings.map(named)
             if let error = report.error {
-                Terminal.warning("\(error)")
+                Terminal.warning(named("\(error)"))
                 unreadable += 1
                 continue
             }
-            var report = report
-            if rules == .apple, let playlist = Self.playlist(of: report.path) {
-                do { report.findings += try AppleHLSRules.findings(for: playlist) } catch {
+            if rules == .apple, let playlist = Self.playlist(of: stagedPath) {
+                do { report.findings += try AppleHLSRules.findings(for: playlist).map(named) } catch {
                     Terminal.warning("\(error)")
                     unreadable += 1
                 }

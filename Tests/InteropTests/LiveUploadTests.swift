@@ -172,7 +172,9 @@ extension RealTimeTests {
         for name in held {
             #expect(FileManager.default.contentsEqual(atPath: copy.appendingPathComponent(name).path, andPath: local.appendingPathComponent(name).path), "\(name)")
         }
-        try ExternalTool.succeed(try ExternalTool.keyframe, ["validate", copy.appendingPathComponent("index.m3u8").path])
+        // validate reads the playlist in the store, and every object it names, itself.
+        let remote = try Subprocess.run(try ExternalTool.keyframe, ["validate", "s3://live/event/index.m3u8"], environment: seaweed.environment())
+        #expect(remote.status == 0 && remote.standardOutput == "s3://live/event/index.m3u8: ok\n", "\(remote.standardOutput) \(remote.standardError)")
     }
 
     /// The bar: a 60-s live ladder of three renditions (HE-AAC v2, HE-AAC, AAC-LC) into
@@ -225,6 +227,10 @@ extension RealTimeTests {
         defer { for edge in edges { edge.stop() } }
         let s3Master = "http://127.0.0.1:\(s3Edge)/\(SeaweedFSServer.publicBucket)/ladder/master.m3u8"
         try CDNCacheTests.waitUntilServed(s3Master)
+        // The ladder as the cache in front of WebDAV serves it validates: every playlist and object.
+        let davMaster = "http://127.0.0.1:\(davEdge)/ingest/ladder/master.m3u8"
+        let remote = try Subprocess.run(try ExternalTool.keyframe, ["validate", davMaster])
+        #expect(remote.status == 0 && remote.standardOutput == "\(davMaster): ok\n", "\(remote.standardOutput) \(remote.standardError)")
 
         // FFmpeg decodes the highest rendition's whole minute through the cache in front of S3.
         let decoded = directory.appendingPathComponent("decoded.wav").path
