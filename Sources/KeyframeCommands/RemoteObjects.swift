@@ -97,17 +97,12 @@ enum RemoteObjects {
     }
 
     /// Puts the file `path` into the store as the object `text` names, with the type its
-    /// extension says (`audio/mp4` for `.m4a`) and no caching rule.
+    /// extension says (`audio/mp4` for `.m4a`) and no caching rule, a part or a piece at a time
+    /// (``ObjectStore/put(_:contentsOfFile:attributes:)``).
     static func upload(_ path: FilePath, as text: String, objectStore: ObjectStoreOptions) throws {
         let (store, name) = try object(text, objectStore: objectStore)
-        do {
-            let source = try FileByteSource(regularFileAt: path)
-            let bytes = try source.read(at: 0, count: Int(source.byteCount))
-            let type = name.split(separator: ".").last.flatMap { MediaFileFormat.mimeType(ofFileExtension: String($0).lowercased()) }
-            try store.put(name, bytes, attributes: ObjectAttributes(contentType: type))
-        } catch let error as ByteStreamError {
-            throw CommandFailure("\(path): \(error)")
-        } catch {
+        let type = name.split(separator: ".").last.flatMap { MediaFileFormat.mimeType(ofFileExtension: String($0).lowercased()) }
+        do { try store.put(name, contentsOfFile: path, attributes: ObjectAttributes(contentType: type)) } catch {
             throw CommandFailure("\(error)")
         }
     }

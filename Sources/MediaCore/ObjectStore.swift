@@ -28,6 +28,14 @@ public protocol ObjectStore: Sendable {
     /// - Throws: ``PipelineError`` when it cannot be stored; nothing of it is then visible.
     func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError)
 
+    /// Stores the file at `path` as the object `name` with `attributes`, whole, replacing one of
+    /// that name, read a piece at a time where the store can send it so (S3 in parts of 8 MiB,
+    /// an HTTP ingest point as a stream), so that memory does not grow with the file. By
+    /// default the file is read whole and given to ``put(_:_:attributes:)``.
+    ///
+    /// - Throws: ``PipelineError`` when the file cannot be read or the object stored.
+    func put(_ name: String, contentsOfFile path: FilePath, attributes: ObjectAttributes) throws(PipelineError)
+
     /// Removes the object `name`; one that does not exist is not an error.
     ///
     /// - Throws: ``PipelineError`` when it exists and cannot be removed.
@@ -68,6 +76,18 @@ extension ObjectStore {
     /// ``put(_:_:)``: a store that keeps no attributes.
     public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError) {
         try put(name, bytes)
+    }
+
+    /// The file at `path` read whole, then ``put(_:_:attributes:)``.
+    public func put(_ name: String, contentsOfFile path: FilePath, attributes: ObjectAttributes) throws(PipelineError) {
+        let bytes: [UInt8]
+        do {
+            let source = try FileByteSource(regularFileAt: path)
+            bytes = try source.read(at: 0, count: Int(source.byteCount))
+        } catch {
+            throw .stream(error)
+        }
+        try put(name, bytes, attributes: attributes)
     }
 
     /// `name` when it is a relative, `/`-separated path without an empty, `.` or `..` component.

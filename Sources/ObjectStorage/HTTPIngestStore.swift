@@ -1,4 +1,5 @@
 public import MediaCore
+public import SystemPackage
 internal import Synchronization
 
 /// An HTTP ingest point, or a WebDAV share, as an ``/MediaCore/ObjectStore``:
@@ -119,18 +120,31 @@ public struct HTTPIngestStore: RangedHTTPObjects {
     /// Puts `bytes` as the object `name` (`PUT`) with its `Content-Type` and `Cache-Control`;
     /// on 409, after making the collections above it (`MKCOL`), once more.
     public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError) {
+        try put(name, bytes, file: nil, attributes: attributes)
+    }
+
+    /// Puts the file at `path` as the object `name`, as ``put(_:_:attributes:)`` puts bytes,
+    /// its body read from the file as the connection takes it.
+    public func put(_ name: String, contentsOfFile path: FilePath, attributes: ObjectAttributes) throws(PipelineError) {
+        let file: FileByteSource
+        do { file = try FileByteSource(regularFileAt: path) } catch { throw .stream(error) }
+        try put(name, [], file: file, attributes: attributes)
+    }
+
+    /// A `PUT` of `bytes`, or of `file` when it is given.
+    private func put(_ name: String, _ bytes: [UInt8], file: FileByteSource?, attributes: ObjectAttributes) throws(PipelineError) {
         var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
         if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
         let path = path(of: try checkedName(name))
         if makesCollections { try makeCollections(above: path, about: name) }
-        let answer = try send("PUT", path, headers: headers, body: bytes, expecting: Set(200...299).union([409]), about: name)
+        let answer = try send("PUT", path, headers: headers, body: bytes, file: file, expecting: Set(200...299).union([409]), about: name)
         guard answer.status == 409 else { return }
         // A conflict with no collection above to make is the server's own.
         guard path.split(separator: "/").count > 1 else { throw refusal(answer, method: "PUT", name: name) }
         // What was made may have gone since.
         collections.known.withLock { known in known = known.filter { !path.hasPrefix($0 + "/") } }
         try makeCollections(above: path, about: name)
-        _ = try send("PUT", path, headers: headers, body: bytes, expecting: Set(200...299), about: name)
+        _ = try send("PUT", path, headers: headers, body: bytes, file: file, expecting: Set(200...299), about: name)
     }
 
     /// A `GET` of the object at `path` with `headers` (a range), 200, 206 or 416 expected.
@@ -189,13 +203,14 @@ public struct HTTPIngestStore: RangedHTTPObjects {
 
     /// Sends one request by the store's rules (``HTTPObjectExchange/send(_:expecting:refusal:refused:once:)``).
     func send(_ method: String, _ path: String, headers: [(name: String, value: String)] = [], body: [UInt8] = [],
-              expecting: Set<Int>, about name: String) throws(PipelineError) -> HTTPObjectExchange.Answer {
+              file: FileByteSource? = nil, expecting: Set<Int>, about name: String) throws(PipelineError) -> HTTPObjectExchange.Answer {
         var all = headers
         if let authorization { all.append(("Authorization", authorization)) }
         return try HTTPObjectExchange.send(method, expecting: expecting, refusal: { answer in
             Self.refusal(answer, method: method, object: name, store: description)
         }, once: { () throws(ObjectStoreError) in
-            try HTTPObjectExchange.exchange(method, url: origin + path, headers: all, body: body, timeout: timeout, prefix: description, name: name)
+            try HTTPObjectExchange.exchange(method, url: origin + path, headers: all, body: body, file: file, timeout: timeout,
+                                            prefix: description, name: name)
         })
     }
 }

@@ -98,14 +98,16 @@ enum HTTPObjectExchange {
 
     /// One request to `url`, its answer read whole, within `timeout` and a second more for every
     /// 128 KiB sent; `host`, when given, is the `Host` header sent (the one a signature covers).
-    /// A failure is said as "`prefix`: `METHOD` `name`: what happened".
+    /// The body is `body`, or when `file` is given that file, read a MiB at a time as the
+    /// connection takes it. A failure is said as "`prefix`: `METHOD` `name`: what happened".
     static func exchange(_ method: String, url: String, headers: [(name: String, value: String)], host: String? = nil, body: [UInt8],
-                         timeout: Duration, prefix: String, name: String) throws(ObjectStoreError) -> Answer {
+                         file: FileByteSource? = nil, timeout: Duration, prefix: String, name: String) throws(ObjectStoreError) -> Answer {
         do {
-            var outgoing = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: HTTPHeaders(headers),
-                                                  body: body.isEmpty ? nil : .bytes(body))
+            let length = file?.byteCount ?? Int64(body.count)
+            let payload: HTTPClient.Body? = if let file { streamed(file) } else if body.isEmpty { nil } else { .bytes(body) }
+            var outgoing = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: HTTPHeaders(headers), body: payload)
             if let host { outgoing.headers.replaceOrAdd(name: "Host", value: host) }
-            let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds) + .seconds(Int64(body.count / (128 * 1024)))
+            let deadline = NIODeadline.now() + .nanoseconds(timeout.inNanoseconds) + .seconds(length / (128 * 1024))
             let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
             let bytes = response.body.map { Array($0.readableBytesView) } ?? []
             return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"),
@@ -113,6 +115,27 @@ enum HTTPObjectExchange {
         } catch {
             let kind: ObjectStoreError.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
             throw ObjectStoreError(kind, "\(prefix): \(method) \(name): \(socketErrorWords(error))")
+        }
+    }
+}
+
+extension HTTPObjectExchange {
+    /// A request body read from `file` a MiB at a time, each piece read when the connection has
+    /// taken the one before, so that memory does not grow with the file.
+    static func streamed(_ file: FileByteSource) -> HTTPClient.Body {
+        let length = file.byteCount
+        return .stream(contentLength: length) { writer in
+            @Sendable func write(from offset: Int64) -> EventLoopFuture<Void> {
+                let bytes: [UInt8]
+                do { bytes = try file.read(at: offset, count: Int(min(Int64(1 << 20), length - offset))) } catch {
+                    return writer.write(.byteBuffer(ByteBuffer())).flatMapThrowing { throw error }
+                }
+                let next = offset + Int64(bytes.count)
+                let written = writer.write(.byteBuffer(ByteBuffer(bytes: bytes)))
+                guard next < length, !bytes.isEmpty else { return written }
+                return written.flatMap { write(from: next) }
+            }
+            return write(from: 0)
         }
     }
 }

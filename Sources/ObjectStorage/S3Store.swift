@@ -2,6 +2,7 @@
 internal import Glibc
 #endif
 public import MediaCore
+public import SystemPackage
 internal import Synchronization
 internal import XMLReader
 
@@ -135,14 +136,44 @@ public struct S3Store: RangedHTTPObjects {
             _ = try send("PUT", path, headers: headers, body: bytes, expecting: [200], about: name)
             return
         }
+        try putInParts(name, path: path, headers: headers, byteCount: bytes.count) { start, count in
+            Array(bytes[start..<(start + count)])
+        }
+    }
+
+    /// Puts the file at `path` as the object `name`, as ``put(_:_:attributes:)`` puts bytes:
+    /// above ``multipartThreshold``, one part in memory at a time.
+    public func put(_ name: String, contentsOfFile file: FilePath, attributes: ObjectAttributes) throws(PipelineError) {
+        let source: FileByteSource
+        do { source = try FileByteSource(regularFileAt: file) } catch { throw .stream(error) }
+        func read(_ start: Int, _ count: Int) throws(PipelineError) -> [UInt8] {
+            do throws(ByteStreamError) {
+                let bytes = try source.read(at: Int64(start), count: count)
+                guard bytes.count == count else { throw ByteStreamError.refused(path: file, reason: "shorter than it was (\(start + bytes.count) bytes) while it was read") }
+                return bytes
+            } catch { throw .stream(error) }
+        }
+        guard source.byteCount > Int64(Self.multipartThreshold) else {
+            try put(name, try read(0, Int(source.byteCount)), attributes: attributes)
+            return
+        }
+        var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
+        if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        try putInParts(name, path: path(of: try checkedName(name)), headers: headers, byteCount: Int(source.byteCount), part: read)
+    }
+
+    /// A multipart upload of `byteCount` bytes, each part of ``multipartThreshold`` read by
+    /// `part` (its start and length) when it is sent.
+    private func putInParts(_ name: String, path: String, headers: [(name: String, value: String)], byteCount: Int,
+                            part read: (Int, Int) throws(PipelineError) -> [UInt8]) throws(PipelineError) {
         let created = try send("POST", path, query: [("uploads", "")], headers: headers, expecting: [200], about: name)
         guard let uploadID = Self.element("UploadId", in: created.body) else {
             throw PipelineError(.network, underlying: ObjectStoreError(.refused, "\(description): POST \(name)?uploads: no UploadId in the answer"))
         }
         do throws(PipelineError) {
             var completion = "<CompleteMultipartUpload>"
-            for (index, start) in stride(from: 0, to: bytes.count, by: Self.multipartThreshold).enumerated() {
-                let part = Array(bytes[start..<min(bytes.count, start + Self.multipartThreshold)])
+            for (index, start) in stride(from: 0, to: byteCount, by: Self.multipartThreshold).enumerated() {
+                let part = try read(start, min(byteCount, start + Self.multipartThreshold) - start)
                 let answer = try send("PUT", path, query: [("partNumber", "\(index + 1)"), ("uploadId", uploadID)], body: part,
                                       expecting: [200], about: name)
                 guard let tag = answer.entityTag else {

@@ -67,4 +67,56 @@ import TestSupport
                                          environment: environment)
         #expect(missing.status == 2 && missing.standardError.contains("NoSuchKey"), "\(missing.status) \(missing.standardError)")
     }
+
+    /// An output past S3's part size goes up in parts read from the file, and into WebDAV as a
+    /// stream; `encode` reads its WAV from a bucket. The copies are the local conversion's bytes.
+    @Test(.hangGuard(minutes: 10)) func aLargeOutputGoesUpInPartsAndEncodeReadsABucket() throws {
+        let server = try SeaweedFSServer()
+        defer { server.stop() }
+        let dav = try NginxWebDAVServer()
+        defer { dav.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 70 s of two channels of noise: FLAC keeps it near its 13.4 MB of PCM, past the 8 MiB part size.
+        let wav = directory.appendingPathComponent("in.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=d=70:r=48000:a=0.9:seed=7", "-f", "lavfi", "-i", "anoisesrc=d=70:r=48000:a=0.9:seed=9",
+                             "-filter_complex", "amerge=inputs=2", wav])
+        _ = try server.boto3("""
+            s3.create_bucket(Bucket='media')
+            s3.upload_file('\(wav)', 'media', 'inbox/in.wav')
+            """)
+        let environment = server.environment()
+        let keyframe = try ExternalTool.keyframe
+        let local = directory.appendingPathComponent("local.flac").path
+        try ExternalTool.succeed(keyframe, ["convert", wav, "-o", local])
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: local)[.size] as? Int)
+        #expect(size > 8 << 20, "\(size) bytes")
+
+        let toS3 = try Subprocess.run(keyframe, ["convert", wav, "-o", "s3://media/outbox/out.flac"], environment: environment)
+        #expect(toS3.status == 0, "\(toS3.standardError)")
+        let copy = directory.appendingPathComponent("copy.flac").path
+        let said = try server.boto3("""
+            s3.download_file('media', 'outbox/out.flac', '\(copy)')
+            head = s3.head_object(Bucket='media', Key='outbox/out.flac')
+            print(head['ContentType'], head['ETag'])
+            """)
+        // A multipart object's ETag ends with its number of parts.
+        #expect(said.contains("audio/flac") && said.trimmingCharacters(in: .whitespacesAndNewlines).hasSuffix("-2\""), "\(said)")
+        #expect(FileManager.default.contentsEqual(atPath: copy, andPath: local))
+        try ExternalTool.succeed("flac", ["-t", "-s", copy])
+
+        let davURL = dav.url("outbox/out.flac").replacingOccurrences(of: "http:", with: "dav:")
+        let toDAV = try Subprocess.run(keyframe, ["convert", wav, "-o", davURL])
+        #expect(toDAV.status == 0, "\(toDAV.standardError)")
+        #expect(FileManager.default.contentsEqual(atPath: dav.root.appendingPathComponent("outbox/out.flac").path, andPath: local))
+
+        // encode's input from the bucket.
+        let encoded = directory.appendingPathComponent("encoded.m4a").path
+        let encode = try Subprocess.run(keyframe, ["encode", "s3://media/inbox/in.wav", "-o", encoded, "--bitrate", "96k"],
+                                        environment: environment)
+        #expect(encode.status == 0, "\(encode.standardError)")
+        let stream = try CaptureCheck.ffprobeStream(encoded)
+        #expect(stream.sampleRate == 48000 && abs((stream.duration ?? 0) - 70) < 0.01, "\(stream)")
+    }
 }
+

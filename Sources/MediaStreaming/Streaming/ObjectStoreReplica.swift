@@ -123,6 +123,8 @@ public final class ObjectStoreReplica: Sendable {
         var queue: [Pending] = []
         /// Whether the first of ``queue`` is being sent (it is not dropped or replaced then).
         var sending = false
+        /// Whether the last try of the lane failed transiently.
+        var retrying = false
         /// Signalled when an object is queued in the lane, another lane sent one (the top lane
         /// may wait for it), or the replica is told to finish.
         let wake = DispatchSemaphore(value: 0)
@@ -402,6 +404,7 @@ public final class ObjectStoreReplica: Sendable {
                     state.lanes[key]!.sending = false
                     guard !state.abandoned else { return nil }
                     state.lanes[key]!.queue.removeFirst()
+                    state.lanes[key]!.retrying = false
                     sent(head, in: &state)
                     return key.isEmpty ? nil : state.lanes[""]?.wake
                 }
@@ -411,6 +414,7 @@ public final class ObjectStoreReplica: Sendable {
                 let givesUp: Bool = state.withLock { state in
                     state.lanes[key]!.sending = false
                     guard !state.abandoned, failed(with: error, in: &state) else { return false }
+                    state.lanes[key]!.retrying = true
                     let since = state.lanes[key]!.queue[0].failingSince ?? attempted
                     state.lanes[key]!.queue[0].failingSince = since
                     guard since.duration(to: .now) >= gapAfter else { return false }
@@ -439,7 +443,9 @@ public final class ObjectStoreReplica: Sendable {
             state.status.uploadedObjects += 1
             state.status.uploadedBytes += Int64(pending.byteCount)
         }
-        if state.status.state != .failed { state.status.state = state.status.backlogObjects == 0 ? .current : .uploading }
+        if state.status.state != .failed {
+            state.status.state = state.lanes.values.contains(where: \.retrying) ? .retrying : state.status.backlogObjects == 0 ? .current : .uploading
+        }
     }
 
     /// Counts a failed try; a permanent one stops the replica. Returns whether it was
@@ -501,6 +507,7 @@ public final class ObjectStoreReplica: Sendable {
                 state.status.gaps.append(head.name)
                 state.gapNames.insert(head.name)
             }
+            state.lanes[key]!.retrying = false
             sent(next, in: &state)
             return true
         }
