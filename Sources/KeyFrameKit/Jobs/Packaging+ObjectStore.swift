@@ -29,12 +29,21 @@ extension Packaging {
         UncommittedFiles.insertTree(staging)
         defer { UncommittedFiles.removeTree(staging) }
         let package = staging.appending("package")
-        var summary = try hls(input, to: package, options: options, codecs: codecs, control: control, progress: progress)
-        // The player page beside the top playlist, so that a CDN in front of the store serves it.
-        var top = summary.playlist
-        _ = top.removePrefix(package)
-        try FileByteSink.write(Array(HLSOrigin.playerPage(playing: top.string).utf8), to: package.appending("index.html"))
-        try put(package, into: store, control: control)
+        // Segments go up while the package is made; the rest once it is whole.
+        let early = SegmentUploads(directory: package, store: store, control: control)
+        var summary: Summary
+        do throws(PipelineError) {
+            summary = try hls(input, to: package, options: options, codecs: codecs, control: control, progress: progress)
+            // The player page beside the top playlist, so that a CDN in front of the store serves it.
+            var top = summary.playlist
+            _ = top.removePrefix(package)
+            try FileByteSink.write(Array(HLSOrigin.playerPage(playing: top.string).utf8), to: package.appending("index.html"))
+        } catch {
+            early.abandon()
+            throw error
+        }
+        let alreadyPut = try early.finish()
+        _ = try put(package, into: store, control: control, concurrentUploads: 4, alreadyPut: alreadyPut)
         func rebased(_ path: FilePath) -> FilePath {
             var relative = path
             return relative.removePrefix(package) ? relative : path
@@ -57,11 +66,14 @@ extension Packaging {
     ///   cancelled; what was put is then removed.
     @discardableResult
     public static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl? = nil) throws(PipelineError) -> Int64 {
-        try put(directory, into: store, control: control, concurrentUploads: 4)
+        try put(directory, into: store, control: control, concurrentUploads: 4, alreadyPut: SegmentUploads.Put())
     }
 
-    /// ``put(_:into:control:)`` with `concurrentUploads` media objects going up at once.
-    static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl?, concurrentUploads: Int) throws(PipelineError) -> Int64 {
+    /// ``put(_:into:control:)`` with `concurrentUploads` media objects going up at once, the
+    /// objects of `alreadyPut` (put while the package was made) neither asked for nor put again,
+    /// but removed with the rest when a later one fails.
+    static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl?, concurrentUploads: Int,
+                    alreadyPut: SegmentUploads.Put) throws(PipelineError) -> Int64 {
         let names: [String]
         do { names = try FileSystemCalls.regularFiles(under: directory) } catch {
             throw .stream(.system(operation: "list", path: directory, errno: error))
@@ -71,13 +83,20 @@ extension Packaging {
             let isManifest = name.hasSuffix(".m3u8") || name.hasSuffix(".mpd")
             return !isManifest ? 0 : name.contains("/") ? 1 : 2
         }
+        let done = Set(alreadyPut.names)
         let ordered = names.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element)
-        for name in ordered where try store.contains(name) {
-            throw .unsupported("\(store.description) already holds \(name); choose another place or remove it")
+            .filter { !done.contains($0) }
+        do throws(PipelineError) {
+            for name in ordered where try store.contains(name) {
+                throw .unsupported("\(store.description) already holds \(name); choose another place or remove it")
+            }
+        } catch {
+            for name in alreadyPut.names.reversed() { try? store.remove(name) }
+            throw error
         }
         // The media go up several at once (they name nothing); the playlists, manifests and
         // pages after them, one at a time in their order.
-        let put = Mutex<(names: [String], bytes: Int64)>(([], 0))
+        let put = Mutex<(names: [String], bytes: Int64)>((alreadyPut.names, alreadyPut.bytes))
         let failure = Mutex<PipelineError?>(nil)
         @Sendable func putOne(_ name: String) throws(PipelineError) {
             if control?.isCancelled == true { throw .cancelled }
@@ -110,3 +129,99 @@ extension Packaging {
         return bytes
     }
 }
+
+/// The media segments of a package put into a store while the package is still being made
+/// (``/MediaStreaming/Packaging/hls(_:to:options:codecs:control:progress:)`` into a store): a
+/// thread looks in the package directory four times a second for segments (`.m4s`, `.aac`: each
+/// is renamed into place whole, and never written again) not yet put, and puts them, four at
+/// once, each asked for first; playlists, init segments and pages wait for
+/// ``Packaging/put(_:into:control:)`` once the package is whole. The first failure stops it.
+final class SegmentUploads: Sendable {
+    /// What went up: the objects' names, in order, and their bytes.
+    struct Put: Sendable {
+        var names: [String] = []
+        var bytes: Int64 = 0
+    }
+
+    private struct State: Sendable {
+        var put = Put()
+        var taken: Set<String> = []
+        var failure: PipelineError?
+        var stopping = false
+    }
+
+    private let directory: FilePath
+    private let store: any ObjectStore
+    private let control: JobControl?
+    private let state = Mutex(State())
+    private let ended = DispatchSemaphore(value: 0)
+
+    init(directory: FilePath, store: any ObjectStore, control: JobControl?) {
+        self.directory = directory
+        self.store = store
+        self.control = control
+        DispatchQueue(label: "KeyFrameKit.SegmentUploads").async { self.run() }
+    }
+
+    /// Stops looking, waits for the segments going up, and returns what went up; throws the
+    /// first failure (what went up is then removed).
+    func finish() throws(PipelineError) -> Put {
+        state.withLock { $0.stopping = true }
+        ended.wait()
+        let (put, failure) = state.withLock { ($0.put, $0.failure) }
+        if let failure {
+            for name in put.names.reversed() { try? store.remove(name) }
+            throw failure
+        }
+        return put
+    }
+
+    /// Stops, and removes what went up (the package failed).
+    func abandon() {
+        state.withLock { $0.stopping = true }
+        ended.wait()
+        for name in state.withLock({ $0.put.names }).reversed() { try? store.remove(name) }
+    }
+
+    private func run() {
+        defer { ended.signal() }
+        while true {
+            let stopping = state.withLock { $0.stopping || $0.failure != nil }
+            if stopping || control?.isCancelled == true { return }
+            let found = (try? FileSystemCalls.regularFiles(under: directory)) ?? []
+            let fresh: [String] = state.withLock { state in
+                let fresh = found.filter { ($0.hasSuffix(".m4s") || $0.hasSuffix(".aac")) && !state.taken.contains($0) }
+                state.taken.formUnion(fresh)
+                return fresh
+            }
+            let lanes = min(4, fresh.count)
+            if lanes > 0 {
+                DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                    for name in stride(from: lane, to: fresh.count, by: lanes).map({ fresh[$0] }) {
+                        guard state.withLock({ $0.failure == nil }), control?.isCancelled != true else { return }
+                        do throws(PipelineError) { try putOne(name) } catch { state.withLock { $0.failure = $0.failure ?? error } }
+                    }
+                }
+            } else {
+                _ = DispatchSemaphore(value: 0).wait(for: .milliseconds(250))
+            }
+        }
+    }
+
+    private func putOne(_ name: String) throws(PipelineError) {
+        if try store.contains(name) {
+            throw .unsupported("\(store.description) already holds \(name); choose another place or remove it")
+        }
+        let contents: [UInt8]
+        do {
+            let source = try FileByteSource(regularFileAt: directory.appending(name))
+            contents = try source.read(at: 0, count: Int(source.byteCount))
+        } catch { throw .stream(error) }
+        try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
+        state.withLock { state in
+            state.put.names.append(name)
+            state.put.bytes += Int64(contents.count)
+        }
+    }
+}
+
