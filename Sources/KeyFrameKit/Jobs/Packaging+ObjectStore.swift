@@ -7,7 +7,8 @@ public import SystemPackage
 extension Packaging {
     /// Packages `input` as `hls(_:to:options:codecs:control:progress:)` with a directory does, into an object
     /// store (a directory, or a store a program registers: ``/Publishing/DestinationRegistry/store(for:)``):
-    /// the package is made in a private staging directory, then put into the store by
+    /// the package is made in a private staging directory, each media segment put into the
+    /// store as soon as it is written (``SegmentUploads``), the rest once the package is whole by
     /// `put(_:into:control:)`, the media before the playlists that name it, and the player page
     /// (``/MediaStreaming/HLSOrigin/playerPage(playing:)``, `index.html`) last. The summary's
     /// paths (``/MediaStreaming/Packaging/Summary/playlist``, ``/MediaStreaming/Packaging/Summary/mpd``)
