@@ -1,4 +1,5 @@
 public import SystemPackage
+internal import MediaFormats
 
 /// HLS playlists checked against RFC 8216 and draft-pantos-hls-rfc8216bis (low-latency HLS),
 /// and against the media they name.
@@ -368,7 +369,7 @@ public enum HLSValidation {
     static func bitrateFindings(_ variant: HLSPlaylistDocument.Variant, _ media: MediaCheck, location: String, name: String) -> [ValidationFinding] {
         let durations = media.document.segments.prefix(media.sizes.count).map(\.duration)
         guard !durations.isEmpty, media.sizes.allSatisfy({ $0 > 0 }), let target = media.document.targetDuration else { return [] }
-        let peak = peakSegmentBitrate(sizes: media.sizes, durations: Array(durations), targetDuration: Double(target))
+        let peak = HLSPeakBitrate.of(sizes: media.sizes, durations: Array(durations), targetDuration: Double(target))
         let total = durations.reduce(0, +)
         let average = total > 0 ? Double(media.sizes.reduce(0, +)) * 8 / total : 0
         var findings: [ValidationFinding] = []
@@ -386,28 +387,6 @@ public enum HLSValidation {
                                               expected: "about \(fixed(average.rounded(.up), digits: 0)) b/s", found: "\(declared)"))
         }
         return findings
-    }
-
-    /// RFC 8216 4.1: the largest bit rate of any contiguous run of segments lasting between 0.5
-    /// and 1.5 target durations (every single segment when no run does).
-    static func peakSegmentBitrate(sizes: [Int64], durations: [Double], targetDuration: Double) -> Double {
-        var peak = 0.0
-        for start in durations.indices {
-            var bytes: Int64 = 0
-            var seconds = 0.0
-            // At most 10 000 segments a run: a run of so many lasts 1.5 target durations only when
-            // EXTINFs are near 0, and the single segments below still count.
-            for end in start..<min(durations.count, start + 10_000) {
-                bytes += sizes[end]
-                seconds += durations[end]
-                if seconds > 1.5 * targetDuration { break }
-                if seconds >= 0.5 * targetDuration, seconds > 0 { peak = max(peak, Double(bytes) * 8 / seconds) }
-            }
-        }
-        if peak == 0 {
-            for (size, duration) in zip(sizes, durations) where duration > 0 { peak = max(peak, Double(size) * 8 / duration) }
-        }
-        return peak
     }
 
     /// What the renditions of one master must share.

@@ -1,4 +1,5 @@
 public import MP4
+internal import MediaFormats
 /// The manifests that name several renditions or describe them for DASH: an HLS master playlist
 /// (RFC 8216 4.3.4.2, `EXT-X-STREAM-INF`) and a static MPEG-DASH MPD (ISO/IEC 23009-1, with a
 /// `SegmentTemplate` and `SegmentTimeline` over the same CMAF segments).
@@ -63,21 +64,11 @@ public enum StreamManifests {
         /// durations (4.1), so that a short last segment, whose boxes weigh on few samples,
         /// counts with the one before it; a single segment when no run lasts that long.
         public var peakBitrate: Int {
-            func rate(bytes: Int, duration: Int64) -> Int { Int((Double(bytes * 8) * Double(timescale) / Double(max(duration, 1))).rounded(.up)) }
-            let longest = segments.map(\.duration).max() ?? 0
-            let target = max(1, Int64((Double(longest) / Double(max(timescale, 1))).rounded())) * Int64(max(timescale, 1))
-            var peak: Int?
-            for start in segments.indices {
-                var bytes = 0
-                var duration: Int64 = 0
-                for segment in segments[start...] {
-                    bytes += segment.bytes
-                    duration += segment.duration
-                    if 2 * duration > 3 * target { break }
-                    if 2 * duration >= target { peak = max(peak ?? 0, rate(bytes: bytes, duration: duration)) }
-                }
-            }
-            return peak ?? segments.map { rate(bytes: $0.bytes, duration: $0.duration) }.max() ?? 0
+            let scale = Double(max(timescale, 1))
+            let longest = Double(segments.map(\.duration).max() ?? 0) / scale
+            let peak = HLSPeakBitrate.of(sizes: segments.map { Int64($0.bytes) }, durations: segments.map { Double($0.duration) / scale },
+                                         targetDuration: max(1, longest.rounded()))
+            return Int(peak.rounded(.up))
         }
 
         /// `AVERAGE-BANDWIDTH`: all the segments' bits over their duration.
