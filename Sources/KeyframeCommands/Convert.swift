@@ -238,10 +238,11 @@ struct Convert: ParsableCommand {
         var local = self
         let remoteOutput = RemoteObjects.isRemote(output, objectStore: objectStore)
         if remoteOutput {
-            _ = try RemoteObjects.object(output, objectStore: objectStore)
+            // The object's own name (an env:NAME output names it only in its URL).
+            let (_, name) = try RemoteObjects.object(output, objectStore: objectStore)
             let directory = staging.appending("out")
             do { try FileSystemCalls.makeDirectory(directory) } catch { throw CommandFailure("\(directory): \(error)") }
-            local.output = directory.appending(output.split(separator: "/").last.map(String.init) ?? "output").string
+            local.output = directory.appending(name.split(separator: "/").last.map(String.init) ?? "output").string
         }
         try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
             local.inputs = [path]

@@ -54,7 +54,7 @@ struct Probe: ParsableCommand {
         if json {
             try JSONOutput.print(report)
         } else {
-            print(Self.text(of: report, path: input), terminator: "")
+            print(Self.text(of: report, path: RemoteObjects.shown(input)), terminator: "")
         }
     }
 

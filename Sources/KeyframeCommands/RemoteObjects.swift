@@ -6,6 +6,18 @@ import KeyFrameKit
 /// reads and writes through a private staging directory, so that a worker in a job system can
 /// run `keyframe convert s3://in/… s3://out/…` with no state of its own.
 enum RemoteObjects {
+    /// `text` as messages show it: a URL's user information masked (`user:****@`, a token
+    /// given as the user `****@`); `env:NAME` as it is.
+    static func shown(_ text: String) -> String {
+        guard let scheme = text.firstRange(of: "://") else { return text }
+        let rest = text[scheme.upperBound...]
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return text }
+        let user = rest[..<at]
+        let masked = user.firstIndex(of: ":").map { user[..<$0] + ":****" } ?? "****"
+        return text[..<scheme.upperBound] + masked + rest[at...]
+    }
+
     /// Whether `text` names an object in a store rather than a local path.
     static func isRemote(_ text: String, objectStore: ObjectStoreOptions) -> Bool {
         text.hasPrefix("env:") || (objectStore.destinations.namesStore(text) && URLReference.scheme(of: text) != "file")
@@ -18,13 +30,13 @@ enum RemoteObjects {
         do { url = try ObjectStoreOptions.url(named: text) } catch { throw CommandFailure("\(error)", status: .usage) }
         guard let slash = url.lastIndex(of: "/"), url[..<slash].contains("://"), url.index(after: slash) < url.endIndex,
               !url[..<slash].hasSuffix("/") else {
-            throw CommandFailure("\(text): an object's URL names the object after the store (s3://bucket/key, https://host/path/file)", status: .usage)
+            throw CommandFailure("\(shown(text)): an object's URL names the object after the store (s3://bucket/key, https://host/path/file)", status: .usage)
         }
         let name = String(url[url.index(after: slash)...])
         let store: (any ObjectStore)?
         do { store = try objectStore.store(named: String(url[..<slash])) } catch { throw CommandFailure("\(error)", status: .usage) }
         guard let readable = store as? any ReadableObjectStore else {
-            throw CommandFailure("\(store?.description ?? text): objects cannot be read from this store", status: .usage)
+            throw CommandFailure("\(store?.description ?? shown(text)): objects cannot be read from this store", status: .usage)
         }
         return (readable, name)
     }
@@ -116,12 +128,12 @@ enum RemoteObjects {
     static func mirror(_ text: String, into staging: FilePath, objectStore: ObjectStoreOptions) throws -> (path: FilePath, shownAs: String) {
         let (store, name) = try object(text, objectStore: objectStore)
         guard !name.hasSuffix(".mpd") else {
-            throw CommandFailure("\(text): validate reads an HLS playlist or a single file from a store; a DASH MPD from a store is not yet "
+            throw CommandFailure("\(shown(text)): validate reads an HLS playlist or a single file from a store; a DASH MPD from a store is not yet "
                                  + "read (copy the package here first)", status: .unreadableInput)
         }
         do { try FileSystemCalls.makeDirectory(staging) } catch { throw CommandFailure("cannot make \(staging): \(error)") }
-        let url = try ObjectStoreOptions.url(named: text)
-        let shownAs = String(url[..<url.lastIndex(of: "/")!]) + "/"
+        // The store's own description masks its secrets.
+        let shownAs = store.description + "/" + (name.contains("/") ? String(name[..<name.lastIndex(of: "/")!]) + "/" : "")
         var queue = [name]
         var seen: Set<String> = [name]
         while !queue.isEmpty {
@@ -138,7 +150,7 @@ enum RemoteObjects {
             } catch let error as CommandFailure where next == name {
                 throw error
             } catch where next == name {
-                throw CommandFailure("\(text): \(error)", status: .unreadableInput)
+                throw CommandFailure("\(shown(text)): \(error)", status: .unreadableInput)
             } catch {
                 continue
             }

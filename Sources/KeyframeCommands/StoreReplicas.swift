@@ -97,7 +97,7 @@ struct StoreReplicas {
         }
         // Every store against the one deadline, at once; each status is final once finished.
         let replicas = self.replicas
-        DispatchQueue.concurrentPerform(iterations: replicas.count) { index in _ = replicas[index].finish(within: timeout) }
+        DispatchQueue.performBlocking(iterations: replicas.count, label: "KeyFrameKit.StoreReplicas") { index in _ = replicas[index].finish(within: timeout) }
         let reports = replicas.map { StoreReplicaReport(store: $0.description, status: $0.status) }
         done.signal()
         watched.wait()
@@ -131,6 +131,8 @@ struct StoreReplicaReport: Encodable {
     var removedObjects: Int
     /// Requests that failed, each try counted.
     var failures: Int
+    /// Removals given up while other requests went through (those objects stay).
+    var droppedRemovals: Int
     /// Objects that failed alone and were marked EXT-X-GAP.
     var gaps: [String]
     /// Objects never stored (the spool was full, or the store stopped).
@@ -144,6 +146,7 @@ struct StoreReplicaReport: Encodable {
         uploadedBytes = status.uploadedBytes
         removedObjects = status.removedObjects
         failures = status.failures
+        droppedRemovals = status.droppedRemovals
         gaps = status.gaps
         lost = status.lost
         lastError = status.lastError

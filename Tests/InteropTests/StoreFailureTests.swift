@@ -76,4 +76,24 @@ import TestSupport
         #expect(stored.contains("/shows/ep1/index.m3u8") && stored.contains("/shows/ep1/init.mp4") && stored.last == "/shows/ep1/index.html",
                 "\(requests)")
     }
+
+    @Test(.hangGuard(minutes: 5)) func aWrongSecretIsOneRequestAndNoRetry() throws {
+        let server = try MisbehavingObjectServer(.refusesSignatures)
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ProcessInfo.processInfo.environment
+        for name in environment.keys where name.hasPrefix("AWS_") { environment[name] = nil }
+        environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
+        environment["AWS_SECRET_ACCESS_KEY"] = "wrong-secret-value"
+        let wav = try Self.wav(in: directory, seconds: 4)
+        for arguments in [["package", wav, "--hls", "s3://shows/ep1"], ["convert", wav, "-o", "s3://shows/ep1.m4a"]] {
+            let before = server.requests.count
+            let run = try Subprocess.run(try ExternalTool.keyframe, arguments + ["--s3-endpoint", server.endpoint], environment: environment)
+            #expect(run.status != 0 && run.standardError.contains("SignatureDoesNotMatch") && !run.standardError.contains("wrong-secret-value"),
+                    "\(arguments[0]): \(run.standardError)")
+            #expect(server.requests.count - before == 1, "\(arguments[0]): \(server.requests.suffix(from: before))")
+        }
+    }
 }
+

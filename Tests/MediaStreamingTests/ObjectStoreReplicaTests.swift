@@ -217,6 +217,54 @@ import Testing
     }
 
     /// A removal that keeps failing is dropped after the gap time, and the queue goes on.
+    /// A store down as a whole: a removal waits for it like the rest, and goes when it is back.
+    @Test func aRemovalWaitsForAStoreThatIsDown() {
+        final class DownStore: ObjectStore, Sendable {
+            let down = Mutex(true)
+            let requests = Mutex<[String]>([])
+            var description: String { "down" }
+            func contains(_ name: String) throws(PipelineError) -> Bool { false }
+            func put(_ name: String, _ bytes: [UInt8]) throws(PipelineError) { try answer("PUT \(name)") }
+            func remove(_ name: String) throws(PipelineError) { try answer("DELETE \(name)") }
+            func answer(_ request: String) throws(PipelineError) {
+                if down.withLock({ $0 }) { throw PipelineError(.network, underlying: Failure(isTransient: true)) }
+                requests.withLock { $0.append(request) }
+            }
+        }
+        let store = DownStore()
+        let replica = ObjectStoreReplica(store: store, gapAfter: .milliseconds(100))
+        replica.remove("segment-00001.m4s")
+        replica.put("segment-00003.m4s", [3], attributes: Self.media)
+        usleep(1_500_000)
+        store.down.withLock { $0 = false }
+        let status = replica.finish(within: .seconds(20))
+        #expect(Set(store.requests.withLock { $0 }) == ["DELETE segment-00001.m4s", "PUT segment-00003.m4s"], "\(status)")
+        #expect(status.droppedRemovals == 0 && status.state == .current && status.gaps.isEmpty, "\(status)")
+    }
+
+    /// A rendition playlist replaced while it waits keeps its place before a master queued
+    /// after it: the master never goes up first.
+    @Test func aReplacedRenditionPlaylistStillPrecedesTheMaster() {
+        let slow = Mutex(true)
+        let store = MemoryStore(failing: { name in name == "a/segment-00001.m4s" && slow.withLock { $0 } ? Failure(isTransient: true) : nil })
+        let replica = ObjectStoreReplica(store: store, gapAfter: .seconds(60))
+        replica.put("a/segment-00001.m4s", [1], attributes: Self.media)
+        replica.put("a/index.m3u8", Array("a1".utf8), attributes: ObjectAttributes())
+        replica.put("b/segment-00001.m4s", [1], attributes: Self.media)
+        replica.put("b/index.m3u8", Array("b1".utf8), attributes: ObjectAttributes())
+        replica.put("master.m3u8", Array("master".utf8), attributes: ObjectAttributes())
+        replica.put("a/segment-00002.m4s", [2], attributes: Self.media)
+        replica.put("a/index.m3u8", Array("a2".utf8), attributes: ObjectAttributes())
+        usleep(300_000)
+        slow.withLock { $0 = false }
+        let status = replica.finish(within: .seconds(10))
+        let sent = store.sent
+        let master = sent.firstIndex(of: "PUT master.m3u8") ?? -1
+        let playlist = sent.firstIndex(of: "PUT a/index.m3u8") ?? Int.max
+        #expect(playlist < master && sent.filter { $0 == "PUT a/index.m3u8" }.count == 1, "\(sent)")
+        #expect(store.objects.withLock { $0["a/index.m3u8"] } == Array("a2".utf8) && status.state == .current, "\(sent)")
+    }
+
     @Test func aRemovalThatKeepsFailingIsDropped() {
         let store = MemoryStore(failing: { $0 == "never" ? Failure(isTransient: true) : nil })
         final class FailingRemovals: ObjectStore, Sendable {
@@ -231,7 +279,8 @@ import Testing
         replica.remove("segment-00001.m4s")
         replica.put("segment-00002.m4s", [2], attributes: Self.media)
         let status = replica.finish(within: .seconds(10))
-        #expect(store.sent == ["PUT segment-00002.m4s"] && status.state == .current && status.failures >= 1, "\(status)")
+        #expect(store.sent == ["PUT segment-00002.m4s"] && status.state == .current && status.failures >= 1 && status.droppedRemovals == 1,
+                "\(status)")
     }
 
     /// An init segment always fits: a full spool loses segments, never what every segment needs.

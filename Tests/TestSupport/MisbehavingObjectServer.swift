@@ -12,12 +12,19 @@ public import Foundation
 ///   shared credentials file (as a credential process would) with the key `NEWKEY`; requests
 ///   signed with any other key are served (404 `NoSuchKey` for a missing object, 200 with an
 ///   `ETag` for a `PUT`). Signatures are not checked.
+/// - ``Behaviour/refusesSignatures``: S3's answer to a wrong secret, 403
+///   `SignatureDoesNotMatch`, to every request.
 public final class MisbehavingObjectServer {
     /// How the server misbehaves.
     public enum Behaviour {
+        /// The first `PUT` of each path 500, the next stored.
         case firstPutFails
+        /// Every `PUT` 500.
         case alwaysFails
+        /// S3, `ExpiredToken` for `OLDKEY`, the credentials file renewed with `NEWKEY`.
         case expiringKeys(credentialsFile: URL)
+        /// S3, 403 `SignatureDoesNotMatch` to everything.
+        case refusesSignatures
     }
 
     /// The port it listens on (127.0.0.1).
@@ -25,6 +32,7 @@ public final class MisbehavingObjectServer {
     private let directory: URL
     private let process: RunningProcess
 
+    /// Starts the server on a free loopback port, behaving as `behaviour` says.
     public init(_ behaviour: Behaviour) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("keyframe-objects-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -33,6 +41,7 @@ public final class MisbehavingObjectServer {
         var credentials = ""
         switch behaviour {
         case .firstPutFails: mode = "first-put-fails"
+        case .refusesSignatures: mode = "refuses-signatures"
         case .alwaysFails: mode = "always-fails"
         case .expiringKeys(let file):
             mode = "expiring-keys"
@@ -63,6 +72,7 @@ public final class MisbehavingObjectServer {
         ((try? String(contentsOfFile: directory.path + "/requests.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
+    /// Stops the server and removes its files.
     public func stop() {
         process.stop()
         try? FileManager.default.removeItem(at: directory)
@@ -97,6 +107,9 @@ public final class MisbehavingObjectServer {
                             [("Content-Type", "application/xml")])
 
             def expired(self):
+                if mode == "refuses-signatures":
+                    self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.")
+                    return True
                 if mode != "expiring-keys" or "Credential=OLDKEY/" not in self.headers.get("Authorization", ""):
                     return False
                 with lock:

@@ -113,7 +113,7 @@ extension Packaging {
         }
         let media = ordered.filter { rank($0) == 0 }
         let lanes = min(concurrentUploads, max(1, media.count))
-        DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+        DispatchQueue.performBlocking(iterations: lanes, label: "KeyFrameKit.Packaging.put") { lane in
             for name in stride(from: lane, to: media.count, by: lanes).map({ media[$0] }) {
                 guard failure.withLock({ $0 == nil }) else { return }
                 do throws(PipelineError) { try putOne(name) } catch { failure.withLock { $0 = $0 ?? error } }
@@ -197,7 +197,7 @@ final class SegmentUploads: Sendable {
             }
             let lanes = min(4, fresh.count)
             if lanes > 0 {
-                DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                DispatchQueue.performBlocking(iterations: lanes, label: "KeyFrameKit.SegmentUploads") { [self] lane in
                     for name in stride(from: lane, to: fresh.count, by: lanes).map({ fresh[$0] }) {
                         guard state.withLock({ $0.failure == nil }), control?.isCancelled != true else { return }
                         do throws(PipelineError) { try putOne(name) } catch { state.withLock { $0.failure = $0.failure ?? error } }

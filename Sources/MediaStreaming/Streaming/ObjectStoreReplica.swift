@@ -22,7 +22,8 @@ internal import SystemPackage
 ///   (a target duration; at least one whole try, the store's own retries included): the next
 ///   segments are tried past it, and once one succeeds it is a gap, marked `EXT-X-GAP` (RFC
 ///   8216bis 4.4.4.7; a part `GAP=YES`) in every playlist sent from then on. A removal failing
-///   that long is dropped (an object left in the store harms no one). Init segments, playlists
+///   that long while other requests go through is dropped and counted (an object left in the
+///   store harms no one); while the store is down as a whole, removals wait like the rest. Init segments, playlists
 ///   and pages are never given up.
 /// - **A full spool.** A segment that does not fit is not kept, reported in ``Status/lost``, and
 ///   marked as a gap, so that no playlist names an object that was never sent. For a sliding
@@ -77,6 +78,9 @@ public final class ObjectStoreReplica: Sendable {
         public var removedObjects = 0
         /// Requests that failed (each try counts).
         public var failures = 0
+        /// Removals given up after failing alone for ``ObjectStoreReplica/gapAfter`` while other
+        /// requests went through: those objects stay in the store.
+        public var droppedRemovals = 0
         /// Objects given up after failing alone for ``ObjectStoreReplica/gapAfter``: marked as
         /// gaps in the playlists.
         public var gaps: [String] = []
@@ -137,6 +141,8 @@ public final class ObjectStoreReplica: Sendable {
         /// The ``Pending/sequence`` of the next object queued.
         var nextSequence = 0
         var status = Status()
+        /// When a request last went through.
+        var lastSuccess: ContinuousClock.Instant?
         var memoryBytes = 0
         var spoolDirectory: FilePath?
         var spoolFiles = 0
@@ -210,16 +216,21 @@ public final class ObjectStoreReplica: Sendable {
         if spools, let file = spool(bytes) { payload = .spooled(file) }
         let key = Self.lane(of: name)
         let wake: DispatchSemaphore? = state.withLock { state in
-            guard !state.stopped else {
+            guard !state.stopped, !state.finishing else {
                 if case .spooled(let file) = payload { try? FileSystemCalls.unlink(file) }
                 return nil
             }
             startLane(key, in: &state)
             var lane = state.lanes[key]!
             var following: [Pending] = []
-            if Self.isManifest(name) { following = replace(name, in: &lane, state: &state) }
+            var sequence = state.nextSequence
+            if Self.isManifest(name) {
+                let replaced = replace(name, in: &lane, state: &state)
+                following = replaced.following
+                sequence = replaced.sequence ?? sequence
+            }
             if case .spooled = payload { state.status.spooledBytes += Int64(bytes.count) } else { state.memoryBytes += bytes.count }
-            lane.queue.append(Pending(name: name, sequence: state.nextSequence, payload: payload, byteCount: bytes.count, attributes: attributes))
+            lane.queue.append(Pending(name: name, sequence: sequence, payload: payload, byteCount: bytes.count, attributes: attributes))
             lane.queue += following
             state.lanes[key] = lane
             state.nextSequence += 1
@@ -306,20 +317,23 @@ public final class ObjectStoreReplica: Sendable {
     static func isMedia(_ name: String) -> Bool { name.hasSuffix(".m4s") || name.hasSuffix(".aac") }
 
     /// Drops the waiting playlist `name` (not the one being sent), if there is one, and takes
-    /// out the playlists and pages queued after it, to go behind the new one in their order.
-    private func replace(_ name: String, in lane: inout Lane, state: inout State) -> [Pending] {
+    /// out the playlists and pages queued after it, to go behind the new one in their order;
+    /// returns them and the sequence of the one dropped, which the new one takes, so that a
+    /// master queued after the old one still waits for the new one.
+    private func replace(_ name: String, in lane: inout Lane, state: inout State) -> (following: [Pending], sequence: Int?) {
         let first = lane.sending ? 1 : 0
         guard first < lane.queue.count, let index = lane.queue[first...].firstIndex(where: { $0.name == name && $0.payload != nil }) else {
-            return []
+            return ([], nil)
         }
-        release(lane.queue.remove(at: index), in: &state)
+        let replaced = lane.queue.remove(at: index)
+        release(replaced, in: &state)
         var following: [Pending] = []
         var kept = Array(lane.queue[..<index])
         for pending in lane.queue[index...] {
             if pending.payload != nil, pending.isManifest || pending.name.hasSuffix(".html") { following.append(pending) } else { kept.append(pending) }
         }
         lane.queue = kept
-        return following
+        return (following, replaced.sequence)
     }
 
     /// Drops the waiting puts and removals of `name` (not the one being sent): a removal queued
@@ -419,8 +433,23 @@ public final class ObjectStoreReplica: Sendable {
                     state.lanes[key]!.queue[0].failingSince = since
                     guard since.duration(to: .now) >= gapAfter else { return false }
                     if head.payload == nil {
-                        // A removal failing that long is dropped.
+                        // A removal failing that long while other requests go through is dropped;
+                        // a store down as a whole is waited for.
+                        guard let success = state.lastSuccess, success > since else {
+                            // The next object of another name is tried first: whether it goes
+                            // through says whether the store answers.
+                            var queue = state.lanes[key]!.queue
+                            if queue.count > 1, queue[1].name != head.name {
+                                queue.swapAt(0, 1)
+                                state.lanes[key]!.queue = queue
+                                return true
+                            }
+                            return false
+                        }
                         release(state.lanes[key]!.queue.removeFirst(), in: &state)
+                        state.status.droppedRemovals += 1
+                        state.lanes[key]!.retrying = false
+                        refreshState(&state)
                         return true
                     }
                     return head.isMedia
@@ -438,14 +467,20 @@ public final class ObjectStoreReplica: Sendable {
 
     /// Counts `pending`, taken off its lane's queue, as gone up (or removed).
     private func sent(_ pending: Pending, in state: inout State) {
+        state.lastSuccess = .now
         release(pending, in: &state)
         if pending.payload == nil { state.status.removedObjects += 1 } else {
             state.status.uploadedObjects += 1
             state.status.uploadedBytes += Int64(pending.byteCount)
         }
-        if state.status.state != .failed {
-            state.status.state = state.lanes.values.contains(where: \.retrying) ? .retrying : state.status.backlogObjects == 0 ? .current : .uploading
-        }
+        refreshState(&state)
+    }
+
+    /// The state from the lanes: retrying while one is, else uploading or current by the
+    /// backlog (a failed replica stays failed).
+    private func refreshState(_ state: inout State) {
+        guard state.status.state != .failed else { return }
+        state.status.state = state.lanes.values.contains(where: \.retrying) ? .retrying : state.status.backlogObjects == 0 ? .current : .uploading
     }
 
     /// Counts a failed try; a permanent one stops the replica. Returns whether it was
