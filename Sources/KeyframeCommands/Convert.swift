@@ -53,6 +53,11 @@ struct Convert: ParsableCommand {
                              + "summary; into a directory, one per line."))
     var json = false
 
+    /// The object a conversion through a staging directory goes to: put there before the
+    /// summary, which names it (set by ``runThroughStaging()``, never on the command line).
+    @Option(help: ArgumentHelp(visibility: .private))
+    var storeOutput: String?
+
     var input: String { inputs[0] }
 
     @OptionGroup(title: "Encoding") var encoder: EncoderOptions
@@ -140,6 +145,13 @@ struct Convert: ParsableCommand {
         let rate = summary.outputFormat?.sampleRate ?? 1
         let seconds = Double(summary.outputFrames) / Double(rate)
         line.finish(mediaSeconds: seconds, totalSeconds: seconds)
+        // An output into a store is put there before anything says it was made, and named by
+        // its URL (its secrets masked).
+        var output = output
+        if let storeOutput {
+            try RemoteObjects.upload(FilePath(output), as: storeOutput, objectStore: objectStore)
+            output = RemoteObjects.shown(storeOutput)
+        }
         if let shortfall = Self.shortfall(summary, target: normalize) {
             Terminal.error("warning: \(output): \(shortfall)\n")
         }
@@ -238,8 +250,11 @@ struct Convert: ParsableCommand {
         var local = self
         let remoteOutput = RemoteObjects.isRemote(output, objectStore: objectStore)
         if remoteOutput {
-            // The object's own name (an env:NAME output names it only in its URL).
-            let (_, name) = try RemoteObjects.object(output, objectStore: objectStore)
+            // The object's own name (an env:NAME output names it only in its URL); the store
+            // asked once before any work, so that a wrong key or a missing bucket stops here.
+            let (store, name) = try RemoteObjects.object(output, objectStore: objectStore)
+            do { _ = try store.contains(name) } catch { throw CommandFailure("\(error)") }
+            local.storeOutput = output
             let directory = staging.appending("out")
             do { try FileSystemCalls.makeDirectory(directory) } catch { throw CommandFailure("\(directory): \(error)") }
             local.output = directory.appending(name.split(separator: "/").last.map(String.init) ?? "output").string
@@ -248,7 +263,6 @@ struct Convert: ParsableCommand {
             local.inputs = [path]
             try local.run()
         }
-        if remoteOutput { try RemoteObjects.upload(FilePath(local.output), as: output, objectStore: objectStore) }
     }
 
     private func runBatch() throws {

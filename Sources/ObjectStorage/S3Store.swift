@@ -16,14 +16,14 @@ internal import XMLReader
 /// 403 `AccessDenied` where it would answer 404).
 ///
 /// A request that found no connection is tried again after 0.25, 0.5, 1 and 2 s (about 4 s in
-/// all), and so is a `PUT`, `GET` or `DELETE` the server answered 5xx, 408 or 429, or did not
-/// answer in time (30 s, and a second more for every 128 KiB sent); a `POST` (a multipart
-/// upload's start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`,
-/// 404 `NoSuchBucket`) or failure (a TLS handshake) is an ``ObjectStoreError`` at once, with the
-/// server's code and message. So are S3's retryable 403s, `RequestTimeTooSkewed` and
-/// `ExpiredToken`; after `ExpiredToken` the credentials are read again by ``credentialSource``
-/// (a temporary session's keys renewed in the shared credentials file), and the next try is
-/// signed with them.
+/// all), and so is a `PUT`, `GET` or `DELETE` the server answered 5xx, 408, 429, or S3's
+/// `SlowDown`, `RequestTimeout`, `RequestTimeTooSkewed` or `ExpiredToken`, or did not answer in
+/// time (30 s, and a second more for every 128 KiB sent); after `ExpiredToken` the credentials
+/// are read again by ``credentialSource`` (a temporary session's keys renewed in the shared
+/// credentials file), and the next try is signed with them. A `POST` (a multipart upload's
+/// start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`, 404
+/// `NoSuchBucket`) or failure (a TLS handshake) is an ``ObjectStoreError`` at once, with the
+/// server's code and message.
 public struct S3Store: RangedHTTPObjects {
     /// The bucket.
     public let bucket: String

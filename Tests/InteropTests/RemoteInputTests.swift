@@ -44,6 +44,8 @@ import TestSupport
         let run = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/in.flac", "-o", "s3://media/outbox/out.m4a"],
                                      environment: environment)
         #expect(run.status == 0, "\(run.standardError)")
+        // The summary names the object, not the staging file, once it is in the bucket.
+        #expect(run.standardOutput.hasPrefix("s3://media/outbox/out.m4a: "), "\(run.standardOutput)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: environment["TMPDIR"]!).isEmpty, "no staging left behind")
         let copy = directory.appendingPathComponent("out.m4a").path
         let type = try server.boto3("""
@@ -66,6 +68,12 @@ import TestSupport
         let missing = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/none.flac", "-o", "s3://media/outbox/x.m4a"],
                                          environment: environment)
         #expect(missing.status == 2 && missing.standardError.contains("NoSuchKey"), "\(missing.status) \(missing.standardError)")
+
+        // A missing bucket for the output is said before any work, and --json never says ok.
+        let nowhere = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/in.flac", "-o", "s3://nobucket/x.m4a", "--json"],
+                                         environment: environment)
+        #expect(nowhere.status == 1 && nowhere.standardError.contains("NoSuchBucket") && nowhere.standardOutput.isEmpty,
+                "\(nowhere.standardOutput) \(nowhere.standardError)")
     }
 
     /// An output past S3's part size goes up in parts read from the file, and into WebDAV as a
