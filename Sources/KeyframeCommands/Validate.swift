@@ -41,7 +41,8 @@ struct Validate: ParsableCommand {
             windows of six segments (8.11) with program date-times (8.4), EXT-X-MAP (8.20) and a \
             ludt loudness box (2.19, SHOULD); a MUST broken is an error, a SHOULD a warning. \
             A PATH may also name an object in a store (s3://bucket/key, https://host/path, \
-            env:NAME): a single file, or an HLS playlist with every object it names, read with \
+            env:NAME): a single file, an HLS playlist with every object it names, or the place a \
+            package was put (its master.m3u8 or index.m3u8), read with \
             ranged GETs into a private staging directory first; findings name the objects as \
             the store does. Exit status 0 without errors, 1 with errors, 2 when a path cannot be \
             read at all.
@@ -86,6 +87,7 @@ struct Validate: ParsableCommand {
             let directory = try staging ?? RemoteObjects.stagingDirectory()
             staging = directory
             do {
+                let path = try Self.playlistInStore(path, objectStore: objectStore) ?? path
                 let mirrored = try RemoteObjects.mirror(path, into: directory.appending("\(index)"), objectStore: objectStore)
                 local.append(mirrored.path)
                 shownAs.append((directory.appending("\(index)").string + "/", mirrored.shownAs))
@@ -128,6 +130,21 @@ struct Validate: ParsableCommand {
         }
         if unreadable > 0 { throw ExitCode(2) }
         if errors > 0 { throw ExitCode(1) }
+    }
+
+    /// The playlist of a package a store's URL names by its place (`s3://bucket/show`, as it
+    /// was given to `package --hls`): its `master.m3u8`, else its `index.m3u8`; `nil` when the
+    /// URL names a file (its last component has an extension) or the place holds neither.
+    static func playlistInStore(_ text: String, objectStore: ObjectStoreOptions) throws -> String? {
+        var place = (try? ObjectStoreOptions.url(named: text)) ?? text
+        while place.hasSuffix("/") { place.removeLast() }
+        guard let last = place.split(separator: "/").last, !last.contains(".") else { return nil }
+        for name in ["master.m3u8", "index.m3u8"] {
+            let candidate = place + "/" + name
+            guard let (store, object) = try? RemoteObjects.object(candidate, objectStore: objectStore) else { return nil }
+            if (try? store.contains(object)) == true { return candidate }
+        }
+        return nil
     }
 
     /// The HLS playlist a path names: itself (`.m3u8`), or a directory's master or index

@@ -63,6 +63,9 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: environment["TMPDIR"]!).isEmpty, "no staging left behind")
         let keys = try server.boto3("print(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='media', Prefix='show/')['Contents']))")
         #expect(keys.contains("'show/index.m3u8'") && keys.contains("'show/init.mp4'") && keys.contains("'show/index.html'"), "\(keys)")
+        // validate takes the place the package was put, as it takes a directory.
+        let validated = try Subprocess.run(try ExternalTool.keyframe, ["validate", "s3://media/show"], environment: environment)
+        #expect(validated.status == 0 && validated.standardOutput == "s3://media/show/index.m3u8: ok\n", "\(validated.standardOutput) \(validated.standardError)")
 
         // A missing object is said before anything is written.
         let missing = try Subprocess.run(try ExternalTool.keyframe, ["convert", "s3://media/inbox/none.flac", "-o", "s3://media/outbox/x.m4a"],
