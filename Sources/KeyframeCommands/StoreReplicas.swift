@@ -77,7 +77,7 @@ struct StoreReplicas {
         guard !replicas.isEmpty else { return [] }
         if replicas.contains(where: { $0.status.backlogObjects > 0 }) {
             Terminal.error("waiting up to \(Int(timeout.inSeconds)) s (--store-timeout) for the stores to take what is queued; "
-                           + "a second Ctrl-C gives up\n")
+                           + "Ctrl-C now gives them up (what is left is reported lost)\n")
         }
         let watching = replicas
         let done = DispatchSemaphore(value: 0)
