@@ -133,8 +133,7 @@ public struct HTTPIngestStore: RangedHTTPObjects {
 
     /// A `PUT` of `bytes`, or of `file` when it is given.
     private func put(_ name: String, _ bytes: [UInt8], file: FileByteSource?, attributes: ObjectAttributes) throws(PipelineError) {
-        var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
-        if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        let headers = attributes.requestHeaders
         let path = path(of: try checkedName(name))
         if makesCollections { try makeCollections(above: path, about: name) }
         let answer = try send("PUT", path, headers: headers, body: bytes, file: file, expecting: Set(200...299).union([409]), about: name)

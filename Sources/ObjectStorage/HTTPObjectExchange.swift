@@ -167,3 +167,12 @@ extension RangedHTTPObjects {
         })
     }
 }
+
+extension ObjectAttributes {
+    /// The header fields a `PUT` carries for these attributes, which an HTTP store keeps and
+    /// serves the object with: `Content-Type` (`application/octet-stream` when none is given),
+    /// and `Cache-Control` when one is.
+    var requestHeaders: [(name: String, value: String)] {
+        [("Content-Type", contentType ?? "application/octet-stream")] + (cacheControl.map { [("Cache-Control", $0)] } ?? [])
+    }
+}

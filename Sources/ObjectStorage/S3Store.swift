@@ -129,8 +129,7 @@ public struct S3Store: RangedHTTPObjects {
     /// (CreateMultipartUpload, UploadPart, CompleteMultipartUpload; an upload that fails is
     /// aborted, so that no part is left stored).
     public func put(_ name: String, _ bytes: [UInt8], attributes: ObjectAttributes) throws(PipelineError) {
-        var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
-        if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        let headers = attributes.requestHeaders
         let path = path(of: try checkedName(name))
         guard bytes.count > Self.multipartThreshold else {
             _ = try send("PUT", path, headers: headers, body: bytes, expecting: [200], about: name)
@@ -157,8 +156,7 @@ public struct S3Store: RangedHTTPObjects {
             try put(name, try read(0, Int(source.byteCount)), attributes: attributes)
             return
         }
-        var headers: [(name: String, value: String)] = [("Content-Type", attributes.contentType ?? "application/octet-stream")]
-        if let cacheControl = attributes.cacheControl { headers.append(("Cache-Control", cacheControl)) }
+        let headers = attributes.requestHeaders
         try putInParts(name, path: path(of: try checkedName(name)), headers: headers, byteCount: Int(source.byteCount), part: read)
     }
 

@@ -70,6 +70,18 @@ extension Packaging {
         try put(directory, into: store, control: control, concurrentUploads: 4, alreadyPut: SegmentUploads.Put())
     }
 
+    /// Puts the file `name` of a package `directory` into `store` as the object `name`, with the
+    /// `Content-Type` and `Cache-Control` the origin serves it with; returns its bytes.
+    static func putFile(_ name: String, of directory: FilePath, into store: any ObjectStore) throws(PipelineError) -> Int64 {
+        let contents: [UInt8]
+        do {
+            let source = try FileByteSource(regularFileAt: directory.appending(name))
+            contents = try source.read(at: 0, count: Int(source.byteCount))
+        } catch { throw .stream(error) }
+        try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
+        return Int64(contents.count)
+    }
+
     /// ``put(_:into:control:)`` with `concurrentUploads` media objects going up at once, the
     /// objects of `alreadyPut` (put while the package was made) neither asked for nor put again,
     /// but removed with the rest when a later one fails.
@@ -101,14 +113,10 @@ extension Packaging {
         let failure = Mutex<PipelineError?>(nil)
         @Sendable func putOne(_ name: String) throws(PipelineError) {
             if control?.isCancelled == true { throw .cancelled }
-            let source: FileByteSource
-            do { source = try FileByteSource(regularFileAt: directory.appending(name)) } catch { throw .stream(error) }
-            let contents: [UInt8]
-            do { contents = try source.read(at: 0, count: Int(source.byteCount)) } catch { throw .stream(error) }
-            try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
+            let bytes = try putFile(name, of: directory, into: store)
             put.withLock { put in
                 put.names.append(name)
-                put.bytes += Int64(contents.count)
+                put.bytes += bytes
             }
         }
         let media = ordered.filter { rank($0) == 0 }
@@ -213,15 +221,10 @@ final class SegmentUploads: Sendable {
         if try store.contains(name) {
             throw .unsupported("\(store.description) already holds \(name); choose another place or remove it")
         }
-        let contents: [UInt8]
-        do {
-            let source = try FileByteSource(regularFileAt: directory.appending(name))
-            contents = try source.read(at: 0, count: Int(source.byteCount))
-        } catch { throw .stream(error) }
-        try store.put(name, contents, attributes: HLSOrigin.objectAttributes(ofName: name, contents: contents))
+        let bytes = try Packaging.putFile(name, of: directory, into: store)
         state.withLock { state in
             state.put.names.append(name)
-            state.put.bytes += Int64(contents.count)
+            state.put.bytes += bytes
         }
     }
 }
