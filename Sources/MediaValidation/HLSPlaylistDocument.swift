@@ -1,3 +1,5 @@
+internal import MediaCore
+
 /// An HLS playlist as `keyframe validate` reads it: every tag of a master or media playlist
 /// (RFC 8216, and the low-latency tags of draft-pantos-hls-rfc8216bis, "RFC 8216bis" below),
 /// each with the line it is on, and the playlist's syntax problems recorded rather than
@@ -803,13 +805,7 @@ extension HLSPlaylistDocument {
         default:
             return nil
         }
-        // Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
+        let days = Int(CivilDate(year: Int64(year), month: Int64(month), day: Int64(day)).daysSince1970)
         return Double(days * 86400 + hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
     }
 

@@ -31,6 +31,8 @@ enum HTTPObjectExchange {
         var entityTag: String? = nil
         /// The response's `Content-Range` (RFC 9110 14.4), when it has one.
         var contentRange: String? = nil
+        /// The response's `Date` (RFC 9110 6.6.1): the server's clock when it answered.
+        var date: String? = nil
     }
 
     /// The size of an object, from a `GET` of its first byte by `get` (a ranged request's
@@ -70,11 +72,12 @@ enum HTTPObjectExchange {
     /// Sends a request by `once` (one try), tried again after ``retryDelays`` while it found no
     /// connection, or, when `method` is repeatable (not `POST`), while the failure is transient
     /// (``ObjectStoreError/isTransient``: a 5xx, 408 or 429, S3's `ExpiredToken` or
-    /// `RequestTimeTooSkewed`, no answer in time); `refused` hears each transient refusal before
-    /// the next try (an S3 store reads fresh credentials after `ExpiredToken`). An answer
-    /// outside `expecting` that is not transient is `refusal`'s error at once.
+    /// `RequestTimeTooSkewed`, no answer in time); `refused` hears each transient refusal, and
+    /// the answer it came in, before the next try (an S3 store reads fresh credentials after
+    /// `ExpiredToken`, and sets its clock by the server's after `RequestTimeTooSkewed`). An
+    /// answer outside `expecting` that is not transient is `refusal`'s error at once.
     static func send(_ method: String, expecting: Set<Int>, refusal: (Answer) -> ObjectStoreError,
-                     refused: (ObjectStoreError) -> Void = { _ in },
+                     refused: (ObjectStoreError, Answer) -> Void = { _, _ in },
                      once: () throws(ObjectStoreError) -> Answer) throws(PipelineError) -> Answer {
         let repeatable = method != "POST"
         var failure: ObjectStoreError?
@@ -90,7 +93,7 @@ enum HTTPObjectExchange {
             if expecting.contains(answer.status) { return answer }
             let error = refusal(answer)
             guard repeatable, error.isTransient else { throw PipelineError(.network, underlying: error) }
-            refused(error)
+            refused(error, answer)
             failure = error
         }
         throw PipelineError(.network, underlying: failure ?? ObjectStoreError(.unreachable, "no answer"))
@@ -111,9 +114,10 @@ enum HTTPObjectExchange {
             let response = try storeClient.execute(request: outgoing, deadline: deadline).wait()
             let bytes = response.body.map { Array($0.readableBytesView) } ?? []
             return Answer(status: Int(response.status.code), body: bytes, entityTag: response.headers.first(name: "ETag"),
-                          contentRange: response.headers.first(name: "Content-Range"))
+                          contentRange: response.headers.first(name: "Content-Range"), date: response.headers.first(name: "Date"))
         } catch {
-            let kind: ObjectStoreError.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut : .failed
+            let kind: ObjectStoreError.Kind = isConnectionFailure(error) ? .unreachable : isTimeout(error) ? .timedOut
+                : isTLSFailure(error) ? .tls : .failed
             throw ObjectStoreError(kind, "\(prefix): \(method) \(name): \(socketErrorWords(error))")
         }
     }

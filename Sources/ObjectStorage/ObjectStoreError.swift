@@ -20,7 +20,11 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible, Pipeli
         case unreachable
         /// The server did not answer in time.
         case timedOut
-        /// The exchange failed otherwise (a TLS handshake, a connection closed mid-answer).
+        /// No TLS session could be made: the server's certificate is not one this machine
+        /// trusts (or not for its name), or the server does not speak TLS. Trying again will not
+        /// change that.
+        case tls
+        /// The exchange failed otherwise (a connection closed mid-answer).
         case failed
     }
 
@@ -44,12 +48,13 @@ public struct ObjectStoreError: Error, Sendable, CustomStringConvertible, Pipeli
     public var description: String { message }
 
     /// Whether trying again later may succeed: no connection, no answer in time, an exchange
-    /// cut short, or a refusal with a status that says so (5xx, 408, 429) or an S3 code that
-    /// a later request can cure (`RequestTimeTooSkewed`, `ExpiredToken`, `SlowDown`).
+    /// cut short (but not a TLS handshake refused), or a refusal with a status that says so
+    /// (5xx, 408, 429) or an S3 code that a later request can cure (`RequestTimeTooSkewed`,
+    /// `ExpiredToken`, `SlowDown`).
     public var isTransient: Bool {
         switch kind {
         case .unreachable, .timedOut, .failed: true
-        case .credentials, .address: false
+        case .credentials, .address, .tls: false
         case .refused:
             status.map(HTTPObjectExchange.isTransient(status:)) == true
                 || ["RequestTimeTooSkewed", "ExpiredToken", "SlowDown", "RequestTimeout"].contains(code ?? "")
@@ -70,9 +75,14 @@ package func socketErrorWords(_ error: any Error) -> String {
         if causes.isEmpty, error.dnsAError != nil || error.dnsAAAAError != nil { return "the host name \(error.host) does not resolve" }
         return causes.isEmpty ? "\(error)" : causes.joined(separator: "; ")
     }
-    if let error = error as? NIOSSLError, case .handshakeFailed = error {
-        return "the TLS handshake failed (does the endpoint speak https?)"
+    if let error = error as? NIOSSLError {
+        if case .handshakeFailed(let cause) = error, "\(cause)".contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's certificate is not trusted here (\(cause))"
+        }
+        if case .handshakeFailed = error { return "the TLS handshake failed (does the endpoint speak https?)" }
+        return "TLS: \(error)"
     }
+    if error is NIOSSLExtraError || error is BoringSSLError { return "TLS: \(error)" }
     if let error = error as? HTTPClientError {
         switch error {
         case .connectTimeout: return "no connection within the connect timeout"
@@ -90,6 +100,12 @@ func isConnectionFailure(_ error: any Error) -> Bool {
     if let error = error as? ChannelError, case .connectTimeout = error { return true }
     if let error = error as? HTTPClientError, error == .connectTimeout { return true }
     return false
+}
+
+/// Whether `error` is a TLS failure: a handshake refused (a certificate not trusted, or for
+/// another name), or a server that does not speak TLS.
+func isTLSFailure(_ error: any Error) -> Bool {
+    error is NIOSSLError || error is NIOSSLExtraError || error is BoringSSLError
 }
 
 /// Whether `error` says the server did not answer in time.

@@ -20,9 +20,11 @@ internal import XMLReader
 /// `SlowDown`, `RequestTimeout`, `RequestTimeTooSkewed` or `ExpiredToken`, or did not answer in
 /// time (30 s, and a second more for every 128 KiB sent); after `ExpiredToken` the credentials
 /// are read again by ``credentialSource`` (a temporary session's keys renewed in the shared
-/// credentials file), and the next try is signed with them. A `POST` (a multipart upload's
+/// credentials file), and the next try is signed with them; after `RequestTimeTooSkewed` every
+/// request is signed by the server's clock (its `ServerTime`, or its `Date`), as AWS's SDKs
+/// correct a skewed clock. A `POST` (a multipart upload's
 /// start or end) is not sent twice. Any other refusal (403 `SignatureDoesNotMatch`, 404
-/// `NoSuchBucket`) or failure (a TLS handshake) is an ``ObjectStoreError`` at once, with the
+/// `NoSuchBucket`) or failure (a TLS handshake refused) is an ``ObjectStoreError`` at once, with the
 /// server's code and message.
 public struct S3Store: RangedHTTPObjects {
     /// The bucket.
@@ -210,9 +212,16 @@ public struct S3Store: RangedHTTPObjects {
         let payloadHash = SignatureV4.payloadHash(body)
         return try HTTPObjectExchange.send(method, expecting: expecting, refusal: { answer in
             Self.refusal(answer, method: method, object: name, store: "\(description) at \(endpoint)")
-        }, refused: { error in
-            guard error.code == "ExpiredToken", let fresh = try? credentialSource?() else { return }
-            signing.signer.withLock { $0.credentials = fresh }
+        }, refused: { error, answer in
+            switch error.code {
+            case "ExpiredToken":
+                guard let fresh = try? credentialSource?() else { return }
+                signing.signer.withLock { $0.credentials = fresh }
+            case "RequestTimeTooSkewed":
+                guard let server = Self.serverClock(of: answer) else { return }
+                signing.clockOffset.withLock { $0 = server - Int64(time(nil)) }
+            default: break
+            }
         }, once: { () throws(ObjectStoreError) in
             try sendOnce(method, path, query: query, headers: headers, body: body, payloadHash: payloadHash, about: name)
         })
@@ -224,6 +233,14 @@ public struct S3Store: RangedHTTPObjects {
         let said = [code, element("Message", in: answer.body)].compactMap { $0 }.joined(separator: ": ")
         return ObjectStoreError(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(said.isEmpty ? "" : " (\(said))")",
                        status: answer.status, code: code)
+    }
+
+    /// The server's clock, in seconds since 1970, when it gave `answer`: S3's `ServerTime`
+    /// (`2026-12-01T11:30:00Z`, in the body of a `RequestTimeTooSkewed` refusal), or else the
+    /// answer's `Date` header; `nil` when it says neither.
+    static func serverClock(of answer: Answer) -> Int64? {
+        if let text = element("ServerTime", in: answer.body), let seconds = SignatureV4.seconds(iso8601: text) { return seconds }
+        return answer.date.flatMap(HTTPDate.seconds(imfFixdate:))
     }
 
     /// The text of the first element `name` of an S3 answer's XML document (an error's `Code`
@@ -238,7 +255,8 @@ public struct S3Store: RangedHTTPObjects {
                   body: [UInt8], payloadHash: String, about name: String) throws(ObjectStoreError) -> Answer {
         let request = SignatureV4.Request(method: method, path: path, query: query, headers: [("Host", authority)] + headers,
                                           payloadHash: payloadHash)
-        let signed = signing.signer.withLock { $0 }.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: Int64(time(nil))))
+        let now = Int64(time(nil)) + signing.clockOffset.withLock { $0 }
+        let signed = signing.signer.withLock { $0 }.signed(request, timestamp: SignatureV4.timestamp(secondsSince1970: now))
         let queryText = query.isEmpty ? "" : "?" + SignatureV4.canonicalQuery(query)
         let url = endpoint + SignatureV4.uriEncoded(path, keepingSlash: true) + queryText
         return try HTTPObjectExchange.exchange(method, url: url, headers: signed, host: authority, body: body, timeout: timeout,
@@ -246,9 +264,13 @@ public struct S3Store: RangedHTTPObjects {
     }
 }
 
-/// The signer an ``S3Store`` and its copies share, its keys replaced when they expire.
+/// The signer an ``S3Store`` and its copies share, its keys replaced when they expire, and the
+/// seconds the server's clock is ahead of this machine's (set when S3 answers
+/// `RequestTimeTooSkewed`: a request is signed with its time, which S3 takes within 15 minutes
+/// of its own).
 final class SigningKeys: Sendable {
     let signer: Mutex<SignatureV4>
+    let clockOffset = Mutex<Int64>(0)
 
     init(_ signer: SignatureV4) {
         self.signer = Mutex(signer)

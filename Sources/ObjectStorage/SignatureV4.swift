@@ -118,6 +118,24 @@ public struct SignatureV4: Sendable {
         return signing.headers + [("Authorization", authorization)]
     }
 
+    /// The seconds since 1970 of a UTC time in ISO 8601 extended form, as S3 writes its
+    /// `ServerTime` (`2026-12-01T11:30:00Z`, `2026-12-01T11:30:00.123Z`: the fraction dropped);
+    /// `nil` for any other text.
+    public static func seconds(iso8601 text: String) -> Int64? {
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int64? {
+            guard start + count <= bytes.count else { return nil }
+            return bytes[start..<(start + count)].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) ? Int64(String(decoding: bytes[start..<(start + count)], as: UTF8.self)) : nil
+        }
+        guard bytes.count >= 20, bytes.last == UInt8(ascii: "Z"), bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
+              bytes[10] == UInt8(ascii: "T"), bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+              bytes.count == 20 || (bytes[19] == UInt8(ascii: ".") && number(20, bytes.count - 21) != nil),
+              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
+              let minute = number(14, 2), let second = number(17, 2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60 else { return nil }
+        return CivilDate(year: year, month: month, day: day).daysSince1970 * 86400 + hour * 3600 + minute * 60 + second
+    }
+
     /// The timestamp of `secondsSince1970` in ISO 8601 basic form, UTC (`20130524T000000Z`).
     public static func timestamp(secondsSince1970 seconds: Int64) -> String {
         let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400

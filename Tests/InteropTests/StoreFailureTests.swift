@@ -95,5 +95,34 @@ import TestSupport
             #expect(server.requests.count - before == 1, "\(arguments[0]): \(server.requests.suffix(from: before))")
         }
     }
-}
 
+    @Test(.hangGuard(minutes: 5)) func aSkewedClockIsSetByTheServersAndTheRequestGoesAgain() throws {
+        let server = try MisbehavingObjectServer(.skewedClock)
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var environment = ProcessInfo.processInfo.environment
+        for name in environment.keys where name.hasPrefix("AWS_") { environment[name] = nil }
+        environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
+        environment["AWS_SECRET_ACCESS_KEY"] = "secret-value"
+        let made = try Subprocess.run(try ExternalTool.keyframe, ["package", try Self.wav(in: directory, seconds: 4), "--hls", "s3://shows/ep1",
+                                                                  "--s3-endpoint", server.endpoint], environment: environment)
+        #expect(made.status == 0, "\(made.standardError)")
+        // One request met the skew; every one after went signed by the server's clock.
+        let requests = server.requests
+        #expect(requests.first?.contains(" 403 ") == true && requests.filter { $0.contains(" 403 ") }.count == 1, "\(requests)")
+        #expect(requests.contains("PUT /shows/ep1/index.m3u8 200 AKIDEXAMPLE") && requests.last == "PUT /shows/ep1/index.html 200 AKIDEXAMPLE",
+                "\(requests)")
+    }
+
+    @Test(.hangGuard(minutes: 5)) func anUntrustedCertificateIsOneConnectionAndAnErrorSayingSo() throws {
+        let server = try MisbehavingObjectServer(.untrustedCertificate)
+        defer { server.stop() }
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let made = try Subprocess.run(try ExternalTool.keyframe, ["package", try Self.wav(in: directory, seconds: 4), "--hls",
+                                                                  server.secureURL("show")])
+        #expect(made.status == 1 && made.standardError.contains("certificate is not trusted"), "\(made.standardError)")
+        #expect(server.connections == 1 && server.requests.isEmpty, "\(server.connections) connections, \(server.requests)")
+    }
+}

@@ -135,13 +135,6 @@ import Testing
         let text = HLSSegmentOutput.webVTT(chapters, ending: MediaTime(value: 90, timescale: 1))
         #expect(text == "WEBVTT\n\n1\n00:00:00.000 --> 00:01:01.500\nA &lt;b&gt; &amp; --&gt; c d\n\n2\n00:01:01.500 --> 00:01:30.000\nChapter 2\n")
     }
-
-    @Test func httpDatesAreIMFFixdates() {
-        #expect(HTTPDate.imfFixdate(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
-        #expect(HTTPDate.imfFixdate(0) == "Thu, 01 Jan 1970 00:00:00 GMT")
-        #expect(HTTPDate.imfFixdate(951_782_400) == "Tue, 29 Feb 2000 00:00:00 GMT")
-        #expect(HTTPDate.imfFixdate(1_795_651_200) == "Thu, 26 Nov 2026 00:00:00 GMT")
-    }
 }
 
 /// The player page's script is JavaScript that parses (`node --check`), checked from the page the

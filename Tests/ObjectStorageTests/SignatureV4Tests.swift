@@ -95,6 +95,15 @@ import Testing
         #expect(error?.kind == .credentials)
     }
 
+    @Test func serverTimesInS3sExtendedForm() {
+        #expect(SignatureV4.seconds(iso8601: "2013-05-24T00:00:00Z") == 1_369_353_600)
+        #expect(SignatureV4.seconds(iso8601: "2026-12-01T11:30:05.123Z") == 1_796_124_605)
+        #expect(SignatureV4.timestamp(secondsSince1970: SignatureV4.seconds(iso8601: "2026-12-01T11:30:05Z") ?? 0) == "20261201T113005Z")
+        for text in ["20130524T000000Z", "2013-05-24T00:00:00", "2013-05-24T00:00:00+01:00", "2013-13-24T00:00:00Z", "2013-05-24T00:00:00.Z", ""] {
+            #expect(SignatureV4.seconds(iso8601: text) == nil, "\(text)")
+        }
+    }
+
     @Test func s3URLsAndEndpoints() throws {
         let store = try S3Store(url: "s3://shows/2026/ep%201", endpoint: "http://127.0.0.1:8333", credentials: Self.documented, region: nil)
         #expect(store.bucket == "shows" && store.prefix == "2026/ep 1" && store.pathStyle && store.endpoint == "http://127.0.0.1:8333")

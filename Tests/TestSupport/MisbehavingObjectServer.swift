@@ -14,6 +14,12 @@ public import Foundation
 ///   `ETag` for a `PUT`). Signatures are not checked.
 /// - ``Behaviour/refusesSignatures``: S3's answer to a wrong secret, 403
 ///   `SignatureDoesNotMatch`, to every request.
+/// - ``Behaviour/skewedClock``: S3 path-style, its clock an hour ahead of this machine's (its
+///   `Date` headers too). A request whose `x-amz-date` is more than 15 minutes from that clock
+///   is answered 403 `RequestTimeTooSkewed` with the `ServerTime`, as S3 answers; others are
+///   served as ``Behaviour/expiringKeys(credentialsFile:)`` serves the new key.
+/// - ``Behaviour/untrustedCertificate``: HTTPS with a self-signed certificate, which no client
+///   trusts; each connection accepted is logged as `CONNECT`.
 public final class MisbehavingObjectServer {
     /// How the server misbehaves.
     public enum Behaviour {
@@ -25,6 +31,10 @@ public final class MisbehavingObjectServer {
         case expiringKeys(credentialsFile: URL)
         /// S3, 403 `SignatureDoesNotMatch` to everything.
         case refusesSignatures
+        /// S3, its clock an hour ahead: `RequestTimeTooSkewed` to requests signed by ours.
+        case skewedClock
+        /// HTTPS with a certificate nobody trusts.
+        case untrustedCertificate
     }
 
     /// The port it listens on (127.0.0.1).
@@ -43,6 +53,12 @@ public final class MisbehavingObjectServer {
         case .firstPutFails: mode = "first-put-fails"
         case .refusesSignatures: mode = "refuses-signatures"
         case .alwaysFails: mode = "always-fails"
+        case .skewedClock: mode = "skewed-clock"
+        case .untrustedCertificate:
+            mode = "untrusted-certificate"
+            credentials = directory.path
+            try Subprocess.succeed("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+                                                   "-keyout", directory.path + "/key.pem", "-out", directory.path + "/cert.pem"])
         case .expiringKeys(let file):
             mode = "expiring-keys"
             credentials = file.path
@@ -67,8 +83,16 @@ public final class MisbehavingObjectServer {
     /// `http://127.0.0.1:PORT`: an S3 endpoint.
     public var endpoint: String { "http://127.0.0.1:\(port)" }
 
+    /// `https://127.0.0.1:PORT/path`: the untrusted server's URL.
+    public func secureURL(_ path: String) -> String { "https://127.0.0.1:\(port)/\(path)" }
+
     /// The requests so far, a line each: `METHOD PATH STATUS [ACCESS-KEY]`.
-    public var requests: [String] {
+    public var requests: [String] { log.filter { $0 != "CONNECT" } }
+
+    /// The connections accepted so far.
+    public var connections: Int { log.filter { $0 == "CONNECT" }.count }
+
+    private var log: [String] {
         ((try? String(contentsOfFile: directory.path + "/requests.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     }
 
@@ -79,8 +103,10 @@ public final class MisbehavingObjectServer {
     }
 
     static let script = #"""
-        import http.server, re, sys, threading
+        import calendar, http.server, re, sys, threading, time
         port_file, log_file, mode, credentials = sys.argv[1:5]
+        skew = 3600 if mode == "skewed-clock" else 0
+        s3 = mode in ("expiring-keys", "skewed-clock")
         objects, failed, lock = {}, set(), threading.Lock()
         renewed = [False]
         log = open(log_file, "a", buffering=1)
@@ -90,6 +116,9 @@ public final class MisbehavingObjectServer {
 
             def log_message(self, *args):
                 pass
+
+            def date_time_string(self, timestamp=None):
+                return super().date_time_string(time.time() + skew)
 
             def answer(self, status, body=b"", headers=()):
                 key = re.search(r"Credential=([^/]+)/", self.headers.get("Authorization", ""))
@@ -107,6 +136,16 @@ public final class MisbehavingObjectServer {
                             [("Content-Type", "application/xml")])
 
             def expired(self):
+                if mode == "skewed-clock":
+                    signed = calendar.timegm(time.strptime(self.headers.get("x-amz-date", "19700101T000000Z"), "%Y%m%dT%H%M%SZ"))
+                    if abs(signed - (time.time() + skew)) > 900:
+                        server_time = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + skew))
+                        self.answer(403, ("<Error><Code>RequestTimeTooSkewed</Code><Message>The difference between the request time "
+                                          "and the current time is too large.</Message><ServerTime>" + server_time
+                                          + "</ServerTime><MaxAllowedSkewMilliseconds>900000</MaxAllowedSkewMilliseconds></Error>").encode(),
+                                    [("Content-Type", "application/xml")])
+                        return True
+                    return False
                 if mode == "refuses-signatures":
                     self.s3_error(403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided.")
                     return True
@@ -135,7 +174,7 @@ public final class MisbehavingObjectServer {
                         objects[path] = data
                 if fails:
                     self.answer(500, b"overloaded")
-                elif mode == "expiring-keys":
+                elif s3:
                     self.answer(200, b"", [("ETag", '"0"')])
                 else:
                     self.answer(201)
@@ -146,7 +185,7 @@ public final class MisbehavingObjectServer {
                 with lock:
                     data = objects.get(self.path.split("?")[0])
                 if data is None:
-                    if mode == "expiring-keys":
+                    if s3:
                         self.s3_error(404, "NoSuchKey", "The specified key does not exist.")
                     else:
                         self.answer(404)
@@ -162,7 +201,17 @@ public final class MisbehavingObjectServer {
                     objects.pop(self.path.split("?")[0], None)
                 self.answer(204)
 
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            def get_request(self):
+                log.write("CONNECT\n")
+                return super().get_request()
+
+        server = Server(("127.0.0.1", 0), Handler)
+        if mode == "untrusted-certificate":
+            import ssl
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(credentials + "/cert.pem", credentials + "/key.pem")
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         with open(port_file + ".tmp", "w") as file:
             file.write(str(server.server_address[1]))
         import os

@@ -120,19 +120,3 @@ extension HLSOrigin {
         return Response(status: 304, headers: response.headers.filter { kept.contains($0.name.lowercased()) }, body: .empty)
     }
 }
-
-/// An HTTP date in the IMF-fixdate form (RFC 9110 5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
-enum HTTPDate {
-    /// The date `seconds` after 1970-01-01 00:00:00 UTC.
-    static func imfFixdate(_ seconds: Int64) -> String {
-        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let secondOfDay = seconds - days * 86400
-        let date = CivilDate(daysSince1970: days)
-        let (year, month, day) = (date.year, date.month, date.day)
-        let weekday = Int((days % 7 + 7 + 4) % 7)   // 1970-01-01 was a Thursday
-        let names = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(names[weekday]), \(two(day)) \(months[Int(month) - 1]) \(year) \(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60)) GMT"
-    }
-}
