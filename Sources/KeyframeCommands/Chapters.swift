@@ -81,6 +81,7 @@ struct Chapters: ParsableCommand {
     }
 
     func run() throws {
+        try RemoteObjects.requireLocal([file], command: "chapters")
         let path = FilePath(file)
         if let fromSilence {
             let silences = try SilenceChapters.silences(in: path, minimumSeconds: fromSilence, thresholdDBFS: silenceThreshold,

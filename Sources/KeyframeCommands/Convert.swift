@@ -240,7 +240,7 @@ struct Convert: ParsableCommand {
     /// it ends (or a JSON object with `--json`), a non-zero exit if any failed.
     /// An input or output in an object store: the input copied into a private staging
     /// directory (ranged reads), converted there, and the output put into its store (with the
-    /// `Content-Type` its extension says); the staging directory removed at the end.
+    /// `Content-Type` its extension says, kept a day by a CDN); the staging directory removed at the end.
     private func runThroughStaging() throws {
         guard inputs.count == 1, !output.hasSuffix("/") else {
             throw CommandFailure("an object store's URL converts one file into one file (\(inputs.count) inputs, output \(output))", status: .usage)

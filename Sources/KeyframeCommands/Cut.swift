@@ -54,6 +54,7 @@ struct Cut: ParsableCommand {
     }
 
     func run() throws {
+        try RemoteObjects.requireLocal([input], command: "cut")
         try checkDistinct(input: input, output: output)
         let line = ProgressLine(label: "cutting")
         let summary: AudioEditing.Summary

@@ -45,6 +45,7 @@ struct Decode: ParsableCommand {
     var format: RawSampleFormat = .s16le
 
     func run() throws {
+        try RemoteObjects.requireLocal([input], command: "decode")
         try checkDistinct(input: input, output: output, streamable: true)
         let fileFormat: MediaFileFormat
         if output == "-" {

@@ -39,6 +39,7 @@ struct Demux: ParsableCommand {
     }
 
     func run() throws {
+        try RemoteObjects.requireLocal([input], command: "demux")
         for path in [output, videoOutput].compactMap({ $0 }) { try checkDistinct(input: input, output: path, streamable: true) }
         let line = ProgressLine(label: "demuxing")
         let summary: Remux.DemuxSummary

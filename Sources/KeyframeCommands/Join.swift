@@ -39,6 +39,7 @@ struct Join: ParsableCommand {
     var json = false
 
     func run() throws {
+        try RemoteObjects.requireLocal(inputs, command: "join")
         for input in inputs { try checkDistinct(input: input, output: output) }
         let line = ProgressLine(label: "joining")
         let summary: AudioEditing.Summary

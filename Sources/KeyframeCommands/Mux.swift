@@ -49,6 +49,7 @@ struct Mux: ParsableCommand {
     }
 
     func run() throws {
+        try RemoteObjects.requireLocal([input, video].compactMap { $0 }, command: "mux")
         for path in [input, video].compactMap({ $0 }) { try checkDistinct(input: path, output: output) }
         guard input != nil || video != nil else { throw ValidationError("give an ADTS file and/or --video") }
         let videoInput = try video.map { path in

@@ -24,6 +24,7 @@ struct Play: ParsableCommand {
     var json = false
 
     func run() throws {
+        try RemoteObjects.requireLocal([input], command: "play")
         let line = ProgressLine(label: "playing")
         let summary: Playback.Summary
         do {

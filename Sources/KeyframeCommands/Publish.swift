@@ -89,6 +89,7 @@ struct Publish: ParsableCommand {
     }
 
     func run() throws {
+        try RemoteObjects.requireLocal([input], command: "publish")
         let parsed = try PublishingOptions.destinations(destinations)
         var options = LivePublication.Options(input: FilePath(input), destinations: parsed, bitrate: encoder.bitsPerSecond, title: title,
                                               loops: loop)

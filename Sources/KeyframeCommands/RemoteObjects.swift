@@ -23,6 +23,16 @@ enum RemoteObjects {
         text.hasPrefix("env:") || (objectStore.destinations.namesStore(text) && URLReference.scheme(of: text) != "file")
     }
 
+    /// Refuses inputs named by a store's URL (`s3://…`, `https://…`, `env:NAME`) for a
+    /// `command` that reads local files only, with a usage error that names the commands that
+    /// read objects in stores.
+    static func requireLocal(_ inputs: [String], command: String) throws {
+        for input in inputs where input.hasPrefix("env:") || (Keyframe.destinations.namesStore(input) && URLReference.scheme(of: input) != "file") {
+            throw CommandFailure("\(shown(input)): \(command) reads local files; probe, validate, convert, encode and package read objects "
+                                 + "in stores ('keyframe convert \(shown(input)) -o FILE' copies one here)", status: .usage)
+        }
+    }
+
     /// The store and name of the object `text` names: the URL up to its last `/` is the store,
     /// the rest the object's name.
     static func object(_ text: String, objectStore: ObjectStoreOptions) throws -> (store: any ReadableObjectStore, name: String) {
@@ -108,16 +118,21 @@ enum RemoteObjects {
         return try body(path.string)
     }
 
-    /// Puts the file `path` into the store as the object `text` names, with the type its
-    /// extension says (`audio/mp4` for `.m4a`) and no caching rule, a part or a piece at a time
-    /// (``ObjectStore/put(_:contentsOfFile:attributes:)``).
+    /// Puts the file `path` into the store as the object `text` names, a part or a piece at a
+    /// time (``ObjectStore/put(_:contentsOfFile:attributes:)``), with the type its extension
+    /// says (`audio/mp4` for `.m4a`) and ``fileCacheControl``.
     static func upload(_ path: FilePath, as text: String, objectStore: ObjectStoreOptions) throws {
         let (store, name) = try object(text, objectStore: objectStore)
         let type = name.split(separator: ".").last.flatMap { MediaFileFormat.mimeType(ofFileExtension: String($0).lowercased()) }
-        do { try store.put(name, contentsOfFile: path, attributes: ObjectAttributes(contentType: type)) } catch {
+        do { try store.put(name, contentsOfFile: path, attributes: ObjectAttributes(contentType: type, cacheControl: fileCacheControl)) } catch {
             throw CommandFailure("\(error)")
         }
     }
+
+    /// How long a CDN in front of a store keeps a file `convert` put there: a day, as the
+    /// origin keeps a complete playlist. Not a segment's year and `immutable`: `convert` may
+    /// put another file under the same name (RFC 9111 5.2.2.1).
+    static let fileCacheControl = "public, max-age=86400"
 
     /// What `validate` reads of an object in a store, copied into `staging` under the same
     /// relative names: the object itself, and for an HLS playlist every object it names

@@ -37,6 +37,7 @@ struct Split: ParsableCommand {
     }
 
     func run() throws {
+        try RemoteObjects.requireLocal([input], command: "split")
         var positions: [AudioEditing.Position] = []
         for text in at.flatMap({ $0.split(separator: ",") }) {
             guard let position = AudioEditing.Position(positionArgument: String(text)) else {

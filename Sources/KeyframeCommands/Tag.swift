@@ -48,6 +48,7 @@ struct Tag: ParsableCommand {
     var importJson: String?
 
     func run() throws {
+        try RemoteObjects.requireLocal(files, command: "tag")
         var assignments = sets
         if let importJson { assignments = try Self.assignments(fromJSON: importJson) + assignments }
         var pairs: [(key: String, value: String)] = []

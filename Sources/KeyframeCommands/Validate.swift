@@ -45,7 +45,7 @@ struct Validate: ParsableCommand {
             package was put (its master.m3u8 or index.m3u8), read with \
             ranged GETs into a private staging directory first; findings name the objects as \
             the store does. Exit status 0 without errors, 1 with errors, 2 when a path cannot be \
-            read at all.
+            read at all (with --json, a finding of the rule 'unreadable' says which and why).
             """
     )
 
@@ -79,6 +79,16 @@ struct Validate: ParsableCommand {
         var staging: FilePath?
         defer { if let staging { RemoteObjects.discard(staging) } }
         var unreadable = 0
+        // An input that cannot be read: said on stderr, and with --json as a finding of its
+        // own (rule `unreadable`), so that a script reading the lines hears of every input.
+        func cannotRead(_ file: String, _ reason: String) {
+            unreadable += 1
+            Terminal.error("error: \(reason)\n")
+            if json {
+                print(JSONOutput.line(ValidationFinding(.error, file: file, location: "", rule: "unreadable",
+                                                        expected: "a file validate reads", found: reason)))
+            }
+        }
         for (index, path) in paths.enumerated() {
             guard RemoteObjects.isRemote(path, objectStore: objectStore) else {
                 local.append(FilePath(path))
@@ -92,8 +102,7 @@ struct Validate: ParsableCommand {
                 local.append(mirrored.path)
                 shownAs.append((directory.appending("\(index)").string + "/", mirrored.shownAs))
             } catch let failure as CommandFailure where failure.status != .usage {
-                Terminal.warning("\(failure)")
-                unreadable += 1
+                cannotRead(RemoteObjects.shown(path), "\(failure)")
             }
         }
         func named(_ text: String) -> String {
@@ -112,14 +121,12 @@ struct Validate: ParsableCommand {
             report.path = named(report.path)
             report.findings = report.findings.map(named)
             if let error = report.error {
-                Terminal.warning(named("\(error)"))
-                unreadable += 1
+                cannotRead(report.path, named("\(error)"))
                 continue
             }
             if rules == .apple, let playlist = Self.playlist(of: stagedPath) {
                 do { report.findings += try AppleHLSRules.findings(for: playlist).map(named) } catch {
-                    Terminal.warning("\(error)")
-                    unreadable += 1
+                    cannotRead(report.path, named("\(error)"))
                 }
             }
             for finding in report.findings {

@@ -55,7 +55,15 @@ import TestSupport
 
         // What it cannot read: exit 2, said.
         let unreadable = try Self.validate([wav])
-        #expect(unreadable.status == 2 && unreadable.standardError.contains("not an MP4"), "\(unreadable.standardError)")
+        #expect(unreadable.status == 2 && unreadable.standardError.hasPrefix("error: ") && unreadable.standardError.contains("not an MP4"),
+                "\(unreadable.standardError)")
+        // With --json, a finding says which input and why, beside the others' findings.
+        let mixed = try Self.validate([wav, disagreeing], json: true)
+        let lines = mixed.standardOutput.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]
+        }
+        #expect(mixed.status == 2 && lines.contains { $0["rule"] == "unreadable" && $0["file"] == wav && $0["found"]?.contains("not an MP4") == true }
+                && lines.contains { $0["rule"] == "elst against iTunSMPB: priming" }, "\(mixed.standardOutput)")
     }
 }
 
