@@ -252,7 +252,7 @@ struct Convert: ParsableCommand {
         if remoteOutput {
             // The object's own name (an env:NAME output names it only in its URL); the store
             // asked once before any work, so that a wrong key or a missing bucket stops here.
-            let (store, name) = try RemoteObjects.object(output, objectStore: objectStore)
+            let (store, name) = try RemoteObjects.object(output, objectStore: objectStore, output: true)
             do { _ = try store.contains(name) } catch { throw CommandFailure("\(error)") }
             local.storeOutput = output
             let directory = staging.appending("out")

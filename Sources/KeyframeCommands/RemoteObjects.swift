@@ -34,8 +34,10 @@ enum RemoteObjects {
     }
 
     /// The store and name of the object `text` names: the URL up to its last `/` is the store,
-    /// the rest the object's name.
-    static func object(_ text: String, objectStore: ObjectStoreOptions) throws -> (store: any ReadableObjectStore, name: String) {
+    /// the rest the object's name. A URL that does not read is a usage error; a store that
+    /// cannot be reached as named (no keys for it) fails an input as unreadable (2) and an
+    /// `output` as any failure (1).
+    static func object(_ text: String, objectStore: ObjectStoreOptions, output: Bool = false) throws -> (store: any ReadableObjectStore, name: String) {
         let url: String
         do { url = try ObjectStoreOptions.url(named: text) } catch { throw CommandFailure("\(error)", status: .usage) }
         guard let slash = url.lastIndex(of: "/"), url[..<slash].contains("://"), url.index(after: slash) < url.endIndex,
@@ -44,7 +46,9 @@ enum RemoteObjects {
         }
         let name = String(url[url.index(after: slash)...])
         let store: (any ObjectStore)?
-        do { store = try objectStore.store(named: String(url[..<slash])) } catch { throw CommandFailure("\(error)", status: .usage) }
+        do { store = try objectStore.store(named: String(url[..<slash])) } catch {
+            throw CommandFailure("\(error)", status: error.reason == .invalidDestination ? .usage : output ? .failed : .unreadableInput)
+        }
         guard let readable = store as? any ReadableObjectStore else {
             throw CommandFailure("\(store?.description ?? shown(text)): objects cannot be read from this store", status: .usage)
         }
@@ -122,7 +126,7 @@ enum RemoteObjects {
     /// time (``ObjectStore/put(_:contentsOfFile:attributes:)``), with the type its extension
     /// says (`audio/mp4` for `.m4a`) and ``fileCacheControl``.
     static func upload(_ path: FilePath, as text: String, objectStore: ObjectStoreOptions) throws {
-        let (store, name) = try object(text, objectStore: objectStore)
+        let (store, name) = try object(text, objectStore: objectStore, output: true)
         let type = name.split(separator: ".").last.flatMap { MediaFileFormat.mimeType(ofFileExtension: String($0).lowercased()) }
         do { try store.put(name, contentsOfFile: path, attributes: ObjectAttributes(contentType: type, cacheControl: fileCacheControl)) } catch {
             throw CommandFailure("\(error)")
@@ -134,18 +138,20 @@ enum RemoteObjects {
     /// put another file under the same name (RFC 9111 5.2.2.1).
     static let fileCacheControl = "public, max-age=86400"
 
+    /// The most objects ``mirror(_:into:objectStore:)`` copies for one object named.
+    static let mirroredObjectLimit = 100_000
+
     /// What `validate` reads of an object in a store, copied into `staging` under the same
-    /// relative names: the object itself, and for an HLS playlist every object it names
-    /// (segments, parts, init segments, and the playlists a master names with theirs), ranged
-    /// reads each. URIs with a scheme of their own, and names leading out of the store, are not
-    /// followed; an object that cannot be read is left out, for validate to report missing.
-    /// Returns the copy of the object, and the prefix that names the copies as the store does.
+    /// relative names: the object itself; for an HLS playlist every object it names
+    /// (segments, parts, init segments, and the playlists a master names with theirs); for a
+    /// DASH MPD every Representation's init segment and media segments its `SegmentTemplate`
+    /// names (``/MediaValidation/DASHManifest/relativeNames(of:in:set:)``); ranged reads each,
+    /// at most ``mirroredObjectLimit``. URIs with a scheme of their own, and names leading out
+    /// of the store, are not followed; an object that cannot be read is left out, for validate
+    /// to report missing. Returns the copy of the object, and the prefix that names the copies
+    /// as the store does.
     static func mirror(_ text: String, into staging: FilePath, objectStore: ObjectStoreOptions) throws -> (path: FilePath, shownAs: String) {
         let (store, name) = try object(text, objectStore: objectStore)
-        guard !name.hasSuffix(".mpd") else {
-            throw CommandFailure("\(shown(text)): validate reads an HLS playlist or a single file from a store; a DASH MPD from a store is not yet "
-                                 + "read (copy the package here first)", status: .unreadableInput)
-        }
         do { try FileSystemCalls.makeDirectory(staging) } catch { throw CommandFailure("cannot make \(staging): \(error)") }
         // The store's own description masks its secrets.
         let shownAs = store.description + "/" + (name.contains("/") ? String(name[..<name.lastIndex(of: "/")!]) + "/" : "")
@@ -169,14 +175,40 @@ enum RemoteObjects {
             } catch {
                 continue
             }
-            guard next.hasSuffix(".m3u8"), let bytes = try? FileByteSource(regularFileAt: path).read(at: 0, count: 16 << 20) else { continue }
+            guard next.hasSuffix(".m3u8") || next.hasSuffix(".mpd"),
+                  let bytes = try? FileByteSource(regularFileAt: path).read(at: 0, count: 16 << 20) else { continue }
             let directory = next.contains("/") ? String(next[..<next.lastIndex(of: "/")!]) + "/" : ""
-            for uri in playlistReferences(String(decoding: bytes, as: UTF8.self)) {
+            let contents = String(decoding: bytes, as: UTF8.self)
+            // An MPD that does not parse is copied alone, for validate to say why.
+            let references = next.hasSuffix(".mpd") ? (try? manifestReferences(contents)) ?? [] : playlistReferences(contents)
+            for uri in references {
                 guard let resolved = resolve(uri, against: directory), seen.insert(resolved).inserted else { continue }
+                guard seen.count <= mirroredObjectLimit else {
+                    throw CommandFailure("\(shown(text)): names more than \(mirroredObjectLimit) objects; validate reads at most that many "
+                                         + "from a store", status: .unreadableInput)
+                }
                 queue.append(resolved)
             }
         }
         return (staging.appending(name), shownAs)
+    }
+
+    /// The names a DASH MPD's Representations give their init and media segments, relative to
+    /// the MPD; a Representation addressed otherwise, or by absolute URLs, names none.
+    static func manifestReferences(_ text: String) throws -> [String] {
+        let manifest = try DASHManifest(text: text)
+        var names: [String] = []
+        for period in manifest.periods {
+            for set in period.adaptationSets {
+                for representation in set.representations {
+                    guard let named = try manifest.relativeNames(of: representation, in: period, set: set) else { continue }
+                    names.append(named.initialization)
+                    names += named.media
+                    guard names.count <= mirroredObjectLimit else { return names }
+                }
+            }
+        }
+        return names
     }
 
     /// The URIs an HLS playlist names (RFC 8216 4.1): each line that is not a tag or a comment,

@@ -41,7 +41,8 @@ struct Validate: ParsableCommand {
             windows of six segments (8.11) with program date-times (8.4), EXT-X-MAP (8.20) and a \
             ludt loudness box (2.19, SHOULD); a MUST broken is an error, a SHOULD a warning. \
             A PATH may also name an object in a store (s3://bucket/key, https://host/path, \
-            env:NAME): a single file, an HLS playlist with every object it names, or the place a \
+            env:NAME): a single file, an HLS playlist with every object it names, a DASH MPD \
+            with every segment its templates name, or the place a \
             package was put (its master.m3u8 or index.m3u8), read with \
             ranged GETs into a private staging directory first; findings name the objects as \
             the store does. Exit status 0 without errors, 1 with errors, 2 when a path cannot be \

@@ -331,6 +331,36 @@ public struct DASHManifest: Sendable, Hashable {
         return segments
     }
 
+    /// The names a Representation's `SegmentTemplate` gives its init segment and its media
+    /// segments, relative to the MPD, as a store or a directory holds them (5.6.4): each
+    /// `BaseURL` from the MPD's down prepended (one ending in `/` as a directory, another as a
+    /// file in the directory it names), the templates expanded. `nil` when a `BaseURL` or a
+    /// name is an absolute URL or path, or the Representation has no template with both
+    /// `@initialization` and `@media`.
+    ///
+    /// - Throws: `PipelineError.unsupported` as ``segments(of:in:)`` and
+    ///   ``expand(_:representationID:number:time:bandwidth:)`` do.
+    public func relativeNames(of representation: Representation, in period: Period, set: AdaptationSet) throws(PipelineError)
+        -> (initialization: String, media: [String])? {
+        guard let template = representation.segmentTemplate, let initialization = template.initialization, let media = template.media else { return nil }
+        var directory = ""
+        for base in [baseURL, period.baseURL, set.baseURL, representation.baseURL].compactMap({ $0 }) {
+            guard !base.contains("://"), !base.hasPrefix("/") else { return nil }
+            directory += base.hasSuffix("/") ? base : String(base[..<(base.lastIndex(of: "/").map { base.index(after: $0) } ?? base.startIndex)])
+        }
+        func name(_ template: String, number: Int, time: Int64) throws(PipelineError) -> String? {
+            let expanded = try Self.expand(template, representationID: representation.id, number: number, time: time, bandwidth: representation.bandwidth)
+            return expanded.contains("://") || expanded.hasPrefix("/") ? nil : directory + expanded
+        }
+        guard let initName = try name(initialization, number: template.startNumber, time: 0) else { return nil }
+        var names: [String] = []
+        for segment in try segments(of: representation, in: period) {
+            guard let next = try name(media, number: segment.number, time: segment.time) else { return nil }
+            names.append(next)
+        }
+        return (initName, names)
+    }
+
     /// A segment's name from a `SegmentTemplate@media` or `@initialization` template (5.3.9.4.4):
     /// `$RepresentationID$`, `$Number$`, `$Time$` and `$Bandwidth$` replaced by the values given,
     /// `$$` by `$`. `$Number$`, `$Time$` and `$Bandwidth$` take a width, `%0Nd` (N from 1 to 32),

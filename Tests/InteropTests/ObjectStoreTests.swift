@@ -51,6 +51,16 @@ import TestSupport
                                                            copy.appendingPathComponent("master.m3u8").path])
         #expect(abs((Double(decoded.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 20) < 0.1, "\(decoded.standardOutput)")
 
+        // Read from the bucket, the MPD validates with every segment its templates name, each
+        // finding naming its object; a segment removed is named missing.
+        let mpd = try Subprocess.run(keyframe, ["validate", "s3://shows/ep 1/manifest.mpd", "--s3-endpoint", server.endpoint],
+                                     environment: server.environment())
+        #expect(mpd.status == 0 && mpd.standardOutput == "s3://shows/ep 1/manifest.mpd: ok\n", "\(mpd.standardOutput)\(mpd.standardError)")
+        _ = try server.boto3("s3.delete_object(Bucket='shows', Key='ep 1/128k/segment-00002.m4s')")
+        let gap = try Subprocess.run(keyframe, ["validate", "s3://shows/ep 1/manifest.mpd", "--s3-endpoint", server.endpoint, "--json"],
+                                     environment: server.environment())
+        #expect(gap.status == 1 && gap.standardOutput.contains("s3://shows/ep 1/128k/segment-00002.m4s"), "\(gap.standardOutput)\(gap.standardError)")
+
         // The same place again: refused, nothing overwritten.
         let again = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://shows/ep 1"], environment: server.environment())
         #expect(again.status == 1 && again.standardError.contains("already holds a package"), "\(again.standardError)")
@@ -115,7 +125,12 @@ import TestSupport
         unset["AWS_ACCESS_KEY_ID"] = nil
         unset["AWS_SECRET_ACCESS_KEY"] = nil
         unset["HOME"] = directory.path
-        let anonymous = try Subprocess.run(keyframe, ["package", wav, "--hls", "s3://shows/x"], environment: unset)
-        #expect(anonymous.status == 1 && anonymous.standardError.contains("no S3 credentials"), "\(anonymous.standardError)")
+        // No keys: an output fails (1), an input cannot be read (2), whichever command it is.
+        for (arguments, status) in [(["package", wav, "--hls", "s3://shows/x"], 1), (["convert", wav, "-o", "s3://shows/x.m4a"], 1),
+                                    (["probe", "s3://shows/x.m4a"], 2), (["validate", "s3://shows/x/index.m3u8"], 2),
+                                    (["convert", "s3://shows/x.flac", "-o", directory.appendingPathComponent("x.m4a").path], 2)] as [([String], Int32)] {
+            let anonymous = try Subprocess.run(keyframe, arguments, environment: unset)
+            #expect(anonymous.status == status && anonymous.standardError.contains("no S3 credentials"), "\(arguments): \(anonymous.standardError)")
+        }
     }
 }
