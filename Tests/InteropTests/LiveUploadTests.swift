@@ -116,6 +116,38 @@ extension RealTimeTests {
         #expect(abs((Double(played.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 6) < 0.2, "\(played.standardOutput)")
     }
 
+    /// Low-latency HLS into S3: every part goes up as it is recorded, before the playlist that
+    /// names it (each lane keeps the order the recorder wrote in); at the end the bucket holds
+    /// what the local directory holds, and the playlist validates as S3 serves it, parts and all.
+    @Test(.hangGuard(minutes: 10)) func lowLatencyPartsGoToS3() throws {
+        let seaweed = try SeaweedFSServer()
+        defer { seaweed.stop() }
+        _ = try seaweed.boto3("s3.create_bucket(Bucket='live')")
+        let directory = try ExternalTool.scratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let pulse = try PulseTone()
+        defer { pulse.close() }
+        let local = directory.appendingPathComponent("local")
+        let recording = try Self.record(["--hls", local.path, "--hls", "s3://live/ll", "--segment-duration", "2", "--part-duration", "0.5",
+                                         "--duration", "10"], pulse: pulse, seaweed: seaweed)
+        let run = try recording.wait(timeout: .seconds(120)).result
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+        for store in report["stores"] as? [[String: Any]] ?? [] {
+            #expect(store["state"] as? String == "current" && (store["lost"] as? [String]) == [], "\(store)")
+        }
+        let held = Self.files(under: local)
+        let playlist = try String(contentsOf: local.appendingPathComponent("index.m3u8"), encoding: .utf8)
+        #expect(playlist.contains("#EXT-X-PART:") && playlist.contains("#EXT-X-ENDLIST"), "\(playlist)")
+        let s3 = try Self.objects(in: seaweed, bucket: "live", prefix: "ll")
+        #expect(Set(s3.keys) == held.union(["index.html"]), "S3 \(s3.keys.sorted()) local \(held.sorted())")
+        #expect(s3.keys.contains { $0.hasSuffix(".1.m4s") } && s3.filter { $0.key.hasSuffix(".m4s") }.allSatisfy { $0.value.0 == "video/iso.segment" },
+                "the parts, as segments are: \(s3.keys.sorted())")
+        let validated = try Subprocess.run(try ExternalTool.keyframe, ["validate", "s3://live/ll/index.m3u8", "--s3-endpoint", seaweed.endpoint],
+                                           environment: seaweed.environment())
+        #expect(validated.status == 0 && validated.standardOutput == "s3://live/ll/index.m3u8: ok\n", "\(validated.standardOutput)\(validated.standardError)")
+    }
+
     /// SeaweedFS stopped for 20 s mid-stream and started again: the segments recorded meanwhile
     /// wait in the spool and go up in order when it is back; the final playlist names every
     /// segment, each is there, the copy validates, and the local copy never stalled.
