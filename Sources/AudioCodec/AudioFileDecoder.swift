@@ -450,3 +450,129 @@ extension AudioFileDecoder {
                              byteCount: bytes, priming: priming, tags: decoder.tags, declaredFrames: decoder.isPCM ? decoder.declaredFrameCount : nil)
     }
 }
+
+extension AudioFileDecoder {
+    /// What libavformat finds in a container's headers, its packets neither counted nor read
+    /// past what it needs to know the stream (``headerSummary(of:named:)``).
+    public struct HeaderSummary: Sendable, Hashable {
+        /// The container, as libavformat names it (`mp3`, `flac`, `ogg`, `wav`, …).
+        public var containerName: String
+        /// The codec, as libavcodec names it (`mp3`, `flac`, `opus`, `pcm_s16le`, …).
+        public var codecName: String
+        /// The codec's identifier, where KeyFrameKit has one.
+        public var codec: AudioCodecID? { AudioCodecID(libavcodecName: codecName) }
+        /// The stream's sample rate in Hz.
+        public var sampleRate: Int
+        /// The stream's channels.
+        public var channelCount: Int
+        /// Seconds: the stream's length as the container declares it (FLAC's STREAMINFO, a WAV's
+        /// data size, an MP3's Xing frame count, an Ogg stream's last granule position, found by
+        /// reading the file's end), or as libavformat estimates it from the bitrate and the
+        /// file's size when it declares none (``durationIsEstimated``); `nil` when neither is
+        /// known.
+        public var duration: Double?
+        /// Whether ``duration`` is libavformat's estimate from the bitrate (an MP3 without a
+        /// Xing header, ADTS) rather than a length the container declares.
+        public var durationIsEstimated: Bool
+        /// Bits per second: the stream's as its headers say (an MP3 frame header, PCM's rate
+        /// times its sample size), else the file's size over its duration; `nil` when unknown.
+        public var bitrate: Int?
+        /// Samples of encoder delay at the start, when the container declares them in the codec
+        /// parameters (an Opus pre-skip).
+        public var priming: Int?
+        /// The tags, as ``AudioFileDecoder/tags``: the container's and then the audio stream's.
+        public var tags: [String: String]
+        /// Frames a PCM stream holds, when its container states them exactly (a WAV, W64, AIFF
+        /// or CAF data size): what a decode gives.
+        public var declaredFrames: Int64?
+    }
+
+    /// Describes the best audio stream of the bytes `source` holds from their headers alone:
+    /// libavformat reads through `source` (seeking where the container needs it: an Ogg
+    /// stream's last page, tags at a file's end) only as far as it must to open the container
+    /// and know the stream, and no packet is counted. Made for sources whose bytes are dear,
+    /// such as an object in a store read in ranges.
+    ///
+    /// - Parameters:
+    ///   - source: the file's bytes.
+    ///   - name: what messages call it.
+    /// - Throws: ``CodecError/unsupportedInput(_:)`` for bytes libavformat does not read or
+    ///   that hold no audio stream; ``CodecError/ffmpeg(operation:code:message:)`` for a read
+    ///   of `source` that failed, with the source's own error as its message.
+    public static func headerSummary(of source: any RandomAccessByteSource, named name: String) throws(CodecError) -> HeaderSummary {
+        try FFmpegFormatLibrary.load()
+        guard source.byteCount > 0 else { throw .unsupportedInput("\(name) is empty") }
+        let input = CallbackInput(source)
+        let opaque = Unmanaged.passRetained(input).toOpaque()
+        defer { Unmanaged<CallbackInput>.fromOpaque(opaque).release() }
+        let readAt: @convention(c) (UnsafeMutableRawPointer?, Int64, UnsafeMutablePointer<UInt8>?, Int32) -> Int32 = { opaque, offset, buffer, count in
+            guard let opaque, let buffer, count > 0 else { return kf_averror_eio() }
+            let input = Unmanaged<CallbackInput>.fromOpaque(opaque).takeUnretainedValue()
+            do throws(ByteStreamError) {
+                let bytes = try input.source.read(at: offset, count: Int(count))
+                let copied = min(bytes.count, Int(count))
+                bytes.withUnsafeBufferPointer { read in
+                    if let base = read.baseAddress, copied > 0 { buffer.update(from: base, count: copied) }
+                }
+                return Int32(copied)
+            } catch {
+                // libavformat sees an I/O error; the source's own words are thrown after.
+                if input.error == nil { input.error = error }
+                return kf_averror_eio()
+            }
+        }
+        // The bytes are all there is: a container that names other files (a playlist, an
+        // ffconcat list) opens none of them, local or remote (no protocol is allowed).
+        var options: OpaquePointer?
+        _ = kf_av_dict_set(&options, "protocol_whitelist", "none", 0)
+        defer { kf_av_dict_free(&options) }
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let openCode = kf_avformat_open_callbacks(&context, opaque, source.byteCount, readAt, &options)
+        defer { kf_avformat_close_callbacks(&context) }
+        if let error = input.error { throw .ffmpeg(operation: "reading \(name)", code: kf_averror_eio(), message: "\(error)") }
+        guard openCode >= 0, let opened = context else {
+            throw .unsupportedInput("\(name) is not a media file libavformat recognises (\(CodecError.message(for: openCode)))")
+        }
+        let infoCode = kf_avformat_find_stream_info(opened, nil)
+        if let error = input.error { throw .ffmpeg(operation: "reading \(name)", code: kf_averror_eio(), message: "\(error)") }
+        try CodecError.check(infoCode, "reading the stream information of \(name)")
+        let index = kf_av_find_best_stream(opened, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0)
+        if index == kf_averror_stream_not_found() { throw .unsupportedInput("\(name) has no audio stream") }
+        try CodecError.check(index, "finding the audio stream of \(name)")
+        guard let stream = opened.pointee.streams[Int(index)] else { throw .unsupportedInput("\(name) has no audio stream") }
+        let parameters = stream.pointee.codecpar.pointee
+        let codecName = String(cString: kf_avcodec_get_name(parameters.codec_id))
+        guard parameters.ch_layout.nb_channels > 0 else { throw .unsupportedInput("the \(codecName) stream of \(name) has no channels") }
+        guard parameters.sample_rate > 0 else { throw .unsupportedInput("the \(codecName) stream of \(name) has no sample rate") }
+        let timeBase = stream.pointee.time_base
+        var duration: Double?
+        if stream.pointee.duration != kf_nopts_value(), stream.pointee.duration > 0, timeBase.den > 0 {
+            duration = Double(stream.pointee.duration) * Double(timeBase.num) / Double(timeBase.den)
+        } else if opened.pointee.duration != kf_nopts_value(), opened.pointee.duration > 0 {
+            duration = Double(opened.pointee.duration) / Double(AV_TIME_BASE)
+        }
+        let bitrate = parameters.bit_rate > 0 ? parameters.bit_rate : opened.pointee.bit_rate
+        let containerName = String(cString: opened.pointee.iformat.pointee.name)
+        // PCM whose container states its data size: the frames are the header's, to the frame.
+        let isPCM = parameters.codec_id.rawValue >= AV_CODEC_ID_PCM_S16LE.rawValue && parameters.codec_id.rawValue < AV_CODEC_ID_ADPCM_IMA_QT.rawValue
+        let declaredFrames = isPCM && ["wav", "w64", "aiff", "caf"].contains(containerName)
+            && opened.pointee.duration_estimation_method == AVFMT_DURATION_FROM_STREAM ? duration.map { Int64(($0 * Double(parameters.sample_rate)).rounded()) } : nil
+        return HeaderSummary(containerName: containerName, codecName: codecName,
+                             sampleRate: Int(parameters.sample_rate), channelCount: Int(parameters.ch_layout.nb_channels),
+                             duration: duration, durationIsEstimated: opened.pointee.duration_estimation_method == AVFMT_DURATION_FROM_BITRATE,
+                             bitrate: bitrate > 0 ? Int(bitrate) : nil,
+                             priming: parameters.initial_padding > 0 ? Int(parameters.initial_padding) : nil,
+                             tags: metadata(of: opened, streamIndex: Int(index)).tags, declaredFrames: declaredFrames)
+    }
+
+    /// The source libavformat reads through ``headerSummary(of:named:)``'s callbacks, and the
+    /// first error a read of it threw.
+    private final class CallbackInput {
+        let source: any RandomAccessByteSource
+        var error: ByteStreamError?
+
+        init(_ source: any RandomAccessByteSource) {
+            self.source = source
+        }
+    }
+}

@@ -175,6 +175,12 @@ static struct {
     int (*av_channel_layout_describe)(const AVChannelLayout *, char *, size_t);
     int (*av_get_bytes_per_sample)(enum AVSampleFormat);
     int (*av_sample_fmt_is_planar)(enum AVSampleFormat);
+    AVFormatContext *(*avformat_alloc_context)(void);
+    AVIOContext *(*avio_alloc_context)(unsigned char *, int, int, void *, int (*)(void *, uint8_t *, int),
+                                       int (*)(void *, uint8_t *, int), int64_t (*)(void *, int64_t, int));
+    void (*avio_context_free)(AVIOContext **);
+    void *(*av_malloc)(size_t);
+    void (*av_freep)(void *);
 } kff;
 
 #define KFF_BIND(handle, name)                                                                    \
@@ -215,6 +221,11 @@ static void kf_format_load_once(void) {
     KFF_BIND(avutil, av_channel_layout_describe);
     KFF_BIND(avutil, av_get_bytes_per_sample);
     KFF_BIND(avutil, av_sample_fmt_is_planar);
+    KFF_BIND(avformat, avformat_alloc_context);
+    KFF_BIND(avformat, avio_alloc_context);
+    KFF_BIND(avformat, avio_context_free);
+    KFF_BIND(avutil, av_malloc);
+    KFF_BIND(avutil, av_freep);
     // Damage and failures reach the caller as values (skipped packets, errors naming the
     // file), not as libav's own lines on stderr.
     kf.av_log_set_level(AV_LOG_QUIET);
@@ -266,3 +277,87 @@ int kf_av_get_bytes_per_sample(enum AVSampleFormat format) { return kff.av_get_b
 int kf_av_sample_fmt_is_planar(enum AVSampleFormat format) { return kff.av_sample_fmt_is_planar(format); }
 
 int kf_av_channel_layout_from_mask(AVChannelLayout *layout, uint64_t mask) { return kf.av_channel_layout_from_mask(layout, mask); }
+
+// --- libavformat reading through callbacks ------------------------------------------------------
+
+/// What the AVIOContext's opaque points to: the caller's reader and where libavformat is.
+typedef struct {
+    void *opaque;
+    int64_t size;
+    int64_t position;
+    int (*read_at)(void *, int64_t, uint8_t *, int);
+} kf_callback_input;
+
+static int kf_callback_read(void *opaque, uint8_t *buffer, int size) {
+    kf_callback_input *input = opaque;
+    if (input->position >= input->size) return AVERROR_EOF;
+    int64_t left = input->size - input->position;
+    int count = input->read_at(input->opaque, input->position, buffer, left < size ? (int)left : size);
+    if (count == 0) return AVERROR_EOF;
+    if (count > 0) input->position += count;
+    return count;
+}
+
+static int64_t kf_callback_seek(void *opaque, int64_t offset, int whence) {
+    kf_callback_input *input = opaque;
+    switch (whence & ~AVSEEK_FORCE) {
+    case AVSEEK_SIZE: return input->size;
+    case SEEK_SET: break;
+    case SEEK_CUR: offset += input->position; break;
+    case SEEK_END: offset += input->size; break;
+    default: return AVERROR(EINVAL);
+    }
+    if (offset < 0) return AVERROR(EINVAL);
+    input->position = offset;
+    return offset;
+}
+
+/// Frees the AVIOContext made by kf_avformat_open_callbacks, its buffer and its reader.
+static void kf_callback_io_free(AVIOContext **io) {
+    if (!*io) return;
+    kf_callback_input *input = (*io)->opaque;
+    kff.av_freep(&(*io)->buffer);
+    kff.avio_context_free(io);
+    kff.av_freep(&input);
+}
+
+int kf_avformat_open_callbacks(AVFormatContext **context, void *opaque, int64_t size,
+                               int (*read_at)(void *opaque, int64_t offset, uint8_t *buffer, int count), AVDictionary **options) {
+    *context = NULL;
+    // FFmpeg's own buffer for a file (IO_BUFFER_SIZE): a header's reads come in few calls.
+    enum { buffer_size = 32 << 10 };
+    kf_callback_input *input = kff.av_malloc(sizeof *input);
+    unsigned char *buffer = kff.av_malloc(buffer_size);
+    AVFormatContext *made = kff.avformat_alloc_context();
+    if (!input || !buffer || !made) {
+        kff.av_freep(&input);
+        kff.av_freep(&buffer);
+        kff.avformat_close_input(&made);
+        return AVERROR(ENOMEM);
+    }
+    *input = (kf_callback_input){ .opaque = opaque, .size = size, .position = 0, .read_at = read_at };
+    AVIOContext *io = kff.avio_alloc_context(buffer, buffer_size, 0, input, kf_callback_read, NULL, kf_callback_seek);
+    if (!io) {
+        kff.av_freep(&input);
+        kff.av_freep(&buffer);
+        kff.avformat_close_input(&made);
+        return AVERROR(ENOMEM);
+    }
+    made->pb = io;
+    made->flags |= AVFMT_FLAG_CUSTOM_IO;
+    // On failure avformat_open_input frees the format context, but not a caller's AVIOContext.
+    int code = kff.avformat_open_input(&made, NULL, NULL, options);
+    if (code < 0) {
+        kf_callback_io_free(&io);
+        return code;
+    }
+    *context = made;
+    return code;
+}
+
+void kf_avformat_close_callbacks(AVFormatContext **context) {
+    if (!*context) return;
+    AVIOContext *io = (*context)->pb;
+    kff.avformat_close_input(context);
+    kf_callback_io_free(&io);
+}

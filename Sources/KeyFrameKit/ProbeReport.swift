@@ -79,6 +79,17 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
     public var tags: [String: String]?
     /// EBU R 128 loudness of the audio (`probe --loudness`), when measured.
     public var loudness: Loudness?
+    /// `true` when the report was made from the container's headers alone
+    /// (``init(libavformatHeadersOf:named:)``: an object in a store, read in ranges): no packet
+    /// was read or counted, so each track's `sampleCount` is 0, no damage was looked for, and
+    /// ``duration`` is what the container declares — or, when ``durationEstimated`` is `true`,
+    /// libavformat's estimate from the bitrate. `nil` (left out of the JSON) for a report of
+    /// the packets.
+    public var headersOnly: Bool?
+    /// `true` when ``duration`` is estimated from the bitrate and the file's size, the
+    /// container declaring no length (a headers-only report of an MP3 without a Xing header).
+    /// `nil` (left out of the JSON) otherwise.
+    public var durationEstimated: Bool?
 
     /// How many damage sentences a report lists.
     public static let damageLimit = 100
@@ -97,6 +108,7 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
 
     private enum CodingKeys: String, CodingKey {
         case format, duration, readableDuration, tracks, bytesSkipped, tagBytes, damage, damageCount, brand, fragmented, tags, loudness
+        case headersOnly, durationEstimated
     }
 
     /// Encodes the report; each damage event as its sentence.
@@ -114,6 +126,56 @@ public struct ProbeReport: Encodable, Sendable, Hashable {
         try container.encodeIfPresent(fragmented, forKey: .fragmented)
         try container.encodeIfPresent(loudness, forKey: .loudness)
         try container.encodeIfPresent(tags, forKey: .tags)
+        try container.encodeIfPresent(headersOnly, forKey: .headersOnly)
+        try container.encodeIfPresent(durationEstimated, forKey: .durationEstimated)
+    }
+}
+
+extension ProbeReport {
+    /// The report of a file KeyFrameKit's own readers do not describe (MP3, FLAC, Ogg, WAV, …)
+    /// from its container's headers alone (``/AudioCodec/AudioFileDecoder/headerSummary(of:named:)``),
+    /// for bytes that are dear to read, such as an object in a store read in ranges: `format`
+    /// is libavformat's container name, one audio track with the codec, rate, channels, the
+    /// length the container declares and the bitrate where it says; for an MP3 with an Info tag
+    /// (``/AudioBitstreams/MP3InfoTag``), the length presented and the priming and remainder
+    /// decoders drop; for Ogg Opus, the pre-skip and the last granule position
+    /// (``/MediaFormats/OggOpusTrim``). ``headersOnly`` is `true`: packets are not counted
+    /// (`sampleCount` 0) and damage is not looked for.
+    ///
+    /// - Parameters:
+    ///   - source: the file's bytes.
+    ///   - name: what messages call it.
+    /// - Throws: ``/AudioCodec/CodecError`` when libavformat cannot read the headers, or a read
+    ///   of `source` fails (the error's message is the source's).
+    public init(libavformatHeadersOf source: some RandomAccessByteSource, named name: String) throws(CodecError) {
+        let summary = try AudioFileDecoder.headerSummary(of: source, named: name)
+        var duration = summary.duration ?? 0
+        var estimated = summary.durationIsEstimated
+        var track = Track(id: 1, type: "audio", codec: summary.codecName, sampleCount: 0, duration: duration)
+        track.sampleRate = summary.sampleRate
+        track.channels = summary.channelCount
+        track.priming = summary.priming
+        track.bitrate = summary.bitrate
+        track.decodedFrames = summary.declaredFrames
+        // An MP3's Info tag, in its first frame: its frames, the encoder's delay and padding.
+        if summary.codec == .mp3, summary.sampleRate > 0, let info = MP3InfoTag(source: source) {
+            track.decodedFrames = info.decodedSamples
+            track.priming = info.priming
+            track.remainder = info.remainder
+            duration = Double(info.validSamples) / Double(summary.sampleRate)
+            estimated = false
+        }
+        // An Ogg Opus stream's pre-skip and last granule position (libavformat counts the pre-skip).
+        if summary.codec == .opus, summary.containerName == "ogg", let trim = OggOpusTrim(source: source) {
+            track.priming = trim.preSkip
+            duration = Double(trim.presentedSamples) / 48000
+            estimated = false
+        }
+        track.duration = duration
+        self.init(format: summary.containerName, duration: duration, tracks: [track])
+        tags = summary.tags.isEmpty ? nil : summary.tags
+        headersOnly = true
+        durationEstimated = estimated ? true : nil
     }
 }
 

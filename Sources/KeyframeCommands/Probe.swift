@@ -20,11 +20,18 @@ struct Probe: ParsableCommand {
             (from the edit list or iTunSMPB), video size after the track matrix, and tags. A broken \
             file is an error naming the box path and byte offset. Any other audio file (MP3, FLAC, \
             Ogg, WAV, an ADPCM WAV, …) is described as libavformat reads it: container, codec, rate, \
-            channels, packets counted and duration.
+            channels, packets counted and duration. An object in a store (s3://bucket/key, \
+            https://host/path/file, env:NAME) is read in ranges, never whole: an MP4 from its boxes, \
+            without its media; any other file from its container's headers (and its end, where an Ogg \
+            stream's last granule or a trailing tag is), so its packets are not counted, damage is not \
+            looked for, and the duration is the one the container declares (FLAC's STREAMINFO, a WAV's \
+            data size, an MP3's Xing/Info header, an Ogg's last granule) or, for one that declares none \
+            (ADTS, an MP3 without a Xing header), libavformat's estimate from the bitrate; the report \
+            says so ("headersOnly", "durationEstimated").
             """
     )
 
-    @Argument(help: "The file to describe, or an object's URL (s3://bucket/key, https://host/path/file, env:NAME): an MP4 is read in ranges, its boxes without its media.")
+    @Argument(help: "The file to describe, or an object's URL (s3://bucket/key, https://host/path/file, env:NAME), read in ranges: an MP4's boxes without its media, any other file's headers without its packets.")
     var input: String
 
     @OptionGroup(title: "Object stores (an input's URL)") var objectStore: ObjectStoreOptions
@@ -35,10 +42,10 @@ struct Probe: ParsableCommand {
     @Option(name: .customLong("segment"), help: "A CMAF/DASH media segment to read after INPUT (its init segment); repeatable.")
     var segments: [String] = []
 
-    @Flag(help: "MP4: print the box tree (type, offset, size, key fields), like mp4dump.")
+    @Flag(help: "MP4: print the box tree (type, offset, size, key fields), like mp4dump. An object in a store is read in ranges, never its mdat.")
     var boxes = false
 
-    @Flag(help: "Measure EBU R 128 loudness: integrated (LUFS), range (LU), true peak (dBTP). Reads any audio file; decodes it all.")
+    @Flag(help: "Measure EBU R 128 loudness: integrated (LUFS), range (LU), true peak (dBTP). Reads any audio file; decodes it all (an object in a store is downloaded whole into a staging directory first).")
     var loudness = false
 
     func run() throws {
@@ -58,39 +65,55 @@ struct Probe: ParsableCommand {
         }
     }
 
-    /// The report of an object in a store: an MP4 probed in ranges (its boxes, not its media);
-    /// anything else copied into a staging directory and probed there.
+    /// The report of an object in a store, read in ranges: an MP4 from its boxes, not its
+    /// media; anything else from its container's headers by libavformat
+    /// (``ProbeReport/init(libavformatHeadersOf:named:)``), its packets not read.
     private func remoteReport() throws -> ProbeReport {
         guard segments.isEmpty else { throw CommandFailure("--segment goes with a local file", status: .usage) }
         let source = try RemoteObjects.source(input, objectStore: objectStore)
+        let shown = RemoteObjects.shown(input)
+        if try Self.isMP4(source) {
+            do { return try MP4Probe.probe(source) } catch { throw CommandFailure("\(shown): \(error)", status: .unreadableInput) }
+        }
+        // Its messages name the object.
+        do { return try ProbeReport(libavformatHeadersOf: source, named: shown) } catch {
+            throw CommandFailure("\(error)", status: .unreadableInput)
+        }
+    }
+
+    /// Whether the object `source` starts with an MP4 box (`ftyp`, `styp`, `moov`, …).
+    private static func isMP4(_ source: ObjectRangeSource) throws -> Bool {
         let head: [UInt8]
         do { head = try source.read(at: 0, count: 12) } catch { throw CommandFailure("\(error)", status: .unreadableInput) }
-        if head.count >= 8, ["ftyp", "styp", "moov", "free", "skip", "wide"].contains(String(decoding: head[4..<8], as: UTF8.self)) {
-            do { return try MP4Probe.probe(source) } catch { throw CommandFailure("\(input): \(error)", status: .unreadableInput) }
-        }
-        let staging = try RemoteObjects.stagingDirectory()
-        defer { RemoteObjects.discard(staging) }
-        let local = staging.appending(source.name.split(separator: "/").last.map(String.init) ?? "input")
-        try RemoteObjects.download(source, to: local)
-        return try Self.report(for: local.string)
+        return head.count >= 8 && ["ftyp", "styp", "moov", "free", "skip", "wide"].contains(String(decoding: head[4..<8], as: UTF8.self))
     }
 
     /// `--loudness`: the usual report with the measurement for AAC files; for other audio, the
-    /// measurement alone (`{"loudness": …}` with `--json`).
+    /// measurement alone (`{"loudness": …}` with `--json`). An object in a store is copied into
+    /// a staging directory first: the measurement decodes all of it.
     private func printLoudness() throws {
+        guard RemoteObjects.isRemote(input, objectStore: objectStore) else { return try printLoudness(of: input, shown: input) }
+        guard segments.isEmpty else { throw CommandFailure("--segment goes with a local file", status: .usage) }
+        try RemoteObjects.withLocalInput(input, objectStore: objectStore) { path in
+            try printLoudness(of: path, shown: RemoteObjects.shown(input))
+        }
+    }
+
+    /// ``printLoudness()`` of the file at `path`, called `shown` in what is printed.
+    private func printLoudness(of path: String, shown: String) throws {
         let measured: Loudness?
-        do { measured = try Transcode.measureLoudness(FilePath(input)) } catch { throw CommandFailure(error, naming: input) }
-        guard let measured else { throw CommandFailure("\(input): no audio to measure") }
-        let format = try Self.readableFormat(input)
-        if format == .mp4 || format == .adts, var report = try? Self.report(for: input, segments: segments) {
+        do { measured = try Transcode.measureLoudness(FilePath(path)) } catch { throw CommandFailure(error, naming: shown) }
+        guard let measured else { throw CommandFailure("\(shown): no audio to measure") }
+        let format = try Self.readableFormat(path)
+        if format == .mp4 || format == .adts, var report = try? Self.report(for: path, segments: segments) {
             report.loudness = measured
-            if json { try JSONOutput.print(report) } else { print(Self.text(of: report, path: input), terminator: "") }
+            if json { try JSONOutput.print(report) } else { print(Self.text(of: report, path: shown), terminator: "") }
             return
         }
         if json {
             try JSONOutput.print(LoudnessReport(loudness: measured))
         } else {
-            print("\(input): \(Self.loudnessText(measured))")
+            print("\(shown): \(Self.loudnessText(measured))")
         }
     }
 
@@ -160,10 +183,24 @@ struct Probe: ParsableCommand {
     }
 
     private func printBoxTree() throws {
+        if RemoteObjects.isRemote(input, objectStore: objectStore) {
+            // An object's boxes, read in ranges as the report reads them.
+            guard segments.isEmpty else { throw CommandFailure("--segment goes with a local file", status: .usage) }
+            let source = try RemoteObjects.source(input, objectStore: objectStore)
+            guard try Self.isMP4(source) else {
+                throw CommandFailure("\(RemoteObjects.shown(input)): --boxes shows an MP4's boxes; this object is not an MP4", status: .usage)
+            }
+            return try printBoxTree(of: source, shown: RemoteObjects.shown(input))
+        }
         let source: MediaInput.Source
         do { source = try MediaInput.open(FilePath(input), segments: segments.map { FilePath($0) }) } catch {
             throw CommandFailure(error, naming: input)
         }
+        try printBoxTree(of: source, shown: input)
+    }
+
+    /// Prints the box tree of `source`, called `shown` in messages.
+    private func printBoxTree(of source: some RandomAccessByteSource, shown input: String) throws {
         let (nodes, error): ([BoxTreeNode], MP4Error?)
         do { (nodes, error) = try BoxTree.nodes(of: source) } catch { throw CommandFailure("\(input): \(error)") }
         for node in nodes {
@@ -185,7 +222,7 @@ struct Probe: ParsableCommand {
             if let channels = track.channels { parts.append("\(channels) ch") }
             if let width = track.width, let height = track.height { parts.append("\(width)x\(height)") }
             if let transform = track.transform, transform != "identity" { parts.append(transform) }
-            parts.append("\(track.sampleCount) packets")
+            if report.headersOnly != true { parts.append("\(track.sampleCount) packets") }
             parts.append(formatSeconds(track.duration) + (track.readableDuration.map { " (\(formatSeconds($0)) readable)" } ?? ""))
             if let bitrate = track.bitrate { parts.append(Terminal.fixed(Double(bitrate) / 1000, digits: 1) + " kb/s") }
             if let priming = track.priming { parts.append("priming \(priming)") }
@@ -197,7 +234,11 @@ struct Probe: ParsableCommand {
         if let loudness = report.loudness { lines.append("  loudness: \(loudnessText(loudness))") }
         if report.tagBytes > 0 { lines.append("  tags: \(report.tagBytes) bytes skipped") }
         if report.bytesSkipped > 0 { lines.append("  skipped: \(report.bytesSkipped) bytes that are not \(report.format.uppercased())") }
-        if report.damageCount == 0 {
+        if report.headersOnly == true {
+            // Nothing past the headers was read: no packets to count, no damage looked for.
+            let length = report.durationEstimated == true ? "duration estimated from the bitrate" : "duration as the container declares it"
+            lines.append("  read: the headers only (\(length); packets not counted, damage not looked for)")
+        } else if report.damageCount == 0 {
             lines.append("  damage: none")
         } else {
             lines.append("  damage: \(report.damageCount) event(s)")

@@ -100,6 +100,17 @@ const char *kf_avcodec_get_name(enum AVCodecID id);
 int kf_av_get_bytes_per_sample(enum AVSampleFormat format);
 int kf_av_sample_fmt_is_planar(enum AVSampleFormat format);
 
+/// Opens `*context` on bytes read through `read_at` instead of a file (a custom AVIOContext,
+/// AVFMT_FLAG_CUSTOM_IO, seekable): `read_at(opaque, offset, buffer, count)` puts up to `count`
+/// bytes at `offset` into `buffer` and returns how many (0 at the end) or an AVERROR. `size`
+/// is the input's length (what AVSEEK_SIZE answers). Returns avformat_open_input's code; on
+/// failure nothing is left to free. Close with kf_avformat_close_callbacks.
+int kf_avformat_open_callbacks(AVFormatContext **context, void *opaque, int64_t size,
+                               int (*read_at)(void *opaque, int64_t offset, uint8_t *buffer, int count), AVDictionary **options);
+/// avformat_close_input of a context opened by kf_avformat_open_callbacks, then its
+/// AVIOContext, the AVIOContext's buffer and its reader.
+void kf_avformat_close_callbacks(AVFormatContext **context);
+
 /// AVERROR(EAGAIN): the codec wants input (receive) or output to be drained (send).
 static inline int kf_averror_eagain(void) { return AVERROR(EAGAIN); }
 /// AVERROR_EOF: the codec is fully drained.
