@@ -32,9 +32,7 @@ struct StoreReplicas {
                 continue
             }
             do {
-                for name in ["index.m3u8", "master.m3u8"] where try store.contains(name) {
-                    throw CommandFailure("\(store.description) already holds a package (\(name)); choose another place or remove it")
-                }
+                try Packaging.requireNoPackage(in: store)
             } catch let error as PipelineError where error.isTransient {
                 // Down now: its objects wait in the spool until it answers, as in an outage later.
                 Terminal.warning("\(store.description) does not answer (\(error)); recording anyway, its objects queued until it does")

@@ -196,7 +196,10 @@ public struct HTTPIngestStore: RangedHTTPObjects {
         let text = String(decoding: answer.body.prefix(200), as: UTF8.self)
         let said = answer.body.count <= 200 && !text.contains("<") ? text.trimmingSpaces : ""
         let words = answer.status == 401 ? (store.contains("@") ? " (the user or password is wrong)" : " (credentials are needed: https://user:password@…)")
-            : said.isEmpty ? "" : " (\(said))"
+            : !said.isEmpty ? " (\(said))"
+            // nginx's WebDAV module answers 500 to a PUT into a directory that is not there.
+            : answer.status == 500 && method == "PUT" && store.hasPrefix("http")
+            ? " (a WebDAV share answers so when a directory above the object is missing: dav://… or davs://… makes them)" : ""
         return ObjectStoreError(.refused, "\(store): \(method) \(object): HTTP \(answer.status)\(words)", status: answer.status)
     }
 

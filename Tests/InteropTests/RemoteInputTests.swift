@@ -27,6 +27,68 @@ import TestSupport
         #expect(server.accessLog.allSatisfy { $0.hasPrefix("GET /ingest/1h.m4a 206") }, "ranged GETs only: \(server.accessLog)")
     }
 
+    /// Any other file in a store is described from its container's headers, read in ranges:
+    /// ten minutes of FLAC, MP3 (with LAME's Info tag), Ogg Opus and WAV over HTTP give the
+    /// duration, codec, rate, channels, priming and tags the local probe of the same file
+    /// gives, for a few hundred KB of each; the report says it read the headers only.
+    @Test(.hangGuard(minutes: 10)) func probingOtherFormatsOverHTTPReadsTheirHeadersNotTheirPackets() throws {
+        let server = try NginxWebDAVServer()
+        defer { server.stop() }
+        let keyframe = try ExternalTool.keyframe
+        // Ten minutes each, at the encoders' quickest settings.
+        let files: [(name: String, arguments: [String])] = [
+            ("long.flac", ["-f", "lavfi", "-i", "sine=f=440:d=600:r=44100", "-compression_level", "0"]),
+            ("long.mp3", ["-f", "lavfi", "-i", "sine=f=440:d=600:r=44100", "-c:a", "libmp3lame", "-b:a", "64k", "-compression_level", "9"]),
+            ("long.opus", ["-f", "lavfi", "-i", "sine=f=440:d=600:r=48000", "-c:a", "libopus", "-b:a", "96k", "-compression_level", "0"]),
+            ("long.wav", ["-f", "lavfi", "-i", "sine=f=440:d=600:r=44100"]),
+        ]
+        for (name, arguments) in files {
+            let path = server.root.appendingPathComponent(name).path
+            try MP4Check.ffmpeg(arguments + ["-metadata", "title=Ten minutes", path])
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            let sentBefore = server.bytesSent, requestsBefore = server.accessLog.count
+            let probed = try ExternalTool.succeed(keyframe, ["probe", server.url(name), "--json"])
+            let sent = server.bytesSent - sentBefore
+            let requests = server.accessLog.dropFirst(requestsBefore)
+            let local = try ExternalTool.succeed(keyframe, ["probe", path, "--json"])
+            let remote = try JSONSerialization.jsonObject(with: Data(probed.standardOutput.utf8)) as? [String: Any] ?? [:]
+            let expected = try JSONSerialization.jsonObject(with: Data(local.standardOutput.utf8)) as? [String: Any] ?? [:]
+            let track = (remote["tracks"] as? [[String: Any]])?.first ?? [:]
+            let localTrack = (expected["tracks"] as? [[String: Any]])?.first ?? [:]
+
+            #expect(remote["headersOnly"] as? Bool == true && remote["durationEstimated"] == nil, "\(name): \(remote)")
+            #expect(remote["format"] as? String == expected["format"] as? String, "\(name): \(remote)")
+            let duration = remote["duration"] as? Double ?? 0, localDuration = expected["duration"] as? Double ?? -1
+            // FLAC's STREAMINFO and a WAV's data size are exact; an MP3's Info tag and an Ogg
+            // Opus stream's last granule are read as the local probe reads them.
+            if name.hasSuffix(".flac") || name.hasSuffix(".wav") {
+                #expect(duration == localDuration, "\(name): \(duration) against \(localDuration)")
+            } else {
+                #expect(abs(duration - localDuration) < 0.001, "\(name): \(duration) against \(localDuration)")
+            }
+            #expect(abs(duration - 600) < 0.05, "\(name): \(duration)")
+            #expect(track["duration"] as? Double == duration && track["sampleCount"] as? Int == 0, "\(name): \(track)")
+            for key in ["codec", "sampleRate", "channels", "priming", "remainder"] {
+                #expect("\(track[key] ?? "none")" == "\(localTrack[key] ?? "none")", "\(name): \(key) \(track) against \(localTrack)")
+            }
+            #expect((remote["tags"] as? [String: String])?["title"] == "Ten minutes", "\(name): \(remote)")
+            // The headers (and, for Ogg, the last page), not the packets.
+            #expect(sent < 300_000 && sent * 20 < size, "\(name): sent \(sent) bytes of \(size)")
+            #expect(!requests.isEmpty && requests.allSatisfy { $0.hasPrefix("GET /ingest/\(name) 206") }, "\(name): ranged GETs only: \(requests)")
+        }
+
+        // Said in words too; --boxes shows an MP4's boxes only, and --loudness decodes it all.
+        let text = try ExternalTool.succeed(keyframe, ["probe", server.url("long.flac")])
+        #expect(text.standardOutput.contains("600.000000 s") && text.standardOutput.contains("read: the headers only"), "\(text.standardOutput)")
+        let boxes = try Subprocess.run(keyframe, ["probe", server.url("long.flac"), "--boxes"])
+        #expect(boxes.status == 64 && boxes.standardError.contains("not an MP4"), "\(boxes.status) \(boxes.standardError)")
+        let ten = server.root.appendingPathComponent("ten.wav").path
+        try MP4Check.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=10:r=48000", ten])
+        let loudness = try ExternalTool.succeed(keyframe, ["probe", server.url("ten.wav"), "--loudness", "--json"])
+        let localLoudness = try ExternalTool.succeed(keyframe, ["probe", ten, "--loudness", "--json"])
+        #expect(loudness.standardOutput == localLoudness.standardOutput && loudness.standardOutput.contains("integrated"), "\(loudness.standardOutput)")
+    }
+
     /// The commands that read local files only say so for a store's URL, with the usage exit
     /// status, naming those that read stores, the password masked; nothing is asked of a server.
     @Test func commandsThatReadLocalFilesSaySoForAnObjectsURL() throws {
@@ -136,6 +198,11 @@ import TestSupport
         let toDAV = try Subprocess.run(keyframe, ["convert", wav, "-o", davURL])
         #expect(toDAV.status == 0, "\(toDAV.standardError)")
         #expect(FileManager.default.contentsEqual(atPath: dav.root.appendingPathComponent("outbox/out.flac").path, andPath: local))
+        // The same share named http://, into a directory that is not there: nginx answers 500,
+        // tried again, then said with the way to have the directories made.
+        let plain = try Subprocess.run(keyframe, ["convert", wav, "-o", dav.url("elsewhere/out.flac")])
+        #expect(plain.status == 1 && plain.standardError.contains("HTTP 500") && plain.standardError.contains("dav://"),
+                "\(plain.status) \(plain.standardError)")
 
         // encode's input from the bucket.
         let encoded = directory.appendingPathComponent("encoded.m4a").path

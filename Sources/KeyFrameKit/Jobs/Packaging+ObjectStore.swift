@@ -5,6 +5,21 @@ public import MediaStreaming
 public import SystemPackage
 
 extension Packaging {
+    /// The objects whose presence says a store's place already holds a package: its playlists,
+    /// MPD and player page.
+    public static let packageObjectNames = ["index.m3u8", "master.m3u8", "manifest.mpd", "index.html"]
+
+    /// Refuses a place in `store` that already holds a package (any of ``packageObjectNames``),
+    /// so that a new one never overwrites objects an old playlist names.
+    ///
+    /// - Throws: ``/MediaCore/PipelineError/Code/unsupported`` naming the object found; the
+    ///   store's errors.
+    public static func requireNoPackage(in store: any ObjectStore) throws(PipelineError) {
+        for name in packageObjectNames where try store.contains(name) {
+            throw .unsupported("\(store.description) already holds a package (\(name)); choose another place or remove it")
+        }
+    }
+
     /// Packages `input` as `hls(_:to:options:codecs:control:progress:)` with a directory does, into an object
     /// store (a directory, or a store a program registers: ``/Publishing/DestinationRegistry/store(for:)``):
     /// the package is made in a private staging directory, each media segment put into the
@@ -20,9 +35,7 @@ extension Packaging {
     ///   put); the store's errors, after which what was put is removed.
     public static func hls(_ input: FilePath, to store: any ObjectStore, options: Options = Options(), codecs: AudioCodecRegistry = .standard,
                            control: JobControl? = nil, progress: ((MediaProgress) -> Void)? = nil) throws(PipelineError) -> Summary {
-        for name in ["index.m3u8", "master.m3u8", "manifest.mpd", "index.html"] where try store.contains(name) {
-            throw .unsupported("\(store.description) already holds a package (\(name)); choose another place or remove it")
-        }
+        try requireNoPackage(in: store)
         let staging: FilePath
         do { staging = try FileSystemCalls.makeTemporaryDirectory(prefix: "keyframe-package-") } catch {
             throw .stream(.system(operation: "make a staging directory", path: FileSystemCalls.temporaryDirectory, errno: error))
