@@ -31,12 +31,12 @@ struct StoreReplicas {
                 directory = target
                 continue
             }
-            do {
+            do throws(PipelineError) {
                 try Packaging.requireNoPackage(in: store)
-            } catch let error as PipelineError where error.isTransient {
+            } catch where error.isTransient {
                 // Down now: its objects wait in the spool until it answers, as in an outage later.
                 Terminal.warning("\(store.description) does not answer (\(error)); recording anyway, its objects queued until it does")
-            } catch let error as PipelineError {
+            } catch {
                 throw CommandFailure("\(error)")
             }
             replicas.append(ObjectStoreReplica(store: store, spoolLimit: spoolLimit, gapAfter: gapAfter))

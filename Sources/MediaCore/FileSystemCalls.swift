@@ -114,6 +114,13 @@ package enum FileSystemCalls {
         }
     }
 
+    /// `mkdir -p`: `path` and the directories above it that are missing (mode 0755 each).
+    package static func makeDirectories(_ path: FilePath) throws(Errno) {
+        guard !path.isEmpty, !isDirectory(path) else { return }
+        try makeDirectories(path.removingLastComponent())
+        try makeDirectory(path)
+    }
+
     /// `mkdtemp(3)`: a new directory, private to the user (mode 0700), named `prefix` and six
     /// random characters under `TMPDIR` (`/tmp` when it is not set).
     package static func makeTemporaryDirectory(prefix: String) throws(Errno) -> FilePath {

@@ -157,9 +157,7 @@ public struct DirectoryStore: ReadableObjectStore {
 
     /// Makes `path` and the directories above it that are missing.
     private func makeDirectories(_ path: FilePath) throws(PipelineError) {
-        guard !path.isEmpty, !FileSystemCalls.isDirectory(path) else { return }
-        try makeDirectories(path.removingLastComponent())
-        do { try FileSystemCalls.makeDirectory(path) } catch {
+        do { try FileSystemCalls.makeDirectories(path) } catch {
             throw .stream(.system(operation: "make the directory", path: path, errno: error))
         }
     }

@@ -177,9 +177,13 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: directory) }
         let wav = directory.appendingPathComponent("in.wav").path
         try GaplessTests.makeSignal(rate: 44100, channels: 2, frames: 44100 * 5, to: wav)
-        let direct = directory.appendingPathComponent("direct").path
+        // The directories above the package's are made too, as mkdir -p makes them.
+        let direct = directory.appendingPathComponent("shows/2026/direct").path
         let stored = directory.appendingPathComponent("stored dir").path
         _ = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", direct, "--bitrates", "64k,128k", "--dash"])
+        let single = directory.appendingPathComponent("shows/2027/single").path
+        _ = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", single])
+        #expect(FileManager.default.fileExists(atPath: single + "/index.m3u8"))
         let url = "file://" + stored.replacingOccurrences(of: " ", with: "%20")
         let run = try ExternalTool.succeed(try ExternalTool.keyframe, ["package", wav, "--hls", url, "--bitrates", "64k,128k", "--dash", "--json"])
         let summary = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any]

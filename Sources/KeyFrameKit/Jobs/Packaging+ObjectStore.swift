@@ -80,7 +80,7 @@ extension Packaging {
     ///   cancelled; what was put is then removed.
     @discardableResult
     public static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl? = nil) throws(PipelineError) -> Int64 {
-        try put(directory, into: store, control: control, concurrentUploads: 4, alreadyPut: SegmentUploads.Put())
+        try put(directory, into: store, control: control, concurrentUploads: 4, alreadyPut: SegmentUploads.PutObjects())
     }
 
     /// Puts the file `name` of a package `directory` into `store` as the object `name`, with the
@@ -99,7 +99,7 @@ extension Packaging {
     /// objects of `alreadyPut` (put while the package was made) neither asked for nor put again,
     /// but removed with the rest when a later one fails.
     static func put(_ directory: FilePath, into store: any ObjectStore, control: JobControl?, concurrentUploads: Int,
-                    alreadyPut: SegmentUploads.Put) throws(PipelineError) -> Int64 {
+                    alreadyPut: SegmentUploads.PutObjects) throws(PipelineError) -> Int64 {
         let names: [String]
         do { names = try FileSystemCalls.regularFiles(under: directory) } catch {
             throw .stream(.system(operation: "list", path: directory, errno: error))
@@ -160,13 +160,13 @@ extension Packaging {
 /// ``Packaging/put(_:into:control:)`` once the package is whole. The first failure stops it.
 final class SegmentUploads: Sendable {
     /// What went up: the objects' names, in order, and their bytes.
-    struct Put: Sendable {
+    struct PutObjects: Sendable {
         var names: [String] = []
         var bytes: Int64 = 0
     }
 
     private struct State: Sendable {
-        var put = Put()
+        var put = PutObjects()
         var taken: Set<String> = []
         var failure: PipelineError?
         var stopping = false
@@ -187,7 +187,7 @@ final class SegmentUploads: Sendable {
 
     /// Stops looking, waits for the segments going up, and returns what went up; throws the
     /// first failure (what went up is then removed).
-    func finish() throws(PipelineError) -> Put {
+    func finish() throws(PipelineError) -> PutObjects {
         state.withLock { $0.stopping = true }
         ended.wait()
         let (put, failure) = state.withLock { ($0.put, $0.failure) }

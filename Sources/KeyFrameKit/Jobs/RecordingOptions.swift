@@ -408,7 +408,7 @@ extension RecordingOptions {
                     // of its own each other one; master.m3u8 names them.
                     let directory = options.outputPath
                     if !FileSystemCalls.exists(directory) {
-                        do throws(Errno) { try FileSystemCalls.makeDirectory(directory) } catch {
+                        do throws(Errno) { try FileSystemCalls.makeDirectories(directory) } catch {
                             throw PipelineError.stream(.system(operation: "make the directory", path: directory, errno: error))
                         }
                     }

@@ -74,7 +74,7 @@ struct HLSSegmentStore {
             throw .unsupported("\(directory) already holds a package (\(name)); choose another directory or remove it")
         }
         createdDirectory = !FileSystemCalls.exists(directory)
-        do { try FileSystemCalls.makeDirectory(directory) } catch {
+        do { try FileSystemCalls.makeDirectories(directory) } catch {
             throw .stream(.system(operation: "make the directory", path: directory, errno: error))
         }
         self.directory = directory

@@ -454,7 +454,7 @@ public final class ObjectStoreReplica: Sendable {
                     }
                     return head.isMedia
                 }
-                if givesUp, head.payload == nil || sendsPast(head, in: key) {
+                if givesUp, head.payload == nil || nextSegmentWentUp(after: head, in: key) {
                     delay = .milliseconds(500)
                     continue
                 }
@@ -500,7 +500,7 @@ public final class ObjectStoreReplica: Sendable {
     /// Tries the next segment put after `head` in the lane `key`; when it goes up, `head` is
     /// tried once more, and given up as a gap when it fails again; both leave the queue.
     /// Returns whether the next went up.
-    private func sendsPast(_ head: Pending, in key: String) -> Bool {
+    private func nextSegmentWentUp(after head: Pending, in key: String) -> Bool {
         let next: Pending? = state.withLock { state in
             guard let index = state.lanes[key]!.queue.dropFirst().firstIndex(where: \.isMedia) else { return nil }
             let next = state.lanes[key]!.queue.remove(at: index)

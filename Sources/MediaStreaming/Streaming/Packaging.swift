@@ -221,7 +221,7 @@ public enum Packaging {
                 made.append(directory)
                 summary = single
             } else {
-                do { try FileSystemCalls.makeDirectory(directory) } catch {
+                do { try FileSystemCalls.makeDirectories(directory) } catch {
                     throw PipelineError.stream(.system(operation: "make the directory", path: directory, errno: error))
                 }
                 // A rendition that fails removes what it wrote itself; once all are made, they
